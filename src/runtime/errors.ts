@@ -1,0 +1,108 @@
+/**
+ * Errors the runtime raises. Every error says whether retrying can help, because the
+ * transports route on that alone: retryable → retry tier, otherwise → dead letter.
+ */
+
+/** One violated rule of a schema, located by a JSON pointer into the validated value. */
+export interface Violation {
+  /** JSON pointer into the checked value, e.g. `/payload/items/0/sku` ("" for the root). */
+  readonly pointer: string;
+  /** The JSON Schema keyword that failed (`required`, `type`, …). */
+  readonly keyword: string;
+  readonly message: string;
+}
+
+export abstract class EvgenError extends Error {
+  /** Whether the same input can succeed on a later attempt. */
+  abstract readonly retryable: boolean;
+  /** Stable machine-readable name, e.g. `ValidationError`; kept in dead letters. */
+  abstract readonly code: string;
+}
+
+/** A value does not match its schema. Never retryable: the same bytes fail the same way. */
+export class ValidationError extends EvgenError {
+  readonly retryable = false;
+  readonly code = 'ValidationError';
+  constructor(
+    readonly subject: string,
+    readonly violations: readonly Violation[],
+  ) {
+    super(
+      `${subject} is invalid: ` +
+        violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; '),
+    );
+    this.name = 'ValidationError';
+  }
+}
+
+/** The message names an event type or version this service does not know. */
+export class UnknownEventError extends EvgenError {
+  readonly retryable = false;
+  readonly code = 'UnknownEventError';
+  constructor(
+    readonly eventType: string,
+    readonly schemaVersion: number | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UnknownEventError';
+  }
+}
+
+/** A failure the caller marks as transient (timeout, throttling, unavailable dependency). */
+export class RetryableError extends EvgenError {
+  readonly retryable = true;
+  readonly code = 'RetryableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryableError';
+  }
+}
+
+/** A failure the caller marks as permanent (illegal state, deterministic bug, poison input). */
+export class NonRetryableError extends EvgenError {
+  readonly retryable = false;
+  readonly code = 'NonRetryableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NonRetryableError';
+  }
+}
+
+// SQLSTATE classes/codes that describe a transient condition: the same statement can succeed later.
+const RETRYABLE_SQLSTATE_PREFIXES = ['08', '53', '57P', '58'];
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '55P03']);
+const RETRYABLE_NODE_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+]);
+
+export type ErrorClass = 'retryable' | 'non-retryable';
+
+/**
+ * Decides whether retrying can help. evgen errors say so themselves; database and network
+ * errors are judged by their codes; anything else is treated as retryable, because the retry
+ * budget is bounded and a deterministic bug still ends in the dead letter after it.
+ */
+export function classifyError(error: unknown): ErrorClass {
+  if (error instanceof EvgenError) return error.retryable ? 'retryable' : 'non-retryable';
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (typeof code === 'string') {
+    if (RETRYABLE_SQLSTATES.has(code) || RETRYABLE_NODE_CODES.has(code)) return 'retryable';
+    if (RETRYABLE_SQLSTATE_PREFIXES.some((prefix) => code.startsWith(prefix))) return 'retryable';
+    // Any other five-character SQLSTATE (constraint violations, syntax, data errors) is deterministic.
+    if (/^[0-9A-Z]{5}$/.test(code)) return 'non-retryable';
+  }
+  return 'retryable';
+}
+
+/** A short, serialisable description of an error for dead letters and `last_error` columns. */
+export function describeError(error: unknown): { type: string; message: string } {
+  if (error instanceof EvgenError) return { type: error.code, message: error.message };
+  if (error instanceof Error) return { type: error.name || 'Error', message: error.message };
+  return { type: typeof error, message: String(error) };
+}

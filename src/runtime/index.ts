@@ -1,0 +1,6 @@
+// The runtime that generated code imports (`evgen/runtime`). It never imports generator code.
+export * from './errors.js';
+export * from './envelope.js';
+export * from './publisher.js';
+export * from './db/database.js';
+export * from './db/sql-identifier.js';

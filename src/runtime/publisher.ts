@@ -1,0 +1,24 @@
+/**
+ * The seam between the outbox relay and a broker. Each transport (RabbitMQ, Kafka) implements
+ * `Publisher`; tests may use a recording one.
+ */
+import type { Envelope } from './envelope.js';
+
+/** One outbox row on its way to the broker. */
+export interface OutboundMessage {
+  /** The outbox row id (identity column), as a decimal string. */
+  readonly outboxId: string;
+  readonly envelope: Envelope;
+  /** Extra transport headers stored with the row (trace context and the like). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Publish attempts made before this one. */
+  readonly attempts: number;
+}
+
+export interface Publisher {
+  /**
+   * Resolves only once the broker has durably accepted the message (confirmed, and for
+   * RabbitMQ not returned as unroutable). Rejects otherwise; the relay then retries later.
+   */
+  publish(message: OutboundMessage): Promise<void>;
+}

@@ -1,0 +1,22 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    // Tests run against the sources, never against a stale dist/ build.
+    alias: [
+      { find: /^evgen\/runtime$/, replacement: src('runtime/index.ts') },
+      { find: /^evgen$/, replacement: src('index.ts') },
+    ],
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', 'test/golden/*/expected/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Database and broker tests each own their schema/queues, but two cores are all we have.
+    maxWorkers: 2,
+  },
+});
