@@ -56,9 +56,25 @@ export interface EventDefinition {
   readonly versions: readonly EventVersion[];
 }
 
+/**
+ * A service that consumes events, declared in `events/_consumers/<name>.json`. Inbox dispatch,
+ * handler stubs and broker queues are generated per consumer.
+ */
+export interface ConsumerDefinition {
+  /** kebab-case, e.g. `inventory-service`; also the inbox's consumer key and the queue name stem. */
+  readonly name: string;
+  readonly description: string;
+  /** Path of the declaring file relative to the catalog root. */
+  readonly file: string;
+  /** Event types it handles (`order.OrderCreated`), sorted. */
+  readonly subscribes: readonly string[];
+}
+
 export interface Catalog {
   /** Absolute path of the folder the catalog was read from. */
   readonly root: string;
   /** Sorted by domain, then name. */
   readonly events: readonly EventDefinition[];
+  /** Sorted by name. */
+  readonly consumers: readonly ConsumerDefinition[];
 }

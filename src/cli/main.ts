@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+/**
+ * The evgen command line. Each command lives in its own file under `commands/` and registers
+ * itself; this file only wires them up and maps failures to exit codes:
+ * 0 success, 1 violations or stale output, 2 bad input or usage.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { commands } from './commands/index.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_BAD_INPUT = 2;
+
+export function createProgram(): Command {
+  const program = new Command('evgen')
+    .description('Versioned JSON Schema events → typed TypeScript envelopes, validators, outbox, inbox and transports')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const register of commands) register(program);
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  const program = createProgram();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end with exit code 0; any other parse failure is a usage error.
+      return error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    }
+    throw error;
+  }
+}
+
+// Run only when executed as the `evgen` binary (through npm's bin link), not when imported by tests.
+const entry = process.argv[1];
+if (entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url)) {
+  runCli(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      process.exitCode = EXIT_BAD_INPUT;
+    },
+  );
+}

@@ -1,0 +1,4 @@
+/** Every output target evgen knows, in the order they run. The config file may select a subset. */
+import type { Target } from '../target.js';
+
+export const allTargets: readonly Target[] = [];
