@@ -1,0 +1,22 @@
+/** Formats generated TypeScript in memory, with one fixed configuration, so output never depends on the user's prettier setup. */
+import * as prettier from 'prettier';
+
+export const PRETTIER_OPTIONS: prettier.Options = Object.freeze({
+  parser: 'typescript',
+  printWidth: 100,
+  tabWidth: 2,
+  useTabs: false,
+  semi: true,
+  singleQuote: true,
+  quoteProps: 'as-needed',
+  trailingComma: 'all',
+  bracketSpacing: true,
+  arrowParens: 'always',
+  endOfLine: 'lf',
+});
+
+/** Formats TypeScript source; the result uses LF line endings and ends with one newline. */
+export async function formatTypeScript(source: string): Promise<string> {
+  const formatted = await prettier.format(source.replace(/\r\n?/g, '\n'), PRETTIER_OPTIONS);
+  return formatted.endsWith('\n') ? formatted : `${formatted}\n`;
+}
