@@ -38,6 +38,9 @@ export interface EnvelopeMeta {
 /** Result of validating a value against one schema. */
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violations: Violation[] };
 
+/** Checks one payload against one version's schema; violations point into the payload. */
+export type PayloadValidator<T> = (payload: unknown) => ValidationResult<T>;
+
 /**
  * Everything the runtime needs to know about one version of one event. Generated code
  * creates one per event version; the runtime never reads the catalog files itself.
@@ -48,7 +51,17 @@ export interface EventVersionDescriptor<TType extends string = string, TVersion 
   readonly aggregateType: string;
   /** Name of the payload property that holds the aggregate id. */
   readonly aggregateIdProperty: string;
-  readonly validatePayload: (payload: unknown) => ValidationResult<TPayload>;
+  /**
+   * The WRITER validator (strict): every object is closed, so a producer can never emit a
+   * property the schema does not declare. `createEnvelope` and outbox writers use it.
+   */
+  readonly validatePayload: PayloadValidator<TPayload>;
+  /**
+   * The READER validator (tolerant): unknown properties are accepted everywhere, while
+   * required properties, types, enums and formats are still enforced. Consumers and
+   * `parseEnvelope` use it, so a newer producer's optional additions never break old readers.
+   */
+  readonly readPayload: PayloadValidator<TPayload>;
   readonly kafka?: { readonly topic: string };
   readonly rabbitmq?: { readonly exchange: string; readonly routingKey: string };
 }

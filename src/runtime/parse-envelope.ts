@@ -1,0 +1,182 @@
+/**
+ * `parseEnvelope` for consumers: checks an incoming message's envelope fields and its payload
+ * (with the READER validator, so unknown properties from newer producers are tolerated) and
+ * returns a discriminated union narrowed by `eventType` and `schemaVersion`, or one error that
+ * lists every violation with its JSON pointer (`/payload/lines/0/quantity`).
+ */
+import type { Envelope, EventVersionDescriptor } from './envelope.js';
+import { UnknownEventError, ValidationError, type Violation } from './errors.js';
+
+/** The envelope type a descriptor describes. */
+export type EnvelopeOf<D> = D extends EventVersionDescriptor<infer TType, infer TVersion, infer TPayload>
+  ? Envelope<TType, TVersion, TPayload>
+  : never;
+
+/** Unknown event type or version (`UnknownEventError`) versus a malformed message (`ValidationError`). */
+export type EnvelopeError = ValidationError | UnknownEventError;
+
+export type ParseEnvelopeResult<TEnvelope> =
+  | { readonly ok: true; readonly envelope: TEnvelope }
+  | { readonly ok: false; readonly error: EnvelopeError };
+
+export type EnvelopeParser<TEnvelope> = (input: unknown) => ParseEnvelopeResult<TEnvelope>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+const OPTIONAL_STRINGS = ['traceId', 'correlationId', 'causationId'] as const;
+
+/** RFC 3339 date-time with a real calendar date (no 2024-02-30) and an offset. */
+export function isDateTime(value: string): boolean {
+  const match = DATE_TIME.exec(value);
+  if (match === null) return false;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const offsetOk = match[9] === undefined || (Number(match[9]) <= 23 && Number(match[10]) <= 59);
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 60 && offsetOk;
+}
+
+function decode(input: unknown): { value: unknown } | { violation: Violation } {
+  let text: string | undefined;
+  if (typeof input === 'string') text = input;
+  else if (input instanceof Uint8Array) text = new TextDecoder().decode(input);
+  if (text === undefined) return { value: input };
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { violation: { pointer: '', keyword: 'json', message: `is not valid JSON (${(error as Error).message})` } };
+  }
+}
+
+function invalid(violations: Violation[]): { ok: false; error: ValidationError } {
+  return { ok: false, error: new ValidationError('envelope', violations) };
+}
+
+/**
+ * Builds the parser for a set of descriptors (normally the generated `descriptors` registry).
+ * The input may be an object, JSON text or UTF-8 bytes of JSON.
+ */
+export function createEnvelopeParser<D extends EventVersionDescriptor>(
+  descriptors: readonly D[],
+): EnvelopeParser<EnvelopeOf<D>> {
+  const byType = new Map<string, Map<number, EventVersionDescriptor>>();
+  for (const descriptor of descriptors) {
+    let versions = byType.get(descriptor.eventType);
+    if (versions === undefined) byType.set(descriptor.eventType, (versions = new Map()));
+    if (versions.has(descriptor.schemaVersion)) {
+      throw new Error(`two descriptors for ${descriptor.eventType} v${descriptor.schemaVersion}`);
+    }
+    versions.set(descriptor.schemaVersion, descriptor);
+  }
+  const knownTypes = [...byType.keys()].sort();
+
+  return (input) => {
+    const decoded = decode(input);
+    if ('violation' in decoded) return invalid([decoded.violation]);
+    const value = decoded.value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return invalid([{ pointer: '', keyword: 'type', message: 'envelope must be an object' }]);
+    }
+    const record = value as Record<string, unknown>;
+    const violations: Violation[] = [];
+    const requireString = (field: string): string | undefined => {
+      const v = record[field];
+      if (v === undefined) violations.push({ pointer: `/${field}`, keyword: 'required', message: 'is required' });
+      else if (typeof v !== 'string') violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
+      else if (v.length === 0) violations.push({ pointer: `/${field}`, keyword: 'minLength', message: 'must not be empty' });
+      else return v;
+      return undefined;
+    };
+
+    const messageId = requireString('messageId');
+    if (messageId !== undefined && !UUID.test(messageId)) {
+      violations.push({ pointer: '/messageId', keyword: 'format', message: 'must be a UUID' });
+    }
+    const eventType = requireString('eventType');
+    const schemaVersion = record.schemaVersion;
+    const versionOk = typeof schemaVersion === 'number' && Number.isSafeInteger(schemaVersion) && schemaVersion >= 1;
+    if (schemaVersion === undefined) violations.push({ pointer: '/schemaVersion', keyword: 'required', message: 'is required' });
+    else if (!versionOk) violations.push({ pointer: '/schemaVersion', keyword: 'type', message: 'must be a positive integer' });
+    const aggregateType = requireString('aggregateType');
+    const aggregateId = requireString('aggregateId');
+    const occurredAt = requireString('occurredAt');
+    if (occurredAt !== undefined && !isDateTime(occurredAt)) {
+      violations.push({ pointer: '/occurredAt', keyword: 'format', message: 'must be an RFC 3339 date-time' });
+    }
+    const aggregateVersion = record.aggregateVersion;
+    if (aggregateVersion !== undefined && (typeof aggregateVersion !== 'number' || !Number.isSafeInteger(aggregateVersion) || aggregateVersion < 0)) {
+      violations.push({ pointer: '/aggregateVersion', keyword: 'type', message: 'must be a non-negative integer' });
+    }
+    for (const field of OPTIONAL_STRINGS) {
+      if (record[field] !== undefined && typeof record[field] !== 'string') {
+        violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
+      }
+    }
+    if (!('payload' in record)) violations.push({ pointer: '/payload', keyword: 'required', message: 'is required' });
+
+    // Unknown type or version is its own error: the consumer may simply be older than the producer.
+    if (eventType !== undefined) {
+      const versions = byType.get(eventType);
+      if (versions === undefined) {
+        return {
+          ok: false,
+          error: new UnknownEventError(
+            eventType,
+            versionOk ? (schemaVersion as number) : undefined,
+            `unknown event type ${JSON.stringify(eventType)} (known: ${knownTypes.join(', ')})`,
+          ),
+        };
+      }
+      if (versionOk && !versions.has(schemaVersion as number)) {
+        const known = [...versions.keys()].sort((a, b) => a - b).join(', ');
+        return {
+          ok: false,
+          error: new UnknownEventError(eventType, schemaVersion as number, `unknown version ${String(schemaVersion)} of ${eventType} (known: ${known})`),
+        };
+      }
+    }
+    const descriptor = eventType !== undefined && versionOk ? byType.get(eventType)?.get(schemaVersion as number) : undefined;
+
+    let payload: unknown = record.payload;
+    if (descriptor !== undefined) {
+      if (aggregateType !== undefined && aggregateType !== descriptor.aggregateType) {
+        violations.push({
+          pointer: '/aggregateType',
+          keyword: 'const',
+          message: `must be ${JSON.stringify(descriptor.aggregateType)} for ${descriptor.eventType}`,
+        });
+      }
+      if ('payload' in record) {
+        const checked = descriptor.readPayload(record.payload);
+        if (checked.ok) {
+          payload = checked.value;
+          const payloadId = (checked.value as Record<string, unknown>)[descriptor.aggregateIdProperty];
+          if (aggregateId !== undefined && payloadId !== aggregateId) {
+            violations.push({
+              pointer: '/aggregateId',
+              keyword: 'aggregateId',
+              message: `must equal payload.${descriptor.aggregateIdProperty} (${JSON.stringify(payloadId)})`,
+            });
+          }
+        } else {
+          for (const v of checked.violations) violations.push({ ...v, pointer: `/payload${v.pointer}` });
+        }
+      }
+    }
+    if (violations.length > 0 || descriptor === undefined) return invalid(violations);
+
+    const envelope: Envelope = {
+      messageId: messageId!,
+      eventType: descriptor.eventType,
+      schemaVersion: descriptor.schemaVersion,
+      aggregateType: aggregateType!,
+      aggregateId: aggregateId!,
+      ...(aggregateVersion !== undefined ? { aggregateVersion: aggregateVersion as number } : {}),
+      occurredAt: occurredAt!,
+      ...(typeof record.traceId === 'string' ? { traceId: record.traceId } : {}),
+      ...(typeof record.correlationId === 'string' ? { correlationId: record.correlationId } : {}),
+      ...(typeof record.causationId === 'string' ? { causationId: record.causationId } : {}),
+      payload,
+    };
+    return { ok: true, envelope: envelope as EnvelopeOf<D> };
+  };
+}
