@@ -1,0 +1,73 @@
+/**
+ * How an envelope travels as an AMQP message: the JSON envelope is the body; AMQP properties and
+ * `x-evgen-*` headers repeat what brokers, tools and the dead-letter inspector need without
+ * parsing the body. The messageId property is the envelope's messageId, always.
+ */
+import type { Options } from 'amqplib';
+import type { Envelope } from '../envelope.js';
+
+/** Every header evgen sets. Other headers (e.g. `traceparent` from the outbox row) pass through untouched. */
+export const EVGEN_HEADERS = Object.freeze({
+  schemaVersion: 'x-evgen-schema-version',
+  aggregateType: 'x-evgen-aggregate-type',
+  aggregateId: 'x-evgen-aggregate-id',
+  aggregateVersion: 'x-evgen-aggregate-version',
+  occurredAt: 'x-evgen-occurred-at',
+  traceId: 'x-evgen-trace-id',
+  correlationId: 'x-evgen-correlation-id',
+  causationId: 'x-evgen-causation-id',
+  /** The handling attempt this delivery is (1 when absent). Counted here, never from `x-death`. */
+  attempt: 'x-evgen-attempt',
+  firstFailureAt: 'x-evgen-first-failure-at',
+  lastFailureAt: 'x-evgen-last-failure-at',
+  lastErrorType: 'x-evgen-last-error-type',
+  lastError: 'x-evgen-last-error',
+  /** Where the message was first published; retry copies come back through the default exchange. */
+  originalExchange: 'x-evgen-original-exchange',
+  originalRoutingKey: 'x-evgen-original-routing-key',
+  // Dead-letter diagnostics.
+  errorType: 'x-evgen-error-type',
+  errorMessage: 'x-evgen-error-message',
+  attempts: 'x-evgen-attempts',
+  consumer: 'x-evgen-consumer',
+  deadLetteredAt: 'x-evgen-dead-lettered-at',
+});
+
+/** Publish options the confirmed publisher requires: a messageId to match returns with. */
+export type PublishProperties = Options.Publish & { readonly messageId: string };
+
+export interface AmqpMessage {
+  readonly content: Buffer;
+  readonly properties: PublishProperties;
+}
+
+/** Body and properties for an envelope: persistent, mandatory, JSON, with evgen's headers. */
+export function envelopeToAmqpMessage(envelope: Envelope, headers: Readonly<Record<string, string>> = {}): AmqpMessage {
+  const evgenHeaders: Record<string, string | number> = {
+    [EVGEN_HEADERS.schemaVersion]: envelope.schemaVersion,
+    [EVGEN_HEADERS.aggregateType]: envelope.aggregateType,
+    [EVGEN_HEADERS.aggregateId]: envelope.aggregateId,
+    [EVGEN_HEADERS.occurredAt]: envelope.occurredAt,
+  };
+  if (envelope.aggregateVersion !== undefined) evgenHeaders[EVGEN_HEADERS.aggregateVersion] = envelope.aggregateVersion;
+  if (envelope.traceId !== undefined) evgenHeaders[EVGEN_HEADERS.traceId] = envelope.traceId;
+  if (envelope.correlationId !== undefined) evgenHeaders[EVGEN_HEADERS.correlationId] = envelope.correlationId;
+  if (envelope.causationId !== undefined) evgenHeaders[EVGEN_HEADERS.causationId] = envelope.causationId;
+  const occurred = Date.parse(envelope.occurredAt);
+  return {
+    content: Buffer.from(JSON.stringify(envelope), 'utf8'),
+    properties: {
+      messageId: envelope.messageId,
+      type: envelope.eventType,
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      // AMQP timestamps are seconds since the epoch.
+      timestamp: Math.floor((Number.isNaN(occurred) ? Date.now() : occurred) / 1000),
+      persistent: true,
+      mandatory: true,
+      ...(envelope.correlationId !== undefined ? { correlationId: envelope.correlationId } : {}),
+      // Caller headers first: evgen's own names always win.
+      headers: { ...headers, ...evgenHeaders },
+    },
+  };
+}

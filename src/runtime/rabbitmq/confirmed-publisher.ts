@@ -1,0 +1,159 @@
+/**
+ * Publishing that resolves only when the broker took responsibility for the message: confirmed
+ * (basic.ack) AND not returned as unroutable. amqplib acks a returned `mandatory` message like
+ * any other, so returns are matched to their pending publish by messageId (the broker sends the
+ * return before the ack) and turn that publish into an UnroutableError. A nack, or a channel /
+ * connection that closes first, fails every pending publish. When the socket buffer is full
+ * (`publish` returned false) later publishes wait for `drain`.
+ */
+import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
+import type { AmqpConnector } from './connector.js';
+import type { PublishProperties } from './amqp-message.js';
+import { ChannelClosedError, PublishNackedError, UnroutableError } from './errors.js';
+
+interface PendingPublish {
+  readonly messageId: string;
+  readonly exchange: string;
+  readonly routingKey: string;
+  returned?: { replyCode: number; replyText: string };
+}
+
+/** Where the publisher gets its connection: a fixed one, or a connector that reconnects. */
+export type ConnectionSource = ChannelModel | AmqpConnector;
+
+function isConnector(source: ConnectionSource): source is AmqpConnector {
+  return typeof (source as AmqpConnector).connection === 'function';
+}
+
+export class ConfirmedPublisher {
+  private channel: ConfirmChannel | undefined;
+  private opening: Promise<ConfirmChannel> | undefined;
+  private readonly pending = new Map<string, PendingPublish[]>();
+  private drained: Promise<void> | undefined;
+  private closing = false;
+
+  /**
+   * Opens lazily: the confirm channel is created on the first publish and re-created after it
+   * closed (on the connector's current connection).
+   */
+  constructor(private readonly source: ConnectionSource) {}
+
+  /** Number of publishes waiting for their confirm. */
+  get inFlight(): number {
+    let count = 0;
+    for (const list of this.pending.values()) count += list.length;
+    return count;
+  }
+
+  /**
+   * Publishes persistently with `mandatory`; resolves once confirmed and not returned. Rejects
+   * with UnroutableError, PublishNackedError or ChannelClosedError (all retryable).
+   */
+  async publish(exchange: string, routingKey: string, content: Buffer, properties: PublishProperties): Promise<void> {
+    if (typeof properties.messageId !== 'string' || properties.messageId === '') {
+      throw new TypeError('ConfirmedPublisher.publish needs a messageId: returns are matched by it');
+    }
+    const channel = await this.confirmChannel();
+    while (this.drained !== undefined) await this.drained;
+    if (channel !== this.channel) throw new ChannelClosedError(`channel closed before message ${properties.messageId} was sent`);
+    const entry: PendingPublish = { messageId: properties.messageId, exchange, routingKey };
+    const list = this.pending.get(entry.messageId) ?? [];
+    list.push(entry);
+    this.pending.set(entry.messageId, list);
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error: unknown) => {
+        this.forget(entry);
+        if (error) {
+          reject(
+            error instanceof Error && error.message === 'message nacked'
+              ? new PublishNackedError(entry.messageId, exchange, routingKey)
+              : new ChannelClosedError(`channel closed before the broker confirmed message ${entry.messageId}`, { cause: error }),
+          );
+        } else if (entry.returned !== undefined) {
+          reject(new UnroutableError(entry.messageId, exchange, routingKey, entry.returned.replyCode, entry.returned.replyText));
+        } else {
+          resolve();
+        }
+      };
+      let writable: boolean;
+      try {
+        writable = channel.publish(exchange, routingKey, content, { ...properties, persistent: true, mandatory: true }, settle);
+      } catch (error) {
+        // amqplib throws synchronously on a channel that already closed.
+        this.forget(entry);
+        reject(new ChannelClosedError(`cannot publish message ${entry.messageId}: channel is closed`, { cause: error }));
+        return;
+      }
+      if (!writable) this.waitForDrain(channel);
+    });
+  }
+
+  /** Waits for pending confirms, then closes the channel (never the connection, which the caller owns). */
+  async close(): Promise<void> {
+    this.closing = true;
+    const channel = this.channel;
+    this.channel = undefined;
+    if (channel !== undefined) {
+      await channel.waitForConfirms().catch(() => undefined);
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  private forget(entry: PendingPublish): void {
+    const list = this.pending.get(entry.messageId);
+    if (list === undefined) return;
+    const index = list.indexOf(entry);
+    if (index >= 0) list.splice(index, 1);
+    if (list.length === 0) this.pending.delete(entry.messageId);
+  }
+
+  private waitForDrain(channel: ConfirmChannel): void {
+    if (this.drained !== undefined) return;
+    this.drained = new Promise<void>((resolve) => {
+      const done = () => {
+        channel.removeListener('drain', done);
+        channel.removeListener('close', done);
+        this.drained = undefined;
+        resolve();
+      };
+      channel.on('drain', done);
+      channel.on('close', done);
+    });
+  }
+
+  private onReturn(message: Message): void {
+    const messageId = message.properties.messageId as unknown;
+    if (typeof messageId !== 'string') return;
+    // The return precedes the ack of the same publish, so the earliest not-yet-returned entry is it.
+    const entry = this.pending.get(messageId)?.find((candidate) => candidate.returned === undefined);
+    if (entry !== undefined) {
+      const fields = message.fields as unknown as { replyCode: number; replyText: string };
+      entry.returned = { replyCode: fields.replyCode, replyText: fields.replyText };
+    }
+  }
+
+  private async confirmChannel(): Promise<ConfirmChannel> {
+    if (this.closing) throw new ChannelClosedError('publisher is closed');
+    if (this.channel !== undefined) return this.channel;
+    this.opening ??= (async () => {
+      try {
+        const model = isConnector(this.source) ? await this.source.connection() : this.source;
+        const channel = await model.createConfirmChannel();
+        // Without a listener an 'error' event would throw; the close handler below does the work.
+        channel.on('error', () => undefined);
+        channel.on('return', (message: Message) => this.onReturn(message));
+        channel.on('close', () => {
+          // amqplib has already failed this channel's unconfirmed callbacks; just stop using it.
+          if (this.channel === channel) this.channel = undefined;
+        });
+        this.channel = channel;
+        return channel;
+      } catch (error) {
+        throw new ChannelClosedError(`cannot open a confirm channel: ${(error as Error).message}`, { cause: error });
+      } finally {
+        this.opening = undefined;
+      }
+    })();
+    return this.opening;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * One AMQP connection that is re-opened on demand after it was lost. Channels do not survive a
+ * connection, so users (publisher, consumer runner) ask for `connection()` again after a close
+ * and rebuild their channels on what they get.
+ */
+import type { ChannelModel } from 'amqplib';
+import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
+
+export interface AmqpConnectorOptions {
+  /** e.g. `amqp://guest:guest@127.0.0.1:5672`. */
+  readonly url: string;
+  /** Shown in the management UI and `rabbitmqctl list_connections client_properties`. */
+  readonly connectionName?: string;
+  /** Backoff between failed connection attempts. */
+  readonly backoff?: BackoffOptions;
+  /** Connection attempts per `connection()` call before it rejects. Default: unlimited. */
+  readonly maxAttempts?: number;
+  /** Heartbeat in seconds (amqplib's option). Default 10, so a dead peer is noticed. */
+  readonly heartbeat?: number;
+  /** Called with errors of failed attempts and of lost connections (for logging). */
+  readonly onError?: (error: Error) => void;
+}
+
+export interface AmqpConnector {
+  /** The open connection, connecting (with backoff) if there is none. Rejects after `close()`. */
+  connection(): Promise<ChannelModel>;
+  /** Whether `close()` was called. */
+  readonly closed: boolean;
+  /** Closes the connection and stops reconnecting. */
+  close(): Promise<void>;
+}
+
+/** Adds `heartbeat=<s>` to the URL unless it sets one (amqplib reads it from the URL). */
+function withHeartbeat(url: string, seconds: number): string {
+  if (/[?&]heartbeat=/.test(url)) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
+}
+
+export function createAmqpConnector(options: AmqpConnectorOptions): AmqpConnector {
+  let current: ChannelModel | undefined;
+  let pending: Promise<ChannelModel> | undefined;
+  let closed = false;
+  const abort = new AbortController();
+
+  async function open(): Promise<ChannelModel> {
+    // amqplib is loaded only by applications that use the RabbitMQ transport.
+    const { connect } = await import('amqplib');
+    for (let attempt = 1; ; attempt++) {
+      if (closed) throw new Error('AMQP connector is closed');
+      try {
+        const model = await connect(withHeartbeat(options.url, options.heartbeat ?? 10), {
+          clientProperties: options.connectionName ? { connection_name: options.connectionName } : {},
+        });
+        if (closed) {
+          await model.close().catch(() => undefined);
+          throw new Error('AMQP connector is closed');
+        }
+        model.on('error', (error: Error) => options.onError?.(error));
+        model.on('close', () => {
+          if (current === model) current = undefined;
+        });
+        current = model;
+        return model;
+      } catch (error) {
+        if (closed) throw error;
+        options.onError?.(error instanceof Error ? error : new Error(String(error)));
+        if (options.maxAttempts !== undefined && attempt >= options.maxAttempts) throw error;
+        await sleep(backoffDelay(attempt, options.backoff), abort.signal);
+      }
+    }
+  }
+
+  return {
+    get closed() {
+      return closed;
+    },
+    connection() {
+      if (closed) return Promise.reject(new Error('AMQP connector is closed'));
+      if (current !== undefined) return Promise.resolve(current);
+      pending ??= open().finally(() => {
+        pending = undefined;
+      });
+      return pending;
+    },
+    async close() {
+      closed = true;
+      abort.abort();
+      const model = current;
+      current = undefined;
+      await pending?.catch(() => undefined);
+      if (model !== undefined) await model.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,335 @@
+/**
+ * Runs one consumer on its work queue with manual acks (design notes §2, §5; seed 001 §5–7).
+ *
+ * For every delivery:
+ *   - the body must be a JSON object whose `messageId` equals the AMQP messageId property;
+ *     otherwise it goes straight to the dead queue (it can never succeed);
+ *   - `handler.handle(body)` runs (normally the inbox-guarded consumer: inbox insert + business
+ *     write in one transaction); the delivery is acked only after it resolved, i.e. committed;
+ *   - a retryable failure publishes a copy (same body, messageId and headers, `x-evgen-attempt`
+ *     + 1, failure times, last error) to the next delay tier, waits for its confirm, then acks;
+ *   - a non-retryable failure, or one on the last attempt, publishes the message with its
+ *     diagnostics to the dead queue, waits for the confirm, then acks.
+ * Nothing is ever nacked with requeue. If the retry/dead publish cannot be confirmed the
+ * delivery stays unacked and the channel is restarted, so the broker redelivers it later.
+ * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
+ */
+import type { Channel, ChannelModel, ConsumeMessage, MessageProperties, Options } from 'amqplib';
+import { classifyError, describeError } from '../errors.js';
+import { EVGEN_HEADERS } from './amqp-message.js';
+import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
+import { ConfirmedPublisher } from './confirmed-publisher.js';
+import { createAmqpConnector, type AmqpConnector } from './connector.js';
+import { MalformedMessageError } from './errors.js';
+import { tierForAttempt, type ConsumerRoutes } from './topology.js';
+
+/**
+ * What the runner calls per message. Generated inbox-guarded consumers fit it: `handle` resolves
+ * once the inbox transaction committed (`'handled'` or `'duplicate'`) and rejects with an error
+ * whose `retryable: boolean` says whether to retry; errors without it are classified by
+ * `classifyError`.
+ */
+export interface MessageHandler {
+  /** Consumer name, recorded in dead letters. */
+  readonly name: string;
+  handle(raw: unknown): Promise<unknown>;
+}
+
+export type ConsumerRunnerEvent =
+  | { readonly type: 'consuming'; readonly queue: string }
+  | { readonly type: 'handled'; readonly messageId: string; readonly attempt: number; readonly result: unknown }
+  | { readonly type: 'retried'; readonly messageId: string; readonly attempt: number; readonly delayMs: number; readonly error: unknown }
+  | { readonly type: 'dead-lettered'; readonly messageId: string | undefined; readonly attempts: number; readonly error: unknown }
+  | { readonly type: 'restarting'; readonly attempt: number; readonly delayMs: number; readonly error: unknown }
+  | { readonly type: 'error'; readonly error: unknown };
+
+export interface ConsumerRunnerOptions {
+  /** A reconnecting connector, or an AMQP URL (the runner then owns the connection). */
+  readonly connection: AmqpConnector | string;
+  /** The consumer's queues, from `resolveTopology(...).consumers[name]` / `assertTopology`. */
+  readonly routes: ConsumerRoutes;
+  readonly handler: MessageHandler;
+  /** Unacked deliveries (= concurrent handlers) at a time. Default 10. */
+  readonly prefetch?: number;
+  /** Backoff between attempts to rebuild a lost channel or connection. */
+  readonly reconnectBackoff?: BackoffOptions;
+  /** Observability hook; must not throw. */
+  readonly onEvent?: (event: ConsumerRunnerEvent) => void;
+}
+
+export interface ConsumerRunner {
+  /** Connects and starts consuming; rejects if the first set-up fails (e.g. the queue does not exist). */
+  start(): Promise<void>;
+  /** Stops taking deliveries, waits for in-flight handlers (and their acks), then closes. */
+  stop(): Promise<void>;
+  /** Messages currently being handled. */
+  readonly inFlight: number;
+}
+
+/** Broker-maintained dead-letter history: never copied, never counted (its counting changed in 3.13). */
+const BROKER_HEADERS = new Set(['x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'x-last-death-exchange', 'x-last-death-queue', 'x-last-death-reason']);
+const MAX_ERROR_TEXT = 2_000;
+
+interface Session {
+  readonly model: ChannelModel;
+  readonly channel: Channel;
+  readonly publisher: ConfirmedPublisher;
+  consumerTag?: string;
+  ended: boolean;
+}
+
+function truncate(text: string): string {
+  return text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}…`;
+}
+
+function isRetryable(error: unknown): boolean {
+  const flag = typeof error === 'object' && error !== null ? (error as { retryable?: unknown }).retryable : undefined;
+  return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
+}
+
+function headerString(headers: Record<string, unknown>, name: string): string | undefined {
+  const value = headers[name];
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
+}
+
+/** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
+export function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
+  const value = headers?.[EVGEN_HEADERS.attempt];
+  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
+  return Number.isInteger(number) && number >= 1 ? number : 1;
+}
+
+/** Parses a delivery's body and checks it against its properties; throws MalformedMessageError. */
+export function parseDelivery(content: Buffer, properties: Pick<MessageProperties, 'messageId'>): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(content.toString('utf8'));
+  } catch (error) {
+    throw new MalformedMessageError(`body is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new MalformedMessageError('body is not a JSON object (an evgen envelope)');
+  const bodyId = (body as { messageId?: unknown }).messageId;
+  if (typeof bodyId !== 'string' || bodyId === '') throw new MalformedMessageError('body has no messageId');
+  const propertyId: unknown = properties.messageId;
+  if (typeof propertyId !== 'string' || propertyId === '') throw new MalformedMessageError(`messageId property is missing (body messageId ${bodyId})`);
+  if (propertyId !== bodyId) throw new MalformedMessageError(`messageId property ${propertyId} differs from body messageId ${bodyId}`);
+  return body as Record<string, unknown>;
+}
+
+/** Properties of a copy: the original's, minus per-delivery ones; always persistent. */
+function copyProperties(properties: MessageProperties, headers: Record<string, unknown>): Options.Publish & { messageId: string } {
+  const copy: Options.Publish = { persistent: true, headers };
+  if (properties.contentType !== undefined) copy.contentType = properties.contentType as string;
+  if (properties.contentEncoding !== undefined) copy.contentEncoding = properties.contentEncoding as string;
+  if (properties.correlationId !== undefined) copy.correlationId = properties.correlationId as string;
+  if (properties.replyTo !== undefined) copy.replyTo = properties.replyTo as string;
+  if (properties.type !== undefined) copy.type = properties.type as string;
+  if (properties.timestamp !== undefined) copy.timestamp = properties.timestamp as number;
+  if (properties.appId !== undefined) copy.appId = properties.appId as string;
+  if (properties.priority !== undefined) copy.priority = properties.priority as number;
+  // A message without a usable id (malformed) still needs one to match a possible return.
+  const messageId = typeof properties.messageId === 'string' && properties.messageId !== '' ? properties.messageId : `evgen-dead-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+  return { ...copy, messageId };
+}
+
+export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
+  const { routes, handler } = options;
+  const prefetch = options.prefetch ?? 10;
+  if (!Number.isInteger(prefetch) || prefetch < 1) throw new RangeError('prefetch must be a positive integer');
+  const ownsConnector = typeof options.connection === 'string';
+  const connector = typeof options.connection === 'string' ? createAmqpConnector({ url: options.connection, connectionName: `evgen ${handler.name}` }) : options.connection;
+  const emit = (event: ConsumerRunnerEvent) => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // An observer must not break message handling.
+    }
+  };
+
+  const inFlight = new Set<Promise<void>>();
+  let session: Session | undefined;
+  let stopping = false;
+  let restarting: Promise<void> | undefined;
+  const stopSignal = new AbortController();
+
+  async function open(): Promise<Session> {
+    const model = await connector.connection();
+    const channel = await model.createChannel();
+    const current: Session = { model, channel, publisher: new ConfirmedPublisher(model), ended: false };
+    channel.on('error', (error: Error) => emit({ type: 'error', error }));
+    channel.on('close', () => {
+      current.ended = true;
+      void current.publisher.close();
+      if (session === current) {
+        session = undefined;
+        if (!stopping) restart(new Error('channel or connection closed'));
+      }
+    });
+    try {
+      await channel.prefetch(prefetch);
+      session = current;
+      const reply = await channel.consume(routes.queue, (message) => onDelivery(current, message), { noAck: false });
+      current.consumerTag = reply.consumerTag;
+    } catch (error) {
+      session = session === current ? undefined : session;
+      current.ended = true;
+      await channel.close().catch(() => undefined);
+      throw error;
+    }
+    emit({ type: 'consuming', queue: routes.queue });
+    return current;
+  }
+
+  function restart(error: unknown): void {
+    if (stopping || restarting !== undefined) return;
+    restarting = (async () => {
+      for (let attempt = 1; !stopping; attempt++) {
+        const delayMs = backoffDelay(attempt, options.reconnectBackoff);
+        emit({ type: 'restarting', attempt, delayMs, error });
+        await sleep(delayMs, stopSignal.signal);
+        if (stopping) return;
+        try {
+          await open();
+          return;
+        } catch (openError) {
+          error = openError;
+        }
+      }
+    })().finally(() => {
+      restarting = undefined;
+    });
+  }
+
+  function onDelivery(current: Session, message: ConsumeMessage | null): void {
+    if (message === null) {
+      // The broker cancelled the consumer (queue deleted or failed over): start again.
+      if (session === current && !stopping) {
+        session = undefined;
+        current.ended = true;
+        void current.channel.close().catch(() => undefined);
+        restart(new Error(`consumer on ${routes.queue} was cancelled by the broker`));
+      }
+      return;
+    }
+    const work = process(current, message).catch((error: unknown) => emit({ type: 'error', error }));
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  }
+
+  function ack(current: Session, message: ConsumeMessage): void {
+    // After a lost channel the delivery tag is void: the broker redelivers and the inbox absorbs it.
+    if (current.ended) return;
+    try {
+      current.channel.ack(message);
+    } catch (error) {
+      emit({ type: 'error', error });
+    }
+  }
+
+  async function process(current: Session, message: ConsumeMessage): Promise<void> {
+    const attempt = deliveryAttempt(message.properties.headers);
+    let body: Record<string, unknown>;
+    try {
+      body = parseDelivery(message.content, message.properties);
+    } catch (error) {
+      await settleFailure(current, message, attempt, error, undefined);
+      return;
+    }
+    try {
+      const result = await handler.handle(body);
+      ack(current, message);
+      emit({ type: 'handled', messageId: body.messageId as string, attempt, result });
+    } catch (error) {
+      await settleFailure(current, message, attempt, error, body);
+    }
+  }
+
+  async function settleFailure(
+    current: Session,
+    message: ConsumeMessage,
+    attempt: number,
+    error: unknown,
+    body: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    const now = new Date().toISOString();
+    const described = describeError(error);
+    const received: Record<string, unknown> = { ...(message.properties.headers ?? {}) };
+    for (const name of BROKER_HEADERS) delete received[name];
+    const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
+    const originalExchange = headerString(received, EVGEN_HEADERS.originalExchange) ?? message.fields.exchange;
+    const originalRoutingKey = headerString(received, EVGEN_HEADERS.originalRoutingKey) ?? message.fields.routingKey;
+    const common = {
+      ...received,
+      [EVGEN_HEADERS.firstFailureAt]: firstFailureAt,
+      [EVGEN_HEADERS.lastFailureAt]: now,
+      [EVGEN_HEADERS.lastErrorType]: described.type,
+      [EVGEN_HEADERS.lastError]: truncate(described.message),
+      [EVGEN_HEADERS.originalExchange]: originalExchange,
+      [EVGEN_HEADERS.originalRoutingKey]: originalRoutingKey,
+    };
+    const messageId = typeof message.properties.messageId === 'string' ? message.properties.messageId : undefined;
+    try {
+      if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
+        const tier = tierForAttempt(routes, attempt);
+        const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
+        await current.publisher.publish(routes.retryExchange, tier.routingKey, message.content, copyProperties(message.properties, headers));
+        ack(current, message);
+        emit({ type: 'retried', messageId: messageId!, attempt, delayMs: tier.delayMs, error });
+        return;
+      }
+      const traceId = headerString(received, EVGEN_HEADERS.traceId) ?? (typeof body?.traceId === 'string' ? body.traceId : undefined);
+      const headers: Record<string, unknown> = {
+        ...common,
+        [EVGEN_HEADERS.attempt]: attempt,
+        [EVGEN_HEADERS.errorType]: described.type,
+        [EVGEN_HEADERS.errorMessage]: truncate(described.message),
+        [EVGEN_HEADERS.attempts]: attempt,
+        [EVGEN_HEADERS.consumer]: handler.name,
+        [EVGEN_HEADERS.deadLetteredAt]: now,
+        ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
+      };
+      await current.publisher.publish(routes.retryExchange, routes.deadRoutingKey, message.content, copyProperties(message.properties, headers));
+      ack(current, message);
+      emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
+    } catch (publishError) {
+      // Not confirmed: keep the delivery unacked and rebuild the channel so the broker redelivers it.
+      emit({ type: 'error', error: publishError });
+      if (!current.ended) {
+        current.ended = true;
+        if (session === current) session = undefined;
+        void current.channel.close().catch(() => undefined);
+        restart(publishError);
+      }
+    }
+  }
+
+  return {
+    get inFlight() {
+      return inFlight.size;
+    },
+    async start() {
+      if (stopping) throw new Error('a stopped consumer runner cannot be started again');
+      if (session !== undefined) return;
+      await open();
+    },
+    async stop() {
+      stopping = true;
+      stopSignal.abort();
+      await restarting;
+      const current = session;
+      if (current !== undefined && current.consumerTag !== undefined && !current.ended) {
+        await current.channel.cancel(current.consumerTag).catch(() => undefined);
+      }
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      session = undefined;
+      if (current !== undefined) {
+        current.ended = true;
+        await current.publisher.close();
+        await current.channel.close().catch(() => undefined);
+      }
+      if (ownsConnector) await connector.close();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Publishing envelopes to the exchange and routing key the catalog gives their event type.
+ * Generated helpers (`publishOrderCreated`) and the outbox relay both end here, so no call site
+ * spells an exchange or routing key.
+ */
+import type { Envelope } from '../envelope.js';
+import { UnknownEventError } from '../errors.js';
+import type { OutboundMessage, Publisher } from '../publisher.js';
+import { envelopeToAmqpMessage } from './amqp-message.js';
+import type { ConfirmedPublisher } from './confirmed-publisher.js';
+import type { RabbitRoute, RabbitRoutes } from './topology.js';
+
+export interface PublishEnvelopeOptions {
+  /** Prepended to the exchange name; must match the prefix the topology was asserted with. */
+  readonly prefix?: string;
+  /** Extra headers (trace context and the like); evgen's `x-evgen-*` headers cannot be overridden. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Publishes one envelope on its route and resolves when the broker confirmed and routed it. */
+export function publishEnvelope(
+  publisher: ConfirmedPublisher,
+  envelope: Envelope,
+  route: RabbitRoute,
+  options: PublishEnvelopeOptions = {},
+): Promise<void> {
+  const message = envelopeToAmqpMessage(envelope, options.headers);
+  return publisher.publish((options.prefix ?? '') + route.exchange, route.routingKey, message.content, message.properties);
+}
+
+/** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
+export function routeFor(routes: RabbitRoutes, eventType: string): RabbitRoute {
+  const route = Object.prototype.hasOwnProperty.call(routes, eventType) ? routes[eventType] : undefined;
+  if (route === undefined) {
+    throw new UnknownEventError(eventType, undefined, `no RabbitMQ route for event type '${eventType}' (is it in the catalog?)`);
+  }
+  return route;
+}
+
+/**
+ * The outbox relay's `Publisher` for RabbitMQ: routes by event type through the generated route
+ * table and resolves only on a confirmed, routed publish. The row's stored headers travel along.
+ */
+export function rabbitRelayPublisher(
+  publisher: ConfirmedPublisher,
+  routes: RabbitRoutes,
+  options: { readonly prefix?: string } = {},
+): Publisher {
+  return {
+    publish(message: OutboundMessage): Promise<void> {
+      const route = routeFor(routes, message.envelope.eventType);
+      return publishEnvelope(publisher, message.envelope, route, { prefix: options.prefix, headers: message.headers });
+    },
+  };
+}
