@@ -1,0 +1,228 @@
+/**
+ * The runtime behind every generated consumer module: parse and validate a delivery, pick the
+ * handler for its event type and version (upcasting older versions when the consumer only
+ * implements newer ones), and run it inside the inbox guard. Generated code only supplies the
+ * descriptors and the types.
+ */
+import type { Database, Transaction } from '../db/database.js';
+import type { Envelope, EventVersionDescriptor } from '../envelope.js';
+import { NonRetryableError, UnknownEventError, ValidationError } from '../errors.js';
+import { createEnvelopeParser } from '../parse-envelope.js';
+import { applyInOrder, checkOrder, markApplied, type AggregateVersionKey, type OrderVerdict } from './aggregate-order.js';
+import { handleWithInbox, type InboxOutcome } from './inbox-guard.js';
+import type { InboxTableOptions } from './inbox-tables.js';
+
+/** What a handler gets beside the envelope. Write only through `tx`: it is the guard's transaction. */
+export interface ConsumerContext {
+  readonly tx: Transaction;
+  /** The consumer's name (the inbox key). */
+  readonly consumer: string;
+  /** The envelope exactly as delivered, before any upcasting. */
+  readonly delivered: Envelope;
+  /** Ordering verdict for this event's aggregate and `aggregateVersion` (see `checkOrder`). */
+  checkOrder(): Promise<OrderVerdict>;
+  /** Records this event's `aggregateVersion` as applied. */
+  markApplied(): Promise<void>;
+  /** Runs `apply` only if this event is the aggregate's next version; skips stale ones; throws a retryable error on a gap. */
+  inOrder(apply: () => Promise<void>): Promise<'applied' | 'stale'>;
+}
+
+/** A typed handler for one event version. */
+export type ConsumerHandler<E extends Envelope = Envelope> = (envelope: E, ctx: ConsumerContext) => Promise<void>;
+
+/** Converts a payload of version N into version N+1. Pure and synchronous. */
+export type Upcaster<From = unknown, To = unknown> = (payload: From, envelope: Envelope<string, number, From>) => To;
+
+export interface ConsumerOptions<THandlers, TUpcasters = unknown> {
+  readonly db: Database;
+  /** Event type → schema version → handler. */
+  readonly handlers: THandlers;
+  /** Event type → `v<N>ToV<N+1>` → upcaster. */
+  readonly upcasters?: TUpcasters;
+  /** Inbox and ordering table location. */
+  readonly inbox?: InboxTableOptions;
+  /** For `ctx.checkOrder`/`ctx.inOrder`: accept any version of an aggregate never seen before (default: only 1). */
+  readonly acceptFirstSeenAggregate?: boolean;
+}
+
+/** What generated code declares about a consumer. */
+export interface InboxConsumerDefinition {
+  /** kebab-case consumer name, e.g. `inventory-service`. */
+  readonly name: string;
+  /** Every version of every subscribed event. */
+  readonly descriptors: readonly EventVersionDescriptor[];
+}
+
+/**
+ * A ready consumer. `handle` resolves `handled` or `duplicate` once the transaction committed
+ * (acknowledge the delivery then) and rejects with an EvgenError whose `retryable` tells the
+ * transport whether to retry or dead-letter.
+ */
+export interface InboxConsumer {
+  readonly name: string;
+  /** Subscribed event types, sorted. */
+  readonly subscribes: readonly string[];
+  handle(raw: unknown): Promise<InboxOutcome>;
+}
+
+type AnyHandler = ConsumerHandler<any>;
+type AnyUpcaster = Upcaster<any, any>;
+type HandlerTable = Readonly<Record<string, Readonly<Record<number, AnyHandler | undefined>> | undefined>>;
+type UpcasterTable = Readonly<Record<string, Readonly<Record<string, AnyUpcaster | undefined>> | undefined>>;
+
+/** Name of the upcaster from `version` to the next one: `v1ToV2`. */
+export function upcasterKey(version: number): string {
+  return `v${version}ToV${version + 1}`;
+}
+
+interface DispatchPlan {
+  readonly handler: AnyHandler;
+  readonly targetVersion: number;
+  /** Upcasters to apply in order; empty when the handler takes the delivered version. */
+  readonly steps: readonly { readonly key: string; readonly upcaster: AnyUpcaster; readonly to: EventVersionDescriptor }[];
+}
+
+export function createConsumer<THandlers, TUpcasters = unknown>(
+  definition: InboxConsumerDefinition,
+  options: ConsumerOptions<THandlers, TUpcasters>,
+): InboxConsumer {
+  const name = definition.name;
+  const index = new DescriptorIndex(definition.descriptors);
+  const parse = createEnvelopeParser(definition.descriptors);
+  const handlers = options.handlers as unknown as HandlerTable;
+  const upcasters = (options.upcasters ?? {}) as unknown as UpcasterTable;
+  checkTables(name, index, handlers, upcasters);
+
+  function plan(eventType: string, version: number): DispatchPlan {
+    const byVersion = handlers[eventType] ?? {};
+    const exact = byVersion[version];
+    if (exact !== undefined) return { handler: exact, targetVersion: version, steps: [] };
+    const steps: DispatchPlan['steps'][number][] = [];
+    for (let from = version; ; from += 1) {
+      const to = index.get(eventType, from + 1);
+      const upcaster = upcasters[eventType]?.[upcasterKey(from)];
+      if (to === undefined || upcaster === undefined) break;
+      steps.push({ key: upcasterKey(from), upcaster, to });
+      const handler = byVersion[from + 1];
+      if (handler !== undefined) return { handler, targetVersion: from + 1, steps };
+    }
+    const handled = Object.keys(byVersion).filter((v) => byVersion[Number(v)] !== undefined);
+    throw new NonRetryableError(
+      `consumer ${name} has no handler for ${eventType} v${version} and no upcaster chain from v${version} to a handled version` +
+        ` (handlers: ${handled.map((v) => `v${v}`).join(', ') || 'none'}; missing upcaster ${upcasterKey(version + steps.length)})`,
+    );
+  }
+
+  return {
+    name,
+    subscribes: index.eventTypes,
+    async handle(raw: unknown): Promise<InboxOutcome> {
+      // Parsing and routing failures are deterministic: they reject before any transaction, non-retryable.
+      const parsed = parse(raw);
+      if (!parsed.ok) {
+        const { error } = parsed;
+        throw error instanceof UnknownEventError
+          ? new UnknownEventError(error.eventType, error.schemaVersion, `consumer ${name}: ${error.message}`)
+          : error;
+      }
+      const envelope = parsed.envelope;
+      const route = plan(envelope.eventType, envelope.schemaVersion);
+      return handleWithInbox(options.db, { ...options.inbox, consumer: name, envelope }, async (tx, checked) => {
+        await route.handler(upcast(checked, route), createContext(tx, checked));
+      });
+    },
+  };
+
+  function upcast(envelope: Envelope, route: DispatchPlan): Envelope {
+    let current = envelope;
+    for (const step of route.steps) {
+      const next = step.upcaster(current.payload, current);
+      const checked = step.to.readPayload(next);
+      if (!checked.ok) {
+        throw new ValidationError(`${envelope.eventType} payload returned by upcaster ${step.key}`, checked.violations);
+      }
+      current = { ...current, schemaVersion: step.to.schemaVersion, payload: checked.value };
+    }
+    return current;
+  }
+
+  function createContext(tx: Transaction, delivered: Envelope): ConsumerContext {
+    const key = (): AggregateVersionKey & { messageId: string } => {
+      if (delivered.aggregateVersion === undefined) {
+        throw new NonRetryableError(
+          `${delivered.eventType} message ${delivered.messageId} carries no aggregateVersion; ordering needs one`,
+        );
+      }
+      return {
+        ...options.inbox,
+        consumer: name,
+        aggregateType: delivered.aggregateType,
+        aggregateId: delivered.aggregateId,
+        version: delivered.aggregateVersion,
+        messageId: delivered.messageId,
+        ...(options.acceptFirstSeenAggregate === true ? { acceptFirstSeen: true } : {}),
+      };
+    };
+    return {
+      tx,
+      consumer: name,
+      delivered,
+      checkOrder: () => checkOrder(tx, key()),
+      markApplied: () => markApplied(tx, key()),
+      inOrder: (apply) => applyInOrder(tx, key(), apply),
+    };
+  }
+}
+
+/** Refuses handler/upcaster tables that name events or versions the consumer does not subscribe to. */
+function checkTables(name: string, index: DescriptorIndex, handlers: HandlerTable, upcasters: UpcasterTable): void {
+  for (const [eventType, byVersion] of Object.entries(handlers)) {
+    const known = index.versionsOf(eventType);
+    if (known.length === 0) throw new TypeError(`consumer ${name}: handlers name ${eventType}, which it does not subscribe to`);
+    for (const version of Object.keys(byVersion ?? {})) {
+      if (!known.includes(Number(version))) {
+        throw new TypeError(`consumer ${name}: handler for unknown version ${eventType} v${version} (known: ${known.join(', ')})`);
+      }
+    }
+  }
+  for (const eventType of index.eventTypes) {
+    const byVersion = handlers[eventType];
+    if (byVersion === undefined || Object.values(byVersion).every((h) => h === undefined)) {
+      throw new TypeError(`consumer ${name}: no handler for subscribed event ${eventType}`);
+    }
+  }
+  for (const [eventType, steps] of Object.entries(upcasters)) {
+    const known = index.versionsOf(eventType);
+    for (const key of Object.keys(steps ?? {})) {
+      const from = /^v(\d+)ToV(\d+)$/.exec(key);
+      if (from === null || Number(from[2]) !== Number(from[1]) + 1 || !known.includes(Number(from[1])) || !known.includes(Number(from[2]))) {
+        throw new TypeError(`consumer ${name}: unknown upcaster ${eventType} ${key} (versions: ${known.join(', ') || 'none'})`);
+      }
+    }
+  }
+}
+
+/** Descriptors by event type and version. */
+class DescriptorIndex {
+  private readonly byType = new Map<string, Map<number, EventVersionDescriptor>>();
+
+  constructor(descriptors: readonly EventVersionDescriptor[]) {
+    for (const descriptor of descriptors) {
+      let versions = this.byType.get(descriptor.eventType);
+      if (versions === undefined) this.byType.set(descriptor.eventType, (versions = new Map()));
+      versions.set(descriptor.schemaVersion, descriptor);
+    }
+  }
+
+  get eventTypes(): string[] {
+    return [...this.byType.keys()].sort();
+  }
+
+  versionsOf(eventType: string): number[] {
+    return [...(this.byType.get(eventType)?.keys() ?? [])].sort((a, b) => a - b);
+  }
+
+  get(eventType: string, version: number): EventVersionDescriptor | undefined {
+    return this.byType.get(eventType)?.get(version);
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * The inbox guard and the ordering helpers on the real PostgreSQL and on PGlite: one business
+ * effect per (message, consumer), rollback of the inbox row on failure, concurrent delivery,
+ * stale and out-of-order events.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AggregateVersionGapError,
+  applyInOrder,
+  checkOrder,
+  handleWithInbox,
+  inboxMigrationSql,
+  InboxHandlerError,
+  markApplied,
+  migrateInbox,
+  NonRetryableError,
+  newMessageId,
+  RetryableError,
+  type Database,
+  type Envelope,
+  type Transaction,
+} from 'evgen/runtime';
+import { countRows, createEffectsTable, openPglite, openPostgres, type Backend } from './support/backends.js';
+import { sentV1 } from './support/test-events.js';
+
+const backends: Record<Backend['kind'], Backend> = {} as Record<Backend['kind'], Backend>;
+
+beforeAll(async () => {
+  [backends.postgres, backends.pglite] = await Promise.all([openPostgres(), openPglite()]);
+  await Promise.all(Object.values(backends).map((b) => migrateInbox(b.db, { schema: b.schema })));
+});
+afterAll(async () => {
+  await Promise.all(Object.values(backends).map((b) => b?.close()));
+});
+
+function recordEffect(effects: string, consumer: string) {
+  return async (tx: Transaction, envelope: Envelope) => {
+    await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [envelope.messageId, consumer]);
+  };
+}
+
+function inboxRows(backend: Backend, messageId: string): Promise<number> {
+  return countRows(backend.db, `"${backend.schema}".inbox_message`, 'message_id = $1', [messageId]);
+}
+
+describe('migration', () => {
+  it('renders quoted, schema-qualified DDL and refuses unsafe names', () => {
+    const sql = inboxMigrationSql({ schema: 'app', table: 'inbox' });
+    expect(sql).toContain('CREATE TABLE IF NOT EXISTS "app"."inbox"');
+    expect(sql).toContain('PRIMARY KEY (message_id, consumer)');
+    expect(sql).toContain('CREATE TABLE IF NOT EXISTS "app"."inbox_aggregate_version"');
+    expect(() => inboxMigrationSql({ table: 'inbox; DROP TABLE x' })).toThrow(/invalid SQL identifier/);
+  });
+
+  it.each(['postgres', 'pglite'] as const)('is idempotent on %s', async (kind) => {
+    const backend = backends[kind];
+    const options = { schema: backend.schema, table: backend.unique('inbox') };
+    await migrateInbox(backend.db, options);
+    await migrateInbox(backend.db, options);
+    expect(await countRows(backend.db, `"${backend.schema}"."${options.table}"`)).toBe(0);
+  });
+
+  it('is safe when several processes migrate at once (postgres)', async () => {
+    const backend = backends.postgres;
+    const options = { schema: backend.schema, table: backend.unique('inbox'), orderingTable: backend.unique('order') };
+    await Promise.all([backend.db, backend.otherDb!, backend.db, backend.otherDb!].map((db) => migrateInbox(db, options)));
+    expect(await countRows(backend.db, `"${backend.schema}"."${options.orderingTable}"`)).toBe(0);
+  });
+});
+
+describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
+  const backend = () => backends[kind];
+
+  it('handles a message once: the redelivery is a duplicate and has no second effect', async () => {
+    const b = backend();
+    const effects = await createEffectsTable(b);
+    const envelope = sentV1();
+    const options = { schema: b.schema, consumer: 'billing', envelope };
+    expect(await handleWithInbox(b.db, options, recordEffect(effects, 'billing'))).toBe('handled');
+    let calls = 0;
+    const second = await handleWithInbox(b.db, options, async (tx, env) => {
+      calls += 1;
+      await recordEffect(effects, 'billing')(tx, env);
+    });
+    expect(second).toBe('duplicate');
+    expect(calls).toBe(0);
+    expect(await countRows(b.db, effects)).toBe(1);
+    const row = await b.db.query<{ processed: boolean }>(
+      `SELECT processed_at IS NOT NULL AND processed_at >= received_at AS processed FROM "${b.schema}".inbox_message WHERE message_id = $1`,
+      [envelope.messageId],
+    );
+    expect(row.rows).toEqual([{ processed: true }]);
+  });
+
+  it('a failing handler leaves neither the inbox row nor its writes, and the redelivery succeeds', async () => {
+    const b = backend();
+    const effects = await createEffectsTable(b);
+    const envelope = sentV1();
+    const options = { schema: b.schema, consumer: 'billing', envelope };
+    const failure = await handleWithInbox(b.db, options, async (tx, env) => {
+      await recordEffect(effects, 'billing')(tx, env);
+      throw new RetryableError('payment provider timed out');
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InboxHandlerError);
+    expect((failure as InboxHandlerError).retryable).toBe(true);
+    expect((failure as InboxHandlerError).cause).toBeInstanceOf(RetryableError);
+    expect((failure as InboxHandlerError).message).toContain(envelope.messageId);
+    expect(await inboxRows(b, envelope.messageId)).toBe(0);
+    expect(await countRows(b.db, effects)).toBe(0);
+
+    expect(await handleWithInbox(b.db, options, recordEffect(effects, 'billing'))).toBe('handled');
+    expect(await countRows(b.db, effects)).toBe(1);
+    expect(await inboxRows(b, envelope.messageId)).toBe(1);
+  });
+
+  it('classifies failures: evgen errors by their flag, SQL errors by SQLSTATE', async () => {
+    const b = backend();
+    const options = { schema: b.schema, consumer: 'billing', envelope: sentV1() };
+    const permanent = await handleWithInbox(b.db, options, async () => {
+      throw new NonRetryableError('order is already closed');
+    }).then(
+      () => expect.unreachable('should have failed'),
+      (error: unknown) => error as InboxHandlerError,
+    );
+    expect(permanent.retryable).toBe(false);
+    expect(permanent.causeType).toBe('NonRetryableError');
+    const constraint = await handleWithInbox(b.db, options, async (tx) => {
+      await tx.query('SELECT 1/0');
+    }).then(
+      () => expect.unreachable('should have failed'),
+      (error: unknown) => error as InboxHandlerError,
+    );
+    expect(constraint).toBeInstanceOf(InboxHandlerError);
+    expect(constraint.retryable).toBe(false); // 22012 division_by_zero is deterministic
+    expect(await inboxRows(b, options.envelope.messageId)).toBe(0);
+  });
+
+  it('two consumers with different names each handle the same message once', async () => {
+    const b = backend();
+    const effects = await createEffectsTable(b);
+    const envelope = sentV1();
+    for (const consumer of ['inventory', 'payment', 'inventory', 'payment']) {
+      await handleWithInbox(b.db, { schema: b.schema, consumer, envelope }, recordEffect(effects, consumer));
+    }
+    expect(await countRows(b.db, effects, 'consumer = $1', ['inventory'])).toBe(1);
+    expect(await countRows(b.db, effects, 'consumer = $1', ['payment'])).toBe(1);
+    expect(await inboxRows(b, envelope.messageId)).toBe(2);
+  });
+});
+
+/** Waits until a backend of the test schema is blocked on a lock (the concurrent delivery). */
+async function waitForLockWait(db: Database, needle: string): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt += 1) {
+    const waiting = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+      [needle],
+    );
+    if (waiting.rows[0]!.n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('the concurrent delivery never blocked on the inbox row');
+}
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let entered!: () => void;
+  const reached = new Promise<void>((resolve) => (entered = resolve));
+  return { open, opened, entered, reached };
+}
+
+describe('concurrent delivery on two connections (postgres)', () => {
+  it('one delivery handles, the other waits on the row lock and then sees a duplicate', async () => {
+    const b = backends.postgres;
+    const effects = await createEffectsTable(b);
+    const envelope = sentV1();
+    const options = { schema: b.schema, consumer: 'billing', envelope };
+    const first = gate();
+    const a = handleWithInbox(b.db, options, async (tx, env) => {
+      await recordEffect(effects, 'billing')(tx, env);
+      first.entered();
+      await first.opened;
+    });
+    await first.reached;
+    let secondRan = false;
+    const second = handleWithInbox(b.otherDb!, options, async (tx, env) => {
+      secondRan = true;
+      await recordEffect(effects, 'billing')(tx, env);
+    });
+    await waitForLockWait(b.db, b.schema);
+    first.open();
+    expect(await a).toBe('handled');
+    expect(await second).toBe('duplicate');
+    expect(secondRan).toBe(false);
+    expect(await countRows(b.db, effects)).toBe(1);
+  });
+
+  it('when the first delivery fails, the waiting one handles the message', async () => {
+    const b = backends.postgres;
+    const effects = await createEffectsTable(b);
+    const envelope = sentV1();
+    const options = { schema: b.schema, consumer: 'billing', envelope };
+    const first = gate();
+    const a = handleWithInbox(b.db, options, async () => {
+      first.entered();
+      await first.opened;
+      throw new RetryableError('deadlock victim');
+    }).catch((error: unknown) => error);
+    await first.reached;
+    const second = handleWithInbox(b.otherDb!, options, recordEffect(effects, 'billing'));
+    await waitForLockWait(b.db, b.schema);
+    first.open();
+    expect(await a).toBeInstanceOf(InboxHandlerError);
+    expect(await second).toBe('handled');
+    expect(await countRows(b.db, effects)).toBe(1);
+  });
+});
+
+describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) => {
+  const backend = () => backends[kind];
+  const key = (b: Backend, aggregateId: string, version: number) => ({
+    schema: b.schema,
+    consumer: 'projector',
+    aggregateType: 'Parcel',
+    aggregateId,
+    version,
+  });
+
+  it('says next, stale or gap against the last applied version', async () => {
+    const b = backend();
+    const id = newMessageId();
+    await b.db.transaction(async (tx) => {
+      expect(await checkOrder(tx, key(b, id, 2))).toBe('gap');
+      expect(await checkOrder(tx, key(b, id, 1))).toBe('next');
+      await markApplied(tx, key(b, id, 1));
+      expect(await checkOrder(tx, key(b, id, 1))).toBe('stale');
+      expect(await checkOrder(tx, key(b, id, 2))).toBe('next');
+      expect(await checkOrder(tx, key(b, id, 4))).toBe('gap');
+      await markApplied(tx, key(b, id, 3));
+      await markApplied(tx, key(b, id, 2)); // never moves backwards
+      expect(await checkOrder(tx, key(b, id, 3))).toBe('stale');
+      expect(await checkOrder(tx, key(b, id, 4))).toBe('next');
+    });
+    // Another consumer and another aggregate have their own positions.
+    await b.db.transaction(async (tx) => {
+      expect(await checkOrder(tx, { ...key(b, id, 1), consumer: 'auditor' })).toBe('next');
+      expect(await checkOrder(tx, key(b, newMessageId(), 1))).toBe('next');
+      expect(await checkOrder(tx, { ...key(b, newMessageId(), 7), acceptFirstSeen: true })).toBe('next');
+    });
+  });
+
+  it('applyInOrder applies the next version, skips stale ones and throws a retryable error on a gap', async () => {
+    const b = backend();
+    const effects = await createEffectsTable(b);
+    const id = newMessageId();
+    const apply = (version: number) =>
+      b.db.transaction((tx) =>
+        applyInOrder(tx, key(b, id, version), async () => {
+          await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'projector')`, [`v${version}`]);
+        }),
+      );
+    expect(await apply(1)).toBe('applied');
+    const gap = await apply(3).catch((error: unknown) => error);
+    expect(gap).toBeInstanceOf(AggregateVersionGapError);
+    expect(gap).toMatchObject({ retryable: true, expected: 2, received: 3 });
+    expect(await apply(2)).toBe('applied');
+    expect(await apply(2)).toBe('stale');
+    expect(await apply(3)).toBe('applied');
+    const applied = await b.db.query<{ message_id: string }>(`SELECT message_id FROM ${effects} ORDER BY id`);
+    expect(applied.rows.map((r) => r.message_id)).toEqual(['v1', 'v2', 'v3']);
+  });
+
+  it('a gap inside the guard rolls back the inbox row, so the message is handled when it comes again', async () => {
+    const b = backend();
+    const id = newMessageId();
+    const early = sentV1(id, 2);
+    const handler = async (tx: Transaction, env: Envelope) => {
+      await applyInOrder(tx, key(b, env.aggregateId, env.aggregateVersion!), async () => undefined);
+    };
+    const options = { schema: b.schema, consumer: 'projector' };
+    const failure = await handleWithInbox(b.db, { ...options, envelope: early }, handler).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ retryable: true });
+    expect((failure as InboxHandlerError).cause).toBeInstanceOf(AggregateVersionGapError);
+    expect(await inboxRows(b, early.messageId)).toBe(0);
+    expect(await handleWithInbox(b.db, { ...options, envelope: sentV1(id, 1) }, handler)).toBe('handled');
+    expect(await handleWithInbox(b.db, { ...options, envelope: early }, handler)).toBe('handled');
+  });
+});
+
+describe('ordering under concurrency (postgres)', () => {
+  it('two transactions applying the same version: one applies, the other waits and sees stale', async () => {
+    const b = backends.postgres;
+    const id = newMessageId();
+    const k = { schema: b.schema, consumer: 'projector', aggregateType: 'Parcel', aggregateId: id, version: 1 };
+    const first = gate();
+    const a = b.db.transaction((tx) =>
+      applyInOrder(tx, k, async () => {
+        first.entered();
+        await first.opened;
+      }),
+    );
+    await first.reached;
+    const second = b.otherDb!.transaction((tx) => applyInOrder(tx, k, async () => undefined));
+    await waitForLockWait(b.db, b.schema);
+    first.open();
+    expect(await a).toBe('applied');
+    expect(await second).toBe('stale');
+  });
+});
