@@ -1,0 +1,458 @@
+/**
+ * Reads and validates an events folder into a Catalog. Every problem found is collected and
+ * thrown together as one CatalogError; nothing is half-loaded.
+ *
+ * Layout: `<root>/<domain>/<EventName>/event.json` + `v<N>.schema.json` (N = 1.. without gaps).
+ * Folders starting with `_` are not domains: `_common/` holds shared schemas, `_consumers/<name>.json`
+ * declares consumers. Directory entries are read in sorted order so results never depend on the
+ * file system.
+ */
+import type { Dirent } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { CatalogError, type CatalogProblem } from './catalog-error.js';
+import { bundleSchema } from './bundle-schema.js';
+import { suggestion } from './did-you-mean.js';
+import { isObject } from './json-pointer.js';
+import { CONSUMER_JSON_KEYS, consumerJsonSchema, EVENT_JSON_KEYS, eventJsonSchema } from './metadata-schemas.js';
+import {
+  COMPATIBILITY_MODES,
+  COMPATIBILITY_POLICIES,
+  type Catalog,
+  type CompatibilityMode,
+  type CompatibilityPolicy,
+  type ConsumerDefinition,
+  type EventDefinition,
+  type EventVersion,
+  type JsonSchema,
+} from './model.js';
+import {
+  CONSUMER_NAME,
+  DOMAIN_NAME,
+  EVENT_NAME,
+  generatedNames,
+  reservedDomainName,
+  reservedEventName,
+} from './name-rules.js';
+import { compare, ProblemList } from './problem-list.js';
+import { displayPath, readJsonFile } from './read-json-file.js';
+import { SchemaCheckers } from './schema-dialect.js';
+import { SchemaFiles } from './schema-files.js';
+import { checkAggregateId } from './check-aggregate-id.js';
+
+const VERSION_FILE = /^v([1-9][0-9]*)\.schema\.json$/;
+
+interface EventJson {
+  description: string;
+  aggregate: string;
+  aggregateId: string;
+  compatibility?: CompatibilityMode;
+  policy?: CompatibilityPolicy;
+  eventType?: string;
+  kafka: { topic: string };
+  rabbitmq: { exchange: string; routingKey: string };
+}
+
+/** Shared state of one load. */
+interface LoadContext {
+  readonly root: string;
+  readonly problems: ProblemList;
+  readonly checkers: SchemaCheckers;
+  readonly files: SchemaFiles;
+  readonly validateEventJson: ValidateFunction;
+  readonly validateConsumerJson: ValidateFunction;
+}
+
+export async function loadCatalog(eventsDir: string): Promise<Catalog> {
+  const root = resolve(eventsDir);
+  const problems = new ProblemList();
+  const rootStat = await stat(root).catch(() => undefined);
+  if (rootStat === undefined || !rootStat.isDirectory()) {
+    throw new CatalogError([
+      {
+        code: 'catalog-missing',
+        file: displayPath(root),
+        pointer: '',
+        message: 'the events folder does not exist or is not a folder',
+        hint: 'pass --events DIR, set "events" in evgen.config.json, or create it with `evgen new <domain>/<EventName>`',
+      },
+    ]);
+  }
+  const checkers = new SchemaCheckers();
+  const context: LoadContext = {
+    root,
+    problems,
+    checkers,
+    files: new SchemaFiles(problems, checkers),
+    validateEventJson: checkers.metadataValidator(eventJsonSchema),
+    validateConsumerJson: checkers.metadataValidator(consumerJsonSchema),
+  };
+
+  const events: EventDefinition[] = [];
+  let consumerFiles: string[] = [];
+  for (const entry of await sortedEntries(root)) {
+    const path = join(root, entry.name);
+    if (entry.name.startsWith('.')) continue;
+    if (entry.name === '_consumers' && entry.isDirectory()) {
+      consumerFiles = await listConsumerFiles(path, context);
+    } else if (entry.name.startsWith('_')) {
+      continue; // _common and other shared folders: read when referenced
+    } else if (entry.isDirectory()) {
+      events.push(...(await loadDomain(entry.name, path, context)));
+    } else if (entry.name.endsWith('.json')) {
+      unexpectedFile(path, 'move it into events/<domain>/<EventName>/ or events/_common/', context);
+    }
+  }
+
+  checkCrossEventRules(events, context);
+  const consumers = await loadConsumers(consumerFiles, events, context);
+  problems.throwIfAny();
+  return { root, events, consumers };
+}
+
+async function sortedEntries(dir: string): Promise<Dirent[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries.sort((a, b) => compare(a.name, b.name));
+}
+
+function unexpectedFile(path: string, hint: string, context: LoadContext): void {
+  context.problems.add({ code: 'unexpected-file', file: displayPath(path), pointer: '', message: 'evgen does not know what this file is', hint });
+}
+
+async function loadDomain(domain: string, dir: string, context: LoadContext): Promise<EventDefinition[]> {
+  let domainOk = true;
+  if (!DOMAIN_NAME.test(domain)) {
+    domainOk = false;
+    context.problems.add({
+      code: 'invalid-domain-name',
+      file: displayPath(dir),
+      pointer: '',
+      message: `domain folder name ${JSON.stringify(domain)} is not lower-case kebab-case`,
+      hint: 'rename the folder to match ^[a-z][a-z0-9-]*$, e.g. "order" or "order-payment"',
+    });
+  } else {
+    const reserved = reservedDomainName(domain);
+    if (reserved !== undefined) {
+      domainOk = false;
+      context.problems.add({ code: 'reserved-name', file: displayPath(dir), pointer: '', message: `domain ${reserved}`, hint: 'rename the domain folder' });
+    }
+  }
+  const events: EventDefinition[] = [];
+  for (const entry of await sortedEntries(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.name.startsWith('.')) continue;
+    if (entry.isDirectory()) {
+      const event = await loadEvent(domain, entry.name, path, context);
+      if (event !== undefined && domainOk) events.push(event);
+    } else if (entry.name.endsWith('.json')) {
+      unexpectedFile(path, 'event files live in events/<domain>/<EventName>/', context);
+    }
+  }
+  return events;
+}
+
+async function loadEvent(domain: string, name: string, dir: string, context: LoadContext): Promise<EventDefinition | undefined> {
+  let ok = true;
+  if (!EVENT_NAME.test(name)) {
+    ok = false;
+    context.problems.add({
+      code: 'invalid-event-name',
+      file: displayPath(dir),
+      pointer: '',
+      message: `event folder name ${JSON.stringify(name)} is not a PascalCase identifier`,
+      hint: 'rename the folder to match ^[A-Z][A-Za-z0-9]*$, e.g. "OrderCreated"',
+    });
+  } else {
+    const reserved = reservedEventName(name);
+    if (reserved !== undefined) {
+      ok = false;
+      context.problems.add({
+        code: 'reserved-name',
+        file: displayPath(dir),
+        pointer: '',
+        message: `event name ${reserved}; generated code would shadow it`,
+        hint: `rename the event folder, e.g. "${name}Recorded" or a name from your domain`,
+      });
+    }
+  }
+
+  const entries = await sortedEntries(dir);
+  const versionNumbers: number[] = [];
+  let hasEventJson = false;
+  for (const entry of entries) {
+    if (entry.name.startsWith('.') || !entry.isFile()) continue;
+    if (entry.name === 'event.json') hasEventJson = true;
+    else {
+      const match = VERSION_FILE.exec(entry.name);
+      if (match !== null) versionNumbers.push(Number(match[1]));
+      else if (entry.name.endsWith('.json')) {
+        unexpectedFile(join(dir, entry.name), 'name payload schemas v1.schema.json, v2.schema.json, …; metadata goes in event.json', context);
+      }
+    }
+  }
+  versionNumbers.sort((a, b) => a - b);
+
+  let meta: EventJson | undefined;
+  const eventJsonPath = join(dir, 'event.json');
+  if (!hasEventJson) {
+    ok = false;
+    context.problems.add({
+      code: 'missing-event-json',
+      file: displayPath(eventJsonPath),
+      pointer: '',
+      message: 'the event folder has no event.json',
+      hint: 'create it (or scaffold the event with `evgen new <domain>/<EventName>`)',
+    });
+  } else {
+    meta = await readEventJson(eventJsonPath, context);
+    if (meta === undefined) ok = false;
+  }
+
+  if (versionNumbers.length === 0) {
+    ok = false;
+    context.problems.add({
+      code: 'no-versions',
+      file: displayPath(dir),
+      pointer: '',
+      message: 'the event has no v1.schema.json',
+      hint: 'add the payload schema as v1.schema.json',
+    });
+  }
+  const missing = versionNumbers.length === 0 ? [] : gaps(versionNumbers);
+  if (missing.length > 0) {
+    ok = false;
+    context.problems.add({
+      code: 'version-gap',
+      file: displayPath(dir),
+      pointer: '',
+      message: `versions must be 1..${versionNumbers.at(-1)} without gaps; missing ${missing.map((n) => `v${n}.schema.json`).join(', ')}`,
+      hint: 'renumber the schema files so versions run 1, 2, 3, … (released versions never change)',
+    });
+  }
+
+  const versions: EventVersion[] = [];
+  for (const version of versionNumbers) {
+    const loaded = await loadVersion(dir, version, meta, context);
+    if (loaded === undefined) ok = false;
+    else versions.push(loaded);
+  }
+  if (!ok || meta === undefined) return undefined;
+  return {
+    domain,
+    name,
+    eventType: meta.eventType ?? `${domain}.${name}`,
+    description: meta.description,
+    aggregate: meta.aggregate,
+    aggregateId: meta.aggregateId,
+    compatibility: meta.compatibility ?? 'FULL_TRANSITIVE',
+    policy: meta.policy ?? 'evgen',
+    kafka: { topic: meta.kafka.topic },
+    rabbitmq: { exchange: meta.rabbitmq.exchange, routingKey: meta.rabbitmq.routingKey },
+    dir: `${domain}/${name}`,
+    versions,
+  };
+}
+
+/** Numbers missing from 1..max. */
+function gaps(sorted: readonly number[]): number[] {
+  const present = new Set(sorted);
+  const missing: number[] = [];
+  for (let n = 1; n <= (sorted.at(-1) ?? 0); n++) if (!present.has(n)) missing.push(n);
+  return missing;
+}
+
+async function readEventJson(path: string, context: LoadContext): Promise<EventJson | undefined> {
+  const read = await readJsonFile(path, context.problems);
+  if (!read.ok) return undefined;
+  const file = displayPath(path);
+  if (context.validateEventJson(read.value)) return read.value as unknown as EventJson;
+  for (const error of context.validateEventJson.errors ?? []) context.problems.add(eventJsonProblem(error, file));
+  return undefined;
+}
+
+/** One precise problem per ajv error of event.json, with a code people can search for. */
+function eventJsonProblem(error: ErrorObject, file: string): CatalogProblem {
+  const at = error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'additionalProperties') {
+    const key = String(params.additionalProperty);
+    const known = at === '' ? EVENT_JSON_KEYS : at === '/kafka' ? ['topic'] : ['exchange', 'routingKey'];
+    return {
+      code: 'unknown-key',
+      file,
+      pointer: `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+      message: `unknown key ${JSON.stringify(key)}`,
+      hint: suggestion(key, known, `remove it; allowed keys: ${known.join(', ')}`),
+    };
+  }
+  if (error.keyword === 'required') {
+    const key = String(params.missingProperty);
+    return { code: 'missing-key', file, pointer: at, message: `missing required key "${key}"`, hint: `add "${key}" (see the README, "Catalog format")` };
+  }
+  if (error.keyword === 'enum' && at === '/compatibility') {
+    return {
+      code: 'unknown-compatibility-mode',
+      file,
+      pointer: at,
+      message: 'unknown compatibility mode',
+      hint: `use one of ${COMPATIBILITY_MODES.join(', ')} (default FULL_TRANSITIVE)`,
+    };
+  }
+  if (error.keyword === 'enum' && at === '/policy') {
+    return { code: 'unknown-policy', file, pointer: at, message: 'unknown compatibility policy', hint: `use one of ${COMPATIBILITY_POLICIES.join(', ')} (default evgen)` };
+  }
+  const hints: Record<string, string> = {
+    '/aggregate': 'a PascalCase name such as "Order"',
+    '/aggregateId': 'the name of a required string property of the payload, e.g. "orderId"',
+    '/eventType': 'dot-separated identifiers, e.g. "order.OrderCreated" (the default is <domain>.<EventName>)',
+    '/kafka/topic': 'letters, digits, ".", "_" and "-" only, at most 249 characters',
+    '/rabbitmq/exchange': 'letters, digits, ".", "_", ":" and "-" only',
+    '/rabbitmq/routingKey': 'letters, digits, ".", "_", ":" and "-" only, e.g. "order.created"',
+  };
+  return {
+    code: 'invalid-event-json',
+    file,
+    pointer: at,
+    message: error.keyword === 'pattern' ? 'contains characters that are not allowed here' : (error.message ?? `fails "${error.keyword}"`),
+    hint: hints[at] ?? 'see the README, "Catalog format"',
+  };
+}
+
+async function loadVersion(dir: string, version: number, meta: EventJson | undefined, context: LoadContext): Promise<EventVersion | undefined> {
+  const path = join(dir, `v${version}.schema.json`);
+  const file = await context.files.load(path);
+  if (file === undefined) return undefined;
+  const dialect = file.dialect ?? 'draft-07';
+  if (!context.files.validate(file, dialect)) return undefined;
+  const bundled = await bundleSchema(file, dialect, { catalogRoot: context.root, files: context.files, problems: context.problems });
+  if (bundled === undefined) return undefined;
+  const compileError = context.checkers.compileError(bundled, dialect);
+  if (compileError !== undefined) {
+    context.problems.add({ code: 'invalid-schema', file: file.display, pointer: '', message: `ajv cannot compile the schema: ${compileError}`, hint: 'fix the schema so a validator can be built from it' });
+    return undefined;
+  }
+  if (meta !== undefined) {
+    const problem = checkAggregateId(bundled, meta.aggregateId, file.display);
+    if (problem !== undefined) {
+      context.problems.add(problem);
+      return undefined;
+    }
+  }
+  return { version, file: `${dir.slice(context.root.length + 1).split(/[\\/]/).join('/')}/v${version}.schema.json`, schema: file.value as JsonSchema, bundled };
+}
+
+/** Rules that look at several events at once: generated-name collisions, event types, routing keys. */
+function checkCrossEventRules(events: readonly EventDefinition[], context: LoadContext): void {
+  const eventJson = (event: EventDefinition) => displayPath(join(context.root, event.dir, 'event.json'));
+  const names = new Map<string, EventDefinition>();
+  for (const event of events) {
+    const clashes = new Map<EventDefinition, string[]>();
+    for (const name of generatedNames(event, event.versions.map((version) => version.version))) {
+      const owner = names.get(name);
+      if (owner === undefined) names.set(name, event);
+      else clashes.set(owner, [...(clashes.get(owner) ?? []), name.replace(/^module:/, 'folder ')]);
+    }
+    for (const [owner, clashing] of clashes) {
+      context.problems.add({
+        code: 'name-collision',
+        file: eventJson(event),
+        pointer: '',
+        message: `generated names clash with ${eventJson(owner)}: ${clashing.join(', ')}`,
+        hint: 'rename one of the two events (evgen never renames silently), e.g. prefix it with its domain: "PaymentCreated"',
+      });
+    }
+  }
+  const types = new Map<string, EventDefinition>();
+  const routes = new Map<string, EventDefinition>();
+  for (const event of events) {
+    const sameType = types.get(event.eventType);
+    if (sameType !== undefined) {
+      context.problems.add({
+        code: 'duplicate-event-type',
+        file: eventJson(event),
+        pointer: '',
+        message: `event type "${event.eventType}" is also used by ${eventJson(sameType)}`,
+        hint: 'give each event its own "eventType"',
+      });
+    } else types.set(event.eventType, event);
+    const route = `${event.rabbitmq.exchange}\0${event.rabbitmq.routingKey}`;
+    const sameRoute = routes.get(route);
+    if (sameRoute !== undefined) {
+      context.problems.add({
+        code: 'duplicate-routing-key',
+        file: eventJson(event),
+        pointer: '/rabbitmq/routingKey',
+        message: `routing key "${event.rabbitmq.routingKey}" on exchange "${event.rabbitmq.exchange}" is also used by ${eventJson(sameRoute)}`,
+        hint: 'give each event its own routing key so consumers can bind to it alone',
+      });
+    } else routes.set(route, event);
+  }
+}
+
+async function listConsumerFiles(dir: string, context: LoadContext): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await sortedEntries(dir)) {
+    if (entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isFile() && entry.name.endsWith('.json')) files.push(path);
+    else unexpectedFile(path, 'consumers are declared as events/_consumers/<name>.json', context);
+  }
+  return files;
+}
+
+async function loadConsumers(files: readonly string[], events: readonly EventDefinition[], context: LoadContext): Promise<ConsumerDefinition[]> {
+  const eventTypes = events.map((event) => event.eventType);
+  const consumers: ConsumerDefinition[] = [];
+  for (const path of files) {
+    const file = displayPath(path);
+    const name = path.slice(path.lastIndexOf('/') + 1, -'.json'.length);
+    let ok = true;
+    if (!CONSUMER_NAME.test(name)) {
+      ok = false;
+      context.problems.add({
+        code: 'invalid-consumer-name',
+        file,
+        pointer: '',
+        message: `consumer name ${JSON.stringify(name)} is not kebab-case`,
+        hint: 'rename the file to match ^[a-z][a-z0-9]*(-[a-z0-9]+)*\\.json$, e.g. "shipping-service.json"',
+      });
+    }
+    const read = await readJsonFile(path, context.problems);
+    if (!read.ok) continue;
+    if (!context.validateConsumerJson(read.value)) {
+      for (const error of context.validateConsumerJson.errors ?? []) {
+        const params = error.params as Record<string, unknown>;
+        const unknownKey = error.keyword === 'additionalProperties' ? String(params.additionalProperty) : undefined;
+        context.problems.add(
+          unknownKey !== undefined
+            ? { code: 'unknown-key', file, pointer: `/${unknownKey}`, message: `unknown key ${JSON.stringify(unknownKey)}`, hint: suggestion(unknownKey, CONSUMER_JSON_KEYS, 'remove it; allowed keys: description, subscribes') }
+            : { code: 'invalid-consumer', file, pointer: error.instancePath, message: error.keyword === 'required' ? `missing required key "${String(params.missingProperty)}"` : (error.message ?? error.keyword), hint: 'a consumer file is {"description": "...", "subscribes": ["<domain>.<EventName>", ...]}' },
+        );
+      }
+      continue;
+    }
+    const declared = read.value as { description: string; subscribes: string[] };
+    declared.subscribes.forEach((eventType, index) => {
+      if (eventTypes.includes(eventType)) return;
+      ok = false;
+      context.problems.add({
+        code: 'consumer-unknown-event',
+        file,
+        pointer: `/subscribes/${index}`,
+        message: `subscribes to unknown event type ${JSON.stringify(eventType)}`,
+        hint: suggestion(eventType, eventTypes, `use one of the catalog's event types: ${[...eventTypes].sort().join(', ')}`),
+      });
+    });
+    if (ok) {
+      consumers.push({
+        name,
+        description: declared.description,
+        file: `_consumers/${name}.json`,
+        subscribes: [...declared.subscribes].sort(compare),
+      });
+    }
+  }
+  return consumers.sort((a, b) => compare(a.name, b.name));
+}
+

@@ -1,0 +1,92 @@
+/**
+ * Reads one JSON file of the catalog, reporting unreadable files, invalid JSON (with line and
+ * column) and documents nested deeper than evgen accepts.
+ */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, relative, sep } from 'node:path';
+import type { ProblemList } from './problem-list.js';
+
+/**
+ * Deepest nesting of objects/arrays a catalog file may have. Real schemas stay far below it; the
+ * limit keeps recursive walkers (ours, ajv's, json-schema-to-typescript's) away from stack overflows.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** How problems name a file: relative to the working folder, or absolute when outside it. */
+export function displayPath(absolutePath: string): string {
+  const fromCwd = relative(process.cwd(), absolutePath);
+  const shown = fromCwd === '' || fromCwd.startsWith('..') || isAbsolute(fromCwd) ? absolutePath : fromCwd;
+  return shown.split(sep).join('/');
+}
+
+export type JsonRead = { ok: true; value: unknown } | { ok: false };
+
+export async function readJsonFile(absolutePath: string, problems: ProblemList): Promise<JsonRead> {
+  const file = displayPath(absolutePath);
+  let text: string;
+  try {
+    text = await readFile(absolutePath, 'utf8');
+  } catch (error) {
+    problems.add({
+      code: 'unreadable-file',
+      file,
+      pointer: '',
+      message: `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      hint: 'check that the file exists and is readable',
+    });
+    return { ok: false };
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    problems.add({
+      code: 'invalid-json',
+      file,
+      pointer: '',
+      message: `invalid JSON ${describeParseError(text, error)}`,
+      hint: 'fix the JSON syntax (no comments, no trailing commas, double-quoted keys and strings)',
+    });
+    return { ok: false };
+  }
+  const deep = findTooDeep(value);
+  if (deep !== undefined) {
+    problems.add({
+      code: 'nesting-too-deep',
+      file,
+      pointer: deep,
+      message: `nesting deeper than ${MAX_JSON_DEPTH} levels`,
+      hint: 'flatten the schema: move nested object schemas into definitions/$defs and $ref them',
+    });
+    return { ok: false };
+  }
+  return { ok: true, value };
+}
+
+/** `at line 3, column 5: Unexpected token ...`, stable across Node versions (we compute the position). */
+function describeParseError(text: string, error: unknown): string {
+  const raw = error instanceof Error ? error.message : String(error);
+  const position = /at position (\d+)/.exec(raw);
+  const reason = raw.replace(/,? ?(in JSON )?at position \d+.*$/s, '').replace(/^JSON\.parse: /, '').trim();
+  const offset = position !== null ? Number(position[1]) : text.length;
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  return `at line ${line}, column ${column}: ${reason}`;
+}
+
+/** Pointer of the first value nested deeper than MAX_JSON_DEPTH (iterative: no recursion to overflow). */
+function findTooDeep(root: unknown): string | undefined {
+  const stack: { value: unknown; depth: number; pointer: string }[] = [{ value: root, depth: 0, pointer: '' }];
+  while (stack.length > 0) {
+    const { value, depth, pointer } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_JSON_DEPTH) return pointer;
+    const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
+    for (const [key, child] of entries.reverse()) {
+      stack.push({ value: child, depth: depth + 1, pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+    }
+  }
+  return undefined;
+}

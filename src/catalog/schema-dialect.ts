@@ -1,0 +1,117 @@
+/**
+ * Which JSON Schema dialect a file speaks, and the ajv instances that check schemas against their
+ * meta-schema. Only draft-07 and 2020-12 are accepted; a file without `$schema` is draft-07.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { CatalogProblem } from './catalog-error.js';
+import { isObject } from './json-pointer.js';
+
+// ajv-formats is CommonJS; under NodeNext its default export is the module object.
+const addFormats = addFormatsModule.default;
+
+export type Dialect = 'draft-07' | '2020-12';
+
+const DIALECT_URIS: Readonly<Record<string, Dialect>> = {
+  'http://json-schema.org/draft-07/schema#': 'draft-07',
+  'http://json-schema.org/draft-07/schema': 'draft-07',
+  'https://json-schema.org/draft-07/schema#': 'draft-07',
+  'https://json-schema.org/draft-07/schema': 'draft-07',
+  'https://json-schema.org/draft/2020-12/schema': '2020-12',
+  'https://json-schema.org/draft/2020-12/schema#': '2020-12',
+};
+
+/** The dialect a schema declares; undefined (with no `$schema`) means "not declared". */
+export function declaredDialect(schema: unknown): Dialect | 'unsupported' | undefined {
+  if (!isObject(schema) || schema.$schema === undefined) return undefined;
+  return typeof schema.$schema === 'string' ? (DIALECT_URIS[schema.$schema] ?? 'unsupported') : 'unsupported';
+}
+
+/** Where a dialect keeps reusable schemas. */
+export function definitionsKeyword(dialect: Dialect): 'definitions' | '$defs' {
+  return dialect === '2020-12' ? '$defs' : 'definitions';
+}
+
+/** One pair of ajv instances per catalog load: meta-schema compilation is the slow part. */
+export class SchemaCheckers {
+  readonly #ajv: Record<Dialect, Ajv | Ajv2020>;
+  readonly #meta: Record<Dialect, ValidateFunction>;
+
+  constructor() {
+    const options = { allErrors: true, strict: false, logger: false, validateFormats: true } as const;
+    const draft07 = new Ajv(options);
+    const draft2020 = new Ajv2020(options);
+    addFormats(draft07);
+    addFormats(draft2020);
+    this.#ajv = { 'draft-07': draft07, '2020-12': draft2020 };
+    this.#meta = {
+      'draft-07': draft07.getSchema('http://json-schema.org/draft-07/schema')!,
+      '2020-12': draft2020.getSchema('https://json-schema.org/draft/2020-12/schema')!,
+    };
+  }
+
+  /** Meta-schema violations, one problem per place in the file. */
+  validateAgainstMetaSchema(schema: unknown, dialect: Dialect, file: string): CatalogProblem[] {
+    const validate = this.#meta[dialect];
+    if (validate(schema)) return [];
+    return ajvErrorsToProblems(validate.errors ?? [], file, {
+      code: 'invalid-schema',
+      hint: `make it a valid JSON Schema (${dialect}); see https://json-schema.org`,
+    });
+  }
+
+  /** Compiles a self-contained schema; returns ajv's complaint (bad regex, unknown format, …) or undefined. */
+  compileError(schema: unknown, dialect: Dialect): string | undefined {
+    try {
+      this.#ajv[dialect].compile(schema as object);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  /** A validator for evgen's own files (event.json, consumers), always draft-07. */
+  metadataValidator(schema: object): ValidateFunction {
+    return this.#ajv['draft-07'].compile(schema);
+  }
+}
+
+/**
+ * Turns ajv errors into problems, one per instance location. anyOf/oneOf summaries are dropped
+ * when a more specific error exists at the same place, so people see the useful line.
+ */
+export function ajvErrorsToProblems(
+  errors: readonly ErrorObject[],
+  file: string,
+  defaults: { code: string; hint: string },
+): CatalogProblem[] {
+  const byPath = new Map<string, ErrorObject[]>();
+  for (const error of errors) {
+    const list = byPath.get(error.instancePath) ?? [];
+    list.push(error);
+    byPath.set(error.instancePath, list);
+  }
+  const problems: CatalogProblem[] = [];
+  for (const [pointer, list] of byPath) {
+    const specific = list.filter((error) => !['anyOf', 'oneOf', 'if', 'not'].includes(error.keyword));
+    const chosen = specific.length > 0 ? specific : list;
+    const messages = [...new Set(chosen.map(describeAjvError))];
+    problems.push({ code: defaults.code, file, pointer, message: messages.join('; '), hint: defaults.hint });
+  }
+  return problems;
+}
+
+function describeAjvError(error: ErrorObject): string {
+  if (error.keyword === 'enum') {
+    const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+    return `must be one of ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
+  }
+  if (error.keyword === 'required') {
+    return `missing required key "${(error.params as { missingProperty: string }).missingProperty}"`;
+  }
+  if (error.keyword === 'additionalProperties') {
+    return `unknown key "${(error.params as { additionalProperty: string }).additionalProperty}"`;
+  }
+  return error.message ?? `fails "${error.keyword}"`;
+}
