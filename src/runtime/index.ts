@@ -4,3 +4,8 @@ export * from './envelope.js';
 export * from './publisher.js';
 export * from './db/database.js';
 export * from './db/sql-identifier.js';
+export * from './inbox/index.js';
+export * from './payload-validator.js';
+export * from './parse-envelope.js';
+export * from './outbox/index.js';
+export * from './rabbitmq/index.js';

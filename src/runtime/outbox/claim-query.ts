@@ -1,0 +1,124 @@
+/**
+ * The relay's SQL. Claiming is ONE statement (its own transaction): it locks due rows with
+ * `FOR UPDATE SKIP LOCKED`, so concurrent relays never take the same row, and leases them
+ * (`locked_until`, `lease_token`), so a relay that dies mid-publish only delays its rows.
+ *
+ * Per-aggregate order: a row is a "head" only if no earlier (lower id) row of the same aggregate
+ * is unsent (READY, incl. backing off, or PROCESSING). A batch takes heads and, behind each head,
+ * the following rows of that aggregate up to the first one that is not due, so the relay can
+ * publish a run of one aggregate in order. Another relay cannot claim those followers: their
+ * head stays unsent until this relay finishes with it.
+ */
+import type { OutboundMessage } from '../publisher.js';
+import type { OutboxTableNames } from './outbox-table.js';
+
+/** `now` is the relay's clock when one is injected (tests), else the database's. */
+const nowParam = (index: number) => `COALESCE($${index}::timestamptz, now())`;
+const NOW = nowParam(4);
+const due = (alias: string) =>
+  `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
+
+/** Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL. */
+export function claimSql(names: OutboxTableNames): string {
+  const t = names.table;
+  return `WITH heads AS (
+  SELECT o.id, o.aggregate_type, o.aggregate_id
+  FROM ${t} o
+  WHERE ${due('o')}
+    AND NOT EXISTS (
+      SELECT 1 FROM ${t} e
+      WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+        AND e.status IN ('READY', 'PROCESSING') AND e.id < o.id)
+  ORDER BY o.id
+  LIMIT $1::int
+  FOR UPDATE OF o SKIP LOCKED
+), chain AS (
+  SELECT f.id,
+    bool_and(${due('f')}) OVER run AS claimable,
+    row_number() OVER run AS position
+  FROM ${t} f JOIN heads h
+    ON f.aggregate_type = h.aggregate_type AND f.aggregate_id = h.aggregate_id AND f.id >= h.id
+  WHERE f.status IN ('READY', 'PROCESSING')
+  WINDOW run AS (PARTITION BY f.aggregate_type, f.aggregate_id ORDER BY f.id)
+), picked AS (
+  SELECT id FROM chain WHERE claimable ORDER BY position, id LIMIT $1
+)
+UPDATE ${t} r
+SET status = 'PROCESSING',
+    attempts = r.attempts + 1,
+    locked_until = ${NOW} + $3::float8 * interval '1 millisecond',
+    lease_token = $2::uuid,
+    last_error = CASE WHEN r.status = 'PROCESSING' THEN 'lease expired before the publish was confirmed' ELSE r.last_error END
+FROM picked
+WHERE r.id = picked.id AND ${due('r')}
+RETURNING r.id::text AS id, r.event_id::text AS event_id, r.aggregate_type, r.aggregate_id,
+  r.aggregate_version::text AS aggregate_version, r.event_type, r.schema_version, r.payload,
+  to_char(r.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
+  r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts`;
+}
+
+/** Parameters: $1 ids as a `{…}` bigint array literal, $2 lease token, $3 now or NULL. */
+export function markSentSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'SENT', sent_at = ${nowParam(3)}, locked_until = NULL, lease_token = NULL
+WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/** Parameters: $1 id, $2 lease token, $3 new status (READY or DEAD), $4 now or NULL, $5 delay ms, $6 error. */
+export function markFailedSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = $3::text, available_at = ${NOW} + $5::float8 * interval '1 millisecond',
+  last_error = $6::text, locked_until = NULL, lease_token = NULL
+WHERE id = $1::bigint AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/** Gives back rows this relay claimed but did not try: not an attempt, so attempts is restored. */
+export function releaseSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'READY', attempts = GREATEST(attempts - 1, 0), locked_until = NULL, lease_token = NULL
+WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/** One claimed row as the claim query returns it. */
+export interface ClaimedRow {
+  readonly id: string;
+  readonly event_id: string;
+  readonly aggregate_type: string;
+  readonly aggregate_id: string;
+  readonly aggregate_version: string | null;
+  readonly event_type: string;
+  readonly schema_version: number;
+  readonly payload: unknown;
+  readonly occurred_at: string;
+  readonly trace_id: string | null;
+  readonly correlation_id: string | null;
+  readonly causation_id: string | null;
+  readonly headers: Record<string, string> | string;
+  /** Attempts including the one this claim starts. */
+  readonly attempts: number;
+}
+
+/** Rebuilds the envelope exactly as the writer returned it. */
+export function toOutboundMessage(row: ClaimedRow): OutboundMessage {
+  const headers = typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : row.headers;
+  return {
+    outboxId: row.id,
+    envelope: {
+      messageId: row.event_id,
+      eventType: row.event_type,
+      schemaVersion: Number(row.schema_version),
+      aggregateType: row.aggregate_type,
+      aggregateId: row.aggregate_id,
+      ...(row.aggregate_version !== null ? { aggregateVersion: Number(row.aggregate_version) } : {}),
+      occurredAt: row.occurred_at,
+      ...(row.trace_id !== null ? { traceId: row.trace_id } : {}),
+      ...(row.correlation_id !== null ? { correlationId: row.correlation_id } : {}),
+      ...(row.causation_id !== null ? { causationId: row.causation_id } : {}),
+      payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+    },
+    headers,
+    attempts: Number(row.attempts) - 1,
+  };
+}
+
+/** `{1,2,3}`: ids (decimal strings from the database) as one array parameter. */
+export function idArray(ids: readonly string[]): string {
+  return `{${ids.join(',')}}`;
+}

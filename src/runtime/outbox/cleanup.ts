@@ -1,0 +1,34 @@
+/** Retention for SENT rows (design notes §6): deleted in small batches, never a long lock. */
+import type { Database } from '../db/database.js';
+import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
+
+export interface OutboxCleanupOptions extends OutboxTableOptions {
+  /** Delete SENT rows whose `sent_at` is older than this many ms. */
+  readonly olderThanMs: number;
+  /** Rows per DELETE statement (default 1 000). */
+  readonly batchSize?: number;
+  /** Reference time (default: the database clock). */
+  readonly now?: Date;
+}
+
+/**
+ * Deletes SENT rows older than the retention, one batch per statement, until none are left.
+ * READY, PROCESSING and DEAD rows are never touched. Returns how many rows were deleted.
+ */
+export async function cleanupSentOutbox(db: Database, options: OutboxCleanupOptions): Promise<number> {
+  const { table } = outboxTableNames(options);
+  const batchSize = Math.floor(options.batchSize ?? 1_000);
+  if (!(batchSize > 0)) throw new RangeError(`batchSize must be positive, got ${options.batchSize}`);
+  if (!(options.olderThanMs >= 0)) throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
+  const sql = `DELETE FROM ${table} WHERE id IN (
+  SELECT id FROM ${table}
+  WHERE status = 'SENT' AND sent_at < COALESCE($3::timestamptz, now()) - $1::float8 * interval '1 millisecond'
+  ORDER BY id LIMIT $2::int
+  FOR UPDATE SKIP LOCKED)`;
+  let total = 0;
+  for (;;) {
+    const deleted = await db.query(sql, [options.olderThanMs, batchSize, options.now?.toISOString() ?? null]);
+    total += deleted.rowCount;
+    if (deleted.rowCount < batchSize) return total;
+  }
+}

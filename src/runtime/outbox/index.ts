@@ -1,0 +1,9 @@
+// The transactional outbox: schema, writer, relay, retention and stats.
+export * from './outbox-table.js';
+export * from './migration.js';
+export * from './write-outbox-event.js';
+export * from './backoff.js';
+export * from './relay.js';
+export * from './cleanup.js';
+export * from './outbox-stats.js';
+export * from './recording-publisher.js';

@@ -1,0 +1,121 @@
+/**
+ * Writes one event into the outbox inside the caller's transaction, so the event commits or
+ * rolls back together with the business rows (design notes §6).
+ */
+import type { Transaction } from '../db/database.js';
+import { quoteIdentifier } from '../db/sql-identifier.js';
+import { createEnvelope, type Envelope, type EventVersionDescriptor } from '../envelope.js';
+import { ValidationError } from '../errors.js';
+import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
+
+/** What the caller may add to an event: ids tying it to a request, and transport headers. */
+export interface OutboxWriteContext {
+  /** Set only to make a retried request write the same event id (must be a UUID). */
+  readonly messageId?: string;
+  /** When the fact happened; defaults to now. Stored and republished at millisecond precision. */
+  readonly occurredAt?: string | Date;
+  /** The aggregate's sequence number, when the caller tracks it (exclusive with `assignAggregateVersion`). */
+  readonly aggregateVersion?: number;
+  readonly traceId?: string;
+  readonly correlationId?: string;
+  readonly causationId?: string;
+  /** Extra transport headers stored with the row and handed to the publisher. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface OutboxWriteOptions extends OutboxTableOptions {
+  /**
+   * Assign the next aggregate version from the `<table>_aggregate_version` counter. The counter
+   * row stays locked until the transaction ends, so concurrent writers of one aggregate get
+   * consecutive versions and commit in version order.
+   */
+  readonly assignAggregateVersion?: boolean;
+  /** Channel to NOTIFY on commit (wakes relays); `false` sends none. Default `evgen_outbox`. */
+  readonly notifyChannel?: string | false;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function invalid(subject: string, pointer: string, message: string): ValidationError {
+  return new ValidationError(subject, [{ pointer, keyword: 'format', message }]);
+}
+
+/**
+ * Validates `payload` with the descriptor's strict validator, builds the envelope and inserts
+ * it into the outbox within `tx`. Returns the envelope exactly as the relay will publish it.
+ * An invalid payload throws a ValidationError listing every violation and writes nothing.
+ */
+export async function writeOutboxEvent<TType extends string, TVersion extends number, TPayload>(
+  tx: Transaction,
+  descriptor: EventVersionDescriptor<TType, TVersion, TPayload>,
+  payload: TPayload,
+  context: OutboxWriteContext = {},
+  options: OutboxWriteOptions = {},
+): Promise<Envelope<TType, TVersion, TPayload>> {
+  const names = outboxTableNames(options);
+  const subject = `${descriptor.eventType} v${descriptor.schemaVersion} envelope`;
+  if (context.messageId !== undefined && !UUID.test(context.messageId)) {
+    throw invalid(subject, '/messageId', 'must be a UUID');
+  }
+  // Normalised to a Date so the stored timestamp and the returned envelope agree to the millisecond.
+  const occurredAt = context.occurredAt === undefined ? new Date() : new Date(context.occurredAt);
+  if (Number.isNaN(occurredAt.getTime())) throw invalid(subject, '/occurredAt', 'must be an ISO-8601 timestamp');
+  if (context.aggregateVersion !== undefined && options.assignAggregateVersion) {
+    throw new TypeError('pass either context.aggregateVersion or options.assignAggregateVersion, not both');
+  }
+  if (context.aggregateVersion !== undefined && !Number.isSafeInteger(context.aggregateVersion)) {
+    throw invalid(subject, '/aggregateVersion', 'must be an integer');
+  }
+  const headers = context.headers ?? {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') throw invalid(subject, `/headers/${name}`, 'must be a string');
+  }
+  const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
+  if (notifyChannel !== false) quoteIdentifier(notifyChannel);
+
+  // Validates the payload (throws before any SQL runs) and fixes every envelope field.
+  let envelope = createEnvelope(descriptor, payload, {
+    occurredAt,
+    ...(context.messageId !== undefined ? { messageId: context.messageId } : {}),
+    ...(context.aggregateVersion !== undefined ? { aggregateVersion: context.aggregateVersion } : {}),
+    ...(context.traceId !== undefined ? { traceId: context.traceId } : {}),
+    ...(context.correlationId !== undefined ? { correlationId: context.correlationId } : {}),
+    ...(context.causationId !== undefined ? { causationId: context.causationId } : {}),
+  });
+  if (options.assignAggregateVersion) {
+    const counter = await tx.query<{ version: string }>(
+      `INSERT INTO ${names.versionTable} AS v (aggregate_type, aggregate_id, version) VALUES ($1, $2, 1)
+       ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET version = v.version + 1
+       RETURNING version::text AS version`,
+      [envelope.aggregateType, envelope.aggregateId],
+    );
+    const version = Number(counter.rows[0]?.version);
+    envelope = { ...envelope, aggregateVersion: version };
+  }
+
+  await tx.query(
+    `WITH inserted AS (
+       INSERT INTO ${names.table} (event_id, aggregate_type, aggregate_id, aggregate_version, event_type, schema_version,
+         payload, occurred_at, trace_id, correlation_id, causation_id, headers)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12::jsonb)
+       RETURNING id
+     )
+     SELECT id, CASE WHEN $13::text IS NULL THEN NULL ELSE pg_notify($13::text, '') END AS notified FROM inserted`,
+    [
+      envelope.messageId,
+      envelope.aggregateType,
+      envelope.aggregateId,
+      envelope.aggregateVersion ?? null,
+      envelope.eventType,
+      envelope.schemaVersion,
+      JSON.stringify(envelope.payload),
+      occurredAt.toISOString(),
+      envelope.traceId ?? null,
+      envelope.correlationId ?? null,
+      envelope.causationId ?? null,
+      JSON.stringify(headers),
+      notifyChannel === false ? null : notifyChannel,
+    ],
+  );
+  return envelope;
+}

@@ -1,0 +1,128 @@
+/**
+ * The two databases the outbox tests run on, both real: PostgreSQL on 127.0.0.1 (a schema per
+ * test, dropped afterwards) and PGlite (one instance per test file, a schema per test inside it).
+ */
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { migrateOutbox, pgliteDatabase, postgresDatabase, type Database } from 'evgen/runtime';
+import { createTestSchema } from '../../support/postgres.js';
+
+export type DialectName = 'postgres' | 'pglite';
+export const DIALECTS: readonly DialectName[] = ['postgres', 'pglite'];
+
+export interface OutboxFixture {
+  readonly dialect: DialectName;
+  readonly db: Database;
+  /** Schema holding this test's outbox (passed as `schema` to every outbox call). */
+  readonly schema: string;
+  /** Another independent Database on the same data (a second pool on PostgreSQL; the same session on PGlite). */
+  openAnother(max?: number): Database;
+  /** A fresh NOTIFY channel name, so tests never wake each other's relays. */
+  readonly channel: string;
+  close(): Promise<void>;
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${randomBytes(4).toString('hex')}`;
+}
+
+/** One PGlite instance per test file (it costs ~2 s and ~700 MB). */
+export function pgliteOnce(): { get(): Promise<PGlite>; close(): Promise<void> } {
+  let instance: Promise<PGlite> | undefined;
+  return {
+    get() {
+      instance ??= (async () => {
+        const pglite = new PGlite();
+        await pglite.waitReady;
+        return pglite;
+      })();
+      return instance;
+    },
+    async close() {
+      if (instance) await (await instance).close();
+      instance = undefined;
+    },
+  };
+}
+
+/** Opens a fixture with a migrated outbox. */
+export async function openOutbox(dialect: DialectName, pglite: { get(): Promise<PGlite> }): Promise<OutboxFixture> {
+  const channel = uniqueName('evgen_outbox_t');
+  if (dialect === 'postgres') {
+    const test = await createTestSchema('evgen_outbox');
+    const db = postgresDatabase(test.pool);
+    await migrateOutbox(db, { schema: test.schema });
+    return {
+      dialect,
+      db,
+      schema: test.schema,
+      openAnother: (max = 4) => postgresDatabase(test.newPool(max)),
+      channel,
+      close: () => test.drop(),
+    };
+  }
+  const instance = await pglite.get();
+  const db = pgliteDatabase(instance);
+  const schema = uniqueName('evgen_outbox');
+  await migrateOutbox(db, { schema });
+  return {
+    dialect,
+    db,
+    schema,
+    openAnother: () => db,
+    channel,
+    close: async () => {
+      await instance.query(`DROP SCHEMA "${schema}" CASCADE`);
+    },
+  };
+}
+
+/** A business table written next to the outbox, to prove both commit or roll back together. */
+export async function createOrdersTable(fixture: OutboxFixture): Promise<string> {
+  const table = `"${fixture.schema}"."orders"`;
+  await fixture.db.query(`CREATE TABLE ${table} (order_id text PRIMARY KEY, amount integer NOT NULL)`);
+  return table;
+}
+
+export interface OutboxRowView {
+  id: number;
+  event_id: string;
+  aggregate_id: string;
+  aggregate_version: number | null;
+  status: string;
+  attempts: number;
+  available_ms: number;
+  locked_until_ms: number | null;
+  last_error: string | null;
+  sent_ms: number | null;
+}
+
+/** Every outbox row, in id order, with timestamps as epoch ms. */
+export async function outboxRows(fixture: OutboxFixture): Promise<OutboxRowView[]> {
+  const result = await fixture.db.query<OutboxRowView>(
+    `SELECT id::int AS id, event_id::text AS event_id, aggregate_id, aggregate_version::int AS aggregate_version, status, attempts,
+       (extract(epoch FROM available_at) * 1000)::float8 AS available_ms,
+       (extract(epoch FROM locked_until) * 1000)::float8 AS locked_until_ms,
+       last_error,
+       (extract(epoch FROM sent_at) * 1000)::float8 AS sent_ms
+     FROM "${fixture.schema}"."outbox_event" ORDER BY id`,
+  );
+  return result.rows.map((row) => ({
+    ...row,
+    available_ms: Number(row.available_ms),
+    locked_until_ms: row.locked_until_ms === null ? null : Number(row.locked_until_ms),
+    sent_ms: row.sent_ms === null ? null : Number(row.sent_ms),
+  }));
+}
+
+/** A clock the test moves by hand; starts a second ahead so rows written "now" are already due. */
+export function manualClock(): { clock: () => Date; advance(ms: number): void; now(): number } {
+  let current = Date.now() + 1_000;
+  return {
+    clock: () => new Date(current),
+    advance(ms) {
+      current += ms;
+    },
+    now: () => current,
+  };
+}
