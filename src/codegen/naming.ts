@@ -52,6 +52,8 @@ export function versionNames(event: Pick<EventDefinition, 'name'>, version: numb
     constructorName: lower,
     descriptorName: `${lower}Descriptor`,
     validatorName: `validate${base}Payload`,
+    /** The tolerant READER validator (unknown properties accepted). */
+    readerName: `read${base}Payload`,
   } as const;
 }
 
@@ -61,5 +63,7 @@ export function eventNames(event: Pick<EventDefinition, 'name'>) {
   return {
     payloadUnion: `${base}Payload`,
     envelopeUnion: `${base}Envelope`,
+    /** Every version's descriptor, ascending: `orderCreatedDescriptors`. */
+    descriptorList: `${camelCase(base)}Descriptors`,
   } as const;
 }
