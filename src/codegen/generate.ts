@@ -1,0 +1,89 @@
+/**
+ * Runs the selected targets over a catalog and returns every output file, checked and sorted.
+ * Pure: nothing is written here (the CLI's output plan does that). If any target fails, the
+ * whole generation fails, so a build never writes a partial set of files.
+ */
+import type { Catalog } from '../catalog/model.js';
+import type { GeneratedFile, Target } from './target.js';
+
+export interface GenerateOptions {
+  /** Names of the targets to run (config `targets`); all given targets when omitted. */
+  readonly targetNames?: readonly string[];
+  /** Module specifier generated code imports the runtime from; default `evgen/runtime`. */
+  readonly runtimeImport?: string;
+}
+
+/** Why generation failed: an unknown target name, a target that threw, or bad/colliding paths. */
+export class GenerateError extends Error {
+  constructor(
+    message: string,
+    readonly target?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'GenerateError';
+  }
+}
+
+export const DEFAULT_RUNTIME_IMPORT = 'evgen/runtime';
+
+/** Picks targets by name, in the registry's order; unknown names are an error listing the known ones. */
+export function selectTargets(targets: readonly Target[], names: readonly string[] | undefined): Target[] {
+  if (names === undefined) return [...targets];
+  const known = new Set(targets.map((target) => target.name));
+  const unknown = names.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new GenerateError(
+      `unknown target${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => JSON.stringify(name)).join(', ')}; known targets: ${[...known].sort().join(', ') || '(none)'}`,
+    );
+  }
+  const wanted = new Set(names);
+  return targets.filter((target) => wanted.has(target.name));
+}
+
+export async function generate(catalog: Catalog, targets: readonly Target[], options: GenerateOptions = {}): Promise<GeneratedFile[]> {
+  const selected = selectTargets(targets, options.targetNames);
+  const context = { catalog, runtimeImport: options.runtimeImport ?? DEFAULT_RUNTIME_IMPORT };
+  const owners = new Map<string, string>();
+  const files: GeneratedFile[] = [];
+  for (const target of selected) {
+    let produced: readonly GeneratedFile[];
+    try {
+      produced = await target.generate(context);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new GenerateError(`target "${target.name}" failed: ${reason}`, target.name, { cause: error });
+    }
+    for (const file of produced) {
+      const problem = pathProblem(file.path);
+      if (problem !== undefined) {
+        throw new GenerateError(`target "${target.name}" produced an invalid path ${JSON.stringify(file.path)}: ${problem}`, target.name);
+      }
+      const owner = owners.get(file.path.toLowerCase());
+      if (owner !== undefined) {
+        // Compared case-insensitively: on macOS/Windows two such files would overwrite each other.
+        throw new GenerateError(`targets "${owner}" and "${target.name}" both produce ${file.path}`, target.name);
+      }
+      owners.set(file.path.toLowerCase(), target.name);
+      files.push({ path: file.path, content: normalizeContent(file.content) });
+    }
+  }
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** LF line endings and exactly one trailing newline, whatever the target produced. */
+export function normalizeContent(content: string): string {
+  const lf = content.replace(/\r\n?/g, '\n');
+  return lf.endsWith('\n') ? lf.replace(/\n+$/, '\n') : `${lf}\n`;
+}
+
+/** Output paths must stay inside the output folder: relative, `/`-separated, no `.`/`..` segments. */
+function pathProblem(path: string): string | undefined {
+  if (path === '') return 'it is empty';
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'it is absolute';
+  if (path.includes('\\')) return 'it contains a backslash';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f]/.test(path)) return 'it contains control characters';
+  if (path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) return 'it has an empty, "." or ".." segment';
+  return undefined;
+}
