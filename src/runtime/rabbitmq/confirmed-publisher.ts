@@ -6,7 +6,7 @@
  * connection that closes first, fails every pending publish. When the socket buffer is full
  * (`publish` returned false) later publishes wait for `drain`.
  */
-import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
+import type { ChannelModel, ChannelOptions, ConfirmChannel, Message } from 'amqplib';
 import type { AmqpConnector } from './connector.js';
 import type { PublishProperties } from './amqp-message.js';
 import { ChannelClosedError, PublishNackedError, UnroutableError } from './errors.js';
@@ -31,12 +31,22 @@ export class ConfirmedPublisher {
   private readonly pending = new Map<string, PendingPublish[]>();
   private drained: Promise<void> | undefined;
   private closing = false;
+  private drainWaitCount = 0;
 
   /**
    * Opens lazily: the confirm channel is created on the first publish and re-created after it
-   * closed (on the connector's current connection).
+   * closed (on the connector's current connection). `channelOptions.highWaterMark` sets how many
+   * frames amqplib buffers per channel before `publish` reports back-pressure.
    */
-  constructor(private readonly source: ConnectionSource) {}
+  constructor(
+    private readonly source: ConnectionSource,
+    private readonly options: { readonly channelOptions?: ChannelOptions } = {},
+  ) {}
+
+  /** How often publishing had to wait for the channel to drain (back-pressure). */
+  get drainWaits(): number {
+    return this.drainWaitCount;
+  }
 
   /** Number of publishes waiting for their confirm. */
   get inFlight(): number {
@@ -109,6 +119,7 @@ export class ConfirmedPublisher {
 
   private waitForDrain(channel: ConfirmChannel): void {
     if (this.drained !== undefined) return;
+    this.drainWaitCount++;
     this.drained = new Promise<void>((resolve) => {
       const done = () => {
         channel.removeListener('drain', done);
@@ -138,7 +149,7 @@ export class ConfirmedPublisher {
     this.opening ??= (async () => {
       try {
         const model = isConnector(this.source) ? await this.source.connection() : this.source;
-        const channel = await model.createConfirmChannel();
+        const channel = await model.createConfirmChannel(this.options.channelOptions);
         // Without a listener an 'error' event would throw; the close handler below does the work.
         channel.on('error', () => undefined);
         channel.on('return', (message: Message) => this.onReturn(message));

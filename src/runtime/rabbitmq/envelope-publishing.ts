@@ -18,7 +18,7 @@ export interface PublishEnvelopeOptions {
 }
 
 /** Publishes one envelope on its route and resolves when the broker confirmed and routed it. */
-export function publishEnvelope(
+export async function publishEnvelope(
   publisher: ConfirmedPublisher,
   envelope: Envelope,
   route: RabbitRoute,
@@ -47,7 +47,7 @@ export function rabbitRelayPublisher(
   options: { readonly prefix?: string } = {},
 ): Publisher {
   return {
-    publish(message: OutboundMessage): Promise<void> {
+    async publish(message: OutboundMessage): Promise<void> {
       const route = routeFor(routes, message.envelope.eventType);
       return publishEnvelope(publisher, message.envelope, route, { prefix: options.prefix, headers: message.headers });
     },

@@ -1,0 +1,166 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ChannelClosedError,
+  ConfirmedPublisher,
+  EVGEN_HEADERS,
+  UnknownEventError,
+  UnroutableError,
+  createEnvelope,
+  publishEnvelope,
+  rabbitRelayPublisher,
+  type Envelope,
+  type EventVersionDescriptor,
+  type ResolvedTopology,
+} from 'evgen/runtime';
+import { SAMPLE_TOPOLOGY, createTestBroker, drainQueue, type TestBroker } from '../support/rabbitmq.js';
+
+const orderCreated: EventVersionDescriptor<'order.OrderCreated', 1, { orderId: string }> = {
+  eventType: 'order.OrderCreated',
+  schemaVersion: 1,
+  aggregateType: 'Order',
+  aggregateIdProperty: 'orderId',
+  validatePayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
+};
+const routes = {
+  'order.OrderCreated': { exchange: 'order', routingKey: 'order.created' },
+  'order.OrderCancelled': { exchange: 'order', routingKey: 'order.cancelled' },
+  // Declared exchange, but no queue binds this key: every publish is returned.
+  'order.OrderArchived': { exchange: 'order', routingKey: 'order.archived' },
+};
+
+function envelope(orderId: string, meta: { traceId?: string } = {}): Envelope {
+  return createEnvelope(orderCreated, { orderId }, { aggregateVersion: 3, correlationId: 'corr-1', causationId: 'cause-1', ...meta });
+}
+
+describe('ConfirmedPublisher', () => {
+  let broker: TestBroker;
+  let topology: ResolvedTopology;
+  let publisher: ConfirmedPublisher;
+
+  beforeEach(async () => {
+    broker = await createTestBroker();
+    topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [100, 200] });
+    publisher = new ConfirmedPublisher(broker.connection);
+  });
+  afterEach(async () => {
+    await publisher.close();
+    await broker.cleanup();
+  });
+
+  it('publishes a persistent message whose properties and headers carry the envelope', async () => {
+    const sent = envelope('o-1', { traceId: 'trace-1' });
+    await publishEnvelope(publisher, sent, routes['order.OrderCreated'], { prefix: broker.prefix, headers: { traceparent: '00-abc-01' } });
+    const [message, ...rest] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    expect(rest).toHaveLength(0);
+    expect(JSON.parse(message!.content.toString())).toEqual(sent);
+    expect(message!.properties).toMatchObject({
+      messageId: sent.messageId,
+      type: 'order.OrderCreated',
+      contentType: 'application/json',
+      deliveryMode: 2,
+      correlationId: 'corr-1',
+    });
+    expect(message!.properties.timestamp).toBe(Math.floor(Date.parse(sent.occurredAt) / 1000));
+    expect(message!.properties.headers).toMatchObject({
+      traceparent: '00-abc-01',
+      [EVGEN_HEADERS.schemaVersion]: 1,
+      [EVGEN_HEADERS.aggregateType]: 'Order',
+      [EVGEN_HEADERS.aggregateId]: 'o-1',
+      [EVGEN_HEADERS.aggregateVersion]: 3,
+      [EVGEN_HEADERS.traceId]: 'trace-1',
+      [EVGEN_HEADERS.correlationId]: 'corr-1',
+      [EVGEN_HEADERS.causationId]: 'cause-1',
+    });
+  });
+
+  it('rejects an unroutable publish with UnroutableError although the broker acked it, and still confirms the others', async () => {
+    const lost = envelope('o-lost');
+    const kept = envelope('o-kept');
+    const results = await Promise.allSettled([
+      publishEnvelope(publisher, lost, routes['order.OrderArchived'], { prefix: broker.prefix }),
+      publishEnvelope(publisher, kept, routes['order.OrderCreated'], { prefix: broker.prefix }),
+    ]);
+    expect(results[0]!.status).toBe('rejected');
+    const error = (results[0] as PromiseRejectedResult).reason as UnroutableError;
+    expect(error).toBeInstanceOf(UnroutableError);
+    expect(error.messageId).toBe(lost.messageId);
+    expect(error.routingKey).toBe('order.archived');
+    expect(error.replyText).toBe('NO_ROUTE');
+    expect(error.retryable).toBe(true);
+    expect(results[1]!.status).toBe('fulfilled');
+    const delivered = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    expect(delivered.map((m) => m.properties.messageId)).toEqual([kept.messageId]);
+    expect(publisher.inFlight).toBe(0);
+  });
+
+  it('matches returns by messageId when the same id is published twice at once', async () => {
+    const twice = envelope('o-twice');
+    const results = await Promise.allSettled([
+      publishEnvelope(publisher, twice, routes['order.OrderArchived'], { prefix: broker.prefix }),
+      publishEnvelope(publisher, twice, routes['order.OrderCreated'], { prefix: broker.prefix }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+  });
+
+  it('fails pending publishes when the channel closes and works again on a fresh channel', async () => {
+    const missing = `${broker.prefix}no-such-exchange`;
+    const failed = publisher.publish(missing, 'x', Buffer.from('{}'), { messageId: 'm-missing' });
+    await expect(failed).rejects.toBeInstanceOf(ChannelClosedError);
+    await publishEnvelope(publisher, envelope('o-after'), routes['order.OrderCreated'], { prefix: broker.prefix });
+    const delivered = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    expect(delivered).toHaveLength(1);
+  });
+
+  it('waits for drain under back-pressure and confirms every message', async () => {
+    const small = new ConfirmedPublisher(broker.connection, { channelOptions: { highWaterMark: 2 } });
+    const body = Buffer.alloc(8 * 1024, 'x');
+    const count = 200;
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        small.publish(`${broker.prefix}order`, 'order.created', body, { messageId: `bp-${i}`, contentType: 'application/octet-stream' }),
+      ),
+    );
+    expect(small.drainWaits).toBeGreaterThan(0);
+    const check = await broker.channel.checkQueue(topology.consumers['inventory-service']!.queue);
+    expect(check.messageCount).toBe(count);
+    await small.close();
+  });
+
+  it('refuses a publish without messageId (returns could not be matched)', async () => {
+    await expect(publisher.publish(`${broker.prefix}order`, 'order.created', Buffer.from('{}'), { messageId: '' })).rejects.toBeInstanceOf(TypeError);
+  });
+});
+
+describe('rabbitRelayPublisher', () => {
+  let broker: TestBroker;
+  let topology: ResolvedTopology;
+  let publisher: ConfirmedPublisher;
+
+  beforeEach(async () => {
+    broker = await createTestBroker();
+    topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [100] });
+    publisher = new ConfirmedPublisher(broker.connection);
+  });
+  afterEach(async () => {
+    await publisher.close();
+    await broker.cleanup();
+  });
+
+  it('routes outbox messages by event type and carries the row headers', async () => {
+    const relay = rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix });
+    const sent = envelope('o-relay');
+    await relay.publish({ outboxId: '1', envelope: sent, headers: { traceparent: 't' }, attempts: 0 });
+    const [message] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    expect(message!.properties.messageId).toBe(sent.messageId);
+    expect(message!.fields.routingKey).toBe('order.created');
+    expect(message!.properties.headers!.traceparent).toBe('t');
+  });
+
+  it('rejects an event type without a route, and an unroutable one', async () => {
+    const relay = rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix });
+    const unknown = { ...envelope('o-x'), eventType: 'order.Nope' };
+    await expect(relay.publish({ outboxId: '2', envelope: unknown, headers: {}, attempts: 0 })).rejects.toBeInstanceOf(UnknownEventError);
+    const archived = { ...envelope('o-y'), eventType: 'order.OrderArchived' };
+    await expect(relay.publish({ outboxId: '3', envelope: archived, headers: {}, attempts: 0 })).rejects.toBeInstanceOf(UnroutableError);
+  });
+});
