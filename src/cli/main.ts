@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { commands } from './commands/index.js';
 
-export const EXIT_OK = 0;
-export const EXIT_FINDINGS = 1;
-export const EXIT_BAD_INPUT = 2;
+import { EXIT_BAD_INPUT, EXIT_OK } from './exit-codes.js';
+
+export { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from './exit-codes.js';
 
 export function createProgram(): Command {
   const program = new Command('evgen')
@@ -25,6 +25,10 @@ export function createProgram(): Command {
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
   const program = createProgram();
+  // Commands report through process.exitCode; start clean so one in-process run (tests) cannot
+  // leak its code into the next, and leave the caller's value as it was.
+  const previous = process.exitCode;
+  process.exitCode = undefined;
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
@@ -34,6 +38,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
     throw error;
+  } finally {
+    process.exitCode = previous;
   }
 }
 

@@ -1,6 +1,7 @@
 /** Every CLI command, one file each; each export registers its command on the program. */
 import type { Command } from 'commander';
+import { registerBuild } from './build.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: readonly RegisterCommand[] = [];
+export const commands: readonly RegisterCommand[] = [registerBuild];

@@ -1,0 +1,107 @@
+/**
+ * The optional project config `evgen.config.json` (in the working folder, or given with
+ * `--config`). Folders in it are relative to the config file; command-line flags override it.
+ *
+ *   { "events": "events", "out": "generated", "targets": ["payload-types", …], "runtimeImport": "evgen/runtime" }
+ */
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import { CatalogError, type CatalogProblem } from '../catalog/catalog-error.js';
+import { suggestion } from '../catalog/did-you-mean.js';
+import { displayPath, readJsonFile } from '../catalog/read-json-file.js';
+import { ProblemList } from '../catalog/problem-list.js';
+import { DEFAULT_RUNTIME_IMPORT } from '../codegen/generate.js';
+
+export const CONFIG_FILE_NAME = 'evgen.config.json';
+
+export interface EvgenConfig {
+  /** Absolute events folder. */
+  readonly events: string;
+  /** Absolute output folder. */
+  readonly out: string;
+  /** Targets to run; undefined means all. */
+  readonly targets: readonly string[] | undefined;
+  readonly runtimeImport: string;
+  /** The config file that was read, if any. */
+  readonly file: string | undefined;
+}
+
+/** Flags a command got; each overrides the config file. */
+export interface ConfigFlags {
+  readonly config?: string;
+  readonly events?: string;
+  readonly out?: string;
+}
+
+const CONFIG_KEYS = ['$schema', 'events', 'out', 'targets', 'runtimeImport'];
+
+const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    $schema: { type: 'string' },
+    events: { type: 'string', minLength: 1 },
+    out: { type: 'string', minLength: 1 },
+    targets: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' } },
+    runtimeImport: { type: 'string', pattern: '^[A-Za-z0-9@._/-]+$' },
+  },
+} as const;
+
+let validateConfig: ReturnType<Ajv['compile']> | undefined;
+
+/**
+ * Reads the config (the `--config` file, or `evgen.config.json` in `cwd` when it exists) and
+ * applies flags. Throws CatalogError (printed like catalog problems, exit 2) when it is invalid.
+ */
+export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promise<EvgenConfig> {
+  const explicit = flags.config !== undefined;
+  const path = resolve(cwd, flags.config ?? CONFIG_FILE_NAME);
+  const problems = new ProblemList();
+  let fromFile: { events?: string; out?: string; targets?: string[]; runtimeImport?: string } = {};
+  const exists = await stat(path).then((found) => found.isFile(), () => false);
+  if (!exists && explicit) {
+    throw new CatalogError([
+      { code: 'config-missing', file: displayPath(path), pointer: '', message: 'the config file does not exist', hint: 'check the --config path' },
+    ]);
+  }
+  if (exists) {
+    const read = await readJsonFile(path, problems);
+    problems.throwIfAny();
+    if (read.ok) {
+      validateConfig ??= new Ajv({ allErrors: true }).compile(configSchema);
+      if (!validateConfig(read.value)) {
+        throw new CatalogError((validateConfig.errors ?? []).map((error) => configProblem(error, displayPath(path))));
+      }
+      fromFile = read.value as typeof fromFile;
+    }
+  }
+  const base = dirname(path);
+  return {
+    events: flags.events !== undefined ? resolve(cwd, flags.events) : resolve(base, fromFile.events ?? 'events'),
+    out: flags.out !== undefined ? resolve(cwd, flags.out) : resolve(base, fromFile.out ?? 'generated'),
+    targets: fromFile.targets,
+    runtimeImport: fromFile.runtimeImport ?? DEFAULT_RUNTIME_IMPORT,
+    file: exists ? path : undefined,
+  };
+}
+
+function configProblem(error: { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }, file: string): CatalogProblem {
+  if (error.keyword === 'additionalProperties') {
+    const key = String(error.params.additionalProperty);
+    return {
+      code: 'invalid-config',
+      file,
+      pointer: `/${key}`,
+      message: `unknown key ${JSON.stringify(key)}`,
+      hint: suggestion(key, CONFIG_KEYS, `remove it; allowed keys: ${CONFIG_KEYS.slice(1).join(', ')}`),
+    };
+  }
+  return {
+    code: 'invalid-config',
+    file,
+    pointer: error.instancePath,
+    message: error.message ?? `fails "${error.keyword}"`,
+    hint: '{"events": "events", "out": "generated", "targets": ["<target>", …], "runtimeImport": "evgen/runtime"}',
+  };
+}
