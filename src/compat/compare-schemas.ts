@@ -1,0 +1,95 @@
+/**
+ * The walk: compares two schema nodes and records differences in the context. Decides only what
+ * needs both shapes at once (absent schemas, kind changes, a plain schema against a combined
+ * one); everything keyword-specific is a rule in `rules/`.
+ */
+import type { DiffContext } from './diff-context.js';
+import { compareCombined } from './rules/combined.js';
+import { SHAPE_RULES } from './rules/index.js';
+import type { SchemaNode } from './schema-document.js';
+import { shapeOf, type CombinedCriterion, type Shape } from './schema-shape.js';
+
+export type CompareSchemas = (ctx: DiffContext, original: SchemaNode | undefined, update: SchemaNode | undefined) => void;
+
+export const compareSchemas: CompareSchemas = (ctx, original, update) => {
+  if (original === undefined && update === undefined) return;
+  if (original === undefined) {
+    ctx.add('SCHEMA_ADDED');
+    return;
+  }
+  if (update === undefined) {
+    ctx.add('SCHEMA_REMOVED');
+    return;
+  }
+  ctx.memoized(original, update, (pairCtx) => comparePair(pairCtx, shapeOf(original), shapeOf(update)));
+};
+
+function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
+  if (original.kind !== 'combined' && update.kind === 'combined') {
+    if (plainAgainstCombined(ctx, original, update)) return;
+  } else if (original.kind === 'combined' && update.kind !== 'combined') {
+    if (combinedAgainstPlain(ctx, original, update)) return;
+  }
+
+  if (original.kind !== update.kind) {
+    // Nothing can be written with `false`, and `{}`/`true` reads everything.
+    if (original.kind !== 'false' && update.kind !== 'empty') ctx.add('TYPE_CHANGED');
+    return;
+  }
+  for (const rule of SHAPE_RULES) {
+    if (rule.kinds === 'all' || rule.kinds.includes(original.kind)) rule.compare(ctx, original, update, compareSchemas);
+  }
+}
+
+/** A plain schema became a union: compatible when one alternative reads what it allowed. */
+function plainAgainstCombined(ctx: DiffContext, original: Shape, update: Shape): boolean {
+  const alternatives = update.subschemas ?? [];
+  if (alternatives.length === 1) {
+    const trial = ctx.sub();
+    compareSchemas(trial, original.at, alternatives[0]);
+    if (trial.isCompatible()) {
+      ctx.addAll(trial.differences);
+      return true;
+    }
+    return false;
+  }
+  if (update.criterion === 'anyOf' || update.criterion === 'oneOf') {
+    for (const alternative of alternatives) {
+      const trial = ctx.sub();
+      compareSchemas(trial, original.at, alternative);
+      if (trial.isCompatible()) {
+        ctx.addAll(trial.differences);
+        ctx.add('SUM_TYPE_EXTENDED');
+        return true;
+      }
+    }
+    return false;
+  }
+  // A plain schema gained conjuncts: compare it as a one-element allOf (→ PRODUCT_TYPE_EXTENDED).
+  compareCombined(ctx, asSingleton(original, 'allOf'), update, compareSchemas);
+  return true;
+}
+
+/** A combination became one plain schema. */
+function combinedAgainstPlain(ctx: DiffContext, original: Shape, update: Shape): boolean {
+  if (update.kind === 'empty') return false;
+  const parts = original.subschemas ?? [];
+  if (parts.length === 1) {
+    const trial = ctx.sub();
+    compareSchemas(trial, parts[0], update.at);
+    if (trial.isCompatible()) {
+      ctx.addAll(trial.differences);
+      return true;
+    }
+    return false;
+  }
+  if (original.kind === 'false') return false;
+  // Compare as a combination of the same criterion with one member: an allOf that lost
+  // conjuncts narrows (compatible if the rest still matches), a union that lost alternatives narrows.
+  compareCombined(ctx, original, asSingleton(update, original.criterion ?? 'allOf'), compareSchemas);
+  return true;
+}
+
+function asSingleton(shape: Shape, criterion: CombinedCriterion): Shape {
+  return { kind: 'combined', at: shape.at, keywords: shape.keywords, meta: shape.meta, criterion, synthetic: true, subschemas: [shape.at] };
+}

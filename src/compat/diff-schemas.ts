@@ -1,0 +1,48 @@
+/**
+ * Public entry points of the difference engine. `original` is the schema data was written with,
+ * `update` the schema that must read it (Confluent's BACKWARD reading of a pair).
+ */
+import type { CompatibilityPolicy, JsonSchema } from '../catalog/model.js';
+import { compareSchemas } from './compare-schemas.js';
+import { DiffContext, type Difference } from './diff-context.js';
+import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
+import type { DifferenceType } from './rules/difference-types.js';
+import { SchemaDocument } from './schema-document.js';
+
+export interface SchemaChange {
+  readonly type: DifferenceType;
+  /** JSON pointer fragment, e.g. `#/properties/foo`; `#/` is the root. */
+  readonly path: string;
+}
+
+export interface SchemaDiffResult {
+  /** Can a reader using `update` read everything `original` allowed? */
+  readonly compatible: boolean;
+  /** Every difference found, sorted by path then type. */
+  readonly changes: readonly SchemaChange[];
+  /** The changes the policy does not accept. */
+  readonly incompatibleChanges: readonly SchemaChange[];
+}
+
+function sorted(changes: readonly Difference[]): SchemaChange[] {
+  return [...changes].sort((a, b) => (a.path === b.path ? a.type.localeCompare(b.type) : a.path < b.path ? -1 : 1));
+}
+
+function run(original: unknown, update: unknown, compatibleTypes: ReadonlySet<DifferenceType>): SchemaDiffResult {
+  const ctx = DiffContext.create(compatibleTypes);
+  compareSchemas(ctx, new SchemaDocument(original).rootNode, new SchemaDocument(update).rootNode);
+  const changes = sorted(ctx.differences);
+  const incompatibleChanges = changes.filter((change) => !compatibleTypes.has(change.type));
+  return { compatible: incompatibleChanges.length === 0, changes, incompatibleChanges };
+}
+
+/** Confluent STRICT, BACKWARD: exactly what Schema Registry would say about the pair. */
+export function diffSchemas(original: JsonSchema, update: JsonSchema): SchemaDiffResult {
+  return run(original, update, STRICT_COMPATIBLE);
+}
+
+/** One direction under a policy: can `reader` read what `writer` wrote? */
+export function checkReadable(writer: JsonSchema, reader: JsonSchema, policy: CompatibilityPolicy): SchemaDiffResult {
+  const definition = POLICIES[policy];
+  return run(definition.writerView(writer), definition.readerView(reader), definition.compatibleTypes);
+}

@@ -1,0 +1,29 @@
+/**
+ * Compatibility policies: which difference types a run accepts, and how the two schemas are
+ * presented to the difference engine.
+ * - `confluent`: Confluent Schema Registry STRICT (its default), schemas as written.
+ * - `confluent-lenient`: Confluent LENIENT, schemas as written.
+ * - `evgen`: STRICT verdicts on the writer schema closed and the reader schema open (evgen-views.ts).
+ */
+import type { CompatibilityPolicy } from '../catalog/model.js';
+import { asClosedWriter, asOpenReader } from './evgen-views.js';
+import { ALL_DIFFERENCE_TYPES, DIFFERENCE_TYPES, type DifferenceType } from './rules/difference-types.js';
+
+export const STRICT_COMPATIBLE: ReadonlySet<DifferenceType> = new Set(ALL_DIFFERENCE_TYPES.filter((type) => DIFFERENCE_TYPES[type].strict));
+export const LENIENT_COMPATIBLE: ReadonlySet<DifferenceType> = new Set(ALL_DIFFERENCE_TYPES.filter((type) => DIFFERENCE_TYPES[type].lenient));
+
+export interface PolicyDefinition {
+  readonly compatibleTypes: ReadonlySet<DifferenceType>;
+  /** The writer's schema as the check sees it. */
+  readonly writerView: (schema: unknown) => unknown;
+  /** The reader's schema as the check sees it. */
+  readonly readerView: (schema: unknown) => unknown;
+}
+
+const asWritten = (schema: unknown) => schema;
+
+export const POLICIES: Readonly<Record<CompatibilityPolicy, PolicyDefinition>> = {
+  confluent: { compatibleTypes: STRICT_COMPATIBLE, writerView: asWritten, readerView: asWritten },
+  'confluent-lenient': { compatibleTypes: LENIENT_COMPATIBLE, writerView: asWritten, readerView: asWritten },
+  evgen: { compatibleTypes: STRICT_COMPATIBLE, writerView: asClosedWriter, readerView: asOpenReader },
+};

@@ -1,0 +1,97 @@
+/**
+ * Array items: one schema for every item (`items` as a schema, when there is no tuple), and
+ * tuples (`prefixItems` in 2020-12, `items` as an array in draft-07) compared position by
+ * position; positions added or removed are judged by the content model like properties.
+ */
+import type { CompareSchemas } from '../compare-schemas.js';
+import type { DiffContext } from '../diff-context.js';
+import { acceptsEverything, childOf, type Shape } from '../schema-shape.js';
+import { arrayExtraSchema, isOpenArray } from './content-model.js';
+import { againstPartial } from './object-properties.js';
+import type { ShapeRule } from './shape-rule.js';
+
+interface Tuple {
+  readonly keyword: string;
+  readonly items: readonly unknown[];
+}
+
+function tupleOf(shape: Shape): Tuple {
+  const prefix = shape.keywords['prefixItems'];
+  if (Array.isArray(prefix)) return { keyword: 'prefixItems', items: prefix };
+  const items = shape.keywords['items'];
+  return { keyword: 'items', items: Array.isArray(items) ? items : [] };
+}
+
+/** The schema every item must match, if any (`true`/`{}` count as none). */
+function allItemsOf(shape: Shape): unknown {
+  if (Array.isArray(shape.keywords['prefixItems'])) return undefined;
+  const items = shape.keywords['items'];
+  if (items === undefined || Array.isArray(items) || acceptsEverything(items)) return undefined;
+  return items;
+}
+
+export const arrayItemsRule: ShapeRule = {
+  name: 'array-items',
+  kinds: ['array'],
+  compare(ctx, original, update, compareSchemas) {
+    const before = allItemsOf(original);
+    const after = allItemsOf(update);
+    ctx.enter(['items'], () =>
+      compareSchemas(ctx, before === undefined ? undefined : childOf(original, before), after === undefined ? undefined : childOf(update, after)),
+    );
+  },
+};
+
+function removedItem(ctx: DiffContext, original: Shape, update: Shape, schema: unknown, compareSchemas: CompareSchemas): void {
+  if (isOpenArray(update)) {
+    ctx.add('ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL');
+    return;
+  }
+  const extra = arrayExtraSchema(update);
+  if (extra !== undefined) {
+    againstPartial(
+      ctx,
+      (trial) => compareSchemas(trial, childOf(original, schema), childOf(update, extra)),
+      'ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+      'ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    );
+  } else {
+    ctx.add(schema === false ? 'ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL' : 'ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL');
+  }
+}
+
+function addedItem(ctx: DiffContext, original: Shape, update: Shape, schema: unknown, compareSchemas: CompareSchemas): void {
+  if (isOpenArray(original)) {
+    ctx.add(acceptsEverything(schema) ? 'ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL' : 'ITEM_ADDED_TO_OPEN_CONTENT_MODEL');
+    return;
+  }
+  const extra = arrayExtraSchema(original);
+  if (extra !== undefined) {
+    againstPartial(
+      ctx,
+      (trial) => compareSchemas(trial, childOf(original, extra), childOf(update, schema)),
+      'ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+      'ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    );
+  } else {
+    ctx.add('ITEM_ADDED_TO_CLOSED_CONTENT_MODEL');
+  }
+}
+
+export const arrayTupleRule: ShapeRule = {
+  name: 'array-tuple',
+  kinds: ['array'],
+  compare(ctx, original, update, compareSchemas) {
+    const before = tupleOf(original);
+    const after = tupleOf(update);
+    const count = Math.max(before.items.length, after.items.length);
+    for (let index = 0; index < count; index++) {
+      const keyword = index < after.items.length ? after.keyword : before.keyword;
+      ctx.enter([keyword, index], () => {
+        if (index >= after.items.length) removedItem(ctx, original, update, before.items[index], compareSchemas);
+        else if (index >= before.items.length) addedItem(ctx, original, update, after.items[index], compareSchemas);
+        else compareSchemas(ctx, childOf(original, before.items[index]), childOf(update, after.items[index]));
+      });
+    }
+  },
+};

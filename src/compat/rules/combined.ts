@@ -1,0 +1,71 @@
+/**
+ * allOf / anyOf / oneOf. The criterion may only loosen (allOf or oneOf → anyOf; singletons may
+ * switch freely); then every subschema of the smaller side must pair with a compatible subschema
+ * of the other side (maximum bipartite matching). Fewer conjuncts or more alternatives loosen.
+ */
+import { maximumMatching } from '../bipartite-matching.js';
+import { canonicalJson } from '../canonical-json.js';
+import type { CompareSchemas } from '../compare-schemas.js';
+import type { DiffContext, Difference } from '../diff-context.js';
+import type { SchemaNode } from '../schema-document.js';
+import type { CombinedCriterion, Shape } from '../schema-shape.js';
+import type { DifferenceType } from './difference-types.js';
+import type { ShapeRule } from './shape-rule.js';
+
+function criterionChange(original: Shape, update: Shape): DifferenceType | undefined {
+  const from = original.criterion;
+  const to = update.criterion;
+  const size = (shape: Shape) => shape.subschemas?.length ?? 0;
+  if (from === to) return undefined;
+  if (to === 'anyOf') return 'COMBINED_TYPE_EXTENDED';
+  if (to === 'oneOf') return size(original) === 1 ? 'COMBINED_TYPE_EXTENDED' : 'COMBINED_TYPE_CHANGED';
+  return size(original) === 1 && size(update) === 1 ? 'COMBINED_TYPE_EXTENDED' : 'COMBINED_TYPE_CHANGED';
+}
+
+/** Equal subschemas collapse, as in a set. */
+function distinct(nodes: readonly SchemaNode[]): SchemaNode[] {
+  const seen = new Set<string>();
+  return nodes.filter((node) => {
+    const key = `${node.facet ?? ''}:${canonicalJson(node.value)}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+export function compareCombined(ctx: DiffContext, original: Shape, update: Shape, compareSchemas: CompareSchemas): void {
+  const change = criterionChange(original, update);
+  if (change !== undefined) ctx.add(change);
+  if (change === 'COMBINED_TYPE_CHANGED') return;
+
+  const left = distinct(original.subschemas ?? []);
+  const right = distinct(update.subschemas ?? []);
+  const conjunction: CombinedCriterion | undefined = update.criterion;
+  if (left.length < right.length) ctx.add(conjunction === 'allOf' ? 'PRODUCT_TYPE_EXTENDED' : 'SUM_TYPE_EXTENDED');
+  else if (left.length > right.length) ctx.add(conjunction === 'allOf' ? 'PRODUCT_TYPE_NARROWED' : 'SUM_TYPE_NARROWED');
+
+  const edges: number[][] = [];
+  const found = new Map<string, readonly Difference[]>();
+  left.forEach((originalSub, i) => {
+    edges[i] = [];
+    right.forEach((updateSub, j) => {
+      const trial = ctx.sub();
+      const compare = () => compareSchemas(trial, originalSub, updateSub);
+      if (original.synthetic) compare();
+      else trial.enter([`${original.criterion ?? 'allOf'}`, i], compare);
+      if (trial.isCompatible()) {
+        edges[i]!.push(j);
+        found.set(`${i}:${j}`, trial.differences);
+      }
+    });
+  });
+  const matching = maximumMatching(left.length, right.length, edges);
+  for (const [j, i] of [...matching].sort((a, b) => a[1] - b[1])) ctx.addAll(found.get(`${i}:${j}`) ?? []);
+  if (matching.size < Math.min(left.length, right.length)) ctx.add('COMBINED_TYPE_SUBSCHEMAS_CHANGED');
+}
+
+export const combinedRule: ShapeRule = {
+  name: 'combined',
+  kinds: ['combined'],
+  compare: compareCombined,
+};

@@ -1,0 +1,16 @@
+/** `$id`, `title`, `description`, `default`: reported, always compatible. */
+import { canonicalJson } from '../canonical-json.js';
+import type { ShapeRule } from './shape-rule.js';
+
+export const metadataRule: ShapeRule = {
+  name: 'metadata',
+  kinds: 'all',
+  compare(ctx, original, update) {
+    const a = original.meta;
+    const b = update.meta;
+    if (a.id !== b.id) ctx.add('ID_CHANGED');
+    if (a.title !== b.title) ctx.add('TITLE_CHANGED');
+    if (a.description !== b.description) ctx.add('DESCRIPTION_CHANGED');
+    if (a.hasDefault !== b.hasDefault || (a.hasDefault && canonicalJson(a.default) !== canonicalJson(b.default))) ctx.add('DEFAULT_CHANGED');
+  },
+};

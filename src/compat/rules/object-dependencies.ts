@@ -1,0 +1,72 @@
+/**
+ * Property dependencies (draft-07 `dependencies` with arrays, 2020-12 `dependentRequired`) and
+ * schema dependencies (`dependencies` with schemas, `dependentSchemas`). Paths use the keyword
+ * actually written, so pointers stay real in both dialects.
+ */
+import { isJsonObject } from '../schema-document.js';
+import { childOf, type Shape } from '../schema-shape.js';
+import type { ShapeRule } from './shape-rule.js';
+
+interface Dependency<T> {
+  readonly keyword: string;
+  readonly value: T;
+}
+
+function propertyDependencies(shape: Shape): Map<string, Dependency<ReadonlySet<string>>> {
+  const result = new Map<string, Dependency<ReadonlySet<string>>>();
+  for (const keyword of ['dependencies', 'dependentRequired']) {
+    const map = shape.keywords[keyword];
+    if (!isJsonObject(map)) continue;
+    for (const [key, value] of Object.entries(map)) {
+      if (Array.isArray(value)) result.set(key, { keyword, value: new Set(value.filter((item): item is string => typeof item === 'string')) });
+    }
+  }
+  return result;
+}
+
+function schemaDependencies(shape: Shape): Map<string, Dependency<unknown>> {
+  const result = new Map<string, Dependency<unknown>>();
+  for (const keyword of ['dependencies', 'dependentSchemas']) {
+    const map = shape.keywords[keyword];
+    if (!isJsonObject(map)) continue;
+    for (const [key, value] of Object.entries(map)) {
+      if (!Array.isArray(value)) result.set(key, { keyword, value });
+    }
+  }
+  return result;
+}
+
+const keysOf = (a: Map<string, unknown>, b: Map<string, unknown>) => [...new Set([...a.keys(), ...b.keys()])].sort();
+
+export const objectDependenciesRule: ShapeRule = {
+  name: 'object-dependencies',
+  kinds: ['object'],
+  compare(ctx, original, update, compareSchemas) {
+    const beforeArrays = propertyDependencies(original);
+    const afterArrays = propertyDependencies(update);
+    for (const key of keysOf(beforeArrays, afterArrays)) {
+      const before = beforeArrays.get(key);
+      const after = afterArrays.get(key);
+      const keyword = (after ?? before)!.keyword;
+      if (after === undefined) ctx.add('DEPENDENCY_ARRAY_REMOVED', keyword, key);
+      else if (before === undefined) ctx.add('DEPENDENCY_ARRAY_ADDED', keyword, key);
+      else {
+        const lost = [...before.value].some((item) => !after.value.has(item));
+        const gained = [...after.value].some((item) => !before.value.has(item));
+        if (lost && gained) ctx.add('DEPENDENCY_ARRAY_CHANGED', keyword, key);
+        else if (gained) ctx.add('DEPENDENCY_ARRAY_EXTENDED', keyword, key);
+        else if (lost) ctx.add('DEPENDENCY_ARRAY_NARROWED', keyword, key);
+      }
+    }
+    const beforeSchemas = schemaDependencies(original);
+    const afterSchemas = schemaDependencies(update);
+    for (const key of keysOf(beforeSchemas, afterSchemas)) {
+      const before = beforeSchemas.get(key);
+      const after = afterSchemas.get(key);
+      const keyword = (after ?? before)!.keyword;
+      if (after === undefined) ctx.add('DEPENDENCY_SCHEMA_REMOVED', keyword, key);
+      else if (before === undefined) ctx.add('DEPENDENCY_SCHEMA_ADDED', keyword, key);
+      else ctx.enter([keyword, key], () => compareSchemas(ctx, childOf(original, before.value), childOf(update, after.value)));
+    }
+  },
+};

@@ -1,0 +1,109 @@
+/**
+ * One JSON Schema document as the difference engine sees it: the parsed root plus `$ref`
+ * resolution. References resolve inside the document only (local JSON pointers, `$anchor`s and
+ * embedded `$id` resources, as produced by the catalog's bundler); evgen compares bundled,
+ * self-contained schemas, so an unresolvable reference is bad input, never a silent pass.
+ */
+
+export class SchemaInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SchemaInputError';
+  }
+}
+
+/** A position in a document: the schema value, and the resource (`$id` root) it lives in. */
+export interface SchemaNode {
+  readonly doc: SchemaDocument;
+  /** Root of the enclosing resource; `#…` references resolve against it. */
+  readonly base: unknown;
+  readonly value: unknown;
+  /** Set when this node stands for one facet of `value` (see schema-shape.ts). */
+  readonly facet?: string;
+}
+
+type JsonObject = { readonly [key: string]: unknown };
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class SchemaDocument {
+  /** Embedded resources by `$id`, and anchors (`$anchor`, draft-07 `"$id": "#name"`). */
+  private readonly resources = new Map<string, unknown>();
+  private readonly anchors = new Map<string, unknown>();
+
+  constructor(readonly root: unknown) {
+    this.index(root, true);
+  }
+
+  get rootNode(): SchemaNode {
+    return { doc: this, base: this.root, value: this.root };
+  }
+
+  /** A subschema found under `parent` (keeps the parent's resource unless it declares its own `$id`). */
+  child(parent: SchemaNode, value: unknown): SchemaNode {
+    const base = isJsonObject(value) && typeof value['$id'] === 'string' && !value['$id'].startsWith('#') ? value : parent.base;
+    return { doc: this, base, value };
+  }
+
+  /** Resolves `$ref` (as written in a schema inside `from`). */
+  resolve(from: SchemaNode, ref: string): SchemaNode {
+    const hash = ref.indexOf('#');
+    const resourcePart = hash === -1 ? ref : ref.slice(0, hash);
+    const fragment = hash === -1 ? '' : ref.slice(hash + 1);
+    let resource: unknown = from.base;
+    if (resourcePart !== '') {
+      resource = this.findResource(resourcePart);
+      if (resource === undefined) throw new SchemaInputError(`cannot resolve $ref "${ref}": no schema with that $id in the document`);
+    }
+    if (fragment === '') return { doc: this, base: resource, value: resource };
+    if (!fragment.startsWith('/')) {
+      const anchored = this.anchors.get(fragment);
+      if (anchored === undefined) throw new SchemaInputError(`cannot resolve $ref "${ref}": unknown anchor`);
+      return this.child({ doc: this, base: resource, value: resource }, anchored);
+    }
+    let current: unknown = resource;
+    for (const raw of fragment.slice(1).split('/')) {
+      const segment = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+      if (Array.isArray(current)) current = current[Number(segment)];
+      else if (isJsonObject(current)) current = current[segment];
+      else current = undefined;
+      if (current === undefined) throw new SchemaInputError(`cannot resolve $ref "${ref}": pointer leads nowhere`);
+    }
+    return { doc: this, base: resource, value: current };
+  }
+
+  private findResource(uri: string): unknown {
+    const exact = this.resources.get(uri);
+    if (exact !== undefined) return exact;
+    // Bundled files keep their original relative $ref ("../../_common/money.schema.json");
+    // match the embedded resource by its last path segment.
+    const name = uri.slice(uri.lastIndexOf('/') + 1);
+    for (const [id, resource] of this.resources) {
+      if (id === name || id.endsWith(`/${name}`)) return resource;
+    }
+    return undefined;
+  }
+
+  private index(value: unknown, isRoot: boolean): void {
+    if (Array.isArray(value)) {
+      for (const item of value) this.index(item, false);
+      return;
+    }
+    if (!isJsonObject(value)) return;
+    const id = value['$id'];
+    if (typeof id === 'string') {
+      if (id.startsWith('#')) this.anchors.set(id.slice(1), value);
+      else if (!isRoot) this.resources.set(id, value);
+      else this.resources.set(id, value);
+    }
+    const anchor = value['$anchor'];
+    if (typeof anchor === 'string') this.anchors.set(anchor, value);
+    for (const [key, child] of Object.entries(value)) {
+      // Data positions never hold schemas; skip them so an enum value cannot register an $id.
+      if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') continue;
+      this.index(child, false);
+    }
+  }
+}

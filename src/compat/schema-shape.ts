@@ -1,0 +1,178 @@
+/**
+ * Turns a schema value into one "shape" the comparers understand, the way Confluent's checker
+ * (through the everit loader) sees schemas: one kind per schema (string, number, object, array,
+ * enum, const, combined, not, …). A schema object that mixes several facets — `type` plus `enum`,
+ * a `$ref` next to `properties`, `type: [a, b]` — becomes a *synthetic* `allOf`/`anyOf` of its
+ * facets. Synthetic combinations add no segment to reported paths, so pointers stay real.
+ */
+import { isJsonObject, type SchemaNode } from './schema-document.js';
+
+export type CombinedCriterion = 'allOf' | 'anyOf' | 'oneOf';
+export type ShapeKind =
+  | 'empty'
+  | 'false'
+  | 'null'
+  | 'boolean'
+  | 'string'
+  | 'number'
+  | 'object'
+  | 'array'
+  | 'enum'
+  | 'const'
+  | 'combined'
+  | 'not';
+
+export interface SchemaMeta {
+  readonly id?: unknown;
+  readonly title?: unknown;
+  readonly description?: unknown;
+  readonly hasDefault: boolean;
+  readonly default?: unknown;
+}
+
+export interface Shape {
+  readonly kind: ShapeKind;
+  /** Where the keywords come from; children are resolved relative to it. */
+  readonly at: SchemaNode;
+  /** The schema object's keywords ({} for boolean schemas). */
+  readonly keywords: { readonly [keyword: string]: unknown };
+  readonly meta: SchemaMeta;
+  /** number kind: `type: integer`. */
+  readonly integer?: boolean;
+  /** combined kind. */
+  readonly criterion?: CombinedCriterion;
+  readonly subschemas?: readonly SchemaNode[];
+  readonly synthetic?: boolean;
+}
+
+const TYPE_KEYWORDS: Readonly<Record<'object' | 'array' | 'string' | 'number', readonly string[]>> = {
+  object: [
+    'properties',
+    'required',
+    'additionalProperties',
+    'patternProperties',
+    'dependencies',
+    'dependentRequired',
+    'dependentSchemas',
+    'minProperties',
+    'maxProperties',
+    'propertyNames',
+    'unevaluatedProperties',
+  ],
+  array: ['items', 'prefixItems', 'additionalItems', 'unevaluatedItems', 'minItems', 'maxItems', 'uniqueItems', 'contains', 'minContains', 'maxContains'],
+  string: ['minLength', 'maxLength', 'pattern'],
+  number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+};
+
+const NO_META: SchemaMeta = { hasDefault: false };
+const MAX_REF_HOPS = 64;
+
+function metaOf(keywords: { readonly [keyword: string]: unknown }): SchemaMeta {
+  return {
+    id: keywords['$id'],
+    title: keywords['title'],
+    description: keywords['description'],
+    hasDefault: Object.prototype.hasOwnProperty.call(keywords, 'default'),
+    default: keywords['default'],
+  };
+}
+
+function facetsOf(keywords: { readonly [keyword: string]: unknown }): string[] {
+  const facets: string[] = [];
+  if (typeof keywords['$ref'] === 'string') facets.push('ref');
+  for (const keyword of ['enum', 'const', 'allOf', 'anyOf', 'oneOf', 'not']) {
+    if (keywords[keyword] !== undefined) facets.push(keyword);
+  }
+  const type = keywords['type'];
+  if (typeof type === 'string') facets.push(`type:${type}`);
+  else if (Array.isArray(type) && type.length === 1 && typeof type[0] === 'string') facets.push(`type:${type[0]}`);
+  else if (Array.isArray(type) && type.length > 1) facets.push('types');
+  else {
+    // No `type`: the keywords present say which kinds of value are constrained.
+    for (const kind of ['object', 'array', 'string', 'number'] as const) {
+      if (TYPE_KEYWORDS[kind].some((keyword) => keywords[keyword] !== undefined)) facets.push(`type:${kind}`);
+    }
+  }
+  return facets;
+}
+
+/** The shape of a schema node (following `$ref`s). */
+export function shapeOf(node: SchemaNode): Shape {
+  let current = node;
+  for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
+    const { value } = current;
+    if (value === false) return { kind: 'false', at: current, keywords: {}, meta: NO_META };
+    if (!isJsonObject(value)) return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
+    if (current.facet !== undefined) return facetShape(current, value, current.facet);
+    const facets = facetsOf(value);
+    if (facets.length === 0) return { kind: 'empty', at: current, keywords: value, meta: metaOf(value) };
+    if (facets.length === 1 && facets[0] === 'ref') {
+      current = current.doc.resolve(current, value['$ref'] as string);
+      continue;
+    }
+    if (facets.length === 1) return { ...facetShape(current, value, facets[0]!), meta: metaOf(value) };
+    return {
+      kind: 'combined',
+      at: current,
+      keywords: value,
+      meta: metaOf(value),
+      criterion: 'allOf',
+      synthetic: true,
+      subschemas: facets.map((facet) => ({ ...current, facet })),
+    };
+  }
+  // A chain of references that never reaches a schema accepts anything.
+  return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
+}
+
+function facetShape(at: SchemaNode, keywords: { readonly [keyword: string]: unknown }, facet: string): Shape {
+  const base = { at, keywords, meta: NO_META };
+  switch (facet) {
+    case 'ref':
+      return shapeOf(at.doc.resolve({ ...at, facet: undefined }, keywords['$ref'] as string));
+    case 'enum':
+      return { ...base, kind: 'enum' };
+    case 'const':
+      return { ...base, kind: 'const' };
+    case 'not':
+      return { ...base, kind: 'not' };
+    case 'allOf':
+    case 'anyOf':
+    case 'oneOf': {
+      const list = keywords[facet];
+      const subschemas = Array.isArray(list) ? list.map((value) => at.doc.child(at, value)) : [];
+      return { ...base, kind: 'combined', criterion: facet, synthetic: false, subschemas };
+    }
+    case 'types': {
+      const types = (keywords['type'] as unknown[]).filter((type): type is string => typeof type === 'string');
+      return {
+        ...base,
+        kind: 'combined',
+        criterion: 'anyOf',
+        synthetic: true,
+        subschemas: [...new Set(types)].map((type) => ({ ...at, facet: `type:${type}` })),
+      };
+    }
+    default: {
+      const type = facet.slice('type:'.length);
+      if (type === 'integer') return { ...base, kind: 'number', integer: true };
+      if (type === 'number') return { ...base, kind: 'number', integer: false };
+      if (type === 'string' || type === 'object' || type === 'array' || type === 'boolean' || type === 'null') {
+        return { ...base, kind: type };
+      }
+      return { ...base, kind: 'empty' };
+    }
+  }
+}
+
+/** A subschema of `shape` (e.g. a property's schema). */
+export function childOf(shape: Shape, value: unknown): SchemaNode {
+  return shape.at.doc.child({ ...shape.at, facet: undefined }, value);
+}
+
+/** `true` and `{}` (without any keyword that constrains) accept every value. */
+export function acceptsEverything(value: unknown): boolean {
+  if (value === true) return true;
+  if (!isJsonObject(value)) return false;
+  return facetsOf(value).length === 0;
+}
