@@ -135,8 +135,29 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       if (chain) chain.push(row);
       else chains.set(key, [row]);
     }
-    const sentIds: string[] = [];
     const releasedIds: string[] = [];
+    // SENT is recorded as each aggregate's run ends (not only at the end of the batch), so one
+    // slow publish does not hold back the others' SENT marks. Marks that arrive while an UPDATE
+    // is in flight are written together by the next one.
+    let pendingSent: string[] = [];
+    let flushing: Promise<void> | undefined;
+    const flushErrors: unknown[] = [];
+    const flushSent = () => {
+      flushing ??= (async () => {
+        while (pendingSent.length > 0) {
+          const ids = pendingSent;
+          pendingSent = [];
+          try {
+            await db.query(sql.sent, [idArray(ids), token, now()]);
+          } catch (error) {
+            // Left PROCESSING: republished after the lease, which the inbox absorbs.
+            flushErrors.push(error);
+          }
+        }
+      })().finally(() => {
+        flushing = undefined;
+      });
+    };
 
     const runChain = async (chain: ClaimedRow[]) => {
       for (let index = 0; index < chain.length; index++) {
@@ -163,7 +184,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
           return;
         }
-        sentIds.push(row.id);
+        pendingSent.push(row.id);
         result.published++;
         hooks.onPublished?.(message);
       }
@@ -171,15 +192,24 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
     const queue = [...chains.values()];
     const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-      for (let chain = queue.shift(); chain; chain = queue.shift()) await runChain(chain);
+      for (let chain = queue.shift(); chain; chain = queue.shift()) {
+        try {
+          await runChain(chain);
+        } finally {
+          flushSent();
+        }
+      }
     });
-    // Every chain runs to its end before the outcome is recorded, even if one of them failed to
-    // record a failure: a SENT that is never recorded only means a second publish.
+    // Every chain runs to its end even if another failed to record its outcome.
     const settled = await Promise.allSettled(workers);
-    if (sentIds.length > 0) await db.query(sql.sent, [idArray(sentIds), token, now()]);
+    while (pendingSent.length > 0 || flushing) {
+      flushSent();
+      await flushing;
+    }
     if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
     const rejected = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (rejected) throw rejected.reason;
+    if (flushErrors.length > 0) throw flushErrors[0];
     result.released = releasedIds.length;
 
     totals.batches++;

@@ -1,0 +1,301 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  NonRetryableError,
+  RecordingPublisher,
+  cleanupSentOutbox,
+  createOutboxRelay,
+  outboxStats,
+  writeOutboxEvent,
+  type Database,
+  type OutboxRelayOptions,
+  type RelayBatchResult,
+} from 'evgen/runtime';
+import { DIALECTS, manualClock, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import { orderPlacedV1 } from './support/test-event.js';
+
+const pglite = pgliteOnce();
+afterAll(() => pglite.close());
+
+/** Writes one event per entry, each in its own transaction, in the given order. */
+async function write(f: OutboxFixture, orderIds: readonly string[], db: Database = f.db): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [index, orderId] of orderIds.entries()) {
+    const envelope = await db.transaction((tx) =>
+      writeOutboxEvent(tx, orderPlacedV1, { orderId, amount: index }, {}, { schema: f.schema, notifyChannel: f.channel }),
+    );
+    ids.push(envelope.messageId);
+  }
+  return ids;
+}
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
+  let fixture: OutboxFixture | undefined;
+  const open = async () => (fixture = await openOutbox(dialect, pglite));
+  afterEach(async () => {
+    await fixture?.close();
+    fixture = undefined;
+  });
+  const relayFor = (f: OutboxFixture, rest: Omit<OutboxRelayOptions, 'db' | 'schema'> & { db?: Database }) =>
+    createOutboxRelay({ db: f.db, schema: f.schema, notifyChannel: f.channel, ...rest });
+
+  it('publishes every due row once, in id order per aggregate, and marks it SENT', async () => {
+    const f = await open();
+    const ids = await write(f, ['a', 'b', 'a', 'c', 'a', 'b']);
+    const publisher = new RecordingPublisher();
+    const relay = relayFor(f, { publisher, batchSize: 100 });
+    expect(await relay.runOnce()).toEqual({ claimed: 6, published: 6, failed: 0, dead: 0, released: 0 });
+    expect(publisher.published.map((m) => m.envelope.messageId).sort()).toEqual([...ids].sort());
+    const order = (aggregate: string) =>
+      publisher.published.filter((m) => m.envelope.aggregateId === aggregate).map((m) => Number(m.outboxId));
+    for (const aggregate of ['a', 'b', 'c']) expect(order(aggregate)).toEqual([...order(aggregate)].sort((x, y) => x - y));
+    expect(publisher.published.every((m) => m.attempts === 0)).toBe(true);
+    const rows = await outboxRows(f);
+    expect(rows.every((r) => r.status === 'SENT' && r.sent_ms !== null && r.locked_until_ms === null)).toBe(true);
+    expect(await relay.runOnce()).toMatchObject({ claimed: 0 });
+    expect(publisher.calls).toHaveLength(6);
+    expect(relay.metrics()).toMatchObject({ batches: 2, claimed: 6, published: 6 });
+  });
+
+  it('holds back later events of an aggregate while an earlier one backs off, then publishes in order', async () => {
+    const f = await open();
+    const [a1, b1, a2, a3] = await write(f, ['a', 'b', 'a', 'a']);
+    const clock = manualClock();
+    const publisher = new RecordingPublisher((message) =>
+      message.envelope.messageId === a1 && message.attempts === 0 ? new Error('broker unavailable') : undefined,
+    );
+    const relay = relayFor(f, { publisher, clock: clock.clock, random: () => 0, backoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 } });
+    // a1 fails; a2 and a3 were claimed behind it and are given back untried.
+    expect(await relay.runOnce()).toEqual({ claimed: 4, published: 1, failed: 1, dead: 0, released: 2 });
+    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([b1]);
+    expect(publisher.calls.map((m) => m.envelope.messageId)).toEqual([a1, b1]);
+    // Still backing off: nothing of aggregate a may go, although a2 and a3 are READY and due.
+    const rows = await outboxRows(f);
+    expect(rows.map((r) => [r.status, r.attempts])).toEqual([
+      ['READY', 1],
+      ['SENT', 1],
+      ['READY', 0],
+      ['READY', 0],
+    ]);
+    expect(await relay.runOnce()).toMatchObject({ claimed: 0 });
+    clock.advance(1_000);
+    expect(await relay.runOnce()).toMatchObject({ claimed: 3, published: 3 });
+    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([b1, a1, a2, a3]);
+    expect(publisher.published[1]!.attempts).toBe(1);
+  });
+
+  it('backs off exponentially with jitter up to the cap, recording attempts and the error', async () => {
+    const f = await open();
+    await write(f, ['a']);
+    const clock = manualClock();
+    const publisher = new RecordingPublisher(() => new Error('nack'));
+    const relay = relayFor(f, { publisher, clock: clock.clock, random: () => 0.5, maxAttempts: 10, backoff: { baseMs: 100, capMs: 350, jitterMs: 10 } });
+    const seen: number[][] = [];
+    for (const expectedDelay of [105, 205, 355, 355]) {
+      const before = clock.now();
+      expect(await relay.runOnce()).toMatchObject({ claimed: 1, failed: 1 });
+      const [row] = await outboxRows(f);
+      seen.push([row!.attempts, row!.available_ms - before]);
+      expect(row).toMatchObject({ status: 'READY', last_error: 'Error: nack', locked_until_ms: null });
+      expect(row!.available_ms - before).toBe(expectedDelay);
+      // One ms early is not due yet; at the instant it is.
+      clock.advance(expectedDelay - 1);
+      expect(await relay.runOnce()).toMatchObject({ claimed: 0 });
+      clock.advance(1);
+    }
+    expect(seen.map(([attempts]) => attempts)).toEqual([1, 2, 3, 4]);
+    expect(publisher.calls.map((m) => m.attempts)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('moves a row to DEAD after maxAttempts, keeps last_error, and lets the aggregate continue', async () => {
+    const f = await open();
+    const [poison, next] = await write(f, ['a', 'a']);
+    const clock = manualClock();
+    const publisher = new RecordingPublisher((message, call) =>
+      message.envelope.messageId === poison ? new Error(`rejected #${call}`) : undefined,
+    );
+    const failures: boolean[] = [];
+    const relay = relayFor(f, {
+      publisher,
+      clock: clock.clock,
+      maxAttempts: 3,
+      backoff: { baseMs: 10, capMs: 10, jitterMs: 0 },
+      hooks: { onFailed: (_message, failure) => failures.push(failure.dead) },
+    });
+    for (let round = 0; round < 3; round++) {
+      await relay.runOnce();
+      clock.advance(10);
+    }
+    expect(failures).toEqual([false, false, true]);
+    let rows = await outboxRows(f);
+    expect(rows[0]).toMatchObject({ status: 'DEAD', attempts: 3, last_error: 'Error: rejected #3' });
+    expect(rows[1]).toMatchObject({ status: 'READY', attempts: 0 });
+    // DEAD no longer blocks its aggregate; the dead row is never claimed again.
+    expect(await relay.runOnce()).toMatchObject({ claimed: 1, published: 1 });
+    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([next]);
+    rows = await outboxRows(f);
+    expect(rows.map((r) => r.status)).toEqual(['DEAD', 'SENT']);
+    expect(relay.metrics()).toMatchObject({ failed: 2, dead: 1, published: 1 });
+  });
+
+  it('sends a non-retryable publish failure straight to DEAD', async () => {
+    const f = await open();
+    await write(f, ['a']);
+    const relay = relayFor(f, { publisher: new RecordingPublisher(() => new NonRetryableError('message too large')) });
+    expect(await relay.runOnce()).toMatchObject({ dead: 1, failed: 0 });
+    const [row] = await outboxRows(f);
+    expect(row).toMatchObject({ status: 'DEAD', attempts: 1, last_error: 'NonRetryableError: message too large' });
+  });
+
+  it('lets another relay reclaim rows whose lease expired when their relay died mid-publish', async () => {
+    const f = await open();
+    const [a1, a2] = await write(f, ['a', 'a']);
+    const clock = manualClock();
+    // Relay A claims both rows and hangs in publish() on the first: it "died" holding the lease.
+    const dying = new RecordingPublisher(() => 'hang');
+    const relayA = relayFor(f, { publisher: dying, clock: clock.clock, leaseMs: 5_000 });
+    const abandoned = relayA.runOnce();
+    void abandoned.catch(() => undefined);
+    await dying.waitForCalls(1);
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING']);
+
+    const healthy = new RecordingPublisher();
+    const relayB = relayFor(f, { publisher: healthy, clock: clock.clock, leaseMs: 5_000, db: f.openAnother() });
+    expect(await relayB.runOnce()).toMatchObject({ claimed: 0 });
+    clock.advance(4_999);
+    expect(await relayB.runOnce()).toMatchObject({ claimed: 0 });
+    clock.advance(1);
+    expect(await relayB.runOnce()).toMatchObject({ claimed: 2, published: 2 });
+    expect(healthy.published.map((m) => m.envelope.messageId)).toEqual([a1, a2]);
+    // The reclaimed attempt counts, and says why it happened.
+    expect(healthy.published[0]!.attempts).toBe(1);
+    const rows = await outboxRows(f);
+    expect(rows.map((r) => r.status)).toEqual(['SENT', 'SENT']);
+    expect(rows[0]!.last_error).toMatch(/lease expired/);
+  });
+
+  it('ignores a stale relay that finishes after its lease was taken over', async () => {
+    const f = await open();
+    await write(f, ['a']);
+    const clock = manualClock();
+    const late = deferred();
+    const slow = new RecordingPublisher(() => 'hang');
+    slow.publish = async (message) => {
+      slow.calls.push(message);
+      await late.promise;
+      throw new Error('timed out, long after the lease');
+    };
+    const relayA = relayFor(f, { publisher: slow, clock: clock.clock, leaseMs: 1_000 });
+    const stale = relayA.runOnce();
+    await new Promise<void>((resolve) => {
+      const poll = () => (slow.calls.length > 0 ? resolve() : setTimeout(poll, 5));
+      poll();
+    });
+    clock.advance(1_000);
+    const relayB = relayFor(f, { publisher: new RecordingPublisher(), clock: clock.clock, db: f.openAnother() });
+    expect(await relayB.runOnce()).toMatchObject({ published: 1 });
+    late.resolve();
+    // A's failure report carries A's lease token, which no longer matches: the row stays SENT.
+    await expect(stale).resolves.toMatchObject({ failed: 1 });
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['SENT']);
+  });
+
+  it('stops gracefully: the in-flight publish is recorded, untried rows are released', async () => {
+    const f = await open();
+    const [a1] = await write(f, ['a', 'a', 'a']);
+    const gate = deferred();
+    const publisher = new RecordingPublisher();
+    const original = publisher.publish.bind(publisher);
+    publisher.publish = async (message) => {
+      if (message.envelope.messageId === a1) await gate.promise;
+      return original(message);
+    };
+    const relay = relayFor(f, { publisher, pollIntervalMs: 600_000 });
+    await relay.start();
+    await new Promise<void>((resolve) => {
+      const poll = async () => ((await outboxRows(f)).some((r) => r.status === 'PROCESSING') ? resolve() : setTimeout(poll, 10));
+      void poll();
+    });
+    const stopped = relay.stop();
+    gate.resolve();
+    await stopped;
+    const rows = await outboxRows(f);
+    expect(rows.map((r) => [r.status, r.attempts])).toEqual([
+      ['SENT', 1],
+      ['READY', 0],
+      ['READY', 0],
+    ]);
+    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([a1]);
+    expect(relay.metrics()).toMatchObject({ published: 1, released: 2 });
+  });
+
+  it('wakes on NOTIFY from a committed write without waiting for the poll interval', async () => {
+    const f = await open();
+    const publisher = new RecordingPublisher();
+    const batches: RelayBatchResult[] = [];
+    let idle!: () => void;
+    const firstIdle = new Promise<void>((resolve) => (idle = resolve));
+    const relay = relayFor(f, {
+      publisher,
+      pollIntervalMs: 600_000,
+      hooks: {
+        onBatch: (result) => {
+          batches.push(result);
+          idle();
+        },
+      },
+    });
+    await relay.start();
+    try {
+      await firstIdle;
+      expect(batches).toEqual([{ claimed: 0, published: 0, failed: 0, dead: 0, released: 0 }]);
+      // The relay now sleeps for ten minutes unless the NOTIFY sent at commit wakes it.
+      const [id] = await write(f, ['a']);
+      await publisher.waitForPublished(1);
+      expect(publisher.published[0]!.envelope.messageId).toBe(id);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('cleans up only SENT rows older than the retention, in batches', async () => {
+    const f = await open();
+    await write(f, ['a', 'b', 'c', 'd', 'e', 'dead', 'ready']);
+    const publisher = new RecordingPublisher((message) =>
+      message.envelope.aggregateId === 'dead' ? new NonRetryableError('poison') : message.envelope.aggregateId === 'ready' ? 'hang' : undefined,
+    );
+    void relayFor(f, { publisher, leaseMs: 60_000 }).runOnce();
+    await publisher.waitForCalls(7);
+    // Wait for the 5 good rows and the dead one to be recorded (the 'ready' one hangs, PROCESSING).
+    for (let tries = 0; tries < 200; tries++) {
+      const stats = await outboxStats(f.db, { schema: f.schema });
+      if (stats.sent === 5 && stats.dead === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await outboxStats(f.db, { schema: f.schema })).toMatchObject({ sent: 5, dead: 1, processing: 1, ready: 0 });
+    // Just sent: younger than a one-hour retention, nothing goes.
+    expect(await cleanupSentOutbox(f.db, { schema: f.schema, olderThanMs: 3_600_000 })).toBe(0);
+    const later = new Date(Date.now() + 2 * 3_600_000);
+    expect(await cleanupSentOutbox(f.db, { schema: f.schema, olderThanMs: 3_600_000, batchSize: 2, now: later })).toBe(5);
+    const rows = await outboxRows(f);
+    expect(rows.map((r) => r.status).sort()).toEqual(['DEAD', 'PROCESSING']);
+  });
+
+  it('reports the backlog', async () => {
+    const f = await open();
+    expect(await outboxStats(f.db, { schema: f.schema })).toEqual({ ready: 0, processing: 0, sent: 0, dead: 0, due: 0, oldestUnsentAgeMs: null });
+    await write(f, ['a', 'b']);
+    const stats = await outboxStats(f.db, { schema: f.schema });
+    expect(stats).toMatchObject({ ready: 2, due: 2, processing: 0, sent: 0, dead: 0 });
+    expect(stats.oldestUnsentAgeMs).toBeGreaterThanOrEqual(0);
+  });
+});
