@@ -1,5 +1,9 @@
 /** Every output target evgen knows, in the order they run. The config file may select a subset. */
 import type { Target } from '../target.js';
 import { consumersTarget } from './consumers.js';
+import { envelopesTarget } from './envelopes.js';
+import { indexModuleTarget } from './index-module.js';
+import { typesTarget } from './types.js';
+import { validatorsTarget } from './validators.js';
 
-export const allTargets: readonly Target[] = [consumersTarget];
+export const allTargets: readonly Target[] = [typesTarget, validatorsTarget, envelopesTarget, indexModuleTarget, consumersTarget];

@@ -1,0 +1,33 @@
+/**
+ * Target `envelopes`: `<event dir>/envelope.ts` with, per version, the descriptor the runtime
+ * works from (`orderCreatedV2Descriptor`), the envelope type (`OrderCreatedV2Envelope`) and the
+ * constructor (`orderCreatedV2(payload, meta?)`, which takes the aggregate id from the payload),
+ * plus the union over versions (`OrderCreatedEnvelope`) and the list `orderCreatedDescriptors`.
+ */
+import { eventNames, versionNames } from '../naming.js';
+import { renderTemplate } from '../render/templates.js';
+import type { GeneratedFile, Target } from '../target.js';
+import { eventFile } from './event-files.js';
+
+export const envelopesTarget: Target = {
+  name: 'envelopes',
+  description: 'typed envelopes, descriptors and constructors per event version',
+  async generate({ catalog, runtimeImport }) {
+    const files: GeneratedFile[] = [];
+    for (const event of catalog.events) {
+      const body = renderTemplate('envelope', {
+        runtimeImport,
+        eventType: event.eventType,
+        description: event.description,
+        aggregate: event.aggregate,
+        aggregateId: event.aggregateId,
+        kafka: event.kafka,
+        rabbitmq: event.rabbitmq,
+        ...eventNames(event),
+        versions: event.versions.map((version) => ({ ...versionNames(event, version.version), version: version.version })),
+      });
+      files.push(await eventFile(event, 'envelope.ts', body));
+    }
+    return files;
+  },
+};

@@ -1,0 +1,64 @@
+/**
+ * Target `index`: the top of the output folder.
+ *
+ * - `catalog.ts`: `EnvelopeMap` (`EnvelopeMap['order.OrderCreated'][2]`), `EventType`,
+ *   `AnyEnvelope`, the `descriptors` registry and `parseEnvelope` (the runtime's
+ *   `createEnvelopeParser` over every descriptor).
+ * - `index.ts`: re-exports `catalog.ts` and every event's types, validators and envelopes.
+ *
+ * Every exported name is checked for collisions across events: two events that would export
+ * the same name are reported, never silently shadowed by `export *`.
+ */
+import { CatalogError, type CatalogProblem } from '../../catalog/catalog-error.js';
+import { eventModuleDir, eventNames, versionNames } from '../naming.js';
+import { formatTypeScript } from '../render/format.js';
+import { generatedHeader } from '../render/header.js';
+import { renderTemplate } from '../render/templates.js';
+import type { Target } from '../target.js';
+import { eventSources } from './event-files.js';
+
+const CATALOG_NAMES = ['AnyEnvelope', 'EnvelopeMap', 'EventType', 'descriptors', 'parseEnvelope'];
+
+export const indexModuleTarget: Target = {
+  name: 'index',
+  description: 'catalog.ts (EnvelopeMap, AnyEnvelope, descriptors, parseEnvelope) and index.ts re-exporting everything',
+  async generate({ catalog, runtimeImport }) {
+    const owners = new Map<string, string>(CATALOG_NAMES.map((name) => [name, 'catalog.ts']));
+    const problems: CatalogProblem[] = [];
+    const events = catalog.events.map((event) => {
+      const names = eventNames(event);
+      const versions = event.versions.map((version) => ({ ...versionNames(event, version.version), version: version.version }));
+      const exported = [names.payloadUnion, names.envelopeUnion, names.descriptorList, ...versions.flatMap((v) => Object.values(v).filter((x): x is string => typeof x === 'string'))];
+      for (const name of exported) {
+        const owner = owners.get(name);
+        if (owner !== undefined && owner !== event.eventType) {
+          problems.push({
+            code: 'generated-name-collision',
+            file: `${event.dir}/event.json`,
+            pointer: '',
+            message: `${event.eventType} and ${owner} would both export ${name}`,
+            hint: 'rename one of the events (the folder name decides the TypeScript names)',
+          });
+        }
+        owners.set(name, event.eventType);
+      }
+      const dir = `./${eventModuleDir(event)}`;
+      return {
+        eventType: event.eventType,
+        envelopeModule: `${dir}/envelope.js`,
+        typesModule: `${dir}/types.js`,
+        validatorsModule: `${dir}/validators.js`,
+        versions,
+        ...names,
+      };
+    });
+    if (problems.length > 0) throw new CatalogError(problems);
+
+    const sources = catalog.events.flatMap(eventSources);
+    const context = { runtimeImport, events };
+    return [
+      { path: 'catalog.ts', content: await formatTypeScript(`${generatedHeader(sources)}\n${renderTemplate('catalog', context)}`) },
+      { path: 'index.ts', content: await formatTypeScript(`${generatedHeader(sources)}\n${renderTemplate('index', context)}`) },
+    ];
+  },
+};
