@@ -13,6 +13,7 @@
  *   started (a reference to itself with nothing else), is an error: it has no finite type.
  * - A referenced file must speak the same dialect as the schema that uses it (or declare none).
  */
+import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { JsonSchema } from './model.js';
 import { isObject, resolvePointer } from './json-pointer.js';
@@ -70,6 +71,17 @@ export async function bundleSchema(rootFile: SchemaFile, dialect: Dialect, conte
           pointer: reference.pointer,
           message: `$ref cycle through files: ${[...chain, chain[0]].join(' → ')}`,
           hint: 'break the cycle: move the shared part into a definition inside one file, or into a third file',
+        });
+        continue;
+      }
+      const exists = await stat(reference.targetFile).then((found) => found.isFile(), () => false);
+      if (!exists) {
+        context.problems.add({
+          code: 'ref-missing-file',
+          file: file.display,
+          pointer: reference.pointer,
+          message: `$ref "${reference.ref}" points to ${catalogPath(reference.targetFile, context)}, which does not exist`,
+          hint: 'fix the relative path (it is resolved from the folder of this file)',
         });
         continue;
       }

@@ -14,7 +14,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
 import { bundleSchema } from './bundle-schema.js';
 import { suggestion } from './did-you-mean.js';
-import { isObject } from './json-pointer.js';
+import { resolvePointer } from './json-pointer.js';
 import { CONSUMER_JSON_KEYS, consumerJsonSchema, EVENT_JSON_KEYS, eventJsonSchema } from './metadata-schemas.js';
 import {
   COMPATIBILITY_MODES,
@@ -254,6 +254,10 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
   };
 }
 
+function truncate(text: string, max = 80): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
 /** Numbers missing from 1..max. */
 function gaps(sorted: readonly number[]): number[] {
   const present = new Set(sorted);
@@ -267,13 +271,16 @@ async function readEventJson(path: string, context: LoadContext): Promise<EventJ
   if (!read.ok) return undefined;
   const file = displayPath(path);
   if (context.validateEventJson(read.value)) return read.value as unknown as EventJson;
-  for (const error of context.validateEventJson.errors ?? []) context.problems.add(eventJsonProblem(error, file));
+  for (const error of context.validateEventJson.errors ?? []) context.problems.add(eventJsonProblem(error, file, read.value));
   return undefined;
 }
 
 /** One precise problem per ajv error of event.json, with a code people can search for. */
-function eventJsonProblem(error: ErrorObject, file: string): CatalogProblem {
+function eventJsonProblem(error: ErrorObject, file: string, document: unknown): CatalogProblem {
   const at = error.instancePath;
+  const found = resolvePointer(document, at);
+  // JSON.stringify escapes quotes and control characters, so the value prints on one line.
+  const shown = found.found ? ` ${truncate(JSON.stringify(found.value) ?? '')}` : '';
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'additionalProperties') {
     const key = String(params.additionalProperty);
@@ -295,12 +302,12 @@ function eventJsonProblem(error: ErrorObject, file: string): CatalogProblem {
       code: 'unknown-compatibility-mode',
       file,
       pointer: at,
-      message: 'unknown compatibility mode',
+      message: `unknown compatibility mode${shown}`,
       hint: `use one of ${COMPATIBILITY_MODES.join(', ')} (default FULL_TRANSITIVE)`,
     };
   }
   if (error.keyword === 'enum' && at === '/policy') {
-    return { code: 'unknown-policy', file, pointer: at, message: 'unknown compatibility policy', hint: `use one of ${COMPATIBILITY_POLICIES.join(', ')} (default evgen)` };
+    return { code: 'unknown-policy', file, pointer: at, message: `unknown compatibility policy${shown}`, hint: `use one of ${COMPATIBILITY_POLICIES.join(', ')} (default evgen)` };
   }
   const hints: Record<string, string> = {
     '/aggregate': 'a PascalCase name such as "Order"',
@@ -314,7 +321,7 @@ function eventJsonProblem(error: ErrorObject, file: string): CatalogProblem {
     code: 'invalid-event-json',
     file,
     pointer: at,
-    message: error.keyword === 'pattern' ? 'contains characters that are not allowed here' : (error.message ?? `fails "${error.keyword}"`),
+    message: error.keyword === 'pattern' ? `${shown.trim()} contains characters that are not allowed here` : (error.message ?? `fails "${error.keyword}"`),
     hint: hints[at] ?? 'see the README, "Catalog format"',
   };
 }
