@@ -1,0 +1,65 @@
+/**
+ * `evgen scaffold [--events DIR] [--handlers DIR] [--out DIR] [--config FILE]`: write handler,
+ * upcaster and wiring stubs for every consumer into a folder the user owns (default `handlers/`).
+ * Creates missing files, appends missing stubs to existing ones, never overwrites anything.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
+import { loadCatalog } from '../../catalog/load-catalog.js';
+import { planScaffold } from '../../scaffold/index.js';
+import { loadConfig } from '../config.js';
+import { EXIT_BAD_INPUT, EXIT_OK } from '../exit-codes.js';
+
+export interface ScaffoldCommandOptions {
+  readonly events?: string;
+  readonly out?: string;
+  readonly handlers?: string;
+  readonly config?: string;
+}
+
+export function registerScaffold(program: Command): void {
+  program
+    .command('scaffold')
+    .description('write handler and upcaster stubs for every consumer into a folder you own (never overwrites)')
+    .option('--events <dir>', 'events folder (default: "events", or "events" in evgen.config.json)')
+    .option('--handlers <dir>', 'folder for your handler code (default: "handlers")')
+    .option('--out <dir>', 'folder of the generated code the stubs import (default: "generated", or "out" in evgen.config.json)')
+    .option('--config <file>', 'config file (default: ./evgen.config.json when it exists)')
+    .action(async (options: ScaffoldCommandOptions) => {
+      process.exitCode = await runScaffold(options);
+    });
+}
+
+/** The command itself, returning the exit code; usable without commander. */
+export async function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()): Promise<number> {
+  try {
+    const config = await loadConfig(options, cwd);
+    const catalog = await loadCatalog(config.events);
+    const handlersDir = resolve(cwd, options.handlers ?? 'handlers');
+    const plan = await planScaffold(catalog, {
+      // Both relative to the handlers folder's parent, so import paths between them are right.
+      handlersDir: relative(cwd, handlersDir) || '.',
+      generatedDir: relative(cwd, config.out) || '.',
+      runtimeImport: config.runtimeImport,
+      readFile: (path) => readFile(join(handlersDir, path), 'utf8').catch(() => undefined),
+    });
+    for (const change of plan.changes) {
+      const file = join(handlersDir, change.path);
+      await mkdir(dirname(file), { recursive: true });
+      // `wx` refuses to replace a file that appeared since it was read; extensions rewrite the read content plus new lines.
+      await writeFile(file, change.content, change.action === 'create' ? { flag: 'wx' } : {});
+      process.stdout.write(`${change.action === 'create' ? 'created' : 'extended'} ${relative(cwd, file)}: ${change.added.join(', ')}\n`);
+    }
+    for (const note of plan.notes) process.stdout.write(`note: ${note}\n`);
+    if (plan.changes.length === 0) process.stdout.write('evgen scaffold: every stub already exists; nothing written\n');
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof CatalogError) {
+      for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);
+      return EXIT_BAD_INPUT;
+    }
+    throw error;
+  }
+}
