@@ -39,6 +39,7 @@ import { compare, ProblemList } from './problem-list.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
 import { SchemaCheckers } from './schema-dialect.js';
 import { SchemaFiles } from './schema-files.js';
+import { eventNames, pascalCase, versionNames } from '../codegen/naming.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 
 const VERSION_FILE = /^v([1-9][0-9]*)\.schema\.json$/;
@@ -361,12 +362,16 @@ function checkCrossEventRules(events: readonly EventDefinition[], context: LoadC
       else clashes.set(owner, [...(clashes.get(owner) ?? []), name.replace(/^module:/, 'folder ')]);
     }
     for (const [owner, clashing] of clashes) {
+      // Name one representative clash (the payload type when it is among them) so the message stays
+      // stable when targets add more derived names.
+      const preferred = [eventNames(event).payloadUnion, ...event.versions.map((v) => versionNames(event, v.version).payloadType)];
+      const example = preferred.find((name) => clashing.includes(name)) ?? clashing[0]!;
       context.problems.add({
         code: 'name-collision',
         file: eventJson(event),
         pointer: '',
-        message: `generated names clash with ${eventJson(owner)}: ${clashing.join(', ')}`,
-        hint: 'rename one of the two events (evgen never renames silently), e.g. prefix it with its domain: "PaymentCreated"',
+        message: `generated names clash with ${eventJson(owner)} (both would generate ${example})`,
+        hint: `rename one of the two events (evgen never renames silently), e.g. prefix it with its domain: "${pascalCase(event.domain)}${event.name}"`,
       });
     }
   }

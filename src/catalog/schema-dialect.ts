@@ -95,7 +95,9 @@ export function ajvErrorsToProblems(
   const problems: CatalogProblem[] = [];
   for (const [pointer, list] of byPath) {
     const specific = list.filter((error) => !['anyOf', 'oneOf', 'if', 'not'].includes(error.keyword));
-    const chosen = specific.length > 0 ? specific : list;
+    let chosen = specific.length > 0 ? specific : list;
+    // `"type": "strin"` fails both "one of the simple types" and "an array of them"; the first says it.
+    if (chosen.some((error) => error.keyword === 'enum')) chosen = chosen.filter((error) => error.keyword !== 'type');
     const messages = [...new Set(chosen.map(describeAjvError))];
     problems.push({ code: defaults.code, file, pointer, message: messages.join('; '), hint: defaults.hint });
   }
