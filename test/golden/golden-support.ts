@@ -1,0 +1,59 @@
+/**
+ * Golden test cases in the style of sqlc: `test/golden/<case>/events/` is an input catalog,
+ * `test/golden/<case>/expected/` the output committed beside it. `UPDATE_GOLDEN=1 npx vitest run
+ * test/golden` rewrites the expected folders from the current generator.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import { generate } from '../../src/codegen/generate.js';
+import type { GeneratedFile } from '../../src/codegen/target.js';
+import { allTargets } from '../../src/codegen/targets/index.js';
+
+export const GOLDEN_DIR = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * The targets these goldens pin: payload types, validators, envelopes and the index module.
+ * Outbox, inbox and transport targets keep their own tests, so a change there does not ripple here.
+ */
+export const GOLDEN_TARGETS = ['types', 'validators', 'envelopes', 'index'] as const;
+
+export const UPDATE_GOLDEN = process.env.UPDATE_GOLDEN === '1';
+
+/** Case names (folders with an `events/` folder), sorted. */
+export function goldenCases(): string[] {
+  return readdirSync(GOLDEN_DIR, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(GOLDEN_DIR, entry.name, 'events')))
+    .map((entry) => entry.name)
+    .sort();
+}
+
+export function expectedDir(name: string): string {
+  return join(GOLDEN_DIR, name, 'expected');
+}
+
+/** Runs loadCatalog + generate over a case's catalog. */
+export async function buildCase(name: string): Promise<GeneratedFile[]> {
+  const catalog = await loadCatalog(join(GOLDEN_DIR, name, 'events'));
+  return generate(catalog, allTargets, { targetNames: [...GOLDEN_TARGETS] });
+}
+
+/** Every file under `dir`, as output-relative `/`-separated paths, sorted. */
+export function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else out.push(relative(dir, path).split(sep).join('/'));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+export function readExpected(name: string, path: string): string {
+  return readFileSync(join(expectedDir(name), path), 'utf8');
+}
