@@ -41,25 +41,40 @@ const MAPS = ['properties', 'patternProperties', 'definitions', '$defs', 'depend
 const ARRAYS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const COMBINATORS = ['allOf', 'anyOf', 'oneOf'] as const;
 
-/** Rebuilds a schema bottom-up; `map` receives each object subschema after its children. */
-function mapSchema(schema: unknown, map: (node: SchemaObject, parentKeyword: string | undefined) => SchemaObject, parentKeyword?: string): unknown {
+interface NodeContext {
+  /** The node as it was before its children were rebuilt (for identity checks). */
+  readonly original: SchemaObject;
+  /** Keyword under which the node sits (`properties`, `allOf`, …); undefined for the root. */
+  readonly parentKeyword: string | undefined;
+  /** Its name inside a map keyword (`properties`, `$defs`, …). */
+  readonly key: string | undefined;
+}
+
+/**
+ * Rebuilds a schema bottom-up; `visit` receives each object subschema (a fresh copy whose
+ * children are already rebuilt). Maps are rebuilt with `Object.fromEntries`, so property names
+ * like `__proto__` stay ordinary properties.
+ */
+function transformSchema(schema: unknown, visit: (node: SchemaObject, context: NodeContext) => SchemaObject, parentKeyword?: string, key?: string): unknown {
   if (!isObject(schema)) return schema;
   const copy: SchemaObject = { ...schema };
-  for (const key of SINGLE) if (isObject(copy[key])) copy[key] = mapSchema(copy[key], map, key);
-  for (const key of MAPS) {
-    const value = copy[key];
-    if (!isObject(value)) continue;
-    const mapped: SchemaObject = {};
-    // `dependencies` values may be arrays of names (draft-07): only object values are schemas.
-    for (const [name, sub] of Object.entries(value)) mapped[name] = mapSchema(sub, map, key);
-    copy[key] = mapped;
+  for (const k of SINGLE) if (isObject(copy[k])) copy[k] = transformSchema(copy[k], visit, k);
+  for (const k of MAPS) {
+    const value = copy[k];
+    // `dependencies` values may be arrays of names (draft-07): non-objects pass through unchanged.
+    if (isObject(value)) copy[k] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, transformSchema(sub, visit, k, name)]));
   }
-  for (const key of [...ARRAYS, 'items']) {
-    const value = copy[key];
-    if (Array.isArray(value)) copy[key] = value.map((sub) => mapSchema(sub, map, key));
-    else if (key === 'items' && isObject(value)) copy[key] = mapSchema(value, map, key);
+  for (const k of [...ARRAYS, 'items']) {
+    const value = copy[k];
+    if (Array.isArray(value)) copy[k] = value.map((sub) => transformSchema(sub, visit, k));
+    else if (k === 'items' && isObject(value)) copy[k] = transformSchema(value, visit, k);
   }
-  return map(copy, parentKeyword);
+  return visit(copy, { original: schema, parentKeyword, key });
+}
+
+/** Rebuilds a schema bottom-up with a simpler visitor. */
+function mapSchema(schema: unknown, map: (node: SchemaObject, parentKeyword: string | undefined) => SchemaObject): unknown {
+  return transformSchema(schema, (node, context) => map(node, context.parentKeyword));
 }
 
 function typeIncludesObject(node: SchemaObject): boolean {
@@ -160,30 +175,12 @@ export function writerSchema(bundled: JsonSchema): JsonSchema {
     }
     const names = combinedPropertyNames(marked, original);
     if (names === undefined || (!declaresObject(node) && !combinatorBranches(node).some(declaresObject))) return node;
-    const properties: SchemaObject = isObject(node.properties) ? { ...node.properties } : {};
-    for (const name of [...names].sort()) if (!(name in properties)) properties[name] = true;
+    const own = isObject(node.properties) ? node.properties : {};
+    const added = [...names].sort().filter((name) => !Object.hasOwn(own, name)).map((name) => [name, true] as const);
+    const properties: SchemaObject = Object.fromEntries([...Object.entries(own), ...added]);
     return { ...node, properties, additionalProperties: false };
   };
-  // Map with access to the original node (before children were rewritten) for identity checks.
-  const walk = (schema: unknown, parentKeyword?: string): unknown => {
-    if (!isObject(schema)) return schema;
-    const copy: SchemaObject = { ...schema };
-    for (const key of SINGLE) if (isObject(copy[key])) copy[key] = walk(copy[key], key);
-    for (const key of MAPS) {
-      const value = copy[key];
-      if (!isObject(value)) continue;
-      const mapped: SchemaObject = {};
-      for (const [name, sub] of Object.entries(value)) mapped[name] = walk(sub, key);
-      copy[key] = mapped;
-    }
-    for (const key of [...ARRAYS, 'items']) {
-      const value = copy[key];
-      if (Array.isArray(value)) copy[key] = value.map((sub) => walk(sub, key));
-      else if (key === 'items' && isObject(value)) copy[key] = walk(value, key);
-    }
-    return close(copy, parentKeyword, schema);
-  };
-  const result = walk(marked) as JsonSchema;
+  const result = transformSchema(marked, (node, { parentKeyword, original }) => close(node, parentKeyword, original)) as JsonSchema;
   return mapSchema(result, (node) => {
     if (!(BRANCH_MARK in node)) return node;
     const { [BRANCH_MARK]: _mark, ...rest } = node;
@@ -246,29 +243,21 @@ export function typesSchema(bundled: JsonSchema, rootName: string, prefix: strin
     if (name !== undefined) copy.title = name;
     return copy;
   };
-  const walk = (schema: unknown, parentKeyword?: string, key?: string, isRoot = false): unknown => {
-    if (!isObject(schema)) return schema;
-    const copy: SchemaObject = { ...schema };
-    for (const k of SINGLE) if (isObject(copy[k])) copy[k] = walk(copy[k], k);
-    for (const k of MAPS) {
-      const value = copy[k];
-      if (!isObject(value)) continue;
-      const mapped: SchemaObject = {};
-      for (const [name, sub] of Object.entries(value)) mapped[name] = walk(sub, k, name);
-      copy[k] = mapped;
+  const result = transformSchema(writer, (node, { parentKeyword, key }) => {
+    // json-schema-to-typescript knows tuples only in draft-07 form (`items: [...]` + `additionalItems`).
+    if (Array.isArray(node.prefixItems)) {
+      const rest = node.items;
+      node.items = node.prefixItems;
+      delete node.prefixItems;
+      if (rest === undefined) delete node.additionalItems;
+      else node.additionalItems = rest;
     }
-    for (const k of [...ARRAYS, 'items']) {
-      const value = copy[k];
-      if (Array.isArray(value)) copy[k] = value.map((sub) => walk(sub, k));
-      else if (k === 'items' && isObject(value)) copy[k] = walk(value, k);
+    if (parentKeyword === undefined) {
+      for (const keyword of CODE_BEARING_KEYWORDS) delete node[keyword];
+      return node;
     }
-    if (isRoot) {
-      for (const keyword of CODE_BEARING_KEYWORDS) delete copy[keyword];
-      return copy;
-    }
-    return rename(copy, parentKeyword, key);
-  };
-  const result = walk(writer, undefined, undefined, true) as SchemaObject;
+    return rename(node, parentKeyword, key);
+  }) as SchemaObject;
   // The root: its own title becomes part of the description, its name is fixed.
   const description = [typeof writer.title === 'string' ? writer.title : undefined, typeof writer.description === 'string' ? writer.description : undefined]
     .filter((part): part is string => part !== undefined && part.trim() !== '')

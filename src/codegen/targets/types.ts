@@ -26,7 +26,6 @@ export async function compileVersionTypes(event: EventDefinition, version: Event
     declareExternallyReferenced: true,
     unreachableDefinitions: false,
     enableConstEnums: false,
-    strictIndexSignatures: true,
     unknownAny: true,
     // `minItems` tuples (`[T, ...T[]]`) make ordinary arrays unassignable; the validators enforce bounds.
     ignoreMinAndMaxItems: true,
