@@ -188,6 +188,19 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     expect(noVersion.message).toContain('no aggregateVersion');
   });
 
+  it('handleBatch: one transaction, per-delivery results in order, parse failures included', async () => {
+    const { b, effects, consumer } = await setUp();
+    const first = sentV2();
+    expect(await consumer.handle(first)).toBe('handled');
+    const second = sentV2();
+    const results = await consumer.handleBatch([second, '{oops', { ...sentV2(), eventType: 'parcel.ParcelEaten' }, first, JSON.stringify(second)]);
+    expect(results.map((r) => r.outcome)).toEqual(['handled', 'failed', 'failed', 'duplicate', 'duplicate']);
+    const [, garbage, unknown] = results;
+    expect(garbage?.outcome === 'failed' && garbage.error).toBeInstanceOf(ValidationError);
+    expect(unknown?.outcome === 'failed' && unknown.error).toBeInstanceOf(UnknownEventError);
+    expect(await countRows(b.db, effects)).toBe(2);
+  });
+
   it('refuses handler tables that name events or versions it does not subscribe to', () => {
     const b = backend();
     const make = (handlers: unknown, upcasters?: unknown) => () =>

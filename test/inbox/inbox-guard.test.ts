@@ -8,6 +8,7 @@ import {
   AggregateVersionGapError,
   applyInOrder,
   checkOrder,
+  handleBatchWithInbox,
   handleWithInbox,
   inboxMigrationSql,
   InboxHandlerError,
@@ -145,6 +146,38 @@ describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
     expect(await countRows(b.db, effects, 'consumer = $1', ['inventory'])).toBe(1);
     expect(await countRows(b.db, effects, 'consumer = $1', ['payment'])).toBe(1);
     expect(await inboxRows(b, envelope.messageId)).toBe(2);
+  });
+});
+
+describe.each(['postgres', 'pglite'] as const)('batched inbox on %s', (kind) => {
+  it('one transaction, a savepoint per message: a failure undoes only its own message', async () => {
+    const b = backends[kind];
+    const effects = await createEffectsTable(b);
+    const [earlier, good, bad] = [sentV1(), sentV1(), sentV1()];
+    await handleWithInbox(b.db, { schema: b.schema, consumer: 'billing', envelope: earlier }, recordEffect(effects, 'billing'));
+    const results = await handleBatchWithInbox(
+      b.db,
+      { schema: b.schema, consumer: 'billing', envelopes: [good, bad, good, earlier] },
+      async (tx, envelope) => {
+        await recordEffect(effects, 'billing')(tx, envelope);
+        if (envelope === bad) throw new RetryableError('lock timeout');
+      },
+    );
+    expect(results.map((r) => [r.messageId, r.outcome])).toEqual([
+      [good.messageId, 'handled'],
+      [bad.messageId, 'failed'],
+      [good.messageId, 'duplicate'],
+      [earlier.messageId, 'duplicate'],
+    ]);
+    const failed = results[1]!;
+    expect(failed.outcome === 'failed' && failed.error.retryable).toBe(true);
+    expect(await countRows(b.db, effects, 'message_id = $1', [good.messageId])).toBe(1);
+    expect(await countRows(b.db, effects, 'message_id = $1', [bad.messageId])).toBe(0);
+    expect(await inboxRows(b, bad.messageId)).toBe(0);
+    expect(await inboxRows(b, good.messageId)).toBe(1);
+    // The failed message succeeds when it comes again.
+    expect(await handleWithInbox(b.db, { schema: b.schema, consumer: 'billing', envelope: bad }, recordEffect(effects, 'billing'))).toBe('handled');
+    expect(await handleBatchWithInbox(b.db, { schema: b.schema, consumer: 'billing', envelopes: [] }, async () => undefined)).toEqual([]);
   });
 });
 

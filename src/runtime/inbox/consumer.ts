@@ -6,9 +6,10 @@
  */
 import type { Database, Transaction } from '../db/database.js';
 import type { Envelope, EventVersionDescriptor } from '../envelope.js';
-import { NonRetryableError, UnknownEventError, ValidationError } from '../errors.js';
+import { EvgenError, NonRetryableError, UnknownEventError, ValidationError } from '../errors.js';
 import { createEnvelopeParser } from '../parse-envelope.js';
 import { applyInOrder, checkOrder, markApplied, type AggregateVersionKey, type OrderVerdict } from './aggregate-order.js';
+import { handleBatchWithInbox } from './inbox-batch.js';
 import { handleWithInbox, type InboxOutcome } from './inbox-guard.js';
 import type { InboxTableOptions } from './inbox-tables.js';
 
@@ -63,7 +64,17 @@ export interface InboxConsumer {
   /** Subscribed event types, sorted. */
   readonly subscribes: readonly string[];
   handle(raw: unknown): Promise<InboxOutcome>;
+  /**
+   * Handles several deliveries in ONE transaction (a savepoint each; see handleBatchWithInbox).
+   * Resolves after the commit with one result per delivery, in order; a failed one carries the
+   * error `handle` would have rejected with. Rejects only when the batch transaction fails.
+   */
+  handleBatch(raws: readonly unknown[]): Promise<ConsumerBatchResult[]>;
 }
+
+export type ConsumerBatchResult =
+  | { readonly outcome: InboxOutcome }
+  | { readonly outcome: 'failed'; readonly error: EvgenError };
 
 type AnyHandler = ConsumerHandler<any>;
 type AnyUpcaster = Upcaster<any, any>;
@@ -117,21 +128,49 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
     name,
     subscribes: index.eventTypes,
     async handle(raw: unknown): Promise<InboxOutcome> {
-      // Parsing and routing failures are deterministic: they reject before any transaction, non-retryable.
-      const parsed = parse(raw);
-      if (!parsed.ok) {
-        const { error } = parsed;
-        throw error instanceof UnknownEventError
-          ? new UnknownEventError(error.eventType, error.schemaVersion, `consumer ${name}: ${error.message}`)
-          : error;
-      }
-      const envelope = parsed.envelope;
-      const route = plan(envelope.eventType, envelope.schemaVersion);
-      return handleWithInbox(options.db, { ...options.inbox, consumer: name, envelope }, async (tx, checked) => {
-        await route.handler(upcast(checked, route), createContext(tx, checked));
+      const { envelope, route } = prepare(raw);
+      return handleWithInbox(options.db, { ...options.inbox, consumer: name, envelope }, (tx, checked) =>
+        route.handler(upcast(checked, route), createContext(tx, checked)),
+      );
+    },
+    async handleBatch(raws: readonly unknown[]): Promise<ConsumerBatchResult[]> {
+      const results: (ConsumerBatchResult | undefined)[] = [];
+      const prepared: { index: number; envelope: Envelope; route: DispatchPlan }[] = [];
+      raws.forEach((raw, index) => {
+        try {
+          prepared.push({ index, ...prepare(raw) });
+          results.push(undefined);
+        } catch (error) {
+          results.push({ outcome: 'failed', error: error as EvgenError });
+        }
       });
+      const routes = new Map(prepared.map((p) => [p.envelope, p.route]));
+      const outcomes = await handleBatchWithInbox(
+        options.db,
+        { ...options.inbox, consumer: name, envelopes: prepared.map((p) => p.envelope) },
+        async (tx, envelope) => {
+          const route = routes.get(envelope)!;
+          await route.handler(upcast(envelope, route), createContext(tx, envelope));
+        },
+      );
+      outcomes.forEach((outcome, i) => {
+        results[prepared[i]!.index] = outcome.outcome === 'failed' ? { outcome: 'failed', error: outcome.error } : { outcome: outcome.outcome };
+      });
+      return results as ConsumerBatchResult[];
     },
   };
+
+  /** Parses, validates and routes a delivery. Every failure is deterministic, so non-retryable. */
+  function prepare(raw: unknown): { envelope: Envelope; route: DispatchPlan } {
+    const parsed = parse(raw);
+    if (!parsed.ok) {
+      const { error } = parsed;
+      throw error instanceof UnknownEventError
+        ? new UnknownEventError(error.eventType, error.schemaVersion, `consumer ${name}: ${error.message}`)
+        : error;
+    }
+    return { envelope: parsed.envelope, route: plan(parsed.envelope.eventType, parsed.envelope.schemaVersion) };
+  }
 
   function upcast(envelope: Envelope, route: DispatchPlan): Envelope {
     let current = envelope;
