@@ -195,6 +195,7 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
   versionNumbers.sort((a, b) => a - b);
 
   let meta: EventJson | undefined;
+  let aggregateId: string | undefined;
   const eventJsonPath = join(dir, 'event.json');
   if (!hasEventJson) {
     ok = false;
@@ -206,7 +207,9 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
       hint: 'create it (or scaffold the event with `evgen new <domain>/<EventName>`)',
     });
   } else {
-    meta = await readEventJson(eventJsonPath, context);
+    const read = await readEventJson(eventJsonPath, context);
+    meta = read.meta;
+    aggregateId = read.aggregateId;
     if (meta === undefined) ok = false;
   }
 
@@ -234,7 +237,7 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
 
   const versions: EventVersion[] = [];
   for (const version of versionNumbers) {
-    const loaded = await loadVersion(dir, version, meta, context);
+    const loaded = await loadVersion(dir, version, aggregateId, context);
     if (loaded === undefined) ok = false;
     else versions.push(loaded);
   }
@@ -267,13 +270,23 @@ function gaps(sorted: readonly number[]): number[] {
   return missing;
 }
 
-async function readEventJson(path: string, context: LoadContext): Promise<EventJson | undefined> {
+/**
+ * The validated event.json, or (when it has problems) only its aggregateId when that one is
+ * fine, so the payload schemas are still checked against it in the same run.
+ */
+async function readEventJson(path: string, context: LoadContext): Promise<{ meta?: EventJson; aggregateId?: string }> {
   const read = await readJsonFile(path, context.problems);
-  if (!read.ok) return undefined;
+  if (!read.ok) return {};
   const file = displayPath(path);
-  if (context.validateEventJson(read.value)) return read.value as unknown as EventJson;
-  for (const error of context.validateEventJson.errors ?? []) context.problems.add(eventJsonProblem(error, file, read.value));
-  return undefined;
+  if (context.validateEventJson(read.value)) {
+    const meta = read.value as unknown as EventJson;
+    return { meta, aggregateId: meta.aggregateId };
+  }
+  const aggregateId = (read.value as { aggregateId?: unknown } | null)?.aggregateId;
+  const errors = context.validateEventJson.errors ?? [];
+  for (const error of errors) context.problems.add(eventJsonProblem(error, file, read.value));
+  const aggregateIdOk = typeof aggregateId === 'string' && !errors.some((error) => error.instancePath === '/aggregateId');
+  return aggregateIdOk ? { aggregateId } : {};
 }
 
 /** One precise problem per ajv error of event.json, with a code people can search for. */
@@ -327,7 +340,7 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
   };
 }
 
-async function loadVersion(dir: string, version: number, meta: EventJson | undefined, context: LoadContext): Promise<EventVersion | undefined> {
+async function loadVersion(dir: string, version: number, aggregateId: string | undefined, context: LoadContext): Promise<EventVersion | undefined> {
   const path = join(dir, `v${version}.schema.json`);
   const file = await context.files.load(path);
   if (file === undefined) return undefined;
@@ -340,8 +353,8 @@ async function loadVersion(dir: string, version: number, meta: EventJson | undef
     context.problems.add({ code: 'invalid-schema', file: file.display, pointer: '', message: `ajv cannot compile the schema: ${compileError}`, hint: 'fix the schema so a validator can be built from it' });
     return undefined;
   }
-  if (meta !== undefined) {
-    const problem = checkAggregateId(bundled, meta.aggregateId, file.display);
+  if (aggregateId !== undefined) {
+    const problem = checkAggregateId(bundled, aggregateId, file.display);
     if (problem !== undefined) {
       context.problems.add(problem);
       return undefined;

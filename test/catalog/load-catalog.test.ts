@@ -1,0 +1,199 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CatalogError, type CatalogProblem } from '../../src/catalog/catalog-error.js';
+import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import { DRAFT_2020, eventJson, oneEvent, payloadSchema, tempCatalog, type CatalogFiles, type TempCatalog } from './temp-catalog.js';
+
+const exampleEvents = fileURLToPath(new URL('../../events', import.meta.url));
+
+let current: TempCatalog | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+async function load(files: CatalogFiles) {
+  current = await tempCatalog(files);
+  return loadCatalog(current.events);
+}
+
+async function problems(files: CatalogFiles): Promise<CatalogProblem[]> {
+  try {
+    await load(files);
+  } catch (error) {
+    if (error instanceof CatalogError) return [...error.problems];
+    throw error;
+  }
+  throw new Error('expected a CatalogError');
+}
+
+describe('loadCatalog on the example catalog', () => {
+  it('loads every event, version and consumer, sorted, with defaults applied', async () => {
+    const catalog = await loadCatalog(exampleEvents);
+    expect(catalog.events.map((event) => `${event.eventType}@${event.versions.map((v) => v.version).join(',')}`)).toEqual([
+      'inventory.StockReleased@1',
+      'inventory.StockReserved@1',
+      'order.OrderCancelled@1',
+      'order.OrderCreated@1,2',
+      'order.OrderPaid@1',
+      'order.OrderShipped@1',
+    ]);
+    const created = catalog.events.find((event) => event.name === 'OrderCreated')!;
+    expect(created).toMatchObject({ domain: 'order', dir: 'order/OrderCreated', policy: 'evgen', compatibility: 'FULL_TRANSITIVE', aggregateId: 'orderId' });
+    expect(created.versions[1]!.file).toBe('order/OrderCreated/v2.schema.json');
+    expect(catalog.consumers.map((consumer) => [consumer.name, consumer.subscribes])).toEqual([
+      ['inventory-service', ['order.OrderCancelled', 'order.OrderCreated']],
+      ['shipping-service', ['inventory.StockReserved', 'order.OrderPaid']],
+    ]);
+  });
+
+  it('bundles shared files into definitions and rewrites the references', async () => {
+    const catalog = await loadCatalog(exampleEvents);
+    const v1 = catalog.events.find((event) => event.name === 'OrderCreated')!.versions[0]!;
+    const bundled = v1.bundled as Record<string, any>;
+    expect(bundled.properties.total).toEqual({ $ref: '#/definitions/_common.money' });
+    expect(bundled.properties.lines.items.properties.unitPrice).toEqual({ $ref: '#/definitions/_common.money' });
+    expect(Object.keys(bundled.definitions)).toEqual(['_common.address', '_common.money']);
+    expect(bundled.definitions['_common.money'].title).toBe('Money');
+    expect(bundled.definitions['_common.money'].$id).toBeUndefined();
+    expect(bundled.definitions['_common.money'].$schema).toBeUndefined();
+    // The schema as written is kept untouched.
+    expect((v1.schema as Record<string, any>).properties.total).toEqual({ $ref: '../../_common/money.schema.json' });
+    expect(JSON.stringify(bundled)).not.toContain('.schema.json');
+  });
+
+  it('is deterministic: two loads give equal catalogs', async () => {
+    const first = await loadCatalog(exampleEvents);
+    const second = await loadCatalog(exampleEvents);
+    expect(JSON.stringify(second)).toBe(JSON.stringify(first));
+  });
+});
+
+describe('loadCatalog rules', () => {
+  it('applies eventType, policy and compatibility from event.json', async () => {
+    const catalog = await load(
+      oneEvent({ 'shop/OrderPlaced/event.json': eventJson('shop', 'OrderPlaced', { eventType: 'shop.placed', policy: 'confluent', compatibility: 'BACKWARD' }) }),
+    );
+    expect(catalog.events[0]).toMatchObject({ eventType: 'shop.placed', policy: 'confluent', compatibility: 'BACKWARD' });
+  });
+
+  it('bundles 2020-12 schemas into $defs, following refs between shared files and their local pointers', async () => {
+    const catalog = await load(
+      oneEvent(
+        {
+          '_common/ids.schema.json': { $defs: { uuid: { type: 'string', format: 'uuid' } }, $ref: 'customer.schema.json#/$defs/name' },
+          '_common/customer.schema.json': { $schema: DRAFT_2020, $defs: { name: { type: 'string', minLength: 1 } } },
+        },
+        {
+          $schema: DRAFT_2020,
+          type: 'object',
+          properties: { orderId: { $ref: '../../_common/ids.schema.json#/$defs/uuid' }, customer: { $ref: '../../_common/ids.schema.json' } },
+          required: ['orderId'],
+        },
+      ),
+    );
+    const bundled = catalog.events[0]!.versions[0]!.bundled as Record<string, any>;
+    expect(bundled.properties.orderId).toEqual({ $ref: '#/$defs/_common.ids/$defs/uuid' });
+    expect(bundled.properties.customer).toEqual({ $ref: '#/$defs/_common.ids' });
+    expect(bundled.$defs['_common.ids'].$ref).toBe('#/$defs/_common.customer/$defs/name');
+    expect(Object.keys(bundled.$defs)).toEqual(['_common.customer', '_common.ids']);
+  });
+
+  it('accepts recursion inside one schema through definitions (a tree)', async () => {
+    const catalog = await load(
+      oneEvent(
+        {},
+        payloadSchema(
+          { root: { $ref: '#/definitions/node' } },
+          { definitions: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/definitions/node' } } } } } },
+        ),
+      ),
+    );
+    expect(catalog.events).toHaveLength(1);
+  });
+
+  it('accepts an aggregate id whose string type comes from a shared file', async () => {
+    const catalog = await load(oneEvent({ '_common/id.schema.json': { type: 'string', format: 'uuid' } }, payloadSchema({ orderId: { $ref: '../../_common/id.schema.json' } })));
+    expect(catalog.events[0]!.aggregateId).toBe('orderId');
+  });
+
+  it('reports every problem of a catalog at once, each with a code, file, pointer and hint', async () => {
+    const found = await problems({
+      ...oneEvent(),
+      'shop/OrderPaid/event.json': eventJson('shop', 'OrderPaid', { compatibility: 'SOMETIMES', extra: true }),
+      'shop/OrderPaid/v1.schema.json': payloadSchema({}, { required: [] }),
+      'shop/OrderPaid/v2.schema.json': '{ nope',
+    });
+    expect(found.map((problem) => [problem.code, problem.file.replace(/^.*\/events\//, ''), problem.pointer])).toEqual([
+      ['unknown-compatibility-mode', 'shop/OrderPaid/event.json', '/compatibility'],
+      ['unknown-key', 'shop/OrderPaid/event.json', '/extra'],
+      ['aggregate-id-optional', 'shop/OrderPaid/v1.schema.json', '/required'],
+      ['invalid-json', 'shop/OrderPaid/v2.schema.json', ''],
+    ]);
+    for (const problem of found) expect(problem.hint.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a $ref chain a → b → a with nothing else', async () => {
+    const found = await problems(
+      oneEvent({}, payloadSchema({ total: { $ref: '#/definitions/a' } }, { definitions: { a: { $ref: '#/definitions/b' }, b: { $ref: '#/definitions/a', description: 'only a ref' } } })),
+    );
+    expect(found.map((problem) => [problem.code, problem.pointer])).toEqual([
+      ['ref-self', '/definitions/a/$ref'],
+      ['ref-self', '/definitions/b/$ref'],
+    ]);
+  });
+
+  it('refuses a file that refers back to the event schema (a cycle through files)', async () => {
+    const found = await problems(oneEvent({ '_common/back.schema.json': { $ref: '../shop/OrderPlaced/v1.schema.json' } }, payloadSchema({ back: { $ref: '../../_common/back.schema.json' } })));
+    expect(found.map((problem) => problem.code)).toEqual(['ref-cycle']);
+    expect(found[0]!.message).toContain('shop/OrderPlaced/v1.schema.json → _common/back.schema.json → shop/OrderPlaced/v1.schema.json');
+  });
+
+  it('refuses unresolvable pointers, anchors and dialect mixes', async () => {
+    const found = await problems(
+      oneEvent(
+        { '_common/new.schema.json': { $schema: DRAFT_2020, type: 'string' } },
+        payloadSchema({ a: { $ref: '#/definitions/missing' }, b: { $ref: '#anchor' }, c: { $ref: '../../_common/new.schema.json' } }),
+      ),
+    );
+    expect(found.map((problem) => [problem.code, problem.pointer])).toEqual([
+      ['ref-unresolved', '/properties/a/$ref'],
+      ['ref-unsupported-fragment', '/properties/b/$ref'],
+      ['ref-dialect-mismatch', '/properties/c/$ref'],
+    ]);
+  });
+
+  it('reports schemas ajv cannot compile (invalid regular expression)', async () => {
+    const found = await problems(oneEvent({}, payloadSchema({ code: { type: 'string', pattern: '([a-z' } })));
+    expect(found.map((problem) => problem.code)).toEqual(['invalid-schema']);
+  });
+
+  it('does not mistake data for references ($ref inside enum/const/default)', async () => {
+    const catalog = await load(oneEvent({}, payloadSchema({ kind: { type: 'object', const: { $ref: 'https://example.com' }, default: { $ref: '/etc/x' } } })));
+    expect(catalog.events).toHaveLength(1);
+  });
+
+  it('refuses $id below the root and unknown files in an event folder', async () => {
+    const found = await problems(oneEvent({ 'shop/OrderPlaced/v1.json': {} }, payloadSchema({ a: { $id: 'a.json', type: 'string' } })));
+    expect(found.map((problem) => problem.code)).toEqual(['unexpected-file', 'nested-id-unsupported']);
+  });
+
+  it('ignores other underscore folders and hidden files', async () => {
+    const catalog = await load(oneEvent({ '_drafts/whatever.json': '{ not json', '.DS_Store': 'x', 'shop/.hidden': 'x' }));
+    expect(catalog.events).toHaveLength(1);
+  });
+
+  it('reports a missing events folder', async () => {
+    await expect(loadCatalog('/nonexistent/evgen/events')).rejects.toMatchObject({ problems: [{ code: 'catalog-missing' }] });
+  });
+
+  it('reports collisions between generated module folders (ABTest vs AbTest)', async () => {
+    const found = await problems({
+      'shop/ABTest/event.json': eventJson('shop', 'ABTest'),
+      'shop/ABTest/v1.schema.json': payloadSchema(),
+      'shop/AbTest/event.json': eventJson('shop', 'AbTest'),
+      'shop/AbTest/v1.schema.json': payloadSchema(),
+    });
+    expect(found.map((problem) => problem.code)).toEqual(['name-collision']);
+  });
+});
