@@ -8,7 +8,7 @@ import { canonicalJson } from '../canonical-json.js';
 import type { CompareSchemas } from '../compare-schemas.js';
 import type { DiffContext, Difference } from '../diff-context.js';
 import type { SchemaNode } from '../schema-document.js';
-import type { CombinedCriterion, Shape } from '../schema-shape.js';
+import { shapeOf, type CombinedCriterion, type Shape } from '../schema-shape.js';
 import type { DifferenceType } from './difference-types.js';
 import type { ShapeRule } from './shape-rule.js';
 
@@ -33,7 +33,60 @@ function distinct(nodes: readonly SchemaNode[]): SchemaNode[] {
   });
 }
 
+/** Which part of a schema object a facet (or a plain schema of that kind) stands for. */
+function categoryOf(node: SchemaNode): string {
+  const facet = node.facet;
+  if (facet !== undefined) return facet.startsWith('type:') || facet === 'types' ? 'type' : facet;
+  const shape = shapeOf(node);
+  switch (shape.kind) {
+    case 'enum':
+    case 'const':
+    case 'not':
+      return shape.kind;
+    case 'combined':
+      return shape.synthetic === true ? 'type' : (shape.criterion ?? 'allOf');
+    case 'empty':
+    case 'false':
+      return shape.kind;
+    default:
+      return 'type';
+  }
+}
+
+/**
+ * Two schema objects split into facets (`type` + `enum`, …) are compared facet by facet: the
+ * `enum` of one with the `enum` of the other, and so on. This reports what changed inside a facet
+ * (ENUM_ARRAY_NARROWED at `…/enum`) where a subschema matching would only say "changed".
+ * Returns false when the facets do not line up one to one.
+ */
+function compareFacets(ctx: DiffContext, original: Shape, update: Shape, compareSchemas: CompareSchemas): boolean {
+  const index = (nodes: readonly SchemaNode[]) => {
+    const byCategory = new Map<string, SchemaNode>();
+    for (const node of nodes) {
+      const category = categoryOf(node);
+      if (byCategory.has(category)) return undefined;
+      byCategory.set(category, node);
+    }
+    return byCategory;
+  };
+  const before = index(original.subschemas ?? []);
+  const after = index(update.subschemas ?? []);
+  if (before === undefined || after === undefined) return false;
+  const lost = [...before.keys()].some((category) => !after.has(category));
+  const gained = [...after.keys()].some((category) => !before.has(category));
+  if (gained) ctx.add('PRODUCT_TYPE_EXTENDED');
+  if (lost) ctx.add('PRODUCT_TYPE_NARROWED');
+  for (const [category, node] of [...before].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const partner = after.get(category);
+    if (partner !== undefined) compareSchemas(ctx, node, partner);
+  }
+  return true;
+}
+
 export function compareCombined(ctx: DiffContext, original: Shape, update: Shape, compareSchemas: CompareSchemas): void {
+  if (original.synthetic === true && update.synthetic === true && original.criterion === 'allOf' && update.criterion === 'allOf') {
+    if (compareFacets(ctx, original, update, compareSchemas)) return;
+  }
   const change = criterionChange(original, update);
   if (change !== undefined) ctx.add(change);
   if (change === 'COMBINED_TYPE_CHANGED') return;

@@ -1,0 +1,162 @@
+/**
+ * Checks a catalog's evolution. Without `against`: every version of every event against the
+ * earlier versions its mode names. With `against` (the catalog as released, e.g. at a git ref):
+ * released versions must be unchanged (canonical JSON of the bundled schema, so an edited shared
+ * schema counts too) and present; only versions new since then are checked per mode.
+ * Every violation is reported, never only the first.
+ */
+import { join } from 'node:path';
+import type { Catalog, CompatibilityPolicy, EventDefinition, EventVersion } from '../catalog/model.js';
+import { displayPath } from '../catalog/read-json-file.js';
+import { canonicalJson } from './canonical-json.js';
+import { checkReadable, type SchemaDiffResult } from './diff-schemas.js';
+import { MODES, versionsToCheckAgainst, type Direction } from './modes.js';
+import { explain } from './rules/hints.js';
+import { SchemaInputError } from './schema-document.js';
+import { compareViolations, type CompatibilityViolation, type DeployOrder } from './violation.js';
+
+export interface CheckCatalogOptions {
+  /** The released catalog; versions in it are immutable. */
+  readonly against?: Catalog;
+  /** Overrides every event's own policy. */
+  readonly policy?: CompatibilityPolicy;
+}
+
+export interface CatalogCheckReport {
+  readonly ok: boolean;
+  readonly violations: readonly CompatibilityViolation[];
+  /** Events looked at, and (new version, earlier version) pairs compared. */
+  readonly events: number;
+  readonly pairsChecked: number;
+}
+
+function pointerOf(path: string): string {
+  const rest = path.replace(/^#\/?/, '');
+  return rest === '' ? '' : `/${rest}`;
+}
+
+function deployOrder(backward: SchemaDiffResult, forward: SchemaDiffResult): DeployOrder {
+  if (backward.compatible && !forward.compatible) return 'consumers';
+  if (!backward.compatible && forward.compatible) return 'producers';
+  return 'none';
+}
+
+function comparePair(
+  event: EventDefinition,
+  older: EventVersion,
+  newer: EventVersion,
+  policy: CompatibilityPolicy,
+  file: string,
+): { backward: SchemaDiffResult; forward: SchemaDiffResult } {
+  try {
+    return {
+      backward: checkReadable(older.bundled, newer.bundled, policy),
+      forward: checkReadable(newer.bundled, older.bundled, policy),
+    };
+  } catch (error) {
+    if (error instanceof SchemaInputError) throw new SchemaInputError(`${file} (v${newer.version} vs v${older.version} of ${event.eventType}): ${error.message}`);
+    throw error;
+  }
+}
+
+function checkVersion(
+  event: EventDefinition,
+  newer: EventVersion,
+  root: string,
+  policy: CompatibilityPolicy,
+  violations: CompatibilityViolation[],
+): number {
+  const earlier = event.versions.filter((version) => version.version < newer.version);
+  const file = displayPath(join(root, newer.file));
+  const mode = event.compatibility;
+  let pairs = 0;
+  for (const older of versionsToCheckAgainst(earlier, mode)) {
+    pairs++;
+    const results = comparePair(event, older, newer, policy, file);
+    const order = deployOrder(results.backward, results.forward);
+    for (const direction of MODES[mode].directions) {
+      for (const change of results[direction].incompatibleChanges) {
+        const { description, hint } = explain(change.type, change.path, direction);
+        violations.push({
+          file,
+          pointer: pointerOf(change.path),
+          path: change.path,
+          rule: change.type,
+          message: `${description} — ${readerSentence(direction, older.version, newer.version)}`,
+          hint,
+          deployFirst: order,
+          eventType: event.eventType,
+          version: newer.version,
+          against: older.version,
+          direction,
+          mode,
+          policy,
+        });
+      }
+    }
+  }
+  return pairs;
+}
+
+function readerSentence(direction: Direction, older: number, newer: number): string {
+  return direction === 'backward'
+    ? `consumers on v${newer} cannot read data written with v${older} (backward)`
+    : `consumers still on v${older} cannot read data written with v${newer} (forward)`;
+}
+
+export function checkCatalog(catalog: Catalog, options: CheckCatalogOptions = {}): CatalogCheckReport {
+  const violations: CompatibilityViolation[] = [];
+  let pairsChecked = 0;
+  const released = new Map((options.against?.events ?? []).map((event) => [event.dir, event]));
+
+  for (const event of catalog.events) {
+    const policy = options.policy ?? event.policy;
+    const before = released.get(event.dir);
+    for (const version of event.versions) {
+      const previous = before?.versions.find((candidate) => candidate.version === version.version);
+      if (previous !== undefined) {
+        if (canonicalJson(previous.bundled) !== canonicalJson(version.bundled)) {
+          violations.push(immutability('RELEASED_VERSION_CHANGED', event, version, catalog.root, policy));
+        }
+        continue;
+      }
+      pairsChecked += checkVersion(event, version, catalog.root, policy, violations);
+    }
+  }
+  const current = new Map(catalog.events.map((event) => [event.dir, event]));
+  for (const event of options.against?.events ?? []) {
+    for (const version of event.versions) {
+      if (current.get(event.dir)?.versions.some((candidate) => candidate.version === version.version) === true) continue;
+      violations.push(immutability('RELEASED_VERSION_DELETED', event, version, catalog.root, options.policy ?? event.policy));
+    }
+  }
+  violations.sort(compareViolations);
+  return { ok: violations.length === 0, violations, events: catalog.events.length, pairsChecked };
+}
+
+function immutability(
+  rule: 'RELEASED_VERSION_CHANGED' | 'RELEASED_VERSION_DELETED',
+  event: EventDefinition,
+  version: EventVersion,
+  root: string,
+  policy: CompatibilityPolicy,
+): CompatibilityViolation {
+  const changed = rule === 'RELEASED_VERSION_CHANGED';
+  return {
+    file: displayPath(join(root, version.file)),
+    pointer: '',
+    path: '#/',
+    rule,
+    message: changed
+      ? `v${version.version} of ${event.eventType} was released and has changed (including schemas it references)`
+      : `v${version.version} of ${event.eventType} was released and has been deleted`,
+    hint: changed
+      ? `released versions are immutable: revert the edit and add v${event.versions.length + 1} with the change`
+      : 'restore the file: data and consumers may still use this version; retire it by adding a new version instead',
+    deployFirst: 'none',
+    eventType: event.eventType,
+    version: version.version,
+    mode: event.compatibility,
+    policy,
+  };
+}

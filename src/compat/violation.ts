@@ -1,0 +1,55 @@
+/** One reason a catalog change is not allowed, as reported by `evgen check`. */
+import type { CompatibilityMode, CompatibilityPolicy } from '../catalog/model.js';
+import type { Direction } from './modes.js';
+
+/**
+ * Which side must be deployed first for the change to be safe: `consumers` when only backward
+ * compatibility holds (new readers read old data), `producers` when only forward compatibility
+ * holds (old readers read new data), `none` when no order is safe.
+ */
+export type DeployOrder = 'consumers' | 'producers' | 'none';
+
+export const IMMUTABILITY_RULES = ['RELEASED_VERSION_CHANGED', 'RELEASED_VERSION_DELETED'] as const;
+
+export interface CompatibilityViolation {
+  /** Schema file (display path: relative to the working folder), `/`-separated. */
+  readonly file: string;
+  /** JSON pointer inside the schema ("" = whole schema). Paths through `$ref` are logical. */
+  readonly pointer: string;
+  /** The same place as a fragment, Confluent style: `#/properties/foo`. */
+  readonly path: string;
+  /** A Confluent difference type, or one of IMMUTABILITY_RULES. */
+  readonly rule: string;
+  readonly message: string;
+  readonly hint: string;
+  readonly deployFirst: DeployOrder;
+  readonly eventType: string;
+  readonly version: number;
+  /** The earlier version it was compared with (absent for immutability rules). */
+  readonly against?: number;
+  readonly direction?: Direction;
+  readonly mode: CompatibilityMode;
+  readonly policy: CompatibilityPolicy;
+}
+
+export function deployOrderText(order: DeployOrder): string {
+  switch (order) {
+    case 'consumers':
+      return 'deploy consumers first (the change is backward-compatible only)';
+    case 'producers':
+      return 'deploy producers first (the change is forward-compatible only)';
+    case 'none':
+      return 'no deploy order is safe';
+  }
+}
+
+/** Stable order: file, pointer, rule, compared version, direction. */
+export function compareViolations(a: CompatibilityViolation, b: CompatibilityViolation): number {
+  return (
+    a.file.localeCompare(b.file) ||
+    a.path.localeCompare(b.path) ||
+    a.rule.localeCompare(b.rule) ||
+    (a.against ?? 0) - (b.against ?? 0) ||
+    (a.direction ?? '').localeCompare(b.direction ?? '')
+  );
+}
