@@ -33,6 +33,7 @@ const orderCreated: EventVersionDescriptor<'order.OrderCreated', 1, { orderId: s
   aggregateType: 'Order',
   aggregateIdProperty: 'orderId',
   validatePayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
+  readPayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
 };
 const route = { exchange: 'order', routingKey: 'order.created' };
 

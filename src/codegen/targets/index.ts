@@ -3,7 +3,9 @@ import type { Target } from '../target.js';
 import { consumersTarget } from './consumers.js';
 import { envelopesTarget } from './envelopes.js';
 import { indexModuleTarget } from './index-module.js';
+import { outboxTarget } from './outbox.js';
 import { typesTarget } from './types.js';
+import { rabbitmqTarget } from './rabbitmq.js';
 import { validatorsTarget } from './validators.js';
 
-export const allTargets: readonly Target[] = [typesTarget, validatorsTarget, envelopesTarget, indexModuleTarget, consumersTarget];
+export const allTargets: readonly Target[] = [typesTarget, validatorsTarget, envelopesTarget, indexModuleTarget, consumersTarget, rabbitmqTarget, outboxTarget];

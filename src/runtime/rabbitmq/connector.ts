@@ -92,3 +92,28 @@ export function createAmqpConnector(options: AmqpConnectorOptions): AmqpConnecto
     },
   };
 }
+
+/**
+ * A connector over a connection the caller opened and owns. It never reconnects: after that
+ * connection closed, `connection()` rejects. `close()` does not close the caller's connection.
+ */
+export function fixedConnector(model: ChannelModel): AmqpConnector {
+  let open = true;
+  let closed = false;
+  model.once('close', () => {
+    open = false;
+  });
+  return {
+    get closed() {
+      return closed;
+    },
+    connection() {
+      if (closed) return Promise.reject(new Error('AMQP connector is closed'));
+      if (!open) return Promise.reject(new Error('the AMQP connection was closed (pass a URL or createAmqpConnector() to reconnect)'));
+      return Promise.resolve(model);
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}

@@ -19,7 +19,7 @@ import { classifyError, describeError } from '../errors.js';
 import { EVGEN_HEADERS } from './amqp-message.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
-import { createAmqpConnector, type AmqpConnector } from './connector.js';
+import { createAmqpConnector, fixedConnector, type AmqpConnector } from './connector.js';
 import { MalformedMessageError } from './errors.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 
@@ -44,8 +44,11 @@ export type ConsumerRunnerEvent =
   | { readonly type: 'error'; readonly error: unknown };
 
 export interface ConsumerRunnerOptions {
-  /** A reconnecting connector, or an AMQP URL (the runner then owns the connection). */
-  readonly connection: AmqpConnector | string;
+  /**
+   * A reconnecting connector, an AMQP URL (the runner then owns a reconnecting connection), or
+   * an open connection the caller owns (no reconnect once it is lost).
+   */
+  readonly connection: AmqpConnector | ChannelModel | string;
   /** The consumer's queues, from `resolveTopology(...).consumers[name]` / `assertTopology`. */
   readonly routes: ConsumerRoutes;
   readonly handler: MessageHandler;
@@ -139,7 +142,12 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   const prefetch = options.prefetch ?? 10;
   if (!Number.isInteger(prefetch) || prefetch < 1) throw new RangeError('prefetch must be a positive integer');
   const ownsConnector = typeof options.connection === 'string';
-  const connector = typeof options.connection === 'string' ? createAmqpConnector({ url: options.connection, connectionName: `evgen ${handler.name}` }) : options.connection;
+  const connector =
+    typeof options.connection === 'string'
+      ? createAmqpConnector({ url: options.connection, connectionName: `evgen ${handler.name}` })
+      : typeof (options.connection as AmqpConnector).connection === 'function'
+        ? (options.connection as AmqpConnector)
+        : fixedConnector(options.connection as ChannelModel);
   const emit = (event: ConsumerRunnerEvent) => {
     try {
       options.onEvent?.(event);
@@ -255,6 +263,9 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   ): Promise<void> {
     const now = new Date().toISOString();
     const described = describeError(error);
+    // Wrapping errors (the inbox's InboxHandlerError) name the original failure's type.
+    const causeType = typeof error === 'object' && error !== null ? (error as { causeType?: unknown }).causeType : undefined;
+    const errorType = typeof causeType === 'string' ? causeType : described.type;
     const received: Record<string, unknown> = { ...(message.properties.headers ?? {}) };
     for (const name of BROKER_HEADERS) delete received[name];
     const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
@@ -264,7 +275,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       ...received,
       [EVGEN_HEADERS.firstFailureAt]: firstFailureAt,
       [EVGEN_HEADERS.lastFailureAt]: now,
-      [EVGEN_HEADERS.lastErrorType]: described.type,
+      [EVGEN_HEADERS.lastErrorType]: errorType,
       [EVGEN_HEADERS.lastError]: truncate(described.message),
       [EVGEN_HEADERS.originalExchange]: originalExchange,
       [EVGEN_HEADERS.originalRoutingKey]: originalRoutingKey,
@@ -283,7 +294,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       const headers: Record<string, unknown> = {
         ...common,
         [EVGEN_HEADERS.attempt]: attempt,
-        [EVGEN_HEADERS.errorType]: described.type,
+        [EVGEN_HEADERS.errorType]: errorType,
         [EVGEN_HEADERS.errorMessage]: truncate(described.message),
         [EVGEN_HEADERS.attempts]: attempt,
         [EVGEN_HEADERS.consumer]: handler.name,

@@ -3,7 +3,7 @@ export * from './topology.js';
 export { assertTopology, declareResolvedTopology, deleteResolvedTopology, parsePreconditionFailed } from './assert-topology.js';
 export * from './errors.js';
 export { EVGEN_HEADERS, envelopeToAmqpMessage, type AmqpMessage, type PublishProperties } from './amqp-message.js';
-export { createAmqpConnector, type AmqpConnector, type AmqpConnectorOptions } from './connector.js';
+export { createAmqpConnector, fixedConnector, type AmqpConnector, type AmqpConnectorOptions } from './connector.js';
 export { ConfirmedPublisher, type ConnectionSource } from './confirmed-publisher.js';
 export { publishEnvelope, rabbitRelayPublisher, routeFor, type PublishEnvelopeOptions } from './envelope-publishing.js';
 export {

@@ -1,0 +1,85 @@
+/**
+ * Target `rabbitmq`: the broker side of the catalog.
+ *   rabbitmq/topology.ts    `rabbitTopology` (domain exchanges, consumers and their subscriptions)
+ *                           for the runtime's `assertTopology`;
+ *   rabbitmq/publishers.ts  `rabbitRoutes` (event type → exchange + routing key) for the outbox
+ *                           relay, and `publishOrderCreated(publisher, envelope)` per event, so no
+ *                           call site spells an exchange or routing key.
+ * Envelope types come from each event's `envelope.ts` (envelopes target).
+ */
+import { posix } from 'node:path';
+import type { Catalog, EventDefinition } from '../../catalog/model.js';
+import { eventModuleDir, eventNames, pascalCase } from '../naming.js';
+import { formatTypeScript, generatedHeader, renderTemplate, trusted } from '../render/index.js';
+import type { GeneratedFile, Target, TargetContext } from '../target.js';
+
+export const RABBITMQ_TOPOLOGY_PATH = 'rabbitmq/topology.ts';
+export const RABBITMQ_PUBLISHERS_PATH = 'rabbitmq/publishers.ts';
+
+/** `publishOrderCreated`: the generated producer helper of an event. */
+export function rabbitPublishFunctionName(event: Pick<EventDefinition, 'name'>): string {
+  return `publish${pascalCase(event.name)}`;
+}
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function eventJson(event: EventDefinition): string {
+  return `${event.dir}/event.json`;
+}
+
+function relativeImport(fromFile: string, toFile: string): string {
+  const relative = posix.relative(posix.dirname(fromFile), toFile);
+  return relative.startsWith('.') ? relative : `./${relative}`;
+}
+
+async function renderTopology(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+  const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
+  const sources = catalog.events.map(eventJson);
+  const consumers = [...catalog.consumers]
+    .sort((a, b) => byString(a.name, b.name))
+    .map((consumer) => {
+      sources.push(consumer.file);
+      const subscriptions = [...consumer.subscribes].sort(byString).map((eventType) => {
+        const event = byType.get(eventType);
+        if (event === undefined) throw new Error(`consumer ${consumer.name} subscribes to unknown event type ${eventType}`);
+        return { eventType, exchange: event.rabbitmq.exchange, routingKey: event.rabbitmq.routingKey };
+      });
+      return { name: consumer.name, subscriptions };
+    });
+  const exchanges = [...new Set(catalog.events.map((event) => event.rabbitmq.exchange))].sort(byString);
+  const source = renderTemplate('rabbitmq-topology', {
+    header: trusted(generatedHeader(sources)),
+    runtimeImport,
+    exchanges,
+    consumers,
+  });
+  return { path: RABBITMQ_TOPOLOGY_PATH, content: await formatTypeScript(source) };
+}
+
+async function renderPublishers(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+  const events = [...catalog.events]
+    .sort((a, b) => byString(a.eventType, b.eventType))
+    .map((event) => ({
+      eventType: event.eventType,
+      exchange: event.rabbitmq.exchange,
+      routingKey: event.rabbitmq.routingKey,
+      envelopeUnion: eventNames(event).envelopeUnion,
+      functionName: rabbitPublishFunctionName(event),
+      importPath: relativeImport(RABBITMQ_PUBLISHERS_PATH, `${eventModuleDir(event)}/envelope.js`),
+    }));
+  const source = renderTemplate('rabbitmq-publishers', {
+    header: trusted(generatedHeader(catalog.events.map(eventJson))),
+    runtimeImport,
+    events,
+  });
+  return { path: RABBITMQ_PUBLISHERS_PATH, content: await formatTypeScript(source) };
+}
+
+export const rabbitmqTarget: Target = {
+  name: 'rabbitmq',
+  description: 'RabbitMQ topology (exchanges, consumer subscriptions), route table and publish helper per event (rabbitmq/*.ts)',
+  async generate(context: TargetContext): Promise<readonly GeneratedFile[]> {
+    if (context.catalog.events.length === 0) return [];
+    return [await renderPublishers(context.catalog, context.runtimeImport), await renderTopology(context.catalog, context.runtimeImport)];
+  },
+};
