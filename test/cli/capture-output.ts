@@ -1,0 +1,29 @@
+/** Captures what a command prints to stdout/stderr during one test. */
+import { vi } from 'vitest';
+
+export interface CapturedOutput {
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  restore(): void;
+}
+
+export function captureOutput(): CapturedOutput {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  });
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    restore: () => {
+      out.mockRestore();
+      err.mockRestore();
+    },
+  };
+}

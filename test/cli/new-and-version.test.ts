@@ -1,0 +1,74 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import { runCli } from '../../src/cli/main.js';
+import { oneEvent, tempCatalog, type TempCatalog } from '../catalog/temp-catalog.js';
+import { captureOutput, type CapturedOutput } from './capture-output.js';
+
+let catalog: TempCatalog;
+let output: CapturedOutput;
+
+beforeEach(async () => {
+  catalog = await tempCatalog(oneEvent());
+  output = captureOutput();
+});
+
+afterEach(async () => {
+  output.restore();
+  await catalog.cleanup();
+});
+
+describe('evgen new', () => {
+  it('scaffolds event.json and v1.schema.json that load as a valid event', async () => {
+    expect(await runCli(['new', 'payment/PaymentCaptured', '--events', catalog.events])).toBe(0);
+    const loaded = await loadCatalog(catalog.events);
+    const event = loaded.events.find((candidate) => candidate.name === 'PaymentCaptured')!;
+    expect(event).toMatchObject({ eventType: 'payment.PaymentCaptured', aggregate: 'Payment', aggregateId: 'paymentId' });
+    expect(event.versions.map((version) => version.version)).toEqual([1]);
+    expect(output.stdout()).toContain('payment/PaymentCaptured/event.json');
+  });
+
+  it('refuses to overwrite an existing event and changes nothing', async () => {
+    const path = join(catalog.events, 'shop/OrderPlaced/event.json');
+    const before = await readFile(path, 'utf8');
+    expect(await runCli(['new', 'shop/OrderPlaced', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toContain('already exists; not overwritten');
+    expect(await readFile(path, 'utf8')).toBe(before);
+  });
+
+  it('refuses names that are not safe identifiers', async () => {
+    expect(await runCli(['new', 'shop/order-placed', '--events', catalog.events])).toBe(2);
+    expect(await runCli(['new', 'shop/Promise', '--events', catalog.events])).toBe(2);
+    expect(await runCli(['new', 'OrderPlaced', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toContain('is not PascalCase');
+    expect(output.stderr()).toContain('"Promise" is a JavaScript/TypeScript global');
+    expect(output.stderr()).toContain('expected <domain>/<EventName>');
+  });
+});
+
+describe('evgen version', () => {
+  it('copies the latest schema to the next version', async () => {
+    const dir = join(catalog.events, 'shop/OrderPlaced');
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(0);
+    expect(await readFile(join(dir, 'v2.schema.json'), 'utf8')).toBe(await readFile(join(dir, 'v1.schema.json'), 'utf8'));
+    await writeFile(join(dir, 'v2.schema.json'), '{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}');
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(0);
+    expect(await readFile(join(dir, 'v3.schema.json'), 'utf8')).toBe(await readFile(join(dir, 'v2.schema.json'), 'utf8'));
+    const loaded = await loadCatalog(catalog.events);
+    expect(loaded.events[0]!.versions.map((version) => version.version)).toEqual([1, 2, 3]);
+  });
+
+  it('fails with exit 2 for an unknown event', async () => {
+    expect(await runCli(['version', 'shop/Nope', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toContain('does not exist');
+  });
+});
+
+describe('runCli', () => {
+  it('maps usage errors to exit 2 and does not leak exit codes between runs', async () => {
+    expect(await runCli(['build', '--no-such-flag'])).toBe(2);
+    expect(await runCli(['version', 'shop/Nope', '--events', catalog.events])).toBe(2);
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(0);
+  });
+});
