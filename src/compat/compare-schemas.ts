@@ -7,7 +7,7 @@ import type { DiffContext } from './diff-context.js';
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
 import type { SchemaNode } from './schema-document.js';
-import { shapeOf, type CombinedCriterion, type Shape } from './schema-shape.js';
+import { followReferences, shapeOf, type CombinedCriterion, type Shape } from './schema-shape.js';
 
 export type CompareSchemas = (ctx: DiffContext, original: SchemaNode | undefined, update: SchemaNode | undefined) => void;
 
@@ -21,7 +21,9 @@ export const compareSchemas: CompareSchemas = (ctx, original, update) => {
     ctx.add('SCHEMA_REMOVED');
     return;
   }
-  ctx.memoized(original, update, (pairCtx) => comparePair(pairCtx, shapeOf(original), shapeOf(update)));
+  const from = followReferences(original);
+  const to = followReferences(update);
+  ctx.memoized(from, to, (pairCtx) => comparePair(pairCtx, shapeOf(from), shapeOf(to)));
 };
 
 function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {

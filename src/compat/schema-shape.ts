@@ -165,6 +165,19 @@ function facetShape(at: SchemaNode, keywords: { readonly [keyword: string]: unkn
   }
 }
 
+/** Follows `$ref`-only schemas to the schema they name, so a pair is keyed by what it really is. */
+export function followReferences(node: SchemaNode): SchemaNode {
+  let current = node;
+  for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
+    const { value } = current;
+    if (current.facet !== undefined || !isJsonObject(value)) return current;
+    const facets = facetsOf(value);
+    if (facets.length !== 1 || facets[0] !== 'ref') return current;
+    current = current.doc.resolve(current, value['$ref'] as string);
+  }
+  return current;
+}
+
 /** A subschema of `shape` (e.g. a property's schema). */
 export function childOf(shape: Shape, value: unknown): SchemaNode {
   return shape.at.doc.child({ ...shape.at, facet: undefined }, value);
