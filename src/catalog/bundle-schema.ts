@@ -13,7 +13,7 @@
  *   started (a reference to itself with nothing else), is an error: it has no finite type.
  * - A referenced file must speak the same dialect as the schema that uses it (or declare none).
  */
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { JsonSchema } from './model.js';
 import { isObject, resolvePointer } from './json-pointer.js';
@@ -82,6 +82,16 @@ export async function bundleSchema(rootFile: SchemaFile, dialect: Dialect, conte
           pointer: reference.pointer,
           message: `$ref "${reference.ref}" points to ${catalogPath(reference.targetFile, context)}, which does not exist`,
           hint: 'fix the relative path (it is resolved from the folder of this file)',
+        });
+        continue;
+      }
+      if (!(await staysInside(reference.targetFile, context.catalogRoot))) {
+        context.problems.add({
+          code: 'ref-escapes-catalog',
+          file: file.display,
+          pointer: reference.pointer,
+          message: `$ref "${reference.ref}" leads outside the events folder through a symbolic link`,
+          hint: 'copy the shared schema into the events folder instead of linking to it',
         });
         continue;
       }
@@ -266,6 +276,13 @@ function inline(
     definitions[names.get(file)!] = mapSchemaObjects(loaded.get(file)!.value, rewrite(file));
   }
   return { ...bundled, [defsKey]: definitions };
+}
+
+/** True when the file, with symbolic links resolved, is still inside the (resolved) events folder. */
+async function staysInside(file: string, root: string): Promise<boolean> {
+  const [realFile, realRoot] = await Promise.all([realpath(file), realpath(root)]);
+  const inside = relative(realRoot, realFile);
+  return inside !== '' && !inside.startsWith('..') && !isAbsolute(inside);
 }
 
 function decodeFragment(fragment: string): string {
