@@ -7,8 +7,9 @@
  *
  * (see `payload-schemas.ts`). The code is plain ES module JavaScript with a declaration file
  * beside it, so it needs no compilation and imports under Node, vitest and TypeScript alike.
- * ajv's standalone output `require`s a few runtime helpers even in ESM mode; those calls are
- * rewritten into `import` declarations. The output still needs `ajv` and `ajv-formats` at run time.
+ * ajv's standalone output `require`s a few CommonJS runtime helpers even in ESM mode; the module
+ * provides `require` through `createRequire(import.meta.url)`, so it stays a valid ES module for
+ * Node. The output still needs `ajv` and `ajv-formats` installed at run time.
  */
 import { Ajv, type Options } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
@@ -49,18 +50,23 @@ function newAjv(schema: JsonSchema) {
   }
 }
 
-/** Module specifiers ajv's standalone code may `require`, and the name each gets as an import. */
-const KNOWN_REQUIRES: Readonly<Record<string, string>> = {
-  'ajv-formats/dist/formats': 'ajvFormats',
-  'ajv/dist/runtime/equal': 'ajvEqual',
-  'ajv/dist/runtime/parseJson': 'ajvParseJson',
-  'ajv/dist/runtime/quote': 'ajvQuote',
-  'ajv/dist/runtime/re2': 'ajvRe2',
-  'ajv/dist/runtime/timestamp': 'ajvTimestamp',
-  'ajv/dist/runtime/ucs2length': 'ajvUcs2length',
-  'ajv/dist/runtime/uri': 'ajvUri',
-  'ajv/dist/runtime/validation_error': 'ajvValidationError',
-};
+/**
+ * Module specifiers ajv's standalone code may `require`. They stay `require` calls, served by
+ * `createRequire(import.meta.url)`: these modules are CommonJS, and a default `import` of them
+ * yields `module.exports` under Node but `exports.default` under bundlers such as vite, so only
+ * `require` means the same thing everywhere.
+ */
+const KNOWN_REQUIRES: ReadonlySet<string> = new Set([
+  'ajv-formats/dist/formats',
+  'ajv/dist/runtime/equal',
+  'ajv/dist/runtime/parseJson',
+  'ajv/dist/runtime/quote',
+  'ajv/dist/runtime/re2',
+  'ajv/dist/runtime/timestamp',
+  'ajv/dist/runtime/ucs2length',
+  'ajv/dist/runtime/uri',
+  'ajv/dist/runtime/validation_error',
+]);
 
 const REQUIRE_CALL = /require\("([^"]+)"\)/g;
 
@@ -74,12 +80,10 @@ export function standaloneFunction(schema: JsonSchema, constName: string): { cod
   if (exportLine === null) throw new Error('unexpected ajv standalone output: no export of the validation function');
   code = code.replace(exportLine[0], '').replace(/^"use strict";/, '');
   const imports = new Set<string>();
-  code = code.replace(REQUIRE_CALL, (_call, specifier: string) => {
-    const name = KNOWN_REQUIRES[specifier];
-    if (name === undefined) throw new Error(`ajv standalone code requires an unexpected module ${JSON.stringify(specifier)}`);
-    imports.add(specifier);
-    return name;
-  });
+  for (const [, specifier] of code.matchAll(REQUIRE_CALL)) {
+    if (!KNOWN_REQUIRES.has(specifier!)) throw new Error(`ajv standalone code requires an unexpected module ${JSON.stringify(specifier)}`);
+    imports.add(specifier!);
+  }
   // A block per function: ajv names its constants schema11, validate10, … in every output.
   return { code: `const ${identifier(constName)} = (() => {\n${code}\nreturn ${exportLine[1]};\n})();`, imports };
 }
@@ -103,7 +107,7 @@ async function eventValidators(event: EventDefinition, runtimeImport: string): P
     eventType: event.eventType,
     runtimeImport,
     versions,
-    imports: [...imports].sort().map((specifier) => ({ name: KNOWN_REQUIRES[specifier]!, from: `${specifier}.js` })),
+    usesRequire: imports.size > 0,
   };
   return [
     await eventFile(event, 'validators.js', renderTemplate('validators.js', context)),

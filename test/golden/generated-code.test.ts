@@ -1,0 +1,201 @@
+/**
+ * The golden outputs are real code: they type-check with the repo's compiler settings, import
+ * and run (under vitest and under plain Node ESM), and behave as promised — strict writers,
+ * tolerant readers, pointers to every violation — even for a catalog full of injection attempts.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as ts from 'typescript';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { Violation } from 'evgen/runtime';
+import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import { validatorsTarget } from '../../src/codegen/targets/validators.js';
+import { expectedDir, GOLDEN_DIR, goldenCases, listFiles } from './golden-support.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Loads `expected/index.ts` of a case as an untyped module (its types are checked separately). */
+async function importCase(name: string): Promise<Record<string, any>> {
+  return (await import(join(expectedDir(name), 'index.ts'))) as Record<string, any>;
+}
+
+function summary(violations: readonly Violation[]): string[] {
+  return violations.map((v) => `${v.pointer} ${v.keyword}`).sort();
+}
+
+describe('generated code type-checks', () => {
+  it('every golden output and generated/ compile without errors under the repo tsconfig', () => {
+    const config = ts.readConfigFile(join(REPO, 'tsconfig.json'), ts.sys.readFile);
+    const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
+    const roots = [
+      ...goldenCases().flatMap((name) =>
+        listFiles(expectedDir(name))
+          .filter((file) => file.endsWith('.ts'))
+          .map((file) => join(expectedDir(name), file)),
+      ),
+      join(REPO, 'generated', 'index.ts'),
+    ];
+    const program = ts.createProgram(roots, { ...parsed.options, noEmit: true });
+    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
+      const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';
+      return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+    });
+    expect(diagnostics).toEqual([]);
+    // The program really contained the golden files (not an empty root set).
+    expect(program.getSourceFiles().filter((f) => f.fileName.includes('/expected/')).length).toBeGreaterThan(20);
+  });
+});
+
+describe('injection catalog', () => {
+  const ATTACK = '*/ process.exit(1) /*';
+  const QUOTES = "\"'`${x}`";
+
+  it('imports without executing anything and keeps hostile names as plain data', async () => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => {
+      throw new Error('generated code called process.exit');
+    }) as never);
+    try {
+      const mod = await importCase('injection');
+      expect(exit).not.toHaveBeenCalled();
+      const payload = { id: 'agg-1', [ATTACK]: QUOTES, [QUOTES]: 3, constructor: 'c', 'with space': true, nested: { x: 'plain' }, constValue: ATTACK };
+      const envelope = mod.injectedV1(payload);
+      expect(envelope.aggregateId).toBe('agg-1');
+      expect(envelope.payload[ATTACK]).toBe(QUOTES);
+
+      for (const value of [ATTACK, QUOTES, 'a\nb', '\u2028', '\\', "'", '${process.exit(1)}']) {
+        expect(mod.validateInjectedV1Payload({ ...payload, [ATTACK]: value }).ok, JSON.stringify(value)).toBe(true);
+      }
+      const wrong = mod.validateInjectedV1Payload({ ...payload, [ATTACK]: 'harmless', nested: { x: "it's" }, constValue: 'other', extra: 1 });
+      expect(summary(wrong.violations)).toEqual([
+        '/*~1 process.exit(1) ~1* enum',
+        '/constValue const',
+        '/extra additionalProperties',
+        '/nested/x pattern',
+      ]);
+      expect(mod.readInjectedV1Payload({ ...payload, extra: 1, nested: { x: 'ok', more: 2 } }).ok).toBe(true);
+
+      const parsed = mod.parseEnvelope(JSON.parse(JSON.stringify(envelope)));
+      expect(parsed.ok).toBe(true);
+      expect(mod.injectedV1Descriptor.eventType).toBe('evil.Injected');
+      expect(exit).not.toHaveBeenCalled();
+    } finally {
+      exit.mockRestore();
+    }
+  });
+
+  it('keeps every hostile string out of code positions', () => {
+    for (const file of listFiles(expectedDir('injection'))) {
+      const text = readFileSync(join(expectedDir('injection'), file), 'utf8');
+      // Any `process.exit(1)` must sit inside a comment or a string literal: strip both and look again.
+      const kind = file.endsWith('.js') ? ts.ScriptKind.JS : ts.ScriptKind.TS;
+      const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, false, kind);
+      const scanner = ts.createScanner(ts.ScriptTarget.ES2022, true, ts.LanguageVariant.Standard, text);
+      let code = '';
+      for (let token = scanner.scan(); token !== ts.SyntaxKind.EndOfFileToken; token = scanner.scan()) {
+        if (token === ts.SyntaxKind.StringLiteral || token === ts.SyntaxKind.NoSubstitutionTemplateLiteral) code += ' "" ';
+        else if (token === ts.SyntaxKind.RegularExpressionLiteral) code += ' /re/ ';
+        else code += ` ${scanner.getTokenText()}`;
+      }
+      expect(code, file).not.toMatch(/process\s*\.\s*exit/);
+      expect((source as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics, file).toEqual([]);
+    }
+  });
+});
+
+describe('2020-12 catalog ($defs, allOf, oneOf, prefixItems)', () => {
+  const valid = () => ({
+    cartId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f',
+    checkedOutAt: '2026-11-29T10:00:00Z',
+    items: [{ sku: 'SKU-1', qty: 1 }],
+    discount: { kind: 'percent', percent: 10 },
+    coordinates: [52.5, 13.4],
+    note: null,
+    labels: { anything: 'goes', here: 'too' },
+  });
+
+  it('the writer closes the root (unevaluatedProperties, allOf-declared fields allowed), $defs items and oneOf branches', async () => {
+    const mod = await importCase('dialect-2020');
+    expect(mod.validateCartCheckedOutV1Payload(valid()).ok).toBe(true);
+    const result = mod.validateCartCheckedOutV1Payload({
+      ...valid(),
+      extra: 1,
+      items: [{ sku: 'SKU-1', qty: 1, colour: 'red' }],
+      discount: { kind: 'fixed', amountMinor: 5, percent: 3 },
+      coordinates: [1, 2, 3],
+    });
+    expect(result.ok).toBe(false);
+    expect(summary(result.violations)).toEqual(
+      expect.arrayContaining(['/extra unevaluatedProperties', '/items/0/colour additionalProperties', '/coordinates items']),
+    );
+    expect(summary(result.violations).some((line) => line.startsWith('/discount'))).toBe(true);
+  });
+
+  it('the reader accepts unknown properties everywhere but keeps every other rule', async () => {
+    const mod = await importCase('dialect-2020');
+    expect(mod.readCartCheckedOutV1Payload({ ...valid(), extra: 1, items: [{ sku: 'SKU-1', qty: 1, colour: 'red' }], discount: { kind: 'fixed', amountMinor: 5, note: 'x' } }).ok).toBe(true);
+    const { checkedOutAt: _missing, ...rest } = valid();
+    const bad = mod.readCartCheckedOutV1Payload({ ...rest, items: [{ sku: 'SKU-1', qty: 0 }], note: 5 });
+    expect(summary(bad.violations)).toEqual(expect.arrayContaining(['/checkedOutAt required', '/items/0/qty minimum', '/note type']));
+  });
+});
+
+describe('$ref to _common catalog', () => {
+  const invoice = () => ({
+    invoiceId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f',
+    billTo: { name: 'ACME', address: { city: 'Bern', country: 'CH' } },
+    total: { amountMinor: 100, currency: 'CHF' },
+    lines: [{ text: 'Widget', amount: { amountMinor: 100, currency: 'CHF' } }],
+  });
+
+  it('validates through nested file references and closes the shared schemas for writers only', async () => {
+    const mod = await importCase('common-ref');
+    expect(mod.invoiceIssuedV2({ ...invoice(), dueDate: '2026-12-31' }).schemaVersion).toBe(2);
+    const bad = mod.validateInvoiceIssuedV2Payload({
+      ...invoice(),
+      dueDate: 'soon',
+      billTo: { name: 'ACME', address: { city: 'Bern', country: 'Switzerland', zip: '3000' } },
+      total: { amountMinor: 100, currency: 'GBP' },
+    });
+    expect(summary(bad.violations)).toEqual([
+      '/billTo/address/country pattern',
+      '/billTo/address/zip additionalProperties',
+      '/dueDate format',
+      '/total/currency enum',
+    ]);
+    expect(mod.readInvoiceIssuedV1Payload({ ...invoice(), dueDate: '2026-12-31', billTo: { ...invoice().billTo, vatId: 'x' } }).ok).toBe(true);
+    expect(summary(mod.readInvoiceIssuedV1Payload({ ...invoice(), total: { amountMinor: 1, currency: 'GBP' } }).violations)).toEqual(['/total/currency enum']);
+  });
+});
+
+describe('validators.js under plain Node ESM', () => {
+  const scratch = join(REPO, 'tmp', `golden-node-${randomBytes(4).toString('hex')}`);
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('imports and validates without vitest or a TypeScript loader', async () => {
+    // The runtime's adapter, transpiled to JS beside the output (it imports only types).
+    const adapter = ts.transpileModule(readFileSync(join(REPO, 'src/runtime/payload-validator.ts'), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+    }).outputText;
+    const catalog = await loadCatalog(join(GOLDEN_DIR, 'example', 'events'));
+    const files = await validatorsTarget.generate({ catalog, runtimeImport: '../../runtime.js' });
+    mkdirSync(scratch, { recursive: true });
+    writeFileSync(join(scratch, 'runtime.js'), adapter);
+    writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');
+    for (const file of files) {
+      mkdirSync(dirname(join(scratch, file.path)), { recursive: true });
+      writeFileSync(join(scratch, file.path), file.content);
+    }
+    const script = `
+      const m = await import('./order/order-created/validators.js');
+      const r = m.validateOrderCreatedV2Payload({ orderId: 'x', extra: 1 });
+      const ok = m.readOrderCreatedV1Payload({ orderId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f' });
+      console.log(JSON.stringify({ writer: r.violations.map((v) => v.pointer + ' ' + v.keyword).sort(), reader: ok.ok }));`;
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: scratch, encoding: 'utf8' });
+    const result = JSON.parse(output) as { writer: string[]; reader: boolean };
+    expect(result.writer).toEqual(expect.arrayContaining(['/extra additionalProperties', '/orderId format', '/customerId required']));
+    expect(result.reader).toBe(false);
+  });
+});
