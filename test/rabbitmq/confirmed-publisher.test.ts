@@ -3,6 +3,7 @@ import {
   ChannelClosedError,
   ConfirmedPublisher,
   EVGEN_HEADERS,
+  createAmqpConnector,
   UnknownEventError,
   UnroutableError,
   createEnvelope,
@@ -12,7 +13,15 @@ import {
   type EventVersionDescriptor,
   type ResolvedTopology,
 } from 'evgen/runtime';
-import { SAMPLE_TOPOLOGY, createTestBroker, drainQueue, type TestBroker } from '../support/rabbitmq.js';
+import {
+  SAMPLE_TOPOLOGY,
+  TEST_RABBITMQ_URL,
+  closeConnectionFromBroker,
+  createTestBroker,
+  drainQueue,
+  waitFor,
+  type TestBroker,
+} from '../support/rabbitmq.js';
 
 const orderCreated: EventVersionDescriptor<'order.OrderCreated', 1, { orderId: string }> = {
   eventType: 'order.OrderCreated',
@@ -125,6 +134,33 @@ describe('ConfirmedPublisher', () => {
     const check = await broker.channel.checkQueue(topology.consumers['inventory-service']!.queue);
     expect(check.messageCount).toBe(count);
     await small.close();
+  });
+
+  it('publishes again after the broker closed its connection, on a new one (connector source)', async () => {
+    const connectionName = `evgen-test-publisher-${broker.prefix}`;
+    const connector = createAmqpConnector({ url: TEST_RABBITMQ_URL, connectionName, backoff: { baseMs: 20, capMs: 200 } });
+    const resilient = new ConfirmedPublisher(connector);
+    try {
+      const queue = topology.consumers['inventory-service']!.queue;
+      await publishEnvelope(resilient, envelope('o-first'), routes['order.OrderCreated'], { prefix: broker.prefix });
+      expect(await closeConnectionFromBroker(connectionName)).toBe(1);
+      const after = envelope('o-after-close');
+      await waitFor('a publish on the new connection', () =>
+        publishEnvelope(resilient, after, routes['order.OrderCreated'], { prefix: broker.prefix }).then(
+          () => true,
+          (error: unknown) => {
+            expect(error).toBeInstanceOf(ChannelClosedError);
+            return undefined;
+          },
+        ),
+      );
+      const ids = (await drainQueue(broker.channel, queue)).map((m) => m.properties.messageId);
+      expect(ids.length).toBeGreaterThanOrEqual(2);
+      expect(ids).toContain(after.messageId);
+    } finally {
+      await resilient.close();
+      await connector.close();
+    }
   });
 
   it('refuses a publish without messageId (returns could not be matched)', async () => {
