@@ -50,6 +50,12 @@ export const HINT_RULES: readonly HintRule[] = [
     hint: 'close the object (additionalProperties: false) in every version, or use the evgen or confluent-lenient policy',
   },
   {
+    types: /^(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL|PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL)$/,
+    direction: 'forward',
+    describe: 'property {name} was added, and the older version (a closed content model) rejects it',
+    hint: 'deploy consumers first (needs a BACKWARD mode), or use the evgen policy (its readers ignore unknown properties)',
+  },
+  {
     types: /^(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL|PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL|PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL)$/,
     describe: 'property {name} was removed from or added to a closed content model ({type})',
     hint: 'keep the property declared (optional, deprecated), or allow extras with additionalProperties',
