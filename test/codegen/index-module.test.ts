@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { CatalogError } from '../../src/catalog/catalog-error.js';
+import type { Catalog, EventDefinition } from '../../src/catalog/model.js';
+import { indexModuleTarget } from '../../src/codegen/targets/index-module.js';
+
+function event(domain: string, name: string): EventDefinition {
+  const schema = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+  return {
+    domain,
+    name,
+    eventType: `${domain}.${name}`,
+    description: 'd',
+    aggregate: 'Thing',
+    aggregateId: 'id',
+    compatibility: 'FULL_TRANSITIVE',
+    policy: 'evgen',
+    kafka: { topic: 't' },
+    rabbitmq: { exchange: 'e', routingKey: 'r' },
+    dir: `${domain}/${name}`,
+    versions: [{ version: 1, file: `${domain}/${name}/v1.schema.json`, schema, bundled: schema }],
+  };
+}
+
+const catalog = (events: EventDefinition[]): Catalog => ({ root: '/nowhere', events, consumers: [] });
+
+describe('index target', () => {
+  it('reports two events that would export the same names instead of shadowing one', async () => {
+    const error = await Promise.resolve(indexModuleTarget.generate({ catalog: catalog([event('a', 'Created'), event('b', 'Created')]), runtimeImport: 'evgen/runtime' })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogError);
+    expect((error as CatalogError).problems[0]).toMatchObject({ code: 'generated-name-collision', file: 'b/Created/event.json' });
+    expect((error as CatalogError).message).toContain('CreatedV1Payload');
+  });
+
+  it('lists every event in catalog.ts and index.ts', async () => {
+    const files = await indexModuleTarget.generate({ catalog: catalog([event('a', 'Created'), event('b', 'Deleted')]), runtimeImport: 'evgen/runtime' });
+    expect(files.map((f) => f.path)).toEqual(['catalog.ts', 'index.ts']);
+    const index = files[1]!.content;
+    expect(index).toContain("export * from './a/created/envelope.js';");
+    expect(index).toContain("export * from './b/deleted/validators.js';");
+    expect(files[0]!.content).toContain("'b.Deleted': {\n    1: DeletedV1Envelope;\n  };");
+  });
+});
