@@ -242,6 +242,20 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(handled).toEqual(['o-before', 'o-after']);
   });
 
+  it('start() rejects when the queue does not exist, without retrying in the background', async () => {
+    const routes = { ...topology.consumers['inventory-service']!, queue: `${broker.prefix}missing` };
+    runner = createConsumerRunner({
+      connection: connector,
+      routes,
+      handler: { name: 'inventory-service', handle: async () => 'handled' },
+      onEvent: (event) => events.push(event),
+    });
+    await expect(runner.start()).rejects.toThrow(/NOT_FOUND/);
+    await runner.stop();
+    expect(events.filter((e) => e.type === 'restarting' || e.type === 'consuming')).toEqual([]);
+    runner = undefined;
+  });
+
   it('stop() waits for in-flight handlers and acks them before closing', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));

@@ -177,15 +177,17 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     });
     try {
       await channel.prefetch(prefetch);
-      session = current;
       const reply = await channel.consume(routes.queue, (message) => onDelivery(current, message), { noAck: false });
       current.consumerTag = reply.consumerTag;
     } catch (error) {
-      session = session === current ? undefined : session;
+      // Not consuming yet: the caller (start or the restart loop) decides what happens next.
       current.ended = true;
       await channel.close().catch(() => undefined);
       throw error;
     }
+    if (current.ended) throw new Error(`channel closed while starting to consume ${routes.queue}`);
+    // From here on a close of this channel triggers a restart.
+    session = current;
     emit({ type: 'consuming', queue: routes.queue });
     return current;
   }

@@ -3,7 +3,7 @@
  * `test/rabbitmq/fixtures/<random>/out/`, so tests import and type-check real generated code.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadCatalog } from '../../../src/catalog/load-catalog.js';
@@ -32,6 +32,13 @@ export async function generateExample(): Promise<GeneratedExample> {
   return {
     dir,
     load: async <T>(path: string) => (await import(pathToFileURL(join(dir, path)).href)) as T,
-    remove: () => rmSync(root, { recursive: true, force: true }),
+    remove: () => {
+      rmSync(root, { recursive: true, force: true });
+      try {
+        rmdirSync(join(root, '..'));
+      } catch {
+        // Another test file's output is still there.
+      }
+    },
   };
 }
