@@ -3,6 +3,7 @@ import {
   ChannelClosedError,
   ConfirmedPublisher,
   EVGEN_HEADERS,
+  PublishNackedError,
   createAmqpConnector,
   UnknownEventError,
   UnroutableError,
@@ -110,6 +111,21 @@ describe('ConfirmedPublisher', () => {
       publishEnvelope(publisher, twice, routes['order.OrderCreated'], { prefix: broker.prefix }),
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+  });
+
+  it('rejects a publish the broker nacks (queue full with reject-publish) with PublishNackedError', async () => {
+    const full = `${broker.prefix}full`;
+    await broker.channel.assertQueue(full, { durable: true, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' } });
+    broker.track('queue', full);
+    await broker.channel.bindQueue(full, `${broker.prefix}order`, 'order.full');
+    const route = { exchange: 'order', routingKey: 'order.full' };
+    await publishEnvelope(publisher, envelope('o-fits'), route, { prefix: broker.prefix });
+    const refused = envelope('o-refused');
+    const error = await publishEnvelope(publisher, refused, route, { prefix: broker.prefix }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PublishNackedError);
+    expect((error as PublishNackedError).messageId).toBe(refused.messageId);
+    expect((error as PublishNackedError).retryable).toBe(true);
+    expect((await broker.channel.checkQueue(full)).messageCount).toBe(1);
   });
 
   it('fails pending publishes when the channel closes and works again on a fresh channel', async () => {
