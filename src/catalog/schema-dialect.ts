@@ -71,6 +71,11 @@ export class SchemaCheckers {
     }
   }
 
+  /** Format names validators know (ajv-formats' full set), sorted. */
+  get knownFormats(): readonly string[] {
+    return Object.keys(this.#ajv['draft-07'].formats).sort();
+  }
+
   /** A validator for evgen's own files (event.json, consumers), always draft-07. */
   metadataValidator(schema: object): ValidateFunction {
     return this.#ajv['draft-07'].compile(schema);

@@ -2,6 +2,7 @@
  * Loads each schema file of the catalog once (event versions and the shared files they `$ref`),
  * checks it against its dialect's meta-schema, and remembers the result.
  */
+import { checkKeywords } from './check-keywords.js';
 import type { ProblemList } from './problem-list.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
 import { declaredDialect, type Dialect, type SchemaCheckers } from './schema-dialect.js';
@@ -43,7 +44,8 @@ export class SchemaFiles {
     const key = `${file.dialect ?? dialect}\0${file.absolutePath}`;
     const known = this.#validated.get(key);
     if (known !== undefined) return known;
-    const found = this.checkers.validateAgainstMetaSchema(file.value, file.dialect ?? dialect, file.display);
+    let found = this.checkers.validateAgainstMetaSchema(file.value, file.dialect ?? dialect, file.display);
+    if (found.length === 0) found = checkKeywords(file.value, file.dialect ?? dialect, this.checkers.knownFormats, file.display);
     for (const problem of found) this.problems.add(problem);
     const nestedIds = nestedIdPointers(file);
     for (const pointer of nestedIds) {

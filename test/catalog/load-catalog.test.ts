@@ -210,3 +210,14 @@ describe('loadCatalog and symbolic links', () => {
     await expect(loadCatalog(current.events)).rejects.toMatchObject({ problems: [{ code: 'ref-escapes-catalog', pointer: '/properties/secret/$ref' }] });
   });
 });
+
+describe('loadCatalog keyword checks', () => {
+  it('accepts x- annotations and json-schema-to-typescript extensions, refuses typos', async () => {
+    const catalog = await load(oneEvent({}, payloadSchema({ note: { type: 'string', 'x-owner': 'team-a', tsType: 'string' } })));
+    expect(catalog.events).toHaveLength(1);
+    const found = await problems(oneEvent({}, payloadSchema({ note: { type: 'string', maxLenght: 3 } })));
+    expect(found.map((problem) => [problem.code, problem.pointer, problem.hint])).toEqual([
+      ['unknown-keyword', '/properties/note/maxLenght', 'did you mean "maxLength"? (custom annotations must start with "x-")'],
+    ]);
+  });
+});

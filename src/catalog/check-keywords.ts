@@ -1,0 +1,60 @@
+/**
+ * Catches typos the meta-schema lets through: JSON Schema ignores unknown keywords, so
+ * `"requried": [...]` or `"format": "uuidd"` would silently weaken validation. Unknown keywords
+ * and formats are errors; custom annotations must start with `x-`.
+ */
+import type { CatalogProblem } from './catalog-error.js';
+import { suggestion } from './did-you-mean.js';
+import { pointerSegment } from './catalog-error.js';
+import type { Dialect } from './schema-dialect.js';
+import { walkSchemaObjects } from './schema-walk.js';
+
+const COMMON = [
+  '$comment', '$defs', '$id', '$ref', '$schema', 'additionalItems', 'additionalProperties', 'allOf', 'anyOf',
+  'const', 'contains', 'contentEncoding', 'contentMediaType', 'default', 'definitions', 'dependencies',
+  'deprecated', 'description', 'else', 'enum', 'examples', 'exclusiveMaximum', 'exclusiveMinimum', 'format', 'if',
+  'items', 'maxItems', 'maxLength', 'maxProperties', 'maximum', 'minItems', 'minLength', 'minProperties', 'minimum',
+  'multipleOf', 'not', 'oneOf', 'pattern', 'patternProperties', 'properties', 'propertyNames', 'readOnly',
+  'required', 'then', 'title', 'type', 'uniqueItems', 'writeOnly',
+];
+const ONLY_2020 = [
+  '$anchor', '$dynamicAnchor', '$dynamicRef', '$vocabulary', 'contentSchema', 'dependentRequired',
+  'dependentSchemas', 'maxContains', 'minContains', 'prefixItems', 'unevaluatedItems', 'unevaluatedProperties',
+];
+/** json-schema-to-typescript's extensions: accepted, and dropped by the targets (never emitted as code). */
+const TOOL_EXTENSIONS = ['tsEnumNames', 'tsName', 'tsType'];
+
+const KNOWN: Record<Dialect, ReadonlySet<string>> = {
+  'draft-07': new Set([...COMMON, ...TOOL_EXTENSIONS]),
+  '2020-12': new Set([...COMMON, ...ONLY_2020, ...TOOL_EXTENSIONS]),
+};
+
+export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: readonly string[], file: string): CatalogProblem[] {
+  const problems: CatalogProblem[] = [];
+  const known = KNOWN[dialect];
+  walkSchemaObjects(schema, ({ node, pointer }) => {
+    for (const keyword of Object.keys(node)) {
+      if (known.has(keyword) || keyword.startsWith('x-')) continue;
+      const only2020 = dialect === 'draft-07' && ONLY_2020.includes(keyword);
+      problems.push({
+        code: 'unknown-keyword',
+        file,
+        pointer: `${pointer}/${pointerSegment(keyword)}`,
+        message: only2020 ? `"${keyword}" is a 2020-12 keyword; draft-07 ignores it` : `unknown keyword "${keyword}"`,
+        hint: only2020
+          ? 'declare "$schema": "https://json-schema.org/draft/2020-12/schema" or use the draft-07 equivalent'
+          : `${suggestion(keyword, [...known], 'remove it')} (custom annotations must start with "x-")`,
+      });
+    }
+    if (typeof node.format === 'string' && !knownFormats.includes(node.format)) {
+      problems.push({
+        code: 'unknown-format',
+        file,
+        pointer: `${pointer}/format`,
+        message: `unknown format ${JSON.stringify(node.format)}; it would not be validated`,
+        hint: suggestion(node.format, knownFormats, `use one of ${knownFormats.join(', ')}`),
+      });
+    }
+  });
+  return problems;
+}
