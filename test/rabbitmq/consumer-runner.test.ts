@@ -242,6 +242,34 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(handled).toEqual(['o-before', 'o-after']);
   });
 
+  it('keeps a delivery unacked when its retry copy is not confirmed, so it is redelivered, never lost', async () => {
+    const routes = topology.consumers['inventory-service']!;
+    // The retry exchange is gone: publishing a retry copy closes the confirm channel (404).
+    await broker.channel.deleteExchange(routes.retryExchange);
+    let restored = false;
+    const calls: string[] = [];
+    await start({
+      name: 'inventory-service',
+      async handle(raw) {
+        calls.push((raw as Envelope).messageId);
+        if (!restored) throw new RetryableError('dependency down');
+        return 'handled';
+      },
+    });
+    const sent = await publish('o-unconfirmed-retry');
+    await waitFor('a failed retry publish', () => ofType('error')[0]);
+    await waitFor('a restart', () => ofType('restarting')[0]);
+    await broker.declare(SAMPLE_TOPOLOGY, { tiers: [100, 200] });
+    restored = true;
+    const handled = await waitFor('handled after redelivery', () => ofType('handled')[0]);
+    expect(handled.messageId).toBe(sent.messageId);
+    expect(new Set(calls)).toEqual(new Set([sent.messageId]));
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(ofType('handled')).toHaveLength(1);
+    expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(0);
+    expect((await broker.channel.checkQueue(routes.queue)).messageCount).toBe(0);
+  });
+
   it('start() rejects when the queue does not exist, without retrying in the background', async () => {
     const routes = { ...topology.consumers['inventory-service']!, queue: `${broker.prefix}missing` };
     runner = createConsumerRunner({

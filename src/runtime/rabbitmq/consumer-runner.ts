@@ -160,6 +160,9 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   let session: Session | undefined;
   let stopping = false;
   let restarting: Promise<void> | undefined;
+  // Restarts since the last settled delivery: a cause that survives a restart (say a deleted
+  // retry exchange) backs off further each time instead of looping at the first delay.
+  let restartStreak = 0;
   const stopSignal = new AbortController();
 
   async function open(): Promise<Session> {
@@ -194,8 +197,10 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
 
   function restart(error: unknown): void {
     if (stopping || restarting !== undefined) return;
+    restartStreak++;
+    const firstAttempt = restartStreak;
     restarting = (async () => {
-      for (let attempt = 1; !stopping; attempt++) {
+      for (let attempt = firstAttempt; !stopping; attempt++) {
         const delayMs = backoffDelay(attempt, options.reconnectBackoff);
         emit({ type: 'restarting', attempt, delayMs, error });
         await sleep(delayMs, stopSignal.signal);
@@ -233,6 +238,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     if (current.ended) return;
     try {
       current.channel.ack(message);
+      restartStreak = 0;
     } catch (error) {
       emit({ type: 'error', error });
     }
