@@ -68,6 +68,8 @@ function plainAgainstCombined(ctx: DiffContext, original: Shape, update: Shape):
     return false;
   }
   // A plain schema gained conjuncts: compare it as a one-element allOf (→ PRODUCT_TYPE_EXTENDED).
+  // `false` allowed nothing, so nothing can break (handled as a kind change below).
+  if (original.kind === 'false') return false;
   compareCombined(ctx, asSingleton(original, 'allOf'), update, compareSchemas);
   return true;
 }
@@ -85,7 +87,6 @@ function combinedAgainstPlain(ctx: DiffContext, original: Shape, update: Shape):
     }
     return false;
   }
-  if (original.kind === 'false') return false;
   // Compare as a combination of the same criterion with one member: an allOf that lost
   // conjuncts narrows (compatible if the rest still matches), a union that lost alternatives narrows.
   compareCombined(ctx, original, asSingleton(update, original.criterion ?? 'allOf'), compareSchemas);
