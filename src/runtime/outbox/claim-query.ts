@@ -4,7 +4,7 @@
  * (`locked_until`, `lease_token`), so a relay that dies mid-publish only delays its rows.
  *
  * Per-aggregate order: a row is a "head" only if no earlier (lower id) row of the same aggregate
- * is unsent (READY, incl. backing off, or PROCESSING). A batch takes heads and, behind each head,
+ * is unsent (READY, incl. backing off, or PROCESSING): it is the aggregate's lowest unsent id. A batch takes heads and, behind each head,
  * the following rows of that aggregate up to the first one that is not due, so the relay can
  * publish a run of one aggregate in order. Another relay cannot claim those followers: their
  * head stays unsent until this relay finishes with it.
@@ -25,20 +25,29 @@ export function claimSql(names: OutboxTableNames): string {
   SELECT o.id, o.aggregate_type, o.aggregate_id
   FROM ${t} o
   WHERE ${due('o')}
-    AND NOT EXISTS (
-      SELECT 1 FROM ${t} e
+    -- The earliest unsent row of its aggregate. A scalar subquery (not NOT EXISTS) so the plan is
+    -- an index probe per scanned row even without statistics (PGlite never auto-analyzes).
+    AND o.id = (
+      SELECT min(e.id) FROM ${t} e
       WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
-        AND e.status IN ('READY', 'PROCESSING') AND e.id < o.id)
+        AND e.status IN ('READY', 'PROCESSING'))
   ORDER BY o.id
   LIMIT $1::int
   FOR UPDATE OF o SKIP LOCKED
 ), chain AS (
+  -- Per head, only as many rows as the batch has room for (index range scan, not the backlog).
   SELECT f.id,
-    bool_and(${due('f')}) OVER run AS claimable,
+    bool_and(f.due) OVER run AS claimable,
     row_number() OVER run AS position
-  FROM ${t} f JOIN heads h
-    ON f.aggregate_type = h.aggregate_type AND f.aggregate_id = h.aggregate_id AND f.id >= h.id
-  WHERE f.status IN ('READY', 'PROCESSING')
+  FROM heads h
+  CROSS JOIN LATERAL (
+    SELECT n.id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due
+    FROM ${t} n
+    WHERE n.aggregate_type = h.aggregate_type AND n.aggregate_id = h.aggregate_id AND n.id >= h.id
+      AND n.status IN ('READY', 'PROCESSING')
+    ORDER BY n.id
+    LIMIT GREATEST(1, $1::int - (SELECT count(*) FROM heads) + 1)
+  ) f
   WINDOW run AS (PARTITION BY f.aggregate_type, f.aggregate_id ORDER BY f.id)
 ), picked AS (
   SELECT id FROM chain WHERE claimable ORDER BY position, id LIMIT $1
