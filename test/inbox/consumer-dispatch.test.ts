@@ -188,6 +188,32 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     expect(noVersion.message).toContain('no aggregateVersion');
   });
 
+  it('ordering options reach ctx.inOrder: with allowGaps a state projection skips ahead but never back', async () => {
+    const b = backend();
+    const effects = await createEffectsTable(b);
+    const consumer = createConsumer<ParcelHandlers>(
+      { name: 'parcel-projection', descriptors: parcelDescriptors },
+      {
+        db: b.db,
+        inbox: { schema: b.schema },
+        ordering: { allowGaps: true },
+        handlers: {
+          'parcel.ParcelSent': { 2: async () => undefined },
+          'parcel.ParcelLost': {
+            1: async (envelope, ctx) => {
+              await ctx.inOrder(() => ctx.tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'p')`, [envelope.messageId]).then(() => undefined));
+            },
+          },
+        },
+      },
+    );
+    const parcel = newMessageId();
+    expect(await consumer.handle(lostV1(parcel, 5))).toBe('handled');
+    expect(await consumer.handle(lostV1(parcel, 3))).toBe('handled');
+    expect(await consumer.handle(lostV1(parcel, 6))).toBe('handled');
+    expect(await countRows(b.db, effects)).toBe(2);
+  });
+
   it('handleBatch: one transaction, per-delivery results in order, parse failures included', async () => {
     const { b, effects, consumer } = await setUp();
     const first = sentV2();

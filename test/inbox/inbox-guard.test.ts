@@ -14,6 +14,7 @@ import {
   InboxHandlerError,
   markApplied,
   migrateInbox,
+  pruneInbox,
   NonRetryableError,
   newMessageId,
   RetryableError,
@@ -181,6 +182,25 @@ describe.each(['postgres', 'pglite'] as const)('batched inbox on %s', (kind) => 
   });
 });
 
+describe.each(['postgres', 'pglite'] as const)('inbox retention on %s', (kind) => {
+  it('pruneInbox deletes processed rows older than the cut-off, in batches, and nothing else', async () => {
+    const b = backends[kind];
+    const options = { schema: b.schema, table: b.unique('inbox') };
+    await migrateInbox(b.db, options);
+    const table = `"${b.schema}"."${options.table}"`;
+    const old = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    for (let i = 0; i < 5; i++) {
+      await b.db.query(`INSERT INTO ${table} (message_id, consumer, received_at, processed_at) VALUES ($1, 'c', $2, $2)`, [`old-${i}`, old]);
+    }
+    await b.db.query(`INSERT INTO ${table} (message_id, consumer, received_at) VALUES ('old-unprocessed', 'c', $1)`, [old]);
+    await b.db.query(`INSERT INTO ${table} (message_id, consumer, processed_at) VALUES ('recent', 'c', now())`);
+    const deleted = await pruneInbox(b.db, { ...options, olderThan: new Date(Date.now() - 7 * 86_400_000), batchSize: 2 });
+    expect(deleted).toBe(5);
+    const left = await b.db.query<{ message_id: string }>(`SELECT message_id FROM ${table} ORDER BY message_id`);
+    expect(left.rows.map((r) => r.message_id)).toEqual(['old-unprocessed', 'recent']);
+  });
+});
+
 /** Waits until a backend of the test schema is blocked on a lock (the concurrent delivery). */
 async function waitForLockWait(db: Database, needle: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt += 1) {
@@ -279,6 +299,16 @@ describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) 
       expect(await checkOrder(tx, { ...key(b, id, 1), consumer: 'auditor' })).toBe('next');
       expect(await checkOrder(tx, key(b, newMessageId(), 1))).toBe('next');
       expect(await checkOrder(tx, { ...key(b, newMessageId(), 7), acceptFirstSeen: true })).toBe('next');
+    });
+    // A state projection may skip versions, but never goes back.
+    const projected = newMessageId();
+    await b.db.transaction(async (tx) => {
+      const k = (version: number) => ({ ...key(b, projected, version), consumer: 'search-index', allowGaps: true });
+      expect(await checkOrder(tx, k(3))).toBe('next');
+      await markApplied(tx, k(3));
+      expect(await checkOrder(tx, k(2))).toBe('stale');
+      expect(await checkOrder(tx, k(3))).toBe('stale');
+      expect(await checkOrder(tx, k(9))).toBe('next');
     });
   });
 

@@ -21,6 +21,11 @@ export interface AggregateVersionKey extends InboxTableOptions {
    * (a consumer that starts mid-stream). Default false: only version 1 is next.
    */
   readonly acceptFirstSeen?: boolean;
+  /**
+   * Treat any version above the last applied one as next (a projection of full state, where
+   * only "never older" matters: `… WHERE version < $new`). Default false: a gap is reported.
+   */
+  readonly allowGaps?: boolean;
 }
 
 /** An event arrived before an earlier version of its aggregate. Retryable: the missing one may still come. */
@@ -65,7 +70,7 @@ export async function checkOrder(tx: Transaction, key: AggregateVersionKey): Pro
   const last = Number(locked.rows[0]?.version ?? 0);
   if (key.acceptFirstSeen === true && last === 0) return 'next';
   if (key.version <= last) return 'stale';
-  return key.version === last + 1 ? 'next' : 'gap';
+  return key.version === last + 1 || key.allowGaps === true ? 'next' : 'gap';
 }
 
 /** Records `version` as applied. Never moves the version backwards. Call in the transaction that applied it. */

@@ -42,8 +42,8 @@ export interface ConsumerOptions<THandlers, TUpcasters = unknown> {
   readonly upcasters?: TUpcasters;
   /** Inbox and ordering table location. */
   readonly inbox?: InboxTableOptions;
-  /** For `ctx.checkOrder`/`ctx.inOrder`: accept any version of an aggregate never seen before (default: only 1). */
-  readonly acceptFirstSeenAggregate?: boolean;
+  /** How `ctx.checkOrder`/`ctx.inOrder` judge versions (see AggregateVersionKey). */
+  readonly ordering?: Pick<AggregateVersionKey, 'acceptFirstSeen' | 'allowGaps'>;
 }
 
 /** What generated code declares about a consumer. */
@@ -199,7 +199,7 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
         aggregateId: delivered.aggregateId,
         version: delivered.aggregateVersion,
         messageId: delivered.messageId,
-        ...(options.acceptFirstSeenAggregate === true ? { acceptFirstSeen: true } : {}),
+        ...options.ordering,
       };
     };
     return {
