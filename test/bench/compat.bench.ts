@@ -7,7 +7,7 @@
 import { Ajv } from 'ajv';
 import { checkCatalog } from '../../src/compat/check-catalog.js';
 import { canonicalJson } from '../../src/compat/canonical-json.js';
-import type { Catalog, EventDefinition, JsonSchema } from '../../src/catalog/model.js';
+import type { Catalog, EventDefinition, EventVersion, JsonSchema } from '../../src/catalog/model.js';
 import type { BenchResult } from './bench-result.js';
 
 const EVENTS = 200;
@@ -97,11 +97,14 @@ function measure(rounds: number, body: () => void): number {
 export async function run(): Promise<BenchResult[]> {
   const catalog = syntheticCatalog();
   const schemas = catalog.events.flatMap((event) => event.versions.map((version) => version.bundled));
-  const pairs = catalog.events.flatMap((event) => [
-    [event.versions[0]!, event.versions[1]!],
-    [event.versions[0]!, event.versions[2]!],
-    [event.versions[1]!, event.versions[2]!],
-  ]);
+  const pairs = catalog.events.flatMap((event) => {
+    const [v1, v2, v3] = event.versions as [EventVersion, EventVersion, EventVersion];
+    return [
+      [v1, v2],
+      [v1, v3],
+      [v2, v3],
+    ] as const;
+  });
 
   // Warm up (JIT, regex cache) once before measuring.
   const warm = checkCatalog(catalog);
