@@ -39,6 +39,8 @@ interface Generated {
   writeOrderCancelledV1(tx: Transaction, payload: unknown, context?: object, options?: object): Promise<Envelope>;
   writeStockReleasedV1(tx: Transaction, payload: unknown, context?: object, options?: object): Promise<Envelope>;
   createInventoryServiceConsumer(options: object): InboxConsumer;
+  publishOrderCreated(publisher: ConfirmedPublisher, envelope: Envelope, options?: object): Promise<void>;
+  orderCreatedV2(payload: unknown, meta?: object): Envelope;
 }
 
 let example: GeneratedExample;
@@ -48,7 +50,8 @@ beforeAll(async () => {
   example = await generateExample();
   generated = {
     ...(await example.load<Pick<Generated, 'rabbitTopology'>>('rabbitmq/topology.ts')),
-    ...(await example.load<Pick<Generated, 'rabbitRoutes'>>('rabbitmq/publishers.ts')),
+    ...(await example.load<Pick<Generated, 'rabbitRoutes' | 'publishOrderCreated'>>('rabbitmq/publishers.ts')),
+    ...(await example.load<Pick<Generated, 'orderCreatedV2'>>('order/order-created/envelope.ts')),
     ...(await example.load<Pick<Generated, 'writeOrderCancelledV1'>>('order/order-cancelled/outbox.ts')),
     ...(await example.load<Pick<Generated, 'writeStockReleasedV1'>>('inventory/stock-released/outbox.ts')),
     ...(await example.load<Pick<Generated, 'createInventoryServiceConsumer'>>('consumers/inventory-service.ts')),
@@ -56,9 +59,7 @@ beforeAll(async () => {
 });
 afterAll(() => example?.remove());
 
-// OrderCancelled rather than OrderCreated: the generated OrderCreated validator calls ajv's
-// ucs2length through a default import that vitest's CJS interop resolves differently from Node
-// (reported to the lead); OrderCancelled without `note` never reaches that code.
+// The outbox tests use OrderCancelled (small payload); the producer-helper test uses OrderCreated v2.
 function orderCancelledPayload(orderId = randomUUID()) {
   return { orderId, cancelledAt: new Date().toISOString(), reason: 'customer_request' };
 }
@@ -102,13 +103,13 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     await pg.drop();
   });
 
-  function inventoryConsumer(onCancelled: (envelope: Envelope, tx: Transaction) => Promise<void>): InboxConsumer {
+  function inventoryConsumer(onEvent: (envelope: Envelope, tx: Transaction) => Promise<void>): InboxConsumer {
     return generated.createInventoryServiceConsumer({
       db,
       inbox: { schema: pg.schema },
       handlers: {
-        'order.OrderCreated': { 2: async () => undefined },
-        'order.OrderCancelled': { 1: (envelope: Envelope, ctx: { tx: Transaction }) => onCancelled(envelope, ctx.tx) },
+        'order.OrderCreated': { 2: (envelope: Envelope, ctx: { tx: Transaction }) => onEvent(envelope, ctx.tx) },
+        'order.OrderCancelled': { 1: (envelope: Envelope, ctx: { tx: Transaction }) => onEvent(envelope, ctx.tx) },
       },
       upcasters: { 'order.OrderCreated': { v1ToV2: (payload: object) => payload } },
     });
@@ -244,6 +245,28 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     expect(byId.get(unknownVersion.messageId)!.properties.headers![EVGEN_HEADERS.errorType]).toBe('UnknownEventError');
     const inbox = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".inbox_message`);
     expect(inbox.rows).toEqual([{ message_id: good.messageId }]);
+  });
+
+  it('delivers an event published with the generated producer helper to the subscribed consumer', async () => {
+    await startRunner(inventoryConsumer(reserve));
+    const money = { amountMinor: 1250, currency: 'EUR' };
+    const envelope = generated.orderCreatedV2(
+      {
+        orderId: randomUUID(),
+        customerId: randomUUID(),
+        placedAt: new Date().toISOString(),
+        channel: 'web',
+        lines: [{ sku: 'SKU-1', quantity: 1, unitPrice: money }],
+        total: money,
+        shippingAddress: { line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+      },
+      { traceId: 'trace-helper' },
+    );
+    await generated.publishOrderCreated(confirmed, envelope, { prefix: broker.prefix });
+    const handled = await waitFor('handled', () => ofType('handled')[0]);
+    expect(handled).toMatchObject({ messageId: envelope.messageId, result: 'handled' });
+    const inbox = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".inbox_message`);
+    expect(inbox.rows).toEqual([{ message_id: envelope.messageId }]);
   });
 
   it('fails the relay publish of an event no queue is bound for, and keeps the row unsent', async () => {
