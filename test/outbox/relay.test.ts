@@ -183,6 +183,27 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(rows[0]!.last_error).toMatch(/lease expired/);
   });
 
+  it('publishes again, with the same messageId, when the relay dies after the confirm and before SENT', async () => {
+    const f = await open();
+    const [id] = await write(f, ['a']);
+    const clock = manualClock();
+    const publisher = new RecordingPublisher();
+    // The "crash": every statement that would record SENT fails, as if the process died right there.
+    const crashing: Database = {
+      ...f.db,
+      query: (text, params) =>
+        text.includes("SET status = 'SENT'") ? Promise.reject(new Error('killed before SENT')) : f.db.query(text, params),
+    };
+    const doomed = relayFor(f, { publisher, clock: clock.clock, leaseMs: 10_000, db: crashing });
+    await expect(doomed.runOnce()).rejects.toThrow('killed before SENT');
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING']);
+    clock.advance(10_000);
+    expect(await relayFor(f, { publisher, clock: clock.clock }).runOnce()).toMatchObject({ published: 1 });
+    // At-least-once: the broker saw it twice under one id, which the consumers' inbox absorbs.
+    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([id, id]);
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['SENT']);
+  });
+
   it('ignores a stale relay that finishes after its lease was taken over', async () => {
     const f = await open();
     await write(f, ['a']);
