@@ -63,6 +63,8 @@ interface LoadContext {
   readonly files: SchemaFiles;
   readonly validateEventJson: ValidateFunction;
   readonly validateConsumerJson: ValidateFunction;
+  /** Event types of every event folder, valid or not, so consumers of a broken event get no extra error. */
+  readonly declaredEventTypes: Set<string>;
 }
 
 export async function loadCatalog(eventsDir: string): Promise<Catalog> {
@@ -88,6 +90,7 @@ export async function loadCatalog(eventsDir: string): Promise<Catalog> {
     files: new SchemaFiles(problems, checkers),
     validateEventJson: checkers.metadataValidator(eventJsonSchema),
     validateConsumerJson: checkers.metadataValidator(consumerJsonSchema),
+    declaredEventTypes: new Set(),
   };
 
   const events: EventDefinition[] = [];
@@ -241,6 +244,7 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
     if (loaded === undefined) ok = false;
     else versions.push(loaded);
   }
+  context.declaredEventTypes.add(meta?.eventType ?? `${domain}.${name}`);
   if (!ok || meta === undefined) return undefined;
   return {
     domain,
@@ -428,6 +432,7 @@ async function listConsumerFiles(dir: string, context: LoadContext): Promise<str
 
 async function loadConsumers(files: readonly string[], events: readonly EventDefinition[], context: LoadContext): Promise<ConsumerDefinition[]> {
   const eventTypes = events.map((event) => event.eventType);
+  const declaredTypes = context.declaredEventTypes;
   const consumers: ConsumerDefinition[] = [];
   for (const path of files) {
     const file = displayPath(path);
@@ -461,6 +466,7 @@ async function loadConsumers(files: readonly string[], events: readonly EventDef
     declared.subscribes.forEach((eventType, index) => {
       if (eventTypes.includes(eventType)) return;
       ok = false;
+      if (declaredTypes.has(eventType)) return; // the event itself is broken and already reported
       context.problems.add({
         code: 'consumer-unknown-event',
         file,

@@ -221,3 +221,21 @@ describe('loadCatalog keyword checks', () => {
     ]);
   });
 });
+
+describe('loadCatalog consumers', () => {
+  it('does not add a consumer error for an event that is itself broken', async () => {
+    const found = await problems({
+      ...oneEvent({ 'shop/OrderPlaced/v3.schema.json': payloadSchema() }),
+      '_consumers/billing.json': { description: 'Bills.', subscribes: ['shop.OrderPlaced'] },
+    });
+    expect(found.map((problem) => problem.code)).toEqual(['version-gap']);
+  });
+
+  it('refuses unknown keys and empty subscriptions in consumer files', async () => {
+    const found = await problems({ ...oneEvent(), '_consumers/billing.json': { description: 'Bills.', subscribes: [], subscribe: ['x'] } });
+    expect(found.map((problem) => [problem.code, problem.pointer])).toEqual([
+      ['unknown-key', '/subscribe'],
+      ['invalid-consumer', '/subscribes'],
+    ]);
+  });
+});

@@ -161,3 +161,14 @@ describe('evgen build', () => {
     expect(output.stderr()).toContain('the config file does not exist');
   });
 });
+
+describe('evgen build folder safety', () => {
+  it('refuses an output folder that contains or sits inside the events folder', async () => {
+    const targets = [fakeTarget('fake', () => ({ 'a.ts': `${HEADER}a\n` }))];
+    expect(await runBuild({ events: catalog.events, out: catalog.dir, targets })).toBe(2);
+    expect(await runBuild({ events: catalog.events, out: join(catalog.events, 'generated'), targets })).toBe(2);
+    expect(output.stderr()).toContain('the output folder overlaps the events folder');
+    expect(existsSync(join(catalog.dir, 'a.ts'))).toBe(false);
+    expect(existsSync(join(catalog.events, 'generated'))).toBe(false);
+  });
+});

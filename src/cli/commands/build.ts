@@ -3,6 +3,7 @@
  * targets, and bring the output folder up to date (or, with --check, only say whether it is).
  * A bad catalog prints every problem to stderr, exits 2 and writes nothing.
  */
+import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
@@ -44,6 +45,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   let summary: { events: number; versions: number; files: number };
   try {
     const config = await loadConfig(options);
+    assertSeparateFolders(config.events, config.out);
     const catalog = await loadCatalog(config.events);
     const files = await generate(catalog, options.targets ?? allTargets, {
       ...(config.targets !== undefined ? { targetNames: config.targets } : {}),
@@ -102,6 +104,28 @@ function reportCheck(plan: OutputPlan, out: string): number {
   );
   process.stdout.write(`${lines.join('\n')}\n`);
   return EXIT_FINDINGS;
+}
+
+/**
+ * The output folder must not be, contain, or sit inside the events folder: orphan removal scans the
+ * whole output folder, and generated files must never be read back as catalog input.
+ */
+function assertSeparateFolders(events: string, out: string): void {
+  const inside = (child: string, parent: string) => {
+    const path = relative(parent, child);
+    return path === '' || (!path.startsWith('..') && !isAbsolute(path));
+  };
+  if (inside(events, out) || inside(out, events)) {
+    throw new CatalogError([
+      {
+        code: 'output-overlaps-events',
+        file: displayPath(out),
+        pointer: '',
+        message: `the output folder overlaps the events folder ${displayPath(events)}`,
+        hint: 'use a separate output folder, e.g. --out generated',
+      },
+    ]);
+  }
 }
 
 function indent(text: string): string {
