@@ -67,9 +67,10 @@ function plainAgainstCombined(ctx: DiffContext, original: Shape, update: Shape):
     }
     return false;
   }
-  // A plain schema gained conjuncts: compare it as a one-element allOf (→ PRODUCT_TYPE_EXTENDED).
+  // A schema object that gained a facet (`type` → `type` + `enum`): compare facet by facet
+  // (→ PRODUCT_TYPE_EXTENDED). A written allOf of several schemas is a kind change, as in Confluent.
   // `false` allowed nothing, so nothing can break (handled as a kind change below).
-  if (original.kind === 'false') return false;
+  if (update.synthetic !== true || original.kind === 'false') return false;
   compareCombined(ctx, asSingleton(original, 'allOf'), update, compareSchemas);
   return true;
 }
