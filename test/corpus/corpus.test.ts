@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { displayPath } from '../../src/catalog/read-json-file.js';
 import { runCli } from '../../src/cli/main.js';
 
 const corpusDir = fileURLToPath(new URL('.', import.meta.url));
@@ -64,10 +65,12 @@ describe('error corpus', () => {
   });
 
   it.each(cases)('%s: exit 2, the expected stderr, output untouched', async (name) => {
-    const events = relative(process.cwd(), join(corpusDir, name, 'events')) || '.';
+    const eventsDir = join(corpusDir, name, 'events');
+    const events = relative(process.cwd(), eventsDir) || '.';
     const before = await snapshot(out);
     const code = await runCli(['build', '--events', events, '--out', out]);
-    const actual = stderr.split(`${events.split('\\').join('/')}/`).join('events/');
+    // Problems name files as displayPath does (relative to the working folder when below it).
+    const actual = stderr.split(`${displayPath(eventsDir)}/`).join('events/');
     const expectedFile = join(corpusDir, name, 'expected-stderr.txt');
     if (process.env.EVGEN_UPDATE_CORPUS === '1') await writeFile(expectedFile, actual);
     expect(code).toBe(2);
