@@ -137,3 +137,47 @@ describe('types view', () => {
     expect(() => typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json')).toThrow(/XV1Money/);
   });
 });
+
+describe('writer view: conditionals and tests', () => {
+  it('if/then/else: properties added by then/else are allowed, the if test is left as written', () => {
+    const schema = {
+      $schema: DRAFT7,
+      type: 'object',
+      properties: { kind: { enum: ['card', 'cash'] } },
+      required: ['kind'],
+      if: { properties: { kind: { const: 'card' } } },
+      then: { properties: { last4: { type: 'string' } }, required: ['last4'] },
+      else: { properties: { change: { type: 'integer' } } },
+    };
+    const writer = writerSchema(schema) as Record<string, any>;
+    expect(writer.if).toEqual(schema.if);
+    expect(accepts(writer, { kind: 'card', last4: '4242' })).toBe(true);
+    expect(accepts(writer, { kind: 'cash', change: 5 })).toBe(true);
+    expect(accepts(writer, { kind: 'card' })).toBe(false);
+    expect(accepts(writer, { kind: 'cash', other: 1 })).toBe(false);
+  });
+
+  it('not: the negated schema is not closed (closing it would accept more)', () => {
+    const schema = { $schema: DRAFT7, type: 'object', properties: { a: { type: 'string' } }, not: { type: 'object', properties: { a: { const: 'x' } }, required: ['a'] } };
+    const writer = writerSchema(schema) as Record<string, any>;
+    expect(writer.not).toEqual(schema.not);
+    expect(accepts(writer, { a: 'x' })).toBe(false);
+    expect(accepts(writer, { a: 'y' })).toBe(true);
+  });
+
+  it('oneOf of $refs without parent properties: the referenced definitions are closed', () => {
+    const schema = {
+      $schema: D2020,
+      $defs: {
+        percent: { type: 'object', properties: { percent: { type: 'number' } }, required: ['percent'] },
+        fixed: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] },
+      },
+      type: 'object',
+      properties: { discount: { oneOf: [{ $ref: '#/$defs/percent' }, { $ref: '#/$defs/fixed' }] } },
+    };
+    const writer = writerSchema(schema);
+    expect(accepts(writer, { discount: { percent: 5 } })).toBe(true);
+    expect(accepts(writer, { discount: { percent: 5, amount: 3 } })).toBe(false);
+    expect(accepts(readerSchema(schema), { discount: { percent: 5, note: 'x' } })).toBe(true);
+  });
+});

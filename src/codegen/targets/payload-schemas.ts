@@ -40,6 +40,17 @@ const SINGLE = ['additionalProperties', 'additionalItems', 'contains', 'property
 const MAPS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies'];
 const ARRAYS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const COMBINATORS = ['allOf', 'anyOf', 'oneOf'] as const;
+/**
+ * Subschemas whose properties belong to the parent object: they are closed by the parent
+ * (which knows all of them), never on their own.
+ */
+const PARENT_CLOSED = new Set(['allOf', 'then', 'else', 'dependentSchemas', 'dependencies']);
+/**
+ * Subschemas that test the instance rather than describe it (`not`, `if`, `contains`,
+ * `propertyNames`): closing them would change which values they match, so the writer view
+ * leaves them exactly as written.
+ */
+const TESTS = new Set(['not', 'if', 'contains', 'propertyNames']);
 
 interface NodeContext {
   /** The node as it was before its children were rebuilt (for identity checks). */
@@ -55,19 +66,26 @@ interface NodeContext {
  * children are already rebuilt). Maps are rebuilt with `Object.fromEntries`, so property names
  * like `__proto__` stay ordinary properties.
  */
-function transformSchema(schema: unknown, visit: (node: SchemaObject, context: NodeContext) => SchemaObject, parentKeyword?: string, key?: string): unknown {
+function transformSchema(
+  schema: unknown,
+  visit: (node: SchemaObject, context: NodeContext) => SchemaObject,
+  skip: ReadonlySet<string> = new Set(),
+  parentKeyword?: string,
+  key?: string,
+): unknown {
   if (!isObject(schema)) return schema;
   const copy: SchemaObject = { ...schema };
-  for (const k of SINGLE) if (isObject(copy[k])) copy[k] = transformSchema(copy[k], visit, k);
+  const descend = (sub: unknown, keyword: string, name?: string) => transformSchema(sub, visit, skip, keyword, name);
+  for (const k of SINGLE) if (isObject(copy[k]) && !skip.has(k)) copy[k] = descend(copy[k], k);
   for (const k of MAPS) {
     const value = copy[k];
     // `dependencies` values may be arrays of names (draft-07): non-objects pass through unchanged.
-    if (isObject(value)) copy[k] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, transformSchema(sub, visit, k, name)]));
+    if (isObject(value)) copy[k] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, descend(sub, k, name)]));
   }
   for (const k of [...ARRAYS, 'items']) {
     const value = copy[k];
-    if (Array.isArray(value)) copy[k] = value.map((sub) => transformSchema(sub, visit, k));
-    else if (k === 'items' && isObject(value)) copy[k] = transformSchema(value, visit, k);
+    if (Array.isArray(value)) copy[k] = value.map((sub) => descend(sub, k));
+    else if (k === 'items' && isObject(value)) copy[k] = descend(value, k);
   }
   return visit(copy, { original: schema, parentKeyword, key });
 }
@@ -86,8 +104,14 @@ function declaresObject(node: SchemaObject): boolean {
   return typeIncludesObject(node) || isObject(node.properties) || isObject(node.patternProperties);
 }
 
+/** Subschemas that add properties to this same object: combinator branches, then/else, dependent schemas. */
 function combinatorBranches(node: SchemaObject): SchemaObject[] {
-  return COMBINATORS.flatMap((key) => (Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : []));
+  const branches = COMBINATORS.flatMap((key) => (Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : []));
+  for (const key of ['then', 'else'] as const) if (isObject(node[key])) branches.push(node[key]);
+  for (const key of ['dependentSchemas', 'dependencies'] as const) {
+    if (isObject(node[key])) branches.push(...Object.values(node[key]).filter(isObject));
+  }
+  return branches;
 }
 
 /** Resolves a local `#/…` pointer inside the root schema. */
@@ -127,17 +151,20 @@ function combinedPropertyNames(root: unknown, node: SchemaObject, seen = new Set
   return names;
 }
 
-/** Pointers (`#/definitions/x`) of schemas that some other schema extends via `allOf`/`$ref`+siblings. */
+/**
+ * Pointers (`#/definitions/x`) of schemas that some other schema extends: referenced from an
+ * `allOf`/`then`/`else`/dependent-schema branch, from an `anyOf`/`oneOf` branch of a parent with
+ * its own properties, or by a `$ref` with sibling properties.
+ */
 function extendedDefinitions(root: unknown): Set<string> {
   const bases = new Set<string>();
   mapSchema(root, (node) => {
-    for (const key of COMBINATORS) {
-      if (!Array.isArray(node[key])) continue;
-      for (const branch of node[key] as unknown[]) {
-        if (isObject(branch) && typeof branch.$ref === 'string') bases.add(branch.$ref);
-      }
-    }
-    if (typeof node.$ref === 'string' && (isObject(node.properties) || combinatorBranches(node).length > 0)) bases.add(node.$ref);
+    const ownProperties = isObject(node.properties) || isObject(node.patternProperties);
+    const all = combinatorBranches(node);
+    const alternatives = (['anyOf', 'oneOf'] as const).flatMap((key) => (Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : []));
+    const extending = ownProperties ? all : all.filter((branch) => !alternatives.includes(branch));
+    for (const branch of extending) if (typeof branch.$ref === 'string') bases.add(branch.$ref);
+    if (typeof node.$ref === 'string' && (ownProperties || all.length > 0)) bases.add(node.$ref);
     return node;
   });
   return bases;
@@ -166,8 +193,9 @@ export function writerSchema(bundled: JsonSchema): JsonSchema {
   const close = (node: SchemaObject, parentKeyword: string | undefined, original: SchemaObject): SchemaObject => {
     if ('additionalProperties' in node || 'unevaluatedProperties' in node) return node;
     if (open.has(original)) return node;
-    // allOf (and marked anyOf/oneOf) branches are closed by their parent, which knows every branch's properties.
-    if (parentKeyword === 'allOf' || BRANCH_MARK in node) return node;
+    // allOf, then/else, dependent-schema (and marked anyOf/oneOf) branches are closed by their
+    // parent, which knows every branch's properties.
+    if ((parentKeyword !== undefined && PARENT_CLOSED.has(parentKeyword)) || BRANCH_MARK in node) return node;
     const hasCombinator = combinatorBranches(node).length > 0 || (typeof node.$ref === 'string' && dialect !== 'draft-07');
     if (!hasCombinator) return declaresObject(node) ? { ...node, additionalProperties: false } : node;
     if (dialect !== 'draft-07') {
@@ -180,7 +208,7 @@ export function writerSchema(bundled: JsonSchema): JsonSchema {
     const properties: SchemaObject = Object.fromEntries([...Object.entries(own), ...added]);
     return { ...node, properties, additionalProperties: false };
   };
-  const result = transformSchema(marked, (node, { parentKeyword, original }) => close(node, parentKeyword, original)) as JsonSchema;
+  const result = transformSchema(marked, (node, { parentKeyword, original }) => close(node, parentKeyword, original), TESTS) as JsonSchema;
   return mapSchema(result, (node) => {
     if (!(BRANCH_MARK in node)) return node;
     const { [BRANCH_MARK]: _mark, ...rest } = node;
