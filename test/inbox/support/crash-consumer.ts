@@ -1,0 +1,44 @@
+/**
+ * Child process for the consumer-side fault-injection test (design notes §7): handles one
+ * delivery through an inbox-guarded consumer on the real PostgreSQL and SIGKILLs itself at the
+ * requested point. Usage: crash-consumer.ts <databaseUrl> <schema> <envelopeJson> <killPoint>.
+ */
+import pg from 'pg';
+import { createConsumer, postgresDatabase, type Transaction } from '../../../src/runtime/index.js';
+import { recordParcel, type KillPoint } from './kill-points.js';
+import { parcelDescriptors } from './test-events.js';
+
+function die(point: KillPoint): never {
+  process.stdout.write(`killed at ${point}\n`);
+  process.kill(process.pid, 'SIGKILL');
+  // SIGKILL cannot be caught; this only satisfies the type checker.
+  throw new Error('unreachable');
+}
+
+async function main(): Promise<void> {
+  const [url, schema, envelopeJson, point] = process.argv.slice(2) as [string, string, string, KillPoint];
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const consumer = createConsumer(
+    { name: 'tracker', descriptors: parcelDescriptors },
+    {
+      db: postgresDatabase(pool),
+      inbox: { schema },
+      handlers: {
+        'parcel.ParcelSent': {
+          2: async (envelope: { messageId: string }, ctx: { tx: Transaction }) => {
+            if (point === 'after-inbox-insert') die(point);
+            await recordParcel(ctx.tx, envelope.messageId, schema);
+            if (point === 'after-business-write') die(point);
+          },
+        },
+        'parcel.ParcelLost': { 1: async () => undefined },
+      },
+    },
+  );
+  if (point === 'before-transaction') die(point);
+  await consumer.handle(envelopeJson);
+  // Committed; the acknowledgement would come now.
+  die('after-commit-before-ack');
+}
+
+await main();
