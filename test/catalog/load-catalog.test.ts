@@ -239,3 +239,19 @@ describe('loadCatalog consumers', () => {
     ]);
   });
 });
+
+describe('loadCatalog aggregateId through composition', () => {
+  it('finds the aggregate id through a root $ref to a shared base and through allOf', async () => {
+    const base = { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] };
+    const viaRef = await load(oneEvent({ '_common/base.schema.json': base }, { $schema: 'http://json-schema.org/draft-07/schema#', $ref: '../../_common/base.schema.json' }));
+    expect(viaRef.events).toHaveLength(1);
+    await current!.cleanup();
+    const viaAllOf = await load(
+      oneEvent({ '_common/base.schema.json': base }, { $schema: 'http://json-schema.org/draft-07/schema#', allOf: [{ $ref: '../../_common/base.schema.json' }, { properties: { note: { type: 'string' } } }] }),
+    );
+    expect(viaAllOf.events).toHaveLength(1);
+    await current!.cleanup();
+    const optional = await problems(oneEvent({ '_common/base.schema.json': { ...base, required: [] } }, { $schema: 'http://json-schema.org/draft-07/schema#', allOf: [{ $ref: '../../_common/base.schema.json' }] }));
+    expect(optional.map((problem) => problem.code)).toEqual(['aggregate-id-optional']);
+  });
+});
