@@ -35,6 +35,11 @@ export interface OutputPlan {
   readonly foreign: readonly string[];
 }
 
+/** A generated path cannot be written (a folder or file is in the way). Nothing was touched. */
+export class OutputConflictError extends Error {
+  override readonly name = 'OutputConflictError';
+}
+
 /** Folders never scanned for orphans, even when the output folder contains them. */
 const SKIPPED_DIRS = new Set(['node_modules']);
 
@@ -118,7 +123,7 @@ async function assertWritable(outDir: string, path: string): Promise<void> {
     if (found === undefined) return;
     const isLast = index === segments.length;
     if (isLast ? found.isDirectory() : !found.isDirectory()) {
-      throw new Error(`cannot write ${path}: ${join(...segments.slice(0, index))} is in the way (a ${found.isDirectory() ? 'folder' : 'file'})`);
+      throw new OutputConflictError(`cannot write ${path}: ${join(...segments.slice(0, index))} is in the way (a ${found.isDirectory() ? 'folder' : 'file'})`);
     }
   }
 }

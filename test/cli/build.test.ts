@@ -172,3 +172,13 @@ describe('evgen build folder safety', () => {
     expect(existsSync(join(catalog.events, 'generated'))).toBe(false);
   });
 });
+
+describe('evgen build output conflicts', () => {
+  it('exits 2 and writes nothing when a folder stands where a generated file goes', async () => {
+    await mkdir(join(out, 'b.ts'), { recursive: true });
+    const targets = [fakeTarget('fake', () => ({ 'a.ts': `${HEADER}a\n`, 'b.ts': `${HEADER}b\n` }))];
+    expect(await runBuild({ events: catalog.events, out, targets })).toBe(2);
+    expect(output.stderr()).toContain('cannot write b.ts: b.ts is in the way (a folder); nothing was written');
+    expect(await listFiles(out)).toEqual([]);
+  });
+});

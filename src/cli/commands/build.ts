@@ -12,7 +12,7 @@ import { generate, GenerateError } from '../../codegen/generate.js';
 import type { Target } from '../../codegen/target.js';
 import { allTargets } from '../../codegen/targets/index.js';
 import { loadConfig } from '../config.js';
-import { applyPlan, isOutOfDate, planOutput, type OutputPlan } from '../output-plan.js';
+import { applyPlan, isOutOfDate, OutputConflictError, planOutput, type OutputPlan } from '../output-plan.js';
 import { shortDiff } from '../short-diff.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS } from '../exit-codes.js';
 
@@ -63,7 +63,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       process.stderr.write(`evgen: ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'} found; nothing was written\n`);
       return EXIT_BAD_INPUT;
     }
-    if (error instanceof GenerateError) {
+    if (error instanceof GenerateError || error instanceof OutputConflictError) {
       process.stderr.write(`evgen: ${error.message}; nothing was written\n`);
       return EXIT_BAD_INPUT;
     }
