@@ -24,9 +24,10 @@ describe('2020-12 keywords', () => {
     ...(rest !== undefined ? { items: rest } : {}),
   });
 
+  // Paths use Confluent's names in both dialects: `items/N`, `additionalItems`, `dependencies/x`.
   it('prefixItems position added to a closed tuple is compatible, removed from it is not', () => {
     expect(changes(tuple([{ type: 'string' }], false), tuple([{ type: 'string' }, { type: 'number' }], false))).toEqual([
-      'ITEM_ADDED_TO_CLOSED_CONTENT_MODEL #/prefixItems/1',
+      'ITEM_ADDED_TO_CLOSED_CONTENT_MODEL #/items/1',
     ]);
     const removed = diffSchemas(tuple([{ type: 'string' }, { type: 'number' }], false), tuple([{ type: 'string' }], false));
     expect(removed.compatible).toBe(false);
@@ -37,16 +38,23 @@ describe('2020-12 keywords', () => {
     const result = diffSchemas(tuple([{ type: 'string' }], { type: 'string' }), tuple([{ type: 'string' }, { type: 'integer' }], { type: 'string' }));
     expect(result.compatible).toBe(false);
     expect(result.changes.map((c) => `${c.type} ${c.path}`).sort()).toEqual([
-      'ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL #/prefixItems/1',
-      'TYPE_CHANGED #/prefixItems/1',
+      'ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL #/items/1',
+      'TYPE_CHANGED #/items/1',
     ]);
   });
 
+  it('a boolean items without a tuple is the rest of an empty tuple', () => {
+    const draft = { $schema: 'https://json-schema.org/draft/2020-12/schema' };
+    expect(changes({ ...draft, items: true }, { ...draft, items: false })).toEqual(['ADDITIONAL_ITEMS_REMOVED #/additionalItems']);
+    expect(changes({ ...draft, items: false }, { ...draft, items: true })).toEqual(['ADDITIONAL_ITEMS_ADDED #/additionalItems']);
+    expect(changes({ ...draft, items: { type: 'string' } }, { ...draft, items: { type: 'number' } })).toEqual(['TYPE_CHANGED #/items']);
+  });
+
   it('dependentRequired and dependentSchemas', () => {
-    expect(changes({ dependentRequired: { a: ['b'] } }, { dependentRequired: { a: ['b', 'c'] } })).toEqual(['DEPENDENCY_ARRAY_EXTENDED #/dependentRequired/a']);
+    expect(changes({ dependentRequired: { a: ['b'] } }, { dependentRequired: { a: ['b', 'c'] } })).toEqual(['DEPENDENCY_ARRAY_EXTENDED #/dependencies/a']);
     expect(diffSchemas({ dependentRequired: { a: ['b', 'c'] } }, { dependentRequired: { a: ['b'] } }).compatible).toBe(true);
     expect(changes({ dependentSchemas: { a: { required: ['b'] } } }, {})).toEqual([]);
-    expect(changes({ properties: {}, dependentSchemas: { a: { required: ['b'] } } }, { properties: {} })).toEqual(['DEPENDENCY_SCHEMA_REMOVED #/dependentSchemas/a']);
+    expect(changes({ properties: {}, dependentSchemas: { a: { required: ['b'] } } }, { properties: {} })).toEqual(['DEPENDENCY_SCHEMA_REMOVED #/dependencies/a']);
     expect(diffSchemas({ properties: {} }, { properties: {}, dependentSchemas: { a: { required: ['b'] } } }).compatible).toBe(false);
   });
 

@@ -12,10 +12,19 @@ import type { ShapeRule } from './shape-rule.js';
 type Stem = 'ADDITIONAL_PROPERTIES' | 'ADDITIONAL_ITEMS' | 'UNEVALUATED_PROPERTIES' | 'UNEVALUATED_ITEMS';
 const type = (stem: Stem, change: 'ADDED' | 'REMOVED' | 'NARROWED' | 'EXTENDED') => `${stem}_${change}` as DifferenceType;
 
-function compareAdditional(ctx: DiffContext, original: Shape, update: Shape, keywords: [string, string], stem: Stem, compareSchemas: CompareSchemas): void {
+/** `path` is Confluent's name for the keyword (`additionalItems` also for 2020-12's rest `items`). */
+function compareAdditional(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  keywords: [string, string],
+  path: string,
+  stem: Stem,
+  compareSchemas: CompareSchemas,
+): void {
   const before = openEnd(original, keywords[0]);
   const after = openEnd(update, keywords[1]);
-  ctx.enter([after.present ? after.keyword : before.keyword], () => {
+  ctx.enter([path], () => {
     if (before.permits !== after.permits) ctx.add(type(stem, after.permits ? 'ADDED' : 'REMOVED'));
     else if (before.schema === undefined && after.schema !== undefined) ctx.add(type(stem, 'NARROWED'));
     else if (before.schema !== undefined && after.schema === undefined) ctx.add(type(stem, 'EXTENDED'));
@@ -42,7 +51,7 @@ export const additionalPropertiesRule: ShapeRule = {
   name: 'additional-properties',
   kinds: ['object'],
   compare(ctx, original, update, compareSchemas) {
-    compareAdditional(ctx, original, update, ['additionalProperties', 'additionalProperties'], 'ADDITIONAL_PROPERTIES', compareSchemas);
+    compareAdditional(ctx, original, update, ['additionalProperties', 'additionalProperties'], 'additionalProperties', 'ADDITIONAL_PROPERTIES', compareSchemas);
     compareUnevaluated(ctx, original, update, 'unevaluatedProperties', 'UNEVALUATED_PROPERTIES', compareSchemas);
   },
 };
@@ -51,7 +60,7 @@ export const additionalItemsRule: ShapeRule = {
   name: 'additional-items',
   kinds: ['array'],
   compare(ctx, original, update, compareSchemas) {
-    compareAdditional(ctx, original, update, [arrayRestKeyword(original), arrayRestKeyword(update)], 'ADDITIONAL_ITEMS', compareSchemas);
+    compareAdditional(ctx, original, update, [arrayRestKeyword(original), arrayRestKeyword(update)], 'additionalItems', 'ADDITIONAL_ITEMS', compareSchemas);
     compareUnevaluated(ctx, original, update, 'unevaluatedItems', 'UNEVALUATED_ITEMS', compareSchemas);
   },
 };

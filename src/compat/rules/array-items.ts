@@ -2,6 +2,7 @@
  * Array items: one schema for every item (`items` as a schema, when there is no tuple), and
  * tuples (`prefixItems` in 2020-12, `items` as an array in draft-07) compared position by
  * position; positions added or removed are judged by the content model like properties.
+ * Reported paths use Confluent's draft-07 names (`#/items/1` for `prefixItems[1]`).
  */
 import type { CompareSchemas } from '../compare-schemas.js';
 import type { DiffContext } from '../diff-context.js';
@@ -11,22 +12,22 @@ import { againstPartial } from './object-properties.js';
 import type { ShapeRule } from './shape-rule.js';
 
 interface Tuple {
-  readonly keyword: string;
   readonly items: readonly unknown[];
 }
 
 function tupleOf(shape: Shape): Tuple {
   const prefix = shape.keywords['prefixItems'];
-  if (Array.isArray(prefix)) return { keyword: 'prefixItems', items: prefix };
+  if (Array.isArray(prefix)) return { items: prefix };
   const items = shape.keywords['items'];
-  return { keyword: 'items', items: Array.isArray(items) ? items : [] };
+  return { items: Array.isArray(items) ? items : [] };
 }
 
 /** The schema every item must match, if any (`true`/`{}` count as none). */
 function allItemsOf(shape: Shape): unknown {
   if (Array.isArray(shape.keywords['prefixItems'])) return undefined;
   const items = shape.keywords['items'];
-  if (items === undefined || Array.isArray(items) || acceptsEverything(items)) return undefined;
+  // A boolean `items` is the rest of an empty tuple (see arrayRestKeyword).
+  if (items === undefined || typeof items === 'boolean' || Array.isArray(items) || acceptsEverything(items)) return undefined;
   return items;
 }
 
@@ -86,8 +87,8 @@ export const arrayTupleRule: ShapeRule = {
     const after = tupleOf(update);
     const count = Math.max(before.items.length, after.items.length);
     for (let index = 0; index < count; index++) {
-      const keyword = index < after.items.length ? after.keyword : before.keyword;
-      ctx.enter([keyword, index], () => {
+      // Paths name positions `items/N` in both dialects, as Confluent reports them.
+      ctx.enter(['items', index], () => {
         if (index >= after.items.length) removedItem(ctx, original, update, before.items[index], compareSchemas);
         else if (index >= before.items.length) addedItem(ctx, original, update, after.items[index], compareSchemas);
         else compareSchemas(ctx, childOf(original, before.items[index]), childOf(update, after.items[index]));

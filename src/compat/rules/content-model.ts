@@ -28,9 +28,15 @@ export function openEnd(shape: Shape, keyword: string): OpenEnd {
   };
 }
 
-/** 2020-12 tuples put the "rest" schema in `items`; draft-07 in `additionalItems`. */
+/**
+ * 2020-12 tuples put the "rest" schema in `items`; draft-07 in `additionalItems`. A boolean
+ * `items` without a tuple is the rest of an empty tuple (`false`: no items at all).
+ */
 export function arrayRestKeyword(shape: Shape): string {
-  return Array.isArray(shape.keywords['prefixItems']) ? 'items' : 'additionalItems';
+  const { keywords } = shape;
+  if (Array.isArray(keywords['prefixItems'])) return 'items';
+  if (typeof keywords['items'] === 'boolean' && keywords['additionalItems'] === undefined) return 'items';
+  return 'additionalItems';
 }
 
 function isOpen(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string, patterns: number): boolean {

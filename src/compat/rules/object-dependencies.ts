@@ -1,24 +1,23 @@
 /**
  * Property dependencies (draft-07 `dependencies` with arrays, 2020-12 `dependentRequired`) and
- * schema dependencies (`dependencies` with schemas, `dependentSchemas`). Paths use the keyword
- * actually written, so pointers stay real in both dialects.
+ * schema dependencies (`dependencies` with schemas, `dependentSchemas`). Paths use Confluent's
+ * draft-07 name in both dialects: `#/dependencies/<property>`.
  */
 import { isJsonObject } from '../schema-document.js';
 import { childOf, type Shape } from '../schema-shape.js';
 import type { ShapeRule } from './shape-rule.js';
 
 interface Dependency<T> {
-  readonly keyword: string;
   readonly value: T;
 }
 
 function propertyDependencies(shape: Shape): Map<string, Dependency<ReadonlySet<string>>> {
   const result = new Map<string, Dependency<ReadonlySet<string>>>();
-  for (const keyword of ['dependencies', 'dependentRequired']) {
-    const map = shape.keywords[keyword];
+  for (const name of ['dependencies', 'dependentRequired']) {
+    const map = shape.keywords[name];
     if (!isJsonObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
-      if (Array.isArray(value)) result.set(key, { keyword, value: new Set(value.filter((item): item is string => typeof item === 'string')) });
+      if (Array.isArray(value)) result.set(key, { value: new Set(value.filter((item): item is string => typeof item === 'string')) });
     }
   }
   return result;
@@ -26,15 +25,18 @@ function propertyDependencies(shape: Shape): Map<string, Dependency<ReadonlySet<
 
 function schemaDependencies(shape: Shape): Map<string, Dependency<unknown>> {
   const result = new Map<string, Dependency<unknown>>();
-  for (const keyword of ['dependencies', 'dependentSchemas']) {
-    const map = shape.keywords[keyword];
+  for (const name of ['dependencies', 'dependentSchemas']) {
+    const map = shape.keywords[name];
     if (!isJsonObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
-      if (!Array.isArray(value)) result.set(key, { keyword, value });
+      if (!Array.isArray(value)) result.set(key, { value });
     }
   }
   return result;
 }
+
+/** Confluent's name for both kinds, in both dialects. */
+const keyword = 'dependencies';
 
 const keysOf = (a: Map<string, unknown>, b: Map<string, unknown>) => [...new Set([...a.keys(), ...b.keys()])].sort();
 
@@ -47,7 +49,6 @@ export const objectDependenciesRule: ShapeRule = {
     for (const key of keysOf(beforeArrays, afterArrays)) {
       const before = beforeArrays.get(key);
       const after = afterArrays.get(key);
-      const keyword = (after ?? before)!.keyword;
       if (after === undefined) ctx.add('DEPENDENCY_ARRAY_REMOVED', keyword, key);
       else if (before === undefined) ctx.add('DEPENDENCY_ARRAY_ADDED', keyword, key);
       else {
@@ -63,7 +64,6 @@ export const objectDependenciesRule: ShapeRule = {
     for (const key of keysOf(beforeSchemas, afterSchemas)) {
       const before = beforeSchemas.get(key);
       const after = afterSchemas.get(key);
-      const keyword = (after ?? before)!.keyword;
       if (after === undefined) ctx.add('DEPENDENCY_SCHEMA_REMOVED', keyword, key);
       else if (before === undefined) ctx.add('DEPENDENCY_SCHEMA_ADDED', keyword, key);
       else ctx.enter([keyword, key], () => compareSchemas(ctx, childOf(original, before.value), childOf(update, after.value)));
