@@ -104,7 +104,16 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
   const upcasters = (options.upcasters ?? {}) as unknown as UpcasterTable;
   checkTables(name, index, handlers, upcasters);
 
+  // Routes depend only on (type, version) and the fixed tables, so each is worked out once.
+  const plans = new Map<string, DispatchPlan>();
   function plan(eventType: string, version: number): DispatchPlan {
+    const cacheKey = `${eventType}\u0000${version}`;
+    let route = plans.get(cacheKey);
+    if (route === undefined) plans.set(cacheKey, (route = findPlan(eventType, version)));
+    return route;
+  }
+
+  function findPlan(eventType: string, version: number): DispatchPlan {
     const byVersion = handlers[eventType] ?? {};
     const exact = byVersion[version];
     if (exact !== undefined) return { handler: exact, targetVersion: version, steps: [] };
