@@ -6,6 +6,12 @@
  */
 import { mapSchema, type SchemaObject } from './schema-walk.js';
 
+/**
+ * Only schemas that describe the payload's own values are viewed: inside `not`, conditions,
+ * `contains`, `propertyNames` and dependency schemas, "closed"/"open" would change the meaning.
+ */
+const NOT_VIEWED: ReadonlySet<string> = new Set(['not', 'if', 'then', 'else', 'contains', 'propertyNames', 'dependencies', 'dependentSchemas']);
+
 function describesObjects(node: SchemaObject): boolean {
   const type = node['type'];
   if (type === 'object') return true;
@@ -22,7 +28,7 @@ export function asClosedWriter(schema: unknown): unknown {
       return { ...node, additionalProperties: false };
     }
     return node;
-  });
+  }, NOT_VIEWED);
 }
 
 /** `additionalProperties: false` / `unevaluatedProperties: false` are dropped: readers tolerate extras. */
@@ -34,5 +40,5 @@ export function asOpenReader(schema: unknown): unknown {
     if (additionalProperties !== false && additionalProperties !== undefined) open['additionalProperties'] = additionalProperties;
     if (unevaluatedProperties !== false && unevaluatedProperties !== undefined) open['unevaluatedProperties'] = unevaluatedProperties;
     return open;
-  });
+  }, NOT_VIEWED);
 }

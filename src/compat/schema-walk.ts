@@ -21,26 +21,28 @@ const SCHEMA_VALUES = [
 
 export type SchemaObject = { [keyword: string]: unknown };
 
-export function mapSchema(schema: unknown, visit: (node: SchemaObject) => SchemaObject): unknown {
+/** `skip`: keywords whose subschemas are copied unchanged (not visited). */
+export function mapSchema(schema: unknown, visit: (node: SchemaObject) => SchemaObject, skip: ReadonlySet<string> = new Set()): unknown {
   if (!isJsonObject(schema)) return schema;
   const copy: SchemaObject = { ...schema };
-  const recurse = (value: unknown) => mapSchema(value, visit);
-  for (const keyword of SCHEMA_MAPS) {
+  const recurse = (value: unknown) => mapSchema(value, visit, skip);
+  const visits = (keyword: string) => !skip.has(keyword);
+  for (const keyword of SCHEMA_MAPS.filter(visits)) {
     const map = copy[keyword];
     if (isJsonObject(map)) copy[keyword] = Object.fromEntries(Object.entries(map).map(([key, value]) => [key, recurse(value)]));
   }
-  for (const keyword of SCHEMA_LISTS) {
+  for (const keyword of SCHEMA_LISTS.filter(visits)) {
     const list = copy[keyword];
     if (Array.isArray(list)) copy[keyword] = list.map(recurse);
   }
-  for (const keyword of SCHEMA_VALUES) {
+  for (const keyword of SCHEMA_VALUES.filter(visits)) {
     if (copy[keyword] !== undefined) copy[keyword] = recurse(copy[keyword]);
   }
   const items = copy['items'];
   if (Array.isArray(items)) copy['items'] = items.map(recurse);
   else if (items !== undefined) copy['items'] = recurse(items);
   const dependencies = copy['dependencies'];
-  if (isJsonObject(dependencies)) {
+  if (isJsonObject(dependencies) && visits('dependencies')) {
     copy['dependencies'] = Object.fromEntries(
       Object.entries(dependencies).map(([key, value]) => [key, Array.isArray(value) ? value : recurse(value)]),
     );

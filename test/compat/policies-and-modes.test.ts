@@ -58,6 +58,11 @@ describe('evgen policy: writer closed, reader open', () => {
     expect(rulesOf([open1, open2], 'FULL')).toEqual([]);
   });
 
+  it('leaves negated schemas as written (closing inside `not` would invert the check)', () => {
+    const negated = (extra: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', not: { type: 'object', properties: { a: { type: 'string' }, ...extra }, required: ['a'] } });
+    expect(checkReadable(negated({}), negated({}), 'evgen')).toMatchObject({ compatible: true });
+  });
+
   it('checks the writer closed and the reader open', () => {
     const open = payload({}, [], false);
     const withNote = payload({ note: { type: 'string' } }, [], false);
