@@ -8,6 +8,7 @@ import { DiffContext, type Difference } from './diff-context.js';
 import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { SchemaDocument } from './schema-document.js';
+import { compareText } from './violation.js';
 
 export interface SchemaChange {
   readonly type: DifferenceType;
@@ -25,7 +26,7 @@ export interface SchemaDiffResult {
 }
 
 function sorted(changes: readonly Difference[]): SchemaChange[] {
-  return [...changes].sort((a, b) => (a.path === b.path ? a.type.localeCompare(b.type) : a.path < b.path ? -1 : 1));
+  return [...changes].sort((a, b) => compareText(a.path, b.path) || compareText(a.type, b.type));
 }
 
 function run(original: unknown, update: unknown, compatibleTypes: ReadonlySet<DifferenceType>): SchemaDiffResult {

@@ -43,13 +43,18 @@ export function deployOrderText(order: DeployOrder): string {
   }
 }
 
+/** Code-unit order, the same on every machine (no locale). */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Stable order: file, pointer, rule, compared version, direction. */
 export function compareViolations(a: CompatibilityViolation, b: CompatibilityViolation): number {
   return (
-    a.file.localeCompare(b.file) ||
-    a.path.localeCompare(b.path) ||
-    a.rule.localeCompare(b.rule) ||
+    compareText(a.file, b.file) ||
+    compareText(a.path, b.path) ||
+    compareText(a.rule, b.rule) ||
     (a.against ?? 0) - (b.against ?? 0) ||
-    (a.direction ?? '').localeCompare(b.direction ?? '')
+    compareText(a.direction ?? '', b.direction ?? '')
   );
 }
