@@ -140,9 +140,11 @@ function survivingRelay(clock: () => Date) {
 /**
  * Proves the killed transaction was rolled back rather than merely invisible: writing the same
  * invoice and the same event id waits for the killed transaction's row locks and succeeds only
- * if it did not commit. The probe itself is rolled back.
+ * if it did not commit, and the aggregate version counter was not advanced by it. The probe
+ * itself is rolled back.
  */
 async function expectIdsFreeAgain(ids: Ids): Promise<void> {
+  let probeVersion: number | undefined;
   const probeRolledBack = new Error('probe rolled back');
   await expect(
     db.transaction(async (tx) => {
@@ -150,10 +152,18 @@ async function expectIdsFreeAgain(ids: Ids): Promise<void> {
       await tx.query(`SET LOCAL lock_timeout = '20s'`);
       const payload = { invoiceId: ids.invoiceId, amount: 1 };
       await insertInvoice(tx, schema, payload);
-      await writeOutboxEvent(tx, invoiceIssuedV1, payload, { messageId: ids.messageId }, { schema, notifyChannel: false });
+      const envelope = await writeOutboxEvent(
+        tx,
+        invoiceIssuedV1,
+        payload,
+        { messageId: ids.messageId },
+        { schema, notifyChannel: false, assignAggregateVersion: true },
+      );
+      probeVersion = envelope.aggregateVersion;
       throw probeRolledBack;
     }),
   ).rejects.toBe(probeRolledBack);
+  expect(probeVersion).toBe(1);
 }
 
 describe('a producing service killed at each point of the outbox matrix (real PostgreSQL, SIGKILL)', () => {
@@ -188,6 +198,7 @@ describe('a producing service killed at each point of the outbox matrix (real Po
       messageId: ids.messageId,
       eventType: 'test.InvoiceIssued',
       aggregateId: ids.invoiceId,
+      aggregateVersion: 1,
       payload: { invoiceId: ids.invoiceId, amount: 42 },
     });
   });

@@ -2,7 +2,7 @@
  * A producing service in its own process, for the outbox fault-injection test (design notes §7).
  *
  * `<point>` mode: in one transaction it inserts the invoice row and writes the outbox event
- * (with the message id the parent chose), commits, then runs one relay round through a
+ * (with the message id the parent chose and the next aggregate version), commits, then runs one relay round through a
  * publisher that records to the `published` table. At `<point>` it prints `reached <point>` and
  * waits on stdin, still holding whatever it holds (an open transaction, a lease), until the
  * parent SIGKILLs it. If the parent goes away first (stdin closes), it exits with code 3 instead
@@ -64,7 +64,7 @@ if (mode === 'restart') {
   await db.transaction(async (tx) => {
     await insertInvoice(tx, schema, payload);
     await haltAt('after-business-write');
-    await writeOutboxEvent(tx, invoiceIssuedV1, payload, { messageId }, { schema, notifyChannel: false });
+    await writeOutboxEvent(tx, invoiceIssuedV1, payload, { messageId }, { schema, notifyChannel: false, assignAggregateVersion: true });
     await haltAt('after-outbox-write');
   });
   await haltAt('after-commit');
