@@ -11,6 +11,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { DEFAULT_EVENT_TYPE_FORMAT, eventTypeFormatProblem, formatEventType } from './event-type-format.js';
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
 import { bundleSchema } from './bundle-schema.js';
 import { suggestion } from './did-you-mean.js';
@@ -65,9 +66,18 @@ interface LoadContext {
   readonly validateConsumerJson: ValidateFunction;
   /** Event types of every event folder, valid or not, so consumers of a broken event get no extra error. */
   readonly declaredEventTypes: Set<string>;
+  readonly eventTypeFormat: string;
 }
 
-export async function loadCatalog(eventsDir: string): Promise<Catalog> {
+export interface LoadCatalogOptions {
+  /** Template for event types not set in event.json (config `naming.eventType`), e.g. `{domain}.{event-name}`. */
+  readonly eventTypeFormat?: string;
+}
+
+export async function loadCatalog(eventsDir: string, options: LoadCatalogOptions = {}): Promise<Catalog> {
+  const eventTypeFormat = options.eventTypeFormat ?? DEFAULT_EVENT_TYPE_FORMAT;
+  const formatProblem = eventTypeFormatProblem(eventTypeFormat);
+  if (formatProblem !== undefined) throw new TypeError(`invalid event type format ${JSON.stringify(eventTypeFormat)}: ${formatProblem}`);
   const root = resolve(eventsDir);
   const problems = new ProblemList();
   const rootStat = await stat(root).catch(() => undefined);
@@ -91,6 +101,7 @@ export async function loadCatalog(eventsDir: string): Promise<Catalog> {
     validateEventJson: checkers.metadataValidator(eventJsonSchema),
     validateConsumerJson: checkers.metadataValidator(consumerJsonSchema),
     declaredEventTypes: new Set(),
+    eventTypeFormat,
   };
 
   const events: EventDefinition[] = [];
@@ -244,12 +255,13 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
     if (loaded === undefined) ok = false;
     else versions.push(loaded);
   }
-  context.declaredEventTypes.add(meta?.eventType ?? `${domain}.${name}`);
+  const eventType = meta?.eventType ?? formatEventType(context.eventTypeFormat, domain, name);
+  context.declaredEventTypes.add(eventType);
   if (!ok || meta === undefined) return undefined;
   return {
     domain,
     name,
-    eventType: meta.eventType ?? `${domain}.${name}`,
+    eventType,
     description: meta.description,
     aggregate: meta.aggregate,
     aggregateId: meta.aggregateId,

@@ -2,13 +2,15 @@
  * The optional project config `evgen.config.json` (in the working folder, or given with
  * `--config`). Folders in it are relative to the config file; command-line flags override it.
  *
- *   { "events": "events", "out": "generated", "targets": ["payload-types", …], "runtimeImport": "evgen/runtime" }
+ *   { "events": "events", "out": "generated", "handlers": "handlers", "targets": ["types", …],
+ *     "runtimeImport": "evgen/runtime", "naming": { "eventType": "{domain}.{EventName}" } }
  */
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { CatalogError, type CatalogProblem } from '../catalog/catalog-error.js';
 import { suggestion } from '../catalog/did-you-mean.js';
+import { DEFAULT_EVENT_TYPE_FORMAT, eventTypeFormatProblem } from '../catalog/event-type-format.js';
 import { displayPath, readJsonFile } from '../catalog/read-json-file.js';
 import { ProblemList } from '../catalog/problem-list.js';
 import { DEFAULT_RUNTIME_IMPORT } from '../codegen/generate.js';
@@ -23,6 +25,10 @@ export interface EvgenConfig {
   /** Targets to run; undefined means all. */
   readonly targets: readonly string[] | undefined;
   readonly runtimeImport: string;
+  /** Absolute folder of the user-owned handler stubs (`evgen scaffold`). */
+  readonly handlers: string;
+  /** Template of default event type strings (`naming.eventType`). */
+  readonly eventTypeFormat: string;
   /** The config file that was read, if any. */
   readonly file: string | undefined;
 }
@@ -32,9 +38,10 @@ export interface ConfigFlags {
   readonly config?: string;
   readonly events?: string;
   readonly out?: string;
+  readonly handlers?: string;
 }
 
-const CONFIG_KEYS = ['$schema', 'events', 'out', 'targets', 'runtimeImport'];
+const CONFIG_KEYS = ['$schema', 'events', 'out', 'handlers', 'targets', 'runtimeImport', 'naming'];
 
 const configSchema = {
   type: 'object',
@@ -45,6 +52,12 @@ const configSchema = {
     out: { type: 'string', minLength: 1 },
     targets: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' } },
     runtimeImport: { type: 'string', pattern: '^[A-Za-z0-9@._/-]+$' },
+    handlers: { type: 'string', minLength: 1 },
+    naming: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { eventType: { type: 'string', minLength: 1 } },
+    },
   },
 } as const;
 
@@ -58,7 +71,7 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
   const explicit = flags.config !== undefined;
   const path = resolve(cwd, flags.config ?? CONFIG_FILE_NAME);
   const problems = new ProblemList();
-  let fromFile: { events?: string; out?: string; targets?: string[]; runtimeImport?: string } = {};
+  let fromFile: { events?: string; out?: string; handlers?: string; targets?: string[]; runtimeImport?: string; naming?: { eventType?: string } } = {};
   const exists = await stat(path).then((found) => found.isFile(), () => false);
   if (!exists && explicit) {
     throw new CatalogError([
@@ -74,6 +87,19 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
         throw new CatalogError((validateConfig.errors ?? []).map((error) => configProblem(error, displayPath(path))));
       }
       fromFile = read.value as typeof fromFile;
+      const eventType = fromFile.naming?.eventType;
+      const formatProblem = eventType === undefined ? undefined : eventTypeFormatProblem(eventType);
+      if (formatProblem !== undefined) {
+        throw new CatalogError([
+          {
+            code: 'invalid-config',
+            file: displayPath(path),
+            pointer: '/naming/eventType',
+            message: `${JSON.stringify(eventType)} ${formatProblem}`,
+            hint: 'e.g. "{domain}.{EventName}" (order.OrderCreated) or "{domain}.{event-name}" (order.order-created)',
+          },
+        ]);
+      }
     }
   }
   const base = dirname(path);
@@ -82,6 +108,8 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     out: flags.out !== undefined ? resolve(cwd, flags.out) : resolve(base, fromFile.out ?? 'generated'),
     targets: fromFile.targets,
     runtimeImport: fromFile.runtimeImport ?? DEFAULT_RUNTIME_IMPORT,
+    handlers: flags.handlers !== undefined ? resolve(cwd, flags.handlers) : resolve(base, fromFile.handlers ?? 'handlers'),
+    eventTypeFormat: fromFile.naming?.eventType ?? DEFAULT_EVENT_TYPE_FORMAT,
     file: exists ? path : undefined,
   };
 }
@@ -102,6 +130,6 @@ function configProblem(error: { instancePath: string; keyword: string; params: R
     file,
     pointer: error.instancePath,
     message: error.message ?? `fails "${error.keyword}"`,
-    hint: '{"events": "events", "out": "generated", "targets": ["<target>", …], "runtimeImport": "evgen/runtime"}',
+    hint: '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen/runtime", "naming": {"eventType": "{domain}.{EventName}"}}',
   };
 }

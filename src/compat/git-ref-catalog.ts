@@ -8,7 +8,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
-import { loadCatalog } from '../catalog/load-catalog.js';
+import { loadCatalog, type LoadCatalogOptions } from '../catalog/load-catalog.js';
 import type { Catalog } from '../catalog/model.js';
 
 const run = promisify(execFile);
@@ -27,7 +27,7 @@ async function git(cwd: string, args: readonly string[]): Promise<string> {
 }
 
 /** Loads `eventsDir` as it is at `ref`; an empty catalog when the folder did not exist there. */
-export async function loadCatalogAtRef(eventsDir: string, ref: string): Promise<Catalog> {
+export async function loadCatalogAtRef(eventsDir: string, ref: string, options: LoadCatalogOptions = {}): Promise<Catalog> {
   const dir = await realpath(eventsDir).catch(() => {
     throw new GitRefError(`the events folder ${eventsDir} does not exist`);
   });
@@ -54,7 +54,7 @@ export async function loadCatalogAtRef(eventsDir: string, ref: string): Promise<
     const archive = join(temp, 'events.tar');
     await git(top, ['archive', '--format=tar', '-o', archive, commit, '--', inRepo === '' ? '.' : inRepo]);
     await run('tar', ['-xf', archive, '-C', temp]);
-    const catalog = await loadCatalog(join(temp, ...(inRepo === '' ? [] : inRepo.split('/'))));
+    const catalog = await loadCatalog(join(temp, ...(inRepo === '' ? [] : inRepo.split('/'))), options);
     // Report paths as the working tree's, not the temporary copy's.
     return { ...catalog, root: dir };
   } finally {

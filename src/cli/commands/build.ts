@@ -46,7 +46,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   try {
     const config = await loadConfig(options);
     assertSeparateFolders(config.events, config.out);
-    const catalog = await loadCatalog(config.events);
+    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     const files = await generate(catalog, options.targets ?? allTargets, {
       ...(config.targets !== undefined ? { targetNames: config.targets } : {}),
       runtimeImport: config.runtimeImport,

@@ -48,10 +48,10 @@ export async function runCheck(options: CheckOptions): Promise<number> {
   let released: Catalog | undefined;
   try {
     const config = await loadConfig(options);
-    catalog = await loadCatalog(config.events);
+    catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     if (options.against !== undefined) {
       try {
-        released = await loadCatalogAtRef(config.events, options.against);
+        released = await loadCatalogAtRef(config.events, options.against, { eventTypeFormat: config.eventTypeFormat });
       } catch (error) {
         if (error instanceof CatalogError) {
           return badInput(`the catalog at ${options.against} is invalid:\n${error.problems.map(formatProblem).join('\n')}`);

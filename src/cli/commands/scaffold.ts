@@ -4,7 +4,7 @@
  * Creates missing files, appends missing stubs to existing ones, never overwrites anything.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
@@ -24,7 +24,7 @@ export function registerScaffold(program: Command): void {
     .command('scaffold')
     .description('write handler and upcaster stubs for every consumer into a folder you own (never overwrites)')
     .option('--events <dir>', 'events folder (default: "events", or "events" in evgen.config.json)')
-    .option('--handlers <dir>', 'folder for your handler code (default: "handlers")')
+    .option('--handlers <dir>', 'folder for your handler code (default: "handlers", or "handlers" in evgen.config.json)')
     .option('--out <dir>', 'folder of the generated code the stubs import (default: "generated", or "out" in evgen.config.json)')
     .option('--config <file>', 'config file (default: ./evgen.config.json when it exists)')
     .action(async (options: ScaffoldCommandOptions) => {
@@ -36,8 +36,8 @@ export function registerScaffold(program: Command): void {
 export async function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()): Promise<number> {
   try {
     const config = await loadConfig(options, cwd);
-    const catalog = await loadCatalog(config.events);
-    const handlersDir = resolve(cwd, options.handlers ?? 'handlers');
+    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const handlersDir = config.handlers;
     const plan = await planScaffold(catalog, {
       // Both relative to the handlers folder's parent, so import paths between them are right.
       handlersDir: relative(cwd, handlersDir) || '.',
