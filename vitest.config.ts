@@ -12,6 +12,7 @@ export default defineConfig({
     ],
   },
   test: {
+    reporters: ['default', './test/support/summary-reporter.ts'],
     include: ['test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/golden/*/expected/**'],
     testTimeout: 60_000,

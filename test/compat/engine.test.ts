@@ -2,6 +2,7 @@
  * Difference engine rules beyond the Confluent data set: 2020-12 keywords, combined schemas,
  * recursive references, numeric/string bounds, facets of one schema object.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ALL_DIFFERENCE_TYPES, diffSchemas, DIFFERENCE_TYPES, LENIENT_COMPATIBLE, STRICT_COMPATIBLE, type JsonSchema } from 'evgen';
 
@@ -13,6 +14,15 @@ describe('difference types table', () => {
     for (const type of STRICT_COMPATIBLE) expect(LENIENT_COMPATIBLE.has(type)).toBe(true);
     expect(DIFFERENCE_TYPES.OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL).toEqual({ strict: false, lenient: true });
     expect(DIFFERENCE_TYPES.TYPE_CHANGED).toEqual({ strict: false, lenient: false });
+  });
+
+  it('agrees row by row with the published table (test/fixtures/confluent/difference-types.md)', () => {
+    const markdown = readFileSync(new URL('../fixtures/confluent/difference-types.md', import.meta.url), 'utf8');
+    const published = Object.fromEntries(
+      [...markdown.matchAll(/^\| ([A-Z_]+) \| (yes|no) \| (yes|no) \|$/gm)].map((row) => [row[1], { strict: row[2] === 'yes', lenient: row[3] === 'yes' }]),
+    );
+    expect(Object.keys(published)).toHaveLength(132);
+    expect({ ...DIFFERENCE_TYPES }).toEqual(published);
   });
 });
 

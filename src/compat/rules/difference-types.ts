@@ -1,7 +1,8 @@
 /**
  * Every difference name Confluent Schema Registry's JSON Schema checker reports, and whether its
  * STRICT (default) and LENIENT policies count it as compatible. Data only: the comparers emit these
- * names, the policies read the verdicts. Source: /work/shared/conformance/confluent/difference-types.md.
+ * names, the policies read the verdicts. Source: Confluent Schema Registry, json-schema-provider, `Difference.Type` and `SchemaDiff`
+ * (the list and verdicts as published with the conformance cases in test/fixtures/confluent/).
  */
 
 export interface DifferenceTypeRule {
