@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import {
   ConfirmedPublisher,
   EVGEN_HEADERS,
+  NonRetryableError,
   RetryableError,
   UnroutableError,
   createConsumerRunner,
@@ -17,6 +18,7 @@ import {
   postgresDatabase,
   publishEnvelope,
   rabbitRelayPublisher,
+  replayDeadLetters,
   type ConsumerRunner,
   type ConsumerRunnerEvent,
   type Database,
@@ -245,6 +247,49 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     expect(byId.get(unknownVersion.messageId)!.properties.headers![EVGEN_HEADERS.errorType]).toBe('UnknownEventError');
     const inbox = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".inbox_message`);
     expect(inbox.rows).toEqual([{ message_id: good.messageId }]);
+  });
+
+  it('replays a dead letter through the inbox guard: same messageId, handled once; a second copy is a duplicate', async () => {
+    let broken = true;
+    await startRunner(
+      inventoryConsumer(async (envelope, tx) => {
+        if (broken) throw new NonRetryableError('reservation rules reject it');
+        await reserve(envelope, tx);
+      }),
+    );
+    const fixed = await writeOrderCancelled();
+    const other = await writeOrderCancelled();
+    await relay(rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix })).runOnce();
+    await waitFor('two dead letters', () => (ofType('dead-lettered').length === 2 ? true : undefined));
+    expect((await pg.pool.query(`SELECT 1 FROM "${pg.schema}".inbox_message`)).rowCount).toBe(0);
+
+    broken = false;
+    const routes = topology.consumers['inventory-service']!;
+    const first = await replayDeadLetters({ connection: broker.connection, routes, filter: (letter) => letter.messageId === fixed.messageId });
+    expect(first).toEqual({ replayed: [fixed.messageId], kept: 1 });
+    // A fresh attempt count: the replayed copy is attempt 1 again, not dead-lettered at once.
+    expect(await waitFor('replay handled', () => ofType('handled')[0])).toMatchObject({ messageId: fixed.messageId, attempt: 1, result: 'handled' });
+    expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(1);
+
+    // The same letter a second time (say an operator replays a copy of it): the inbox skips it.
+    const route = generated.rabbitRoutes['order.OrderCancelled']!;
+    await confirmed.publish('', routes.deadQueue, Buffer.from(JSON.stringify(fixed)), {
+      messageId: fixed.messageId,
+      contentType: 'application/json',
+      headers: { [EVGEN_HEADERS.originalRoutingKey]: route.routingKey, [EVGEN_HEADERS.attempts]: 1 },
+    });
+    const second = await replayDeadLetters({ connection: broker.connection, routes });
+    expect(second).toEqual({ replayed: [other.messageId, fixed.messageId], kept: 0 });
+    await waitFor('all replays handled', () => (ofType('handled').length === 3 ? true : undefined));
+    // The last two run concurrently (prefetch 4): compare without their order.
+    const outcomes = ofType('handled').map((e) => `${e.messageId} ${String(e.result)}`);
+    expect(outcomes[0]).toBe(`${fixed.messageId} handled`);
+    expect(outcomes.slice(1).sort()).toEqual([`${other.messageId} handled`, `${fixed.messageId} duplicate`].sort());
+    const effects = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".reservation ORDER BY message_id`);
+    expect(effects.rows).toEqual([fixed.messageId, other.messageId].sort().map((id) => ({ message_id: id })));
+    const inbox = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".inbox_message ORDER BY message_id`);
+    expect(inbox.rows).toEqual(effects.rows);
+    expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(0);
   });
 
   it('delivers an event published with the generated producer helper to the subscribed consumer', async () => {

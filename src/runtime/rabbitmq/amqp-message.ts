@@ -3,7 +3,7 @@
  * `x-evgen-*` headers repeat what brokers, tools and the dead-letter inspector need without
  * parsing the body. The messageId property is the envelope's messageId, always.
  */
-import type { Options } from 'amqplib';
+import type { MessageProperties, Options } from 'amqplib';
 import type { Envelope } from '../envelope.js';
 
 /** Every header evgen sets. Other headers (e.g. `traceparent` from the outbox row) pass through untouched. */
@@ -31,6 +31,9 @@ export const EVGEN_HEADERS = Object.freeze({
   attempts: 'x-evgen-attempts',
   consumer: 'x-evgen-consumer',
   deadLetteredAt: 'x-evgen-dead-lettered-at',
+  // Set by replayDeadLetters on the copy it sends back to the work queue.
+  replays: 'x-evgen-replays',
+  replayedAt: 'x-evgen-replayed-at',
 });
 
 /** Publish options the confirmed publisher requires: a messageId to match returns with. */
@@ -70,4 +73,34 @@ export function envelopeToAmqpMessage(envelope: Envelope, headers: Readonly<Reco
       headers: { ...headers, ...evgenHeaders },
     },
   };
+}
+
+/** A header as text (amqplib hands some string headers over as Buffers), or undefined. */
+export function headerString(headers: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const value = headers[name];
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
+}
+
+/**
+ * Properties for a copy of a received message (retry copy, dead letter, replay): the original's,
+ * minus per-delivery ones, with `headers`; always persistent, same messageId.
+ */
+export function copyPublishProperties(properties: MessageProperties, headers: Record<string, unknown>): PublishProperties {
+  const copy: Options.Publish = { persistent: true, headers };
+  if (properties.contentType !== undefined) copy.contentType = properties.contentType as string;
+  if (properties.contentEncoding !== undefined) copy.contentEncoding = properties.contentEncoding as string;
+  if (properties.correlationId !== undefined) copy.correlationId = properties.correlationId as string;
+  if (properties.replyTo !== undefined) copy.replyTo = properties.replyTo as string;
+  if (properties.type !== undefined) copy.type = properties.type as string;
+  if (properties.timestamp !== undefined) copy.timestamp = properties.timestamp as number;
+  if (properties.appId !== undefined) copy.appId = properties.appId as string;
+  if (properties.priority !== undefined) copy.priority = properties.priority as number;
+  // A message without a usable id (malformed) still needs one to match a possible return.
+  const messageId =
+    typeof properties.messageId === 'string' && properties.messageId !== ''
+      ? properties.messageId
+      : `evgen-dead-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+  return { ...copy, messageId };
 }

@@ -14,9 +14,9 @@
  * delivery stays unacked and the channel is restarted, so the broker redelivers it later.
  * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
  */
-import type { Channel, ChannelModel, ConsumeMessage, MessageProperties, Options } from 'amqplib';
+import type { Channel, ChannelModel, ConsumeMessage, MessageProperties } from 'amqplib';
 import { classifyError, describeError } from '../errors.js';
-import { EVGEN_HEADERS } from './amqp-message.js';
+import { copyPublishProperties, EVGEN_HEADERS, headerString } from './amqp-message.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { createAmqpConnector, fixedConnector, type AmqpConnector } from './connector.js';
@@ -90,13 +90,6 @@ function isRetryable(error: unknown): boolean {
   return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
 }
 
-function headerString(headers: Record<string, unknown>, name: string): string | undefined {
-  const value = headers[name];
-  if (typeof value === 'string') return value;
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  return undefined;
-}
-
 /** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
 export function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
   const value = headers?.[EVGEN_HEADERS.attempt];
@@ -119,22 +112,6 @@ export function parseDelivery(content: Buffer, properties: Pick<MessagePropertie
   if (typeof propertyId !== 'string' || propertyId === '') throw new MalformedMessageError(`messageId property is missing (body messageId ${bodyId})`);
   if (propertyId !== bodyId) throw new MalformedMessageError(`messageId property ${propertyId} differs from body messageId ${bodyId}`);
   return body as Record<string, unknown>;
-}
-
-/** Properties of a copy: the original's, minus per-delivery ones; always persistent. */
-function copyProperties(properties: MessageProperties, headers: Record<string, unknown>): Options.Publish & { messageId: string } {
-  const copy: Options.Publish = { persistent: true, headers };
-  if (properties.contentType !== undefined) copy.contentType = properties.contentType as string;
-  if (properties.contentEncoding !== undefined) copy.contentEncoding = properties.contentEncoding as string;
-  if (properties.correlationId !== undefined) copy.correlationId = properties.correlationId as string;
-  if (properties.replyTo !== undefined) copy.replyTo = properties.replyTo as string;
-  if (properties.type !== undefined) copy.type = properties.type as string;
-  if (properties.timestamp !== undefined) copy.timestamp = properties.timestamp as number;
-  if (properties.appId !== undefined) copy.appId = properties.appId as string;
-  if (properties.priority !== undefined) copy.priority = properties.priority as number;
-  // A message without a usable id (malformed) still needs one to match a possible return.
-  const messageId = typeof properties.messageId === 'string' && properties.messageId !== '' ? properties.messageId : `evgen-dead-${Date.now()}-${Math.random().toString(16).slice(2)}`;
-  return { ...copy, messageId };
 }
 
 export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
@@ -293,7 +270,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
         const tier = tierForAttempt(routes, attempt);
         const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
-        await current.publisher.publish(routes.retryExchange, tier.routingKey, message.content, copyProperties(message.properties, headers));
+        await current.publisher.publish(routes.retryExchange, tier.routingKey, message.content, copyPublishProperties(message.properties, headers));
         ack(current, message);
         emit({ type: 'retried', messageId: messageId!, attempt, delayMs: tier.delayMs, error });
         return;
@@ -309,7 +286,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         [EVGEN_HEADERS.deadLetteredAt]: now,
         ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
       };
-      await current.publisher.publish(routes.retryExchange, routes.deadRoutingKey, message.content, copyProperties(message.properties, headers));
+      await current.publisher.publish(routes.retryExchange, routes.deadRoutingKey, message.content, copyPublishProperties(message.properties, headers));
       ack(current, message);
       emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
     } catch (publishError) {

@@ -15,4 +15,11 @@ export {
   type ConsumerRunnerOptions,
   type MessageHandler,
 } from './consumer-runner.js';
+export {
+  replayDeadLetters,
+  replayHeaders,
+  type DeadLetter,
+  type ReplayDeadLettersOptions,
+  type ReplayDeadLettersResult,
+} from './replay-dead-letters.js';
 export type { BackoffOptions as RabbitBackoffOptions } from './backoff.js';
