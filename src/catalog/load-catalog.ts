@@ -42,8 +42,7 @@ import { SchemaCheckers } from './schema-dialect.js';
 import { SchemaFiles } from './schema-files.js';
 import { eventNames, pascalCase, versionNames } from '../codegen/naming.js';
 import { checkAggregateId } from './check-aggregate-id.js';
-
-const VERSION_FILE = /^v([1-9][0-9]*)\.schema\.json$/;
+import { schemaFileVersion, versionListProblems } from './event-folder.js';
 
 interface EventJson {
   description: string;
@@ -199,8 +198,8 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
     if (entry.name.startsWith('.') || !entry.isFile()) continue;
     if (entry.name === 'event.json') hasEventJson = true;
     else {
-      const match = VERSION_FILE.exec(entry.name);
-      if (match !== null) versionNumbers.push(Number(match[1]));
+      const version = schemaFileVersion(entry.name);
+      if (version !== undefined) versionNumbers.push(version);
       else if (entry.name.endsWith('.json')) {
         unexpectedFile(join(dir, entry.name), 'name payload schemas v1.schema.json, v2.schema.json, …; metadata goes in event.json', context);
       }
@@ -227,26 +226,10 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
     if (meta === undefined) ok = false;
   }
 
-  if (versionNumbers.length === 0) {
+  const versionProblems = versionListProblems(dir, versionNumbers);
+  if (versionProblems.length > 0) {
     ok = false;
-    context.problems.add({
-      code: 'no-versions',
-      file: displayPath(dir),
-      pointer: '',
-      message: 'the event has no v1.schema.json',
-      hint: 'add the payload schema as v1.schema.json',
-    });
-  }
-  const missing = versionNumbers.length === 0 ? [] : gaps(versionNumbers);
-  if (missing.length > 0) {
-    ok = false;
-    context.problems.add({
-      code: 'version-gap',
-      file: displayPath(dir),
-      pointer: '',
-      message: `versions must be 1..${versionNumbers.at(-1)} without gaps; missing ${missing.map((n) => `v${n}.schema.json`).join(', ')}`,
-      hint: 'renumber the schema files so versions run 1, 2, 3, … (released versions never change)',
-    });
+    for (const problem of versionProblems) context.problems.add(problem);
   }
 
   const versions: EventVersion[] = [];
@@ -276,14 +259,6 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
 
 function truncate(text: string, max = 80): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
-/** Numbers missing from 1..max. */
-function gaps(sorted: readonly number[]): number[] {
-  const present = new Set(sorted);
-  const missing: number[] = [];
-  for (let n = 1; n <= (sorted.at(-1) ?? 0); n++) if (!present.has(n)) missing.push(n);
-  return missing;
 }
 
 /**

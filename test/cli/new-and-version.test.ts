@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import { runCli } from '../../src/cli/main.js';
-import { oneEvent, tempCatalog, type TempCatalog } from '../catalog/temp-catalog.js';
+import { eventJson, oneEvent, tempCatalog, writeFiles, type TempCatalog } from '../catalog/temp-catalog.js';
 import { captureOutput, type CapturedOutput } from './capture-output.js';
 
 let catalog: TempCatalog;
@@ -45,6 +45,30 @@ describe('evgen new', () => {
     expect(output.stderr()).toContain('"Promise" is a JavaScript/TypeScript global');
     expect(output.stderr()).toContain('expected <domain>/<EventName>');
   });
+
+  it('says what to do when the event already exists', async () => {
+    expect(await runCli(['new', 'shop/OrderPlaced', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toMatch(/shop\/OrderPlaced\/event\.json: .*already exists[^\n]*\n  hint: .*evgen version shop\/OrderPlaced/);
+  });
+
+  it('refuses an event whose generated names would clash with an existing one, writing nothing', async () => {
+    // Same event name in another domain: both would generate OrderPlacedPayload, and the build would refuse.
+    expect(await runCli(['new', 'billing/OrderPlaced', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toContain('shop/OrderPlaced/event.json');
+    expect(output.stderr()).toContain('OrderPlacedPayload');
+    expect(output.stderr()).toContain('hint: ');
+    await expect(readFile(join(catalog.events, 'billing/OrderPlaced/event.json'), 'utf8')).rejects.toThrow();
+    // An event named like another's version type (OrderPlacedV1Payload) clashes too.
+    expect(await runCli(['new', 'shop/OrderPlacedV1', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toContain('OrderPlacedV1Payload');
+  });
+
+  it('scaffolds an event that builds and type-checks next to the existing ones', async () => {
+    expect(await runCli(['new', 'billing/InvoiceSent', '--events', catalog.events])).toBe(0);
+    const out = join(catalog.dir, 'generated');
+    expect(await runCli(['build', '--events', catalog.events, '--out', out])).toBe(0);
+    expect(await readFile(join(out, 'billing/invoice-sent/envelope.ts'), 'utf8')).toContain('export function invoiceSentV1(');
+  });
 });
 
 describe('evgen version', () => {
@@ -59,9 +83,24 @@ describe('evgen version', () => {
     expect(loaded.events[0]!.versions.map((version) => version.version)).toEqual([1, 2, 3]);
   });
 
+  it('refuses to run over a version gap and writes nothing', async () => {
+    const dir = join(catalog.events, 'shop/OrderPlaced');
+    await writeFile(join(dir, 'v3.schema.json'), await readFile(join(dir, 'v1.schema.json'), 'utf8'));
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toMatch(/shop\/OrderPlaced: .*missing v2\.schema\.json\n  hint: /);
+    await expect(readFile(join(dir, 'v4.schema.json'), 'utf8')).rejects.toThrow();
+  });
+
+  it('says what to do when the event has no schema yet', async () => {
+    await writeFiles(catalog.events, { 'shop/Empty/event.json': eventJson('shop', 'Empty') });
+    expect(await runCli(['version', 'shop/Empty', '--events', catalog.events])).toBe(2);
+    expect(output.stderr()).toMatch(/shop\/Empty: .*no v1\.schema\.json\n  hint: /);
+  });
+
   it('fails with exit 2 for an unknown event', async () => {
     expect(await runCli(['version', 'shop/Nope', '--events', catalog.events])).toBe(2);
     expect(output.stderr()).toContain('does not exist');
+    expect(output.stderr()).toContain('hint: create it with `evgen new shop/Nope`');
   });
 });
 

@@ -5,12 +5,13 @@
  */
 import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
-import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
+import { CatalogError } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { generate, GenerateError } from '../../codegen/generate.js';
 import type { Target } from '../../codegen/target.js';
 import { allTargets } from '../../codegen/targets/index.js';
+import { addFolderOptions, printProblems, refuse } from '../command-support.js';
 import { loadConfig } from '../config.js';
 import { applyPlan, isOutOfDate, OutputConflictError, planOutput, type OutputPlan } from '../output-plan.js';
 import { shortDiff } from '../short-diff.js';
@@ -26,12 +27,9 @@ export interface BuildOptions {
 }
 
 export function registerBuild(program: Command): void {
-  program
-    .command('build')
-    .description('generate TypeScript from the event catalog into the output folder')
-    .option('--events <dir>', 'events folder (default: "events", or "events" in evgen.config.json)')
-    .option('--out <dir>', 'output folder (default: "generated", or "out" in evgen.config.json)')
-    .option('--config <file>', 'config file (default: ./evgen.config.json when it exists)')
+  addFolderOptions(program.command('build').description('generate TypeScript from the event catalog into the output folder'), {
+    out: 'output folder',
+  })
     .option('--check', 'write nothing; list stale, missing and orphaned files and exit 1 if any')
     .action(async (options: BuildOptions) => {
       process.exitCode = await runBuild(options);
@@ -59,7 +57,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     };
   } catch (error) {
     if (error instanceof CatalogError) {
-      for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);
+      printProblems(error);
       process.stderr.write(`evgen: ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'} found; nothing was written\n`);
       return EXIT_BAD_INPUT;
     }
@@ -116,15 +114,12 @@ function assertSeparateFolders(events: string, out: string): void {
     return path === '' || (!path.startsWith('..') && !isAbsolute(path));
   };
   if (inside(events, out) || inside(out, events)) {
-    throw new CatalogError([
-      {
-        code: 'output-overlaps-events',
-        file: displayPath(out),
-        pointer: '',
-        message: `the output folder overlaps the events folder ${displayPath(events)}`,
-        hint: 'use a separate output folder, e.g. --out generated',
-      },
-    ]);
+    throw refuse({
+      code: 'output-overlaps-events',
+      file: displayPath(out),
+      message: `the output folder overlaps the events folder ${displayPath(events)}`,
+      hint: 'use a separate output folder, e.g. --out generated',
+    });
   }
 }
 

@@ -6,11 +6,11 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
 import { planScaffold } from '../../scaffold/index.js';
 import { loadConfig } from '../config.js';
-import { EXIT_BAD_INPUT, EXIT_OK } from '../exit-codes.js';
+import { addFolderOptions, reportingProblems } from '../command-support.js';
+import { EXIT_OK } from '../exit-codes.js';
 
 export interface ScaffoldCommandOptions {
   readonly events?: string;
@@ -20,21 +20,19 @@ export interface ScaffoldCommandOptions {
 }
 
 export function registerScaffold(program: Command): void {
-  program
-    .command('scaffold')
-    .description('write handler and upcaster stubs for every consumer into a folder you own (never overwrites)')
-    .option('--events <dir>', 'events folder (default: "events", or "events" in evgen.config.json)')
-    .option('--handlers <dir>', 'folder for your handler code (default: "handlers", or "handlers" in evgen.config.json)')
-    .option('--out <dir>', 'folder of the generated code the stubs import (default: "generated", or "out" in evgen.config.json)')
-    .option('--config <file>', 'config file (default: ./evgen.config.json when it exists)')
-    .action(async (options: ScaffoldCommandOptions) => {
-      process.exitCode = await runScaffold(options);
-    });
+  addFolderOptions(
+    program
+      .command('scaffold')
+      .description('write handler and upcaster stubs for every consumer into a folder you own (never overwrites)'),
+    { handlers: 'folder for your handler code', out: 'folder of the generated code the stubs import' },
+  ).action(async (options: ScaffoldCommandOptions) => {
+    process.exitCode = await runScaffold(options);
+  });
 }
 
 /** The command itself, returning the exit code; usable without commander. */
-export async function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()): Promise<number> {
-  try {
+export function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()): Promise<number> {
+  return reportingProblems(async () => {
     const config = await loadConfig(options, cwd);
     const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     const handlersDir = config.handlers;
@@ -55,11 +53,5 @@ export async function runScaffold(options: ScaffoldCommandOptions, cwd = process
     for (const note of plan.notes) process.stdout.write(`note: ${note}\n`);
     if (plan.changes.length === 0) process.stdout.write('evgen scaffold: every stub already exists; nothing written\n');
     return EXIT_OK;
-  } catch (error) {
-    if (error instanceof CatalogError) {
-      for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);
-      return EXIT_BAD_INPUT;
-    }
-    throw error;
-  }
+  });
 }
