@@ -102,6 +102,8 @@ describe('ConfirmedPublisher', () => {
     const delivered = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
     expect(delivered.map((m) => m.properties.messageId)).toEqual([kept.messageId]);
     expect(publisher.inFlight).toBe(0);
+    // Confirm failures are counted for metrics (design notes §8).
+    expect(publisher.stats).toEqual({ confirmed: 1, returned: 1, nacked: 0, closed: 0 });
   });
 
   it('matches returns by messageId when the same id is published twice at once', async () => {
@@ -126,6 +128,7 @@ describe('ConfirmedPublisher', () => {
     expect((error as PublishNackedError).messageId).toBe(refused.messageId);
     expect((error as PublishNackedError).retryable).toBe(true);
     expect((await broker.channel.checkQueue(full)).messageCount).toBe(1);
+    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 1, closed: 0 });
   });
 
   it('fails pending publishes when the channel closes and works again on a fresh channel', async () => {
@@ -135,6 +138,7 @@ describe('ConfirmedPublisher', () => {
     await publishEnvelope(publisher, envelope('o-after'), routes['order.OrderCreated'], { prefix: broker.prefix });
     const delivered = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
     expect(delivered).toHaveLength(1);
+    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 0, closed: 1 });
   });
 
   it('waits for drain under back-pressure and confirms every message', async () => {

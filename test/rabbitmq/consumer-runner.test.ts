@@ -112,6 +112,7 @@ describe('consumer runner (real RabbitMQ)', () => {
       [sent.messageId, 2, 200],
     ]);
     expect(ofType('handled')).toEqual([{ type: 'handled', messageId: sent.messageId, attempt: 3, result: 'handled' }]);
+    expect(runner!.metrics()).toEqual({ handled: 1, duplicates: 0, retried: 2, deadLettered: 0, settleFailures: 0, restarts: 0 });
 
     const copies = await drainQueue(broker.channel, spyQueue);
     expect(copies.map((c) => c.fields.routingKey)).toEqual(['retry.100ms', 'retry.200ms']);
@@ -155,6 +156,7 @@ describe('consumer runner (real RabbitMQ)', () => {
     await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
     expect(handled).toEqual(['o-1', 'o-2']);
     expect(ofType('retried')).toHaveLength(0);
+    expect(runner!.metrics()).toMatchObject({ handled: 2, retried: 0, deadLettered: 1, settleFailures: 0 });
 
     const [dead, ...more] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue);
     expect(more).toHaveLength(0);
@@ -266,6 +268,10 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(new Set(calls)).toEqual(new Set([sent.messageId]));
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(ofType('handled')).toHaveLength(1);
+    // The unconfirmed retry copy is visible in the metrics, as is the restart it caused.
+    expect(runner!.metrics().settleFailures).toBeGreaterThanOrEqual(1);
+    expect(runner!.metrics().restarts).toBeGreaterThanOrEqual(1);
+    expect(runner!.metrics()).toMatchObject({ handled: 1, deadLettered: 0 });
     expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(0);
     expect((await broker.channel.checkQueue(routes.queue)).messageCount).toBe(0);
   });

@@ -285,6 +285,7 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     const outcomes = ofType('handled').map((e) => `${e.messageId} ${String(e.result)}`);
     expect(outcomes[0]).toBe(`${fixed.messageId} handled`);
     expect(outcomes.slice(1).sort()).toEqual([`${other.messageId} handled`, `${fixed.messageId} duplicate`].sort());
+    expect(runner!.metrics()).toMatchObject({ handled: 3, duplicates: 1, deadLettered: 2, retried: 0 });
     const effects = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".reservation ORDER BY message_id`);
     expect(effects.rows).toEqual([fixed.messageId, other.messageId].sort().map((id) => ({ message_id: id })));
     const inbox = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".inbox_message ORDER BY message_id`);

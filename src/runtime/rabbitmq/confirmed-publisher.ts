@@ -18,6 +18,18 @@ interface PendingPublish {
   returned?: { replyCode: number; replyText: string };
 }
 
+/** Outcomes of publishes since the publisher was created (for metrics, design notes §8). */
+export interface ConfirmedPublisherStats {
+  /** Confirmed and routed. */
+  readonly confirmed: number;
+  /** Confirmed but returned as unroutable (UnroutableError). */
+  readonly returned: number;
+  /** Refused by the broker (PublishNackedError). */
+  readonly nacked: number;
+  /** Channel or connection gone before the confirm (ChannelClosedError). */
+  readonly closed: number;
+}
+
 /** Where the publisher gets its connection: a fixed one, or a connector that reconnects. */
 export type ConnectionSource = ChannelModel | AmqpConnector;
 
@@ -32,6 +44,7 @@ export class ConfirmedPublisher {
   private drained: Promise<void> | undefined;
   private closing = false;
   private drainWaitCount = 0;
+  private readonly counts = { confirmed: 0, returned: 0, nacked: 0, closed: 0 };
 
   /**
    * Opens lazily: the confirm channel is created on the first publish and re-created after it
@@ -46,6 +59,11 @@ export class ConfirmedPublisher {
   /** How often publishing had to wait for the channel to drain (back-pressure). */
   get drainWaits(): number {
     return this.drainWaitCount;
+  }
+
+  /** Confirm outcomes so far: feed them to a metrics system (confirm failures, unroutable messages). */
+  get stats(): ConfirmedPublisherStats {
+    return { ...this.counts };
   }
 
   /** Number of publishes waiting for their confirm. */
@@ -63,9 +81,15 @@ export class ConfirmedPublisher {
     if (typeof properties.messageId !== 'string' || properties.messageId === '') {
       throw new TypeError('ConfirmedPublisher.publish needs a messageId: returns are matched by it');
     }
-    const channel = await this.confirmChannel();
+    const channel = await this.confirmChannel().catch((error: unknown) => {
+      this.counts.closed++;
+      throw error;
+    });
     while (this.drained !== undefined) await this.drained;
-    if (channel !== this.channel) throw new ChannelClosedError(`channel closed before message ${properties.messageId} was sent`);
+    if (channel !== this.channel) {
+      this.counts.closed++;
+      throw new ChannelClosedError(`channel closed before message ${properties.messageId} was sent`);
+    }
     const entry: PendingPublish = { messageId: properties.messageId, exchange, routingKey };
     const list = this.pending.get(entry.messageId) ?? [];
     list.push(entry);
@@ -74,14 +98,18 @@ export class ConfirmedPublisher {
       const settle = (error: unknown) => {
         this.forget(entry);
         if (error) {
+          const nacked = error instanceof Error && error.message === 'message nacked';
+          this.counts[nacked ? 'nacked' : 'closed']++;
           reject(
-            error instanceof Error && error.message === 'message nacked'
+            nacked
               ? new PublishNackedError(entry.messageId, exchange, routingKey)
               : new ChannelClosedError(`channel closed before the broker confirmed message ${entry.messageId}`, { cause: error }),
           );
         } else if (entry.returned !== undefined) {
+          this.counts.returned++;
           reject(new UnroutableError(entry.messageId, exchange, routingKey, entry.returned.replyCode, entry.returned.replyText));
         } else {
+          this.counts.confirmed++;
           resolve();
         }
       };
@@ -91,6 +119,7 @@ export class ConfirmedPublisher {
       } catch (error) {
         // amqplib throws synchronously on a channel that already closed.
         this.forget(entry);
+        this.counts.closed++;
         reject(new ChannelClosedError(`cannot publish message ${entry.messageId}: channel is closed`, { cause: error }));
         return;
       }

@@ -60,6 +60,22 @@ export interface ConsumerRunnerOptions {
   readonly onEvent?: (event: ConsumerRunnerEvent) => void;
 }
 
+/** Counts since the runner was created (design notes §8: retry and dead-letter counts). */
+export interface ConsumerRunnerMetrics {
+  /** Deliveries whose handler resolved (and that were acked), duplicates included. */
+  readonly handled: number;
+  /** Of those, the ones the handler reported as `'duplicate'` (the inbox had them already). */
+  readonly duplicates: number;
+  /** Retry copies confirmed on a delay tier. */
+  readonly retried: number;
+  /** Dead letters confirmed on the dead queue. */
+  readonly deadLettered: number;
+  /** Retry copies or dead letters that were not confirmed (the delivery stays unacked and comes back). */
+  readonly settleFailures: number;
+  /** Channel or connection rebuilds started. */
+  readonly restarts: number;
+}
+
 export interface ConsumerRunner {
   /** Connects and starts consuming; rejects if the first set-up fails (e.g. the queue does not exist). */
   start(): Promise<void>;
@@ -67,6 +83,7 @@ export interface ConsumerRunner {
   stop(): Promise<void>;
   /** Messages currently being handled. */
   readonly inFlight: number;
+  metrics(): ConsumerRunnerMetrics;
 }
 
 /** Broker-maintained dead-letter history: never copied, never counted (its counting changed in 3.13). */
@@ -133,6 +150,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }
   };
 
+  const counts = { handled: 0, duplicates: 0, retried: 0, deadLettered: 0, settleFailures: 0, restarts: 0 };
   const inFlight = new Set<Promise<void>>();
   let session: Session | undefined;
   let stopping = false;
@@ -175,6 +193,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   function restart(error: unknown): void {
     if (stopping || restarting !== undefined) return;
     restartStreak++;
+    counts.restarts++;
     const firstAttempt = restartStreak;
     restarting = (async () => {
       for (let attempt = firstAttempt; !stopping; attempt++) {
@@ -233,6 +252,8 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     try {
       const result = await handler.handle(body);
       ack(current, message);
+      counts.handled++;
+      if (result === 'duplicate') counts.duplicates++;
       emit({ type: 'handled', messageId: body.messageId as string, attempt, result });
     } catch (error) {
       await settleFailure(current, message, attempt, error, body);
@@ -272,6 +293,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
         await current.publisher.publish(routes.retryExchange, tier.routingKey, message.content, copyPublishProperties(message.properties, headers));
         ack(current, message);
+        counts.retried++;
         emit({ type: 'retried', messageId: messageId!, attempt, delayMs: tier.delayMs, error });
         return;
       }
@@ -288,9 +310,11 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       };
       await current.publisher.publish(routes.retryExchange, routes.deadRoutingKey, message.content, copyPublishProperties(message.properties, headers));
       ack(current, message);
+      counts.deadLettered++;
       emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
     } catch (publishError) {
       // Not confirmed: keep the delivery unacked and rebuild the channel so the broker redelivers it.
+      counts.settleFailures++;
       emit({ type: 'error', error: publishError });
       if (!current.ended) {
         current.ended = true;
@@ -305,6 +329,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     get inFlight() {
       return inFlight.size;
     },
+    metrics: () => ({ ...counts }),
     async start() {
       if (stopping) throw new Error('a stopped consumer runner cannot be started again');
       if (session !== undefined) return;
