@@ -4,7 +4,7 @@
  * returns a discriminated union narrowed by `eventType` and `schemaVersion`, or one error that
  * lists every violation with its JSON pointer (`/payload/lines/0/quantity`).
  */
-import type { Envelope, EventVersionDescriptor } from './envelope.js';
+import { isAggregateVersion, isDateTime, isUuid, type Envelope, type EventVersionDescriptor } from './envelope.js';
 import { UnknownEventError, ValidationError, type Violation } from './errors.js';
 
 /** The envelope type a descriptor describes. */
@@ -21,19 +21,7 @@ export type ParseEnvelopeResult<TEnvelope> =
 
 export type EnvelopeParser<TEnvelope> = (input: unknown) => ParseEnvelopeResult<TEnvelope>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 const OPTIONAL_STRINGS = ['traceId', 'correlationId', 'causationId'] as const;
-
-/** RFC 3339 date-time with a real calendar date (no 2024-02-30) and an offset. */
-export function isDateTime(value: string): boolean {
-  const match = DATE_TIME.exec(value);
-  if (match === null) return false;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  const offsetOk = match[9] === undefined || (Number(match[9]) <= 23 && Number(match[10]) <= 59);
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 60 && offsetOk;
-}
 
 function decode(input: unknown): { value: unknown } | { violation: Violation } {
   let text: string | undefined;
@@ -88,7 +76,7 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
     };
 
     const messageId = requireString('messageId');
-    if (messageId !== undefined && !UUID.test(messageId)) {
+    if (messageId !== undefined && !isUuid(messageId)) {
       violations.push({ pointer: '/messageId', keyword: 'format', message: 'must be a UUID' });
     }
     const eventType = requireString('eventType');
@@ -103,7 +91,7 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
       violations.push({ pointer: '/occurredAt', keyword: 'format', message: 'must be an RFC 3339 date-time' });
     }
     const aggregateVersion = record.aggregateVersion;
-    if (aggregateVersion !== undefined && (typeof aggregateVersion !== 'number' || !Number.isSafeInteger(aggregateVersion) || aggregateVersion < 0)) {
+    if (aggregateVersion !== undefined && !isAggregateVersion(aggregateVersion)) {
       violations.push({ pointer: '/aggregateVersion', keyword: 'type', message: 'must be a non-negative integer' });
     }
     for (const field of OPTIONAL_STRINGS) {

@@ -4,7 +4,7 @@
  * checked by `tsc --noEmit` (this file is part of the repo's tsconfig).
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { UnknownEventError, ValidationError, type Violation } from 'evgen/runtime';
+import { createEnvelope, UnknownEventError, ValidationError, type Violation } from 'evgen/runtime';
 import {
   descriptors,
   orderCreatedV1,
@@ -77,6 +77,32 @@ describe('generated constructors', () => {
       '/lines/0/sku',
       '/lines/0/unitPrice/amountMinor',
     ]);
+  });
+
+  it('refuse envelope fields that parseEnvelope would reject, listing every one with its pointer', () => {
+    let error: unknown;
+    try {
+      orderCreatedV2(payload(), { messageId: 'not-a-uuid', occurredAt: 'yesterday', aggregateVersion: -1 });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).violations.map((v) => `${v.pointer} ${v.keyword}`)).toEqual([
+      '/messageId format',
+      '/occurredAt format',
+      '/aggregateVersion type',
+    ]);
+    expect(() => orderCreatedV2(payload(), { occurredAt: new Date('not a date') })).toThrow(ValidationError);
+    expect(() => orderCreatedV2(payload(), { aggregateVersion: 1.5 })).toThrow(ValidationError);
+    // What a constructor accepts, parseEnvelope accepts: a valid caller-chosen id and time round-trip.
+    const chosen = orderCreatedV2(payload(), { messageId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f', occurredAt: '2026-11-29T10:00:00+01:00', aggregateVersion: 0 });
+    expect(parseEnvelope(JSON.parse(JSON.stringify(chosen))).ok).toBe(true);
+  });
+
+  it('refuse an empty aggregate id, which no consumer would accept', () => {
+    // The example schema already requires a uuid; a descriptor whose schema allows "" still must not build one.
+    const lenient = { ...orderCreatedV2Descriptor, validatePayload: (value: unknown) => ({ ok: true as const, value: value as OrderCreatedV2Payload }) };
+    expect(() => createEnvelope(lenient, { ...payload(), orderId: '' })).toThrow(/aggregate id must not be empty/);
   });
 
   it('v1 has no couponCode: the writer refuses it at run time and the type forbids it', () => {
