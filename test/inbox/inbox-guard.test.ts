@@ -9,6 +9,7 @@ import {
   applyInOrder,
   checkOrder,
   handleBatchWithInbox,
+  findInboxEntries,
   handleWithInbox,
   inboxMigrationSql,
   InboxHandlerError,
@@ -147,6 +148,27 @@ describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
     expect(await countRows(b.db, effects, 'consumer = $1', ['inventory'])).toBe(1);
     expect(await countRows(b.db, effects, 'consumer = $1', ['payment'])).toBe(1);
     expect(await inboxRows(b, envelope.messageId)).toBe(2);
+  });
+
+  it('findInboxEntries says which consumers took a message and when they committed it', async () => {
+    const b = backend();
+    const envelope = sentV1();
+    expect(await findInboxEntries(b.db, envelope.messageId, { schema: b.schema })).toEqual([]);
+    for (const consumer of ['payment', 'inventory']) {
+      await handleWithInbox(b.db, { schema: b.schema, consumer, envelope }, async () => undefined);
+    }
+    // A failed attempt leaves nothing behind, so it is not reported as taken.
+    await handleWithInbox(b.db, { schema: b.schema, consumer: 'shipping', envelope }, async () => {
+      throw new RetryableError('down');
+    }).catch(() => undefined);
+    const entries = await findInboxEntries(b.db, envelope.messageId, { schema: b.schema });
+    expect(entries.map((e) => e.consumer)).toEqual(['inventory', 'payment']);
+    for (const entry of entries) {
+      expect(entry.messageId).toBe(envelope.messageId);
+      expect(entry.receivedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(entry.processedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    }
+    await expect(findInboxEntries(b.db, envelope.messageId, { table: 'x; DROP TABLE y' })).rejects.toThrow(/invalid SQL identifier/);
   });
 });
 

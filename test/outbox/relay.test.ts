@@ -4,6 +4,7 @@ import {
   RecordingPublisher,
   cleanupSentOutbox,
   createOutboxRelay,
+  findOutboxEvent,
   outboxStats,
   writeOutboxEvent,
   type Database,
@@ -309,6 +310,32 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(await cleanupSentOutbox(f.db, { schema: f.schema, olderThanMs: 3_600_000, batchSize: 2, now: later })).toBe(5);
     const rows = await outboxRows(f);
     expect(rows.map((r) => r.status).sort()).toEqual(['DEAD', 'PROCESSING']);
+  });
+
+  it('findOutboxEvent says whether a messageId was written, published, retried or went DEAD', async () => {
+    const f = await open();
+    const [sent, failing, dead] = await write(f, ['sent', 'failing', 'dead']);
+    const options = { schema: f.schema };
+    expect(await findOutboxEvent(f.db, sent!, options)).toMatchObject({ status: 'READY', attempts: 0, sentAt: null, lastError: null });
+    const publisher = new RecordingPublisher((message) =>
+      message.envelope.aggregateId === 'dead'
+        ? new NonRetryableError('poison')
+        : message.envelope.aggregateId === 'failing'
+          ? new Error('connection reset')
+          : undefined,
+    );
+    await relayFor(f, { publisher }).runOnce();
+    const published = await findOutboxEvent(f.db, sent!, options);
+    expect(published).toMatchObject({ messageId: sent, eventType: 'test.OrderPlaced', aggregateId: 'sent', status: 'SENT', attempts: 1, lastError: null });
+    expect(published!.sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(published!.createdAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const retrying = await findOutboxEvent(f.db, failing!, options);
+    expect(retrying).toMatchObject({ status: 'READY', attempts: 1, sentAt: null });
+    expect(retrying!.lastError).toContain('connection reset');
+    expect(await findOutboxEvent(f.db, dead!, options)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: 'NonRetryableError: poison' });
+    // Never written: unknown ids, including ones that are not even UUIDs.
+    expect(await findOutboxEvent(f.db, '00000000-0000-4000-8000-000000000000', options)).toBeUndefined();
+    expect(await findOutboxEvent(f.db, 'not-a-uuid', options)).toBeUndefined();
   });
 
   it('reports the backlog', async () => {

@@ -6,4 +6,5 @@ export * from './backoff.js';
 export * from './relay.js';
 export * from './cleanup.js';
 export * from './outbox-stats.js';
+export * from './find-outbox-event.js';
 export * from './recording-publisher.js';

@@ -1,0 +1,46 @@
+/**
+ * The outbox's answer for one messageId (design notes §8): was it written, is it published (SENT),
+ * how often was it tried, did it go DEAD and why. The broker and inbox sides answer the rest
+ * (`findInboxEntries`, the consumer runner's events and dead-letter headers).
+ */
+import type { Database } from '../db/database.js';
+import { outboxTableNames, type OutboxStatus, type OutboxTableOptions } from './outbox-table.js';
+
+export interface OutboxEventRecord {
+  readonly messageId: string;
+  readonly eventType: string;
+  readonly schemaVersion: number;
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly status: OutboxStatus;
+  /** Publish attempts started (a lease taken counts as one). */
+  readonly attempts: number;
+  readonly lastError: string | null;
+  /** ISO-8601 UTC timestamps (millisecond precision). */
+  readonly createdAt: string;
+  readonly availableAt: string;
+  readonly sentAt: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** The outbox row of `messageId`, or undefined when none was written (or it was cleaned up after SENT). */
+export async function findOutboxEvent(
+  db: Database,
+  messageId: string,
+  options: OutboxTableOptions = {},
+): Promise<OutboxEventRecord | undefined> {
+  const { table } = outboxTableNames(options);
+  // event_id is a UUID column: any other text cannot be there (and would be a cast error).
+  if (!UUID.test(messageId)) return undefined;
+  const result = await db.query<Omit<OutboxEventRecord, 'attempts' | 'schemaVersion'> & { attempts: number | string; schemaVersion: number | string }>(
+    `SELECT event_id::text AS "messageId", event_type AS "eventType", schema_version AS "schemaVersion",
+       aggregate_type AS "aggregateType", aggregate_id AS "aggregateId", status, attempts, last_error AS "lastError",
+       ${iso('created_at')} AS "createdAt", ${iso('available_at')} AS "availableAt", ${iso('sent_at')} AS "sentAt"
+     FROM ${table} WHERE event_id = $1::uuid`,
+    [messageId],
+  );
+  const row = result.rows[0];
+  return row === undefined ? undefined : { ...row, attempts: Number(row.attempts), schemaVersion: Number(row.schemaVersion) };
+}
