@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { displayPath } from '../catalog/read-json-file.js';
 import type { GeneratedFile } from '../codegen/target.js';
 
 /** What every evgen-generated file starts with; only such files are ever deleted. */
@@ -101,7 +102,9 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   try {
     entries = await readdir(join(dir, prefix), { withFileTypes: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && prefix === '') return [];
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && prefix === '') return [];
+    if (code === 'ENOTDIR' && prefix === '') throw new OutputConflictError(`the output folder ${displayPath(dir)} is a file, not a folder; remove it or choose another --out`);
     throw error;
   }
   const files: string[] = [];

@@ -191,4 +191,14 @@ describe('evgen build output conflicts', () => {
     expect(output.stderr()).toContain('cannot write b.ts: b.ts is in the way (a folder); nothing was written');
     expect(await listFiles(out)).toEqual([]);
   });
+
+  it('exits 2 with a clean message (no stack trace) when the output folder is a file', async () => {
+    await writeFile(out, 'not a folder\n');
+    const targets = [fakeTarget('fake', () => ({ 'a.ts': `${HEADER}a\n` }))];
+    expect(await runBuild({ events: catalog.events, out, targets })).toBe(2);
+    expect(await runBuild({ events: catalog.events, out, targets, check: true })).toBe(2);
+    expect(output.stderr()).toContain('is a file, not a folder');
+    expect(output.stderr()).not.toContain('    at ');
+    expect(await readFile(out, 'utf8')).toBe('not a folder\n');
+  });
 });
