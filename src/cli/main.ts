@@ -4,7 +4,7 @@
  * itself; this file only wires them up and maps failures to exit codes:
  * 0 success, 1 violations or stale output, 2 bad input or usage.
  */
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { commands } from './commands/index.js';
@@ -16,10 +16,17 @@ export { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from './exit-codes.js';
 export function createProgram(): Command {
   const program = new Command('evgen')
     .description('Versioned JSON Schema events → typed TypeScript envelopes, validators, outbox, inbox and transports')
+    .version(toolVersion(), '-V, --version', 'print the evgen version')
     .showHelpAfterError()
     .exitOverride();
   for (const register of commands) register(program);
   return program;
+}
+
+/** The package version; package.json sits two folders up from both src/cli and dist/cli. */
+function toolVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */

@@ -110,4 +110,11 @@ describe('runCli', () => {
     expect(await runCli(['version', 'shop/Nope', '--events', catalog.events])).toBe(2);
     expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(0);
   });
+
+  it('prints the tool version for --version and -V with exit 0', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(await runCli(['--version'])).toBe(0);
+    expect(await runCli(['-V'])).toBe(0);
+    expect(output.stdout()).toBe(`${version}\n${version}\n`);
+  });
 });
