@@ -11,10 +11,10 @@ import {
   publishEnvelope,
   rabbitRelayPublisher,
   type Envelope,
-  type EventVersionDescriptor,
   type ResolvedTopology,
 } from 'evgen/runtime';
 import {
+  SAMPLE_ORDER_CREATED as orderCreated,
   SAMPLE_TOPOLOGY,
   TEST_RABBITMQ_URL,
   closeConnectionFromBroker,
@@ -24,14 +24,6 @@ import {
   type TestBroker,
 } from '../support/rabbitmq.js';
 
-const orderCreated: EventVersionDescriptor<'order.OrderCreated', 1, { orderId: string }> = {
-  eventType: 'order.OrderCreated',
-  schemaVersion: 1,
-  aggregateType: 'Order',
-  aggregateIdProperty: 'orderId',
-  validatePayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
-  readPayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
-};
 const routes = {
   'order.OrderCreated': { exchange: 'order', routingKey: 'order.created' },
   'order.OrderCancelled': { exchange: 'order', routingKey: 'order.cancelled' },

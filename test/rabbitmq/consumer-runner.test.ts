@@ -13,11 +13,11 @@ import {
   type ConsumerRunner,
   type ConsumerRunnerEvent,
   type Envelope,
-  type EventVersionDescriptor,
   type MessageHandler,
   type ResolvedTopology,
 } from 'evgen/runtime';
 import {
+  SAMPLE_ORDER_CREATED as orderCreated,
   SAMPLE_TOPOLOGY,
   TEST_RABBITMQ_URL,
   closeConnectionFromBroker,
@@ -27,14 +27,6 @@ import {
   type TestBroker,
 } from '../support/rabbitmq.js';
 
-const orderCreated: EventVersionDescriptor<'order.OrderCreated', 1, { orderId: string }> = {
-  eventType: 'order.OrderCreated',
-  schemaVersion: 1,
-  aggregateType: 'Order',
-  aggregateIdProperty: 'orderId',
-  validatePayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
-  readPayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
-};
 const route = { exchange: 'order', routingKey: 'order.created' };
 
 describe('consumer runner (real RabbitMQ)', () => {

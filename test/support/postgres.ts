@@ -19,8 +19,13 @@ export interface TestSchema {
   drop(): Promise<void>;
 }
 
+/** `prefix_1a2b3c4d`: a name no other test run uses (schemas, tables, NOTIFY channels). */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${randomBytes(4).toString('hex')}`;
+}
+
 export async function createTestSchema(prefix = 'evgen_t'): Promise<TestSchema> {
-  const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const schema = uniqueName(prefix);
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   try {
     await admin.connect();

@@ -9,6 +9,7 @@ import amqp, { type Channel, type ChannelModel, type GetMessage } from 'amqplib'
 import {
   assertTopology,
   deleteResolvedTopology,
+  type EventVersionDescriptor,
   type RabbitTopology,
   type ResolvedTopology,
   type TopologyOptions,
@@ -46,6 +47,16 @@ export const SAMPLE_TOPOLOGY: RabbitTopology = {
       ],
     },
   ],
+};
+
+/** A minimal OrderCreated v1 (any object payload with an orderId) routed like SAMPLE_TOPOLOGY's. */
+export const SAMPLE_ORDER_CREATED: EventVersionDescriptor<'order.OrderCreated', 1, { orderId: string }> = {
+  eventType: 'order.OrderCreated',
+  schemaVersion: 1,
+  aggregateType: 'Order',
+  aggregateIdProperty: 'orderId',
+  validatePayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
+  readPayload: (payload) => ({ ok: true, value: payload as { orderId: string } }),
 };
 
 export interface TestBroker {

@@ -2,10 +2,9 @@
  * The two databases every inbox test runs on: the real PostgreSQL (own schema per file) and one
  * PGlite instance per file (own schema inside it). Both are real; neither is mocked.
  */
-import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
 import { pgliteDatabase, postgresDatabase, type Database } from 'evgen/runtime';
-import { createTestSchema, type TestSchema } from '../../support/postgres.js';
+import { createTestSchema, uniqueName, type TestSchema } from '../../support/postgres.js';
+import { startPglite } from '../../support/pglite.js';
 
 export interface Backend {
   readonly kind: 'postgres' | 'pglite';
@@ -19,9 +18,7 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-export function uniqueName(prefix: string): string {
-  return `${prefix}_${randomBytes(4).toString('hex')}`;
-}
+export { uniqueName };
 
 export async function openPostgres(): Promise<Backend> {
   const test: TestSchema = await createTestSchema('evgen_inbox');
@@ -36,8 +33,7 @@ export async function openPostgres(): Promise<Backend> {
 }
 
 export async function openPglite(): Promise<Backend> {
-  const pglite = new PGlite();
-  await pglite.waitReady;
+  const pglite = await startPglite();
   const schema = uniqueName('evgen_inbox');
   await pglite.query(`CREATE SCHEMA "${schema}"`);
   return {

@@ -2,10 +2,10 @@
  * The two databases the outbox tests run on, both real: PostgreSQL on 127.0.0.1 (a schema per
  * test, dropped afterwards) and PGlite (one instance per test file, a schema per test inside it).
  */
-import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { migrateOutbox, pgliteDatabase, postgresDatabase, type Database } from 'evgen/runtime';
-import { createTestSchema } from '../../support/postgres.js';
+import { createTestSchema, uniqueName } from '../../support/postgres.js';
+import { startPglite } from '../../support/pglite.js';
 
 export type DialectName = 'postgres' | 'pglite';
 export const DIALECTS: readonly DialectName[] = ['postgres', 'pglite'];
@@ -22,20 +22,14 @@ export interface OutboxFixture {
   close(): Promise<void>;
 }
 
-export function uniqueName(prefix: string): string {
-  return `${prefix}_${randomBytes(4).toString('hex')}`;
-}
+export { uniqueName };
 
 /** One PGlite instance per test file (it costs ~2 s and ~700 MB). */
 export function pgliteOnce(): { get(): Promise<PGlite>; close(): Promise<void> } {
   let instance: Promise<PGlite> | undefined;
   return {
     get() {
-      instance ??= (async () => {
-        const pglite = new PGlite();
-        await pglite.waitReady;
-        return pglite;
-      })();
+      instance ??= startPglite();
       return instance;
     },
     async close() {
