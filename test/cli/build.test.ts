@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBuild } from '../../src/cli/commands/build.js';
 import type { Target } from '../../src/codegen/target.js';
 import { eventModuleDir } from '../../src/codegen/naming.js';
-import { oneEvent, tempCatalog, type TempCatalog } from '../catalog/temp-catalog.js';
+import { oneEvent, payloadSchema, tempCatalog, type TempCatalog } from '../catalog/temp-catalog.js';
 import { listFiles } from '../golden/golden-support.js';
 import { captureOutput, type CapturedOutput } from './capture-output.js';
 
@@ -130,6 +130,22 @@ describe('evgen build', () => {
     expect(output.stderr()).toContain('evgen: 1 problem found; nothing was written');
     expect(output.stdout()).toBe('');
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('reports a type-name collision found while generating like any catalog problem: file#pointer, hint, count', async () => {
+    const clash = payloadSchema({ a: { title: 'Money', type: 'string' }, b: { title: 'money', type: 'integer' } });
+    const bad = await tempCatalog(oneEvent({}, clash));
+    try {
+      expect(await runBuild({ events: bad.events, out: join(bad.dir, 'generated') })).toBe(2);
+      // Named like every other problem: the path from the working folder, so it can be opened as printed.
+      expect(output.stderr()).toMatch(/^\S*events\/shop\/OrderPlaced\/v1\.schema\.json#\/properties\/b: .*\/properties\/a .*OrderPlacedV1Money/);
+      expect(output.stderr()).not.toContain('target "types" failed');
+      expect(output.stderr()).toContain('\n  hint: give one of them a different "title"');
+      expect(output.stderr()).toContain('evgen: 1 problem found; nothing was written');
+      expect(existsSync(join(bad.dir, 'generated'))).toBe(false);
+    } finally {
+      await bad.cleanup();
+    }
   });
 
   it('uses the config file (folders relative to it, target selection) and lets flags override it', async () => {

@@ -135,6 +135,18 @@ describe('types view', () => {
     };
     expect(() => typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json')).toThrow(CatalogError);
     expect(() => typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json')).toThrow(/XV1Money/);
+    const problems = (() => {
+      try {
+        typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json');
+      } catch (error) {
+        return (error as CatalogError).problems;
+      }
+      return [];
+    })();
+    // Both places are named: the pointer of one, and the other in the message.
+    expect(problems).toEqual([
+      expect.objectContaining({ file: 'x/X/v1.schema.json', pointer: '/properties/b', message: expect.stringContaining('/properties/a') }),
+    ]);
   });
 });
 

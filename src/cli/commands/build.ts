@@ -55,7 +55,10 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       versions: catalog.events.reduce((sum, event) => sum + event.versions.length, 0),
       files: files.length,
     };
-  } catch (error) {
+  } catch (thrown) {
+    // A target that finds a catalog problem (e.g. two schemas claiming one type name) reports it
+    // like the loader does: file#pointer, hint, count.
+    const error = thrown instanceof GenerateError && thrown.cause instanceof CatalogError ? thrown.cause : thrown;
     if (error instanceof CatalogError) {
       printProblems(error);
       process.stderr.write(`evgen: ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'} found; nothing was written\n`);

@@ -15,7 +15,7 @@
  * The evgen compatibility policy ("writer schema closed → reader schema open") relies on the
  * generated validators behaving exactly like this.
  */
-import { CatalogError } from '../../catalog/catalog-error.js';
+import { CatalogError, pointerSegment } from '../../catalog/catalog-error.js';
 import type { JsonSchema } from '../../catalog/model.js';
 import { pascalCase } from '../naming.js';
 import { isSafeIdentifier, sortKeysDeep } from '../render/safe-code.js';
@@ -59,6 +59,8 @@ interface NodeContext {
   readonly parentKeyword: string | undefined;
   /** Its name inside a map keyword (`properties`, `$defs`, …). */
   readonly key: string | undefined;
+  /** JSON pointer of the node in the schema given to transformSchema ("" for the root). */
+  readonly pointer: string;
 }
 
 /**
@@ -72,10 +74,12 @@ function transformSchema(
   skip: ReadonlySet<string> = new Set(),
   parentKeyword?: string,
   key?: string,
+  pointer = '',
 ): unknown {
   if (!isObject(schema)) return schema;
   const copy: SchemaObject = { ...schema };
-  const descend = (sub: unknown, keyword: string, name?: string) => transformSchema(sub, visit, skip, keyword, name);
+  const descend = (sub: unknown, keyword: string, name?: string | number) =>
+    transformSchema(sub, visit, skip, keyword, typeof name === 'string' ? name : undefined, `${pointer}/${keyword}${name === undefined ? '' : `/${pointerSegment(name)}`}`);
   for (const k of SINGLE) if (isObject(copy[k]) && !skip.has(k)) copy[k] = descend(copy[k], k);
   for (const k of MAPS) {
     const value = copy[k];
@@ -84,10 +88,10 @@ function transformSchema(
   }
   for (const k of [...ARRAYS, 'items']) {
     const value = copy[k];
-    if (Array.isArray(value)) copy[k] = value.map((sub) => descend(sub, k));
+    if (Array.isArray(value)) copy[k] = value.map((sub, index) => descend(sub, k, index));
     else if (k === 'items' && isObject(value)) copy[k] = descend(value, k);
   }
-  return visit(copy, { original: schema, parentKeyword, key });
+  return visit(copy, { original: schema, parentKeyword, key, pointer });
 }
 
 /** Rebuilds a schema bottom-up with a simpler visitor. */
@@ -240,38 +244,39 @@ const CODE_BEARING_KEYWORDS = ['tsType', 'tsEnumNames', 'tsName', '$id', 'id'];
 export function typesSchema(bundled: JsonSchema, rootName: string, prefix: string, source: string): JsonSchema {
   const writer = writerSchema(bundled);
   if (!isObject(writer)) return writer;
-  const claimed = new Map<string, string>([[rootName, '<root>']]);
-  const claim = (name: string, node: SchemaObject, label: string): string => {
+  // Type name → the first schema that claimed it (its body, to tell a re-use from a clash, and where it is).
+  const claimed = new Map<string, { body: string; pointer: string }>([[rootName, { body: '<root>', pointer: '' }]]);
+  const claim = (name: string, node: SchemaObject, label: string, pointer: string): string => {
     const body = JSON.stringify(sortKeysDeep({ ...node, title: undefined }));
     const previous = claimed.get(name);
-    if (previous !== undefined && previous !== body) {
+    if (previous !== undefined && previous.body !== body) {
       throw new CatalogError([
         {
           code: 'type-name-collision',
           file: source,
-          pointer: '',
-          message: `two different schemas would both generate the TypeScript type ${name} (${label})`,
-          hint: 'give one of them a different "title" (or rename its definition)',
+          pointer,
+          message: `this schema and the one at ${previous.pointer === '' ? 'the root' : `#${previous.pointer}`} would both generate the TypeScript type ${name} (${label})`,
+          hint: 'give one of them a different "title" (or rename its definition); evgen never renames silently',
         },
       ]);
     }
-    claimed.set(name, body);
+    if (previous === undefined) claimed.set(name, { body, pointer });
     return name;
   };
-  const named = (raw: string, node: SchemaObject): string | undefined => {
+  const named = (raw: string, node: SchemaObject, pointer: string): string | undefined => {
     const name = `${prefix}${pascalCase(raw)}`;
-    return pascalCase(raw) === '' || !isSafeIdentifier(name) ? undefined : claim(name, node, `from ${JSON.stringify(raw)}`);
+    return pascalCase(raw) === '' || !isSafeIdentifier(name) ? undefined : claim(name, node, `from ${JSON.stringify(raw)}`, pointer);
   };
-  const rename = (node: SchemaObject, parentKeyword: string | undefined, key: string | undefined): SchemaObject => {
+  const rename = (node: SchemaObject, parentKeyword: string | undefined, key: string | undefined, pointer: string): SchemaObject => {
     const copy = { ...node };
     for (const keyword of CODE_BEARING_KEYWORDS) delete copy[keyword];
     const raw = typeof copy.title === 'string' && copy.title.trim() !== '' ? copy.title : parentKeyword === 'definitions' || parentKeyword === '$defs' ? key : undefined;
     delete copy.title;
-    const name = raw === undefined ? undefined : named(raw, copy);
+    const name = raw === undefined ? undefined : named(raw, copy, pointer);
     if (name !== undefined) copy.title = name;
     return copy;
   };
-  const result = transformSchema(writer, (node, { parentKeyword, key }) => {
+  const result = transformSchema(writer, (node, { parentKeyword, key, pointer }) => {
     // json-schema-to-typescript knows tuples only in draft-07 form (`items: [...]` + `additionalItems`).
     if (Array.isArray(node.prefixItems)) {
       const rest = node.items;
@@ -284,7 +289,7 @@ export function typesSchema(bundled: JsonSchema, rootName: string, prefix: strin
       for (const keyword of CODE_BEARING_KEYWORDS) delete node[keyword];
       return node;
     }
-    return rename(node, parentKeyword, key);
+    return rename(node, parentKeyword, key, pointer);
   }) as SchemaObject;
   // The root: its own title becomes part of the description, its name is fixed.
   const description = [typeof writer.title === 'string' ? writer.title : undefined, typeof writer.description === 'string' ? writer.description : undefined]

@@ -4,8 +4,11 @@
  * (`OrderCreatedPayload`). Types are closed (`additionalProperties: false` by default) so a
  * writer cannot add undeclared fields; nested named types are prefixed with `<Event>V<n>`.
  */
+import { join } from 'node:path';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
+import { CatalogError } from '../../catalog/catalog-error.js';
 import type { EventDefinition } from '../../catalog/model.js';
+import { displayPath } from '../../catalog/read-json-file.js';
 import { eventNames, versionNames, versionTypeName } from '../naming.js';
 import { renderTemplate, trusted } from '../render/templates.js';
 import type { GeneratedFile, Target } from '../target.js';
@@ -41,6 +44,12 @@ export async function compileVersionTypes(event: EventDefinition, version: Event
   return code.trim();
 }
 
+/** Names a problem's file the way loader problems do (from the working folder, not the events folder). */
+function inCatalog(error: unknown, root: string): unknown {
+  if (!(error instanceof CatalogError)) return error;
+  return new CatalogError(error.problems.map((problem) => ({ ...problem, file: displayPath(join(root, problem.file)) })));
+}
+
 export const typesTarget: Target = {
   name: 'types',
   description: 'payload types per event version and a union per event (json-schema-to-typescript)',
@@ -49,7 +58,10 @@ export const typesTarget: Target = {
     for (const event of catalog.events) {
       const versions = [];
       for (const version of event.versions) {
-        versions.push({ ...versionNames(event, version.version), version: version.version, declarations: trusted(await compileVersionTypes(event, version)) });
+        const declarations = await compileVersionTypes(event, version).catch((error: unknown) => {
+          throw inCatalog(error, catalog.root);
+        });
+        versions.push({ ...versionNames(event, version.version), version: version.version, declarations: trusted(declarations) });
       }
       const body = renderTemplate('types', {
         eventType: event.eventType,
