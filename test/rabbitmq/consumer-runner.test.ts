@@ -195,6 +195,20 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(mismatch.content.toString()).toBe(JSON.stringify(body));
   });
 
+  it('keeps the body messageId on the dead letter of a message published without the messageId property', async () => {
+    await start({ name: 'inventory-service', handle: async () => 'handled' });
+    const body = { messageId: 'body-only-id', eventType: 'order.OrderCreated', payload: {} };
+    // A foreign producer that forgot the property (a plain channel: the confirmed publisher refuses it).
+    broker.channel.publish(`${broker.prefix}order`, 'order.created', Buffer.from(JSON.stringify(body)), { persistent: true });
+    const event = await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
+    expect(event.messageId).toBe('body-only-id');
+    const [letter, ...more] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue);
+    expect(more).toHaveLength(0);
+    // A dead letter never mints a new id when the message carries one (design notes §1).
+    expect(letter!.properties.messageId).toBe('body-only-id');
+    expect(letter!.properties.headers![EVGEN_HEADERS.errorMessage]).toContain('messageId property is missing');
+  });
+
   it('dead-letters a retryable failure once the attempts are spent', async () => {
     let calls = 0;
     await start({

@@ -107,6 +107,20 @@ function isRetryable(error: unknown): boolean {
   return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
 }
 
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The `messageId` inside a JSON body, if it has one (best effort, for messages that failed parsing checks). */
+function bodyMessageId(content: Buffer): string | undefined {
+  try {
+    const body: unknown = JSON.parse(content.toString('utf8'));
+    return typeof body === 'object' && body !== null ? nonEmptyString((body as { messageId?: unknown }).messageId) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
 export function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
   const value = headers?.[EVGEN_HEADERS.attempt];
@@ -286,12 +300,15 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       [EVGEN_HEADERS.originalExchange]: originalExchange,
       [EVGEN_HEADERS.originalRoutingKey]: originalRoutingKey,
     };
-    const messageId = typeof message.properties.messageId === 'string' ? message.properties.messageId : undefined;
+    // The property when present; else the body's own id, so a dead letter never gets a new one.
+    const messageId = nonEmptyString(message.properties.messageId) ?? bodyMessageId(message.content);
+    const properties = (headers: Record<string, unknown>) =>
+      copyPublishProperties(messageId !== undefined ? { ...message.properties, messageId } : message.properties, headers);
     try {
       if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
         const tier = tierForAttempt(routes, attempt);
         const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
-        await current.publisher.publish(routes.retryExchange, tier.routingKey, message.content, copyPublishProperties(message.properties, headers));
+        await current.publisher.publish(routes.retryExchange, tier.routingKey, message.content, properties(headers));
         ack(current, message);
         counts.retried++;
         emit({ type: 'retried', messageId: messageId!, attempt, delayMs: tier.delayMs, error });
@@ -308,7 +325,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         [EVGEN_HEADERS.deadLetteredAt]: now,
         ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
       };
-      await current.publisher.publish(routes.retryExchange, routes.deadRoutingKey, message.content, copyPublishProperties(message.properties, headers));
+      await current.publisher.publish(routes.retryExchange, routes.deadRoutingKey, message.content, properties(headers));
       ack(current, message);
       counts.deadLettered++;
       emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
