@@ -1,7 +1,10 @@
 /**
- * allOf / anyOf / oneOf. The criterion may only loosen (allOf or oneOf → anyOf; singletons may
- * switch freely); then every subschema of the smaller side must pair with a compatible subschema
- * of the other side (maximum bipartite matching). Fewer conjuncts or more alternatives loosen.
+ * allOf / anyOf / oneOf. The criterion may only loosen: anything → anyOf; a singleton → oneOf;
+ * singleton ↔ singleton; allOf → a singleton of any criterion (each conjunct alone accepts what
+ * the conjunction accepted). Then every subschema of the smaller side must pair with a compatible
+ * subschema of the other side (maximum bipartite matching). Fewer conjuncts or more alternatives
+ * loosen. Growth is named after the reader's criterion, shrinking after the writer's: an allOf
+ * that lost conjuncts narrowed a product (compatible) even when the reader is a union.
  */
 import { maximumMatching } from '../bipartite-matching.js';
 import { canonicalJson } from '../canonical-json.js';
@@ -17,9 +20,11 @@ function criterionChange(original: Shape, update: Shape): DifferenceType | undef
   const to = update.criterion;
   const size = (shape: Shape) => shape.subschemas?.length ?? 0;
   if (from === to) return undefined;
-  if (to === 'anyOf') return 'COMBINED_TYPE_EXTENDED';
-  if (to === 'oneOf') return size(original) === 1 ? 'COMBINED_TYPE_EXTENDED' : 'COMBINED_TYPE_CHANGED';
-  return size(original) === 1 && size(update) === 1 ? 'COMBINED_TYPE_EXTENDED' : 'COMBINED_TYPE_CHANGED';
+  const loosens =
+    to === 'anyOf' ||
+    (size(original) === 1 && (size(update) === 1 || to === 'oneOf')) ||
+    (size(update) === 1 && from === 'allOf');
+  return loosens ? 'COMBINED_TYPE_EXTENDED' : 'COMBINED_TYPE_CHANGED';
 }
 
 /** Equal subschemas collapse, as in a set. */
@@ -93,9 +98,10 @@ export function compareCombined(ctx: DiffContext, original: Shape, update: Shape
 
   const left = distinct(original.subschemas ?? []);
   const right = distinct(update.subschemas ?? []);
-  const conjunction: CombinedCriterion | undefined = update.criterion;
-  if (left.length < right.length) ctx.add(conjunction === 'allOf' ? 'PRODUCT_TYPE_EXTENDED' : 'SUM_TYPE_EXTENDED');
-  else if (left.length > right.length) ctx.add(conjunction === 'allOf' ? 'PRODUCT_TYPE_NARROWED' : 'SUM_TYPE_NARROWED');
+  const readerCriterion: CombinedCriterion | undefined = update.criterion;
+  const writerCriterion: CombinedCriterion | undefined = original.criterion;
+  if (left.length < right.length) ctx.add(readerCriterion === 'allOf' ? 'PRODUCT_TYPE_EXTENDED' : 'SUM_TYPE_EXTENDED');
+  else if (left.length > right.length) ctx.add(writerCriterion === 'anyOf' || writerCriterion === 'oneOf' ? 'SUM_TYPE_NARROWED' : 'PRODUCT_TYPE_NARROWED');
 
   const edges: number[][] = [];
   const found = new Map<string, readonly Difference[]>();

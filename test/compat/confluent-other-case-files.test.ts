@@ -1,0 +1,107 @@
+/**
+ * Confluent's other published JSON Schema diff case files (2020-12 and combined schemas), run
+ * unmodified: every verdict must match, and every change set except the few listed below with
+ * the reason they differ.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { diffSchemas, type JsonSchema } from 'evgen';
+import { parseLenientJson } from './support/lenient-json.js';
+
+interface ConformanceCase {
+  readonly description: string;
+  readonly original_schema: JsonSchema;
+  readonly update_schema: JsonSchema;
+  readonly changes: readonly string[];
+  readonly compatible: boolean;
+}
+
+interface CaseFile {
+  readonly name: string;
+  readonly size: number;
+  /** Case index → why our change set differs from the file's (the verdict must still match). */
+  readonly knownChangeSetDifferences: Readonly<Record<number, string>>;
+}
+
+const CASE_FILES: readonly CaseFile[] = [
+  {
+    name: 'diff-schema-examples-2020-12.json',
+    size: 101,
+    knownChangeSetDifferences: {
+      1: "2020-12 root $id: Confluent's 2020-12 loader takes it as the base URI and reports no ID_CHANGED",
+      54: '2020-12 `{"properties": {}}` is an empty schema to Confluent, so removing maxProperties reports nothing',
+      57: '2020-12 `{"properties": {}}` is an empty schema to Confluent, so removing minProperties reports nothing',
+      77: '2020-12 `{"properties": {}}` is an empty schema to Confluent, so dropping additionalProperties: false reports nothing',
+    },
+  },
+  { name: 'diff-combined-schema-examples.json', size: 28, knownChangeSetDifferences: {} },
+  { name: 'diff-combined-schema-examples-2020-12.json', size: 18, knownChangeSetDifferences: {} },
+];
+
+function loadCases(name: string): ConformanceCase[] {
+  const text = readFileSync(new URL(`../fixtures/confluent/${name}`, import.meta.url), 'utf8');
+  return parseLenientJson(text) as ConformanceCase[];
+}
+
+/** The value at a `#/a/b` pointer fragment, or undefined. */
+function at(schema: unknown, segments: readonly string[]): unknown {
+  let current = schema;
+  for (const segment of segments) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
+
+/**
+ * Older case files use the deprecated `PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL`; the Confluent
+ * version the draft-07 fixture comes from reports it as OPTIONAL_/REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL
+ * depending on whether the new schema requires the property. Same verdict (incompatible under STRICT).
+ */
+function currentName(change: string, update: JsonSchema): string {
+  const match = /^PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL #\/(.*)$/.exec(change);
+  if (match === null) return change;
+  const segments = match[1]!.split('/');
+  const property = segments.at(-1)!;
+  const required = at(update, [...segments.slice(0, -2), 'required']);
+  const isRequired = Array.isArray(required) && required.includes(property);
+  return `${isRequired ? 'REQUIRED' : 'OPTIONAL'}_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL #/${match[1]!}`;
+}
+
+const changeSet = (changes: readonly { type: string; path: string }[]) => changes.map((change) => `${change.type} ${change.path}`).sort();
+const expectedChangeSet = (c: ConformanceCase) => c.changes.map((change) => currentName(change, c.update_schema)).sort();
+
+for (const file of CASE_FILES) {
+  const cases = loadCases(file.name);
+
+  describe(`Confluent ${file.name}`, () => {
+    it(`has all ${file.size} cases`, () => {
+      expect(cases).toHaveLength(file.size);
+    });
+
+    it.each(cases.map((c, index) => [index, c.description, c] as const))('#%i %s', (index, _description, c) => {
+      const result = diffSchemas(c.original_schema, c.update_schema);
+      expect(result.compatible).toBe(c.compatible);
+      if (file.knownChangeSetDifferences[index] === undefined) expect(changeSet(result.changes)).toEqual(expectedChangeSet(c));
+      else expect(changeSet(result.changes)).not.toEqual(expectedChangeSet(c));
+    });
+
+    it('matches every verdict and every change set not listed as a known difference', () => {
+      let verdicts = 0;
+      let changeSets = 0;
+      for (const c of cases) {
+        const result = diffSchemas(c.original_schema, c.update_schema);
+        if (result.compatible === c.compatible) verdicts++;
+        if (JSON.stringify(changeSet(result.changes)) === JSON.stringify(expectedChangeSet(c))) changeSets++;
+      }
+      const known = Object.keys(file.knownChangeSetDifferences).length;
+      expect({ verdicts, changeSets }).toEqual({ verdicts: file.size, changeSets: file.size - known });
+    });
+  });
+}
+
+describe('lenient reading of the case files', () => {
+  it('drops only trailing commas outside strings', () => {
+    expect(parseLenientJson('{"a": ",}", "b": [1, 2,],}')).toEqual({ a: ',}', b: [1, 2] });
+  });
+});
