@@ -7,7 +7,9 @@ import {
   RetryableError,
   createAmqpConnector,
   createConsumerRunner,
+  consumerQueueStats,
   createEnvelope,
+  envelopeToAmqpMessage,
   publishEnvelope,
   type AmqpConnector,
   type ConsumerRunner,
@@ -229,6 +231,24 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(headers[EVGEN_HEADERS.errorMessage]).toBe('connection reset by peer');
     expect(Date.parse(headers[EVGEN_HEADERS.lastFailureAt] as string)).toBeGreaterThan(Date.parse(headers[EVGEN_HEADERS.firstFailureAt] as string));
     expect(headers['x-death']).toBeUndefined();
+  });
+
+  it('consumerQueueStats reports waiting, retrying and dead messages and attached consumers', async () => {
+    const routes = topology.consumers['inventory-service']!;
+    expect(await consumerQueueStats(broker.connection, routes)).toEqual({ waiting: 0, consumers: 0, retrying: 0, dead: 0 });
+    await publish('o-waiting-1');
+    await publish('o-waiting-2');
+    const retry = envelopeToAmqpMessage(createEnvelope(orderCreated, { orderId: 'o-retrying' }));
+    await producer.publish('', routes.tiers[1]!.queue, retry.content, retry.properties);
+    const dead = envelopeToAmqpMessage(createEnvelope(orderCreated, { orderId: 'o-dead' }));
+    await producer.publish('', routes.deadQueue, dead.content, dead.properties);
+    expect(await consumerQueueStats(connector, routes)).toEqual({ waiting: 2, consumers: 0, retrying: 1, dead: 1 });
+
+    await start({ name: 'inventory-service', handle: async () => 'handled' });
+    // The retry copy comes back from its tier after 200 ms and is handled too.
+    await waitFor('three handled', () => (ofType('handled').length === 3 ? true : undefined));
+    expect(await consumerQueueStats(broker.connection, routes)).toEqual({ waiting: 0, consumers: 1, retrying: 0, dead: 1 });
+    await expect(consumerQueueStats(broker.connection, { ...routes, queue: `${broker.prefix}missing` })).rejects.toThrow(/NOT_FOUND/);
   });
 
   it('reconnects after the broker closes its connection and resumes consuming', async () => {

@@ -6,8 +6,8 @@
  * connection that closes first, fails every pending publish. When the socket buffer is full
  * (`publish` returned false) later publishes wait for `drain`.
  */
-import type { ChannelModel, ChannelOptions, ConfirmChannel, Message } from 'amqplib';
-import type { AmqpConnector } from './connector.js';
+import type { ChannelOptions, ConfirmChannel, Message } from 'amqplib';
+import { currentConnection, type ConnectionSource } from './connector.js';
 import type { PublishProperties } from './amqp-message.js';
 import { ChannelClosedError, PublishNackedError, UnroutableError } from './errors.js';
 
@@ -31,11 +31,7 @@ export interface ConfirmedPublisherStats {
 }
 
 /** Where the publisher gets its connection: a fixed one, or a connector that reconnects. */
-export type ConnectionSource = ChannelModel | AmqpConnector;
-
-function isConnector(source: ConnectionSource): source is AmqpConnector {
-  return typeof (source as AmqpConnector).connection === 'function';
-}
+export type { ConnectionSource };
 
 export class ConfirmedPublisher {
   private channel: ConfirmChannel | undefined;
@@ -177,7 +173,7 @@ export class ConfirmedPublisher {
     if (this.channel !== undefined) return this.channel;
     this.opening ??= (async () => {
       try {
-        const model = isConnector(this.source) ? await this.source.connection() : this.source;
+        const model = await currentConnection(this.source);
         const channel = await model.createConfirmChannel(this.options.channelOptions);
         // Without a listener an 'error' event would throw; the close handler below does the work.
         channel.on('error', () => undefined);

@@ -30,6 +30,18 @@ export interface AmqpConnector {
   close(): Promise<void>;
 }
 
+/** A fixed connection or a reconnecting connector: what publishers, replays and stats accept. */
+export type ConnectionSource = ChannelModel | AmqpConnector;
+
+export function isConnector(source: ConnectionSource): source is AmqpConnector {
+  return typeof (source as AmqpConnector).connection === 'function';
+}
+
+/** The connection to open channels on now: the fixed one, or the connector's current one. */
+export function currentConnection(source: ConnectionSource): Promise<ChannelModel> {
+  return isConnector(source) ? source.connection() : Promise.resolve(source);
+}
+
 /** Adds `heartbeat=<s>` to the URL unless it sets one (amqplib reads it from the URL). */
 function withHeartbeat(url: string, seconds: number): string {
   if (/[?&]heartbeat=/.test(url)) return url;

@@ -19,7 +19,7 @@ import { classifyError, describeError } from '../errors.js';
 import { copyPublishProperties, EVGEN_HEADERS, headerString } from './amqp-message.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
-import { createAmqpConnector, fixedConnector, type AmqpConnector } from './connector.js';
+import { createAmqpConnector, fixedConnector, isConnector, type AmqpConnector } from './connector.js';
 import { MalformedMessageError } from './errors.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 
@@ -153,9 +153,9 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   const connector =
     typeof options.connection === 'string'
       ? createAmqpConnector({ url: options.connection, connectionName: `evgen ${handler.name}` })
-      : typeof (options.connection as AmqpConnector).connection === 'function'
-        ? (options.connection as AmqpConnector)
-        : fixedConnector(options.connection as ChannelModel);
+      : isConnector(options.connection)
+        ? options.connection
+        : fixedConnector(options.connection);
   const emit = (event: ConsumerRunnerEvent) => {
     try {
       options.onEvent?.(event);

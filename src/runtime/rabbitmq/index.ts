@@ -16,6 +16,7 @@ export {
   type ConsumerRunnerOptions,
   type MessageHandler,
 } from './consumer-runner.js';
+export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
 export {
   replayDeadLetters,
   replayHeaders,

@@ -10,10 +10,10 @@
  * in the dead queue. The consumer runner then hands the copy to the inbox-guarded handler, which
  * skips it as a duplicate if that consumer already handled the messageId.
  */
-import type { ChannelModel, GetMessage } from 'amqplib';
+import type { GetMessage } from 'amqplib';
 import { copyPublishProperties, EVGEN_HEADERS, headerString } from './amqp-message.js';
-import { ConfirmedPublisher, type ConnectionSource } from './confirmed-publisher.js';
-import type { AmqpConnector } from './connector.js';
+import { ConfirmedPublisher } from './confirmed-publisher.js';
+import { currentConnection, type ConnectionSource } from './connector.js';
 import type { ConsumerRoutes } from './topology.js';
 
 /** One dead letter as the filter sees it. */
@@ -55,10 +55,6 @@ const DEAD_LETTER_HEADERS: readonly string[] = [
 /** Broker dead-letter history (present when the broker itself dead-lettered, e.g. a delivery limit). */
 const BROKER_HEADERS = /^x-(death|first-death-|last-death-)/;
 
-function isConnector(source: ConnectionSource): source is AmqpConnector {
-  return typeof (source as AmqpConnector).connection === 'function';
-}
-
 /** Headers of the replayed copy: the letter's, minus one-dead-lettering diagnostics, plus a replay count. */
 export function replayHeaders(headers: Readonly<Record<string, unknown>>, now: Date = new Date()): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
@@ -77,7 +73,7 @@ export function replayHeaders(headers: Readonly<Record<string, unknown>>, now: D
  */
 export async function replayDeadLetters(options: ReplayDeadLettersOptions): Promise<ReplayDeadLettersResult> {
   const { routes } = options;
-  const model: ChannelModel = isConnector(options.connection) ? await options.connection.connection() : options.connection;
+  const model = await currentConnection(options.connection);
   const channel = await model.createChannel();
   // A failed operation closes the channel with an error event; the awaited call rejects anyway.
   channel.on('error', () => undefined);
