@@ -1,4 +1,5 @@
 /** Exponential backoff with jitter: `min(cap, base × 2^(n-1)) + jitter`, n from 1 (design notes §5). */
+import { backoffDelayMs } from '../outbox/backoff.js';
 
 export interface BackoffOptions {
   /** Delay before the first retry, ms. Default 100. */
@@ -13,7 +14,8 @@ export function backoffDelay(attempt: number, options: BackoffOptions = {}): num
   const base = options.baseMs ?? 100;
   const cap = options.capMs ?? 5_000;
   const jitter = options.jitter ?? 0.2;
-  const delay = Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
+  // The outbox's formula without its absolute jitter; here the jitter is a share of the delay.
+  const delay = backoffDelayMs(attempt, { baseMs: base, capMs: cap, jitterMs: 0 });
   return Math.round(delay + delay * jitter * Math.random());
 }
 
