@@ -210,18 +210,18 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     await write(f, ['a']);
     const clock = manualClock();
     const late = deferred();
+    const publishing = deferred();
     const slow = new RecordingPublisher(() => 'hang');
     slow.publish = async (message) => {
       slow.calls.push(message);
+      publishing.resolve();
       await late.promise;
       throw new Error('timed out, long after the lease');
     };
     const relayA = relayFor(f, { publisher: slow, clock: clock.clock, leaseMs: 1_000 });
     const stale = relayA.runOnce();
-    await new Promise<void>((resolve) => {
-      const poll = () => (slow.calls.length > 0 ? resolve() : setTimeout(poll, 5));
-      poll();
-    });
+    // A holds the lease and is inside its publish.
+    await publishing.promise;
     clock.advance(1_000);
     const relayB = relayFor(f, { publisher: new RecordingPublisher(), clock: clock.clock, db: f.openAnother() });
     expect(await relayB.runOnce()).toMatchObject({ published: 1 });
@@ -235,18 +235,21 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const f = await open();
     const [a1] = await write(f, ['a', 'a', 'a']);
     const gate = deferred();
+    const publishing = deferred();
     const publisher = new RecordingPublisher();
     const original = publisher.publish.bind(publisher);
     publisher.publish = async (message) => {
-      if (message.envelope.messageId === a1) await gate.promise;
+      if (message.envelope.messageId === a1) {
+        publishing.resolve();
+        await gate.promise;
+      }
       return original(message);
     };
     const relay = relayFor(f, { publisher, pollIntervalMs: 600_000 });
     await relay.start();
-    await new Promise<void>((resolve) => {
-      const poll = async () => ((await outboxRows(f)).some((r) => r.status === 'PROCESSING') ? resolve() : setTimeout(poll, 10));
-      void poll();
-    });
+    // The batch is claimed (PROCESSING) and its first publish is in flight.
+    await publishing.promise;
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING', 'PROCESSING']);
     const stopped = relay.stop();
     gate.resolve();
     await stopped;
