@@ -28,12 +28,26 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Which loader Confluent would use: `$schema` naming 2019-09 or 2020-12 selects its newer loader,
+ * anything else (or none) draft-07's. Needed where the two read the same keywords differently.
+ */
+export type SchemaDialect = 'draft-07' | '2020-12';
+
+export function dialectOf(root: unknown): SchemaDialect {
+  const declared = isJsonObject(root) ? root['$schema'] : undefined;
+  return typeof declared === 'string' && /draft\/(2019-09|2020-12)\/schema/.test(declared) ? '2020-12' : 'draft-07';
+}
+
 export class SchemaDocument {
   /** Embedded resources by `$id`, and anchors (`$anchor`, draft-07 `"$id": "#name"`). */
   private readonly resources = new Map<string, unknown>();
   private readonly anchors = new Map<string, unknown>();
 
+  readonly dialect: SchemaDialect;
+
   constructor(readonly root: unknown) {
+    this.dialect = dialectOf(root);
     this.index(root, true);
   }
 

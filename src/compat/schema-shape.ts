@@ -5,7 +5,7 @@
  * a `$ref` next to `properties`, `type: [a, b]` — becomes a *synthetic* `allOf`/`anyOf` of its
  * facets. Synthetic combinations add no segment to reported paths, so pointers stay real.
  */
-import { isJsonObject, type SchemaNode } from './schema-document.js';
+import { isJsonObject, type SchemaDialect, type SchemaNode } from './schema-document.js';
 
 export type CombinedCriterion = 'allOf' | 'anyOf' | 'oneOf';
 export type ShapeKind =
@@ -77,7 +77,21 @@ function metaOf(keywords: { readonly [keyword: string]: unknown }): SchemaMeta {
   };
 }
 
-function facetsOf(keywords: { readonly [keyword: string]: unknown }): string[] {
+/**
+ * Confluent's 2020-12 loader turns each `properties`/`patternProperties` entry into its own
+ * constraint, so an empty map constrains nothing there (`{"properties": {}}` is `{}`); its
+ * draft-07 loader still reads it as an object schema.
+ */
+const ENTRY_WISE_2020_12 = new Set(['properties', 'patternProperties']);
+
+function constrains(keywords: { readonly [keyword: string]: unknown }, keyword: string, dialect: SchemaDialect): boolean {
+  const value = keywords[keyword];
+  if (value === undefined) return false;
+  if (dialect === '2020-12' && ENTRY_WISE_2020_12.has(keyword) && isJsonObject(value) && Object.keys(value).length === 0) return false;
+  return true;
+}
+
+function facetsOf(keywords: { readonly [keyword: string]: unknown }, dialect: SchemaDialect): string[] {
   const facets: string[] = [];
   if (typeof keywords['$ref'] === 'string') facets.push('ref');
   for (const keyword of ['enum', 'const', 'allOf', 'anyOf', 'oneOf', 'not']) {
@@ -90,7 +104,7 @@ function facetsOf(keywords: { readonly [keyword: string]: unknown }): string[] {
   else {
     // No `type`: the keywords present say which kinds of value are constrained.
     for (const kind of ['object', 'array', 'string', 'number'] as const) {
-      if (TYPE_KEYWORDS[kind].some((keyword) => keywords[keyword] !== undefined)) facets.push(`type:${kind}`);
+      if (TYPE_KEYWORDS[kind].some((keyword) => constrains(keywords, keyword, dialect))) facets.push(`type:${kind}`);
     }
   }
   return facets;
@@ -104,7 +118,7 @@ export function shapeOf(node: SchemaNode): Shape {
     if (value === false) return { kind: 'false', at: current, keywords: {}, meta: NO_META };
     if (!isJsonObject(value)) return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
     if (current.facet !== undefined) return facetShape(current, value, current.facet);
-    const facets = facetsOf(value);
+    const facets = facetsOf(value, current.doc.dialect);
     if (facets.length === 0) return { kind: 'empty', at: current, keywords: value, meta: metaOf(value) };
     if (facets.length === 1 && facets[0] === 'ref') {
       current = current.doc.resolve(current, value['$ref'] as string);
@@ -171,7 +185,7 @@ export function followReferences(node: SchemaNode): SchemaNode {
   for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
     const { value } = current;
     if (current.facet !== undefined || !isJsonObject(value)) return current;
-    const facets = facetsOf(value);
+    const facets = facetsOf(value, current.doc.dialect);
     if (facets.length !== 1 || facets[0] !== 'ref') return current;
     current = current.doc.resolve(current, value['$ref'] as string);
   }
@@ -184,8 +198,8 @@ export function childOf(shape: Shape, value: unknown): SchemaNode {
 }
 
 /** `true` and `{}` (without any keyword that constrains) accept every value. */
-export function acceptsEverything(value: unknown): boolean {
+export function acceptsEverything(value: unknown, dialect: SchemaDialect = 'draft-07'): boolean {
   if (value === true) return true;
   if (!isJsonObject(value)) return false;
-  return facetsOf(value).length === 0;
+  return facetsOf(value, dialect).length === 0;
 }

@@ -37,8 +37,8 @@ function compareUnevaluated(ctx: DiffContext, original: Shape, update: Shape, ke
   const after = update.keywords[keyword];
   if (before === undefined && after === undefined) return;
   ctx.enter([keyword], () => {
-    const beforeOpen = before === undefined || acceptsEverything(before);
-    const afterOpen = after === undefined || acceptsEverything(after);
+    const beforeOpen = before === undefined || acceptsEverything(before, original.at.doc.dialect);
+    const afterOpen = after === undefined || acceptsEverything(after, update.at.doc.dialect);
     if (before === false && after !== false) ctx.add(type(stem, 'ADDED'));
     else if (before !== false && after === false) ctx.add(type(stem, 'REMOVED'));
     else if (beforeOpen && !afterOpen) ctx.add(type(stem, 'NARROWED'));

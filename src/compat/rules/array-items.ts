@@ -27,7 +27,7 @@ function allItemsOf(shape: Shape): unknown {
   if (Array.isArray(shape.keywords['prefixItems'])) return undefined;
   const items = shape.keywords['items'];
   // A boolean `items` is the rest of an empty tuple (see arrayRestKeyword).
-  if (items === undefined || typeof items === 'boolean' || Array.isArray(items) || acceptsEverything(items)) return undefined;
+  if (items === undefined || typeof items === 'boolean' || Array.isArray(items) || acceptsEverything(items, shape.at.doc.dialect)) return undefined;
   return items;
 }
 
@@ -63,7 +63,7 @@ function removedItem(ctx: DiffContext, original: Shape, update: Shape, schema: u
 
 function addedItem(ctx: DiffContext, original: Shape, update: Shape, schema: unknown, compareSchemas: CompareSchemas): void {
   if (isOpenArray(original)) {
-    ctx.add(acceptsEverything(schema) ? 'ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL' : 'ITEM_ADDED_TO_OPEN_CONTENT_MODEL');
+    ctx.add(acceptsEverything(schema, update.at.doc.dialect) ? 'ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL' : 'ITEM_ADDED_TO_OPEN_CONTENT_MODEL');
     return;
   }
   const extra = arrayExtraSchema(original);

@@ -24,7 +24,7 @@ export function openEnd(shape: Shape, keyword: string): OpenEnd {
     keyword,
     present: value !== undefined,
     permits: value !== false,
-    schema: value === undefined || value === false || acceptsEverything(value) ? undefined : value,
+    schema: value === undefined || value === false || acceptsEverything(value, shape.at.doc.dialect) ? undefined : value,
   };
 }
 
@@ -42,14 +42,14 @@ export function arrayRestKeyword(shape: Shape): string {
 function isOpen(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string, patterns: number): boolean {
   if (patterns > 0 || !rest.permits || rest.schema !== undefined) return false;
   const unevaluated = shape.keywords[unevaluatedKeyword];
-  return unevaluated === undefined || acceptsEverything(unevaluated);
+  return unevaluated === undefined || acceptsEverything(unevaluated, shape.at.doc.dialect);
 }
 
 /** The schema an extra must match when the model is partially open (undefined: none/closed). */
 function partialSchema(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string): unknown {
   if (rest.schema !== undefined) return rest.schema;
   const unevaluated = shape.keywords[unevaluatedKeyword];
-  if (!rest.present && unevaluated !== undefined && unevaluated !== false && !acceptsEverything(unevaluated)) return unevaluated;
+  if (!rest.present && unevaluated !== undefined && unevaluated !== false && !acceptsEverything(unevaluated, shape.at.doc.dialect)) return unevaluated;
   return undefined;
 }
 

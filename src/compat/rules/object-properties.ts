@@ -65,7 +65,7 @@ function added(ctx: DiffContext, original: Shape, update: Shape, key: string, co
   const required = requiredOf(update).has(key);
   const hasDefault = () => shapeOf(childOf(update, updateSchema)).meta.hasDefault;
   if (isOpenObject(original)) {
-    if (acceptsEverything(updateSchema)) ctx.add('PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL');
+    if (acceptsEverything(updateSchema, update.at.doc.dialect)) ctx.add('PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL');
     else if (!required) ctx.add('OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL');
     else ctx.add(hasDefault() ? 'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL' : 'REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL');
     return;
