@@ -67,6 +67,18 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(relay.metrics()).toMatchObject({ batches: 2, claimed: 6, published: 6 });
   });
 
+  it('keeps publishing and recording when an observability hook throws', async () => {
+    const f = await open();
+    await write(f, ['a', 'a', 'b', 'poison']);
+    const publisher = new RecordingPublisher((message) => (message.envelope.aggregateId === 'poison' ? new NonRetryableError('poison') : undefined));
+    const boom = () => {
+      throw new Error('metrics backend down');
+    };
+    const relay = relayFor(f, { publisher, hooks: { onPublished: boom, onFailed: boom, onBatch: boom } });
+    expect(await relay.runOnce()).toEqual({ claimed: 4, published: 3, failed: 0, dead: 1, released: 0 });
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['SENT', 'SENT', 'SENT', 'DEAD']);
+  });
+
   it('holds back later events of an aggregate while an earlier one backs off, then publishes in order', async () => {
     const f = await open();
     const [a1, b1, a2, a3] = await write(f, ['a', 'b', 'a', 'a']);

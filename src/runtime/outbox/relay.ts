@@ -24,7 +24,7 @@ export interface PublishFailure {
   readonly retryInMs?: number;
 }
 
-/** Observability hooks; each is called synchronously and must not throw. */
+/** Observability hooks; each is called synchronously. An exception thrown by one is ignored. */
 export interface OutboxRelayHooks {
   onPublished?(message: OutboundMessage): void;
   onFailed?(message: OutboundMessage, failure: PublishFailure): void;
@@ -90,6 +90,15 @@ export interface OutboxRelay {
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, capMs: 300_000, jitterMs: 1_000 };
+
+/** Runs an observability hook; one that throws must not stop publishing or recording outcomes. */
+function observe(hook: () => void): void {
+  try {
+    hook();
+  } catch {
+    // Ignored on purpose: metrics are never worth a stuck outbox row.
+  }
+}
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
@@ -178,7 +187,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           await db.query(sql.failed, [row.id, token, dead ? 'DEAD' : 'READY', now(), delay, `${type}: ${text}`]);
           if (dead) result.dead++;
           else result.failed++;
-          hooks.onFailed?.(message, dead ? { error, dead } : { error, dead, retryInMs: delay });
+          observe(() => hooks.onFailed?.(message, dead ? { error, dead } : { error, dead, retryInMs: delay }));
           // The rest of this aggregate must wait behind the failed row (unless it went DEAD,
           // in which case the next round picks them up in order).
           releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
@@ -186,7 +195,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         }
         pendingSent.push(row.id);
         result.published++;
-        hooks.onPublished?.(message);
+        observe(() => hooks.onPublished?.(message));
       }
     };
 
@@ -214,7 +223,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
     totals.batches++;
     for (const key of ['claimed', 'published', 'failed', 'dead', 'released'] as const) totals[key] += result[key];
-    hooks.onBatch?.(result);
+    observe(() => hooks.onBatch?.(result));
     return result;
   }
 
@@ -249,7 +258,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         full = result.claimed >= batchSize;
       } catch (error) {
         totals.errors++;
-        hooks.onError?.(error);
+        observe(() => hooks.onError?.(error));
       }
       // A full batch means more is probably due: go again at once.
       if (!full && !stopping) await sleep(pollIntervalMs);
@@ -267,7 +276,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         } catch (error) {
           // Polling still delivers everything, only later.
           totals.errors++;
-          hooks.onError?.(error);
+          observe(() => hooks.onError?.(error));
         }
       }
       loop = runLoop();
