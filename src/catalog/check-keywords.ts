@@ -6,6 +6,7 @@
 import type { CatalogProblem } from './catalog-error.js';
 import { suggestion } from './did-you-mean.js';
 import { pointerSegment } from './catalog-error.js';
+import { isObject } from './json-pointer.js';
 import type { Dialect } from './schema-dialect.js';
 import { walkSchemaObjects } from './schema-walk.js';
 
@@ -29,6 +30,12 @@ const KNOWN: Record<Dialect, ReadonlySet<string>> = {
   '2020-12': new Set([...COMMON, ...ONLY_2020, ...TOOL_EXTENSIONS]),
 };
 
+/** Property names the generated code cannot carry, and why. */
+const RESERVED_PROPERTY_NAMES: ReadonlyMap<string, string> = new Map([
+  ['__proto__', 'in JavaScript object literals and validators it sets the prototype instead'],
+  ['hasOwnProperty', 'it shadows Object.prototype.hasOwnProperty, which json-schema-to-typescript calls on property maps'],
+]);
+
 export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: readonly string[], file: string): CatalogProblem[] {
   const problems: CatalogProblem[] = [];
   const known = KNOWN[dialect];
@@ -45,6 +52,17 @@ export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: r
           ? 'declare "$schema": "https://json-schema.org/draft/2020-12/schema" or use the draft-07 equivalent'
           : `${suggestion(keyword, [...known], 'remove it')} (custom annotations must start with "x-")`,
       });
+    }
+    for (const [name, why] of RESERVED_PROPERTY_NAMES) {
+      if (isObject(node.properties) && Object.prototype.hasOwnProperty.call(node.properties, name)) {
+        problems.push({
+          code: 'reserved-property-name',
+          file,
+          pointer: `${pointer}/properties/${name}`,
+          message: `a property named "${name}" cannot be generated: ${why}`,
+          hint: 'rename the property',
+        });
+      }
     }
     if (typeof node.format === 'string' && !knownFormats.includes(node.format)) {
       problems.push({

@@ -60,24 +60,26 @@ export function mapSchemaObjects(
   pointer = '',
 ): unknown {
   if (!isObject(schema)) return structuredClone(schema);
-  const result: Record<string, unknown> = {};
+  const entries: [string, unknown][] = [];
   for (const [keyword, value] of Object.entries(schema)) {
     const at = `${pointer}/${pointerSegment(keyword)}`;
     if (SCHEMA_VALUED.has(keyword)) {
-      result[keyword] = Array.isArray(value)
-        ? value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`))
-        : mapSchemaObjects(value, transform, at);
+      entries.push([
+        keyword,
+        Array.isArray(value) ? value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`)) : mapSchemaObjects(value, transform, at),
+      ]);
     } else if (ARRAY_OF_SCHEMAS.has(keyword) && Array.isArray(value)) {
-      result[keyword] = value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`));
+      entries.push([keyword, value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`))]);
     } else if ((MAP_OF_SCHEMAS.has(keyword) || keyword === 'dependencies') && isObject(value)) {
-      const mapped: Record<string, unknown> = {};
-      for (const [name, child] of Object.entries(value)) {
-        mapped[name] = mapSchemaObjects(child, transform, `${at}/${pointerSegment(name)}`);
-      }
-      result[keyword] = mapped;
+      entries.push([
+        keyword,
+        Object.fromEntries(Object.entries(value).map(([name, child]) => [name, mapSchemaObjects(child, transform, `${at}/${pointerSegment(name)}`)])),
+      ]);
     } else {
-      result[keyword] = structuredClone(value);
+      entries.push([keyword, structuredClone(value)]);
     }
   }
+  // fromEntries defines own properties: a key named `__proto__` stays a key, never a prototype.
+  const result: Record<string, unknown> = Object.fromEntries(entries);
   return transform(result, pointer);
 }

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogError, type CatalogProblem } from '../../src/catalog/catalog-error.js';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import { mapSchemaObjects } from '../../src/catalog/schema-walk.js';
 import { DRAFT_2020, eventJson, oneEvent, payloadSchema, tempCatalog, type CatalogFiles, type TempCatalog } from './temp-catalog.js';
 
 const exampleEvents = fileURLToPath(new URL('../../events', import.meta.url));
@@ -181,6 +182,19 @@ describe('loadCatalog rules', () => {
   it('ignores other underscore folders and hidden files', async () => {
     const catalog = await load(oneEvent({ '_drafts/whatever.json': '{ not json', '.DS_Store': 'x', 'shop/.hidden': 'x' }));
     expect(catalog.events).toHaveLength(1);
+  });
+
+  it('refuses a property named __proto__ with its pointer (not a confusing ajv message), and keeps it a key while walking', async () => {
+    // Written as JSON text: a JS object literal with a __proto__ key would set the prototype instead.
+    const schema = '{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "required": ["orderId"], "additionalProperties": false,' +
+      ' "properties": {"orderId": {"type": "string"}, "__proto__": {"type": "integer"}, "constructor": {"type": "string"}}}';
+    expect(await problems(oneEvent({}, schema as unknown as Record<string, unknown>))).toEqual([
+      expect.objectContaining({ code: 'reserved-property-name', pointer: '/properties/__proto__' }),
+    ]);
+    const mapped = mapSchemaObjects(JSON.parse(schema), (node) => node) as { properties: Record<string, unknown> };
+    expect(Object.keys(mapped.properties)).toEqual(['orderId', '__proto__', 'constructor']);
+    expect(Object.getPrototypeOf(mapped.properties)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(mapped.properties, '__proto__')?.value).toEqual({ type: 'integer' });
   });
 
   it('reports a missing events folder', async () => {

@@ -64,6 +64,11 @@ describe('error corpus', () => {
     expect(cases.length).toBeGreaterThanOrEqual(15);
   });
 
+  it('gives every case its own message', async () => {
+    const messages = await Promise.all(cases.map((name) => readFile(join(corpusDir, name, 'expected-stderr.txt'), 'utf8')));
+    expect(new Set(messages).size).toBe(cases.length);
+  });
+
   it.each(cases)('%s: exit 2, the expected stderr, output untouched', async (name) => {
     const eventsDir = join(corpusDir, name, 'events');
     const events = relative(process.cwd(), eventsDir) || '.';

@@ -86,6 +86,17 @@ describe('injection catalog', () => {
     }
   });
 
+  it('checks own properties only: an absent optional "constructor" is absent, not Object.prototype.constructor', async () => {
+    const mod = await importCase('injection');
+    const minimal = JSON.parse(`{"id": "agg-1", ${JSON.stringify(ATTACK)}: "'"}`) as unknown;
+    expect(mod.validateInjectedV1Payload(minimal).ok).toBe(true);
+    expect(mod.readInjectedV1Payload(minimal).ok).toBe(true);
+    expect(summary(mod.validateInjectedV1Payload({ ...(minimal as object), constructor: 5 }).violations)).toEqual(['/constructor type']);
+    // An inherited property is not a property of the payload: it neither satisfies nor breaks a rule.
+    const inherited = Object.assign(Object.create({ id: 'from-prototype' }) as object, { [ATTACK]: "'" });
+    expect(summary(mod.validateInjectedV1Payload(inherited).violations)).toEqual(['/id required']);
+  });
+
   it('keeps every hostile string out of code positions', () => {
     for (const file of listFiles(expectedDir('injection'))) {
       const text = readFileSync(join(expectedDir('injection'), file), 'utf8');

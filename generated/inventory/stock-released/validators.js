@@ -22,6 +22,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
     required: ['reservationId', 'orderId', 'reason', 'releasedAt'],
     additionalProperties: false,
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   function validate52(
@@ -44,7 +45,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.reservationId === undefined) {
+      if (data.reservationId === undefined || !func0.call(data, 'reservationId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -59,7 +60,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -74,7 +75,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.reason === undefined) {
+      if (data.reason === undefined || !func0.call(data, 'reason')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -89,7 +90,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.releasedAt === undefined) {
+      if (data.releasedAt === undefined || !func0.call(data, 'releasedAt')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -104,7 +105,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'reservationId' ||
           key0 === 'orderId' ||
@@ -126,7 +127,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.reservationId !== undefined) {
+      if (data.reservationId !== undefined && func0.call(data, 'reservationId')) {
         let data0 = data.reservationId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -160,7 +161,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data1 = data.orderId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -194,7 +195,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.reason !== undefined) {
+      if (data.reason !== undefined && func0.call(data, 'reason')) {
         let data2 = data.reason;
         if (typeof data2 !== 'string') {
           const err9 = {
@@ -227,7 +228,7 @@ const validateStockReleasedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.releasedAt !== undefined) {
+      if (data.releasedAt !== undefined && func0.call(data, 'releasedAt')) {
         let data3 = data.releasedAt;
         if (typeof data3 === 'string') {
           if (!formats4.validate(data3)) {
@@ -297,6 +298,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
     },
     required: ['reservationId', 'orderId', 'reason', 'releasedAt'],
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   function validate52(
@@ -319,7 +321,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.reservationId === undefined) {
+      if (data.reservationId === undefined || !func0.call(data, 'reservationId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -334,7 +336,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -349,7 +351,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.reason === undefined) {
+      if (data.reason === undefined || !func0.call(data, 'reason')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -364,7 +366,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.releasedAt === undefined) {
+      if (data.releasedAt === undefined || !func0.call(data, 'releasedAt')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -379,7 +381,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.reservationId !== undefined) {
+      if (data.reservationId !== undefined && func0.call(data, 'reservationId')) {
         let data0 = data.reservationId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -413,7 +415,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data1 = data.orderId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -447,7 +449,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.reason !== undefined) {
+      if (data.reason !== undefined && func0.call(data, 'reason')) {
         let data2 = data.reason;
         if (typeof data2 !== 'string') {
           const err8 = {
@@ -480,7 +482,7 @@ const readStockReleasedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.releasedAt !== undefined) {
+      if (data.releasedAt !== undefined && func0.call(data, 'releasedAt')) {
         let data3 = data.releasedAt;
         if (typeof data3 === 'string') {
           if (!formats4.validate(data3)) {

@@ -35,9 +35,10 @@ const validateStockReservedV1PayloadCompiled = (() => {
     required: ['reservationId', 'orderId', 'warehouseId', 'items', 'expiresAt'],
     additionalProperties: false,
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func68 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func1 = require('ajv/dist/runtime/ucs2length').default;
   const schema20 = {
     type: 'object',
     properties: {
@@ -69,7 +70,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.sku === undefined) {
+      if (data.sku === undefined || !func0.call(data, 'sku')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -84,7 +85,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.quantity === undefined) {
+      if (data.quantity === undefined || !func0.call(data, 'quantity')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -99,7 +100,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'sku' || key0 === 'quantity' || key0 === 'bin')) {
           const err2 = {
             instancePath,
@@ -116,7 +117,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.sku !== undefined) {
+      if (data.sku !== undefined && func0.call(data, 'sku')) {
         let data0 = data.sku;
         if (typeof data0 === 'string') {
           if (!pattern3.test(data0)) {
@@ -150,7 +151,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.quantity !== undefined) {
+      if (data.quantity !== undefined && func0.call(data, 'quantity')) {
         let data1 = data.quantity;
         if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
           const err5 = {
@@ -185,7 +186,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.bin !== undefined) {
+      if (data.bin !== undefined && func0.call(data, 'bin')) {
         if (typeof data.bin !== 'string') {
           const err7 = {
             instancePath: instancePath + '/bin',
@@ -241,7 +242,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.reservationId === undefined) {
+      if (data.reservationId === undefined || !func0.call(data, 'reservationId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -256,7 +257,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -271,7 +272,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.warehouseId === undefined) {
+      if (data.warehouseId === undefined || !func0.call(data, 'warehouseId')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -286,7 +287,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.items === undefined) {
+      if (data.items === undefined || !func0.call(data, 'items')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -301,7 +302,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.expiresAt === undefined) {
+      if (data.expiresAt === undefined || !func0.call(data, 'expiresAt')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -316,7 +317,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'reservationId' ||
           key0 === 'orderId' ||
@@ -339,7 +340,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.reservationId !== undefined) {
+      if (data.reservationId !== undefined && func0.call(data, 'reservationId')) {
         let data0 = data.reservationId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -373,7 +374,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data1 = data.orderId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -407,10 +408,10 @@ const validateStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.warehouseId !== undefined) {
+      if (data.warehouseId !== undefined && func0.call(data, 'warehouseId')) {
         let data2 = data.warehouseId;
         if (typeof data2 === 'string') {
-          if (func1(data2) < 1) {
+          if (func68(data2) < 1) {
             const err10 = {
               instancePath: instancePath + '/warehouseId',
               schemaPath: '#/properties/warehouseId/minLength',
@@ -441,7 +442,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.items !== undefined) {
+      if (data.items !== undefined && func0.call(data, 'items')) {
         let data3 = data.items;
         if (Array.isArray(data3)) {
           if (data3.length < 1) {
@@ -490,7 +491,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.expiresAt !== undefined) {
+      if (data.expiresAt !== undefined && func0.call(data, 'expiresAt')) {
         let data5 = data.expiresAt;
         if (typeof data5 === 'string') {
           if (!formats4.validate(data5)) {
@@ -572,9 +573,10 @@ const readStockReservedV1PayloadCompiled = (() => {
     },
     required: ['reservationId', 'orderId', 'warehouseId', 'items', 'expiresAt'],
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func68 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func1 = require('ajv/dist/runtime/ucs2length').default;
   const schema20 = {
     type: 'object',
     properties: {
@@ -605,7 +607,7 @@ const readStockReservedV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.sku === undefined) {
+      if (data.sku === undefined || !func0.call(data, 'sku')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -620,7 +622,7 @@ const readStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.quantity === undefined) {
+      if (data.quantity === undefined || !func0.call(data, 'quantity')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -635,7 +637,7 @@ const readStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.sku !== undefined) {
+      if (data.sku !== undefined && func0.call(data, 'sku')) {
         let data0 = data.sku;
         if (typeof data0 === 'string') {
           if (!pattern3.test(data0)) {
@@ -669,7 +671,7 @@ const readStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.quantity !== undefined) {
+      if (data.quantity !== undefined && func0.call(data, 'quantity')) {
         let data1 = data.quantity;
         if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
           const err4 = {
@@ -704,7 +706,7 @@ const readStockReservedV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.bin !== undefined) {
+      if (data.bin !== undefined && func0.call(data, 'bin')) {
         if (typeof data.bin !== 'string') {
           const err6 = {
             instancePath: instancePath + '/bin',
@@ -764,7 +766,7 @@ const readStockReservedV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.reservationId === undefined) {
+      if (data.reservationId === undefined || !func0.call(data, 'reservationId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -779,7 +781,7 @@ const readStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -794,7 +796,7 @@ const readStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.warehouseId === undefined) {
+      if (data.warehouseId === undefined || !func0.call(data, 'warehouseId')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -809,7 +811,7 @@ const readStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.items === undefined) {
+      if (data.items === undefined || !func0.call(data, 'items')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -824,7 +826,7 @@ const readStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.expiresAt === undefined) {
+      if (data.expiresAt === undefined || !func0.call(data, 'expiresAt')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -839,7 +841,7 @@ const readStockReservedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.reservationId !== undefined) {
+      if (data.reservationId !== undefined && func0.call(data, 'reservationId')) {
         let data0 = data.reservationId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -873,7 +875,7 @@ const readStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data1 = data.orderId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -907,10 +909,10 @@ const readStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.warehouseId !== undefined) {
+      if (data.warehouseId !== undefined && func0.call(data, 'warehouseId')) {
         let data2 = data.warehouseId;
         if (typeof data2 === 'string') {
-          if (func1(data2) < 1) {
+          if (func68(data2) < 1) {
             const err9 = {
               instancePath: instancePath + '/warehouseId',
               schemaPath: '#/properties/warehouseId/minLength',
@@ -941,7 +943,7 @@ const readStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.items !== undefined) {
+      if (data.items !== undefined && func0.call(data, 'items')) {
         let data3 = data.items;
         if (Array.isArray(data3)) {
           if (data3.length < 1) {
@@ -990,7 +992,7 @@ const readStockReservedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.expiresAt !== undefined) {
+      if (data.expiresAt !== undefined && func0.call(data, 'expiresAt')) {
         let data5 = data.expiresAt;
         if (typeof data5 === 'string') {
           if (!formats4.validate(data5)) {

@@ -25,9 +25,10 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
     required: ['orderId', 'cancelledAt', 'reason'],
     additionalProperties: false,
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func52 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   function validate21(
     data,
     { instancePath = '', parentData, parentDataProperty, rootData = data } = {},
@@ -35,7 +36,7 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -50,7 +51,7 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.cancelledAt === undefined) {
+      if (data.cancelledAt === undefined || !func0.call(data, 'cancelledAt')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -65,7 +66,7 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.reason === undefined) {
+      if (data.reason === undefined || !func0.call(data, 'reason')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -80,7 +81,7 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'orderId' ||
           key0 === 'cancelledAt' ||
@@ -102,7 +103,7 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -136,7 +137,7 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.cancelledAt !== undefined) {
+      if (data.cancelledAt !== undefined && func0.call(data, 'cancelledAt')) {
         let data1 = data.cancelledAt;
         if (typeof data1 === 'string') {
           if (!formats2.validate(data1)) {
@@ -170,7 +171,7 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.reason !== undefined) {
+      if (data.reason !== undefined && func0.call(data, 'reason')) {
         let data2 = data.reason;
         if (typeof data2 !== 'string') {
           const err8 = {
@@ -208,10 +209,10 @@ const validateOrderCancelledV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.note !== undefined) {
+      if (data.note !== undefined && func0.call(data, 'note')) {
         let data3 = data.note;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 500) {
+          if (func52(data3) > 500) {
             const err10 = {
               instancePath: instancePath + '/note',
               schemaPath: '#/properties/note/maxLength',
@@ -280,9 +281,10 @@ const readOrderCancelledV1PayloadCompiled = (() => {
     },
     required: ['orderId', 'cancelledAt', 'reason'],
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func52 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   function validate21(
     data,
     { instancePath = '', parentData, parentDataProperty, rootData = data } = {},
@@ -290,7 +292,7 @@ const readOrderCancelledV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -305,7 +307,7 @@ const readOrderCancelledV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.cancelledAt === undefined) {
+      if (data.cancelledAt === undefined || !func0.call(data, 'cancelledAt')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -320,7 +322,7 @@ const readOrderCancelledV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.reason === undefined) {
+      if (data.reason === undefined || !func0.call(data, 'reason')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -335,7 +337,7 @@ const readOrderCancelledV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -369,7 +371,7 @@ const readOrderCancelledV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.cancelledAt !== undefined) {
+      if (data.cancelledAt !== undefined && func0.call(data, 'cancelledAt')) {
         let data1 = data.cancelledAt;
         if (typeof data1 === 'string') {
           if (!formats2.validate(data1)) {
@@ -403,7 +405,7 @@ const readOrderCancelledV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.reason !== undefined) {
+      if (data.reason !== undefined && func0.call(data, 'reason')) {
         let data2 = data.reason;
         if (typeof data2 !== 'string') {
           const err7 = {
@@ -441,10 +443,10 @@ const readOrderCancelledV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.note !== undefined) {
+      if (data.note !== undefined && func0.call(data, 'note')) {
         let data3 = data.note;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 500) {
+          if (func52(data3) > 500) {
             const err9 = {
               instancePath: instancePath + '/note',
               schemaPath: '#/properties/note/maxLength',

@@ -73,6 +73,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   const pattern0 = new RegExp('^[A-Z0-9-]{3,32}$', 'u');
@@ -99,7 +100,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -114,7 +115,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -129,7 +130,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'amountMinor' || key0 === 'currency')) {
           const err2 = {
             instancePath,
@@ -146,7 +147,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err3 = {
@@ -181,7 +182,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         let data1 = data.currency;
         if (typeof data1 === 'string') {
           if (!pattern1.test(data1)) {
@@ -246,7 +247,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
     required: ['line1', 'city', 'postalCode', 'country'],
     additionalProperties: false,
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func74 = require('ajv/dist/runtime/ucs2length').default;
   const pattern2 = new RegExp('^[A-Z]{2}$', 'u');
   function validate25(
     data,
@@ -255,7 +256,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.line1 === undefined) {
+      if (data.line1 === undefined || !func0.call(data, 'line1')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -270,7 +271,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.city === undefined) {
+      if (data.city === undefined || !func0.call(data, 'city')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -285,7 +286,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.postalCode === undefined) {
+      if (data.postalCode === undefined || !func0.call(data, 'postalCode')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -300,7 +301,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.country === undefined) {
+      if (data.country === undefined || !func0.call(data, 'country')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -315,7 +316,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'line1' ||
           key0 === 'line2' ||
@@ -338,10 +339,10 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line1 !== undefined) {
+      if (data.line1 !== undefined && func0.call(data, 'line1')) {
         let data0 = data.line1;
         if (typeof data0 === 'string') {
-          if (func2(data0) > 200) {
+          if (func74(data0) > 200) {
             const err5 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/maxLength',
@@ -356,7 +357,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data0) < 1) {
+          if (func74(data0) < 1) {
             const err6 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/minLength',
@@ -387,10 +388,10 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line2 !== undefined) {
+      if (data.line2 !== undefined && func0.call(data, 'line2')) {
         let data1 = data.line2;
         if (typeof data1 === 'string') {
-          if (func2(data1) > 200) {
+          if (func74(data1) > 200) {
             const err8 = {
               instancePath: instancePath + '/line2',
               schemaPath: '#/properties/line2/maxLength',
@@ -421,10 +422,10 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.city !== undefined) {
+      if (data.city !== undefined && func0.call(data, 'city')) {
         let data2 = data.city;
         if (typeof data2 === 'string') {
-          if (func2(data2) < 1) {
+          if (func74(data2) < 1) {
             const err10 = {
               instancePath: instancePath + '/city',
               schemaPath: '#/properties/city/minLength',
@@ -455,10 +456,10 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.postalCode !== undefined) {
+      if (data.postalCode !== undefined && func0.call(data, 'postalCode')) {
         let data3 = data.postalCode;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 16) {
+          if (func74(data3) > 16) {
             const err12 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/maxLength',
@@ -473,7 +474,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 1) {
+          if (func74(data3) < 1) {
             const err13 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/minLength',
@@ -504,7 +505,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.country !== undefined) {
+      if (data.country !== undefined && func0.call(data, 'country')) {
         let data4 = data.country;
         if (typeof data4 === 'string') {
           if (!pattern2.test(data4)) {
@@ -563,7 +564,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -578,7 +579,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.customerId === undefined) {
+      if (data.customerId === undefined || !func0.call(data, 'customerId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -593,7 +594,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.placedAt === undefined) {
+      if (data.placedAt === undefined || !func0.call(data, 'placedAt')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -608,7 +609,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.channel === undefined) {
+      if (data.channel === undefined || !func0.call(data, 'channel')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -623,7 +624,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -638,7 +639,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err5 = {
           instancePath,
           schemaPath: '#/required',
@@ -653,7 +654,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.shippingAddress === undefined) {
+      if (data.shippingAddress === undefined || !func0.call(data, 'shippingAddress')) {
         const err6 = {
           instancePath,
           schemaPath: '#/required',
@@ -668,7 +669,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'orderId' ||
           key0 === 'customerId' ||
@@ -693,7 +694,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -727,7 +728,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.customerId !== undefined) {
+      if (data.customerId !== undefined && func0.call(data, 'customerId')) {
         let data1 = data.customerId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -761,7 +762,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.placedAt !== undefined) {
+      if (data.placedAt !== undefined && func0.call(data, 'placedAt')) {
         let data2 = data.placedAt;
         if (typeof data2 === 'string') {
           if (!formats4.validate(data2)) {
@@ -795,7 +796,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.channel !== undefined) {
+      if (data.channel !== undefined && func0.call(data, 'channel')) {
         let data3 = data.channel;
         if (typeof data3 !== 'string') {
           const err14 = {
@@ -828,7 +829,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data4 = data.lines;
         if (Array.isArray(data4)) {
           if (data4.length < 1) {
@@ -850,7 +851,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           for (let i0 = 0; i0 < len0; i0++) {
             let data5 = data4[i0];
             if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-              if (data5.sku === undefined) {
+              if (data5.sku === undefined || !func0.call(data5, 'sku')) {
                 const err17 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -865,7 +866,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.quantity === undefined) {
+              if (data5.quantity === undefined || !func0.call(data5, 'quantity')) {
                 const err18 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -880,7 +881,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.unitPrice === undefined) {
+              if (data5.unitPrice === undefined || !func0.call(data5, 'unitPrice')) {
                 const err19 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -895,7 +896,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              for (const key1 in data5) {
+              for (const key1 of Object.keys(data5)) {
                 if (!(key1 === 'sku' || key1 === 'quantity' || key1 === 'unitPrice')) {
                   const err20 = {
                     instancePath: instancePath + '/lines/' + i0,
@@ -912,7 +913,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.sku !== undefined) {
+              if (data5.sku !== undefined && func0.call(data5, 'sku')) {
                 let data6 = data5.sku;
                 if (typeof data6 === 'string') {
                   if (!pattern0.test(data6)) {
@@ -946,7 +947,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.quantity !== undefined) {
+              if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
                 if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
                   const err23 = {
@@ -981,7 +982,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
                   }
                 }
               }
-              if (data5.unitPrice !== undefined) {
+              if (data5.unitPrice !== undefined && func0.call(data5, 'unitPrice')) {
                 if (
                   !validate22(data5.unitPrice, {
                     instancePath: instancePath + '/lines/' + i0 + '/unitPrice',
@@ -1027,7 +1028,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate22(data.total, {
             instancePath: instancePath + '/total',
@@ -1040,7 +1041,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.shippingAddress !== undefined) {
+      if (data.shippingAddress !== undefined && func0.call(data, 'shippingAddress')) {
         if (
           !validate25(data.shippingAddress, {
             instancePath: instancePath + '/shippingAddress',
@@ -1136,6 +1137,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   const pattern0 = new RegExp('^[A-Z0-9-]{3,32}$', 'u');
@@ -1161,7 +1163,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1176,7 +1178,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1191,7 +1193,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err2 = {
@@ -1226,7 +1228,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         let data1 = data.currency;
         if (typeof data1 === 'string') {
           if (!pattern1.test(data1)) {
@@ -1290,7 +1292,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
     },
     required: ['line1', 'city', 'postalCode', 'country'],
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func74 = require('ajv/dist/runtime/ucs2length').default;
   const pattern2 = new RegExp('^[A-Z]{2}$', 'u');
   function validate25(
     data,
@@ -1299,7 +1301,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.line1 === undefined) {
+      if (data.line1 === undefined || !func0.call(data, 'line1')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1314,7 +1316,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.city === undefined) {
+      if (data.city === undefined || !func0.call(data, 'city')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1329,7 +1331,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.postalCode === undefined) {
+      if (data.postalCode === undefined || !func0.call(data, 'postalCode')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -1344,7 +1346,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.country === undefined) {
+      if (data.country === undefined || !func0.call(data, 'country')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -1359,10 +1361,10 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.line1 !== undefined) {
+      if (data.line1 !== undefined && func0.call(data, 'line1')) {
         let data0 = data.line1;
         if (typeof data0 === 'string') {
-          if (func2(data0) > 200) {
+          if (func74(data0) > 200) {
             const err4 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/maxLength',
@@ -1377,7 +1379,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data0) < 1) {
+          if (func74(data0) < 1) {
             const err5 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/minLength',
@@ -1408,10 +1410,10 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line2 !== undefined) {
+      if (data.line2 !== undefined && func0.call(data, 'line2')) {
         let data1 = data.line2;
         if (typeof data1 === 'string') {
-          if (func2(data1) > 200) {
+          if (func74(data1) > 200) {
             const err7 = {
               instancePath: instancePath + '/line2',
               schemaPath: '#/properties/line2/maxLength',
@@ -1442,10 +1444,10 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.city !== undefined) {
+      if (data.city !== undefined && func0.call(data, 'city')) {
         let data2 = data.city;
         if (typeof data2 === 'string') {
-          if (func2(data2) < 1) {
+          if (func74(data2) < 1) {
             const err9 = {
               instancePath: instancePath + '/city',
               schemaPath: '#/properties/city/minLength',
@@ -1476,10 +1478,10 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.postalCode !== undefined) {
+      if (data.postalCode !== undefined && func0.call(data, 'postalCode')) {
         let data3 = data.postalCode;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 16) {
+          if (func74(data3) > 16) {
             const err11 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/maxLength',
@@ -1494,7 +1496,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 1) {
+          if (func74(data3) < 1) {
             const err12 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/minLength',
@@ -1525,7 +1527,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.country !== undefined) {
+      if (data.country !== undefined && func0.call(data, 'country')) {
         let data4 = data.country;
         if (typeof data4 === 'string') {
           if (!pattern2.test(data4)) {
@@ -1584,7 +1586,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1599,7 +1601,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.customerId === undefined) {
+      if (data.customerId === undefined || !func0.call(data, 'customerId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1614,7 +1616,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.placedAt === undefined) {
+      if (data.placedAt === undefined || !func0.call(data, 'placedAt')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -1629,7 +1631,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.channel === undefined) {
+      if (data.channel === undefined || !func0.call(data, 'channel')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -1644,7 +1646,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -1659,7 +1661,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err5 = {
           instancePath,
           schemaPath: '#/required',
@@ -1674,7 +1676,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.shippingAddress === undefined) {
+      if (data.shippingAddress === undefined || !func0.call(data, 'shippingAddress')) {
         const err6 = {
           instancePath,
           schemaPath: '#/required',
@@ -1689,7 +1691,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -1723,7 +1725,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.customerId !== undefined) {
+      if (data.customerId !== undefined && func0.call(data, 'customerId')) {
         let data1 = data.customerId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -1757,7 +1759,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.placedAt !== undefined) {
+      if (data.placedAt !== undefined && func0.call(data, 'placedAt')) {
         let data2 = data.placedAt;
         if (typeof data2 === 'string') {
           if (!formats4.validate(data2)) {
@@ -1791,7 +1793,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.channel !== undefined) {
+      if (data.channel !== undefined && func0.call(data, 'channel')) {
         let data3 = data.channel;
         if (typeof data3 !== 'string') {
           const err13 = {
@@ -1824,7 +1826,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data4 = data.lines;
         if (Array.isArray(data4)) {
           if (data4.length < 1) {
@@ -1846,7 +1848,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           for (let i0 = 0; i0 < len0; i0++) {
             let data5 = data4[i0];
             if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-              if (data5.sku === undefined) {
+              if (data5.sku === undefined || !func0.call(data5, 'sku')) {
                 const err16 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -1861,7 +1863,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.quantity === undefined) {
+              if (data5.quantity === undefined || !func0.call(data5, 'quantity')) {
                 const err17 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -1876,7 +1878,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.unitPrice === undefined) {
+              if (data5.unitPrice === undefined || !func0.call(data5, 'unitPrice')) {
                 const err18 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -1891,7 +1893,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.sku !== undefined) {
+              if (data5.sku !== undefined && func0.call(data5, 'sku')) {
                 let data6 = data5.sku;
                 if (typeof data6 === 'string') {
                   if (!pattern0.test(data6)) {
@@ -1925,7 +1927,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.quantity !== undefined) {
+              if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
                 if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
                   const err21 = {
@@ -1960,7 +1962,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
                   }
                 }
               }
-              if (data5.unitPrice !== undefined) {
+              if (data5.unitPrice !== undefined && func0.call(data5, 'unitPrice')) {
                 if (
                   !validate22(data5.unitPrice, {
                     instancePath: instancePath + '/lines/' + i0 + '/unitPrice',
@@ -2006,7 +2008,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate22(data.total, {
             instancePath: instancePath + '/total',
@@ -2019,7 +2021,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.shippingAddress !== undefined) {
+      if (data.shippingAddress !== undefined && func0.call(data, 'shippingAddress')) {
         if (
           !validate25(data.shippingAddress, {
             instancePath: instancePath + '/shippingAddress',
@@ -2133,6 +2135,8 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func74 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   const pattern0 = new RegExp('^[A-Z0-9-]{3,32}$', 'u');
@@ -2159,7 +2163,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -2174,7 +2178,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -2189,7 +2193,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'amountMinor' || key0 === 'currency')) {
           const err2 = {
             instancePath,
@@ -2206,7 +2210,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err3 = {
@@ -2241,7 +2245,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         let data1 = data.currency;
         if (typeof data1 === 'string') {
           if (!pattern1.test(data1)) {
@@ -2306,7 +2310,6 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
     required: ['line1', 'city', 'postalCode', 'country'],
     additionalProperties: false,
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   const pattern2 = new RegExp('^[A-Z]{2}$', 'u');
   function validate25(
     data,
@@ -2315,7 +2318,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.line1 === undefined) {
+      if (data.line1 === undefined || !func0.call(data, 'line1')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -2330,7 +2333,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.city === undefined) {
+      if (data.city === undefined || !func0.call(data, 'city')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -2345,7 +2348,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.postalCode === undefined) {
+      if (data.postalCode === undefined || !func0.call(data, 'postalCode')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -2360,7 +2363,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.country === undefined) {
+      if (data.country === undefined || !func0.call(data, 'country')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -2375,7 +2378,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'line1' ||
           key0 === 'line2' ||
@@ -2398,10 +2401,10 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line1 !== undefined) {
+      if (data.line1 !== undefined && func0.call(data, 'line1')) {
         let data0 = data.line1;
         if (typeof data0 === 'string') {
-          if (func2(data0) > 200) {
+          if (func74(data0) > 200) {
             const err5 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/maxLength',
@@ -2416,7 +2419,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data0) < 1) {
+          if (func74(data0) < 1) {
             const err6 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/minLength',
@@ -2447,10 +2450,10 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line2 !== undefined) {
+      if (data.line2 !== undefined && func0.call(data, 'line2')) {
         let data1 = data.line2;
         if (typeof data1 === 'string') {
-          if (func2(data1) > 200) {
+          if (func74(data1) > 200) {
             const err8 = {
               instancePath: instancePath + '/line2',
               schemaPath: '#/properties/line2/maxLength',
@@ -2481,10 +2484,10 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.city !== undefined) {
+      if (data.city !== undefined && func0.call(data, 'city')) {
         let data2 = data.city;
         if (typeof data2 === 'string') {
-          if (func2(data2) < 1) {
+          if (func74(data2) < 1) {
             const err10 = {
               instancePath: instancePath + '/city',
               schemaPath: '#/properties/city/minLength',
@@ -2515,10 +2518,10 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.postalCode !== undefined) {
+      if (data.postalCode !== undefined && func0.call(data, 'postalCode')) {
         let data3 = data.postalCode;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 16) {
+          if (func74(data3) > 16) {
             const err12 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/maxLength',
@@ -2533,7 +2536,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 1) {
+          if (func74(data3) < 1) {
             const err13 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/minLength',
@@ -2564,7 +2567,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.country !== undefined) {
+      if (data.country !== undefined && func0.call(data, 'country')) {
         let data4 = data.country;
         if (typeof data4 === 'string') {
           if (!pattern2.test(data4)) {
@@ -2623,7 +2626,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -2638,7 +2641,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.customerId === undefined) {
+      if (data.customerId === undefined || !func0.call(data, 'customerId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -2653,7 +2656,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.placedAt === undefined) {
+      if (data.placedAt === undefined || !func0.call(data, 'placedAt')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -2668,7 +2671,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.channel === undefined) {
+      if (data.channel === undefined || !func0.call(data, 'channel')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -2683,7 +2686,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -2698,7 +2701,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err5 = {
           instancePath,
           schemaPath: '#/required',
@@ -2713,7 +2716,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.shippingAddress === undefined) {
+      if (data.shippingAddress === undefined || !func0.call(data, 'shippingAddress')) {
         const err6 = {
           instancePath,
           schemaPath: '#/required',
@@ -2728,7 +2731,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'orderId' ||
           key0 === 'customerId' ||
@@ -2754,7 +2757,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -2788,7 +2791,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.customerId !== undefined) {
+      if (data.customerId !== undefined && func0.call(data, 'customerId')) {
         let data1 = data.customerId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -2822,7 +2825,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.placedAt !== undefined) {
+      if (data.placedAt !== undefined && func0.call(data, 'placedAt')) {
         let data2 = data.placedAt;
         if (typeof data2 === 'string') {
           if (!formats4.validate(data2)) {
@@ -2856,7 +2859,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.channel !== undefined) {
+      if (data.channel !== undefined && func0.call(data, 'channel')) {
         let data3 = data.channel;
         if (typeof data3 !== 'string') {
           const err14 = {
@@ -2889,7 +2892,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data4 = data.lines;
         if (Array.isArray(data4)) {
           if (data4.length < 1) {
@@ -2911,7 +2914,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           for (let i0 = 0; i0 < len0; i0++) {
             let data5 = data4[i0];
             if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-              if (data5.sku === undefined) {
+              if (data5.sku === undefined || !func0.call(data5, 'sku')) {
                 const err17 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -2926,7 +2929,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.quantity === undefined) {
+              if (data5.quantity === undefined || !func0.call(data5, 'quantity')) {
                 const err18 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -2941,7 +2944,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.unitPrice === undefined) {
+              if (data5.unitPrice === undefined || !func0.call(data5, 'unitPrice')) {
                 const err19 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -2956,7 +2959,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              for (const key1 in data5) {
+              for (const key1 of Object.keys(data5)) {
                 if (!(key1 === 'sku' || key1 === 'quantity' || key1 === 'unitPrice')) {
                   const err20 = {
                     instancePath: instancePath + '/lines/' + i0,
@@ -2973,7 +2976,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.sku !== undefined) {
+              if (data5.sku !== undefined && func0.call(data5, 'sku')) {
                 let data6 = data5.sku;
                 if (typeof data6 === 'string') {
                   if (!pattern0.test(data6)) {
@@ -3007,7 +3010,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.quantity !== undefined) {
+              if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
                 if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
                   const err23 = {
@@ -3042,7 +3045,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
                   }
                 }
               }
-              if (data5.unitPrice !== undefined) {
+              if (data5.unitPrice !== undefined && func0.call(data5, 'unitPrice')) {
                 if (
                   !validate22(data5.unitPrice, {
                     instancePath: instancePath + '/lines/' + i0 + '/unitPrice',
@@ -3088,7 +3091,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate22(data.total, {
             instancePath: instancePath + '/total',
@@ -3101,7 +3104,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.shippingAddress !== undefined) {
+      if (data.shippingAddress !== undefined && func0.call(data, 'shippingAddress')) {
         if (
           !validate25(data.shippingAddress, {
             instancePath: instancePath + '/shippingAddress',
@@ -3114,10 +3117,10 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.couponCode !== undefined) {
+      if (data.couponCode !== undefined && func0.call(data, 'couponCode')) {
         let data11 = data.couponCode;
         if (typeof data11 === 'string') {
-          if (func2(data11) > 20) {
+          if (func74(data11) > 20) {
             const err27 = {
               instancePath: instancePath + '/couponCode',
               schemaPath: '#/properties/couponCode/maxLength',
@@ -3132,7 +3135,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data11) < 3) {
+          if (func74(data11) < 3) {
             const err28 = {
               instancePath: instancePath + '/couponCode',
               schemaPath: '#/properties/couponCode/minLength',
@@ -3252,6 +3255,8 @@ const readOrderCreatedV2PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func74 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   const pattern0 = new RegExp('^[A-Z0-9-]{3,32}$', 'u');
@@ -3277,7 +3282,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -3292,7 +3297,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -3307,7 +3312,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err2 = {
@@ -3342,7 +3347,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         let data1 = data.currency;
         if (typeof data1 === 'string') {
           if (!pattern1.test(data1)) {
@@ -3406,7 +3411,6 @@ const readOrderCreatedV2PayloadCompiled = (() => {
     },
     required: ['line1', 'city', 'postalCode', 'country'],
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   const pattern2 = new RegExp('^[A-Z]{2}$', 'u');
   function validate25(
     data,
@@ -3415,7 +3419,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.line1 === undefined) {
+      if (data.line1 === undefined || !func0.call(data, 'line1')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -3430,7 +3434,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.city === undefined) {
+      if (data.city === undefined || !func0.call(data, 'city')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -3445,7 +3449,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.postalCode === undefined) {
+      if (data.postalCode === undefined || !func0.call(data, 'postalCode')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -3460,7 +3464,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.country === undefined) {
+      if (data.country === undefined || !func0.call(data, 'country')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -3475,10 +3479,10 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.line1 !== undefined) {
+      if (data.line1 !== undefined && func0.call(data, 'line1')) {
         let data0 = data.line1;
         if (typeof data0 === 'string') {
-          if (func2(data0) > 200) {
+          if (func74(data0) > 200) {
             const err4 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/maxLength',
@@ -3493,7 +3497,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data0) < 1) {
+          if (func74(data0) < 1) {
             const err5 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/minLength',
@@ -3524,10 +3528,10 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line2 !== undefined) {
+      if (data.line2 !== undefined && func0.call(data, 'line2')) {
         let data1 = data.line2;
         if (typeof data1 === 'string') {
-          if (func2(data1) > 200) {
+          if (func74(data1) > 200) {
             const err7 = {
               instancePath: instancePath + '/line2',
               schemaPath: '#/properties/line2/maxLength',
@@ -3558,10 +3562,10 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.city !== undefined) {
+      if (data.city !== undefined && func0.call(data, 'city')) {
         let data2 = data.city;
         if (typeof data2 === 'string') {
-          if (func2(data2) < 1) {
+          if (func74(data2) < 1) {
             const err9 = {
               instancePath: instancePath + '/city',
               schemaPath: '#/properties/city/minLength',
@@ -3592,10 +3596,10 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.postalCode !== undefined) {
+      if (data.postalCode !== undefined && func0.call(data, 'postalCode')) {
         let data3 = data.postalCode;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 16) {
+          if (func74(data3) > 16) {
             const err11 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/maxLength',
@@ -3610,7 +3614,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 1) {
+          if (func74(data3) < 1) {
             const err12 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/minLength',
@@ -3641,7 +3645,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.country !== undefined) {
+      if (data.country !== undefined && func0.call(data, 'country')) {
         let data4 = data.country;
         if (typeof data4 === 'string') {
           if (!pattern2.test(data4)) {
@@ -3700,7 +3704,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -3715,7 +3719,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.customerId === undefined) {
+      if (data.customerId === undefined || !func0.call(data, 'customerId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -3730,7 +3734,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.placedAt === undefined) {
+      if (data.placedAt === undefined || !func0.call(data, 'placedAt')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -3745,7 +3749,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.channel === undefined) {
+      if (data.channel === undefined || !func0.call(data, 'channel')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -3760,7 +3764,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -3775,7 +3779,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err5 = {
           instancePath,
           schemaPath: '#/required',
@@ -3790,7 +3794,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.shippingAddress === undefined) {
+      if (data.shippingAddress === undefined || !func0.call(data, 'shippingAddress')) {
         const err6 = {
           instancePath,
           schemaPath: '#/required',
@@ -3805,7 +3809,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -3839,7 +3843,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.customerId !== undefined) {
+      if (data.customerId !== undefined && func0.call(data, 'customerId')) {
         let data1 = data.customerId;
         if (typeof data1 === 'string') {
           if (!formats0.test(data1)) {
@@ -3873,7 +3877,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.placedAt !== undefined) {
+      if (data.placedAt !== undefined && func0.call(data, 'placedAt')) {
         let data2 = data.placedAt;
         if (typeof data2 === 'string') {
           if (!formats4.validate(data2)) {
@@ -3907,7 +3911,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.channel !== undefined) {
+      if (data.channel !== undefined && func0.call(data, 'channel')) {
         let data3 = data.channel;
         if (typeof data3 !== 'string') {
           const err13 = {
@@ -3940,7 +3944,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data4 = data.lines;
         if (Array.isArray(data4)) {
           if (data4.length < 1) {
@@ -3962,7 +3966,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           for (let i0 = 0; i0 < len0; i0++) {
             let data5 = data4[i0];
             if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-              if (data5.sku === undefined) {
+              if (data5.sku === undefined || !func0.call(data5, 'sku')) {
                 const err16 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -3977,7 +3981,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.quantity === undefined) {
+              if (data5.quantity === undefined || !func0.call(data5, 'quantity')) {
                 const err17 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -3992,7 +3996,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.unitPrice === undefined) {
+              if (data5.unitPrice === undefined || !func0.call(data5, 'unitPrice')) {
                 const err18 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -4007,7 +4011,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.sku !== undefined) {
+              if (data5.sku !== undefined && func0.call(data5, 'sku')) {
                 let data6 = data5.sku;
                 if (typeof data6 === 'string') {
                   if (!pattern0.test(data6)) {
@@ -4041,7 +4045,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.quantity !== undefined) {
+              if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
                 if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
                   const err21 = {
@@ -4076,7 +4080,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
                   }
                 }
               }
-              if (data5.unitPrice !== undefined) {
+              if (data5.unitPrice !== undefined && func0.call(data5, 'unitPrice')) {
                 if (
                   !validate22(data5.unitPrice, {
                     instancePath: instancePath + '/lines/' + i0 + '/unitPrice',
@@ -4122,7 +4126,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate22(data.total, {
             instancePath: instancePath + '/total',
@@ -4135,7 +4139,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.shippingAddress !== undefined) {
+      if (data.shippingAddress !== undefined && func0.call(data, 'shippingAddress')) {
         if (
           !validate25(data.shippingAddress, {
             instancePath: instancePath + '/shippingAddress',
@@ -4148,10 +4152,10 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.couponCode !== undefined) {
+      if (data.couponCode !== undefined && func0.call(data, 'couponCode')) {
         let data11 = data.couponCode;
         if (typeof data11 === 'string') {
-          if (func2(data11) > 20) {
+          if (func74(data11) > 20) {
             const err25 = {
               instancePath: instancePath + '/couponCode',
               schemaPath: '#/properties/couponCode/maxLength',
@@ -4166,7 +4170,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data11) < 3) {
+          if (func74(data11) < 3) {
             const err26 = {
               instancePath: instancePath + '/couponCode',
               schemaPath: '#/properties/couponCode/minLength',

@@ -44,9 +44,10 @@ const validateOrderPaidV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func52 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   const schema7 = {
     title: 'Money',
     description: 'An amount in minor units (cents) of an ISO-4217 currency.',
@@ -70,7 +71,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -85,7 +86,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -100,7 +101,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'amountMinor' || key0 === 'currency')) {
           const err2 = {
             instancePath,
@@ -117,7 +118,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err3 = {
@@ -152,7 +153,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         let data1 = data.currency;
         if (typeof data1 === 'string') {
           if (!pattern0.test(data1)) {
@@ -211,7 +212,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -226,7 +227,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.paymentId === undefined) {
+      if (data.paymentId === undefined || !func0.call(data, 'paymentId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -241,7 +242,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.method === undefined) {
+      if (data.method === undefined || !func0.call(data, 'method')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -256,7 +257,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amount === undefined) {
+      if (data.amount === undefined || !func0.call(data, 'amount')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -271,7 +272,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.paidAt === undefined) {
+      if (data.paidAt === undefined || !func0.call(data, 'paidAt')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -286,7 +287,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'orderId' ||
           key0 === 'paymentId' ||
@@ -309,7 +310,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -343,10 +344,10 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.paymentId !== undefined) {
+      if (data.paymentId !== undefined && func0.call(data, 'paymentId')) {
         let data1 = data.paymentId;
         if (typeof data1 === 'string') {
-          if (func2(data1) < 1) {
+          if (func52(data1) < 1) {
             const err8 = {
               instancePath: instancePath + '/paymentId',
               schemaPath: '#/properties/paymentId/minLength',
@@ -377,7 +378,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.method !== undefined) {
+      if (data.method !== undefined && func0.call(data, 'method')) {
         let data2 = data.method;
         if (typeof data2 !== 'string') {
           const err10 = {
@@ -410,7 +411,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amount !== undefined) {
+      if (data.amount !== undefined && func0.call(data, 'amount')) {
         if (
           !validate22(data.amount, {
             instancePath: instancePath + '/amount',
@@ -423,7 +424,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.paidAt !== undefined) {
+      if (data.paidAt !== undefined && func0.call(data, 'paidAt')) {
         let data4 = data.paidAt;
         if (typeof data4 === 'string') {
           if (!formats2.validate(data4)) {
@@ -513,9 +514,10 @@ const readOrderPaidV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func52 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   const schema7 = {
     title: 'Money',
     description: 'An amount in minor units (cents) of an ISO-4217 currency.',
@@ -538,7 +540,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -553,7 +555,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -568,7 +570,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err2 = {
@@ -603,7 +605,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         let data1 = data.currency;
         if (typeof data1 === 'string') {
           if (!pattern0.test(data1)) {
@@ -662,7 +664,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -677,7 +679,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.paymentId === undefined) {
+      if (data.paymentId === undefined || !func0.call(data, 'paymentId')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -692,7 +694,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.method === undefined) {
+      if (data.method === undefined || !func0.call(data, 'method')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -707,7 +709,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amount === undefined) {
+      if (data.amount === undefined || !func0.call(data, 'amount')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -722,7 +724,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.paidAt === undefined) {
+      if (data.paidAt === undefined || !func0.call(data, 'paidAt')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -737,7 +739,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -771,10 +773,10 @@ const readOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.paymentId !== undefined) {
+      if (data.paymentId !== undefined && func0.call(data, 'paymentId')) {
         let data1 = data.paymentId;
         if (typeof data1 === 'string') {
-          if (func2(data1) < 1) {
+          if (func52(data1) < 1) {
             const err7 = {
               instancePath: instancePath + '/paymentId',
               schemaPath: '#/properties/paymentId/minLength',
@@ -805,7 +807,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.method !== undefined) {
+      if (data.method !== undefined && func0.call(data, 'method')) {
         let data2 = data.method;
         if (typeof data2 !== 'string') {
           const err9 = {
@@ -838,7 +840,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amount !== undefined) {
+      if (data.amount !== undefined && func0.call(data, 'amount')) {
         if (
           !validate22(data.amount, {
             instancePath: instancePath + '/amount',
@@ -851,7 +853,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.paidAt !== undefined) {
+      if (data.paidAt !== undefined && func0.call(data, 'paidAt')) {
         let data4 = data.paidAt;
         if (typeof data4 === 'string') {
           if (!formats2.validate(data4)) {

@@ -37,6 +37,9 @@ const AJV_OPTIONS: Options = {
   // The catalog loader already rejected unknown keywords it cares about; annotations are fine.
   strict: false,
   validateFormats: true,
+  // Only own properties count: an absent optional `constructor` or `toString` must not be read
+  // from Object.prototype (and fail its type), nor an inherited value satisfy `required`.
+  ownProperties: true,
 };
 
 function newAjv(schema: JsonSchema) {

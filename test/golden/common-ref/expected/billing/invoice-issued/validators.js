@@ -67,6 +67,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
     },
     additionalProperties: false,
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const schema7 = {
     title: 'Party',
@@ -87,7 +88,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
     required: ['name', 'address'],
     additionalProperties: false,
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func54 = require('ajv/dist/runtime/ucs2length').default;
   const schema8 = { type: 'string', pattern: '^[A-Z]{2}$' };
   const pattern0 = new RegExp('^[A-Z]{2}$', 'u');
   function validate23(
@@ -137,7 +138,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.name === undefined) {
+      if (data.name === undefined || !func0.call(data, 'name')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -152,7 +153,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.address === undefined) {
+      if (data.address === undefined || !func0.call(data, 'address')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -167,7 +168,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'name' || key0 === 'address')) {
           const err2 = {
             instancePath,
@@ -184,10 +185,10 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.name !== undefined) {
+      if (data.name !== undefined && func0.call(data, 'name')) {
         let data0 = data.name;
         if (typeof data0 === 'string') {
-          if (func2(data0) < 1) {
+          if (func54(data0) < 1) {
             const err3 = {
               instancePath: instancePath + '/name',
               schemaPath: '#/properties/name/minLength',
@@ -218,10 +219,10 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.address !== undefined) {
+      if (data.address !== undefined && func0.call(data, 'address')) {
         let data1 = data.address;
         if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
-          if (data1.city === undefined) {
+          if (data1.city === undefined || !func0.call(data1, 'city')) {
             const err5 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -236,7 +237,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (data1.country === undefined) {
+          if (data1.country === undefined || !func0.call(data1, 'country')) {
             const err6 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -251,7 +252,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          for (const key1 in data1) {
+          for (const key1 of Object.keys(data1)) {
             if (!(key1 === 'city' || key1 === 'country')) {
               const err7 = {
                 instancePath: instancePath + '/address',
@@ -268,7 +269,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data1.city !== undefined) {
+          if (data1.city !== undefined && func0.call(data1, 'city')) {
             if (typeof data1.city !== 'string') {
               const err8 = {
                 instancePath: instancePath + '/address/city',
@@ -285,7 +286,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data1.country !== undefined) {
+          if (data1.country !== undefined && func0.call(data1, 'country')) {
             if (
               !validate23(data1.country, {
                 instancePath: instancePath + '/address/country',
@@ -389,7 +390,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -404,7 +405,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -419,7 +420,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'amountMinor' || key0 === 'currency')) {
           const err2 = {
             instancePath,
@@ -436,7 +437,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err3 = {
@@ -471,7 +472,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         if (
           !validate27(data.currency, {
             instancePath: instancePath + '/currency',
@@ -509,7 +510,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.invoiceId === undefined) {
+      if (data.invoiceId === undefined || !func0.call(data, 'invoiceId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -524,7 +525,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.billTo === undefined) {
+      if (data.billTo === undefined || !func0.call(data, 'billTo')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -539,7 +540,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -554,7 +555,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -569,7 +570,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'invoiceId' || key0 === 'billTo' || key0 === 'total' || key0 === 'lines')) {
           const err4 = {
             instancePath,
@@ -586,7 +587,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.invoiceId !== undefined) {
+      if (data.invoiceId !== undefined && func0.call(data, 'invoiceId')) {
         let data0 = data.invoiceId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -620,7 +621,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.billTo !== undefined) {
+      if (data.billTo !== undefined && func0.call(data, 'billTo')) {
         if (
           !validate22(data.billTo, {
             instancePath: instancePath + '/billTo',
@@ -633,7 +634,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate26(data.total, {
             instancePath: instancePath + '/total',
@@ -646,14 +647,14 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data3 = data.lines;
         if (Array.isArray(data3)) {
           const len0 = data3.length;
           for (let i0 = 0; i0 < len0; i0++) {
             let data4 = data3[i0];
             if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
-              if (data4.text === undefined) {
+              if (data4.text === undefined || !func0.call(data4, 'text')) {
                 const err7 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -668,7 +669,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data4.amount === undefined) {
+              if (data4.amount === undefined || !func0.call(data4, 'amount')) {
                 const err8 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -683,7 +684,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              for (const key1 in data4) {
+              for (const key1 of Object.keys(data4)) {
                 if (!(key1 === 'text' || key1 === 'amount')) {
                   const err9 = {
                     instancePath: instancePath + '/lines/' + i0,
@@ -700,7 +701,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data4.text !== undefined) {
+              if (data4.text !== undefined && func0.call(data4, 'text')) {
                 if (typeof data4.text !== 'string') {
                   const err10 = {
                     instancePath: instancePath + '/lines/' + i0 + '/text',
@@ -717,7 +718,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data4.amount !== undefined) {
+              if (data4.amount !== undefined && func0.call(data4, 'amount')) {
                 if (
                   !validate26(data4.amount, {
                     instancePath: instancePath + '/lines/' + i0 + '/amount',
@@ -839,6 +840,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const schema7 = {
     title: 'Party',
@@ -857,7 +859,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
     },
     required: ['name', 'address'],
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func54 = require('ajv/dist/runtime/ucs2length').default;
   const schema8 = { type: 'string', pattern: '^[A-Z]{2}$' };
   const pattern0 = new RegExp('^[A-Z]{2}$', 'u');
   function validate23(
@@ -907,7 +909,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.name === undefined) {
+      if (data.name === undefined || !func0.call(data, 'name')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -922,7 +924,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.address === undefined) {
+      if (data.address === undefined || !func0.call(data, 'address')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -937,10 +939,10 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.name !== undefined) {
+      if (data.name !== undefined && func0.call(data, 'name')) {
         let data0 = data.name;
         if (typeof data0 === 'string') {
-          if (func2(data0) < 1) {
+          if (func54(data0) < 1) {
             const err2 = {
               instancePath: instancePath + '/name',
               schemaPath: '#/properties/name/minLength',
@@ -971,10 +973,10 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.address !== undefined) {
+      if (data.address !== undefined && func0.call(data, 'address')) {
         let data1 = data.address;
         if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
-          if (data1.city === undefined) {
+          if (data1.city === undefined || !func0.call(data1, 'city')) {
             const err4 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -989,7 +991,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (data1.country === undefined) {
+          if (data1.country === undefined || !func0.call(data1, 'country')) {
             const err5 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -1004,7 +1006,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (data1.city !== undefined) {
+          if (data1.city !== undefined && func0.call(data1, 'city')) {
             if (typeof data1.city !== 'string') {
               const err6 = {
                 instancePath: instancePath + '/address/city',
@@ -1021,7 +1023,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data1.country !== undefined) {
+          if (data1.country !== undefined && func0.call(data1, 'country')) {
             if (
               !validate23(data1.country, {
                 instancePath: instancePath + '/address/country',
@@ -1124,7 +1126,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1139,7 +1141,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1154,7 +1156,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err2 = {
@@ -1189,7 +1191,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         if (
           !validate27(data.currency, {
             instancePath: instancePath + '/currency',
@@ -1227,7 +1229,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.invoiceId === undefined) {
+      if (data.invoiceId === undefined || !func0.call(data, 'invoiceId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1242,7 +1244,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.billTo === undefined) {
+      if (data.billTo === undefined || !func0.call(data, 'billTo')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1257,7 +1259,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -1272,7 +1274,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -1287,7 +1289,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.invoiceId !== undefined) {
+      if (data.invoiceId !== undefined && func0.call(data, 'invoiceId')) {
         let data0 = data.invoiceId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -1321,7 +1323,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.billTo !== undefined) {
+      if (data.billTo !== undefined && func0.call(data, 'billTo')) {
         if (
           !validate22(data.billTo, {
             instancePath: instancePath + '/billTo',
@@ -1334,7 +1336,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate26(data.total, {
             instancePath: instancePath + '/total',
@@ -1347,14 +1349,14 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data3 = data.lines;
         if (Array.isArray(data3)) {
           const len0 = data3.length;
           for (let i0 = 0; i0 < len0; i0++) {
             let data4 = data3[i0];
             if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
-              if (data4.text === undefined) {
+              if (data4.text === undefined || !func0.call(data4, 'text')) {
                 const err6 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -1369,7 +1371,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data4.amount === undefined) {
+              if (data4.amount === undefined || !func0.call(data4, 'amount')) {
                 const err7 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -1384,7 +1386,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data4.text !== undefined) {
+              if (data4.text !== undefined && func0.call(data4, 'text')) {
                 if (typeof data4.text !== 'string') {
                   const err8 = {
                     instancePath: instancePath + '/lines/' + i0 + '/text',
@@ -1401,7 +1403,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data4.amount !== undefined) {
+              if (data4.amount !== undefined && func0.call(data4, 'amount')) {
                 if (
                   !validate26(data4.amount, {
                     instancePath: instancePath + '/lines/' + i0 + '/amount',
@@ -1541,6 +1543,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
     },
     additionalProperties: false,
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats.date;
   const schema7 = {
@@ -1562,7 +1565,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
     required: ['name', 'address'],
     additionalProperties: false,
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func54 = require('ajv/dist/runtime/ucs2length').default;
   const schema8 = { type: 'string', pattern: '^[A-Z]{2}$' };
   const pattern0 = new RegExp('^[A-Z]{2}$', 'u');
   function validate23(
@@ -1612,7 +1615,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.name === undefined) {
+      if (data.name === undefined || !func0.call(data, 'name')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1627,7 +1630,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.address === undefined) {
+      if (data.address === undefined || !func0.call(data, 'address')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1642,7 +1645,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'name' || key0 === 'address')) {
           const err2 = {
             instancePath,
@@ -1659,10 +1662,10 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.name !== undefined) {
+      if (data.name !== undefined && func0.call(data, 'name')) {
         let data0 = data.name;
         if (typeof data0 === 'string') {
-          if (func2(data0) < 1) {
+          if (func54(data0) < 1) {
             const err3 = {
               instancePath: instancePath + '/name',
               schemaPath: '#/properties/name/minLength',
@@ -1693,10 +1696,10 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.address !== undefined) {
+      if (data.address !== undefined && func0.call(data, 'address')) {
         let data1 = data.address;
         if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
-          if (data1.city === undefined) {
+          if (data1.city === undefined || !func0.call(data1, 'city')) {
             const err5 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -1711,7 +1714,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (data1.country === undefined) {
+          if (data1.country === undefined || !func0.call(data1, 'country')) {
             const err6 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -1726,7 +1729,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          for (const key1 in data1) {
+          for (const key1 of Object.keys(data1)) {
             if (!(key1 === 'city' || key1 === 'country')) {
               const err7 = {
                 instancePath: instancePath + '/address',
@@ -1743,7 +1746,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data1.city !== undefined) {
+          if (data1.city !== undefined && func0.call(data1, 'city')) {
             if (typeof data1.city !== 'string') {
               const err8 = {
                 instancePath: instancePath + '/address/city',
@@ -1760,7 +1763,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data1.country !== undefined) {
+          if (data1.country !== undefined && func0.call(data1, 'country')) {
             if (
               !validate23(data1.country, {
                 instancePath: instancePath + '/address/country',
@@ -1864,7 +1867,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1879,7 +1882,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1894,7 +1897,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'amountMinor' || key0 === 'currency')) {
           const err2 = {
             instancePath,
@@ -1911,7 +1914,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err3 = {
@@ -1946,7 +1949,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         if (
           !validate27(data.currency, {
             instancePath: instancePath + '/currency',
@@ -1984,7 +1987,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.invoiceId === undefined) {
+      if (data.invoiceId === undefined || !func0.call(data, 'invoiceId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1999,7 +2002,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.billTo === undefined) {
+      if (data.billTo === undefined || !func0.call(data, 'billTo')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -2014,7 +2017,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -2029,7 +2032,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -2044,7 +2047,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'invoiceId' ||
           key0 === 'billTo' ||
@@ -2067,7 +2070,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.invoiceId !== undefined) {
+      if (data.invoiceId !== undefined && func0.call(data, 'invoiceId')) {
         let data0 = data.invoiceId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -2101,7 +2104,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.billTo !== undefined) {
+      if (data.billTo !== undefined && func0.call(data, 'billTo')) {
         if (
           !validate22(data.billTo, {
             instancePath: instancePath + '/billTo',
@@ -2114,7 +2117,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate26(data.total, {
             instancePath: instancePath + '/total',
@@ -2127,14 +2130,14 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data3 = data.lines;
         if (Array.isArray(data3)) {
           const len0 = data3.length;
           for (let i0 = 0; i0 < len0; i0++) {
             let data4 = data3[i0];
             if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
-              if (data4.text === undefined) {
+              if (data4.text === undefined || !func0.call(data4, 'text')) {
                 const err7 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -2149,7 +2152,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data4.amount === undefined) {
+              if (data4.amount === undefined || !func0.call(data4, 'amount')) {
                 const err8 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -2164,7 +2167,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              for (const key1 in data4) {
+              for (const key1 of Object.keys(data4)) {
                 if (!(key1 === 'text' || key1 === 'amount')) {
                   const err9 = {
                     instancePath: instancePath + '/lines/' + i0,
@@ -2181,7 +2184,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data4.text !== undefined) {
+              if (data4.text !== undefined && func0.call(data4, 'text')) {
                 if (typeof data4.text !== 'string') {
                   const err10 = {
                     instancePath: instancePath + '/lines/' + i0 + '/text',
@@ -2198,7 +2201,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data4.amount !== undefined) {
+              if (data4.amount !== undefined && func0.call(data4, 'amount')) {
                 if (
                   !validate26(data4.amount, {
                     instancePath: instancePath + '/lines/' + i0 + '/amount',
@@ -2244,7 +2247,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.dueDate !== undefined) {
+      if (data.dueDate !== undefined && func0.call(data, 'dueDate')) {
         let data7 = data.dueDate;
         if (typeof data7 === 'string') {
           if (!formats2.validate(data7)) {
@@ -2359,6 +2362,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats.date;
   const schema7 = {
@@ -2378,7 +2382,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
     },
     required: ['name', 'address'],
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func54 = require('ajv/dist/runtime/ucs2length').default;
   const schema8 = { type: 'string', pattern: '^[A-Z]{2}$' };
   const pattern0 = new RegExp('^[A-Z]{2}$', 'u');
   function validate23(
@@ -2428,7 +2432,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.name === undefined) {
+      if (data.name === undefined || !func0.call(data, 'name')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -2443,7 +2447,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.address === undefined) {
+      if (data.address === undefined || !func0.call(data, 'address')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -2458,10 +2462,10 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.name !== undefined) {
+      if (data.name !== undefined && func0.call(data, 'name')) {
         let data0 = data.name;
         if (typeof data0 === 'string') {
-          if (func2(data0) < 1) {
+          if (func54(data0) < 1) {
             const err2 = {
               instancePath: instancePath + '/name',
               schemaPath: '#/properties/name/minLength',
@@ -2492,10 +2496,10 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.address !== undefined) {
+      if (data.address !== undefined && func0.call(data, 'address')) {
         let data1 = data.address;
         if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
-          if (data1.city === undefined) {
+          if (data1.city === undefined || !func0.call(data1, 'city')) {
             const err4 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -2510,7 +2514,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (data1.country === undefined) {
+          if (data1.country === undefined || !func0.call(data1, 'country')) {
             const err5 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/properties/address/required',
@@ -2525,7 +2529,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (data1.city !== undefined) {
+          if (data1.city !== undefined && func0.call(data1, 'city')) {
             if (typeof data1.city !== 'string') {
               const err6 = {
                 instancePath: instancePath + '/address/city',
@@ -2542,7 +2546,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data1.country !== undefined) {
+          if (data1.country !== undefined && func0.call(data1, 'country')) {
             if (
               !validate23(data1.country, {
                 instancePath: instancePath + '/address/country',
@@ -2645,7 +2649,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -2660,7 +2664,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -2675,7 +2679,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err2 = {
@@ -2710,7 +2714,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         if (
           !validate27(data.currency, {
             instancePath: instancePath + '/currency',
@@ -2748,7 +2752,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.invoiceId === undefined) {
+      if (data.invoiceId === undefined || !func0.call(data, 'invoiceId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -2763,7 +2767,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.billTo === undefined) {
+      if (data.billTo === undefined || !func0.call(data, 'billTo')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -2778,7 +2782,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.total === undefined) {
+      if (data.total === undefined || !func0.call(data, 'total')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -2793,7 +2797,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.lines === undefined) {
+      if (data.lines === undefined || !func0.call(data, 'lines')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -2808,7 +2812,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.invoiceId !== undefined) {
+      if (data.invoiceId !== undefined && func0.call(data, 'invoiceId')) {
         let data0 = data.invoiceId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -2842,7 +2846,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.billTo !== undefined) {
+      if (data.billTo !== undefined && func0.call(data, 'billTo')) {
         if (
           !validate22(data.billTo, {
             instancePath: instancePath + '/billTo',
@@ -2855,7 +2859,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.total !== undefined) {
+      if (data.total !== undefined && func0.call(data, 'total')) {
         if (
           !validate26(data.total, {
             instancePath: instancePath + '/total',
@@ -2868,14 +2872,14 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.lines !== undefined) {
+      if (data.lines !== undefined && func0.call(data, 'lines')) {
         let data3 = data.lines;
         if (Array.isArray(data3)) {
           const len0 = data3.length;
           for (let i0 = 0; i0 < len0; i0++) {
             let data4 = data3[i0];
             if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
-              if (data4.text === undefined) {
+              if (data4.text === undefined || !func0.call(data4, 'text')) {
                 const err6 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -2890,7 +2894,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data4.amount === undefined) {
+              if (data4.amount === undefined || !func0.call(data4, 'amount')) {
                 const err7 = {
                   instancePath: instancePath + '/lines/' + i0,
                   schemaPath: '#/properties/lines/items/required',
@@ -2905,7 +2909,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data4.text !== undefined) {
+              if (data4.text !== undefined && func0.call(data4, 'text')) {
                 if (typeof data4.text !== 'string') {
                   const err8 = {
                     instancePath: instancePath + '/lines/' + i0 + '/text',
@@ -2922,7 +2926,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data4.amount !== undefined) {
+              if (data4.amount !== undefined && func0.call(data4, 'amount')) {
                 if (
                   !validate26(data4.amount, {
                     instancePath: instancePath + '/lines/' + i0 + '/amount',
@@ -2968,7 +2972,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.dueDate !== undefined) {
+      if (data.dueDate !== undefined && func0.call(data, 'dueDate')) {
         let data7 = data.dueDate;
         if (typeof data7 === 'string') {
           if (!formats2.validate(data7)) {

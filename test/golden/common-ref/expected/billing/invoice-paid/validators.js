@@ -39,6 +39,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
     },
     additionalProperties: false,
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   const schema7 = {
@@ -98,7 +99,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -113,7 +114,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -128,7 +129,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'amountMinor' || key0 === 'currency')) {
           const err2 = {
             instancePath,
@@ -145,7 +146,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err3 = {
@@ -180,7 +181,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         if (
           !validate23(data.currency, {
             instancePath: instancePath + '/currency',
@@ -218,7 +219,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.invoiceId === undefined) {
+      if (data.invoiceId === undefined || !func0.call(data, 'invoiceId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -233,7 +234,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amount === undefined) {
+      if (data.amount === undefined || !func0.call(data, 'amount')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -248,7 +249,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.paidAt === undefined) {
+      if (data.paidAt === undefined || !func0.call(data, 'paidAt')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -263,7 +264,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'invoiceId' || key0 === 'amount' || key0 === 'paidAt')) {
           const err3 = {
             instancePath,
@@ -280,7 +281,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.invoiceId !== undefined) {
+      if (data.invoiceId !== undefined && func0.call(data, 'invoiceId')) {
         let data0 = data.invoiceId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -314,7 +315,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amount !== undefined) {
+      if (data.amount !== undefined && func0.call(data, 'amount')) {
         if (
           !validate22(data.amount, {
             instancePath: instancePath + '/amount',
@@ -327,7 +328,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.paidAt !== undefined) {
+      if (data.paidAt !== undefined && func0.call(data, 'paidAt')) {
         let data2 = data.paidAt;
         if (typeof data2 === 'string') {
           if (!formats2.validate(data2)) {
@@ -412,6 +413,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   const schema7 = {
@@ -470,7 +472,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -485,7 +487,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.currency === undefined) {
+      if (data.currency === undefined || !func0.call(data, 'currency')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -500,7 +502,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
         if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
           const err2 = {
@@ -535,7 +537,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
           }
         }
       }
-      if (data.currency !== undefined) {
+      if (data.currency !== undefined && func0.call(data, 'currency')) {
         if (
           !validate23(data.currency, {
             instancePath: instancePath + '/currency',
@@ -573,7 +575,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.invoiceId === undefined) {
+      if (data.invoiceId === undefined || !func0.call(data, 'invoiceId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -588,7 +590,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amount === undefined) {
+      if (data.amount === undefined || !func0.call(data, 'amount')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -603,7 +605,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.paidAt === undefined) {
+      if (data.paidAt === undefined || !func0.call(data, 'paidAt')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -618,7 +620,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.invoiceId !== undefined) {
+      if (data.invoiceId !== undefined && func0.call(data, 'invoiceId')) {
         let data0 = data.invoiceId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -652,7 +654,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amount !== undefined) {
+      if (data.amount !== undefined && func0.call(data, 'amount')) {
         if (
           !validate22(data.amount, {
             instancePath: instancePath + '/amount',
@@ -665,7 +667,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.paidAt !== undefined) {
+      if (data.paidAt !== undefined && func0.call(data, 'paidAt')) {
         let data2 = data.paidAt;
         if (typeof data2 === 'string') {
           if (!formats2.validate(data2)) {

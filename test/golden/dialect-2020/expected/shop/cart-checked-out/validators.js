@@ -77,6 +77,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
     },
     required: ['checkedOutAt'],
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   function validate53(
     data,
@@ -98,7 +99,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.checkedOutAt === undefined) {
+      if (data.checkedOutAt === undefined || !func0.call(data, 'checkedOutAt')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -113,7 +114,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.checkedOutAt !== undefined) {
+      if (data.checkedOutAt !== undefined && func0.call(data, 'checkedOutAt')) {
         let data0 = data.checkedOutAt;
         if (typeof data0 === 'string') {
           if (!formats0.validate(data0)) {
@@ -147,7 +148,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.checkedOutBy !== undefined) {
+      if (data.checkedOutBy !== undefined && func0.call(data, 'checkedOutBy')) {
         if (typeof data.checkedOutBy !== 'string') {
           const err3 = {
             instancePath: instancePath + '/checkedOutBy',
@@ -218,7 +219,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.sku === undefined) {
+      if (data.sku === undefined || !func0.call(data, 'sku')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -233,7 +234,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.qty === undefined) {
+      if (data.qty === undefined || !func0.call(data, 'qty')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -248,7 +249,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'sku' || key0 === 'qty')) {
           const err2 = {
             instancePath,
@@ -265,7 +266,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.sku !== undefined) {
+      if (data.sku !== undefined && func0.call(data, 'sku')) {
         let data0 = data.sku;
         if (typeof data0 === 'string') {
           if (!pattern3.test(data0)) {
@@ -299,7 +300,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.qty !== undefined) {
+      if (data.qty !== undefined && func0.call(data, 'qty')) {
         let data1 = data.qty;
         if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
           const err5 = {
@@ -397,7 +398,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
     let passing0 = null;
     const _errs1 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.kind === undefined) {
+      if (data.kind === undefined || !func0.call(data, 'kind')) {
         const err0 = {
           instancePath,
           schemaPath: '#/oneOf/0/required',
@@ -412,7 +413,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.percent === undefined) {
+      if (data.percent === undefined || !func0.call(data, 'percent')) {
         const err1 = {
           instancePath,
           schemaPath: '#/oneOf/0/required',
@@ -427,7 +428,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(key0 === 'kind' || key0 === 'percent')) {
           const err2 = {
             instancePath,
@@ -444,7 +445,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.kind !== undefined) {
+      if (data.kind !== undefined && func0.call(data, 'kind')) {
         if ('percent' !== data.kind) {
           const err3 = {
             instancePath: instancePath + '/kind',
@@ -461,7 +462,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.percent !== undefined) {
+      if (data.percent !== undefined && func0.call(data, 'percent')) {
         let data1 = data.percent;
         if (typeof data1 == 'number') {
           if (data1 > 100 || isNaN(data1)) {
@@ -533,7 +534,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
     }
     const _errs7 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.kind === undefined) {
+      if (data.kind === undefined || !func0.call(data, 'kind')) {
         const err8 = {
           instancePath,
           schemaPath: '#/oneOf/1/required',
@@ -548,7 +549,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err9 = {
           instancePath,
           schemaPath: '#/oneOf/1/required',
@@ -563,7 +564,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key1 in data) {
+      for (const key1 of Object.keys(data)) {
         if (!(key1 === 'kind' || key1 === 'amountMinor')) {
           const err10 = {
             instancePath,
@@ -580,7 +581,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.kind !== undefined) {
+      if (data.kind !== undefined && func0.call(data, 'kind')) {
         if ('fixed' !== data.kind) {
           const err11 = {
             instancePath: instancePath + '/kind',
@@ -597,7 +598,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data3 = data.amountMinor;
         if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3))) {
           const err12 = {
@@ -686,7 +687,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (props0 !== true) {
-        for (const key2 in data) {
+        for (const key2 of Object.keys(data)) {
           if (!props0 || !props0[key2]) {
             const err16 = {
               instancePath,
@@ -736,7 +737,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
       errors = vErrors.length;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.cartId === undefined) {
+      if (data.cartId === undefined || !func0.call(data, 'cartId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -751,7 +752,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.items === undefined) {
+      if (data.items === undefined || !func0.call(data, 'items')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -766,7 +767,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.cartId !== undefined) {
+      if (data.cartId !== undefined && func0.call(data, 'cartId')) {
         let data0 = data.cartId;
         if (typeof data0 === 'string') {
           if (!formats2.test(data0)) {
@@ -800,7 +801,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.items !== undefined) {
+      if (data.items !== undefined && func0.call(data, 'items')) {
         let data1 = data.items;
         if (Array.isArray(data1)) {
           if (data1.length < 1) {
@@ -849,7 +850,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.discount !== undefined) {
+      if (data.discount !== undefined && func0.call(data, 'discount')) {
         if (
           !validate57(data.discount, {
             instancePath: instancePath + '/discount',
@@ -863,7 +864,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.coordinates !== undefined) {
+      if (data.coordinates !== undefined && func0.call(data, 'coordinates')) {
         let data4 = data.coordinates;
         if (Array.isArray(data4)) {
           const len1 = data4.length;
@@ -933,7 +934,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.note !== undefined) {
+      if (data.note !== undefined && func0.call(data, 'note')) {
         let data7 = data.note;
         if (typeof data7 !== 'string' && data7 !== null) {
           const err10 = {
@@ -951,10 +952,10 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.labels !== undefined) {
+      if (data.labels !== undefined && func0.call(data, 'labels')) {
         let data8 = data.labels;
         if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
-          for (const key0 in data8) {
+          for (const key0 of Object.keys(data8)) {
             if (typeof data8[key0] !== 'string') {
               const err11 = {
                 instancePath:
@@ -988,7 +989,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      for (const key1 in data) {
+      for (const key1 of Object.keys(data)) {
         if (
           key1 !== 'cartId' &&
           key1 !== 'items' &&
@@ -1101,6 +1102,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
     },
     required: ['checkedOutAt'],
   };
+  const func0 = Object.prototype.hasOwnProperty;
   const formats0 = require('ajv-formats/dist/formats').fullFormats['date-time'];
   function validate53(
     data,
@@ -1122,7 +1124,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.checkedOutAt === undefined) {
+      if (data.checkedOutAt === undefined || !func0.call(data, 'checkedOutAt')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1137,7 +1139,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.checkedOutAt !== undefined) {
+      if (data.checkedOutAt !== undefined && func0.call(data, 'checkedOutAt')) {
         let data0 = data.checkedOutAt;
         if (typeof data0 === 'string') {
           if (!formats0.validate(data0)) {
@@ -1171,7 +1173,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.checkedOutBy !== undefined) {
+      if (data.checkedOutBy !== undefined && func0.call(data, 'checkedOutBy')) {
         if (typeof data.checkedOutBy !== 'string') {
           const err3 = {
             instancePath: instancePath + '/checkedOutBy',
@@ -1241,7 +1243,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       evaluated0.items = undefined;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.sku === undefined) {
+      if (data.sku === undefined || !func0.call(data, 'sku')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1256,7 +1258,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.qty === undefined) {
+      if (data.qty === undefined || !func0.call(data, 'qty')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1271,7 +1273,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.sku !== undefined) {
+      if (data.sku !== undefined && func0.call(data, 'sku')) {
         let data0 = data.sku;
         if (typeof data0 === 'string') {
           if (!pattern3.test(data0)) {
@@ -1305,7 +1307,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.qty !== undefined) {
+      if (data.qty !== undefined && func0.call(data, 'qty')) {
         let data1 = data.qty;
         if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
           const err4 = {
@@ -1404,7 +1406,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
     let passing0 = null;
     const _errs1 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.kind === undefined) {
+      if (data.kind === undefined || !func0.call(data, 'kind')) {
         const err0 = {
           instancePath,
           schemaPath: '#/oneOf/0/required',
@@ -1419,7 +1421,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.percent === undefined) {
+      if (data.percent === undefined || !func0.call(data, 'percent')) {
         const err1 = {
           instancePath,
           schemaPath: '#/oneOf/0/required',
@@ -1434,7 +1436,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.kind !== undefined) {
+      if (data.kind !== undefined && func0.call(data, 'kind')) {
         if ('percent' !== data.kind) {
           const err2 = {
             instancePath: instancePath + '/kind',
@@ -1451,7 +1453,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.percent !== undefined) {
+      if (data.percent !== undefined && func0.call(data, 'percent')) {
         let data1 = data.percent;
         if (typeof data1 == 'number') {
           if (data1 > 100 || isNaN(data1)) {
@@ -1525,7 +1527,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
     }
     const _errs6 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.kind === undefined) {
+      if (data.kind === undefined || !func0.call(data, 'kind')) {
         const err7 = {
           instancePath,
           schemaPath: '#/oneOf/1/required',
@@ -1540,7 +1542,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.amountMinor === undefined) {
+      if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err8 = {
           instancePath,
           schemaPath: '#/oneOf/1/required',
@@ -1555,7 +1557,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.kind !== undefined) {
+      if (data.kind !== undefined && func0.call(data, 'kind')) {
         if ('fixed' !== data.kind) {
           const err9 = {
             instancePath: instancePath + '/kind',
@@ -1572,7 +1574,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.amountMinor !== undefined) {
+      if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data3 = data.amountMinor;
         if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3))) {
           const err10 = {
@@ -1693,7 +1695,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       errors = vErrors.length;
     }
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.cartId === undefined) {
+      if (data.cartId === undefined || !func0.call(data, 'cartId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1708,7 +1710,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.items === undefined) {
+      if (data.items === undefined || !func0.call(data, 'items')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1723,7 +1725,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.cartId !== undefined) {
+      if (data.cartId !== undefined && func0.call(data, 'cartId')) {
         let data0 = data.cartId;
         if (typeof data0 === 'string') {
           if (!formats2.test(data0)) {
@@ -1757,7 +1759,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.items !== undefined) {
+      if (data.items !== undefined && func0.call(data, 'items')) {
         let data1 = data.items;
         if (Array.isArray(data1)) {
           if (data1.length < 1) {
@@ -1806,7 +1808,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.discount !== undefined) {
+      if (data.discount !== undefined && func0.call(data, 'discount')) {
         if (
           !validate57(data.discount, {
             instancePath: instancePath + '/discount',
@@ -1820,7 +1822,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors = vErrors.length;
         }
       }
-      if (data.coordinates !== undefined) {
+      if (data.coordinates !== undefined && func0.call(data, 'coordinates')) {
         let data4 = data.coordinates;
         if (Array.isArray(data4)) {
           const len1 = data4.length;
@@ -1890,7 +1892,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.note !== undefined) {
+      if (data.note !== undefined && func0.call(data, 'note')) {
         let data7 = data.note;
         if (typeof data7 !== 'string' && data7 !== null) {
           const err10 = {
@@ -1908,10 +1910,10 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.labels !== undefined) {
+      if (data.labels !== undefined && func0.call(data, 'labels')) {
         let data8 = data.labels;
         if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
-          for (const key0 in data8) {
+          for (const key0 of Object.keys(data8)) {
             if (typeof data8[key0] !== 'string') {
               const err11 = {
                 instancePath:

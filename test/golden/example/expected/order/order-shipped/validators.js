@@ -52,9 +52,10 @@ const validateOrderShippedV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func55 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   const schema7 = {
     title: 'Address',
     type: 'object',
@@ -76,7 +77,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.line1 === undefined) {
+      if (data.line1 === undefined || !func0.call(data, 'line1')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -91,7 +92,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.city === undefined) {
+      if (data.city === undefined || !func0.call(data, 'city')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -106,7 +107,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.postalCode === undefined) {
+      if (data.postalCode === undefined || !func0.call(data, 'postalCode')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -121,7 +122,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.country === undefined) {
+      if (data.country === undefined || !func0.call(data, 'country')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -136,7 +137,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'line1' ||
           key0 === 'line2' ||
@@ -159,10 +160,10 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line1 !== undefined) {
+      if (data.line1 !== undefined && func0.call(data, 'line1')) {
         let data0 = data.line1;
         if (typeof data0 === 'string') {
-          if (func2(data0) > 200) {
+          if (func55(data0) > 200) {
             const err5 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/maxLength',
@@ -177,7 +178,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data0) < 1) {
+          if (func55(data0) < 1) {
             const err6 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/minLength',
@@ -208,10 +209,10 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line2 !== undefined) {
+      if (data.line2 !== undefined && func0.call(data, 'line2')) {
         let data1 = data.line2;
         if (typeof data1 === 'string') {
-          if (func2(data1) > 200) {
+          if (func55(data1) > 200) {
             const err8 = {
               instancePath: instancePath + '/line2',
               schemaPath: '#/properties/line2/maxLength',
@@ -242,10 +243,10 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.city !== undefined) {
+      if (data.city !== undefined && func0.call(data, 'city')) {
         let data2 = data.city;
         if (typeof data2 === 'string') {
-          if (func2(data2) < 1) {
+          if (func55(data2) < 1) {
             const err10 = {
               instancePath: instancePath + '/city',
               schemaPath: '#/properties/city/minLength',
@@ -276,10 +277,10 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.postalCode !== undefined) {
+      if (data.postalCode !== undefined && func0.call(data, 'postalCode')) {
         let data3 = data.postalCode;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 16) {
+          if (func55(data3) > 16) {
             const err12 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/maxLength',
@@ -294,7 +295,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 1) {
+          if (func55(data3) < 1) {
             const err13 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/minLength',
@@ -325,7 +326,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.country !== undefined) {
+      if (data.country !== undefined && func0.call(data, 'country')) {
         let data4 = data.country;
         if (typeof data4 === 'string') {
           if (!pattern0.test(data4)) {
@@ -384,7 +385,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -399,7 +400,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.shippedAt === undefined) {
+      if (data.shippedAt === undefined || !func0.call(data, 'shippedAt')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -414,7 +415,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.carrier === undefined) {
+      if (data.carrier === undefined || !func0.call(data, 'carrier')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -429,7 +430,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.trackingNumber === undefined) {
+      if (data.trackingNumber === undefined || !func0.call(data, 'trackingNumber')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -444,7 +445,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.parcels === undefined) {
+      if (data.parcels === undefined || !func0.call(data, 'parcels')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -459,7 +460,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.deliveryAddress === undefined) {
+      if (data.deliveryAddress === undefined || !func0.call(data, 'deliveryAddress')) {
         const err5 = {
           instancePath,
           schemaPath: '#/required',
@@ -474,7 +475,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'orderId' ||
           key0 === 'shippedAt' ||
@@ -498,7 +499,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -532,7 +533,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.shippedAt !== undefined) {
+      if (data.shippedAt !== undefined && func0.call(data, 'shippedAt')) {
         let data1 = data.shippedAt;
         if (typeof data1 === 'string') {
           if (!formats2.validate(data1)) {
@@ -566,7 +567,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.carrier !== undefined) {
+      if (data.carrier !== undefined && func0.call(data, 'carrier')) {
         let data2 = data.carrier;
         if (typeof data2 !== 'string') {
           const err11 = {
@@ -599,10 +600,10 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.trackingNumber !== undefined) {
+      if (data.trackingNumber !== undefined && func0.call(data, 'trackingNumber')) {
         let data3 = data.trackingNumber;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 64) {
+          if (func55(data3) > 64) {
             const err13 = {
               instancePath: instancePath + '/trackingNumber',
               schemaPath: '#/properties/trackingNumber/maxLength',
@@ -617,7 +618,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 4) {
+          if (func55(data3) < 4) {
             const err14 = {
               instancePath: instancePath + '/trackingNumber',
               schemaPath: '#/properties/trackingNumber/minLength',
@@ -648,7 +649,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.parcels !== undefined) {
+      if (data.parcels !== undefined && func0.call(data, 'parcels')) {
         let data4 = data.parcels;
         if (Array.isArray(data4)) {
           if (data4.length < 1) {
@@ -670,7 +671,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           for (let i0 = 0; i0 < len0; i0++) {
             let data5 = data4[i0];
             if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-              if (data5.parcelId === undefined) {
+              if (data5.parcelId === undefined || !func0.call(data5, 'parcelId')) {
                 const err17 = {
                   instancePath: instancePath + '/parcels/' + i0,
                   schemaPath: '#/properties/parcels/items/required',
@@ -685,7 +686,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.weightGrams === undefined) {
+              if (data5.weightGrams === undefined || !func0.call(data5, 'weightGrams')) {
                 const err18 = {
                   instancePath: instancePath + '/parcels/' + i0,
                   schemaPath: '#/properties/parcels/items/required',
@@ -700,7 +701,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.skus === undefined) {
+              if (data5.skus === undefined || !func0.call(data5, 'skus')) {
                 const err19 = {
                   instancePath: instancePath + '/parcels/' + i0,
                   schemaPath: '#/properties/parcels/items/required',
@@ -715,7 +716,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              for (const key1 in data5) {
+              for (const key1 of Object.keys(data5)) {
                 if (!(key1 === 'parcelId' || key1 === 'weightGrams' || key1 === 'skus')) {
                   const err20 = {
                     instancePath: instancePath + '/parcels/' + i0,
@@ -732,7 +733,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.parcelId !== undefined) {
+              if (data5.parcelId !== undefined && func0.call(data5, 'parcelId')) {
                 if (typeof data5.parcelId !== 'string') {
                   const err21 = {
                     instancePath: instancePath + '/parcels/' + i0 + '/parcelId',
@@ -749,7 +750,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.weightGrams !== undefined) {
+              if (data5.weightGrams !== undefined && func0.call(data5, 'weightGrams')) {
                 let data7 = data5.weightGrams;
                 if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
                   const err22 = {
@@ -784,7 +785,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
                   }
                 }
               }
-              if (data5.skus !== undefined) {
+              if (data5.skus !== undefined && func0.call(data5, 'skus')) {
                 let data8 = data5.skus;
                 if (Array.isArray(data8)) {
                   const len1 = data8.length;
@@ -887,7 +888,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.deliveryAddress !== undefined) {
+      if (data.deliveryAddress !== undefined && func0.call(data, 'deliveryAddress')) {
         if (
           !validate22(data.deliveryAddress, {
             instancePath: instancePath + '/deliveryAddress',
@@ -963,9 +964,10 @@ const readOrderShippedV1PayloadCompiled = (() => {
       },
     },
   };
+  const func0 = Object.prototype.hasOwnProperty;
+  const func55 = require('ajv/dist/runtime/ucs2length').default;
   const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
   const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
   const schema7 = {
     title: 'Address',
     type: 'object',
@@ -986,7 +988,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.line1 === undefined) {
+      if (data.line1 === undefined || !func0.call(data, 'line1')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1001,7 +1003,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.city === undefined) {
+      if (data.city === undefined || !func0.call(data, 'city')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1016,7 +1018,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.postalCode === undefined) {
+      if (data.postalCode === undefined || !func0.call(data, 'postalCode')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -1031,7 +1033,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.country === undefined) {
+      if (data.country === undefined || !func0.call(data, 'country')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -1046,10 +1048,10 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.line1 !== undefined) {
+      if (data.line1 !== undefined && func0.call(data, 'line1')) {
         let data0 = data.line1;
         if (typeof data0 === 'string') {
-          if (func2(data0) > 200) {
+          if (func55(data0) > 200) {
             const err4 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/maxLength',
@@ -1064,7 +1066,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data0) < 1) {
+          if (func55(data0) < 1) {
             const err5 = {
               instancePath: instancePath + '/line1',
               schemaPath: '#/properties/line1/minLength',
@@ -1095,10 +1097,10 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.line2 !== undefined) {
+      if (data.line2 !== undefined && func0.call(data, 'line2')) {
         let data1 = data.line2;
         if (typeof data1 === 'string') {
-          if (func2(data1) > 200) {
+          if (func55(data1) > 200) {
             const err7 = {
               instancePath: instancePath + '/line2',
               schemaPath: '#/properties/line2/maxLength',
@@ -1129,10 +1131,10 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.city !== undefined) {
+      if (data.city !== undefined && func0.call(data, 'city')) {
         let data2 = data.city;
         if (typeof data2 === 'string') {
-          if (func2(data2) < 1) {
+          if (func55(data2) < 1) {
             const err9 = {
               instancePath: instancePath + '/city',
               schemaPath: '#/properties/city/minLength',
@@ -1163,10 +1165,10 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.postalCode !== undefined) {
+      if (data.postalCode !== undefined && func0.call(data, 'postalCode')) {
         let data3 = data.postalCode;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 16) {
+          if (func55(data3) > 16) {
             const err11 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/maxLength',
@@ -1181,7 +1183,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 1) {
+          if (func55(data3) < 1) {
             const err12 = {
               instancePath: instancePath + '/postalCode',
               schemaPath: '#/properties/postalCode/minLength',
@@ -1212,7 +1214,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.country !== undefined) {
+      if (data.country !== undefined && func0.call(data, 'country')) {
         let data4 = data.country;
         if (typeof data4 === 'string') {
           if (!pattern0.test(data4)) {
@@ -1271,7 +1273,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.orderId === undefined) {
+      if (data.orderId === undefined || !func0.call(data, 'orderId')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -1286,7 +1288,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.shippedAt === undefined) {
+      if (data.shippedAt === undefined || !func0.call(data, 'shippedAt')) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -1301,7 +1303,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.carrier === undefined) {
+      if (data.carrier === undefined || !func0.call(data, 'carrier')) {
         const err2 = {
           instancePath,
           schemaPath: '#/required',
@@ -1316,7 +1318,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.trackingNumber === undefined) {
+      if (data.trackingNumber === undefined || !func0.call(data, 'trackingNumber')) {
         const err3 = {
           instancePath,
           schemaPath: '#/required',
@@ -1331,7 +1333,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.parcels === undefined) {
+      if (data.parcels === undefined || !func0.call(data, 'parcels')) {
         const err4 = {
           instancePath,
           schemaPath: '#/required',
@@ -1346,7 +1348,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.deliveryAddress === undefined) {
+      if (data.deliveryAddress === undefined || !func0.call(data, 'deliveryAddress')) {
         const err5 = {
           instancePath,
           schemaPath: '#/required',
@@ -1361,7 +1363,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.orderId !== undefined) {
+      if (data.orderId !== undefined && func0.call(data, 'orderId')) {
         let data0 = data.orderId;
         if (typeof data0 === 'string') {
           if (!formats0.test(data0)) {
@@ -1395,7 +1397,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.shippedAt !== undefined) {
+      if (data.shippedAt !== undefined && func0.call(data, 'shippedAt')) {
         let data1 = data.shippedAt;
         if (typeof data1 === 'string') {
           if (!formats2.validate(data1)) {
@@ -1429,7 +1431,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.carrier !== undefined) {
+      if (data.carrier !== undefined && func0.call(data, 'carrier')) {
         let data2 = data.carrier;
         if (typeof data2 !== 'string') {
           const err10 = {
@@ -1462,10 +1464,10 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.trackingNumber !== undefined) {
+      if (data.trackingNumber !== undefined && func0.call(data, 'trackingNumber')) {
         let data3 = data.trackingNumber;
         if (typeof data3 === 'string') {
-          if (func2(data3) > 64) {
+          if (func55(data3) > 64) {
             const err12 = {
               instancePath: instancePath + '/trackingNumber',
               schemaPath: '#/properties/trackingNumber/maxLength',
@@ -1480,7 +1482,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (func2(data3) < 4) {
+          if (func55(data3) < 4) {
             const err13 = {
               instancePath: instancePath + '/trackingNumber',
               schemaPath: '#/properties/trackingNumber/minLength',
@@ -1511,7 +1513,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.parcels !== undefined) {
+      if (data.parcels !== undefined && func0.call(data, 'parcels')) {
         let data4 = data.parcels;
         if (Array.isArray(data4)) {
           if (data4.length < 1) {
@@ -1533,7 +1535,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
           for (let i0 = 0; i0 < len0; i0++) {
             let data5 = data4[i0];
             if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-              if (data5.parcelId === undefined) {
+              if (data5.parcelId === undefined || !func0.call(data5, 'parcelId')) {
                 const err16 = {
                   instancePath: instancePath + '/parcels/' + i0,
                   schemaPath: '#/properties/parcels/items/required',
@@ -1548,7 +1550,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.weightGrams === undefined) {
+              if (data5.weightGrams === undefined || !func0.call(data5, 'weightGrams')) {
                 const err17 = {
                   instancePath: instancePath + '/parcels/' + i0,
                   schemaPath: '#/properties/parcels/items/required',
@@ -1563,7 +1565,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.skus === undefined) {
+              if (data5.skus === undefined || !func0.call(data5, 'skus')) {
                 const err18 = {
                   instancePath: instancePath + '/parcels/' + i0,
                   schemaPath: '#/properties/parcels/items/required',
@@ -1578,7 +1580,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
                 }
                 errors++;
               }
-              if (data5.parcelId !== undefined) {
+              if (data5.parcelId !== undefined && func0.call(data5, 'parcelId')) {
                 if (typeof data5.parcelId !== 'string') {
                   const err19 = {
                     instancePath: instancePath + '/parcels/' + i0 + '/parcelId',
@@ -1595,7 +1597,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
                   errors++;
                 }
               }
-              if (data5.weightGrams !== undefined) {
+              if (data5.weightGrams !== undefined && func0.call(data5, 'weightGrams')) {
                 let data7 = data5.weightGrams;
                 if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
                   const err20 = {
@@ -1630,7 +1632,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
                   }
                 }
               }
-              if (data5.skus !== undefined) {
+              if (data5.skus !== undefined && func0.call(data5, 'skus')) {
                 let data8 = data5.skus;
                 if (Array.isArray(data8)) {
                   const len1 = data8.length;
@@ -1733,7 +1735,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.deliveryAddress !== undefined) {
+      if (data.deliveryAddress !== undefined && func0.call(data, 'deliveryAddress')) {
         if (
           !validate22(data.deliveryAddress, {
             instancePath: instancePath + '/deliveryAddress',

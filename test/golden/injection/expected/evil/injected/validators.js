@@ -53,7 +53,8 @@ const validateInjectedV1PayloadCompiled = (() => {
     required: ['id', '*/ process.exit(1) /*'],
     additionalProperties: false,
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func0 = Object.prototype.hasOwnProperty;
+  const func48 = require('ajv/dist/runtime/ucs2length').default;
   const pattern0 = new RegExp('^[^\'"`]*$', 'u');
   function validate21(
     data,
@@ -62,7 +63,7 @@ const validateInjectedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.id === undefined) {
+      if (data.id === undefined || !func0.call(data, 'id')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -77,7 +78,10 @@ const validateInjectedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data['*/ process.exit(1) /*'] === undefined) {
+      if (
+        data['*/ process.exit(1) /*'] === undefined ||
+        !func0.call(data, '*/ process.exit(1) /*')
+      ) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -92,7 +96,7 @@ const validateInjectedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      for (const key0 in data) {
+      for (const key0 of Object.keys(data)) {
         if (!(
           key0 === 'id' ||
           key0 === '*/ process.exit(1) /*' ||
@@ -117,10 +121,10 @@ const validateInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.id !== undefined) {
+      if (data.id !== undefined && func0.call(data, 'id')) {
         let data0 = data.id;
         if (typeof data0 === 'string') {
-          if (func2(data0) < 1) {
+          if (func48(data0) < 1) {
             const err3 = {
               instancePath: instancePath + '/id',
               schemaPath: '#/properties/id/minLength',
@@ -151,7 +155,10 @@ const validateInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data['*/ process.exit(1) /*'] !== undefined) {
+      if (
+        data['*/ process.exit(1) /*'] !== undefined &&
+        func0.call(data, '*/ process.exit(1) /*')
+      ) {
         let data1 = data['*/ process.exit(1) /*'];
         if (typeof data1 !== 'string') {
           const err5 = {
@@ -192,7 +199,7 @@ const validateInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data['"\'`${x}`'] !== undefined) {
+      if (data['"\'`${x}`'] !== undefined && func0.call(data, '"\'`${x}`')) {
         let data2 = data['"\'`${x}`'];
         if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2))) {
           const err7 = {
@@ -210,7 +217,7 @@ const validateInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.constructor !== undefined) {
+      if (data.constructor !== undefined && func0.call(data, 'constructor')) {
         if (typeof data.constructor !== 'string') {
           const err8 = {
             instancePath: instancePath + '/constructor',
@@ -227,7 +234,7 @@ const validateInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data['with space'] !== undefined) {
+      if (data['with space'] !== undefined && func0.call(data, 'with space')) {
         if (typeof data['with space'] !== 'boolean') {
           const err9 = {
             instancePath: instancePath + '/with space',
@@ -244,10 +251,10 @@ const validateInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.nested !== undefined) {
+      if (data.nested !== undefined && func0.call(data, 'nested')) {
         let data5 = data.nested;
         if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-          if (data5.x === undefined) {
+          if (data5.x === undefined || !func0.call(data5, 'x')) {
             const err10 = {
               instancePath: instancePath + '/nested',
               schemaPath: '#/properties/nested/required',
@@ -262,7 +269,7 @@ const validateInjectedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          for (const key1 in data5) {
+          for (const key1 of Object.keys(data5)) {
             if (!(key1 === 'x' || key1 === 'tsTyped')) {
               const err11 = {
                 instancePath: instancePath + '/nested',
@@ -279,7 +286,7 @@ const validateInjectedV1PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data5.x !== undefined) {
+          if (data5.x !== undefined && func0.call(data5, 'x')) {
             let data6 = data5.x;
             if (typeof data6 === 'string') {
               if (!pattern0.test(data6)) {
@@ -313,7 +320,7 @@ const validateInjectedV1PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data5.tsTyped !== undefined) {
+          if (data5.tsTyped !== undefined && func0.call(data5, 'tsTyped')) {
             if (typeof data5.tsTyped !== 'string') {
               const err14 = {
                 instancePath: instancePath + '/nested/tsTyped',
@@ -346,7 +353,7 @@ const validateInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.constValue !== undefined) {
+      if (data.constValue !== undefined && func0.call(data, 'constValue')) {
         if ('*/ process.exit(1) /*' !== data.constValue) {
           const err16 = {
             instancePath: instancePath + '/constValue',
@@ -428,7 +435,8 @@ const readInjectedV1PayloadCompiled = (() => {
     },
     required: ['id', '*/ process.exit(1) /*'],
   };
-  const func2 = require('ajv/dist/runtime/ucs2length').default;
+  const func0 = Object.prototype.hasOwnProperty;
+  const func48 = require('ajv/dist/runtime/ucs2length').default;
   const pattern0 = new RegExp('^[^\'"`]*$', 'u');
   function validate21(
     data,
@@ -437,7 +445,7 @@ const readInjectedV1PayloadCompiled = (() => {
     let vErrors = null;
     let errors = 0;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data.id === undefined) {
+      if (data.id === undefined || !func0.call(data, 'id')) {
         const err0 = {
           instancePath,
           schemaPath: '#/required',
@@ -452,7 +460,10 @@ const readInjectedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data['*/ process.exit(1) /*'] === undefined) {
+      if (
+        data['*/ process.exit(1) /*'] === undefined ||
+        !func0.call(data, '*/ process.exit(1) /*')
+      ) {
         const err1 = {
           instancePath,
           schemaPath: '#/required',
@@ -467,10 +478,10 @@ const readInjectedV1PayloadCompiled = (() => {
         }
         errors++;
       }
-      if (data.id !== undefined) {
+      if (data.id !== undefined && func0.call(data, 'id')) {
         let data0 = data.id;
         if (typeof data0 === 'string') {
-          if (func2(data0) < 1) {
+          if (func48(data0) < 1) {
             const err2 = {
               instancePath: instancePath + '/id',
               schemaPath: '#/properties/id/minLength',
@@ -501,7 +512,10 @@ const readInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data['*/ process.exit(1) /*'] !== undefined) {
+      if (
+        data['*/ process.exit(1) /*'] !== undefined &&
+        func0.call(data, '*/ process.exit(1) /*')
+      ) {
         let data1 = data['*/ process.exit(1) /*'];
         if (typeof data1 !== 'string') {
           const err4 = {
@@ -542,7 +556,7 @@ const readInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data['"\'`${x}`'] !== undefined) {
+      if (data['"\'`${x}`'] !== undefined && func0.call(data, '"\'`${x}`')) {
         let data2 = data['"\'`${x}`'];
         if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2))) {
           const err6 = {
@@ -560,7 +574,7 @@ const readInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.constructor !== undefined) {
+      if (data.constructor !== undefined && func0.call(data, 'constructor')) {
         if (typeof data.constructor !== 'string') {
           const err7 = {
             instancePath: instancePath + '/constructor',
@@ -577,7 +591,7 @@ const readInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data['with space'] !== undefined) {
+      if (data['with space'] !== undefined && func0.call(data, 'with space')) {
         if (typeof data['with space'] !== 'boolean') {
           const err8 = {
             instancePath: instancePath + '/with space',
@@ -594,10 +608,10 @@ const readInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.nested !== undefined) {
+      if (data.nested !== undefined && func0.call(data, 'nested')) {
         let data5 = data.nested;
         if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-          if (data5.x === undefined) {
+          if (data5.x === undefined || !func0.call(data5, 'x')) {
             const err9 = {
               instancePath: instancePath + '/nested',
               schemaPath: '#/properties/nested/required',
@@ -612,7 +626,7 @@ const readInjectedV1PayloadCompiled = (() => {
             }
             errors++;
           }
-          if (data5.x !== undefined) {
+          if (data5.x !== undefined && func0.call(data5, 'x')) {
             let data6 = data5.x;
             if (typeof data6 === 'string') {
               if (!pattern0.test(data6)) {
@@ -646,7 +660,7 @@ const readInjectedV1PayloadCompiled = (() => {
               errors++;
             }
           }
-          if (data5.tsTyped !== undefined) {
+          if (data5.tsTyped !== undefined && func0.call(data5, 'tsTyped')) {
             if (typeof data5.tsTyped !== 'string') {
               const err12 = {
                 instancePath: instancePath + '/nested/tsTyped',
@@ -679,7 +693,7 @@ const readInjectedV1PayloadCompiled = (() => {
           errors++;
         }
       }
-      if (data.constValue !== undefined) {
+      if (data.constValue !== undefined && func0.call(data, 'constValue')) {
         if ('*/ process.exit(1) /*' !== data.constValue) {
           const err14 = {
             instancePath: instancePath + '/constValue',
