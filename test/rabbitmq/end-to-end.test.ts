@@ -17,6 +17,7 @@ import {
   newMessageId,
   postgresDatabase,
   publishEnvelope,
+  listDeadLetters,
   rabbitRelayPublisher,
   replayDeadLetters,
   type ConsumerRunner,
@@ -263,8 +264,29 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     await waitFor('two dead letters', () => (ofType('dead-lettered').length === 2 ? true : undefined));
     expect((await pg.pool.query(`SELECT 1 FROM "${pg.schema}".inbox_message`)).rowCount).toBe(0);
 
-    broken = false;
     const routes = topology.consumers['inventory-service']!;
+    // Listing shows each letter with its diagnostics and removes nothing.
+    const letters = await listDeadLetters({ connection: broker.connection, routes });
+    expect(letters.map((l) => l.messageId).sort()).toEqual([fixed.messageId, other.messageId].sort());
+    for (const letter of letters) {
+      expect(letter.eventType).toBe('order.OrderCancelled');
+      expect(JSON.parse(letter.content.toString()).messageId).toBe(letter.messageId);
+      expect(letter.diagnostics).toMatchObject({
+        consumer: 'inventory-service',
+        errorType: 'NonRetryableError',
+        attempts: 1,
+        traceId: 'trace-e2e',
+        originalExchange: `${broker.prefix}order`,
+        originalRoutingKey: 'order.cancelled',
+      });
+      expect(letter.diagnostics.errorMessage).toContain('reservation rules reject it');
+      expect(typeof letter.diagnostics.firstFailureAt).toBe('string');
+      expect(typeof letter.diagnostics.lastFailureAt).toBe('string');
+      expect(typeof letter.diagnostics.deadLetteredAt).toBe('string');
+    }
+    expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(2);
+
+    broken = false;
     const first = await replayDeadLetters({ connection: broker.connection, routes, filter: (letter) => letter.messageId === fixed.messageId });
     expect(first).toEqual({ replayed: [fixed.messageId], kept: 1 });
     // A fresh attempt count: the replayed copy is attempt 1 again, not dead-lettered at once.

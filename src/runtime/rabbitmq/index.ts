@@ -18,10 +18,14 @@ export {
 } from './consumer-runner.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
 export {
+  deadLetterDiagnostics,
+  listDeadLetters,
   replayDeadLetters,
   replayHeaders,
   type DeadLetter,
+  type DeadLetterDiagnostics,
+  type ListDeadLettersOptions,
   type ReplayDeadLettersOptions,
   type ReplayDeadLettersResult,
-} from './replay-dead-letters.js';
+} from './dead-letters.js';
 export type { BackoffOptions as RabbitBackoffOptions } from './backoff.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EVGEN_HEADERS, replayHeaders } from 'evgen/runtime';
+import { EVGEN_HEADERS, deadLetterDiagnostics, replayHeaders } from 'evgen/runtime';
 
 describe('replayHeaders', () => {
   const letter = {
@@ -37,5 +37,20 @@ describe('replayHeaders', () => {
 
   it('counts replays of a letter that was replayed before', () => {
     expect(replayHeaders({ ...letter, [EVGEN_HEADERS.replays]: 2 })[EVGEN_HEADERS.replays]).toBe(3);
+  });
+
+  it('deadLetterDiagnostics reads every diagnostic header, text or Buffer, and omits what is absent', () => {
+    expect(deadLetterDiagnostics({ ...letter, [EVGEN_HEADERS.consumer]: Buffer.from('inventory-service'), [EVGEN_HEADERS.traceId]: 'trace-1' })).toEqual({
+      consumer: 'inventory-service',
+      errorType: 'RetryableError',
+      errorMessage: 'boom',
+      attempts: 4,
+      firstFailureAt: '2026-01-01T00:00:00.000Z',
+      deadLetteredAt: '2026-01-01T00:01:00.000Z',
+      traceId: 'trace-1',
+      originalExchange: 'order',
+      originalRoutingKey: 'order.created',
+    });
+    expect(deadLetterDiagnostics({ 'x-death': [] })).toEqual({});
   });
 });
