@@ -105,6 +105,12 @@ describe('ConfirmedPublisher', () => {
       publishEnvelope(publisher, twice, routes['order.OrderCreated'], { prefix: broker.prefix }),
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    // The other way round: the return names its exchange and routing key, so it fails the right publish.
+    const reversed = await Promise.allSettled([
+      publishEnvelope(publisher, twice, routes['order.OrderCreated'], { prefix: broker.prefix }),
+      publishEnvelope(publisher, twice, routes['order.OrderArchived'], { prefix: broker.prefix }),
+    ]);
+    expect(reversed.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
   });
 
   it('rejects a publish the broker nacks (queue full with reject-publish) with PublishNackedError', async () => {

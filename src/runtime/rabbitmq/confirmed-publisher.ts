@@ -160,10 +160,14 @@ export class ConfirmedPublisher {
   private onReturn(message: Message): void {
     const messageId = message.properties.messageId as unknown;
     if (typeof messageId !== 'string') return;
-    // The return precedes the ack of the same publish, so the earliest not-yet-returned entry is it.
-    const entry = this.pending.get(messageId)?.find((candidate) => candidate.returned === undefined);
+    // The return precedes the ack of the same publish, so the earliest not-yet-returned entry with
+    // the same id, exchange and routing key is it (the same id may be in flight to other routes,
+    // and a persistent message's ack can come after a later message's return).
+    const fields = message.fields as unknown as { replyCode: number; replyText: string; exchange: string; routingKey: string };
+    const entry = this.pending
+      .get(messageId)
+      ?.find((candidate) => candidate.returned === undefined && candidate.exchange === fields.exchange && candidate.routingKey === fields.routingKey);
     if (entry !== undefined) {
-      const fields = message.fields as unknown as { replyCode: number; replyText: string };
       entry.returned = { replyCode: fields.replyCode, replyText: fields.replyText };
     }
   }
