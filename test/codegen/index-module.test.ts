@@ -1,3 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { CatalogError } from '../../src/catalog/catalog-error.js';
 import type { Catalog, EventDefinition } from '../../src/catalog/model.js';
@@ -21,6 +26,8 @@ function event(domain: string, name: string): EventDefinition {
   };
 }
 
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
 const catalog = (events: EventDefinition[]): Catalog => ({ root: '/nowhere', events, consumers: [] });
 
 describe('index target', () => {
@@ -38,5 +45,24 @@ describe('index target', () => {
     expect(index).toContain("export * from './a/created/envelope.js';");
     expect(index).toContain("export * from './b/deleted/validators.js';");
     expect(files[0]!.content).toContain("'b.Deleted': {\n    1: DeletedV1Envelope;\n  };");
+  });
+
+  it('an empty catalog still yields valid modules: no events, AnyEnvelope is never, parseEnvelope rejects everything', async () => {
+    const files = await indexModuleTarget.generate({ catalog: catalog([]), runtimeImport: 'evgen/runtime' });
+    const scratch = join(REPO, 'tmp', `index-empty-${randomBytes(4).toString('hex')}`);
+    try {
+      mkdirSync(scratch, { recursive: true });
+      for (const file of files) writeFileSync(join(scratch, file.path), file.content);
+      const config = ts.readConfigFile(join(REPO, 'tsconfig.json'), ts.sys.readFile);
+      const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
+      const program = ts.createProgram([join(scratch, 'index.ts')], { ...parsed.options, noEmit: true });
+      expect(ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+      expect(files[0]!.content).toContain('export type AnyEnvelope = never;');
+      const mod = (await import(join(scratch, 'catalog.ts'))) as { descriptors: unknown[]; parseEnvelope: (input: unknown) => { ok: boolean } };
+      expect(mod.descriptors).toEqual([]);
+      expect(mod.parseEnvelope({ eventType: 'a.Created', schemaVersion: 1 }).ok).toBe(false);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

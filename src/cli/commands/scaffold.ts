@@ -7,6 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { loadCatalog } from '../../catalog/load-catalog.js';
+import { displayPath } from '../../catalog/read-json-file.js';
 import { planScaffold } from '../../scaffold/index.js';
 import { loadConfig } from '../config.js';
 import { addFolderOptions, reportingProblems } from '../command-support.js';
@@ -51,7 +52,9 @@ export function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()
       process.stdout.write(`${change.action === 'create' ? 'created' : 'extended'} ${relative(cwd, file)}: ${change.added.join(', ')}\n`);
     }
     for (const note of plan.notes) process.stdout.write(`note: ${note}\n`);
-    if (plan.changes.length === 0) process.stdout.write('evgen scaffold: every stub already exists; nothing written\n');
+    if (catalog.consumers.length === 0) {
+      process.stdout.write(`evgen scaffold: no consumers are declared (add one as ${displayPath(join(config.events, '_consumers'))}/<service-name>.json); nothing written\n`);
+    } else if (plan.changes.length === 0) process.stdout.write('evgen scaffold: every stub already exists; nothing written\n');
     return EXIT_OK;
   });
 }

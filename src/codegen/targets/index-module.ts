@@ -55,7 +55,8 @@ export const indexModuleTarget: Target = {
     if (problems.length > 0) throw new CatalogError(problems);
 
     const sources = catalog.events.flatMap(eventSources);
-    const context = { runtimeImport, events };
+    // An empty catalog still gets valid modules (AnyEnvelope = never), so a new project builds.
+    const context = { runtimeImport, events, hasEvents: events.length > 0 };
     return [
       { path: 'catalog.ts', content: await formatTypeScript(`${generatedHeader(sources)}\n${renderTemplate('catalog', context)}`) },
       { path: 'index.ts', content: await formatTypeScript(`${generatedHeader(sources)}\n${renderTemplate('index', context)}`) },
