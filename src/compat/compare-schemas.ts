@@ -75,7 +75,11 @@ function plainAgainstCombined(ctx: DiffContext, original: Shape, update: Shape):
   return true;
 }
 
-/** A combination became one plain schema. */
+/**
+ * A combination became one plain schema. A singleton is its member; an allOf is read by the plain
+ * schema when one conjunct alone is (the others only narrowed what was written: PRODUCT_TYPE_NARROWED).
+ * Anything else is a kind change, as in Confluent: a union is not narrowed member by member here.
+ */
 function combinedAgainstPlain(ctx: DiffContext, original: Shape, update: Shape): boolean {
   if (update.kind === 'empty') return false;
   const parts = original.subschemas ?? [];
@@ -88,10 +92,17 @@ function combinedAgainstPlain(ctx: DiffContext, original: Shape, update: Shape):
     }
     return false;
   }
-  // Compare as a combination of the same criterion with one member: an allOf that lost
-  // conjuncts narrows (compatible if the rest still matches), a union that lost alternatives narrows.
-  compareCombined(ctx, original, asSingleton(update, original.criterion ?? 'allOf'), compareSchemas);
-  return true;
+  if (original.criterion !== 'allOf') return false;
+  for (const part of parts) {
+    const trial = ctx.sub();
+    compareSchemas(trial, part, update.at);
+    if (trial.isCompatible()) {
+      ctx.addAll(trial.differences);
+      ctx.add('PRODUCT_TYPE_NARROWED');
+      return true;
+    }
+  }
+  return false;
 }
 
 function asSingleton(shape: Shape, criterion: CombinedCriterion): Shape {

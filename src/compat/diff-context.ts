@@ -3,6 +3,12 @@
  * types count as compatible (comparers ask "is this sub-comparison compatible?" to match
  * subschemas and to decide whether a partially open content model covers a property), and a
  * shared guard against endless recursion through `$ref` cycles plus a memo of finished pairs.
+ *
+ * A pair met again while it is still being compared (a recursive cycle) is assumed to read
+ * cleanly. That assumption can be wrong, and a pair compared under it may already have been
+ * memoized and matched in a union. So `DiffContext.run` repeats the comparison until no assumption
+ * is contradicted: a pair assumed clean that turned out incompatible is replayed with its real
+ * differences in the next round (a greatest fixed point; the set only grows, so it ends).
  */
 import { pointerSegment } from '../catalog/catalog-error.js';
 import type { DifferenceType } from './rules/difference-types.js';
@@ -12,13 +18,27 @@ export interface Difference {
   readonly type: DifferenceType;
   /** JSON pointer fragment of where it happened, e.g. `#/properties/foo` (`#/` is the root). */
   readonly path: string;
+  /**
+   * A recursive pair's differences repeated where the cycle closes. They decide trial
+   * comparisons correctly; reports may leave them out, as the pair reports them where it starts.
+   */
+  readonly viaCycle?: true;
+}
+
+/** Node identities, stable across rounds so pair keys can be carried from one round to the next. */
+interface Identities {
+  readonly ids: WeakMap<object, number>;
+  nextId: number;
 }
 
 interface Shared {
   readonly inProgress: Set<string>;
   readonly memo: Map<string, readonly Difference[]>;
-  readonly ids: WeakMap<object, number>;
-  nextId: number;
+  /** Pairs met in a cycle and assumed clean in this round. */
+  readonly assumedClean: Set<string>;
+  /** Pairs an earlier round found incompatible: their differences, relative to the pair. */
+  readonly knownIncompatible: ReadonlyMap<string, readonly Difference[]>;
+  readonly identities: Identities;
 }
 
 export class DiffContext {
@@ -30,8 +50,24 @@ export class DiffContext {
     private readonly shared: Shared,
   ) {}
 
-  static create(compatibleTypes: ReadonlySet<DifferenceType>): DiffContext {
-    return new DiffContext(compatibleTypes, [], { inProgress: new Set(), memo: new Map(), ids: new WeakMap(), nextId: 1 });
+  /** Runs a whole comparison (rounds until no cycle assumption is contradicted); returns the root context. */
+  static run(compatibleTypes: ReadonlySet<DifferenceType>, compare: (ctx: DiffContext) => void): DiffContext {
+    const identities: Identities = { ids: new WeakMap(), nextId: 1 };
+    const knownIncompatible = new Map<string, readonly Difference[]>();
+    for (;;) {
+      const shared: Shared = { inProgress: new Set(), memo: new Map(), assumedClean: new Set(), knownIncompatible, identities };
+      const ctx = new DiffContext(compatibleTypes, [], shared);
+      compare(ctx);
+      let contradicted = false;
+      for (const key of shared.assumedClean) {
+        const found = shared.memo.get(key);
+        if (found !== undefined && !knownIncompatible.has(key) && !found.every((difference) => compatibleTypes.has(difference.type))) {
+          knownIncompatible.set(key, found);
+          contradicted = true;
+        }
+      }
+      if (!contradicted) return ctx;
+    }
   }
 
   /** A fresh context at the same path, for a trial comparison whose result is used only if it fits. */
@@ -67,8 +103,9 @@ export class DiffContext {
   }
 
   /**
-   * Compares a pair once: a pair met again while still being compared is a recursive cycle and
-   * counts as equal; a finished pair is replayed from the memo, rebased onto the current path.
+   * Compares a pair once per round: a pair met again while still being compared is a recursive
+   * cycle and counts as clean (unless an earlier round proved otherwise); a finished pair is
+   * replayed from the memo, rebased onto the current path.
    */
   memoized(original: SchemaNode, update: SchemaNode, compare: (ctx: DiffContext) => void): void {
     const key = `${this.idOf(original)}|${this.idOf(update)}`;
@@ -77,7 +114,12 @@ export class DiffContext {
       this.addRebased(cached);
       return;
     }
-    if (this.shared.inProgress.has(key)) return;
+    if (this.shared.inProgress.has(key)) {
+      const known = this.shared.knownIncompatible.get(key);
+      if (known !== undefined) this.addRebased(known, true);
+      else this.shared.assumedClean.add(key);
+      return;
+    }
     this.shared.inProgress.add(key);
     try {
       const root = new DiffContext(this.compatibleTypes, [], this.shared);
@@ -89,25 +131,23 @@ export class DiffContext {
     }
   }
 
-  private addRebased(relative: readonly Difference[]): void {
-    if (this.segments.length === 0) {
-      this.found.push(...relative);
-      return;
-    }
+  private addRebased(relative: readonly Difference[], viaCycle = false): void {
     const prefix = pathOf(this.segments);
     for (const difference of relative) {
       const rest = difference.path.slice(2);
-      this.found.push({ type: difference.type, path: rest === '' ? prefix : `${prefix}/${rest}` });
+      const path = this.segments.length === 0 ? difference.path : rest === '' ? prefix : `${prefix}/${rest}`;
+      this.found.push(viaCycle || difference.viaCycle === true ? { type: difference.type, path, viaCycle: true } : { type: difference.type, path });
     }
   }
 
   private idOf(node: SchemaNode): string {
     const value = node.value;
     if (typeof value !== 'object' || value === null) return `${String(value)}:${node.facet ?? ''}`;
-    let id = this.shared.ids.get(value);
+    const identities = this.shared.identities;
+    let id = identities.ids.get(value);
     if (id === undefined) {
-      id = this.shared.nextId++;
-      this.shared.ids.set(value, id);
+      id = identities.nextId++;
+      identities.ids.set(value, id);
     }
     return `${id}:${node.facet ?? ''}`;
   }

@@ -26,13 +26,23 @@ export interface SchemaDiffResult {
 }
 
 function sorted(changes: readonly Difference[]): SchemaChange[] {
-  return [...changes].sort((a, b) => compareText(a.path, b.path) || compareText(a.type, b.type));
+  return changes
+    .map(({ type, path }) => ({ type, path }))
+    .sort((a, b) => compareText(a.path, b.path) || compareText(a.type, b.type));
+}
+
+/** Leaves out repeats of a recursive pair's differences where its cycle closes, unless the verdict needs them. */
+function reported(all: readonly Difference[], compatibleTypes: ReadonlySet<DifferenceType>): readonly Difference[] {
+  const direct = all.filter((difference) => difference.viaCycle !== true);
+  const compatible = (list: readonly Difference[]) => list.every((difference) => compatibleTypes.has(difference.type));
+  return compatible(direct) === compatible(all) ? direct : all;
 }
 
 function run(original: unknown, update: unknown, compatibleTypes: ReadonlySet<DifferenceType>): SchemaDiffResult {
-  const ctx = DiffContext.create(compatibleTypes);
-  compareSchemas(ctx, new SchemaDocument(original).rootNode, new SchemaDocument(update).rootNode);
-  const changes = sorted(ctx.differences);
+  const from = new SchemaDocument(original).rootNode;
+  const to = new SchemaDocument(update).rootNode;
+  const ctx = DiffContext.run(compatibleTypes, (root) => compareSchemas(root, from, to));
+  const changes = sorted(reported(ctx.differences, compatibleTypes));
   const incompatibleChanges = changes.filter((change) => !compatibleTypes.has(change.type));
   return { compatible: incompatibleChanges.length === 0, changes, incompatibleChanges };
 }
