@@ -65,6 +65,33 @@ describe('recursive unions', () => {
   });
 });
 
+describe('recursion through oneOf next to $ref (2020-12)', () => {
+  /**
+   * `kinds` product types, each a `$ref` to a base plus properties that refer back to the union
+   * through another union: the shape that made Confluent's checker hang for hours.
+   */
+  const products = (kinds: number, backRefs: number, firstTagType = 'string'): JsonSchema => {
+    const defs: Record<string, unknown> = {
+      SimpleId: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      Base: { type: 'object', properties: { name: { type: 'string' } } },
+      ProductOrId: { oneOf: [{ $ref: '#/$defs/SimpleId' }, { $ref: '#/$defs/Product' }] },
+      Product: { oneOf: Array.from({ length: kinds }, (_, i) => ({ $ref: `#/$defs/Type${i}` })) },
+    };
+    for (let i = 0; i < kinds; i++) {
+      const properties: Record<string, unknown> = {};
+      for (let p = 0; p < backRefs; p++) properties[`ref${p}`] = { $ref: '#/$defs/ProductOrId' };
+      properties['tag'] = { type: i === 0 ? firstTagType : 'string', const: `type${i}` };
+      defs[`Type${i}`] = { $ref: '#/$defs/Base', type: 'object', properties, required: ['ref0', 'tag'] };
+    }
+    return { $schema: DRAFT_2020, $defs: defs, $ref: '#/$defs/Product' };
+  };
+
+  it('finishes on 12 kinds × 5 back references, equal and changed', () => {
+    expect(diffSchemas(products(12, 5), products(12, 5))).toMatchObject({ compatible: true, changes: [] });
+    expect(diffSchemas(products(12, 5), products(12, 5, 'number')).compatible).toBe(false);
+  });
+});
+
 describe('a combination that became one plain schema', () => {
   it('allOf: one conjunct reading what the update reads is PRODUCT_TYPE_NARROWED, its changes at the same path', () => {
     expect(changes({ allOf: [{ type: 'string', maxLength: 3 }, { minLength: 1 }] }, { type: 'string', maxLength: 5 })).toEqual([
