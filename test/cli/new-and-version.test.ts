@@ -1,120 +1,109 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import { runCli } from '../../src/cli/main.js';
-import { eventJson, oneEvent, tempCatalog, writeFiles, type TempCatalog } from '../catalog/temp-catalog.js';
-import { captureOutput, type CapturedOutput } from './capture-output.js';
+import { eventJson, writeFiles } from '../catalog/temp-catalog.js';
+import { useCliFixture } from './cli-fixture.js';
 
-let catalog: TempCatalog;
-let output: CapturedOutput;
-
-beforeEach(async () => {
-  catalog = await tempCatalog(oneEvent());
-  output = captureOutput();
-});
-
-afterEach(async () => {
-  output.restore();
-  await catalog.cleanup();
-});
+const cli = useCliFixture();
 
 describe('evgen new', () => {
   it('scaffolds event.json and v1.schema.json that load as a valid event', async () => {
-    expect(await runCli(['new', 'payment/PaymentCaptured', '--events', catalog.events])).toBe(0);
-    const loaded = await loadCatalog(catalog.events);
+    expect(await runCli(['new', 'payment/PaymentCaptured', '--events', cli.catalog.events])).toBe(0);
+    const loaded = await loadCatalog(cli.catalog.events);
     const event = loaded.events.find((candidate) => candidate.name === 'PaymentCaptured')!;
     expect(event).toMatchObject({ eventType: 'payment.PaymentCaptured', aggregate: 'Payment', aggregateId: 'paymentId' });
     expect(event.versions.map((version) => version.version)).toEqual([1]);
-    expect(output.stdout()).toContain('payment/PaymentCaptured/event.json');
+    expect(cli.output.stdout()).toContain('payment/PaymentCaptured/event.json');
   });
 
   it('refuses to overwrite an existing event and changes nothing', async () => {
-    const path = join(catalog.events, 'shop/OrderPlaced/event.json');
+    const path = join(cli.catalog.events, 'shop/OrderPlaced/event.json');
     const before = await readFile(path, 'utf8');
-    expect(await runCli(['new', 'shop/OrderPlaced', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toContain('already exists; not overwritten');
+    expect(await runCli(['new', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toContain('already exists; not overwritten');
     expect(await readFile(path, 'utf8')).toBe(before);
   });
 
   it('refuses names that are not safe identifiers', async () => {
-    expect(await runCli(['new', 'shop/order-placed', '--events', catalog.events])).toBe(2);
-    expect(await runCli(['new', 'shop/Promise', '--events', catalog.events])).toBe(2);
-    expect(await runCli(['new', 'OrderPlaced', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toContain('is not PascalCase');
-    expect(output.stderr()).toContain('"Promise" is a JavaScript/TypeScript global');
-    expect(output.stderr()).toContain('expected <domain>/<EventName>');
+    expect(await runCli(['new', 'shop/order-placed', '--events', cli.catalog.events])).toBe(2);
+    expect(await runCli(['new', 'shop/Promise', '--events', cli.catalog.events])).toBe(2);
+    expect(await runCli(['new', 'OrderPlaced', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toContain('is not PascalCase');
+    expect(cli.output.stderr()).toContain('"Promise" is a JavaScript/TypeScript global');
+    expect(cli.output.stderr()).toContain('expected <domain>/<EventName>');
   });
 
   it('says what to do when the event already exists', async () => {
-    expect(await runCli(['new', 'shop/OrderPlaced', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toMatch(/shop\/OrderPlaced\/event\.json: .*already exists[^\n]*\n  hint: .*evgen version shop\/OrderPlaced/);
+    expect(await runCli(['new', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toMatch(/shop\/OrderPlaced\/event\.json: .*already exists[^\n]*\n  hint: .*evgen version shop\/OrderPlaced/);
   });
 
   it('refuses an event whose generated names would clash with an existing one, writing nothing', async () => {
     // Same event name in another domain: both would generate OrderPlacedPayload, and the build would refuse.
-    expect(await runCli(['new', 'billing/OrderPlaced', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toContain('shop/OrderPlaced/event.json');
-    expect(output.stderr()).toContain('OrderPlacedPayload');
-    expect(output.stderr()).toContain('hint: ');
-    await expect(readFile(join(catalog.events, 'billing/OrderPlaced/event.json'), 'utf8')).rejects.toThrow();
+    expect(await runCli(['new', 'billing/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toContain('shop/OrderPlaced/event.json');
+    expect(cli.output.stderr()).toContain('OrderPlacedPayload');
+    expect(cli.output.stderr()).toContain('hint: ');
+    await expect(readFile(join(cli.catalog.events, 'billing/OrderPlaced/event.json'), 'utf8')).rejects.toThrow();
     // An event named like another's version type (OrderPlacedV1Payload) clashes too.
-    expect(await runCli(['new', 'shop/OrderPlacedV1', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toContain('OrderPlacedV1Payload');
+    expect(await runCli(['new', 'shop/OrderPlacedV1', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toContain('OrderPlacedV1Payload');
   });
 
   it('scaffolds an event that builds and type-checks next to the existing ones', async () => {
-    expect(await runCli(['new', 'billing/InvoiceSent', '--events', catalog.events])).toBe(0);
-    const out = join(catalog.dir, 'generated');
-    expect(await runCli(['build', '--events', catalog.events, '--out', out])).toBe(0);
+    expect(await runCli(['new', 'billing/InvoiceSent', '--events', cli.catalog.events])).toBe(0);
+    const out = join(cli.catalog.dir, 'generated');
+    expect(await runCli(['build', '--events', cli.catalog.events, '--out', out])).toBe(0);
     expect(await readFile(join(out, 'billing/invoice-sent/envelope.ts'), 'utf8')).toContain('export function invoiceSentV1(');
   });
 });
 
 describe('evgen version', () => {
   it('copies the latest schema to the next version', async () => {
-    const dir = join(catalog.events, 'shop/OrderPlaced');
-    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(0);
+    const dir = join(cli.catalog.events, 'shop/OrderPlaced');
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(0);
     expect(await readFile(join(dir, 'v2.schema.json'), 'utf8')).toBe(await readFile(join(dir, 'v1.schema.json'), 'utf8'));
     await writeFile(join(dir, 'v2.schema.json'), '{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}');
-    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(0);
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(0);
     expect(await readFile(join(dir, 'v3.schema.json'), 'utf8')).toBe(await readFile(join(dir, 'v2.schema.json'), 'utf8'));
-    const loaded = await loadCatalog(catalog.events);
+    const loaded = await loadCatalog(cli.catalog.events);
     expect(loaded.events[0]!.versions.map((version) => version.version)).toEqual([1, 2, 3]);
   });
 
   it('refuses to run over a version gap and writes nothing', async () => {
-    const dir = join(catalog.events, 'shop/OrderPlaced');
+    const dir = join(cli.catalog.events, 'shop/OrderPlaced');
     await writeFile(join(dir, 'v3.schema.json'), await readFile(join(dir, 'v1.schema.json'), 'utf8'));
-    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toMatch(/shop\/OrderPlaced: .*missing v2\.schema\.json\n  hint: /);
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toMatch(/shop\/OrderPlaced: .*missing v2\.schema\.json\n  hint: /);
     await expect(readFile(join(dir, 'v4.schema.json'), 'utf8')).rejects.toThrow();
   });
 
   it('says what to do when the event has no schema yet', async () => {
-    await writeFiles(catalog.events, { 'shop/Empty/event.json': eventJson('shop', 'Empty') });
-    expect(await runCli(['version', 'shop/Empty', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toMatch(/shop\/Empty: .*no v1\.schema\.json\n  hint: /);
+    await writeFiles(cli.catalog.events, { 'shop/Empty/event.json': eventJson('shop', 'Empty') });
+    expect(await runCli(['version', 'shop/Empty', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toMatch(/shop\/Empty: .*no v1\.schema\.json\n  hint: /);
   });
 
   it('fails with exit 2 for an unknown event', async () => {
-    expect(await runCli(['version', 'shop/Nope', '--events', catalog.events])).toBe(2);
-    expect(output.stderr()).toContain('does not exist');
-    expect(output.stderr()).toContain('hint: create it with `evgen new shop/Nope`');
+    expect(await runCli(['version', 'shop/Nope', '--events', cli.catalog.events])).toBe(2);
+    expect(cli.output.stderr()).toContain('does not exist');
+    expect(cli.output.stderr()).toContain('hint: create it with `evgen new shop/Nope`');
   });
 });
 
 describe('runCli', () => {
   it('maps usage errors to exit 2 and does not leak exit codes between runs', async () => {
     expect(await runCli(['build', '--no-such-flag'])).toBe(2);
-    expect(await runCli(['version', 'shop/Nope', '--events', catalog.events])).toBe(2);
-    expect(await runCli(['version', 'shop/OrderPlaced', '--events', catalog.events])).toBe(0);
+    expect(await runCli(['version', 'shop/Nope', '--events', cli.catalog.events])).toBe(2);
+    expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(0);
   });
 
   it('prints the tool version for --version and -V with exit 0', async () => {
     const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(await runCli(['--version'])).toBe(0);
     expect(await runCli(['-V'])).toBe(0);
-    expect(output.stdout()).toBe(`${version}\n${version}\n`);
+    expect(cli.output.stdout()).toBe(`${version}\n${version}\n`);
   });
 });

@@ -1,32 +1,20 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import { oneEvent, tempCatalog, type TempCatalog } from '../catalog/temp-catalog.js';
-import { captureOutput, type CapturedOutput } from './capture-output.js';
+import { useCliFixture } from './cli-fixture.js';
 
-let catalog: TempCatalog;
-let output: CapturedOutput;
-
-beforeEach(async () => {
-  catalog = await tempCatalog(oneEvent());
-  output = captureOutput();
-});
-
-afterEach(async () => {
-  output.restore();
-  await catalog.cleanup();
-});
+const cli = useCliFixture();
 
 it('says there is nothing to scaffold when no consumer is declared, instead of "every stub already exists"', async () => {
-  const handlers = join(catalog.dir, 'handlers');
-  expect(await runCli(['scaffold', '--events', catalog.events, '--handlers', handlers, '--out', join(catalog.dir, 'generated')])).toBe(0);
-  expect(output.stdout()).toMatch(/no consumers are declared .*_consumers/);
-  expect(output.stdout()).not.toContain('every stub already exists');
+  const handlers = join(cli.catalog.dir, 'handlers');
+  expect(await runCli(['scaffold', '--events', cli.catalog.events, '--handlers', handlers, '--out', join(cli.catalog.dir, 'generated')])).toBe(0);
+  expect(cli.output.stdout()).toMatch(/no consumers are declared .*_consumers/);
+  expect(cli.output.stdout()).not.toContain('every stub already exists');
   expect(existsSync(handlers)).toBe(false);
 });
 
 it('reports a bad catalog like build does: problems on stderr, exit 2', async () => {
-  expect(await runCli(['scaffold', '--events', join(catalog.dir, 'missing')])).toBe(2);
-  expect(output.stderr()).toMatch(/missing: the events folder does not exist[^\n]*\n  hint: /);
+  expect(await runCli(['scaffold', '--events', join(cli.catalog.dir, 'missing')])).toBe(2);
+  expect(cli.output.stderr()).toMatch(/missing: the events folder does not exist[^\n]*\n  hint: /);
 });
