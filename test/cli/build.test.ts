@@ -3,6 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runBuild } from '../../src/cli/commands/build.js';
+import { runCli } from '../../src/cli/main.js';
 import type { Target } from '../../src/codegen/target.js';
 import { eventModuleDir } from '../../src/codegen/naming.js';
 import { oneEvent, payloadSchema, tempCatalog } from '../catalog/temp-catalog.js';
@@ -155,6 +156,15 @@ describe('evgen build', () => {
 
     expect(await runBuild({ config, out, targets })).toBe(0);
     expect(listFiles(out)).toEqual(['shop/order-placed/second.ts']);
+
+    // --only overrides the config's target list (comma-separated); an unknown name is a usage error.
+    expect(await runBuild({ config, out, targets, only: 'first, second' })).toBe(0);
+    expect(listFiles(out)).toEqual(['first.ts', 'shop/order-placed/second.ts']);
+    expect(await runCli(['build', '--config', config, '--out', out, '--only', 'nope'])).toBe(2);
+    expect(cli.output.stderr()).toContain('unknown target "nope"');
+    expect(await runBuild({ config, out, targets, only: ' , ' })).toBe(2);
+    expect(cli.output.stderr()).toContain('--only: names no target');
+    expect(listFiles(out)).toEqual(['first.ts', 'shop/order-placed/second.ts']);
   });
 
   it('refuses an invalid config file and unknown target names', async () => {

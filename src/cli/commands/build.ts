@@ -1,5 +1,5 @@
 /**
- * `evgen build [--events DIR] [--out DIR] [--check] [--config FILE]`: load the catalog, run the
+ * `evgen build [--events DIR] [--out DIR] [--only TARGETS] [--check] [--config FILE]`: load the catalog, run the
  * targets, and bring the output folder up to date (or, with --check, only say whether it is).
  * A bad catalog prints every problem to stderr, exits 2 and writes nothing.
  */
@@ -22,6 +22,8 @@ export interface BuildOptions {
   readonly out?: string;
   readonly config?: string;
   readonly check?: boolean;
+  /** `--only a,b`: the targets to run, overriding `targets` in the config file. */
+  readonly only?: string;
   /** Targets to choose from; the registry's by default (tests pass their own). */
   readonly targets?: readonly Target[];
 }
@@ -30,6 +32,7 @@ export function registerBuild(program: Command): void {
   addFolderOptions(program.command('build').description('generate TypeScript from the event catalog into the output folder'), {
     out: 'output folder',
   })
+    .option('--only <targets>', 'comma-separated targets to run (default: all, or "targets" in evgen.config.json)')
     .option('--check', 'write nothing; list stale, missing and orphaned files and exit 1 if any')
     .action(async (options: BuildOptions) => {
       process.exitCode = await runBuild(options);
@@ -45,8 +48,9 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const config = await loadConfig(options);
     assertSeparateFolders(config.events, config.out);
     const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const targetNames = options.only !== undefined ? parseTargetList(options.only) : config.targets;
     const files = await generate(catalog, options.targets ?? allTargets, {
-      ...(config.targets !== undefined ? { targetNames: config.targets } : {}),
+      ...(targetNames !== undefined ? { targetNames } : {}),
       runtimeImport: config.runtimeImport,
     });
     plan = await planOutput(config.out, files);
@@ -124,6 +128,15 @@ function assertSeparateFolders(events: string, out: string): void {
       hint: 'use a separate output folder, e.g. --out generated',
     });
   }
+}
+
+/** `--only a,b` → ['a', 'b']; an empty list would remove every generated file, so it is refused. */
+function parseTargetList(list: string): string[] {
+  const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0) {
+    throw refuse({ code: 'invalid-option', file: '--only', message: 'names no target', hint: 'e.g. --only types,validators,envelopes,index' });
+  }
+  return names;
 }
 
 function indent(text: string): string {
