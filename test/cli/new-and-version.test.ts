@@ -100,6 +100,17 @@ describe('runCli', () => {
     expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(0);
   });
 
+  it('exits 2 for an unknown option, a missing or extra argument, or an unknown command, in every command', async () => {
+    for (const command of ['build', 'check', 'diff', 'new', 'scaffold', 'version']) {
+      expect(await runCli([command, '--no-such-flag']), command).toBe(2);
+    }
+    for (const argv of [['new'], ['version'], ['diff', 'a.json'], ['new', 'shop/A', 'extra'], ['build', 'extra'], ['teleport'], []]) {
+      expect(await runCli(argv), argv.join(' ')).toBe(2);
+    }
+    expect(await runCli(['--help'])).toBe(0);
+    expect(await runCli(['help', 'build'])).toBe(0);
+  });
+
   it('prints the tool version for --version and -V with exit 0', async () => {
     const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(await runCli(['--version'])).toBe(0);
