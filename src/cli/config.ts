@@ -43,6 +43,19 @@ export interface ConfigFlags {
 
 const CONFIG_KEYS = ['$schema', 'events', 'out', 'handlers', 'targets', 'runtimeImport', 'naming'];
 
+const EXAMPLE_CONFIG =
+  '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen/runtime", "naming": {"eventType": "{domain}.{EventName}"}}';
+
+/** What each key is, said when its value is wrong. */
+const KEY_HINTS: Readonly<Record<string, string>> = {
+  events: '"events" is the events folder, a path relative to the config file, e.g. "events"',
+  out: '"out" is the output folder, a path relative to the config file, e.g. "generated"',
+  handlers: '"handlers" is the folder of your handler stubs, relative to the config file, e.g. "handlers"',
+  targets: '"targets" lists target names to run, e.g. ["types", "validators", "envelopes", "index"]',
+  runtimeImport: '"runtimeImport" is the module generated code imports the runtime from, e.g. "evgen/runtime"',
+  naming: '"naming" may hold "eventType", a template such as "{domain}.{EventName}"',
+};
+
 const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -84,7 +97,8 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     if (read.ok) {
       validateConfig ??= new Ajv({ allErrors: true }).compile(configSchema);
       if (!validateConfig(read.value)) {
-        throw new CatalogError((validateConfig.errors ?? []).map((error) => configProblem(error, displayPath(path))));
+        for (const error of validateConfig.errors ?? []) problems.add(configProblem(error, displayPath(path)));
+        problems.throwIfAny(); // sorted by pointer, like catalog problems
       }
       fromFile = read.value as typeof fromFile;
       const eventType = fromFile.naming?.eventType;
@@ -125,11 +139,12 @@ function configProblem(error: { instancePath: string; keyword: string; params: R
       hint: suggestion(key, CONFIG_KEYS, `remove it; allowed keys: ${CONFIG_KEYS.slice(1).join(', ')}`),
     };
   }
+  const key = error.instancePath.split('/')[1] ?? '';
   return {
     code: 'invalid-config',
     file,
     pointer: error.instancePath,
     message: error.message ?? `fails "${error.keyword}"`,
-    hint: '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen/runtime", "naming": {"eventType": "{domain}.{EventName}"}}',
+    hint: KEY_HINTS[key] ?? `e.g. ${EXAMPLE_CONFIG}`,
   };
 }

@@ -173,6 +173,11 @@ describe('evgen build', () => {
     expect(await runBuild({ config, targets: [] })).toBe(2);
     expect(cli.output.stderr()).toMatch(/evgen\.config\.json#\/event: unknown key "event"\n {2}hint: did you mean "events"\?/);
 
+    // Several problems come sorted by pointer, like catalog problems, each with a hint that fits it.
+    await writeFile(config, JSON.stringify({ outt: 'x', events: 3 }));
+    expect(await runBuild({ config, targets: [] })).toBe(2);
+    expect(cli.output.stderr()).toMatch(/#\/events: must be string\n {2}hint: "events" is the events folder[^\n]*\n[^\n]*#\/outt: unknown key "outt"/);
+
     await writeFile(config, JSON.stringify({ targets: ['nope'] }));
     expect(await runBuild({ config, targets: [fakeTarget('real', () => ({}))] })).toBe(2);
     expect(cli.output.stderr()).toContain('unknown target "nope"; known targets: real');
