@@ -64,6 +64,22 @@ export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: r
         });
       }
     }
+    // ajv compiles patterns with the u flag and names no place when one fails: find it here.
+    const patterns: [string, string][] = typeof node.pattern === 'string' ? [[`${pointer}/pattern`, node.pattern]] : [];
+    if (isObject(node.patternProperties)) {
+      for (const key of Object.keys(node.patternProperties)) patterns.push([`${pointer}/patternProperties/${pointerSegment(key)}`, key]);
+    }
+    for (const [at, source] of patterns) {
+      const error = regexError(source);
+      if (error === undefined) continue;
+      problems.push({
+        code: 'invalid-schema',
+        file,
+        pointer: at,
+        message: `${JSON.stringify(source)} is not a valid regular expression (${error})`,
+        hint: 'use an ECMAScript regular expression (unicode mode); escape literal characters such as * + ? ( ) [ ] with a backslash',
+      });
+    }
     if (typeof node.format === 'string' && !knownFormats.includes(node.format)) {
       problems.push({
         code: 'unknown-format',
@@ -75,4 +91,14 @@ export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: r
     }
   });
   return problems;
+}
+
+/** Why `source` does not compile as a unicode-mode regular expression (as ajv compiles it), or undefined. */
+function regexError(source: string): string | undefined {
+  try {
+    new RegExp(source, 'u');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/^Invalid regular expression: \/.*\/u?: /s, '');
+  }
 }

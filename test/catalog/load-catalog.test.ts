@@ -167,6 +167,10 @@ describe('loadCatalog rules', () => {
   it('reports schemas ajv cannot compile (invalid regular expression)', async () => {
     const found = await problems(oneEvent({}, payloadSchema({ code: { type: 'string', pattern: '([a-z' } })));
     expect(found.map((problem) => problem.code)).toEqual(['invalid-schema']);
+    // …and says where: the pattern's pointer and the regular expression's complaint.
+    expect(found[0]).toMatchObject({ pointer: '/properties/code/pattern', message: expect.stringContaining('([a-z') });
+    const keys = await problems(oneEvent({}, payloadSchema({ tags: { type: 'object', patternProperties: { '*x': { type: 'string' } } } })));
+    expect(keys).toEqual([expect.objectContaining({ code: 'invalid-schema', pointer: '/properties/tags/patternProperties/*x' })]);
   });
 
   it('does not mistake data for references ($ref inside enum/const/default)', async () => {
