@@ -4,26 +4,23 @@
  * `order/order-created/outbox.ts` in a Node child process and write an event in a PostgreSQL
  * transaction that the relay publishes unchanged.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import type { Catalog } from '../../src/catalog/model.js';
-import { generate } from '../../src/codegen/generate.js';
 import { allTargets } from '../../src/codegen/targets/index.js';
 import { OUTBOX_MIGRATION_PATH, outboxTarget, outboxWriterName } from '../../src/codegen/targets/outbox.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { RecordingPublisher, createOutboxRelay, outboxMigrationSql, type Envelope } from 'evgen/runtime';
+import { generateExample, type GeneratedExample } from '../support/generated-example.js';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
 import { typecheck } from '../inbox/support/typecheck.js';
 import { openOutbox, pgliteOnce, type OutboxFixture } from './support/dialects.js';
 
-const eventsDir = fileURLToPath(new URL('../../events/', import.meta.url));
-const scratch = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/`, import.meta.url));
-const outDir = join(scratch, 'out');
+let example: GeneratedExample;
+let outDir: string;
 const pglite = pgliteOnce();
 let catalog: Catalog;
 let fixture: OutboxFixture;
@@ -33,16 +30,13 @@ const child = fileURLToPath(new URL('./support/generated-writer-child.ts', impor
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 
 beforeAll(async () => {
-  catalog = await loadCatalog(eventsDir);
-  const files = await generate(catalog, allTargets, { targetNames: ['types', 'validators', 'envelopes', 'outbox'] });
-  for (const file of files) {
-    mkdirSync(join(outDir, file.path, '..'), { recursive: true });
-    writeFileSync(join(outDir, file.path), file.content);
-  }
+  example = await generateExample(import.meta.url, ['types', 'validators', 'envelopes', 'outbox']);
+  catalog = example.catalog;
+  outDir = example.dir;
   fixture = await openOutbox('postgres', pglite);
 });
 afterAll(async () => {
-  rmSync(scratch, { recursive: true, force: true });
+  example?.remove();
   await fixture?.close();
   await pglite.close();
 });

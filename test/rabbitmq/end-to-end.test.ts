@@ -34,7 +34,7 @@ import {
 } from 'evgen/runtime';
 import { createTestSchema, type TestSchema } from '../support/postgres.js';
 import { createTestBroker, drainQueue, waitFor, type TestBroker } from '../support/rabbitmq.js';
-import { generateExample, type GeneratedExample } from './support/generated-example.js';
+import { generateExample, type GeneratedExample } from '../support/generated-example.js';
 
 interface Generated {
   rabbitTopology: RabbitTopology;
@@ -50,7 +50,7 @@ let example: GeneratedExample;
 let generated: Generated;
 
 beforeAll(async () => {
-  example = await generateExample();
+  example = await generateExample(import.meta.url);
   generated = {
     ...(await example.load<Pick<Generated, 'rabbitTopology'>>('rabbitmq/topology.ts')),
     ...(await example.load<Pick<Generated, 'rabbitRoutes' | 'publishOrderCreated'>>('rabbitmq/publishers.ts')),

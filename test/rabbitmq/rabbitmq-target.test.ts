@@ -12,14 +12,14 @@ import { allTargets } from '../../src/codegen/targets/index.js';
 import { rabbitmqTarget } from '../../src/codegen/targets/rabbitmq.js';
 import { resolveTopology, type RabbitRoutes, type RabbitTopology } from 'evgen/runtime';
 import { typecheck } from '../inbox/support/typecheck.js';
-import { generateExample, type GeneratedExample } from './support/generated-example.js';
+import { generateExample, type GeneratedExample } from '../support/generated-example.js';
 
 let catalog: Catalog;
 let example: GeneratedExample;
 
 beforeAll(async () => {
   catalog = await loadCatalog(new URL('../../events/', import.meta.url).pathname);
-  example = await generateExample();
+  example = await generateExample(import.meta.url);
 });
 afterAll(() => example?.remove());
 
