@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { CatalogError } from '../../src/catalog/catalog-error.js';
 import type { Catalog, EventDefinition } from '../../src/catalog/model.js';
 import { indexModuleTarget } from '../../src/codegen/targets/index-module.js';
+import { typecheck } from '../support/typecheck.js';
 
 function event(domain: string, name: string): EventDefinition {
   const schema = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
@@ -53,10 +53,7 @@ describe('index target', () => {
     try {
       mkdirSync(scratch, { recursive: true });
       for (const file of files) writeFileSync(join(scratch, file.path), file.content);
-      const config = ts.readConfigFile(join(REPO, 'tsconfig.json'), ts.sys.readFile);
-      const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
-      const program = ts.createProgram([join(scratch, 'index.ts')], { ...parsed.options, noEmit: true });
-      expect(ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+      expect(typecheck([join(scratch, 'index.ts')])).toEqual([]);
       expect(files[0]!.content).toContain('export type AnyEnvelope = never;');
       const mod = (await import(join(scratch, 'catalog.ts'))) as { descriptors: unknown[]; parseEnvelope: (input: unknown) => { ok: boolean } };
       expect(mod.descriptors).toEqual([]);

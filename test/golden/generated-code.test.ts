@@ -14,6 +14,7 @@ import type { Violation } from 'evgen/runtime';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import { validatorsTarget } from '../../src/codegen/targets/validators.js';
 import { expectedDir, GOLDEN_DIR, goldenCases, listFiles } from './golden-support.js';
+import { typecheckProgram } from '../support/typecheck.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -28,8 +29,6 @@ function summary(violations: readonly Violation[]): string[] {
 
 describe('generated code type-checks', () => {
   it('every golden output and generated/ compile without errors under the repo tsconfig', () => {
-    const config = ts.readConfigFile(join(REPO, 'tsconfig.json'), ts.sys.readFile);
-    const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
     const roots = [
       ...goldenCases().flatMap((name) =>
         listFiles(expectedDir(name))
@@ -38,11 +37,7 @@ describe('generated code type-checks', () => {
       ),
       join(REPO, 'generated', 'index.ts'),
     ];
-    const program = ts.createProgram(roots, { ...parsed.options, noEmit: true });
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
-      const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';
-      return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
-    });
+    const { program, diagnostics } = typecheckProgram(roots);
     expect(diagnostics).toEqual([]);
     // The program really contained the golden files (not an empty root set).
     expect(program.getSourceFiles().filter((f) => f.fileName.includes('/expected/')).length).toBeGreaterThan(20);

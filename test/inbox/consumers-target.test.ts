@@ -14,7 +14,7 @@ import { migrateInbox, type InboxConsumer } from 'evgen/runtime';
 import { openPglite, type Backend } from './support/backends.js';
 import { parcelCatalog, writeParcelEnvelopeModules } from './support/parcel-catalog.js';
 import { sentV1, sentV2 } from './support/test-events.js';
-import { typecheck } from './support/typecheck.js';
+import { typecheck } from '../support/typecheck.js';
 
 const outDir = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/out/`, import.meta.url));
 let pglite: Backend;

@@ -14,7 +14,7 @@ import { allTargets } from '../../src/codegen/targets/index.js';
 import { planScaffold } from '../../src/scaffold/index.js';
 import { migrateInbox, type Database, type Envelope, type InboxConsumer } from 'evgen/runtime';
 import { openPglite, type Backend } from './support/backends.js';
-import { typecheck } from './support/typecheck.js';
+import { typecheck } from '../support/typecheck.js';
 
 const base = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/out/`, import.meta.url));
 let pglite: Backend;

@@ -14,7 +14,7 @@ import { consumersTarget } from '../../src/codegen/targets/consumers.js';
 import { planScaffold, type ScaffoldPlan } from '../../src/scaffold/index.js';
 import { runCli } from '../../src/cli/main.js';
 import { parcelCatalog, writeParcelEnvelopeModules } from './support/parcel-catalog.js';
-import { typecheck } from './support/typecheck.js';
+import { typecheck } from '../support/typecheck.js';
 
 const base = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/out/`, import.meta.url));
 const generatedDir = join(base, 'generated');

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { RecordingPublisher, createOutboxRelay, outboxMigrationSql, type Envelope } from 'evgen/runtime';
 import { generateExample, type GeneratedExample } from '../support/generated-example.js';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
-import { typecheck } from '../inbox/support/typecheck.js';
+import { typecheck } from '../support/typecheck.js';
 import { openOutbox, pgliteOnce, type OutboxFixture } from './support/dialects.js';
 
 let example: GeneratedExample;

@@ -11,7 +11,7 @@ import type { Catalog } from '../../src/catalog/model.js';
 import { allTargets } from '../../src/codegen/targets/index.js';
 import { rabbitmqTarget } from '../../src/codegen/targets/rabbitmq.js';
 import { resolveTopology, type RabbitRoutes, type RabbitTopology } from 'evgen/runtime';
-import { typecheck } from '../inbox/support/typecheck.js';
+import { typecheck } from '../support/typecheck.js';
 import { generateExample, type GeneratedExample } from '../support/generated-example.js';
 
 let catalog: Catalog;
