@@ -11,7 +11,7 @@ import {
   type OutboxRelayOptions,
   type RelayBatchResult,
 } from 'evgen/runtime';
-import { DIALECTS, manualClock, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import { DIALECTS, manualClock, manualTimers, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
@@ -175,7 +175,8 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const clock = manualClock();
     // Relay A claims both rows and hangs in publish() on the first: it "died" holding the lease.
     const dying = new RecordingPublisher(() => 'hang');
-    const relayA = relayFor(f, { publisher: dying, clock: clock.clock, leaseMs: 5_000 });
+    // Timers that never fire: A stays inside publish() as a dead process would (no publish timeout).
+    const relayA = relayFor(f, { publisher: dying, clock: clock.clock, leaseMs: 5_000, timers: manualTimers().timers });
     const abandoned = relayA.runOnce();
     void abandoned.catch(() => undefined);
     await dying.waitForCalls(1);
@@ -230,7 +231,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       await late.promise;
       throw new Error('timed out, long after the lease');
     };
-    const relayA = relayFor(f, { publisher: slow, clock: clock.clock, leaseMs: 1_000 });
+    const relayA = relayFor(f, { publisher: slow, clock: clock.clock, leaseMs: 1_000, timers: manualTimers().timers });
     const stale = relayA.runOnce();
     // A holds the lease and is inside its publish.
     await publishing.promise;
@@ -310,7 +311,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const publisher = new RecordingPublisher((message) =>
       message.envelope.aggregateId === 'dead' ? new NonRetryableError('poison') : message.envelope.aggregateId === 'ready' ? 'hang' : undefined,
     );
-    void relayFor(f, { publisher, leaseMs: 60_000 }).runOnce();
+    void relayFor(f, { publisher, leaseMs: 60_000, timers: manualTimers().timers }).runOnce();
     await publisher.waitForCalls(7);
     // Wait for the 5 good rows and the dead one to be recorded (the 'ready' one hangs, PROCESSING).
     for (let tries = 0; tries < 200; tries++) {

@@ -85,6 +85,17 @@ export function releaseSql(names: OutboxTableNames): string {
 WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
 }
 
+/**
+ * Gives back rows whose publish started but never settled before the relay stopped waiting
+ * (stop with a timeout): due again at once, the attempt stays counted (the message may have
+ * reached the broker) but is not a failure. Parameters: $1 ids array literal, $2 lease token, $3 now or NULL.
+ */
+export function abandonSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'READY', available_at = ${nowParam(3)}, locked_until = NULL, lease_token = NULL,
+  last_error = 'relay stopped before the publish settled'
+WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
 /** One claimed row as the claim query returns it. */
 export interface ClaimedRow {
   readonly id: string;

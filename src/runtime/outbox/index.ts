@@ -4,6 +4,7 @@ export * from './migration.js';
 export * from './write-outbox-event.js';
 export * from './backoff.js';
 export * from './relay.js';
+export * from './relay-errors.js';
 export * from './cleanup.js';
 export * from './outbox-stats.js';
 export * from './find-outbox-event.js';

@@ -5,6 +5,11 @@
  * cause a second publish (absorbed by the inbox) but never a lost event; a crashed relay's rows
  * become claimable again when their lease expires; rows of one aggregate are published in id
  * order and never while an earlier row of that aggregate is unsent.
+ *
+ * Bounded: a publish that has not settled within `publishTimeoutMs` (< `leaseMs`) is a failed,
+ * retryable attempt, and a publish is only started while enough lease remains for its timeout, so
+ * no publish of this relay is still awaited once its lease may have passed to another relay.
+ * `stop({ timeoutMs })` gives up on in-flight publishes after the timeout and releases the rows.
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
@@ -12,7 +17,8 @@ import { quoteIdentifier } from '../db/sql-identifier.js';
 import { classifyError, describeError } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import { backoffDelayMs, type BackoffOptions } from './backoff.js';
-import { claimSql, idArray, markFailedSql, markSentSql, releaseSql, toOutboundMessage, type ClaimedRow } from './claim-query.js';
+import { abandonSql, claimSql, idArray, markFailedSql, markSentSql, releaseSql, toOutboundMessage, type ClaimedRow } from './claim-query.js';
+import { OutboxPublishTimeoutError } from './relay-errors.js';
 import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 /** What happened to one failed publish. */
@@ -34,6 +40,17 @@ export interface OutboxRelayHooks {
   onError?(error: unknown): void;
 }
 
+/** Timer functions the relay uses for publish and stop timeouts; injectable so tests need not wait. */
+export interface RelayTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const REAL_TIMERS: RelayTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 export interface OutboxRelayOptions extends OutboxTableOptions {
   readonly db: Database;
   readonly publisher: Publisher;
@@ -44,6 +61,12 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
    * expired another relay may claim the row, and this relay stops publishing the rest of its batch.
    */
   readonly leaseMs?: number;
+  /**
+   * A publish not settled after this long counts as a failed, retryable attempt (default
+   * leaseMs / 2; must be less than leaseMs). A publish is started only if it would time out
+   * before the lease ends; otherwise the row is given back untried.
+   */
+  readonly publishTimeoutMs?: number;
   /** Attempts before a row goes DEAD (default 10). */
   readonly maxAttempts?: number;
   /** Retry delay: min(cap, base·2^(n-1)) + jitter (default 1 s, 5 min, 1 s). */
@@ -58,6 +81,8 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
   readonly clock?: () => Date;
   /** Uniform [0, 1) for jitter; default Math.random. For tests. */
   readonly random?: () => number;
+  /** Timers for publish and stop timeouts (not for the poll interval); default the real ones. For tests. */
+  readonly timers?: RelayTimers;
   readonly hooks?: OutboxRelayHooks;
 }
 
@@ -69,7 +94,10 @@ export interface RelayBatchResult {
   readonly failed: number;
   /** Failed and moved to DEAD. */
   readonly dead: number;
-  /** Claimed but given back untried (an earlier row of the aggregate failed, the relay stopped or the lease ran out). */
+  /**
+   * Claimed but given back: untried (an earlier row of the aggregate failed, the relay stopped or
+   * too little lease was left), or in flight when `stop({ timeoutMs })` gave up on it.
+   */
   readonly released: number;
 }
 
@@ -84,9 +112,19 @@ export interface OutboxRelay {
   runOnce(): Promise<RelayBatchResult>;
   /** Starts the loop: LISTEN for wake-ups, poll as fallback. Idempotent. */
   start(): Promise<void>;
-  /** Stops the loop: in-flight publishes finish and are recorded, untried rows are released. */
-  stop(): Promise<void>;
+  /**
+   * Stops the loop and any runOnce in progress: no new publish starts, untried rows are released,
+   * in-flight publishes are awaited (each is bounded by publishTimeoutMs) and recorded. With
+   * `timeoutMs`, publishes still in flight after it are abandoned: their rows go back to READY
+   * at once (lease cleared, the attempt kept but not a failure) and stop resolves.
+   */
+  stop(options?: RelayStopOptions): Promise<void>;
   metrics(): RelayMetrics;
+}
+
+export interface RelayStopOptions {
+  /** How long to wait for in-flight publishes before releasing their rows (default: wait for each to settle or time out). */
+  readonly timeoutMs?: number;
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, capMs: 300_000, jitterMs: 1_000 };
@@ -110,6 +148,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const names = outboxTableNames(options);
   const batchSize = Math.floor(positive('batchSize', options.batchSize ?? 100));
   const leaseMs = positive('leaseMs', options.leaseMs ?? 30_000);
+  const publishTimeoutMs = positive('publishTimeoutMs', options.publishTimeoutMs ?? leaseMs / 2);
+  if (publishTimeoutMs >= leaseMs) {
+    throw new RangeError(
+      `publishTimeoutMs (${publishTimeoutMs}) must be less than leaseMs (${leaseMs}): a publish must end before another relay may claim its row`,
+    );
+  }
+  const timers = options.timers ?? REAL_TIMERS;
   const maxAttempts = Math.floor(positive('maxAttempts', options.maxAttempts ?? 10));
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
@@ -117,10 +162,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
   const random = options.random ?? Math.random;
-  const sql = { claim: claimSql(names), sent: markSentSql(names), failed: markFailedSql(names), release: releaseSql(names) };
+  const sql = { claim: claimSql(names), sent: markSentSql(names), failed: markFailedSql(names), release: releaseSql(names), abandon: abandonSql(names) };
 
   const totals = { claimed: 0, published: 0, failed: 0, dead: 0, released: 0, batches: 0, errors: 0 };
   let stopping = false;
+  /** Called by stop() when its timeout passed: each gives up one awaited publish. */
+  const abandonWaiters = new Set<() => void>();
+  const active = new Set<Promise<unknown>>();
   let loop: Promise<void> | undefined;
   let unlisten: (() => Promise<void>) | undefined;
   let wakePending = false;
@@ -129,7 +177,47 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const now = () => options.clock?.() ?? null;
   const elapsedSince = (start: number) => (options.clock ? options.clock().getTime() : Date.now()) - start;
 
-  async function runOnce(): Promise<RelayBatchResult> {
+  type PublishOutcome = { readonly kind: 'published' } | { readonly kind: 'failed'; readonly error: unknown } | { readonly kind: 'abandoned' };
+
+  /** The publish, bounded by publishTimeoutMs and by stop()'s timeout; whatever comes later is ignored. */
+  function publishBounded(message: OutboundMessage): Promise<PublishOutcome> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (outcome: PublishOutcome) => {
+        if (settled) return;
+        settled = true;
+        timers.clearTimeout(timer);
+        abandonWaiters.delete(abandon);
+        resolve(outcome);
+      };
+      const abandon = () => finish({ kind: 'abandoned' });
+      const timer = timers.setTimeout(
+        () => finish({ kind: 'failed', error: new OutboxPublishTimeoutError(publishTimeoutMs) }),
+        publishTimeoutMs,
+      );
+      abandonWaiters.add(abandon);
+      let publishing: Promise<void>;
+      try {
+        publishing = publisher.publish(message);
+      } catch (error) {
+        publishing = Promise.reject(error);
+      }
+      publishing.then(
+        () => finish({ kind: 'published' }),
+        (error: unknown) => finish({ kind: 'failed', error }),
+      );
+    });
+  }
+
+  function runOnce(): Promise<RelayBatchResult> {
+    const run = runBatch();
+    active.add(run);
+    const untrack = () => active.delete(run);
+    run.then(untrack, untrack);
+    return run;
+  }
+
+  async function runBatch(): Promise<RelayBatchResult> {
     const token = randomUUID();
     const claimedAt = options.clock ? options.clock().getTime() : Date.now();
     const claimed = await db.query<ClaimedRow>(sql.claim, [batchSize, token, leaseMs, now()]);
@@ -145,6 +233,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       else chains.set(key, [row]);
     }
     const releasedIds: string[] = [];
+    const abandonedIds: string[] = [];
     // SENT is recorded as each aggregate's run ends (not only at the end of the batch), so one
     // slow publish does not hold back the others' SENT marks. Marks that arrive while an UPDATE
     // is in flight are written together by the next one.
@@ -171,15 +260,20 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     const runChain = async (chain: ClaimedRow[]) => {
       for (let index = 0; index < chain.length; index++) {
         const row = chain[index]!;
-        // Stop before a publish that might outlive the lease or the relay.
-        if (stopping || elapsedSince(claimedAt) >= leaseMs) {
+        // Stop before a publish that might outlive the lease (even if it times out) or the relay.
+        if (stopping || elapsedSince(claimedAt) + publishTimeoutMs > leaseMs) {
           releasedIds.push(...chain.slice(index).map((r) => r.id));
           return;
         }
         const message = toOutboundMessage(row);
-        try {
-          await publisher.publish(message);
-        } catch (error) {
+        const outcome = await publishBounded(message);
+        if (outcome.kind === 'abandoned') {
+          abandonedIds.push(row.id);
+          releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
+          return;
+        }
+        if (outcome.kind === 'failed') {
+          const { error } = outcome;
           const attempts = Number(row.attempts);
           const dead = attempts >= maxAttempts || classifyError(error) === 'non-retryable';
           const delay = dead ? 0 : backoffDelayMs(attempts, backoff, random);
@@ -216,10 +310,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       await flushing;
     }
     if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
+    if (abandonedIds.length > 0) await db.query(sql.abandon, [idArray(abandonedIds), token, now()]);
     const rejected = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (rejected) throw rejected.reason;
     if (flushErrors.length > 0) throw flushErrors[0];
-    result.released = releasedIds.length;
+    result.released = releasedIds.length + abandonedIds.length;
 
     totals.batches++;
     for (const key of ['claimed', 'published', 'failed', 'dead', 'released'] as const) totals[key] += result[key];
@@ -281,12 +376,24 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       }
       loop = runLoop();
     },
-    async stop() {
+    async stop(stopOptions: RelayStopOptions = {}) {
+      const { timeoutMs } = stopOptions;
+      if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
+        throw new RangeError(`stop timeoutMs must be a non-negative number, got ${timeoutMs}`);
+      }
       stopping = true;
       wake?.();
+      const running = Promise.allSettled([loop, ...active]);
+      let timer: unknown;
+      if (timeoutMs !== undefined) {
+        timer = timers.setTimeout(() => {
+          for (const abandon of [...abandonWaiters]) abandon();
+        }, timeoutMs);
+      }
       try {
-        await loop;
+        await running;
       } finally {
+        if (timer !== undefined) timers.clearTimeout(timer);
         loop = undefined;
         stopping = false;
         const close = unlisten;

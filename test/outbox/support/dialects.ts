@@ -120,3 +120,37 @@ export function manualClock(): { clock: () => Date; advance(ms: number): void; n
     now: () => current,
   };
 }
+
+/** A timer the test fires by hand (`advance`), for the relay's `timers` option: no real waiting. */
+export interface ManualTimers {
+  readonly timers: { setTimeout(callback: () => void, ms: number): unknown; clearTimeout(handle: unknown): void };
+  /** Moves time forward, firing every timer that is then due (in due order), and the clock too if given. */
+  advance(ms: number): void;
+  /** Timers scheduled and neither fired nor cleared. */
+  pending(): number;
+}
+
+export function manualTimers(clock?: { advance(ms: number): void }): ManualTimers {
+  let now = 0;
+  let scheduled: { at: number; callback: () => void }[] = [];
+  return {
+    timers: {
+      setTimeout(callback, ms) {
+        const timer = { at: now + ms, callback };
+        scheduled.push(timer);
+        return timer;
+      },
+      clearTimeout(handle) {
+        scheduled = scheduled.filter((timer) => timer !== handle);
+      },
+    },
+    advance(ms) {
+      now += ms;
+      clock?.advance(ms);
+      const due = scheduled.filter((timer) => timer.at <= now).sort((a, b) => a.at - b.at);
+      scheduled = scheduled.filter((timer) => timer.at > now);
+      for (const timer of due) timer.callback();
+    },
+    pending: () => scheduled.length,
+  };
+}

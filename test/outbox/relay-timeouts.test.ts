@@ -1,0 +1,276 @@
+/**
+ * Bounded publishes (publishTimeoutMs) and a stop() that always ends (stop({ timeoutMs })).
+ * Time is driven by hand (manualClock + manualTimers): nothing here waits for real seconds.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  OutboxPublishTimeoutError,
+  classifyError,
+  createOutboxRelay,
+  writeOutboxEvent,
+  type Database,
+  type OutboundMessage,
+  type OutboxRelayOptions,
+  type PublishFailure,
+  type Publisher,
+} from 'evgen/runtime';
+import { DIALECTS, manualClock, manualTimers, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import { orderPlacedV1 } from './support/test-event.js';
+
+const pglite = pgliteOnce();
+afterAll(() => pglite.close());
+
+async function write(f: OutboxFixture, orderIds: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [index, orderId] of orderIds.entries()) {
+    const envelope = await f.db.transaction((tx) =>
+      writeOutboxEvent(tx, orderPlacedV1, { orderId, amount: index }, {}, { schema: f.schema, notifyChannel: f.channel }),
+    );
+    ids.push(envelope.messageId);
+  }
+  return ids;
+}
+
+/**
+ * Publishes the messages it is told to hold only when the test settles them (or never); the rest
+ * at once. Records every call.
+ */
+class ControlledPublisher implements Publisher {
+  readonly calls: OutboundMessage[] = [];
+  readonly published: OutboundMessage[] = [];
+  private readonly held = new Map<string, { resolve: () => void; reject: (error: unknown) => void }>();
+  private callWaiters: { count: number; resolve: () => void }[] = [];
+
+  constructor(private readonly hold: (message: OutboundMessage) => boolean) {}
+
+  publish(message: OutboundMessage): Promise<void> {
+    this.calls.push(message);
+    for (const waiter of this.callWaiters.filter((w) => this.calls.length >= w.count)) waiter.resolve();
+    if (!this.hold(message)) {
+      this.published.push(message);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.held.set(message.envelope.messageId, {
+        resolve: () => {
+          this.published.push(message);
+          resolve();
+        },
+        reject,
+      });
+    });
+  }
+
+  /** Settles a held publish, long after the relay stopped waiting for it. */
+  settleLate(messageId: string, error?: unknown): void {
+    const held = this.held.get(messageId);
+    if (!held) throw new Error(`no held publish for ${messageId}`);
+    if (error === undefined) held.resolve();
+    else held.reject(error);
+  }
+
+  waitForCalls(count: number): Promise<void> {
+    if (this.calls.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.callWaiters.push({ count, resolve }));
+  }
+}
+
+/** Lets every pending callback and I/O completion run (no time passes on the manual clock). */
+async function settleIo(f: OutboxFixture): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await f.db.query('SELECT 1');
+  }
+}
+
+describe('outbox relay options', () => {
+  const db = {} as Database;
+  const publisher: Publisher = { publish: () => Promise.resolve() };
+
+  it('refuses a publishTimeoutMs that is not shorter than leaseMs', () => {
+    expect(() => createOutboxRelay({ db, publisher, leaseMs: 1_000, publishTimeoutMs: 1_000 })).toThrow(
+      /publishTimeoutMs \(1000\) must be less than leaseMs \(1000\)/,
+    );
+    expect(() => createOutboxRelay({ db, publisher, leaseMs: 1_000, publishTimeoutMs: 5_000 })).toThrow(RangeError);
+    expect(() => createOutboxRelay({ db, publisher, publishTimeoutMs: 0 })).toThrow(/publishTimeoutMs must be a positive number/);
+    // The default (half the lease) is always valid, also for a short lease.
+    expect(() => createOutboxRelay({ db, publisher, leaseMs: 10 })).not.toThrow();
+  });
+
+  it('refuses a negative stop timeout', async () => {
+    const relay = createOutboxRelay({ db, publisher });
+    await expect(relay.stop({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be a non-negative number/);
+  });
+});
+
+describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
+  let fixture: OutboxFixture | undefined;
+  const open = async () => (fixture = await openOutbox(dialect, pglite));
+  afterEach(async () => {
+    await fixture?.close();
+    fixture = undefined;
+  });
+  const relayFor = (f: OutboxFixture, rest: Omit<OutboxRelayOptions, 'db' | 'schema'>) =>
+    createOutboxRelay({ db: f.db, schema: f.schema, notifyChannel: f.channel, ...rest });
+
+  it('counts a publish that has not settled within publishTimeoutMs as a failed, retryable attempt', async () => {
+    const f = await open();
+    const [a1, , b1] = await write(f, ['a', 'a', 'b']);
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
+    const failures: PublishFailure[] = [];
+    const relay = relayFor(f, {
+      publisher,
+      clock: clock.clock,
+      timers: time.timers,
+      leaseMs: 10_000,
+      publishTimeoutMs: 2_000,
+      random: () => 0,
+      backoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 },
+      hooks: { onFailed: (_m, failure) => failures.push(failure) },
+    });
+    const run = relay.runOnce();
+    await publisher.waitForCalls(2);
+    // One ms early: still waiting.
+    time.advance(1_999);
+    await settleIo(f);
+    expect((await outboxRows(f))[0]).toMatchObject({ status: 'PROCESSING' });
+    time.advance(1);
+    expect(await run).toEqual({ claimed: 3, published: 1, failed: 1, dead: 0, released: 1 });
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ dead: false, retryInMs: 1_000 });
+    expect(failures[0]!.error).toBeInstanceOf(OutboxPublishTimeoutError);
+    expect(classifyError(failures[0]!.error)).toBe('retryable');
+    const afterTimeout = await outboxRows(f);
+    expect(afterTimeout.map((r) => [r.status, r.attempts, r.last_error, r.locked_until_ms])).toEqual([
+      ['READY', 1, 'OutboxPublishTimeoutError: publish timed out after 2000 ms', null],
+      ['READY', 0, null, null],
+      ['SENT', 1, null, null],
+    ]);
+    expect(afterTimeout[0]!.available_ms - clock.now()).toBe(1_000);
+    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([b1]);
+
+    // The broker confirms a1 after all: nothing about the row changes (the relay no longer holds it).
+    publisher.settleLate(a1!);
+    await settleIo(f);
+    expect(await outboxRows(f)).toEqual(afterTimeout);
+    expect(relay.metrics()).toMatchObject({ published: 1, failed: 1 });
+    expect(time.pending()).toBe(0);
+  });
+
+  it('a late settlement cannot touch a row another relay claimed since (lease token)', async () => {
+    const f = await open();
+    const [a1] = await write(f, ['a']);
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const first = new ControlledPublisher(() => true);
+    const relayA = relayFor(f, { publisher: first, clock: clock.clock, timers: time.timers, leaseMs: 10_000, publishTimeoutMs: 1_000, backoff: { baseMs: 100, capMs: 100, jitterMs: 0 } });
+    const runA = relayA.runOnce();
+    await first.waitForCalls(1);
+    time.advance(1_000);
+    expect(await runA).toMatchObject({ failed: 1 });
+    time.advance(100);
+    // Relay B retries it and is itself still waiting for its broker.
+    const second = new ControlledPublisher(() => true);
+    const relayB = relayFor(f, { publisher: second, clock: clock.clock, timers: time.timers, leaseMs: 10_000, publishTimeoutMs: 5_000 });
+    const runB = relayB.runOnce();
+    await second.waitForCalls(1);
+    const held = await outboxRows(f);
+    expect(held.map((r) => [r.status, r.attempts])).toEqual([['PROCESSING', 2]]);
+    // A's first publish fails late, then succeeds late: neither is recorded.
+    first.settleLate(a1!, new Error('late nack'));
+    await settleIo(f);
+    expect(await outboxRows(f)).toEqual(held);
+    second.settleLate(a1!);
+    expect(await runB).toMatchObject({ published: 1 });
+    expect((await outboxRows(f)).map((r) => [r.status, r.attempts])).toEqual([['SENT', 2]]);
+  });
+
+  it('does not start a publish that could outlive the lease; the rest of the run is given back untried', async () => {
+    const f = await open();
+    const [a1] = await write(f, ['a', 'a']);
+    const clock = manualClock();
+    const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
+    const relay = relayFor(f, { publisher, clock: clock.clock, timers: manualTimers().timers, leaseMs: 3_000, publishTimeoutMs: 2_000 });
+    const run = relay.runOnce();
+    await publisher.waitForCalls(1);
+    // a1 took 1.5 s: a2 could run until 3.5 s, past the 3 s lease.
+    clock.advance(1_500);
+    publisher.settleLate(a1!);
+    expect(await run).toEqual({ claimed: 2, published: 1, failed: 0, dead: 0, released: 1 });
+    expect((await outboxRows(f)).map((r) => [r.status, r.attempts])).toEqual([
+      ['SENT', 1],
+      ['READY', 0],
+    ]);
+  });
+
+  it('stop() without a timeout still ends: a publish that never settles times out', async () => {
+    const f = await open();
+    await write(f, ['a']);
+    const time = manualTimers();
+    const publisher = new ControlledPublisher(() => true);
+    const relay = relayFor(f, { publisher, timers: time.timers, leaseMs: 20_000, pollIntervalMs: 600_000, random: () => 0 });
+    await relay.start();
+    await publisher.waitForCalls(1);
+    const stopped = relay.stop();
+    // The default publish timeout is half the lease.
+    time.advance(10_000);
+    await stopped;
+    const [row] = await outboxRows(f);
+    expect(row).toMatchObject({ status: 'READY', attempts: 1, locked_until_ms: null, last_error: 'OutboxPublishTimeoutError: publish timed out after 10000 ms' });
+  });
+
+  it('stop({ timeoutMs }) gives up on a publish that never settles and releases every row it holds', async () => {
+    const f = await open();
+    const [a1, a2, b1] = await write(f, ['a', 'a', 'b']);
+    const time = manualTimers();
+    const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
+    // One aggregate at a time: b's run is claimed but waits behind a's.
+    const relay = relayFor(f, { publisher, timers: time.timers, leaseMs: 60_000, concurrency: 1, pollIntervalMs: 600_000 });
+    await relay.start();
+    await publisher.waitForCalls(1);
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING', 'PROCESSING']);
+    let resolved = false;
+    const stopped = relay.stop({ timeoutMs: 5_000 }).then(() => (resolved = true));
+    await settleIo(f);
+    expect(resolved).toBe(false);
+    time.advance(5_000);
+    await stopped;
+    const rows = await outboxRows(f);
+    expect(rows.map((r) => [r.event_id, r.status, r.attempts, r.locked_until_ms])).toEqual([
+      // Its publish started and may yet reach the broker: the attempt counts, but not as a failure.
+      [a1, 'READY', 1, null],
+      // Never tried: as if never claimed.
+      [a2, 'READY', 0, null],
+      [b1, 'READY', 0, null],
+    ]);
+    expect(rows[0]!.last_error).toBe('relay stopped before the publish settled');
+    expect(rows[1]!.last_error).toBeNull();
+    // Due again at once (no backoff): another relay may take them now.
+    expect(rows.every((r) => r.available_ms <= Date.now() + 1_000)).toBe(true);
+    expect(publisher.calls.map((m) => m.envelope.messageId)).toEqual([a1]);
+    expect(relay.metrics()).toMatchObject({ published: 0, failed: 0, released: 3 });
+    expect(time.pending()).toBe(0);
+
+    // The abandoned publish settles after all: the row (no longer held) stays as it is.
+    publisher.settleLate(a1!);
+    await settleIo(f);
+    expect(await outboxRows(f)).toEqual(rows);
+  });
+
+  it('stop({ timeoutMs }) resolves as soon as in-flight publishes finish, recording them', async () => {
+    const f = await open();
+    const [a1] = await write(f, ['a']);
+    const time = manualTimers();
+    const publisher = new ControlledPublisher(() => true);
+    const relay = relayFor(f, { publisher, timers: time.timers, pollIntervalMs: 600_000 });
+    await relay.start();
+    await publisher.waitForCalls(1);
+    const stopped = relay.stop({ timeoutMs: 5_000 });
+    publisher.settleLate(a1!);
+    await stopped;
+    expect((await outboxRows(f)).map((r) => [r.status, r.attempts])).toEqual([['SENT', 1]]);
+    expect(time.pending()).toBe(0);
+  });
+});
