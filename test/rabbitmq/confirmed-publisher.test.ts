@@ -1,9 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EventEmitter } from 'node:events';
+import type { ChannelModel } from 'amqplib';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ChannelClosedError,
   ConfirmedPublisher,
   EVGEN_HEADERS,
   PublishNackedError,
+  PublishTimeoutError,
+  classifyError,
   createAmqpConnector,
   UnknownEventError,
   UnroutableError,
@@ -95,7 +99,7 @@ describe('ConfirmedPublisher', () => {
     expect(delivered.map((m) => m.properties.messageId)).toEqual([kept.messageId]);
     expect(publisher.inFlight).toBe(0);
     // Confirm failures are counted for metrics (design notes §8).
-    expect(publisher.stats).toEqual({ confirmed: 1, returned: 1, nacked: 0, closed: 0 });
+    expect(publisher.stats).toEqual({ confirmed: 1, returned: 1, nacked: 0, closed: 0, timedOut: 0 });
   });
 
   it('matches returns by messageId when the same id is published twice at once', async () => {
@@ -126,7 +130,7 @@ describe('ConfirmedPublisher', () => {
     expect((error as PublishNackedError).messageId).toBe(refused.messageId);
     expect((error as PublishNackedError).retryable).toBe(true);
     expect((await broker.channel.checkQueue(full)).messageCount).toBe(1);
-    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 1, closed: 0 });
+    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 1, closed: 0, timedOut: 0 });
   });
 
   it('fails pending publishes when the channel closes and works again on a fresh channel', async () => {
@@ -136,7 +140,7 @@ describe('ConfirmedPublisher', () => {
     await publishEnvelope(publisher, envelope('o-after'), routes['order.OrderCreated'], { prefix: broker.prefix });
     const delivered = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
     expect(delivered).toHaveLength(1);
-    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 0, closed: 1 });
+    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 0, closed: 1, timedOut: 0 });
   });
 
   it('waits for drain under back-pressure and confirms every message', async () => {
@@ -217,5 +221,121 @@ describe('rabbitRelayPublisher', () => {
     await expect(relay.publish({ outboxId: '2', envelope: unknown, headers: {}, attempts: 0 })).rejects.toBeInstanceOf(UnknownEventError);
     const archived = { ...envelope('o-y'), eventType: 'order.OrderArchived' };
     await expect(relay.publish({ outboxId: '3', envelope: archived, headers: {}, attempts: 0 })).rejects.toBeInstanceOf(UnroutableError);
+  });
+});
+
+/**
+ * A confirm channel that confirms only when the test says so: the broker's silence (a blocked
+ * connection, a lost confirm) cannot be provoked on the shared broker without changing its
+ * settings, so the timeout logic is checked against this fake.
+ */
+class SilentChannel extends EventEmitter {
+  readonly published: { messageId: string; exchange: string; routingKey: string; confirm: (error: unknown) => void }[] = [];
+  /** What publish() returns: false reports back-pressure (the caller must wait for 'drain'). */
+  writable = true;
+
+  publish(exchange: string, routingKey: string, _content: Buffer, options: { messageId: string }, callback: (error: unknown) => void): boolean {
+    this.published.push({ messageId: options.messageId, exchange, routingKey, confirm: callback });
+    return this.writable;
+  }
+
+  /** The broker returns the message as unroutable (it sends the return before the ack). */
+  returnMessage(messageId: string, exchange: string, routingKey: string): void {
+    this.emit('return', { properties: { messageId }, fields: { replyCode: 312, replyText: 'NO_ROUTE', exchange, routingKey }, content: Buffer.alloc(0) });
+  }
+
+  async waitForConfirms(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+/** Lets promise callbacks and I/O run without moving the (fake) clock, until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  for (let turns = 0; !done(); turns++) {
+    if (turns > 100) throw new Error('condition not reached');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('ConfirmedPublisher confirm timeout (fake channel)', () => {
+  let channel: SilentChannel;
+  const connection = () => ({ createConfirmChannel: async () => channel }) as unknown as ChannelModel;
+  const properties = (messageId: string) => ({ messageId, contentType: 'application/json' });
+  const body = Buffer.from('{}');
+
+  beforeEach(() => {
+    channel = new SilentChannel();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('rejects a publish not confirmed within confirmTimeoutMs with a retryable PublishTimeoutError', async () => {
+    const publisher = new ConfirmedPublisher(connection(), { confirmTimeoutMs: 1_000 });
+    const outcome = publisher.publish('order', 'order.created', body, properties('m-1')).then(
+      () => 'confirmed',
+      (error: unknown) => error,
+    );
+    await until(() => channel.published.length === 1);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(publisher.inFlight).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    const error = await outcome;
+    expect(error).toBeInstanceOf(PublishTimeoutError);
+    expect(error).toMatchObject({ messageId: 'm-1', exchange: 'order', routingKey: 'order.created', timeoutMs: 1_000, retryable: true });
+    expect((error as Error).message).toBe("broker did not confirm message m-1 to exchange 'order' with routing key 'order.created' within 1000 ms");
+    expect(classifyError(error)).toBe('retryable');
+    expect(publisher.inFlight).toBe(0);
+    expect(publisher.stats).toEqual({ confirmed: 0, returned: 0, nacked: 0, closed: 0, timedOut: 1 });
+
+    // The ack comes after all: ignored, nothing counted, nothing thrown.
+    channel.published[0]!.confirm(null);
+    expect(publisher.stats).toEqual({ confirmed: 0, returned: 0, nacked: 0, closed: 0, timedOut: 1 });
+    // The channel is still good for the next publish.
+    const next = publisher.publish('order', 'order.created', body, properties('m-2'));
+    await until(() => channel.published.length === 2);
+    channel.published[1]!.confirm(null);
+    await expect(next).resolves.toBeUndefined();
+    expect(publisher.stats).toMatchObject({ confirmed: 1, timedOut: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("a timed-out publish's late return is not taken for the retry of the same message", async () => {
+    const publisher = new ConfirmedPublisher(connection(), { confirmTimeoutMs: 1_000 });
+    const first = publisher.publish('order', 'order.created', body, properties('m-1'));
+    const firstFailed = expect(first).rejects.toBeInstanceOf(PublishTimeoutError);
+    await until(() => channel.published.length === 1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await firstFailed;
+    // The retry of the same messageId on the same route, while the first is still at the broker.
+    const retry = publisher.publish('order', 'order.created', body, properties('m-1'));
+    await until(() => channel.published.length === 2);
+    // The broker answers the first copy late (returned, then acked), then confirms the retry.
+    channel.returnMessage('m-1', 'order', 'order.created');
+    channel.published[0]!.confirm(null);
+    channel.published[1]!.confirm(null);
+    await expect(retry).resolves.toBeUndefined();
+    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 0, closed: 0, timedOut: 1 });
+  });
+
+  it('bounds the wait for drain too: a publish that cannot even be written times out and is never sent', async () => {
+    const publisher = new ConfirmedPublisher(connection(), { confirmTimeoutMs: 1_000 });
+    channel.writable = false;
+    const first = publisher.publish('order', 'order.created', body, properties('m-1'));
+    const firstFailed = expect(first).rejects.toBeInstanceOf(PublishTimeoutError);
+    await until(() => channel.published.length === 1);
+    // The socket buffer is full and never drains: m-2 waits for 'drain'.
+    const second = publisher.publish('order', 'order.created', body, properties('m-2'));
+    const secondFailed = expect(second).rejects.toBeInstanceOf(PublishTimeoutError);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await firstFailed;
+    await secondFailed;
+    expect(channel.published.map((p) => p.messageId)).toEqual(['m-1']);
+    expect(publisher.stats.timedOut).toBe(2);
+  });
+
+  it('refuses a confirmTimeoutMs that is not a positive number', () => {
+    expect(() => new ConfirmedPublisher(connection(), { confirmTimeoutMs: 0 })).toThrow(/confirmTimeoutMs must be a positive number/);
+    expect(() => new ConfirmedPublisher(connection(), { confirmTimeoutMs: Number.NaN })).toThrow(RangeError);
   });
 });

@@ -4,19 +4,46 @@
  * any other, so returns are matched to their pending publish by messageId (the broker sends the
  * return before the ack) and turn that publish into an UnroutableError. A nack, or a channel /
  * connection that closes first, fails every pending publish. When the socket buffer is full
- * (`publish` returned false) later publishes wait for `drain`.
+ * (`publish` returned false) later publishes wait for `drain`. Every publish is bounded by
+ * `confirmTimeoutMs` (opening the channel, waiting for drain and the confirm itself): past it the
+ * publish rejects with PublishTimeoutError and whatever the broker says about it later is ignored.
  */
 import type { ChannelOptions, ConfirmChannel, Message } from 'amqplib';
 import { currentConnection, type ConnectionSource } from './connector.js';
 import type { PublishProperties } from './amqp-message.js';
-import { ChannelClosedError, PublishNackedError, UnroutableError } from './errors.js';
+import { ChannelClosedError, PublishNackedError, PublishTimeoutError, UnroutableError } from './errors.js';
 
 interface PendingPublish {
   readonly messageId: string;
   readonly exchange: string;
   readonly routingKey: string;
   returned?: { replyCode: number; replyText: string };
+  /**
+   * The caller was already told it timed out. Kept until the broker answers (or the channel
+   * closes) so that answer, a return in particular, is matched to it and not to a later publish
+   * of the same message.
+   */
+  timedOut?: boolean;
 }
+
+/** One publish() call: whether its deadline passed, and its pending entry once written. */
+interface PublishAttempt {
+  expired: boolean;
+  entry?: PendingPublish;
+}
+
+export interface ConfirmedPublisherOptions {
+  /** `highWaterMark`: how many frames amqplib buffers per channel before `publish` reports back-pressure. */
+  readonly channelOptions?: ChannelOptions;
+  /**
+   * Longest a publish may take, from the call to the broker's confirm (default 30 000 ms). Past
+   * it the publish rejects with PublishTimeoutError (retryable). With the outbox relay, keep it
+   * below the relay's publishTimeoutMs so the transport's error is the one recorded.
+   */
+  readonly confirmTimeoutMs?: number;
+}
+
+const DEFAULT_CONFIRM_TIMEOUT_MS = 30_000;
 
 /** Outcomes of publishes since the publisher was created (for metrics, design notes §8). */
 export interface ConfirmedPublisherStats {
@@ -28,6 +55,8 @@ export interface ConfirmedPublisherStats {
   readonly nacked: number;
   /** Channel or connection gone before the confirm (ChannelClosedError). */
   readonly closed: number;
+  /** Not confirmed within confirmTimeoutMs (PublishTimeoutError). */
+  readonly timedOut: number;
 }
 
 /** Where the publisher gets its connection: a fixed one, or a connector that reconnects. */
@@ -40,17 +69,21 @@ export class ConfirmedPublisher {
   private drained: Promise<void> | undefined;
   private closing = false;
   private drainWaitCount = 0;
-  private readonly counts = { confirmed: 0, returned: 0, nacked: 0, closed: 0 };
+  private readonly counts = { confirmed: 0, returned: 0, nacked: 0, closed: 0, timedOut: 0 };
+  private readonly confirmTimeoutMs: number;
 
   /**
    * Opens lazily: the confirm channel is created on the first publish and re-created after it
-   * closed (on the connector's current connection). `channelOptions.highWaterMark` sets how many
-   * frames amqplib buffers per channel before `publish` reports back-pressure.
+   * closed (on the connector's current connection).
    */
   constructor(
     private readonly source: ConnectionSource,
-    private readonly options: { readonly channelOptions?: ChannelOptions } = {},
-  ) {}
+    private readonly options: ConfirmedPublisherOptions = {},
+  ) {
+    const timeout = options.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
+    if (!Number.isFinite(timeout) || timeout <= 0) throw new RangeError(`confirmTimeoutMs must be a positive number, got ${timeout}`);
+    this.confirmTimeoutMs = timeout;
+  }
 
   /** How often publishing had to wait for the channel to drain (back-pressure). */
   get drainWaits(): number {
@@ -65,47 +98,82 @@ export class ConfirmedPublisher {
   /** Number of publishes waiting for their confirm. */
   get inFlight(): number {
     let count = 0;
-    for (const list of this.pending.values()) count += list.length;
+    for (const list of this.pending.values()) count += list.filter((entry) => !entry.timedOut).length;
     return count;
   }
 
   /**
    * Publishes persistently with `mandatory`; resolves once confirmed and not returned. Rejects
-   * with UnroutableError, PublishNackedError or ChannelClosedError (all retryable).
+   * with UnroutableError, PublishNackedError, ChannelClosedError or PublishTimeoutError (all retryable).
    */
   async publish(exchange: string, routingKey: string, content: Buffer, properties: PublishProperties): Promise<void> {
-    if (typeof properties.messageId !== 'string' || properties.messageId === '') {
+    const messageId = properties.messageId;
+    if (typeof messageId !== 'string' || messageId === '') {
       throw new TypeError('ConfirmedPublisher.publish needs a messageId: returns are matched by it');
     }
+    const attempt: PublishAttempt = { expired: false };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        attempt.expired = true;
+        if (attempt.entry !== undefined) attempt.entry.timedOut = true;
+        this.counts.timedOut++;
+        reject(new PublishTimeoutError(messageId, exchange, routingKey, this.confirmTimeoutMs));
+      }, this.confirmTimeoutMs);
+    });
+    try {
+      // The send goes on after a timeout only to drop the message unsent or to ignore its confirm.
+      return await Promise.race([this.send(attempt, exchange, routingKey, content, { ...properties, messageId }), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async send(
+    attempt: PublishAttempt,
+    exchange: string,
+    routingKey: string,
+    content: Buffer,
+    properties: PublishProperties & { readonly messageId: string },
+  ): Promise<void> {
+    // Failures after the deadline were already reported as a timeout: not counted twice.
+    const count = (outcome: 'confirmed' | 'returned' | 'nacked' | 'closed') => {
+      if (!attempt.expired) this.counts[outcome]++;
+    };
     const channel = await this.confirmChannel().catch((error: unknown) => {
-      this.counts.closed++;
+      count('closed');
       throw error;
     });
-    while (this.drained !== undefined) await this.drained;
+    while (this.drained !== undefined && !attempt.expired) await this.drained;
+    // Too late: the caller was told it failed, so it must not go out now.
+    if (attempt.expired) return;
     if (channel !== this.channel) {
-      this.counts.closed++;
+      count('closed');
       throw new ChannelClosedError(`channel closed before message ${properties.messageId} was sent`);
     }
     const entry: PendingPublish = { messageId: properties.messageId, exchange, routingKey };
+    attempt.entry = entry;
     const list = this.pending.get(entry.messageId) ?? [];
     list.push(entry);
     this.pending.set(entry.messageId, list);
     return new Promise<void>((resolve, reject) => {
       const settle = (error: unknown) => {
         this.forget(entry);
+        // A late answer for a publish that timed out: its caller has moved on.
+        if (entry.timedOut) return;
         if (error) {
           const nacked = error instanceof Error && error.message === 'message nacked';
-          this.counts[nacked ? 'nacked' : 'closed']++;
+          count(nacked ? 'nacked' : 'closed');
           reject(
             nacked
               ? new PublishNackedError(entry.messageId, exchange, routingKey)
               : new ChannelClosedError(`channel closed before the broker confirmed message ${entry.messageId}`, { cause: error }),
           );
         } else if (entry.returned !== undefined) {
-          this.counts.returned++;
+          count('returned');
           reject(new UnroutableError(entry.messageId, exchange, routingKey, entry.returned.replyCode, entry.returned.replyText));
         } else {
-          this.counts.confirmed++;
+          count('confirmed');
           resolve();
         }
       };
@@ -115,7 +183,7 @@ export class ConfirmedPublisher {
       } catch (error) {
         // amqplib throws synchronously on a channel that already closed.
         this.forget(entry);
-        this.counts.closed++;
+        count('closed');
         reject(new ChannelClosedError(`cannot publish message ${entry.messageId}: channel is closed`, { cause: error }));
         return;
       }
@@ -123,13 +191,19 @@ export class ConfirmedPublisher {
     });
   }
 
-  /** Waits for pending confirms, then closes the channel (never the connection, which the caller owns). */
+  /**
+   * Waits for pending confirms (at most confirmTimeoutMs), then closes the channel (never the
+   * connection, which the caller owns).
+   */
   async close(): Promise<void> {
     this.closing = true;
     const channel = this.channel;
     this.channel = undefined;
     if (channel !== undefined) {
-      await channel.waitForConfirms().catch(() => undefined);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.confirmTimeoutMs)));
+      await Promise.race([channel.waitForConfirms().catch(() => undefined), gaveUp]);
+      clearTimeout(timer);
       await channel.close().catch(() => undefined);
     }
   }

@@ -38,6 +38,25 @@ export class PublishNackedError extends EvgenError {
   }
 }
 
+/**
+ * The broker did not confirm the message within `confirmTimeoutMs` (e.g. a connection blocked by a
+ * resource alarm, a lost confirm). Retryable; the message may still have been stored, so a retry
+ * can duplicate it (the inbox absorbs that). A confirm that arrives later is ignored.
+ */
+export class PublishTimeoutError extends EvgenError {
+  readonly retryable = true;
+  readonly code = 'PublishTimeoutError';
+  constructor(
+    readonly messageId: string,
+    readonly exchange: string,
+    readonly routingKey: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`broker did not confirm message ${messageId} to exchange '${exchange}' with routing key '${routingKey}' within ${timeoutMs} ms`);
+    this.name = 'PublishTimeoutError';
+  }
+}
+
 /** The channel or connection closed before the broker confirmed: the message may or may not be stored. */
 export class ChannelClosedError extends EvgenError {
   readonly retryable = true;
