@@ -43,7 +43,9 @@ export interface ConfirmedPublisherOptions {
   readonly confirmTimeoutMs?: number;
 }
 
-const DEFAULT_CONFIRM_TIMEOUT_MS = 30_000;
+// Below the outbox relay's default publish timeout (leaseMs 30 s / 2), so under default settings the
+// transport's own error is the one the relay records.
+const DEFAULT_CONFIRM_TIMEOUT_MS = 10_000;
 
 /** Outcomes of publishes since the publisher was created (for metrics, design notes §8). */
 export interface ConfirmedPublisherStats {

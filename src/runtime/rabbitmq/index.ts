@@ -4,7 +4,7 @@ export { assertTopology, declareResolvedTopology, deleteResolvedTopology, parseP
 export * from './errors.js';
 export { EVGEN_HEADERS, envelopeToAmqpMessage, type AmqpMessage, type PublishProperties } from './amqp-message.js';
 export { createAmqpConnector, fixedConnector, type AmqpConnector, type AmqpConnectorOptions } from './connector.js';
-export { ConfirmedPublisher, type ConfirmedPublisherStats, type ConnectionSource } from './confirmed-publisher.js';
+export { ConfirmedPublisher, type ConfirmedPublisherOptions, type ConfirmedPublisherStats, type ConnectionSource } from './confirmed-publisher.js';
 export { publishEnvelope, rabbitRelayPublisher, routeFor, type PublishEnvelopeOptions } from './envelope-publishing.js';
 export {
   createConsumerRunner,
