@@ -7,15 +7,22 @@ import { DRAFT_2020, eventJson, oneEvent, payloadSchema, tempCatalog, type Catal
 
 const exampleEvents = fileURLToPath(new URL('../../events', import.meta.url));
 
+// Every catalog a test creates (some load several), removed after the test.
+const created: TempCatalog[] = [];
 let current: TempCatalog | undefined;
 afterEach(async () => {
-  await current?.cleanup();
+  await Promise.all(created.splice(0).map((catalog) => catalog.cleanup()));
   current = undefined;
 });
 
-async function load(files: CatalogFiles) {
+async function temp(files: CatalogFiles): Promise<TempCatalog> {
   current = await tempCatalog(files);
-  return loadCatalog(current.events);
+  created.push(current);
+  return current;
+}
+
+async function load(files: CatalogFiles) {
+  return loadCatalog((await temp(files)).events);
 }
 
 async function problems(files: CatalogFiles): Promise<CatalogProblem[]> {
@@ -220,7 +227,7 @@ describe('loadCatalog and symbolic links', () => {
   it('refuses a $ref that leaves the events folder through a symbolic link', async () => {
     const { mkdir, symlink, writeFile } = await import('node:fs/promises');
     const { join } = await import('node:path');
-    current = await tempCatalog(oneEvent({}, payloadSchema({ secret: { $ref: '../../_common/outside/secret.schema.json' } })));
+    current = await temp(oneEvent({}, payloadSchema({ secret: { $ref: '../../_common/outside/secret.schema.json' } })));
     await mkdir(join(current.dir, 'outside'));
     await writeFile(join(current.dir, 'outside/secret.schema.json'), '{"type":"string"}');
     await mkdir(join(current.events, '_common'));
