@@ -1,6 +1,8 @@
 /**
  * Golden test cases in the style of sqlc: `test/golden/<case>/events/` is an input catalog,
- * `test/golden/<case>/expected/` the output committed beside it. `UPDATE_GOLDEN=1 npx vitest run
+ * `test/golden/<case>/expected/` the output committed beside it. One more case, `example`, is the
+ * repository's own catalog: `events/` in, the committed `generated/` (every target) as expected
+ * output, so the example is pinned without a second copy of it. `UPDATE_GOLDEN=1 npx vitest run
  * test/golden` rewrites the expected folders from the current generator.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,6 +14,10 @@ import type { GeneratedFile } from '../../src/codegen/target.js';
 import { allTargets } from '../../src/codegen/targets/index.js';
 
 export const GOLDEN_DIR = fileURLToPath(new URL('.', import.meta.url));
+const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The case that is the repository's example catalog and its committed output. */
+export const EXAMPLE_CASE = 'example';
 
 /**
  * The targets these goldens pin: payload types, validators, envelopes and the index module.
@@ -21,22 +27,28 @@ export const GOLDEN_TARGETS = ['types', 'validators', 'envelopes', 'index'] as c
 
 export const UPDATE_GOLDEN = process.env.UPDATE_GOLDEN === '1';
 
-/** Case names (folders with an `events/` folder), sorted. */
+/** Case names (folders with an `events/` folder, plus `example`), sorted. */
 export function goldenCases(): string[] {
-  return readdirSync(GOLDEN_DIR, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(join(GOLDEN_DIR, entry.name, 'events')))
-    .map((entry) => entry.name)
-    .sort();
+  return [
+    EXAMPLE_CASE,
+    ...readdirSync(GOLDEN_DIR, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(GOLDEN_DIR, entry.name, 'events')))
+      .map((entry) => entry.name),
+  ].sort();
+}
+
+export function caseEventsDir(name: string): string {
+  return name === EXAMPLE_CASE ? join(REPO_DIR, 'events') : join(GOLDEN_DIR, name, 'events');
 }
 
 export function expectedDir(name: string): string {
-  return join(GOLDEN_DIR, name, 'expected');
+  return name === EXAMPLE_CASE ? join(REPO_DIR, 'generated') : join(GOLDEN_DIR, name, 'expected');
 }
 
-/** Runs loadCatalog + generate over a case's catalog. */
+/** Runs loadCatalog + generate over a case's catalog (every target for the example, as `evgen build` does). */
 export async function buildCase(name: string): Promise<GeneratedFile[]> {
-  const catalog = await loadCatalog(join(GOLDEN_DIR, name, 'events'));
-  return generate(catalog, allTargets, { targetNames: [...GOLDEN_TARGETS] });
+  const catalog = await loadCatalog(caseEventsDir(name));
+  return generate(catalog, allTargets, name === EXAMPLE_CASE ? {} : { targetNames: [...GOLDEN_TARGETS] });
 }
 
 /** Every file under `dir`, as output-relative `/`-separated paths, sorted. */
