@@ -131,6 +131,11 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
       f.db.transaction((tx) => writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, { messageId: 'nope' }, { schema: f.schema })),
     ).rejects.toThrow(ValidationError);
     await expect(
+      f.db.transaction((tx) =>
+        writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, { occurredAt: 'yesterday-ish', aggregateVersion: -1 }, { schema: f.schema }),
+      ),
+    ).rejects.toMatchObject({ violations: [{ pointer: '/occurredAt' }, { pointer: '/aggregateVersion' }] });
+    await expect(
       f.db.transaction((tx) => writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, {}, { schema: f.schema, table: 'x"; DROP' })),
     ).rejects.toThrow(/invalid SQL identifier/);
     expect(await outboxRows(f)).toEqual([]);

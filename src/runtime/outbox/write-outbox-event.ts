@@ -4,21 +4,16 @@
  */
 import type { Transaction } from '../db/database.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';
-import { createEnvelope, type Envelope, type EventVersionDescriptor } from '../envelope.js';
+import { createEnvelope, type Envelope, type EnvelopeMeta, type EventVersionDescriptor } from '../envelope.js';
 import { ValidationError } from '../errors.js';
 import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
-/** What the caller may add to an event: ids tying it to a request, and transport headers. */
-export interface OutboxWriteContext {
-  /** Set only to make a retried request write the same event id (must be a UUID). */
-  readonly messageId?: string;
-  /** When the fact happened; defaults to now. Stored and republished at millisecond precision. */
-  readonly occurredAt?: string | Date;
-  /** The aggregate's sequence number, when the caller tracks it (exclusive with `assignAggregateVersion`). */
-  readonly aggregateVersion?: number;
-  readonly traceId?: string;
-  readonly correlationId?: string;
-  readonly causationId?: string;
+/**
+ * What the caller may add to an event: the envelope fields of `EnvelopeMeta` (a fixed `messageId`
+ * makes a retried request write the same event; `occurredAt` is stored and republished at
+ * millisecond precision; `aggregateVersion` excludes `assignAggregateVersion`), plus transport headers.
+ */
+export interface OutboxWriteContext extends EnvelopeMeta {
   /** Extra transport headers stored with the row and handed to the publisher. */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -33,8 +28,6 @@ export interface OutboxWriteOptions extends OutboxTableOptions {
   /** Channel to NOTIFY on commit (wakes relays); `false` sends none. Default `evgen_outbox`. */
   readonly notifyChannel?: string | false;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function invalid(subject: string, pointer: string, message: string): ValidationError {
   return new ValidationError(subject, [{ pointer, keyword: 'format', message }]);
@@ -54,33 +47,22 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
 ): Promise<Envelope<TType, TVersion, TPayload>> {
   const names = outboxTableNames(options);
   const subject = `${descriptor.eventType} v${descriptor.schemaVersion} envelope`;
-  if (context.messageId !== undefined && !UUID.test(context.messageId)) {
-    throw invalid(subject, '/messageId', 'must be a UUID');
-  }
-  // Normalised to a Date so the stored timestamp and the returned envelope agree to the millisecond.
-  const occurredAt = context.occurredAt === undefined ? new Date() : new Date(context.occurredAt);
-  if (Number.isNaN(occurredAt.getTime())) throw invalid(subject, '/occurredAt', 'must be an ISO-8601 timestamp');
   if (context.aggregateVersion !== undefined && options.assignAggregateVersion) {
     throw new TypeError('pass either context.aggregateVersion or options.assignAggregateVersion, not both');
   }
-  if (context.aggregateVersion !== undefined && !Number.isSafeInteger(context.aggregateVersion)) {
-    throw invalid(subject, '/aggregateVersion', 'must be an integer');
-  }
-  const headers = context.headers ?? {};
+  const { headers = {}, ...meta } = context;
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== 'string') throw invalid(subject, `/headers/${name}`, 'must be a string');
   }
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
 
-  // Validates the payload (throws before any SQL runs) and fixes every envelope field.
+  // Validates the payload and the caller's envelope fields (throws before any SQL runs) and fixes
+  // every envelope field. occurredAt goes in as a Date so the stored timestamp and the returned
+  // envelope agree to the millisecond; an unparseable one fails createEnvelope's check.
   let envelope = createEnvelope(descriptor, payload, {
-    occurredAt,
-    ...(context.messageId !== undefined ? { messageId: context.messageId } : {}),
-    ...(context.aggregateVersion !== undefined ? { aggregateVersion: context.aggregateVersion } : {}),
-    ...(context.traceId !== undefined ? { traceId: context.traceId } : {}),
-    ...(context.correlationId !== undefined ? { correlationId: context.correlationId } : {}),
-    ...(context.causationId !== undefined ? { causationId: context.causationId } : {}),
+    ...meta,
+    occurredAt: meta.occurredAt === undefined ? new Date() : new Date(meta.occurredAt),
   });
   if (options.assignAggregateVersion) {
     const counter = await tx.query<{ version: string }>(
@@ -109,7 +91,7 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
       envelope.eventType,
       envelope.schemaVersion,
       JSON.stringify(envelope.payload),
-      occurredAt.toISOString(),
+      envelope.occurredAt,
       envelope.traceId ?? null,
       envelope.correlationId ?? null,
       envelope.causationId ?? null,
