@@ -3,8 +3,8 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { vi } from 'vitest';
 import { runCli } from '../../../src/cli/main.js';
+import { captureOutput } from '../../cli/capture-output.js';
 
 export interface CliResult {
   readonly code: number;
@@ -13,22 +13,12 @@ export interface CliResult {
 }
 
 export async function evgen(...argv: string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
+  const output = captureOutput();
   try {
     const code = await runCli(argv);
-    return { code, stdout, stderr };
+    return { code, stdout: output.stdout(), stderr: output.stderr() };
   } finally {
-    out.mockRestore();
-    err.mockRestore();
+    output.restore();
   }
 }
 
