@@ -3,19 +3,12 @@
  * unmodified: every verdict must match, and every change set except the few listed below with
  * the reason they differ.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { diffSchemas, type JsonSchema } from 'evgen';
 import { wrapInAllOf } from './support/dialect-variants.js';
+import { loadConfluentCases, type ConformanceCase } from './support/confluent-cases.js';
 import { parseLenientJson } from './support/lenient-json.js';
 
-interface ConformanceCase {
-  readonly description: string;
-  readonly original_schema: JsonSchema;
-  readonly update_schema: JsonSchema;
-  readonly changes: readonly string[];
-  readonly compatible: boolean;
-}
 
 interface CaseFile {
   readonly name: string;
@@ -38,10 +31,6 @@ const CASE_FILES: readonly CaseFile[] = [
   { name: 'diff-combined-schema-examples-2020-12.json', size: 18, knownChangeSetDifferences: {} },
 ];
 
-function loadCases(name: string): ConformanceCase[] {
-  const text = readFileSync(new URL(`../fixtures/confluent/${name}`, import.meta.url), 'utf8');
-  return parseLenientJson(text) as ConformanceCase[];
-}
 
 /** The value at a `#/a/b` pointer fragment, or undefined. */
 function at(schema: unknown, segments: readonly string[]): unknown {
@@ -72,7 +61,7 @@ const changeSet = (changes: readonly { type: string; path: string }[]) => change
 const expectedChangeSet = (c: ConformanceCase) => c.changes.map((change) => currentName(change, c.update_schema)).sort();
 
 for (const file of CASE_FILES) {
-  const cases = loadCases(file.name);
+  const cases = loadConfluentCases(file.name);
 
   describe(`Confluent ${file.name}`, () => {
     it(`has all ${file.size} cases`, () => {
@@ -111,7 +100,7 @@ function wrapKeepingDialect(schema: JsonSchema): JsonSchema {
 describe('the same cases inside a combined schema (allOf with one member)', () => {
   for (const file of CASE_FILES) {
     it(`keeps every verdict of ${file.name}`, () => {
-      const wrong = loadCases(file.name)
+      const wrong = loadConfluentCases(file.name)
         .filter((c) => diffSchemas(wrapKeepingDialect(c.original_schema), wrapKeepingDialect(c.update_schema)).compatible !== c.compatible)
         .map((c) => c.description);
       expect(wrong).toEqual([]);

@@ -3,23 +3,13 @@
  * must get Confluent's verdict (and the same change set), as written (draft-07), rewritten in
  * 2020-12 spelling, and wrapped in a combined schema.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { diffSchemas, type JsonSchema } from 'evgen';
 import { toDraft2020, wrapInAllOf } from './support/dialect-variants.js';
-import { parseLenientJson } from './support/lenient-json.js';
+import { loadConfluentCases } from './support/confluent-cases.js';
 
-interface ConformanceCase {
-  readonly description: string;
-  readonly original_schema: JsonSchema;
-  readonly update_schema: JsonSchema;
-  readonly changes: readonly string[];
-  readonly compatible: boolean;
-}
 
-const cases = JSON.parse(
-  readFileSync(new URL('../fixtures/confluent/diff-schema-examples.json', import.meta.url), 'utf8'),
-) as ConformanceCase[];
+const cases = loadConfluentCases('diff-schema-examples.json');
 
 const changeSet = (changes: readonly { type: string; path: string }[]) => changes.map((change) => `${change.type} ${change.path}`).sort();
 
@@ -62,9 +52,7 @@ describe('the same cases in 2020-12 spelling', () => {
   });
 
   it("takes each 2020-12 exception from Confluent's published 2020-12 cases", () => {
-    const published = parseLenientJson(
-      readFileSync(new URL('../fixtures/confluent/diff-schema-examples-2020-12.json', import.meta.url), 'utf8'),
-    ) as ConformanceCase[];
+    const published = loadConfluentCases('diff-schema-examples-2020-12.json');
     for (const [index, changes] of Object.entries(CHANGES_IN_2020_12)) {
       const draft07 = cases[Number(index)]!;
       const twin = published.filter((c) => c.description === draft07.description);
