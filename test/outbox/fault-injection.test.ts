@@ -10,9 +10,9 @@
  * marker, so nothing depends on timing. Publishes go to a `published` table, so what a killed
  * process published stays visible.
  */
-import { spawn } from 'node:child_process';
+import { spawnTypeScript } from '../support/typescript-child.js';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createOutboxRelay,
@@ -39,9 +39,6 @@ import {
 } from './support/fault-points.js';
 
 const service = fileURLToPath(new URL('./support/fault-service.ts', import.meta.url));
-// Node itself runs the child with tsx's loader: the `tsx` binary would put a wrapper process in
-// between, and SIGKILLing the wrapper would leave the real service running.
-const tsxLoader = pathToFileURL(fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url))).href;
 /** Long enough that no lease expires on its own during a test; the relays' clocks are moved by hand. */
 const LEASE_MS = 60_000;
 
@@ -70,8 +67,7 @@ function newIds(): Ids {
 }
 
 function spawnService(mode: FaultPoint | 'restart', ids: Ids) {
-  const args = [service, TEST_DATABASE_URL, schema, mode, ids.invoiceId, ids.messageId, String(LEASE_MS)];
-  return spawn(process.execPath, ['--import', tsxLoader, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawnTypeScript(service, [TEST_DATABASE_URL, schema, mode, ids.invoiceId, ids.messageId, String(LEASE_MS)]);
 }
 
 /** Runs the service until it reports `point`, SIGKILLs it there and waits until it is gone. */

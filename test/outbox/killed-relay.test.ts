@@ -3,8 +3,8 @@
  * before publish"): its rows stay PROCESSING until the lease expires, then another relay
  * publishes them. Real PostgreSQL, real separate process.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { spawnTypeScript } from '../support/typescript-child.js';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordingPublisher, createOutboxRelay, writeOutboxEvent } from 'evgen/runtime';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
@@ -12,9 +12,6 @@ import { manualClock, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } f
 import { orderPlacedV1 } from './support/test-event.js';
 
 const child = fileURLToPath(new URL('./support/relay-child.ts', import.meta.url));
-// Node itself runs the child with tsx's loader: the `tsx` binary would put a wrapper process in
-// between, and SIGKILL on the wrapper would leave the relay running.
-const tsxLoader = pathToFileURL(fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url))).href;
 
 describe('a relay process killed while holding a lease', () => {
   let fixture: OutboxFixture | undefined;
@@ -31,7 +28,7 @@ describe('a relay process killed while holding a lease', () => {
       await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'b', amount: 3 }, {}, { schema: f.schema, notifyChannel: false }),
     ]);
     const leaseMs = 60_000;
-    const proc = spawn(process.execPath, ['--import', tsxLoader, child, TEST_DATABASE_URL, f.schema, String(leaseMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawnTypeScript(child, [TEST_DATABASE_URL, f.schema, String(leaseMs)], 'ignore');
     let stderr = '';
     proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.on('exit', (_code, signal) => resolve(signal)));
