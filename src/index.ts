@@ -3,7 +3,12 @@ export type * from './catalog/model.js';
 export type * from './codegen/target.js';
 export { loadCatalog } from './catalog/load-catalog.js';
 export { CatalogError, formatProblem, type CatalogProblem } from './catalog/catalog-error.js';
-export { generate, selectTargets, GenerateError, type GenerateOptions } from './codegen/generate.js';
+export {
+  generate,
+  selectTargets,
+  GenerateError,
+  type GenerateOptions,
+} from './codegen/generate.js';
 export * from './compat/index.js';
 export * from './codegen/render/index.js';
 export { typesTarget } from './codegen/targets/types.js';

@@ -34,7 +34,14 @@ interface Reference {
 }
 
 /** Keys a schema may have next to `$ref` and still be "only a reference". */
-const ANNOTATIONS_ONLY = new Set(['$ref', '$comment', 'title', 'description', 'examples', 'deprecated']);
+const ANNOTATIONS_ONLY = new Set([
+  '$ref',
+  '$comment',
+  'title',
+  'description',
+  'examples',
+  'deprecated',
+]);
 
 export interface BundleContext {
   /** Absolute path of the events folder; references must stay inside it. */
@@ -47,7 +54,11 @@ export interface BundleContext {
  * Bundles the schema in `rootFile`. Returns undefined when a reference is broken (problems
  * recorded); the caller then skips checks that need the bundle.
  */
-export async function bundleSchema(rootFile: SchemaFile, dialect: Dialect, context: BundleContext): Promise<JsonSchema | undefined> {
+export async function bundleSchema(
+  rootFile: SchemaFile,
+  dialect: Dialect,
+  context: BundleContext,
+): Promise<JsonSchema | undefined> {
   const before = context.problems.size;
   const references = new Map<string, Reference[]>();
   const loaded = new Map<string, SchemaFile>([[rootFile.absolutePath, rootFile]]);
@@ -64,7 +75,9 @@ export async function bundleSchema(rootFile: SchemaFile, dialect: Dialect, conte
       }
       const inChain = path.findIndex((step) => step.absolutePath === reference.targetFile);
       if (inChain >= 0 || reference.targetFile === file.absolutePath) {
-        const chain = [...path.slice(inChain), file].map((step) => catalogPath(step.absolutePath, context));
+        const chain = [...path.slice(inChain), file].map((step) =>
+          catalogPath(step.absolutePath, context),
+        );
         context.problems.add({
           code: 'ref-cycle',
           file: file.display,
@@ -74,7 +87,10 @@ export async function bundleSchema(rootFile: SchemaFile, dialect: Dialect, conte
         });
         continue;
       }
-      const exists = await stat(reference.targetFile).then((found) => found.isFile(), () => false);
+      const exists = await stat(reference.targetFile).then(
+        (found) => found.isFile(),
+        () => false,
+      );
       if (!exists) {
         context.problems.add({
           code: 'ref-missing-file',
@@ -141,21 +157,34 @@ function collectReferences(file: SchemaFile, context: BundleContext): Reference[
       return;
     }
     if (filePart.startsWith('/') || filePart.startsWith('\\') || /^[A-Za-z]:/.test(filePart)) {
-      report('ref-absolute', `$ref "${ref}" is an absolute path`, 'use a path relative to this file, e.g. "../../_common/money.schema.json"');
+      report(
+        'ref-absolute',
+        `$ref "${ref}" is an absolute path`,
+        'use a path relative to this file, e.g. "../../_common/money.schema.json"',
+      );
       return;
     }
     if (fragment !== '' && !fragment.startsWith('/')) {
-      report('ref-unsupported-fragment', `$ref "${ref}" uses an anchor; evgen supports JSON pointer fragments only`, 'write the fragment as a JSON pointer, e.g. "#/definitions/name"');
+      report(
+        'ref-unsupported-fragment',
+        `$ref "${ref}" uses an anchor; evgen supports JSON pointer fragments only`,
+        'write the fragment as a JSON pointer, e.g. "#/definitions/name"',
+      );
       return;
     }
     let decoded: string;
     try {
       decoded = decodeURIComponent(filePart);
     } catch {
-      report('ref-invalid', `$ref "${ref}" is not a valid URI reference`, 'percent-encode special characters correctly');
+      report(
+        'ref-invalid',
+        `$ref "${ref}" is not a valid URI reference`,
+        'percent-encode special characters correctly',
+      );
       return;
     }
-    const targetFile = decoded === '' ? file.absolutePath : resolve(dirname(file.absolutePath), decoded);
+    const targetFile =
+      decoded === '' ? file.absolutePath : resolve(dirname(file.absolutePath), decoded);
     const inside = relative(context.catalogRoot, targetFile);
     if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
       report(
@@ -170,7 +199,12 @@ function collectReferences(file: SchemaFile, context: BundleContext): Reference[
   return found;
 }
 
-function checkFragment(from: SchemaFile, reference: Reference, target: SchemaFile, context: BundleContext): void {
+function checkFragment(
+  from: SchemaFile,
+  reference: Reference,
+  target: SchemaFile,
+  context: BundleContext,
+): void {
   if (resolvePointer(target.value, decodeFragment(reference.fragment)).found) return;
   context.problems.add({
     code: 'ref-unresolved',
@@ -192,7 +226,8 @@ function checkSelfReferences(
 ): void {
   const byLocation = new Map<string, Reference>();
   for (const [file, refs] of references) {
-    for (const reference of refs) byLocation.set(`${file}#${reference.pointer.slice(0, -'/$ref'.length)}`, reference);
+    for (const reference of refs)
+      byLocation.set(`${file}#${reference.pointer.slice(0, -'/$ref'.length)}`, reference);
   }
   for (const [file, refs] of references) {
     const source = loaded.get(file);
@@ -218,7 +253,12 @@ function checkSelfReferences(
         }
         if (chain.includes(location)) break; // a loop that does not include the start: reported from its members
         const node = resolvePointer(target.value, pointer);
-        if (!node.found || !isObject(node.value) || !Object.keys(node.value).every((key) => ANNOTATIONS_ONLY.has(key))) break;
+        if (
+          !node.found ||
+          !isObject(node.value) ||
+          !Object.keys(node.value).every((key) => ANNOTATIONS_ONLY.has(key))
+        )
+          break;
         chain.push(location);
         current = byLocation.get(location);
       }
@@ -236,7 +276,8 @@ function inline(
 ): JsonSchema {
   const defsKey = definitionsKeyword(dialect);
   const rootValue = rootFile.value;
-  const existing = isObject(rootValue) && isObject(rootValue[defsKey]) ? Object.keys(rootValue[defsKey]) : [];
+  const existing =
+    isObject(rootValue) && isObject(rootValue[defsKey]) ? Object.keys(rootValue[defsKey]) : [];
   const taken = new Set(existing);
   const names = new Map<string, string>();
   const externals = [...loaded.keys()]
@@ -260,10 +301,15 @@ function inline(
       if (file !== rootFile.absolutePath) delete copy.$schema;
     }
     if (typeof copy.$ref === 'string') {
-      const reference = references.get(file)?.find((candidate) => candidate.pointer === `${pointer}/$ref`);
+      const reference = references
+        .get(file)
+        ?.find((candidate) => candidate.pointer === `${pointer}/$ref`);
       if (reference !== undefined) {
         const name = names.get(reference.targetFile);
-        copy.$ref = name === undefined ? `#${reference.fragment}` : `#/${defsKey}/${name}${reference.fragment}`;
+        copy.$ref =
+          name === undefined
+            ? `#${reference.fragment}`
+            : `#/${defsKey}/${name}${reference.fragment}`;
       }
     }
     return copy;
@@ -271,7 +317,9 @@ function inline(
 
   const bundled = mapSchemaObjects(rootValue, rewrite(rootFile.absolutePath));
   if (externals.length === 0 || !isObject(bundled)) return bundled as JsonSchema;
-  const definitions: Record<string, unknown> = isObject(bundled[defsKey]) ? { ...bundled[defsKey] } : {};
+  const definitions: Record<string, unknown> = isObject(bundled[defsKey])
+    ? { ...bundled[defsKey] }
+    : {};
   for (const file of externals) {
     definitions[names.get(file)!] = mapSchemaObjects(loaded.get(file)!.value, rewrite(file));
   }
@@ -304,4 +352,3 @@ function shortLocation(location: string, fromFile: string, context: BundleContex
   const pointer = location.slice(hash + 1);
   return file === fromFile ? `#${pointer}` : `${catalogPath(file, context)}#${pointer}`;
 }
-

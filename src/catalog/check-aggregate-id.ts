@@ -7,7 +7,11 @@ import type { CatalogProblem } from './catalog-error.js';
 import { isObject, resolvePointer } from './json-pointer.js';
 import type { JsonSchema } from './model.js';
 
-export function checkAggregateId(bundled: JsonSchema, aggregateId: string, file: string): CatalogProblem | undefined {
+export function checkAggregateId(
+  bundled: JsonSchema,
+  aggregateId: string,
+  file: string,
+): CatalogProblem | undefined {
   const shape = objectShape(bundled, bundled, 0);
   const property = shape.properties.get(aggregateId);
   const at = `/properties/${aggregateId.replace(/~/g, '~0').replace(/\//g, '~1')}`;
@@ -52,14 +56,18 @@ interface ObjectShape {
 function objectShape(document: JsonSchema, schema: unknown, depth: number): ObjectShape {
   const shape: ObjectShape = { properties: new Map(), required: new Set() };
   if (!isObject(schema) || depth > 16) return shape;
-  if (isObject(schema.properties)) for (const [name, value] of Object.entries(schema.properties)) shape.properties.set(name, value);
-  if (Array.isArray(schema.required)) for (const name of schema.required) if (typeof name === 'string') shape.required.add(name);
+  if (isObject(schema.properties))
+    for (const [name, value] of Object.entries(schema.properties))
+      shape.properties.set(name, value);
+  if (Array.isArray(schema.required))
+    for (const name of schema.required) if (typeof name === 'string') shape.required.add(name);
   const parts: unknown[] = Array.isArray(schema.allOf) ? [...schema.allOf] : [];
   const target = localRefTarget(document, schema);
   if (target !== undefined) parts.push(target);
   for (const part of parts) {
     const inner = objectShape(document, part, depth + 1);
-    for (const [name, value] of inner.properties) if (!shape.properties.has(name)) shape.properties.set(name, value);
+    for (const [name, value] of inner.properties)
+      if (!shape.properties.has(name)) shape.properties.set(name, value);
     for (const name of inner.required) shape.required.add(name);
   }
   return shape;

@@ -11,16 +11,68 @@ import type { Dialect } from './schema-dialect.js';
 import { walkSchemaObjects } from './schema-walk.js';
 
 const COMMON = [
-  '$comment', '$defs', '$id', '$ref', '$schema', 'additionalItems', 'additionalProperties', 'allOf', 'anyOf',
-  'const', 'contains', 'contentEncoding', 'contentMediaType', 'default', 'definitions', 'dependencies',
-  'deprecated', 'description', 'else', 'enum', 'examples', 'exclusiveMaximum', 'exclusiveMinimum', 'format', 'if',
-  'items', 'maxItems', 'maxLength', 'maxProperties', 'maximum', 'minItems', 'minLength', 'minProperties', 'minimum',
-  'multipleOf', 'not', 'oneOf', 'pattern', 'patternProperties', 'properties', 'propertyNames', 'readOnly',
-  'required', 'then', 'title', 'type', 'uniqueItems', 'writeOnly',
+  '$comment',
+  '$defs',
+  '$id',
+  '$ref',
+  '$schema',
+  'additionalItems',
+  'additionalProperties',
+  'allOf',
+  'anyOf',
+  'const',
+  'contains',
+  'contentEncoding',
+  'contentMediaType',
+  'default',
+  'definitions',
+  'dependencies',
+  'deprecated',
+  'description',
+  'else',
+  'enum',
+  'examples',
+  'exclusiveMaximum',
+  'exclusiveMinimum',
+  'format',
+  'if',
+  'items',
+  'maxItems',
+  'maxLength',
+  'maxProperties',
+  'maximum',
+  'minItems',
+  'minLength',
+  'minProperties',
+  'minimum',
+  'multipleOf',
+  'not',
+  'oneOf',
+  'pattern',
+  'patternProperties',
+  'properties',
+  'propertyNames',
+  'readOnly',
+  'required',
+  'then',
+  'title',
+  'type',
+  'uniqueItems',
+  'writeOnly',
 ];
 const ONLY_2020 = [
-  '$anchor', '$dynamicAnchor', '$dynamicRef', '$vocabulary', 'contentSchema', 'dependentRequired',
-  'dependentSchemas', 'maxContains', 'minContains', 'prefixItems', 'unevaluatedItems', 'unevaluatedProperties',
+  '$anchor',
+  '$dynamicAnchor',
+  '$dynamicRef',
+  '$vocabulary',
+  'contentSchema',
+  'dependentRequired',
+  'dependentSchemas',
+  'maxContains',
+  'minContains',
+  'prefixItems',
+  'unevaluatedItems',
+  'unevaluatedProperties',
 ];
 /** json-schema-to-typescript's extensions: accepted, and dropped by the targets (never emitted as code). */
 const TOOL_EXTENSIONS = ['tsEnumNames', 'tsName', 'tsType'];
@@ -33,10 +85,18 @@ const KNOWN: Record<Dialect, ReadonlySet<string>> = {
 /** Property names the generated code cannot carry, and why. */
 const RESERVED_PROPERTY_NAMES: ReadonlyMap<string, string> = new Map([
   ['__proto__', 'in JavaScript object literals and validators it sets the prototype instead'],
-  ['hasOwnProperty', 'it shadows Object.prototype.hasOwnProperty, which json-schema-to-typescript calls on property maps'],
+  [
+    'hasOwnProperty',
+    'it shadows Object.prototype.hasOwnProperty, which json-schema-to-typescript calls on property maps',
+  ],
 ]);
 
-export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: readonly string[], file: string): CatalogProblem[] {
+export function checkKeywords(
+  schema: unknown,
+  dialect: Dialect,
+  knownFormats: readonly string[],
+  file: string,
+): CatalogProblem[] {
   const problems: CatalogProblem[] = [];
   const known = KNOWN[dialect];
   walkSchemaObjects(schema, ({ node, pointer }) => {
@@ -47,14 +107,19 @@ export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: r
         code: 'unknown-keyword',
         file,
         pointer: `${pointer}/${pointerSegment(keyword)}`,
-        message: only2020 ? `"${keyword}" is a 2020-12 keyword; draft-07 ignores it` : `unknown keyword "${keyword}"`,
+        message: only2020
+          ? `"${keyword}" is a 2020-12 keyword; draft-07 ignores it`
+          : `unknown keyword "${keyword}"`,
         hint: only2020
           ? 'declare "$schema": "https://json-schema.org/draft/2020-12/schema" or use the draft-07 equivalent'
           : `${suggestion(keyword, [...known], 'remove it')} (custom annotations must start with "x-")`,
       });
     }
     for (const [name, why] of RESERVED_PROPERTY_NAMES) {
-      if (isObject(node.properties) && Object.prototype.hasOwnProperty.call(node.properties, name)) {
+      if (
+        isObject(node.properties) &&
+        Object.prototype.hasOwnProperty.call(node.properties, name)
+      ) {
         problems.push({
           code: 'reserved-property-name',
           file,
@@ -65,9 +130,11 @@ export function checkKeywords(schema: unknown, dialect: Dialect, knownFormats: r
       }
     }
     // ajv compiles patterns with the u flag and names no place when one fails: find it here.
-    const patterns: [string, string][] = typeof node.pattern === 'string' ? [[`${pointer}/pattern`, node.pattern]] : [];
+    const patterns: [string, string][] =
+      typeof node.pattern === 'string' ? [[`${pointer}/pattern`, node.pattern]] : [];
     if (isObject(node.patternProperties)) {
-      for (const key of Object.keys(node.patternProperties)) patterns.push([`${pointer}/patternProperties/${pointerSegment(key)}`, key]);
+      for (const key of Object.keys(node.patternProperties))
+        patterns.push([`${pointer}/patternProperties/${pointerSegment(key)}`, key]);
     }
     for (const [at, source] of patterns) {
       const error = regexError(source);

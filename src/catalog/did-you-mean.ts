@@ -11,7 +11,9 @@ export function closest(word: string, candidates: readonly string[]): string | u
     }
   }
   // Only suggest when the word is plausibly a typo of the candidate.
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3))
+    ? best
+    : undefined;
 }
 
 /** `did you mean "x"? ` or `fallback` when nothing is close. */

@@ -41,7 +41,15 @@ export function missingVersions(sorted: readonly number[]): number[] {
 /** The problems of an event folder's version list (absolute `dir`): none, no v1, or gaps. */
 export function versionListProblems(dir: string, sorted: readonly number[]): CatalogProblem[] {
   if (sorted.length === 0) {
-    return [{ code: 'no-versions', file: displayPath(dir), pointer: '', message: 'the event has no v1.schema.json', hint: 'add the payload schema as v1.schema.json' }];
+    return [
+      {
+        code: 'no-versions',
+        file: displayPath(dir),
+        pointer: '',
+        message: 'the event has no v1.schema.json',
+        hint: 'add the payload schema as v1.schema.json',
+      },
+    ];
   }
   const missing = missingVersions(sorted);
   if (missing.length === 0) return [];
@@ -73,7 +81,10 @@ export interface EventFolder {
 export async function listEventFolders(eventsDir: string): Promise<EventFolder[]> {
   const visible = async (dir: string) =>
     (await readdir(dir, { withFileTypes: true }).catch((): Dirent[] => []))
-      .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && !entry.name.startsWith('_'))
+      .filter(
+        (entry) =>
+          entry.isDirectory() && !entry.name.startsWith('.') && !entry.name.startsWith('_'),
+      )
       .map((entry) => entry.name)
       .sort(compare);
   const folders: EventFolder[] = [];

@@ -17,18 +17,28 @@ const PLACEHOLDERS: Readonly<Record<string, (domain: string, name: string) => st
   '{event_name}': (_, name) => kebabCase(name).replace(/-/g, '_'),
 };
 
-const EVENT_PLACEHOLDERS = Object.keys(PLACEHOLDERS).filter((placeholder) => placeholder !== '{domain}');
+const EVENT_PLACEHOLDERS = Object.keys(PLACEHOLDERS).filter(
+  (placeholder) => placeholder !== '{domain}',
+);
 
 /** Why a template is unusable, or undefined when it is fine. */
 export function eventTypeFormatProblem(format: string): string | undefined {
-  const unknown = format.match(/\{[^}]*\}/g)?.filter((placeholder) => !(placeholder in PLACEHOLDERS)) ?? [];
-  if (unknown.length > 0) return `unknown placeholder ${unknown[0]}; use ${Object.keys(PLACEHOLDERS).join(', ')}`;
+  const unknown =
+    format.match(/\{[^}]*\}/g)?.filter((placeholder) => !(placeholder in PLACEHOLDERS)) ?? [];
+  if (unknown.length > 0)
+    return `unknown placeholder ${unknown[0]}; use ${Object.keys(PLACEHOLDERS).join(', ')}`;
   // Without both parts two events could get the same type string.
   if (!format.includes('{domain}')) return 'must contain {domain}';
-  if (!EVENT_PLACEHOLDERS.some((placeholder) => format.includes(placeholder))) return `must contain one of ${EVENT_PLACEHOLDERS.join(', ')}`;
-  if (!/^[A-Za-z0-9_.{}-]+$/.test(format)) return 'may contain only letters, digits, ".", "_", "-" and placeholders';
+  if (!EVENT_PLACEHOLDERS.some((placeholder) => format.includes(placeholder)))
+    return `must contain one of ${EVENT_PLACEHOLDERS.join(', ')}`;
+  if (!/^[A-Za-z0-9_.{}-]+$/.test(format))
+    return 'may contain only letters, digits, ".", "_", "-" and placeholders';
   // The same rule event.json's own `eventType` follows: dot-separated names.
-  if (!/^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$/.test(formatEventType(format, 'order', 'OrderCreated'))) {
+  if (
+    !/^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$/.test(
+      formatEventType(format, 'order', 'OrderCreated'),
+    )
+  ) {
     return 'must give dot-separated names, e.g. "{domain}.{EventName}"';
   }
   return undefined;

@@ -11,13 +11,17 @@ export function parsePointer(pointer: string): string[] | undefined {
 }
 
 /** The value a pointer designates inside `document`, or `{ found: false }`. */
-export function resolvePointer(document: unknown, pointer: string): { found: true; value: unknown } | { found: false } {
+export function resolvePointer(
+  document: unknown,
+  pointer: string,
+): { found: true; value: unknown } | { found: false } {
   const segments = parsePointer(pointer);
   if (segments === undefined) return { found: false };
   let value: unknown = document;
   for (const segment of segments) {
     if (Array.isArray(value)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(segment) || Number(segment) >= value.length) return { found: false };
+      if (!/^(0|[1-9][0-9]*)$/.test(segment) || Number(segment) >= value.length)
+        return { found: false };
       value = value[Number(segment)];
     } else if (isObject(value) && Object.prototype.hasOwnProperty.call(value, segment)) {
       value = value[segment];

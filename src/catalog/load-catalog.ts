@@ -11,12 +11,21 @@ import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { DEFAULT_EVENT_TYPE_FORMAT, eventTypeFormatProblem, formatEventType } from './event-type-format.js';
+import {
+  DEFAULT_EVENT_TYPE_FORMAT,
+  eventTypeFormatProblem,
+  formatEventType,
+} from './event-type-format.js';
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
 import { bundleSchema } from './bundle-schema.js';
 import { suggestion } from './did-you-mean.js';
 import { resolvePointer } from './json-pointer.js';
-import { CONSUMER_JSON_KEYS, consumerJsonSchema, EVENT_JSON_KEYS, eventJsonSchema } from './metadata-schemas.js';
+import {
+  CONSUMER_JSON_KEYS,
+  consumerJsonSchema,
+  EVENT_JSON_KEYS,
+  eventJsonSchema,
+} from './metadata-schemas.js';
 import {
   COMPATIBILITY_MODES,
   COMPATIBILITY_POLICIES,
@@ -73,10 +82,16 @@ export interface LoadCatalogOptions {
   readonly eventTypeFormat?: string;
 }
 
-export async function loadCatalog(eventsDir: string, options: LoadCatalogOptions = {}): Promise<Catalog> {
+export async function loadCatalog(
+  eventsDir: string,
+  options: LoadCatalogOptions = {},
+): Promise<Catalog> {
   const eventTypeFormat = options.eventTypeFormat ?? DEFAULT_EVENT_TYPE_FORMAT;
   const formatProblem = eventTypeFormatProblem(eventTypeFormat);
-  if (formatProblem !== undefined) throw new TypeError(`invalid event type format ${JSON.stringify(eventTypeFormat)}: ${formatProblem}`);
+  if (formatProblem !== undefined)
+    throw new TypeError(
+      `invalid event type format ${JSON.stringify(eventTypeFormat)}: ${formatProblem}`,
+    );
   const root = resolve(eventsDir);
   const problems = new ProblemList();
   const rootStat = await stat(root).catch(() => undefined);
@@ -131,10 +146,20 @@ async function sortedEntries(dir: string): Promise<Dirent[]> {
 }
 
 function unexpectedFile(path: string, hint: string, context: LoadContext): void {
-  context.problems.add({ code: 'unexpected-file', file: displayPath(path), pointer: '', message: 'evgen does not know what this file is', hint });
+  context.problems.add({
+    code: 'unexpected-file',
+    file: displayPath(path),
+    pointer: '',
+    message: 'evgen does not know what this file is',
+    hint,
+  });
 }
 
-async function loadDomain(domain: string, dir: string, context: LoadContext): Promise<EventDefinition[]> {
+async function loadDomain(
+  domain: string,
+  dir: string,
+  context: LoadContext,
+): Promise<EventDefinition[]> {
   let domainOk = true;
   if (!DOMAIN_NAME.test(domain)) {
     domainOk = false;
@@ -149,7 +174,13 @@ async function loadDomain(domain: string, dir: string, context: LoadContext): Pr
     const reserved = reservedDomainName(domain);
     if (reserved !== undefined) {
       domainOk = false;
-      context.problems.add({ code: 'reserved-name', file: displayPath(dir), pointer: '', message: `domain ${reserved}`, hint: 'rename the domain folder' });
+      context.problems.add({
+        code: 'reserved-name',
+        file: displayPath(dir),
+        pointer: '',
+        message: `domain ${reserved}`,
+        hint: 'rename the domain folder',
+      });
     }
   }
   const events: EventDefinition[] = [];
@@ -166,7 +197,12 @@ async function loadDomain(domain: string, dir: string, context: LoadContext): Pr
   return events;
 }
 
-async function loadEvent(domain: string, name: string, dir: string, context: LoadContext): Promise<EventDefinition | undefined> {
+async function loadEvent(
+  domain: string,
+  name: string,
+  dir: string,
+  context: LoadContext,
+): Promise<EventDefinition | undefined> {
   let ok = true;
   if (!EVENT_NAME.test(name)) {
     ok = false;
@@ -201,7 +237,11 @@ async function loadEvent(domain: string, name: string, dir: string, context: Loa
       const version = schemaFileVersion(entry.name);
       if (version !== undefined) versionNumbers.push(version);
       else if (entry.name.endsWith('.json')) {
-        unexpectedFile(join(dir, entry.name), 'name payload schemas v1.schema.json, v2.schema.json, …; metadata goes in event.json', context);
+        unexpectedFile(
+          join(dir, entry.name),
+          'name payload schemas v1.schema.json, v2.schema.json, …; metadata goes in event.json',
+          context,
+        );
       }
     }
   }
@@ -265,7 +305,10 @@ function truncate(text: string, max = 80): string {
  * The validated event.json, or (when it has problems) only its aggregateId when that one is
  * fine, so the payload schemas are still checked against it in the same run.
  */
-async function readEventJson(path: string, context: LoadContext): Promise<{ meta?: EventJson; aggregateId?: string }> {
+async function readEventJson(
+  path: string,
+  context: LoadContext,
+): Promise<{ meta?: EventJson; aggregateId?: string }> {
   const read = await readJsonFile(path, context.problems);
   if (!read.ok) return {};
   const file = displayPath(path);
@@ -276,7 +319,9 @@ async function readEventJson(path: string, context: LoadContext): Promise<{ meta
   const aggregateId = (read.value as { aggregateId?: unknown } | null)?.aggregateId;
   const errors = context.validateEventJson.errors ?? [];
   for (const error of errors) context.problems.add(eventJsonProblem(error, file, read.value));
-  const aggregateIdOk = typeof aggregateId === 'string' && !errors.some((error) => error.instancePath === '/aggregateId');
+  const aggregateIdOk =
+    typeof aggregateId === 'string' &&
+    !errors.some((error) => error.instancePath === '/aggregateId');
   return aggregateIdOk ? { aggregateId } : {};
 }
 
@@ -289,7 +334,8 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'additionalProperties') {
     const key = String(params.additionalProperty);
-    const known = at === '' ? EVENT_JSON_KEYS : at === '/kafka' ? ['topic'] : ['exchange', 'routingKey'];
+    const known =
+      at === '' ? EVENT_JSON_KEYS : at === '/kafka' ? ['topic'] : ['exchange', 'routingKey'];
     return {
       code: 'unknown-key',
       file,
@@ -300,7 +346,13 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
   }
   if (error.keyword === 'required') {
     const key = String(params.missingProperty);
-    return { code: 'missing-key', file, pointer: at, message: `missing required key "${key}"`, hint: `add "${key}" (see the README, "Catalog format")` };
+    return {
+      code: 'missing-key',
+      file,
+      pointer: at,
+      message: `missing required key "${key}"`,
+      hint: `add "${key}" (see the README, "Catalog format")`,
+    };
   }
   if (error.keyword === 'enum' && at === '/compatibility') {
     return {
@@ -312,12 +364,19 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
     };
   }
   if (error.keyword === 'enum' && at === '/policy') {
-    return { code: 'unknown-policy', file, pointer: at, message: `unknown compatibility policy${shown}`, hint: `use one of ${COMPATIBILITY_POLICIES.join(', ')} (default evgen)` };
+    return {
+      code: 'unknown-policy',
+      file,
+      pointer: at,
+      message: `unknown compatibility policy${shown}`,
+      hint: `use one of ${COMPATIBILITY_POLICIES.join(', ')} (default evgen)`,
+    };
   }
   const hints: Record<string, string> = {
     '/aggregate': 'a PascalCase name such as "Order"',
     '/aggregateId': 'the name of a required string property of the payload, e.g. "orderId"',
-    '/eventType': 'dot-separated identifiers, e.g. "order.OrderCreated" (the default is <domain>.<EventName>)',
+    '/eventType':
+      'dot-separated identifiers, e.g. "order.OrderCreated" (the default is <domain>.<EventName>)',
     '/kafka/topic': 'letters, digits, ".", "_" and "-" only, at most 249 characters',
     '/rabbitmq/exchange': 'letters, digits, ".", "_", ":" and "-" only',
     '/rabbitmq/routingKey': 'letters, digits, ".", "_", ":" and "-" only, e.g. "order.created"',
@@ -326,22 +385,40 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
     code: 'invalid-event-json',
     file,
     pointer: at,
-    message: error.keyword === 'pattern' ? `${shown.trim()} contains characters that are not allowed here` : (error.message ?? `fails "${error.keyword}"`),
+    message:
+      error.keyword === 'pattern'
+        ? `${shown.trim()} contains characters that are not allowed here`
+        : (error.message ?? `fails "${error.keyword}"`),
     hint: hints[at] ?? 'see the README, "Catalog format"',
   };
 }
 
-async function loadVersion(dir: string, version: number, aggregateId: string | undefined, context: LoadContext): Promise<EventVersion | undefined> {
+async function loadVersion(
+  dir: string,
+  version: number,
+  aggregateId: string | undefined,
+  context: LoadContext,
+): Promise<EventVersion | undefined> {
   const path = join(dir, `v${version}.schema.json`);
   const file = await context.files.load(path);
   if (file === undefined) return undefined;
   const dialect = file.dialect ?? 'draft-07';
   if (!context.files.validate(file, dialect)) return undefined;
-  const bundled = await bundleSchema(file, dialect, { catalogRoot: context.root, files: context.files, problems: context.problems });
+  const bundled = await bundleSchema(file, dialect, {
+    catalogRoot: context.root,
+    files: context.files,
+    problems: context.problems,
+  });
   if (bundled === undefined) return undefined;
   const compileError = context.checkers.compileError(bundled, dialect);
   if (compileError !== undefined) {
-    context.problems.add({ code: 'invalid-schema', file: file.display, pointer: '', message: `ajv cannot compile the schema: ${compileError}`, hint: 'fix the schema so a validator can be built from it' });
+    context.problems.add({
+      code: 'invalid-schema',
+      file: file.display,
+      pointer: '',
+      message: `ajv cannot compile the schema: ${compileError}`,
+      hint: 'fix the schema so a validator can be built from it',
+    });
     return undefined;
   }
   if (aggregateId !== undefined) {
@@ -351,16 +428,28 @@ async function loadVersion(dir: string, version: number, aggregateId: string | u
       return undefined;
     }
   }
-  return { version, file: `${dir.slice(context.root.length + 1).split(/[\\/]/).join('/')}/v${version}.schema.json`, schema: file.value as JsonSchema, bundled };
+  return {
+    version,
+    file: `${dir
+      .slice(context.root.length + 1)
+      .split(/[\\/]/)
+      .join('/')}/v${version}.schema.json`,
+    schema: file.value as JsonSchema,
+    bundled,
+  };
 }
 
 /** Rules that look at several events at once: generated-name collisions, event types, routing keys. */
 function checkCrossEventRules(events: readonly EventDefinition[], context: LoadContext): void {
-  const eventJson = (event: EventDefinition) => displayPath(join(context.root, event.dir, 'event.json'));
+  const eventJson = (event: EventDefinition) =>
+    displayPath(join(context.root, event.dir, 'event.json'));
   const names = new Map<string, EventDefinition>();
   for (const event of events) {
     const clashes = new Map<EventDefinition, string[]>();
-    for (const name of generatedNames(event, event.versions.map((version) => version.version))) {
+    for (const name of generatedNames(
+      event,
+      event.versions.map((version) => version.version),
+    )) {
       const owner = names.get(name);
       if (owner === undefined) names.set(name, event);
       else clashes.set(owner, [...(clashes.get(owner) ?? []), name.replace(/^module:/, 'folder ')]);
@@ -368,7 +457,10 @@ function checkCrossEventRules(events: readonly EventDefinition[], context: LoadC
     for (const [owner, clashing] of clashes) {
       // Name one representative clash (the payload type when it is among them) so the message stays
       // stable when targets add more derived names.
-      const preferred = [eventNames(event).payloadUnion, ...event.versions.map((v) => versionNames(event, v.version).payloadType)];
+      const preferred = [
+        eventNames(event).payloadUnion,
+        ...event.versions.map((v) => versionNames(event, v.version).payloadType),
+      ];
       const example = preferred.find((name) => clashing.includes(name)) ?? clashing[0]!;
       context.problems.add({
         code: 'name-collision',
@@ -417,7 +509,11 @@ async function listConsumerFiles(dir: string, context: LoadContext): Promise<str
   return files;
 }
 
-async function loadConsumers(files: readonly string[], events: readonly EventDefinition[], context: LoadContext): Promise<ConsumerDefinition[]> {
+async function loadConsumers(
+  files: readonly string[],
+  events: readonly EventDefinition[],
+  context: LoadContext,
+): Promise<ConsumerDefinition[]> {
   const eventTypes = events.map((event) => event.eventType);
   const declaredTypes = context.declaredEventTypes;
   const consumers: ConsumerDefinition[] = [];
@@ -440,11 +536,31 @@ async function loadConsumers(files: readonly string[], events: readonly EventDef
     if (!context.validateConsumerJson(read.value)) {
       for (const error of context.validateConsumerJson.errors ?? []) {
         const params = error.params as Record<string, unknown>;
-        const unknownKey = error.keyword === 'additionalProperties' ? String(params.additionalProperty) : undefined;
+        const unknownKey =
+          error.keyword === 'additionalProperties' ? String(params.additionalProperty) : undefined;
         context.problems.add(
           unknownKey !== undefined
-            ? { code: 'unknown-key', file, pointer: `/${unknownKey}`, message: `unknown key ${JSON.stringify(unknownKey)}`, hint: suggestion(unknownKey, CONSUMER_JSON_KEYS, 'remove it; allowed keys: description, subscribes') }
-            : { code: 'invalid-consumer', file, pointer: error.instancePath, message: error.keyword === 'required' ? `missing required key "${String(params.missingProperty)}"` : (error.message ?? error.keyword), hint: 'a consumer file is {"description": "...", "subscribes": ["<domain>.<EventName>", ...]}' },
+            ? {
+                code: 'unknown-key',
+                file,
+                pointer: `/${unknownKey}`,
+                message: `unknown key ${JSON.stringify(unknownKey)}`,
+                hint: suggestion(
+                  unknownKey,
+                  CONSUMER_JSON_KEYS,
+                  'remove it; allowed keys: description, subscribes',
+                ),
+              }
+            : {
+                code: 'invalid-consumer',
+                file,
+                pointer: error.instancePath,
+                message:
+                  error.keyword === 'required'
+                    ? `missing required key "${String(params.missingProperty)}"`
+                    : (error.message ?? error.keyword),
+                hint: 'a consumer file is {"description": "...", "subscribes": ["<domain>.<EventName>", ...]}',
+              },
         );
       }
       continue;
@@ -459,7 +575,11 @@ async function loadConsumers(files: readonly string[], events: readonly EventDef
         file,
         pointer: `/subscribes/${index}`,
         message: `subscribes to unknown event type ${JSON.stringify(eventType)}`,
-        hint: suggestion(eventType, eventTypes, `use one of the catalog's event types: ${[...eventTypes].sort().join(', ')}`),
+        hint: suggestion(
+          eventType,
+          eventTypes,
+          `use one of the catalog's event types: ${[...eventTypes].sort().join(', ')}`,
+        ),
       });
     });
     if (ok) {
@@ -473,4 +593,3 @@ async function loadConsumers(files: readonly string[], events: readonly EventDef
   }
   return consumers.sort((a, b) => compare(a.name, b.name));
 }
-

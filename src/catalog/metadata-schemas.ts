@@ -32,7 +32,11 @@ export const eventJsonSchema = {
     aggregateId: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
     compatibility: { enum: [...COMPATIBILITY_MODES] },
     policy: { enum: [...COMPATIBILITY_POLICIES] },
-    eventType: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z][A-Za-z0-9_-]*)*$', maxLength: 200 },
+    eventType: {
+      type: 'string',
+      pattern: '^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z][A-Za-z0-9_-]*)*$',
+      maxLength: 200,
+    },
     kafka: {
       type: 'object',
       additionalProperties: false,
@@ -61,6 +65,11 @@ export const consumerJsonSchema = {
   properties: {
     $schema: { type: 'string' },
     description: { type: 'string', minLength: 1 },
-    subscribes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 } },
+    subscribes: {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: 'string', minLength: 1 },
+    },
   },
 } as const;

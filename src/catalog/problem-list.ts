@@ -19,7 +19,11 @@ export class ProblemList {
   throwIfAny(): void {
     if (this.#problems.length === 0) return;
     const sorted = [...this.#problems].sort(
-      (a, b) => compare(a.file, b.file) || compare(a.pointer, b.pointer) || compare(a.code, b.code) || compare(a.message, b.message),
+      (a, b) =>
+        compare(a.file, b.file) ||
+        compare(a.pointer, b.pointer) ||
+        compare(a.code, b.code) ||
+        compare(a.message, b.message),
     );
     throw new CatalogError(dedupe(sorted));
   }

@@ -15,7 +15,8 @@ export const MAX_JSON_DEPTH = 64;
 /** How problems name a file: relative to the working folder, or absolute when outside it. */
 export function displayPath(absolutePath: string): string {
   const fromCwd = relative(process.cwd(), absolutePath);
-  const shown = fromCwd === '' || fromCwd.startsWith('..') || isAbsolute(fromCwd) ? absolutePath : fromCwd;
+  const shown =
+    fromCwd === '' || fromCwd.startsWith('..') || isAbsolute(fromCwd) ? absolutePath : fromCwd;
   return shown.split(sep).join('/');
 }
 
@@ -68,7 +69,10 @@ export async function readJsonFile(absolutePath: string, problems: ProblemList):
 function describeParseError(text: string, error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);
   const position = /at position (\d+)/.exec(raw);
-  const reason = raw.replace(/,? ?(in JSON )?at position \d+.*$/s, '').replace(/^JSON\.parse: /, '').trim();
+  const reason = raw
+    .replace(/,? ?(in JSON )?at position \d+.*$/s, '')
+    .replace(/^JSON\.parse: /, '')
+    .trim();
   const offset = position !== null ? Number(position[1]) : text.length;
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
@@ -78,14 +82,22 @@ function describeParseError(text: string, error: unknown): string {
 
 /** Pointer of the first value nested deeper than MAX_JSON_DEPTH (iterative: no recursion to overflow). */
 function findTooDeep(root: unknown): string | undefined {
-  const stack: { value: unknown; depth: number; pointer: string }[] = [{ value: root, depth: 0, pointer: '' }];
+  const stack: { value: unknown; depth: number; pointer: string }[] = [
+    { value: root, depth: 0, pointer: '' },
+  ];
   while (stack.length > 0) {
     const { value, depth, pointer } = stack.pop()!;
     if (typeof value !== 'object' || value === null) continue;
     if (depth >= MAX_JSON_DEPTH) return pointer;
-    const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
+    const entries = Array.isArray(value)
+      ? value.map((item, index) => [String(index), item] as const)
+      : Object.entries(value);
     for (const [key, child] of entries.reverse()) {
-      stack.push({ value: child, depth: depth + 1, pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+      stack.push({
+        value: child,
+        depth: depth + 1,
+        pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+      });
     }
   }
   return undefined;

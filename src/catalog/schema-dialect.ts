@@ -25,7 +25,9 @@ const DIALECT_URIS: Readonly<Record<string, Dialect>> = {
 /** The dialect a schema declares; undefined (with no `$schema`) means "not declared". */
 export function declaredDialect(schema: unknown): Dialect | 'unsupported' | undefined {
   if (!isObject(schema) || schema.$schema === undefined) return undefined;
-  return typeof schema.$schema === 'string' ? (DIALECT_URIS[schema.$schema] ?? 'unsupported') : 'unsupported';
+  return typeof schema.$schema === 'string'
+    ? (DIALECT_URIS[schema.$schema] ?? 'unsupported')
+    : 'unsupported';
 }
 
 /** Where a dialect keeps reusable schemas. */
@@ -39,7 +41,12 @@ export class SchemaCheckers {
   readonly #meta: Record<Dialect, ValidateFunction>;
 
   constructor() {
-    const options = { allErrors: true, strict: false, logger: false, validateFormats: true } as const;
+    const options = {
+      allErrors: true,
+      strict: false,
+      logger: false,
+      validateFormats: true,
+    } as const;
     const draft07 = new Ajv(options);
     const draft2020 = new Ajv2020(options);
     addFormats(draft07);
@@ -99,12 +106,21 @@ export function ajvErrorsToProblems(
   }
   const problems: CatalogProblem[] = [];
   for (const [pointer, list] of byPath) {
-    const specific = list.filter((error) => !['anyOf', 'oneOf', 'if', 'not'].includes(error.keyword));
+    const specific = list.filter(
+      (error) => !['anyOf', 'oneOf', 'if', 'not'].includes(error.keyword),
+    );
     let chosen = specific.length > 0 ? specific : list;
     // `"type": "strin"` fails both "one of the simple types" and "an array of them"; the first says it.
-    if (chosen.some((error) => error.keyword === 'enum')) chosen = chosen.filter((error) => error.keyword !== 'type');
+    if (chosen.some((error) => error.keyword === 'enum'))
+      chosen = chosen.filter((error) => error.keyword !== 'type');
     const messages = [...new Set(chosen.map(describeAjvError))];
-    problems.push({ code: defaults.code, file, pointer, message: messages.join('; '), hint: defaults.hint });
+    problems.push({
+      code: defaults.code,
+      file,
+      pointer,
+      message: messages.join('; '),
+      hint: defaults.hint,
+    });
   }
   return problems;
 }

@@ -44,8 +44,18 @@ export class SchemaFiles {
     const key = `${file.dialect ?? dialect}\0${file.absolutePath}`;
     const known = this.#validated.get(key);
     if (known !== undefined) return known;
-    let found = this.checkers.validateAgainstMetaSchema(file.value, file.dialect ?? dialect, file.display);
-    if (found.length === 0) found = checkKeywords(file.value, file.dialect ?? dialect, this.checkers.knownFormats, file.display);
+    let found = this.checkers.validateAgainstMetaSchema(
+      file.value,
+      file.dialect ?? dialect,
+      file.display,
+    );
+    if (found.length === 0)
+      found = checkKeywords(
+        file.value,
+        file.dialect ?? dialect,
+        this.checkers.knownFormats,
+        file.display,
+      );
     for (const problem of found) this.problems.add(problem);
     const nestedIds = nestedIdPointers(file);
     for (const pointer of nestedIds) {
@@ -85,7 +95,8 @@ export class SchemaFiles {
 function nestedIdPointers(file: SchemaFile): string[] {
   const found: string[] = [];
   walkSchemaObjects(file.value, ({ node, pointer }) => {
-    if (pointer !== '' && Object.prototype.hasOwnProperty.call(node, '$id')) found.push(`${pointer}/$id`);
+    if (pointer !== '' && Object.prototype.hasOwnProperty.call(node, '$id'))
+      found.push(`${pointer}/$id`);
   });
   return found;
 }

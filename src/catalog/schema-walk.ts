@@ -23,7 +23,13 @@ const SCHEMA_VALUED = new Set([
 /** Keywords whose value is an array of schemas. */
 const ARRAY_OF_SCHEMAS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 /** Keywords whose value maps names to schemas. */
-const MAP_OF_SCHEMAS = new Set(['$defs', 'definitions', 'dependentSchemas', 'patternProperties', 'properties']);
+const MAP_OF_SCHEMAS = new Set([
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+  'patternProperties',
+  'properties',
+]);
 
 export interface SchemaVisit {
   /** The schema object being visited. */
@@ -33,19 +39,25 @@ export interface SchemaVisit {
 }
 
 /** Calls `visit` for every schema object in the document, root first, in document order. */
-export function walkSchemaObjects(schema: unknown, visit: (visit: SchemaVisit) => void, pointer = ''): void {
+export function walkSchemaObjects(
+  schema: unknown,
+  visit: (visit: SchemaVisit) => void,
+  pointer = '',
+): void {
   if (!isObject(schema)) return;
   visit({ node: schema, pointer });
   for (const [keyword, value] of Object.entries(schema)) {
     const at = `${pointer}/${pointerSegment(keyword)}`;
     if (SCHEMA_VALUED.has(keyword)) {
-      if (Array.isArray(value)) value.forEach((item, index) => walkSchemaObjects(item, visit, `${at}/${index}`));
+      if (Array.isArray(value))
+        value.forEach((item, index) => walkSchemaObjects(item, visit, `${at}/${index}`));
       else walkSchemaObjects(value, visit, at);
     } else if (ARRAY_OF_SCHEMAS.has(keyword) && Array.isArray(value)) {
       value.forEach((item, index) => walkSchemaObjects(item, visit, `${at}/${index}`));
     } else if ((MAP_OF_SCHEMAS.has(keyword) || keyword === 'dependencies') && isObject(value)) {
       // draft-07 `dependencies` values are schemas or arrays of property names; arrays are skipped.
-      for (const [name, child] of Object.entries(value)) walkSchemaObjects(child, visit, `${at}/${pointerSegment(name)}`);
+      for (const [name, child] of Object.entries(value))
+        walkSchemaObjects(child, visit, `${at}/${pointerSegment(name)}`);
     }
   }
 }
@@ -66,14 +78,24 @@ export function mapSchemaObjects(
     if (SCHEMA_VALUED.has(keyword)) {
       entries.push([
         keyword,
-        Array.isArray(value) ? value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`)) : mapSchemaObjects(value, transform, at),
+        Array.isArray(value)
+          ? value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`))
+          : mapSchemaObjects(value, transform, at),
       ]);
     } else if (ARRAY_OF_SCHEMAS.has(keyword) && Array.isArray(value)) {
-      entries.push([keyword, value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`))]);
+      entries.push([
+        keyword,
+        value.map((item, index) => mapSchemaObjects(item, transform, `${at}/${index}`)),
+      ]);
     } else if ((MAP_OF_SCHEMAS.has(keyword) || keyword === 'dependencies') && isObject(value)) {
       entries.push([
         keyword,
-        Object.fromEntries(Object.entries(value).map(([name, child]) => [name, mapSchemaObjects(child, transform, `${at}/${pointerSegment(name)}`)])),
+        Object.fromEntries(
+          Object.entries(value).map(([name, child]) => [
+            name,
+            mapSchemaObjects(child, transform, `${at}/${pointerSegment(name)}`),
+          ]),
+        ),
       ]);
     } else {
       entries.push([keyword, structuredClone(value)]);

@@ -17,16 +17,31 @@ export interface FolderOptionSet {
  * `handlers` are the help texts' leading words (what the folder is for this command).
  */
 export function addFolderOptions(command: Command, describe: FolderOptionSet = {}): Command {
-  command.option('--events <dir>', 'events folder (default: "events", or "events" in evgen.config.json)');
+  command.option(
+    '--events <dir>',
+    'events folder (default: "events", or "events" in evgen.config.json)',
+  );
   if (describe.handlers !== undefined) {
-    command.option('--handlers <dir>', `${describe.handlers} (default: "handlers", or "handlers" in evgen.config.json)`);
+    command.option(
+      '--handlers <dir>',
+      `${describe.handlers} (default: "handlers", or "handlers" in evgen.config.json)`,
+    );
   }
-  if (describe.out !== undefined) command.option('--out <dir>', `${describe.out} (default: "generated", or "out" in evgen.config.json)`);
-  return command.option('--config <file>', 'config file (default: ./evgen.config.json when it exists)');
+  if (describe.out !== undefined)
+    command.option(
+      '--out <dir>',
+      `${describe.out} (default: "generated", or "out" in evgen.config.json)`,
+    );
+  return command.option(
+    '--config <file>',
+    'config file (default: ./evgen.config.json when it exists)',
+  );
 }
 
 /** A refusal with one problem: `file#pointer: message` and a hint saying what to do. */
-export function refuse(problem: Omit<CatalogProblem, 'pointer'> & { readonly pointer?: string }): CatalogError {
+export function refuse(
+  problem: Omit<CatalogProblem, 'pointer'> & { readonly pointer?: string },
+): CatalogError {
   return new CatalogError([{ pointer: '', ...problem }]);
 }
 

@@ -50,9 +50,12 @@ const EXAMPLE_CONFIG =
 const KEY_HINTS: Readonly<Record<string, string>> = {
   events: '"events" is the events folder, a path relative to the config file, e.g. "events"',
   out: '"out" is the output folder, a path relative to the config file, e.g. "generated"',
-  handlers: '"handlers" is the folder of your handler stubs, relative to the config file, e.g. "handlers"',
-  targets: '"targets" lists target names to run, e.g. ["types", "validators", "envelopes", "index"]',
-  runtimeImport: '"runtimeImport" is the module generated code imports the runtime from, e.g. "evgen/runtime"',
+  handlers:
+    '"handlers" is the folder of your handler stubs, relative to the config file, e.g. "handlers"',
+  targets:
+    '"targets" lists target names to run, e.g. ["types", "validators", "envelopes", "index"]',
+  runtimeImport:
+    '"runtimeImport" is the module generated code imports the runtime from, e.g. "evgen/runtime"',
   naming: '"naming" may hold "eventType", a template such as "{domain}.{EventName}"',
 };
 
@@ -63,7 +66,11 @@ const configSchema = {
     $schema: { type: 'string' },
     events: { type: 'string', minLength: 1 },
     out: { type: 'string', minLength: 1 },
-    targets: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' } },
+    targets: {
+      type: 'array',
+      uniqueItems: true,
+      items: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' },
+    },
     runtimeImport: { type: 'string', pattern: '^[A-Za-z0-9@._/-]+$' },
     handlers: { type: 'string', minLength: 1 },
     naming: {
@@ -84,11 +91,27 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
   const explicit = flags.config !== undefined;
   const path = resolve(cwd, flags.config ?? CONFIG_FILE_NAME);
   const problems = new ProblemList();
-  let fromFile: { events?: string; out?: string; handlers?: string; targets?: string[]; runtimeImport?: string; naming?: { eventType?: string } } = {};
-  const exists = await stat(path).then((found) => found.isFile(), () => false);
+  let fromFile: {
+    events?: string;
+    out?: string;
+    handlers?: string;
+    targets?: string[];
+    runtimeImport?: string;
+    naming?: { eventType?: string };
+  } = {};
+  const exists = await stat(path).then(
+    (found) => found.isFile(),
+    () => false,
+  );
   if (!exists && explicit) {
     throw new CatalogError([
-      { code: 'config-missing', file: displayPath(path), pointer: '', message: 'the config file does not exist', hint: 'check the --config path' },
+      {
+        code: 'config-missing',
+        file: displayPath(path),
+        pointer: '',
+        message: 'the config file does not exist',
+        hint: 'check the --config path',
+      },
     ]);
   }
   if (exists) {
@@ -97,7 +120,8 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     if (read.ok) {
       validateConfig ??= new Ajv({ allErrors: true }).compile(configSchema);
       if (!validateConfig(read.value)) {
-        for (const error of validateConfig.errors ?? []) problems.add(configProblem(error, displayPath(path)));
+        for (const error of validateConfig.errors ?? [])
+          problems.add(configProblem(error, displayPath(path)));
         problems.throwIfAny(); // sorted by pointer, like catalog problems
       }
       fromFile = read.value as typeof fromFile;
@@ -118,17 +142,34 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
   }
   const base = dirname(path);
   return {
-    events: flags.events !== undefined ? resolve(cwd, flags.events) : resolve(base, fromFile.events ?? 'events'),
-    out: flags.out !== undefined ? resolve(cwd, flags.out) : resolve(base, fromFile.out ?? 'generated'),
+    events:
+      flags.events !== undefined
+        ? resolve(cwd, flags.events)
+        : resolve(base, fromFile.events ?? 'events'),
+    out:
+      flags.out !== undefined
+        ? resolve(cwd, flags.out)
+        : resolve(base, fromFile.out ?? 'generated'),
     targets: fromFile.targets,
     runtimeImport: fromFile.runtimeImport ?? DEFAULT_RUNTIME_IMPORT,
-    handlers: flags.handlers !== undefined ? resolve(cwd, flags.handlers) : resolve(base, fromFile.handlers ?? 'handlers'),
+    handlers:
+      flags.handlers !== undefined
+        ? resolve(cwd, flags.handlers)
+        : resolve(base, fromFile.handlers ?? 'handlers'),
     eventTypeFormat: fromFile.naming?.eventType ?? DEFAULT_EVENT_TYPE_FORMAT,
     file: exists ? path : undefined,
   };
 }
 
-function configProblem(error: { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }, file: string): CatalogProblem {
+function configProblem(
+  error: {
+    instancePath: string;
+    keyword: string;
+    params: Record<string, unknown>;
+    message?: string;
+  },
+  file: string,
+): CatalogProblem {
   if (error.keyword === 'additionalProperties') {
     const key = String(error.params.additionalProperty);
     return {
@@ -136,7 +177,11 @@ function configProblem(error: { instancePath: string; keyword: string; params: R
       file,
       pointer: `/${key}`,
       message: `unknown key ${JSON.stringify(key)}`,
-      hint: suggestion(key, CONFIG_KEYS, `remove it; allowed keys: ${CONFIG_KEYS.slice(1).join(', ')}`),
+      hint: suggestion(
+        key,
+        CONFIG_KEYS,
+        `remove it; allowed keys: ${CONFIG_KEYS.slice(1).join(', ')}`,
+      ),
     };
   }
   const key = error.instancePath.split('/')[1] ?? '';

@@ -15,7 +15,9 @@ export { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from './exit-codes.js';
 
 export function createProgram(): Command {
   const program = new Command('evgen')
-    .description('Versioned JSON Schema events → typed TypeScript envelopes, validators, outbox, inbox and transports')
+    .description(
+      'Versioned JSON Schema events → typed TypeScript envelopes, validators, outbox, inbox and transports',
+    )
     .version(toolVersion(), '-V, --version', 'print the evgen version')
     .showHelpAfterError()
     .exitOverride();
@@ -25,7 +27,9 @@ export function createProgram(): Command {
 
 /** The package version; package.json sits two folders up from both src/cli and dist/cli. */
 function toolVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  const manifest = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version?: unknown };
   return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }
 

@@ -9,7 +9,12 @@
 const MAX_TABLE_CELLS = 4_000_000;
 const CONTEXT = 1;
 
-type Op = { readonly kind: ' ' | '-' | '+'; readonly text: string; readonly oldLine: number; readonly newLine: number };
+type Op = {
+  readonly kind: ' ' | '-' | '+';
+  readonly text: string;
+  readonly oldLine: number;
+  readonly newLine: number;
+};
 
 export function shortDiff(oldText: string, newText: string, label: string, maxLines = 6): string {
   const ops = diffLines(oldText.split('\n'), newText.split('\n'));
@@ -26,7 +31,7 @@ export function shortDiff(oldText: string, newText: string, label: string, maxLi
     const oldCount = hunk.filter((op) => op.kind !== '+').length;
     const newCount = hunk.filter((op) => op.kind !== '-').length;
     out.push(`@@ -${oldStart},${oldCount} +${newStart},${newCount} @@`);
-    for (let index = 0; index < hunk.length; ) {
+    for (let index = 0; index < hunk.length;) {
       const op = hunk[index]!;
       if (op.kind === ' ') {
         out.push(` ${op.text}`);
@@ -38,7 +43,10 @@ export function shortDiff(oldText: string, newText: string, label: string, maxLi
       while (end < hunk.length && hunk[end]!.kind !== ' ') end++;
       const removed = hunk.slice(index, end).filter((change) => change.kind === '-');
       const added = hunk.slice(index, end).filter((change) => change.kind === '+');
-      const showRemoved = Math.min(removed.length, added.length === 0 ? budget : Math.ceil(budget / 2));
+      const showRemoved = Math.min(
+        removed.length,
+        added.length === 0 ? budget : Math.ceil(budget / 2),
+      );
       const showAdded = Math.min(added.length, budget - showRemoved);
       for (const change of removed.slice(0, showRemoved)) out.push(`-${change.text}`);
       for (const change of added.slice(0, showAdded)) out.push(`+${change.text}`);
@@ -63,9 +71,12 @@ function diffLines(a: readonly string[], b: readonly string[]): Op[] {
     bEnd--;
   }
   const ops: Op[] = [];
-  const same = (oldIndex: number, newIndex: number) => ops.push({ kind: ' ', text: a[oldIndex]!, oldLine: oldIndex + 1, newLine: newIndex + 1 });
-  const removed = (oldIndex: number, newIndex: number) => ops.push({ kind: '-', text: a[oldIndex]!, oldLine: oldIndex + 1, newLine: newIndex + 1 });
-  const added = (oldIndex: number, newIndex: number) => ops.push({ kind: '+', text: b[newIndex]!, oldLine: oldIndex + 1, newLine: newIndex + 1 });
+  const same = (oldIndex: number, newIndex: number) =>
+    ops.push({ kind: ' ', text: a[oldIndex]!, oldLine: oldIndex + 1, newLine: newIndex + 1 });
+  const removed = (oldIndex: number, newIndex: number) =>
+    ops.push({ kind: '-', text: a[oldIndex]!, oldLine: oldIndex + 1, newLine: newIndex + 1 });
+  const added = (oldIndex: number, newIndex: number) =>
+    ops.push({ kind: '+', text: b[newIndex]!, oldLine: oldIndex + 1, newLine: newIndex + 1 });
   for (let index = 0; index < start; index++) same(index, index);
 
   const n = aEnd - start;
@@ -79,14 +90,18 @@ function diffLines(a: readonly string[], b: readonly string[]): Op[] {
     const lcs = new Uint32Array((n + 1) * width);
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
-        lcs[i * width + j] = a[start + i] === b[start + j] ? lcs[(i + 1) * width + j + 1]! + 1 : Math.max(lcs[(i + 1) * width + j]!, lcs[i * width + j + 1]!);
+        lcs[i * width + j] =
+          a[start + i] === b[start + j]
+            ? lcs[(i + 1) * width + j + 1]! + 1
+            : Math.max(lcs[(i + 1) * width + j]!, lcs[i * width + j + 1]!);
       }
     }
     let i = 0;
     let j = 0;
     while (i < n || j < m) {
       if (i < n && j < m && a[start + i] === b[start + j]) same(start + i++, start + j++);
-      else if (j < m && (i === n || lcs[i * width + j + 1]! >= lcs[(i + 1) * width + j]!)) added(start + i, start + j++);
+      else if (j < m && (i === n || lcs[i * width + j + 1]! >= lcs[(i + 1) * width + j]!))
+        added(start + i, start + j++);
       else removed(start + i++, start + j);
     }
     // Show removals before additions inside each changed run, as unified diffs do.
@@ -97,7 +112,7 @@ function diffLines(a: readonly string[], b: readonly string[]): Op[] {
 }
 
 function sortChangeRuns(ops: Op[]): void {
-  for (let index = 0; index < ops.length; ) {
+  for (let index = 0; index < ops.length;) {
     if (ops[index]!.kind === ' ') {
       index++;
       continue;
@@ -105,7 +120,12 @@ function sortChangeRuns(ops: Op[]): void {
     let end = index;
     while (end < ops.length && ops[end]!.kind !== ' ') end++;
     const run = ops.slice(index, end);
-    ops.splice(index, run.length, ...run.filter((op) => op.kind === '-'), ...run.filter((op) => op.kind === '+'));
+    ops.splice(
+      index,
+      run.length,
+      ...run.filter((op) => op.kind === '-'),
+      ...run.filter((op) => op.kind === '+'),
+    );
     index = end;
   }
 }

@@ -28,7 +28,10 @@ export class GenerateError extends Error {
 export const DEFAULT_RUNTIME_IMPORT = 'evgen/runtime';
 
 /** Picks targets by name, in the registry's order; unknown names are an error listing the known ones. */
-export function selectTargets(targets: readonly Target[], names: readonly string[] | undefined): Target[] {
+export function selectTargets(
+  targets: readonly Target[],
+  names: readonly string[] | undefined,
+): Target[] {
   if (names === undefined) return [...targets];
   const known = new Set(targets.map((target) => target.name));
   const unknown = names.filter((name) => !known.has(name));
@@ -41,7 +44,11 @@ export function selectTargets(targets: readonly Target[], names: readonly string
   return targets.filter((target) => wanted.has(target.name));
 }
 
-export async function generate(catalog: Catalog, targets: readonly Target[], options: GenerateOptions = {}): Promise<GeneratedFile[]> {
+export async function generate(
+  catalog: Catalog,
+  targets: readonly Target[],
+  options: GenerateOptions = {},
+): Promise<GeneratedFile[]> {
   const selected = selectTargets(targets, options.targetNames);
   const context = { catalog, runtimeImport: options.runtimeImport ?? DEFAULT_RUNTIME_IMPORT };
   const owners = new Map<string, string>();
@@ -52,17 +59,25 @@ export async function generate(catalog: Catalog, targets: readonly Target[], opt
       produced = await target.generate(context);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new GenerateError(`target "${target.name}" failed: ${reason}`, target.name, { cause: error });
+      throw new GenerateError(`target "${target.name}" failed: ${reason}`, target.name, {
+        cause: error,
+      });
     }
     for (const file of produced) {
       const problem = pathProblem(file.path);
       if (problem !== undefined) {
-        throw new GenerateError(`target "${target.name}" produced an invalid path ${JSON.stringify(file.path)}: ${problem}`, target.name);
+        throw new GenerateError(
+          `target "${target.name}" produced an invalid path ${JSON.stringify(file.path)}: ${problem}`,
+          target.name,
+        );
       }
       const owner = owners.get(file.path.toLowerCase());
       if (owner !== undefined) {
         // Compared case-insensitively: on macOS/Windows two such files would overwrite each other.
-        throw new GenerateError(`targets "${owner}" and "${target.name}" both produce ${file.path}`, target.name);
+        throw new GenerateError(
+          `targets "${owner}" and "${target.name}" both produce ${file.path}`,
+          target.name,
+        );
       }
       owners.set(file.path.toLowerCase(), target.name);
       files.push({ path: file.path, content: normalizeContent(file.content) });
@@ -84,6 +99,7 @@ function pathProblem(path: string): string | undefined {
   if (path.includes('\\')) return 'it contains a backslash';
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f]/.test(path)) return 'it contains control characters';
-  if (path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) return 'it has an empty, "." or ".." segment';
+  if (path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..'))
+    return 'it has an empty, "." or ".." segment';
   return undefined;
 }

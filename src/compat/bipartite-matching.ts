@@ -4,7 +4,11 @@
  */
 
 /** `edges[i]` lists the right-hand vertices left vertex `i` may pair with. Returns right → left. */
-export function maximumMatching(leftCount: number, rightCount: number, edges: readonly (readonly number[])[]): Map<number, number> {
+export function maximumMatching(
+  leftCount: number,
+  rightCount: number,
+  edges: readonly (readonly number[])[],
+): Map<number, number> {
   const matchOfRight = new Array<number>(rightCount).fill(-1);
   const tryAugment = (left: number, seen: boolean[]): boolean => {
     for (const right of edges[left] ?? []) {
@@ -18,7 +22,8 @@ export function maximumMatching(leftCount: number, rightCount: number, edges: re
     }
     return false;
   };
-  for (let left = 0; left < leftCount; left++) tryAugment(left, new Array<boolean>(rightCount).fill(false));
+  for (let left = 0; left < leftCount; left++)
+    tryAugment(left, new Array<boolean>(rightCount).fill(false));
   const matching = new Map<number, number>();
   matchOfRight.forEach((left, right) => {
     if (left !== -1) matching.set(right, left);

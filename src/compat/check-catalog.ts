@@ -6,7 +6,12 @@
  * Every violation is reported, never only the first.
  */
 import { join } from 'node:path';
-import type { Catalog, CompatibilityPolicy, EventDefinition, EventVersion } from '../catalog/model.js';
+import type {
+  Catalog,
+  CompatibilityPolicy,
+  EventDefinition,
+  EventVersion,
+} from '../catalog/model.js';
 import { displayPath } from '../catalog/read-json-file.js';
 import { canonicalJson } from './canonical-json.js';
 import { checkReadable, type SchemaDiffResult } from './diff-schemas.js';
@@ -54,7 +59,10 @@ function comparePair(
       forward: checkReadable(newer.bundled, older.bundled, policy),
     };
   } catch (error) {
-    if (error instanceof SchemaInputError) throw new SchemaInputError(`${file} (v${newer.version} vs v${older.version} of ${event.eventType}): ${error.message}`);
+    if (error instanceof SchemaInputError)
+      throw new SchemaInputError(
+        `${file} (v${newer.version} vs v${older.version} of ${event.eventType}): ${error.message}`,
+      );
     throw error;
   }
 }
@@ -104,7 +112,10 @@ function readerSentence(direction: Direction, older: number, newer: number): str
     : `consumers still on v${older} cannot read data written with v${newer} (forward)`;
 }
 
-export function checkCatalog(catalog: Catalog, options: CheckCatalogOptions = {}): CatalogCheckReport {
+export function checkCatalog(
+  catalog: Catalog,
+  options: CheckCatalogOptions = {},
+): CatalogCheckReport {
   const violations: CompatibilityViolation[] = [];
   let pairsChecked = 0;
   const released = new Map((options.against?.events ?? []).map((event) => [event.dir, event]));
@@ -116,7 +127,9 @@ export function checkCatalog(catalog: Catalog, options: CheckCatalogOptions = {}
       const previous = before?.versions.find((candidate) => candidate.version === version.version);
       if (previous !== undefined) {
         if (canonicalJson(previous.bundled) !== canonicalJson(version.bundled)) {
-          violations.push(immutability('RELEASED_VERSION_CHANGED', event, version, catalog.root, policy));
+          violations.push(
+            immutability('RELEASED_VERSION_CHANGED', event, version, catalog.root, policy),
+          );
         }
         continue;
       }
@@ -126,8 +139,21 @@ export function checkCatalog(catalog: Catalog, options: CheckCatalogOptions = {}
   const current = new Map(catalog.events.map((event) => [event.dir, event]));
   for (const event of options.against?.events ?? []) {
     for (const version of event.versions) {
-      if (current.get(event.dir)?.versions.some((candidate) => candidate.version === version.version) === true) continue;
-      violations.push(immutability('RELEASED_VERSION_DELETED', event, version, catalog.root, options.policy ?? event.policy));
+      if (
+        current
+          .get(event.dir)
+          ?.versions.some((candidate) => candidate.version === version.version) === true
+      )
+        continue;
+      violations.push(
+        immutability(
+          'RELEASED_VERSION_DELETED',
+          event,
+          version,
+          catalog.root,
+          options.policy ?? event.policy,
+        ),
+      );
     }
   }
   violations.sort(compareViolations);

@@ -9,7 +9,11 @@ import { SHAPE_RULES } from './rules/index.js';
 import type { SchemaNode } from './schema-document.js';
 import { followReferences, shapeOf, type CombinedCriterion, type Shape } from './schema-shape.js';
 
-export type CompareSchemas = (ctx: DiffContext, original: SchemaNode | undefined, update: SchemaNode | undefined) => void;
+export type CompareSchemas = (
+  ctx: DiffContext,
+  original: SchemaNode | undefined,
+  update: SchemaNode | undefined,
+) => void;
 
 export const compareSchemas: CompareSchemas = (ctx, original, update) => {
   if (original === undefined && update === undefined) return;
@@ -39,7 +43,8 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
     return;
   }
   for (const rule of SHAPE_RULES) {
-    if (rule.kinds === 'all' || rule.kinds.includes(original.kind)) rule.compare(ctx, original, update, compareSchemas);
+    if (rule.kinds === 'all' || rule.kinds.includes(original.kind))
+      rule.compare(ctx, original, update, compareSchemas);
   }
 }
 
@@ -106,5 +111,13 @@ function combinedAgainstPlain(ctx: DiffContext, original: Shape, update: Shape):
 }
 
 function asSingleton(shape: Shape, criterion: CombinedCriterion): Shape {
-  return { kind: 'combined', at: shape.at, keywords: shape.keywords, meta: shape.meta, criterion, synthetic: true, subschemas: [shape.at] };
+  return {
+    kind: 'combined',
+    at: shape.at,
+    keywords: shape.keywords,
+    meta: shape.meta,
+    criterion,
+    synthetic: true,
+    subschemas: [shape.at],
+  };
 }

@@ -51,17 +51,30 @@ export class DiffContext {
   ) {}
 
   /** Runs a whole comparison (rounds until no cycle assumption is contradicted); returns the root context. */
-  static run(compatibleTypes: ReadonlySet<DifferenceType>, compare: (ctx: DiffContext) => void): DiffContext {
+  static run(
+    compatibleTypes: ReadonlySet<DifferenceType>,
+    compare: (ctx: DiffContext) => void,
+  ): DiffContext {
     const identities: Identities = { ids: new WeakMap(), nextId: 1 };
     const knownIncompatible = new Map<string, readonly Difference[]>();
     for (;;) {
-      const shared: Shared = { inProgress: new Set(), memo: new Map(), assumedClean: new Set(), knownIncompatible, identities };
+      const shared: Shared = {
+        inProgress: new Set(),
+        memo: new Map(),
+        assumedClean: new Set(),
+        knownIncompatible,
+        identities,
+      };
       const ctx = new DiffContext(compatibleTypes, [], shared);
       compare(ctx);
       let contradicted = false;
       for (const key of shared.assumedClean) {
         const found = shared.memo.get(key);
-        if (found !== undefined && !knownIncompatible.has(key) && !found.every((difference) => compatibleTypes.has(difference.type))) {
+        if (
+          found !== undefined &&
+          !knownIncompatible.has(key) &&
+          !found.every((difference) => compatibleTypes.has(difference.type))
+        ) {
           knownIncompatible.set(key, found);
           contradicted = true;
         }
@@ -135,8 +148,13 @@ export class DiffContext {
     const prefix = pathOf(this.segments);
     for (const difference of relative) {
       const rest = difference.path.slice(2);
-      const path = this.segments.length === 0 ? difference.path : rest === '' ? prefix : `${prefix}/${rest}`;
-      this.found.push(viaCycle || difference.viaCycle === true ? { type: difference.type, path, viaCycle: true } : { type: difference.type, path });
+      const path =
+        this.segments.length === 0 ? difference.path : rest === '' ? prefix : `${prefix}/${rest}`;
+      this.found.push(
+        viaCycle || difference.viaCycle === true
+          ? { type: difference.type, path, viaCycle: true }
+          : { type: difference.type, path },
+      );
     }
   }
 

@@ -32,13 +32,21 @@ function sorted(changes: readonly Difference[]): SchemaChange[] {
 }
 
 /** Leaves out repeats of a recursive pair's differences where its cycle closes, unless the verdict needs them. */
-function reported(all: readonly Difference[], compatibleTypes: ReadonlySet<DifferenceType>): readonly Difference[] {
+function reported(
+  all: readonly Difference[],
+  compatibleTypes: ReadonlySet<DifferenceType>,
+): readonly Difference[] {
   const direct = all.filter((difference) => difference.viaCycle !== true);
-  const compatible = (list: readonly Difference[]) => list.every((difference) => compatibleTypes.has(difference.type));
+  const compatible = (list: readonly Difference[]) =>
+    list.every((difference) => compatibleTypes.has(difference.type));
   return compatible(direct) === compatible(all) ? direct : all;
 }
 
-function run(original: unknown, update: unknown, compatibleTypes: ReadonlySet<DifferenceType>): SchemaDiffResult {
+function run(
+  original: unknown,
+  update: unknown,
+  compatibleTypes: ReadonlySet<DifferenceType>,
+): SchemaDiffResult {
   const from = new SchemaDocument(original).rootNode;
   const to = new SchemaDocument(update).rootNode;
   const ctx = DiffContext.run(compatibleTypes, (root) => compareSchemas(root, from, to));
@@ -53,7 +61,15 @@ export function diffSchemas(original: JsonSchema, update: JsonSchema): SchemaDif
 }
 
 /** One direction under a policy: can `reader` read what `writer` wrote? */
-export function checkReadable(writer: JsonSchema, reader: JsonSchema, policy: CompatibilityPolicy): SchemaDiffResult {
+export function checkReadable(
+  writer: JsonSchema,
+  reader: JsonSchema,
+  policy: CompatibilityPolicy,
+): SchemaDiffResult {
   const definition = POLICIES[policy];
-  return run(definition.writerView(writer), definition.readerView(reader), definition.compatibleTypes);
+  return run(
+    definition.writerView(writer),
+    definition.readerView(reader),
+    definition.compatibleTypes,
+  );
 }

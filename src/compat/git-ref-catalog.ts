@@ -27,34 +27,66 @@ async function git(cwd: string, args: readonly string[]): Promise<string> {
 }
 
 /** Loads `eventsDir` as it is at `ref`; an empty catalog when the folder did not exist there. */
-export async function loadCatalogAtRef(eventsDir: string, ref: string, options: LoadCatalogOptions = {}): Promise<Catalog> {
+export async function loadCatalogAtRef(
+  eventsDir: string,
+  ref: string,
+  options: LoadCatalogOptions = {},
+): Promise<Catalog> {
   const dir = await realpath(eventsDir).catch(() => {
     throw new GitRefError(`the events folder ${eventsDir} does not exist`);
   });
   const top = await git(dir, ['rev-parse', '--show-toplevel']).then(
     (out) => realpath(out.trim()),
     () => {
-      throw new GitRefError(`${eventsDir} is not inside a git repository, so --against ${ref} cannot be used`);
+      throw new GitRefError(
+        `${eventsDir} is not inside a git repository, so --against ${ref} cannot be used`,
+      );
     },
   );
   if (ref.startsWith('-')) throw new GitRefError(`"${ref}" is not a git ref`);
-  const commit = await git(top, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).then(
+  const commit = await git(top, [
+    'rev-parse',
+    '--verify',
+    '--quiet',
+    '--end-of-options',
+    `${ref}^{commit}`,
+  ]).then(
     (out) => out.trim(),
     () => {
-      throw new GitRefError(`git ref "${ref}" does not exist (try a branch, tag or commit, e.g. origin/main)`);
+      throw new GitRefError(
+        `git ref "${ref}" does not exist (try a branch, tag or commit, e.g. origin/main)`,
+      );
     },
   );
   const inRepo = relative(top, dir).split(sep).join('/');
   const empty: Catalog = { root: dir, events: [], consumers: [] };
-  const listed = await git(top, ['ls-tree', '-d', '--name-only', commit, '--', inRepo === '' ? '.' : inRepo]);
+  const listed = await git(top, [
+    'ls-tree',
+    '-d',
+    '--name-only',
+    commit,
+    '--',
+    inRepo === '' ? '.' : inRepo,
+  ]);
   if (inRepo !== '' && listed.trim() === '') return empty;
 
   const temp = await mkdtemp(join(tmpdir(), 'evgen-against-'));
   try {
     const archive = join(temp, 'events.tar');
-    await git(top, ['archive', '--format=tar', '-o', archive, commit, '--', inRepo === '' ? '.' : inRepo]);
+    await git(top, [
+      'archive',
+      '--format=tar',
+      '-o',
+      archive,
+      commit,
+      '--',
+      inRepo === '' ? '.' : inRepo,
+    ]);
     await run('tar', ['-xf', archive, '-C', temp]);
-    const catalog = await loadCatalog(join(temp, ...(inRepo === '' ? [] : inRepo.split('/'))), options);
+    const catalog = await loadCatalog(
+      join(temp, ...(inRepo === '' ? [] : inRepo.split('/'))),
+      options,
+    );
     // Report paths as the working tree's, not the temporary copy's.
     return { ...catalog, root: dir };
   } finally {

@@ -23,7 +23,10 @@ export const MODES: Readonly<Record<CompatibilityMode, ModeDefinition>> = {
 };
 
 /** Earlier versions (ascending numbers) a new version is checked against under `mode`. */
-export function versionsToCheckAgainst<T>(earlier: readonly T[], mode: CompatibilityMode): readonly T[] {
+export function versionsToCheckAgainst<T>(
+  earlier: readonly T[],
+  mode: CompatibilityMode,
+): readonly T[] {
   const definition = MODES[mode];
   if (definition.directions.length === 0 || earlier.length === 0) return [];
   return definition.transitive ? earlier : earlier.slice(-1);

@@ -7,10 +7,18 @@
  */
 import type { CompatibilityPolicy } from '../catalog/model.js';
 import { asClosedWriter, asOpenReader } from './evgen-views.js';
-import { ALL_DIFFERENCE_TYPES, DIFFERENCE_TYPES, type DifferenceType } from './rules/difference-types.js';
+import {
+  ALL_DIFFERENCE_TYPES,
+  DIFFERENCE_TYPES,
+  type DifferenceType,
+} from './rules/difference-types.js';
 
-export const STRICT_COMPATIBLE: ReadonlySet<DifferenceType> = new Set(ALL_DIFFERENCE_TYPES.filter((type) => DIFFERENCE_TYPES[type].strict));
-export const LENIENT_COMPATIBLE: ReadonlySet<DifferenceType> = new Set(ALL_DIFFERENCE_TYPES.filter((type) => DIFFERENCE_TYPES[type].lenient));
+export const STRICT_COMPATIBLE: ReadonlySet<DifferenceType> = new Set(
+  ALL_DIFFERENCE_TYPES.filter((type) => DIFFERENCE_TYPES[type].strict),
+);
+export const LENIENT_COMPATIBLE: ReadonlySet<DifferenceType> = new Set(
+  ALL_DIFFERENCE_TYPES.filter((type) => DIFFERENCE_TYPES[type].lenient),
+);
 
 export interface PolicyDefinition {
   readonly compatibleTypes: ReadonlySet<DifferenceType>;
@@ -24,6 +32,14 @@ const asWritten = (schema: unknown) => schema;
 
 export const POLICIES: Readonly<Record<CompatibilityPolicy, PolicyDefinition>> = {
   confluent: { compatibleTypes: STRICT_COMPATIBLE, writerView: asWritten, readerView: asWritten },
-  'confluent-lenient': { compatibleTypes: LENIENT_COMPATIBLE, writerView: asWritten, readerView: asWritten },
-  evgen: { compatibleTypes: STRICT_COMPATIBLE, writerView: asClosedWriter, readerView: asOpenReader },
+  'confluent-lenient': {
+    compatibleTypes: LENIENT_COMPATIBLE,
+    writerView: asWritten,
+    readerView: asWritten,
+  },
+  evgen: {
+    compatibleTypes: STRICT_COMPATIBLE,
+    writerView: asClosedWriter,
+    readerView: asOpenReader,
+  },
 };

@@ -63,20 +63,27 @@ export function formatJson(report: CatalogCheckReport, context: ReportContext = 
 }
 
 // Workflow command escaping (see @actions/core): data escapes %, CR, LF; properties also : and ,.
-const escapeData = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const escapeData = (text: string) =>
+  text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 
 export function formatGithub(report: CatalogCheckReport, context: ReportContext = {}): string {
   const lines = report.violations.map(
     (violation) =>
       `::error file=${escapeProperty(violation.file)},title=${escapeProperty(`${violation.rule} at ${violation.path}`)}::` +
-      escapeData(`${violation.message}\nhint: ${violation.hint}\ndeploy: ${deployOrderText(violation.deployFirst)}`),
+      escapeData(
+        `${violation.message}\nhint: ${violation.hint}\ndeploy: ${deployOrderText(violation.deployFirst)}`,
+      ),
   );
   lines.push(summaryLine(report, context));
   return `${lines.join('\n')}\n`;
 }
 
-export function formatReport(format: ReportFormat, report: CatalogCheckReport, context: ReportContext = {}): string {
+export function formatReport(
+  format: ReportFormat,
+  report: CatalogCheckReport,
+  context: ReportContext = {},
+): string {
   switch (format) {
     case 'json':
       return formatJson(report, context);

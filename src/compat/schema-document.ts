@@ -36,7 +36,9 @@ export type SchemaDialect = 'draft-07' | '2020-12';
 
 export function dialectOf(root: unknown): SchemaDialect {
   const declared = isJsonObject(root) ? root['$schema'] : undefined;
-  return typeof declared === 'string' && /draft\/(2019-09|2020-12)\/schema/.test(declared) ? '2020-12' : 'draft-07';
+  return typeof declared === 'string' && /draft\/(2019-09|2020-12)\/schema/.test(declared)
+    ? '2020-12'
+    : 'draft-07';
 }
 
 export class SchemaDocument {
@@ -57,7 +59,10 @@ export class SchemaDocument {
 
   /** A subschema found under `parent` (keeps the parent's resource unless it declares its own `$id`). */
   child(parent: SchemaNode, value: unknown): SchemaNode {
-    const base = isJsonObject(value) && typeof value['$id'] === 'string' && !value['$id'].startsWith('#') ? value : parent.base;
+    const base =
+      isJsonObject(value) && typeof value['$id'] === 'string' && !value['$id'].startsWith('#')
+        ? value
+        : parent.base;
     return { doc: this, base, value };
   }
 
@@ -69,12 +74,16 @@ export class SchemaDocument {
     let resource: unknown = from.base;
     if (resourcePart !== '') {
       resource = this.findResource(resourcePart);
-      if (resource === undefined) throw new SchemaInputError(`cannot resolve $ref "${ref}": no schema with that $id in the document`);
+      if (resource === undefined)
+        throw new SchemaInputError(
+          `cannot resolve $ref "${ref}": no schema with that $id in the document`,
+        );
     }
     if (fragment === '') return { doc: this, base: resource, value: resource };
     if (!fragment.startsWith('/')) {
       const anchored = this.anchors.get(fragment);
-      if (anchored === undefined) throw new SchemaInputError(`cannot resolve $ref "${ref}": unknown anchor`);
+      if (anchored === undefined)
+        throw new SchemaInputError(`cannot resolve $ref "${ref}": unknown anchor`);
       return this.child({ doc: this, base: resource, value: resource }, anchored);
     }
     let current: unknown = resource;
@@ -83,7 +92,8 @@ export class SchemaDocument {
       if (Array.isArray(current)) current = current[Number(segment)];
       else if (isJsonObject(current)) current = current[segment];
       else current = undefined;
-      if (current === undefined) throw new SchemaInputError(`cannot resolve $ref "${ref}": pointer leads nowhere`);
+      if (current === undefined)
+        throw new SchemaInputError(`cannot resolve $ref "${ref}": pointer leads nowhere`);
     }
     return { doc: this, base: resource, value: current };
   }

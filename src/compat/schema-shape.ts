@@ -45,24 +45,36 @@ export interface Shape {
   readonly synthetic?: boolean;
 }
 
-const TYPE_KEYWORDS: Readonly<Record<'object' | 'array' | 'string' | 'number', readonly string[]>> = {
-  object: [
-    'properties',
-    'required',
-    'additionalProperties',
-    'patternProperties',
-    'dependencies',
-    'dependentRequired',
-    'dependentSchemas',
-    'minProperties',
-    'maxProperties',
-    'propertyNames',
-    'unevaluatedProperties',
-  ],
-  array: ['items', 'prefixItems', 'additionalItems', 'unevaluatedItems', 'minItems', 'maxItems', 'uniqueItems', 'contains', 'minContains', 'maxContains'],
-  string: ['minLength', 'maxLength', 'pattern'],
-  number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
-};
+const TYPE_KEYWORDS: Readonly<Record<'object' | 'array' | 'string' | 'number', readonly string[]>> =
+  {
+    object: [
+      'properties',
+      'required',
+      'additionalProperties',
+      'patternProperties',
+      'dependencies',
+      'dependentRequired',
+      'dependentSchemas',
+      'minProperties',
+      'maxProperties',
+      'propertyNames',
+      'unevaluatedProperties',
+    ],
+    array: [
+      'items',
+      'prefixItems',
+      'additionalItems',
+      'unevaluatedItems',
+      'minItems',
+      'maxItems',
+      'uniqueItems',
+      'contains',
+      'minContains',
+      'maxContains',
+    ],
+    string: ['minLength', 'maxLength', 'pattern'],
+    number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+  };
 
 const NO_META: SchemaMeta = { hasDefault: false };
 const MAX_REF_HOPS = 64;
@@ -84,14 +96,27 @@ function metaOf(keywords: { readonly [keyword: string]: unknown }): SchemaMeta {
  */
 const ENTRY_WISE_2020_12 = new Set(['properties', 'patternProperties']);
 
-function constrains(keywords: { readonly [keyword: string]: unknown }, keyword: string, dialect: SchemaDialect): boolean {
+function constrains(
+  keywords: { readonly [keyword: string]: unknown },
+  keyword: string,
+  dialect: SchemaDialect,
+): boolean {
   const value = keywords[keyword];
   if (value === undefined) return false;
-  if (dialect === '2020-12' && ENTRY_WISE_2020_12.has(keyword) && isJsonObject(value) && Object.keys(value).length === 0) return false;
+  if (
+    dialect === '2020-12' &&
+    ENTRY_WISE_2020_12.has(keyword) &&
+    isJsonObject(value) &&
+    Object.keys(value).length === 0
+  )
+    return false;
   return true;
 }
 
-function facetsOf(keywords: { readonly [keyword: string]: unknown }, dialect: SchemaDialect): string[] {
+function facetsOf(
+  keywords: { readonly [keyword: string]: unknown },
+  dialect: SchemaDialect,
+): string[] {
   const facets: string[] = [];
   if (typeof keywords['$ref'] === 'string') facets.push('ref');
   for (const keyword of ['enum', 'const', 'allOf', 'anyOf', 'oneOf', 'not']) {
@@ -99,12 +124,14 @@ function facetsOf(keywords: { readonly [keyword: string]: unknown }, dialect: Sc
   }
   const type = keywords['type'];
   if (typeof type === 'string') facets.push(`type:${type}`);
-  else if (Array.isArray(type) && type.length === 1 && typeof type[0] === 'string') facets.push(`type:${type[0]}`);
+  else if (Array.isArray(type) && type.length === 1 && typeof type[0] === 'string')
+    facets.push(`type:${type[0]}`);
   else if (Array.isArray(type) && type.length > 1) facets.push('types');
   else {
     // No `type`: the keywords present say which kinds of value are constrained.
     for (const kind of ['object', 'array', 'string', 'number'] as const) {
-      if (TYPE_KEYWORDS[kind].some((keyword) => constrains(keywords, keyword, dialect))) facets.push(`type:${kind}`);
+      if (TYPE_KEYWORDS[kind].some((keyword) => constrains(keywords, keyword, dialect)))
+        facets.push(`type:${kind}`);
     }
   }
   return facets;
@@ -119,12 +146,14 @@ export function shapeOf(node: SchemaNode): Shape {
     if (!isJsonObject(value)) return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
     if (current.facet !== undefined) return facetShape(current, value, current.facet);
     const facets = facetsOf(value, current.doc.dialect);
-    if (facets.length === 0) return { kind: 'empty', at: current, keywords: value, meta: metaOf(value) };
+    if (facets.length === 0)
+      return { kind: 'empty', at: current, keywords: value, meta: metaOf(value) };
     if (facets.length === 1 && facets[0] === 'ref') {
       current = current.doc.resolve(current, value['$ref'] as string);
       continue;
     }
-    if (facets.length === 1) return { ...facetShape(current, value, facets[0]!), meta: metaOf(value) };
+    if (facets.length === 1)
+      return { ...facetShape(current, value, facets[0]!), meta: metaOf(value) };
     return {
       kind: 'combined',
       at: current,
@@ -139,7 +168,11 @@ export function shapeOf(node: SchemaNode): Shape {
   return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
 }
 
-function facetShape(at: SchemaNode, keywords: { readonly [keyword: string]: unknown }, facet: string): Shape {
+function facetShape(
+  at: SchemaNode,
+  keywords: { readonly [keyword: string]: unknown },
+  facet: string,
+): Shape {
   const base = { at, keywords, meta: NO_META };
   switch (facet) {
     case 'ref':
@@ -158,7 +191,9 @@ function facetShape(at: SchemaNode, keywords: { readonly [keyword: string]: unkn
       return { ...base, kind: 'combined', criterion: facet, synthetic: false, subschemas };
     }
     case 'types': {
-      const types = (keywords['type'] as unknown[]).filter((type): type is string => typeof type === 'string');
+      const types = (keywords['type'] as unknown[]).filter(
+        (type): type is string => typeof type === 'string',
+      );
       return {
         ...base,
         kind: 'combined',
@@ -171,7 +206,13 @@ function facetShape(at: SchemaNode, keywords: { readonly [keyword: string]: unkn
       const type = facet.slice('type:'.length);
       if (type === 'integer') return { ...base, kind: 'number', integer: true };
       if (type === 'number') return { ...base, kind: 'number', integer: false };
-      if (type === 'string' || type === 'object' || type === 'array' || type === 'boolean' || type === 'null') {
+      if (
+        type === 'string' ||
+        type === 'object' ||
+        type === 'array' ||
+        type === 'boolean' ||
+        type === 'null'
+      ) {
         return { ...base, kind: type };
       }
       return { ...base, kind: 'empty' };

@@ -22,14 +22,21 @@ const SCHEMA_VALUES = [
 export type SchemaObject = { [keyword: string]: unknown };
 
 /** `skip`: keywords whose subschemas are copied unchanged (not visited). */
-export function mapSchema(schema: unknown, visit: (node: SchemaObject) => SchemaObject, skip: ReadonlySet<string> = new Set()): unknown {
+export function mapSchema(
+  schema: unknown,
+  visit: (node: SchemaObject) => SchemaObject,
+  skip: ReadonlySet<string> = new Set(),
+): unknown {
   if (!isJsonObject(schema)) return schema;
   const copy: SchemaObject = { ...schema };
   const recurse = (value: unknown) => mapSchema(value, visit, skip);
   const visits = (keyword: string) => !skip.has(keyword);
   for (const keyword of SCHEMA_MAPS.filter(visits)) {
     const map = copy[keyword];
-    if (isJsonObject(map)) copy[keyword] = Object.fromEntries(Object.entries(map).map(([key, value]) => [key, recurse(value)]));
+    if (isJsonObject(map))
+      copy[keyword] = Object.fromEntries(
+        Object.entries(map).map(([key, value]) => [key, recurse(value)]),
+      );
   }
   for (const keyword of SCHEMA_LISTS.filter(visits)) {
     const list = copy[keyword];
@@ -44,7 +51,10 @@ export function mapSchema(schema: unknown, visit: (node: SchemaObject) => Schema
   const dependencies = copy['dependencies'];
   if (isJsonObject(dependencies) && visits('dependencies')) {
     copy['dependencies'] = Object.fromEntries(
-      Object.entries(dependencies).map(([key, value]) => [key, Array.isArray(value) ? value : recurse(value)]),
+      Object.entries(dependencies).map(([key, value]) => [
+        key,
+        Array.isArray(value) ? value : recurse(value),
+      ]),
     );
   }
   return visit(copy);

@@ -6,7 +6,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import { ValidationError, type Violation } from './errors.js';
 
-export interface Envelope<TType extends string = string, TVersion extends number = number, TPayload = unknown> {
+export interface Envelope<
+  TType extends string = string,
+  TVersion extends number = number,
+  TPayload = unknown,
+> {
   /** UUIDv7: unique per event, time-ordered. */
   readonly messageId: string;
   readonly eventType: TType;
@@ -45,7 +49,11 @@ export type PayloadValidator<T> = (payload: unknown) => ValidationResult<T>;
  * Everything the runtime needs to know about one version of one event. Generated code
  * creates one per event version; the runtime never reads the catalog files itself.
  */
-export interface EventVersionDescriptor<TType extends string = string, TVersion extends number = number, TPayload = unknown> {
+export interface EventVersionDescriptor<
+  TType extends string = string,
+  TVersion extends number = number,
+  TPayload = unknown,
+> {
   readonly eventType: TType;
   readonly schemaVersion: TVersion;
   readonly aggregateType: string;
@@ -67,7 +75,8 @@ export interface EventVersionDescriptor<TType extends string = string, TVersion 
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 
 /** A UUID in its canonical text form (any version: ids minted elsewhere are accepted too). */
 export function isUuid(value: string): boolean {
@@ -78,10 +87,26 @@ export function isUuid(value: string): boolean {
 export function isDateTime(value: string): boolean {
   const match = DATE_TIME.exec(value);
   if (match === null) return false;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   const offsetOk = match[9] === undefined || (Number(match[9]) <= 23 && Number(match[10]) <= 59);
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 60 && offsetOk;
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 60 &&
+    offsetOk
+  );
 }
 
 /** A per-aggregate sequence number: a non-negative safe integer. */
@@ -113,27 +138,47 @@ export function createEnvelope<TType extends string, TVersion extends number, TP
   if (meta.messageId !== undefined && !isUuid(meta.messageId)) {
     metaViolations.push({ pointer: '/messageId', keyword: 'format', message: 'must be a UUID' });
   }
-  const occurredAt = meta.occurredAt instanceof Date ? dateTimeOf(meta.occurredAt) : (meta.occurredAt ?? new Date().toISOString());
+  const occurredAt =
+    meta.occurredAt instanceof Date
+      ? dateTimeOf(meta.occurredAt)
+      : (meta.occurredAt ?? new Date().toISOString());
   if (occurredAt === undefined || !isDateTime(occurredAt)) {
-    metaViolations.push({ pointer: '/occurredAt', keyword: 'format', message: 'must be an RFC 3339 date-time (or a valid Date)' });
+    metaViolations.push({
+      pointer: '/occurredAt',
+      keyword: 'format',
+      message: 'must be an RFC 3339 date-time (or a valid Date)',
+    });
   }
   if (meta.aggregateVersion !== undefined && !isAggregateVersion(meta.aggregateVersion)) {
-    metaViolations.push({ pointer: '/aggregateVersion', keyword: 'type', message: 'must be a non-negative integer' });
+    metaViolations.push({
+      pointer: '/aggregateVersion',
+      keyword: 'type',
+      message: 'must be a non-negative integer',
+    });
   }
   const checked = descriptor.validatePayload(payload);
   const payloadViolations = checked.ok ? [] : checked.violations;
   const aggregateId = (payload as Record<string, unknown>)[descriptor.aggregateIdProperty];
   if (checked.ok && typeof aggregateId !== 'string') {
-    payloadViolations.push({ pointer: `/${descriptor.aggregateIdProperty}`, keyword: 'type', message: 'aggregate id must be a string' });
+    payloadViolations.push({
+      pointer: `/${descriptor.aggregateIdProperty}`,
+      keyword: 'type',
+      message: 'aggregate id must be a string',
+    });
   } else if (checked.ok && aggregateId === '') {
-    payloadViolations.push({ pointer: `/${descriptor.aggregateIdProperty}`, keyword: 'minLength', message: 'aggregate id must not be empty' });
+    payloadViolations.push({
+      pointer: `/${descriptor.aggregateIdProperty}`,
+      keyword: 'minLength',
+      message: 'aggregate id must not be empty',
+    });
   }
   if (metaViolations.length > 0) {
     // Pointers into the whole envelope, so a payload property named like an envelope field stays distinct.
     const inPayload = payloadViolations.map((v) => ({ ...v, pointer: `/payload${v.pointer}` }));
     throw new ValidationError(`${subject} envelope`, [...metaViolations, ...inPayload]);
   }
-  if (payloadViolations.length > 0) throw new ValidationError(`${subject} payload`, payloadViolations);
+  if (payloadViolations.length > 0)
+    throw new ValidationError(`${subject} payload`, payloadViolations);
   return {
     messageId: meta.messageId ?? newMessageId(),
     eventType: descriptor.eventType,

@@ -90,7 +90,8 @@ export type ErrorClass = 'retryable' | 'non-retryable';
  */
 export function classifyError(error: unknown): ErrorClass {
   if (error instanceof EvgenError) return error.retryable ? 'retryable' : 'non-retryable';
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  const code =
+    typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (typeof code === 'string') {
     if (RETRYABLE_SQLSTATES.has(code) || RETRYABLE_NODE_CODES.has(code)) return 'retryable';
     if (RETRYABLE_SQLSTATE_PREFIXES.some((prefix) => code.startsWith(prefix))) return 'retryable';

@@ -4,13 +4,20 @@
  * returns a discriminated union narrowed by `eventType` and `schemaVersion`, or one error that
  * lists every violation with its JSON pointer (`/payload/lines/0/quantity`).
  */
-import { isAggregateVersion, isDateTime, isUuid, type Envelope, type EventVersionDescriptor } from './envelope.js';
+import {
+  isAggregateVersion,
+  isDateTime,
+  isUuid,
+  type Envelope,
+  type EventVersionDescriptor,
+} from './envelope.js';
 import { UnknownEventError, ValidationError, type Violation } from './errors.js';
 
 /** The envelope type a descriptor describes. */
-export type EnvelopeOf<D> = D extends EventVersionDescriptor<infer TType, infer TVersion, infer TPayload>
-  ? Envelope<TType, TVersion, TPayload>
-  : never;
+export type EnvelopeOf<D> =
+  D extends EventVersionDescriptor<infer TType, infer TVersion, infer TPayload>
+    ? Envelope<TType, TVersion, TPayload>
+    : never;
 
 /** Unknown event type or version (`UnknownEventError`) versus a malformed message (`ValidationError`). */
 export type EnvelopeError = ValidationError | UnknownEventError;
@@ -31,7 +38,13 @@ function decode(input: unknown): { value: unknown } | { violation: Violation } {
   try {
     return { value: JSON.parse(text) as unknown };
   } catch (error) {
-    return { violation: { pointer: '', keyword: 'json', message: `is not valid JSON (${(error as Error).message})` } };
+    return {
+      violation: {
+        pointer: '',
+        keyword: 'json',
+        message: `is not valid JSON (${(error as Error).message})`,
+      },
+    };
   }
 }
 
@@ -68,9 +81,16 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
     const violations: Violation[] = [];
     const requireString = (field: string): string | undefined => {
       const v = record[field];
-      if (v === undefined) violations.push({ pointer: `/${field}`, keyword: 'required', message: 'is required' });
-      else if (typeof v !== 'string') violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
-      else if (v.length === 0) violations.push({ pointer: `/${field}`, keyword: 'minLength', message: 'must not be empty' });
+      if (v === undefined)
+        violations.push({ pointer: `/${field}`, keyword: 'required', message: 'is required' });
+      else if (typeof v !== 'string')
+        violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
+      else if (v.length === 0)
+        violations.push({
+          pointer: `/${field}`,
+          keyword: 'minLength',
+          message: 'must not be empty',
+        });
       else return v;
       return undefined;
     };
@@ -81,25 +101,43 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
     }
     const eventType = requireString('eventType');
     const schemaVersion = record.schemaVersion;
-    const versionOk = typeof schemaVersion === 'number' && Number.isSafeInteger(schemaVersion) && schemaVersion >= 1;
-    if (schemaVersion === undefined) violations.push({ pointer: '/schemaVersion', keyword: 'required', message: 'is required' });
-    else if (!versionOk) violations.push({ pointer: '/schemaVersion', keyword: 'type', message: 'must be a positive integer' });
+    const versionOk =
+      typeof schemaVersion === 'number' &&
+      Number.isSafeInteger(schemaVersion) &&
+      schemaVersion >= 1;
+    if (schemaVersion === undefined)
+      violations.push({ pointer: '/schemaVersion', keyword: 'required', message: 'is required' });
+    else if (!versionOk)
+      violations.push({
+        pointer: '/schemaVersion',
+        keyword: 'type',
+        message: 'must be a positive integer',
+      });
     const aggregateType = requireString('aggregateType');
     const aggregateId = requireString('aggregateId');
     const occurredAt = requireString('occurredAt');
     if (occurredAt !== undefined && !isDateTime(occurredAt)) {
-      violations.push({ pointer: '/occurredAt', keyword: 'format', message: 'must be an RFC 3339 date-time' });
+      violations.push({
+        pointer: '/occurredAt',
+        keyword: 'format',
+        message: 'must be an RFC 3339 date-time',
+      });
     }
     const aggregateVersion = record.aggregateVersion;
     if (aggregateVersion !== undefined && !isAggregateVersion(aggregateVersion)) {
-      violations.push({ pointer: '/aggregateVersion', keyword: 'type', message: 'must be a non-negative integer' });
+      violations.push({
+        pointer: '/aggregateVersion',
+        keyword: 'type',
+        message: 'must be a non-negative integer',
+      });
     }
     for (const field of OPTIONAL_STRINGS) {
       if (record[field] !== undefined && typeof record[field] !== 'string') {
         violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
       }
     }
-    if (!('payload' in record)) violations.push({ pointer: '/payload', keyword: 'required', message: 'is required' });
+    if (!('payload' in record))
+      violations.push({ pointer: '/payload', keyword: 'required', message: 'is required' });
 
     // Unknown type or version is its own error: the consumer may simply be older than the producer.
     if (eventType !== undefined) {
@@ -118,11 +156,18 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
         const known = [...versions.keys()].sort((a, b) => a - b).join(', ');
         return {
           ok: false,
-          error: new UnknownEventError(eventType, schemaVersion as number, `unknown version ${String(schemaVersion)} of ${eventType} (known: ${known})`),
+          error: new UnknownEventError(
+            eventType,
+            schemaVersion as number,
+            `unknown version ${String(schemaVersion)} of ${eventType} (known: ${known})`,
+          ),
         };
       }
     }
-    const descriptor = eventType !== undefined && versionOk ? byType.get(eventType)?.get(schemaVersion as number) : undefined;
+    const descriptor =
+      eventType !== undefined && versionOk
+        ? byType.get(eventType)?.get(schemaVersion as number)
+        : undefined;
 
     let payload: unknown = record.payload;
     if (descriptor !== undefined) {
@@ -137,7 +182,9 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
         const checked = descriptor.readPayload(record.payload);
         if (checked.ok) {
           payload = checked.value;
-          const payloadId = (checked.value as Record<string, unknown>)[descriptor.aggregateIdProperty];
+          const payloadId = (checked.value as Record<string, unknown>)[
+            descriptor.aggregateIdProperty
+          ];
           if (aggregateId !== undefined && payloadId !== aggregateId) {
             violations.push({
               pointer: '/aggregateId',
@@ -146,7 +193,8 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
             });
           }
         } else {
-          for (const v of checked.violations) violations.push({ ...v, pointer: `/payload${v.pointer}` });
+          for (const v of checked.violations)
+            violations.push({ ...v, pointer: `/payload${v.pointer}` });
         }
       }
     }

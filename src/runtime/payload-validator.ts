@@ -27,7 +27,11 @@ function escapeSegment(segment: string): string {
 export function violationFromSchemaError(error: CompiledSchemaError): Violation {
   const { keyword, params, instancePath } = error;
   if (keyword === 'required' && typeof params.missingProperty === 'string') {
-    return { pointer: `${instancePath}/${escapeSegment(params.missingProperty)}`, keyword, message: 'is required' };
+    return {
+      pointer: `${instancePath}/${escapeSegment(params.missingProperty)}`,
+      keyword,
+      message: 'is required',
+    };
   }
   if (keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
     return {

@@ -62,7 +62,10 @@ interface Stub {
   readonly source: string;
 }
 
-export async function planScaffold(catalog: Catalog, options: ScaffoldOptions): Promise<ScaffoldPlan> {
+export async function planScaffold(
+  catalog: Catalog,
+  options: ScaffoldOptions,
+): Promise<ScaffoldPlan> {
   const project = new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true });
   const changes: ScaffoldChange[] = [];
   const notes: string[] = [];
@@ -73,15 +76,26 @@ export async function planScaffold(catalog: Catalog, options: ScaffoldOptions): 
     for (const event of events) {
       const handlerPath = handlerFilePath(consumer, event);
       const upcasterPath = upcasterFilePath(consumer, event);
-      wiring.push({ event, handlerModule: `./${relativeModule(wiringFilePath(consumer), handlerPath)}`, upcasterModule: `./${relativeModule(wiringFilePath(consumer), upcasterPath)}` });
+      wiring.push({
+        event,
+        handlerModule: `./${relativeModule(wiringFilePath(consumer), handlerPath)}`,
+        upcasterModule: `./${relativeModule(wiringFilePath(consumer), upcasterPath)}`,
+      });
       const latest = event.versions[event.versions.length - 1]!.version;
-      const handler = await ensureStubs(project, options, consumer, handlerPath, handlerFileDoc(consumer, event), [
-        {
-          name: handlerFunctionName(event, latest),
-          types: [consumerNames(consumer).handlerType(event, latest)],
-          source: handlerStub(consumer, event, latest),
-        },
-      ]);
+      const handler = await ensureStubs(
+        project,
+        options,
+        consumer,
+        handlerPath,
+        handlerFileDoc(consumer, event),
+        [
+          {
+            name: handlerFunctionName(event, latest),
+            types: [consumerNames(consumer).handlerType(event, latest)],
+            source: handlerStub(consumer, event, latest),
+          },
+        ],
+      );
       const steps = event.versions.slice(0, -1).map(({ version }) => version);
       const upcasters =
         steps.length === 0
@@ -106,8 +120,18 @@ export async function planScaffold(catalog: Catalog, options: ScaffoldOptions): 
     }
     const wiringPath = wiringFilePath(consumer);
     if ((await options.readFile(wiringPath)) === undefined) {
-      const generated = generatedConsumerImport(consumer, wiringPath, options.handlersDir, options.generatedDir);
-      changes.push({ path: wiringPath, action: 'create', content: await formatTypeScript(wiringSource(consumer, wiring, generated)), added: ['handlers', 'upcasters'] });
+      const generated = generatedConsumerImport(
+        consumer,
+        wiringPath,
+        options.handlersDir,
+        options.generatedDir,
+      );
+      changes.push({
+        path: wiringPath,
+        action: 'create',
+        content: await formatTypeScript(wiringSource(consumer, wiring, generated)),
+        added: ['handlers', 'upcasters'],
+      });
     } else if (added.length > 0) {
       notes.push(`${consumer.name}: wire the new stubs into ${wiringPath}: ${added.join(', ')}`);
     }
@@ -118,7 +142,12 @@ export async function planScaffold(catalog: Catalog, options: ScaffoldOptions): 
 
 function relativeModule(fromFile: string, toFile: string): string {
   const fromDir = fromFile.split('/').slice(0, -1).join('/');
-  const rest = fromDir === '' ? toFile : toFile.startsWith(`${fromDir}/`) ? toFile.slice(fromDir.length + 1) : toFile;
+  const rest =
+    fromDir === ''
+      ? toFile
+      : toFile.startsWith(`${fromDir}/`)
+        ? toFile.slice(fromDir.length + 1)
+        : toFile;
   return rest.replace(/\.ts$/, '.js');
 }
 
@@ -131,27 +160,43 @@ async function ensureStubs(
   fileDoc: string,
   stubs: readonly Stub[],
 ): Promise<ScaffoldChange | undefined> {
-  const generated = generatedConsumerImport(consumer, path, options.handlersDir, options.generatedDir);
+  const generated = generatedConsumerImport(
+    consumer,
+    path,
+    options.handlersDir,
+    options.generatedDir,
+  );
   const existing = await options.readFile(path);
   if (existing === undefined) {
     const source = [
       fileDoc,
       runtimeValueImport(options.runtimeImport),
-      typeImport(stubs.flatMap((stub) => stub.types), generated),
+      typeImport(
+        stubs.flatMap((stub) => stub.types),
+        generated,
+      ),
       '',
       ...stubs.map((stub) => `${stub.source}\n`),
     ].join('\n');
-    return { path, action: 'create', content: await formatTypeScript(source), added: stubs.map((stub) => stub.name) };
+    return {
+      path,
+      action: 'create',
+      content: await formatTypeScript(source),
+      added: stubs.map((stub) => stub.name),
+    };
   }
   const file = project.createSourceFile(`/scaffold/${path}`, existing, { overwrite: true });
   const missing = stubs.filter((stub) => !declares(file, stub.name));
   if (missing.length === 0) return undefined;
   const imported = importedNames(file);
   const newImports: string[] = [];
-  if (!imported.has('NonRetryableError')) newImports.push(runtimeValueImport(options.runtimeImport));
+  if (!imported.has('NonRetryableError'))
+    newImports.push(runtimeValueImport(options.runtimeImport));
   const types = missing.flatMap((stub) => stub.types).filter((type) => !imported.has(type));
   if (types.length > 0) newImports.push(typeImport(types, generated));
-  const appended = (await formatTypeScript(missing.map((stub) => stub.source).join('\n\n'))).trimEnd();
+  const appended = (
+    await formatTypeScript(missing.map((stub) => stub.source).join('\n\n'))
+  ).trimEnd();
   const content = insertLines(existing, lastImportEnd(file), newImports, appended);
   return { path, action: 'extend', content, added: missing.map((stub) => stub.name) };
 }
@@ -169,7 +214,8 @@ function declares(file: SourceFile, name: string): boolean {
 function importedNames(file: SourceFile): Set<string> {
   const names = new Set<string>();
   for (const declaration of file.getImportDeclarations()) {
-    for (const named of declaration.getNamedImports()) names.add(named.getAliasNode()?.getText() ?? named.getName());
+    for (const named of declaration.getNamedImports())
+      names.add(named.getAliasNode()?.getText() ?? named.getName());
   }
   return names;
 }
@@ -188,7 +234,12 @@ function lastImportEnd(file: SourceFile): number {
  * Inserts whole lines into `text`: `importLines` at offset `at` (a line start) and `appended`
  * after the last line, separated by a blank line. Nothing already in `text` changes.
  */
-function insertLines(text: string, at: number, importLines: readonly string[], appended: string): string {
+function insertLines(
+  text: string,
+  at: number,
+  importLines: readonly string[],
+  appended: string,
+): string {
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const withEol = (lines: string) => lines.replace(/\n/g, eol);
   let head = text.slice(0, at);

@@ -8,12 +8,18 @@ import { consumerModulePath, consumerNames } from '../codegen/targets/consumers.
 import { camelCase, kebabCase, versionTypeName } from '../codegen/naming.js';
 
 /** `inventory-service/order-created.ts` (relative to the handlers folder). */
-export function handlerFilePath(consumer: Pick<ConsumerDefinition, 'name'>, event: Pick<EventDefinition, 'name'>): string {
+export function handlerFilePath(
+  consumer: Pick<ConsumerDefinition, 'name'>,
+  event: Pick<EventDefinition, 'name'>,
+): string {
   return `${kebabCase(consumer.name)}/${kebabCase(event.name)}.ts`;
 }
 
 /** `inventory-service/upcasters/order-created.ts`. */
-export function upcasterFilePath(consumer: Pick<ConsumerDefinition, 'name'>, event: Pick<EventDefinition, 'name'>): string {
+export function upcasterFilePath(
+  consumer: Pick<ConsumerDefinition, 'name'>,
+  event: Pick<EventDefinition, 'name'>,
+): string {
   return `${kebabCase(consumer.name)}/upcasters/${kebabCase(event.name)}.ts`;
 }
 
@@ -43,7 +49,9 @@ export function generatedConsumerImport(
   generatedDir: string,
 ): string {
   const from = posix.dirname(posix.join(toPosix(handlersDir), fromFile));
-  const to = posix.join(toPosix(generatedDir), consumerModulePath(consumer)).replace(/\.ts$/, '.js');
+  const to = posix
+    .join(toPosix(generatedDir), consumerModulePath(consumer))
+    .replace(/\.ts$/, '.js');
   const relative = posix.relative(from, to);
   return relative.startsWith('.') ? relative : `./${relative}`;
 }

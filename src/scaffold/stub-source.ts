@@ -46,7 +46,11 @@ export function typeImport(names: readonly string[], specifier: string): string 
   return `import type { ${names.map((name) => identifier(name)).join(', ')} } from ${stringLiteral(specifier)};`;
 }
 
-export function handlerStub(consumer: ConsumerDefinition, event: EventDefinition, version: number): string {
+export function handlerStub(
+  consumer: ConsumerDefinition,
+  event: EventDefinition,
+  version: number,
+): string {
   const type = consumerNames(consumer).handlerType(event, version);
   return [
     docComment(`Handles ${event.eventType} version ${version}.`),
@@ -57,7 +61,11 @@ export function handlerStub(consumer: ConsumerDefinition, event: EventDefinition
   ].join('\n');
 }
 
-export function upcasterStub(consumer: ConsumerDefinition, event: EventDefinition, from: number): string {
+export function upcasterStub(
+  consumer: ConsumerDefinition,
+  event: EventDefinition,
+  from: number,
+): string {
   const type = consumerNames(consumer).upcasterType(event, from);
   return [
     docComment(`Converts ${event.eventType} payloads from v${from} to v${from + 1}.`),
@@ -76,18 +84,30 @@ export interface WiringEntry {
 }
 
 /** `index.ts` of a consumer's handler folder: the handler and upcaster tables, ready for the factory. */
-export function wiringSource(consumer: ConsumerDefinition, entries: readonly WiringEntry[], generatedModule: string): string {
+export function wiringSource(
+  consumer: ConsumerDefinition,
+  entries: readonly WiringEntry[],
+  generatedModule: string,
+): string {
   const names = consumerNames(consumer);
-  const imports: string[] = [typeImport([names.handlersType, names.upcastersType], generatedModule)];
+  const imports: string[] = [
+    typeImport([names.handlersType, names.upcastersType], generatedModule),
+  ];
   const handlerRows: string[] = [];
   const upcasterRows: string[] = [];
   for (const { event, handlerModule, upcasterModule } of entries) {
     const latest = event.versions[event.versions.length - 1]!.version;
-    imports.push(`import { ${identifier(handlerFunctionName(event, latest))} } from ${stringLiteral(handlerModule)};`);
-    handlerRows.push(`  ${stringLiteral(event.eventType)}: { ${latest}: ${identifier(handlerFunctionName(event, latest))} },`);
+    imports.push(
+      `import { ${identifier(handlerFunctionName(event, latest))} } from ${stringLiteral(handlerModule)};`,
+    );
+    handlerRows.push(
+      `  ${stringLiteral(event.eventType)}: { ${latest}: ${identifier(handlerFunctionName(event, latest))} },`,
+    );
     const steps = event.versions.slice(0, -1).map(({ version }) => version);
     if (steps.length > 0) {
-      imports.push(`import { ${steps.map((from) => identifier(upcasterFunctionName(event, from))).join(', ')} } from ${stringLiteral(upcasterModule)};`);
+      imports.push(
+        `import { ${steps.map((from) => identifier(upcasterFunctionName(event, from))).join(', ')} } from ${stringLiteral(upcasterModule)};`,
+      );
       upcasterRows.push(
         `  ${stringLiteral(event.eventType)}: { ${steps.map((from) => `${upcasterKey(from)}: ${identifier(upcasterFunctionName(event, from))}`).join(', ')} },`,
       );

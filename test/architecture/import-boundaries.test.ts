@@ -12,7 +12,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 function filesUnder(dir: string, extensions: readonly string[]): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && extensions.some((extension) => entry.name.endsWith(extension)))
+    .filter(
+      (entry) => entry.isFile() && extensions.some((extension) => entry.name.endsWith(extension)),
+    )
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
 }
@@ -20,8 +22,14 @@ function filesUnder(dir: string, extensions: readonly string[]): string[] {
 /** Module specifiers of static imports, re-exports and dynamic imports. */
 function importSpecifiers(source: string): string[] {
   const specifiers: string[] = [];
-  const patterns = [/\bfrom\s+['"]([^'"]+)['"]/g, /\bimport\s+['"]([^'"]+)['"]/g, /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g, /\brequire\(\s*['"]([^'"]+)['"]\s*\)/g];
-  for (const pattern of patterns) for (const match of source.matchAll(pattern)) specifiers.push(match[1]!);
+  const patterns = [
+    /\bfrom\s+['"]([^'"]+)['"]/g,
+    /\bimport\s+['"]([^'"]+)['"]/g,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+    /\brequire\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  for (const pattern of patterns)
+    for (const match of source.matchAll(pattern)) specifiers.push(match[1]!);
   return specifiers;
 }
 
@@ -37,20 +45,31 @@ describe('import boundaries', () => {
     const offenders: string[] = [];
     for (const file of runtimeFiles) {
       for (const specifier of importSpecifiers(readFileSync(file, 'utf8'))) {
-        if (specifier === 'evgen' || specifier.startsWith('evgen/')) offenders.push(`${relative(root, file)} → ${specifier}`);
+        if (specifier === 'evgen' || specifier.startsWith('evgen/'))
+          offenders.push(`${relative(root, file)} → ${specifier}`);
         if (!specifier.startsWith('.')) continue;
         const target = resolve(dirname(file), specifier);
-        if (relative(runtimeDir, target).startsWith('..')) offenders.push(`${relative(root, file)} → ${specifier}`);
+        if (relative(runtimeDir, target).startsWith('..'))
+          offenders.push(`${relative(root, file)} → ${specifier}`);
       }
     }
     expect(offenders).toEqual([]);
   });
 
   it('src/runtime does not depend on generator-only packages', () => {
-    const generatorOnly = ['ts-morph', 'json-schema-to-typescript', 'handlebars', 'commander', 'prettier', 'typescript'];
+    const generatorOnly = [
+      'ts-morph',
+      'json-schema-to-typescript',
+      'handlebars',
+      'commander',
+      'prettier',
+      'typescript',
+    ];
     const offenders = runtimeFiles.flatMap((file) =>
       importSpecifiers(readFileSync(file, 'utf8'))
-        .filter((specifier) => generatorOnly.some((name) => specifier === name || specifier.startsWith(`${name}/`)))
+        .filter((specifier) =>
+          generatorOnly.some((name) => specifier === name || specifier.startsWith(`${name}/`)),
+        )
         .map((specifier) => `${relative(root, file)} → ${specifier}`),
     );
     expect(offenders).toEqual([]);
@@ -64,11 +83,16 @@ describe('import boundaries', () => {
     for (const file of files) {
       for (const specifier of importSpecifiers(readFileSync(file, 'utf8'))) {
         if (specifier.startsWith('.')) {
-          if (relative(generatedDir, resolve(dirname(file), specifier)).startsWith('..')) offenders.push(`${relative(root, file)} → ${specifier}`);
+          if (relative(generatedDir, resolve(dirname(file), specifier)).startsWith('..'))
+            offenders.push(`${relative(root, file)} → ${specifier}`);
           continue;
         }
         const allowed =
-          specifier === 'evgen/runtime' || specifier.startsWith('ajv/') || specifier === 'ajv-formats' || specifier.startsWith('ajv-formats/') || specifier.startsWith('node:');
+          specifier === 'evgen/runtime' ||
+          specifier.startsWith('ajv/') ||
+          specifier === 'ajv-formats' ||
+          specifier.startsWith('ajv-formats/') ||
+          specifier.startsWith('node:');
         if (!allowed) offenders.push(`${relative(root, file)} → ${specifier}`);
       }
     }

@@ -7,7 +7,12 @@
 import { Ajv } from 'ajv';
 import { checkCatalog } from '../../src/compat/check-catalog.js';
 import { canonicalJson } from '../../src/compat/canonical-json.js';
-import type { Catalog, EventDefinition, EventVersion, JsonSchema } from '../../src/catalog/model.js';
+import type {
+  Catalog,
+  EventDefinition,
+  EventVersion,
+  JsonSchema,
+} from '../../src/catalog/model.js';
 import type { BenchResult } from './bench-result.js';
 
 const EVENTS = 200;
@@ -26,7 +31,11 @@ function payloadSchema(event: number, version: number): JsonSchema {
       minItems: 1,
       items: {
         type: 'object',
-        properties: { sku: { type: 'string', pattern: '^[A-Z0-9-]{3,32}$' }, quantity: { type: 'integer', minimum: 1 }, price: { $ref: '#/definitions/money' } },
+        properties: {
+          sku: { type: 'string', pattern: '^[A-Z0-9-]{3,32}$' },
+          quantity: { type: 'integer', minimum: 1 },
+          price: { $ref: '#/definitions/money' },
+        },
         required: ['sku', 'quantity', 'price'],
         additionalProperties: false,
       },
@@ -49,7 +58,10 @@ function payloadSchema(event: number, version: number): JsonSchema {
     definitions: {
       money: {
         type: 'object',
-        properties: { amountMinor: { type: 'integer', minimum: 0 }, currency: { type: 'string', pattern: '^[A-Z]{3}$' } },
+        properties: {
+          amountMinor: { type: 'integer', minimum: 0 },
+          currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+        },
         required: ['amountMinor', 'currency'],
         additionalProperties: false,
       },
@@ -75,7 +87,12 @@ function syntheticCatalog(): Catalog {
       dir: `bench/${name}`,
       versions: Array.from({ length: VERSIONS }, (_, index) => {
         const schema = payloadSchema(event, index + 1);
-        return { version: index + 1, file: `bench/${name}/v${index + 1}.schema.json`, schema, bundled: schema };
+        return {
+          version: index + 1,
+          file: `bench/${name}/v${index + 1}.schema.json`,
+          schema,
+          bundled: schema,
+        };
       }),
     });
   }
@@ -96,7 +113,9 @@ function measure(rounds: number, body: () => void): number {
 
 export async function run(): Promise<BenchResult[]> {
   const catalog = syntheticCatalog();
-  const schemas = catalog.events.flatMap((event) => event.versions.map((version) => version.bundled));
+  const schemas = catalog.events.flatMap((event) =>
+    event.versions.map((version) => version.bundled),
+  );
   const pairs = catalog.events.flatMap((event) => {
     const [v1, v2, v3] = event.versions as [EventVersion, EventVersion, EventVersion];
     return [
@@ -108,8 +127,10 @@ export async function run(): Promise<BenchResult[]> {
 
   // Warm up (JIT, regex cache) once before measuring.
   const warm = checkCatalog(catalog);
-  if (!warm.ok || warm.pairsChecked !== EVENTS * (VERSIONS * (VERSIONS - 1)) / 2) {
-    throw new Error(`synthetic catalog should be compatible with 600 pairs checked, got ${warm.violations.length} violations / ${warm.pairsChecked} pairs`);
+  if (!warm.ok || warm.pairsChecked !== (EVENTS * (VERSIONS * (VERSIONS - 1))) / 2) {
+    throw new Error(
+      `synthetic catalog should be compatible with 600 pairs checked, got ${warm.violations.length} violations / ${warm.pairsChecked} pairs`,
+    );
   }
   const check = measure(5, () => checkCatalog(catalog));
   const compile = measure(3, () => {
@@ -118,13 +139,28 @@ export async function run(): Promise<BenchResult[]> {
   });
   const canonical = measure(5, () => {
     let changed = 0;
-    for (const [older, newer] of pairs) if (canonicalJson(older.bundled) !== canonicalJson(newer.bundled)) changed++;
+    for (const [older, newer] of pairs)
+      if (canonicalJson(older.bundled) !== canonicalJson(newer.bundled)) changed++;
     if (changed !== pairs.length) throw new Error('every synthetic pair differs');
   });
 
   const note = `${EVENTS} events × ${VERSIONS} versions, ${pairs.length} pairs × 2 directions, FULL_TRANSITIVE, evgen policy; median`;
   return [
-    { name: 'evgen check (200×3 catalog)', unit: 'ms', subject: check, baselineName: 'ajv compile of the 600 schemas', baseline: compile, note },
-    { name: 'evgen check (200×3 catalog)', unit: 'ms', subject: check, baselineName: 'canonical JSON compare of the 600 pairs', baseline: canonical, note },
+    {
+      name: 'evgen check (200×3 catalog)',
+      unit: 'ms',
+      subject: check,
+      baselineName: 'ajv compile of the 600 schemas',
+      baseline: compile,
+      note,
+    },
+    {
+      name: 'evgen check (200×3 catalog)',
+      unit: 'ms',
+      subject: check,
+      baselineName: 'canonical JSON compare of the 600 pairs',
+      baseline: canonical,
+      note,
+    },
   ];
 }

@@ -38,12 +38,16 @@ export async function run(): Promise<BenchResult[]> {
     const db = postgresDatabase(test.pool);
     const schema = test.schema;
     await migrateInbox(db, { schema });
-    await db.query(`CREATE TABLE "${schema}".effects (id bigserial PRIMARY KEY, message_id text NOT NULL)`);
+    await db.query(
+      `CREATE TABLE "${schema}".effects (id bigserial PRIMARY KEY, message_id text NOT NULL)`,
+    );
     await db.query(
       `CREATE TABLE "${schema}".raw_inbox (message_id text NOT NULL, consumer text NOT NULL, received_at timestamptz NOT NULL DEFAULT now(), processed_at timestamptz, PRIMARY KEY (message_id, consumer))`,
     );
     const effect = async (tx: Transaction, envelope: Envelope) => {
-      await tx.query(`INSERT INTO "${schema}".effects (message_id) VALUES ($1)`, [envelope.messageId]);
+      await tx.query(`INSERT INTO "${schema}".effects (message_id) VALUES ($1)`, [
+        envelope.messageId,
+      ]);
     };
     const envelopes = (n: number) => Array.from({ length: n }, () => sentV2());
 
@@ -52,9 +56,17 @@ export async function run(): Promise<BenchResult[]> {
       try {
         for (const envelope of batch) {
           await client.query('BEGIN');
-          await client.query(`INSERT INTO "${schema}".raw_inbox (message_id, consumer) VALUES ($1, $2)`, [envelope.messageId, 'bench']);
-          await client.query(`INSERT INTO "${schema}".effects (message_id) VALUES ($1)`, [envelope.messageId]);
-          await client.query(`UPDATE "${schema}".raw_inbox SET processed_at = now() WHERE message_id = $1 AND consumer = $2`, [envelope.messageId, 'bench']);
+          await client.query(
+            `INSERT INTO "${schema}".raw_inbox (message_id, consumer) VALUES ($1, $2)`,
+            [envelope.messageId, 'bench'],
+          );
+          await client.query(`INSERT INTO "${schema}".effects (message_id) VALUES ($1)`, [
+            envelope.messageId,
+          ]);
+          await client.query(
+            `UPDATE "${schema}".raw_inbox SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+            [envelope.messageId, 'bench'],
+          );
           await client.query('COMMIT');
         }
       } finally {
@@ -62,7 +74,8 @@ export async function run(): Promise<BenchResult[]> {
       }
     };
     const guardRun = async (batch: Envelope[]) => {
-      for (const envelope of batch) await handleWithInbox(db, { schema, consumer: 'bench', envelope }, effect);
+      for (const envelope of batch)
+        await handleWithInbox(db, { schema, consumer: 'bench', envelope }, effect);
     };
     // Warm-up: connections and plans.
     await rawRun(envelopes(100));
@@ -73,7 +86,11 @@ export async function run(): Promise<BenchResult[]> {
      * Interleaves rounds of the subject with rounds of the raw baseline, so drift in the shared
      * machine's load (fsync latency, other test runs) hits both alike.
      */
-    const compare = async (name: string, subject: (round: number) => Promise<void>, note?: string) => {
+    const compare = async (
+      name: string,
+      subject: (round: number) => Promise<void>,
+      note?: string,
+    ) => {
       let rawSeconds = 0;
       let subjectSeconds = 0;
       for (let round = 0; round < ROUNDS; round++) {
@@ -93,8 +110,14 @@ export async function run(): Promise<BenchResult[]> {
     const rounds = <T>(perRound: () => T[]) => Array.from({ length: ROUNDS }, perRound);
 
     const handled = rounds(() => envelopes(MESSAGES / ROUNDS));
-    await compare('inbox guard, 1 message per transaction (pg)', (round) => guardRun(handled[round]!));
-    await compare('inbox guard, redelivered duplicates (pg)', (round) => guardRun(handled[round]!), 'handler skipped, nothing written');
+    await compare('inbox guard, 1 message per transaction (pg)', (round) =>
+      guardRun(handled[round]!),
+    );
+    await compare(
+      'inbox guard, redelivered duplicates (pg)',
+      (round) => guardRun(handled[round]!),
+      'handler skipped, nothing written',
+    );
 
     const consumer = createConsumer(
       { name: 'bench-consumer', descriptors: parcelDescriptors },
@@ -102,23 +125,37 @@ export async function run(): Promise<BenchResult[]> {
         db,
         inbox: { schema },
         handlers: {
-          'parcel.ParcelSent': { 2: (envelope: Envelope, ctx: { tx: Transaction }) => effect(ctx.tx, envelope) },
+          'parcel.ParcelSent': {
+            2: (envelope: Envelope, ctx: { tx: Transaction }) => effect(ctx.tx, envelope),
+          },
           'parcel.ParcelLost': { 1: async () => undefined },
         },
       },
     );
-    const raws = rounds(() => envelopes(MESSAGES / ROUNDS).map((envelope) => JSON.stringify(envelope)));
-    await compare('consumer.handle(json): parse + validate + dispatch + guard (pg)', async (round) => {
-      for (const raw of raws[round]!) await consumer.handle(raw);
-    });
+    const raws = rounds(() =>
+      envelopes(MESSAGES / ROUNDS).map((envelope) => JSON.stringify(envelope)),
+    );
+    await compare(
+      'consumer.handle(json): parse + validate + dispatch + guard (pg)',
+      async (round) => {
+        for (const raw of raws[round]!) await consumer.handle(raw);
+      },
+    );
 
     const batched = rounds(() => envelopes(MESSAGES / ROUNDS));
-    await compare(`inbox guard, batched ${BATCH} per transaction with savepoints (pg)`, async (round) => {
-      const list = batched[round]!;
-      for (let i = 0; i < list.length; i += BATCH) {
-        await handleBatchWithInbox(db, { schema, consumer: 'bench', envelopes: list.slice(i, i + BATCH) }, effect);
-      }
-    });
+    await compare(
+      `inbox guard, batched ${BATCH} per transaction with savepoints (pg)`,
+      async (round) => {
+        const list = batched[round]!;
+        for (let i = 0; i < list.length; i += BATCH) {
+          await handleBatchWithInbox(
+            db,
+            { schema, consumer: 'bench', envelopes: list.slice(i, i + BATCH) },
+            effect,
+          );
+        }
+      },
+    );
     return results;
   } finally {
     await test.drop();

@@ -35,7 +35,9 @@ async function writeBench(db: Database, schema: string, label: string): Promise<
   const table = `"${schema}"."outbox_event"`;
   // Warm-up: plans and connections.
   for (let i = 0; i < 50; i++) {
-    await db.transaction((tx) => writeOutboxEvent(tx, orderPlacedV1, { orderId: `w${i}`, amount: i }, {}, { schema }));
+    await db.transaction((tx) =>
+      writeOutboxEvent(tx, orderPlacedV1, { orderId: `w${i}`, amount: i }, {}, { schema }),
+    );
   }
   // Alternating blocks, so drift in machine load hits both sides alike.
   let raw = 0;
@@ -47,14 +49,31 @@ async function writeBench(db: Database, schema: string, label: string): Promise<
           await tx.query(
             `INSERT INTO ${table} (event_id, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at, headers)
              VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb)`,
-            [newMessageId(), 'Order', `r${i % 100}`, 'test.OrderPlaced', 1, JSON.stringify({ orderId: `r${i % 100}`, amount: i }), new Date().toISOString(), '{}'],
+            [
+              newMessageId(),
+              'Order',
+              `r${i % 100}`,
+              'test.OrderPlaced',
+              1,
+              JSON.stringify({ orderId: `r${i % 100}`, amount: i }),
+              new Date().toISOString(),
+              '{}',
+            ],
           );
         });
       }
     });
     outbox += await timed(async () => {
       for (let i = block; i < block + 100; i++) {
-        await db.transaction((tx) => writeOutboxEvent(tx, orderPlacedV1, { orderId: `o${i % 100}`, amount: i }, {}, { schema }));
+        await db.transaction((tx) =>
+          writeOutboxEvent(
+            tx,
+            orderPlacedV1,
+            { orderId: `o${i % 100}`, amount: i },
+            {},
+            { schema },
+          ),
+        );
       }
     });
   }
@@ -75,7 +94,13 @@ async function relayBench(db: Database, schema: string, label: string): Promise<
     for (let start = 0; start < RELAY_ROWS; start += 500) {
       await db.transaction(async (tx) => {
         for (let i = start; i < start + 500; i++) {
-          await writeOutboxEvent(tx, orderPlacedV1, { orderId: `a${i % 300}`, amount: i }, {}, { schema, notifyChannel: false });
+          await writeOutboxEvent(
+            tx,
+            orderPlacedV1,
+            { orderId: `a${i % 300}`, amount: i },
+            {},
+            { schema, notifyChannel: false },
+          );
         }
       });
     }
@@ -92,9 +117,10 @@ async function relayBench(db: Database, schema: string, label: string): Promise<
         );
         for (const row of rows.rows) if (row.payload !== undefined) rawPublished++;
         if (rows.rows.length > 0) {
-          await tx.query(`UPDATE ${table} SET status = 'SENT', sent_at = now() WHERE id = ANY($1::text::bigint[])`, [
-            `{${rows.rows.map((r) => r.id).join(',')}}`,
-          ]);
+          await tx.query(
+            `UPDATE ${table} SET status = 'SENT', sent_at = now() WHERE id = ANY($1::text::bigint[])`,
+            [`{${rows.rows.map((r) => r.id).join(',')}}`],
+          );
         }
         return rows.rows.length;
       });
@@ -103,12 +129,20 @@ async function relayBench(db: Database, schema: string, label: string): Promise<
   });
   await fill();
   const publisher = new RecordingPublisher();
-  const relay = createOutboxRelay({ db, publisher, schema, batchSize: BATCH, notifyChannel: false });
+  const relay = createOutboxRelay({
+    db,
+    publisher,
+    schema,
+    batchSize: BATCH,
+    notifyChannel: false,
+  });
   const subject = await timed(async () => {
     while ((await relay.runOnce()).claimed > 0);
   });
   if (publisher.published.length !== RELAY_ROWS || rawPublished !== RELAY_ROWS) {
-    throw new Error(`relay bench published ${publisher.published.length} / raw ${rawPublished}, expected ${RELAY_ROWS}`);
+    throw new Error(
+      `relay bench published ${publisher.published.length} / raw ${rawPublished}, expected ${RELAY_ROWS}`,
+    );
   }
   return {
     name: `relay throughput, batch ${BATCH}, 300 aggregates (${label})`,

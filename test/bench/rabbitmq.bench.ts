@@ -30,7 +30,11 @@ import type { BenchResult } from './bench-result.js';
 const MESSAGES = 3_000;
 const PREFETCH = 20;
 
-const stockCounted: EventVersionDescriptor<'bench.StockCounted', 1, { sku: string; quantity: number }> = {
+const stockCounted: EventVersionDescriptor<
+  'bench.StockCounted',
+  1,
+  { sku: string; quantity: number }
+> = {
   eventType: 'bench.StockCounted',
   schemaVersion: 1,
   aggregateType: 'Stock',
@@ -41,7 +45,14 @@ const stockCounted: EventVersionDescriptor<'bench.StockCounted', 1, { sku: strin
 const routes = { 'bench.StockCounted': { exchange: 'bench', routingKey: 'stock.counted' } };
 const topology: RabbitTopology = {
   exchanges: ['bench'],
-  consumers: [{ name: 'bench-consumer', subscriptions: [{ eventType: 'bench.StockCounted', exchange: 'bench', routingKey: 'stock.counted' }] }],
+  consumers: [
+    {
+      name: 'bench-consumer',
+      subscriptions: [
+        { eventType: 'bench.StockCounted', exchange: 'bench', routingKey: 'stock.counted' },
+      ],
+    },
+  ],
 };
 
 async function timed(work: () => Promise<void>): Promise<number> {
@@ -58,7 +69,9 @@ export async function run(): Promise<BenchResult[]> {
   try {
     await migrateOutbox(db, { schema });
     await migrateInbox(db, { schema });
-    await pg.pool.query(`CREATE TABLE "${schema}".stock_count (sku text NOT NULL, quantity int NOT NULL, message_id text NOT NULL)`);
+    await pg.pool.query(
+      `CREATE TABLE "${schema}".stock_count (sku text NOT NULL, quantity int NOT NULL, message_id text NOT NULL)`,
+    );
     const resolved = await broker.declare(topology, { tiers: [1000] });
     const queue = resolved.consumers['bench-consumer']!.queue;
     const exchange = `${broker.prefix}bench`;
@@ -68,7 +81,15 @@ export async function run(): Promise<BenchResult[]> {
     for (let start = 0; start < MESSAGES; start += 500) {
       await db.transaction(async (tx) => {
         for (let i = start; i < Math.min(MESSAGES, start + 500); i++) {
-          envelopes.push(await writeOutboxEvent(tx, stockCounted, { sku: `SKU-${i % 300}`, quantity: i }, {}, { schema, notifyChannel: false }));
+          envelopes.push(
+            await writeOutboxEvent(
+              tx,
+              stockCounted,
+              { sku: `SKU-${i % 300}`, quantity: i },
+              {},
+              { schema, notifyChannel: false },
+            ),
+          );
         }
       });
     }
@@ -89,12 +110,20 @@ export async function run(): Promise<BenchResult[]> {
 
     // Subject 1: the relay publishing the outbox rows through the confirmed publisher.
     const publisher = new ConfirmedPublisher(broker.connection);
-    const relay = createOutboxRelay({ db, publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }), schema, notifyChannel: false, batchSize: 500, concurrency: 32 });
+    const relay = createOutboxRelay({
+      db,
+      publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
+      schema,
+      notifyChannel: false,
+      batchSize: 500,
+      concurrency: 32,
+    });
     let published = 0;
     const relayTime = await timed(async () => {
       while (published < MESSAGES) {
         const result = await relay.runOnce();
-        if (result.failed + result.dead > 0) throw new Error(`relay failed ${result.failed + result.dead} publishes`);
+        if (result.failed + result.dead > 0)
+          throw new Error(`relay failed ${result.failed + result.dead} publishes`);
         published += result.published;
       }
     });
@@ -110,13 +139,16 @@ export async function run(): Promise<BenchResult[]> {
         name: 'bench-consumer',
         handle: (raw) => {
           const envelope = raw as Envelope<string, number, { sku: string; quantity: number }>;
-          return handleWithInbox(db, { schema, consumer: 'bench-consumer', envelope }, async (tx) => {
-            await tx.query(`INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`, [
-              envelope.payload.sku,
-              envelope.payload.quantity,
-              envelope.messageId,
-            ]);
-          });
+          return handleWithInbox(
+            db,
+            { schema, consumer: 'bench-consumer', envelope },
+            async (tx) => {
+              await tx.query(
+                `INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`,
+                [envelope.payload.sku, envelope.payload.quantity, envelope.messageId],
+              );
+            },
+          );
         },
       },
       onEvent: (event) => {
@@ -125,7 +157,11 @@ export async function run(): Promise<BenchResult[]> {
     });
     const runnerTime = await timed(async () => {
       await runner.start();
-      await waitFor('the runner to drain the queue', () => (handled >= MESSAGES ? true : undefined), 120_000);
+      await waitFor(
+        'the runner to drain the queue',
+        () => (handled >= MESSAGES ? true : undefined),
+        120_000,
+      );
     });
     await runner.stop();
 
@@ -133,7 +169,8 @@ export async function run(): Promise<BenchResult[]> {
     const refill = await broker.connection.createConfirmChannel();
     for (const envelope of envelopes) {
       const message = envelopeToAmqpMessage(envelope);
-      if (!refill.publish(exchange, 'stock.counted', message.content, message.properties)) await new Promise((resolve) => refill.once('drain', resolve));
+      if (!refill.publish(exchange, 'stock.counted', message.content, message.properties))
+        await new Promise((resolve) => refill.once('drain', resolve));
     }
     await refill.waitForConfirms();
     await refill.close();
@@ -145,7 +182,11 @@ export async function run(): Promise<BenchResult[]> {
       await rawConsumer.consume(queue, (message) => {
         if (message === null) return;
         void (async () => {
-          const envelope = JSON.parse(message.content.toString()) as Envelope<string, number, { sku: string; quantity: number }>;
+          const envelope = JSON.parse(message.content.toString()) as Envelope<
+            string,
+            number,
+            { sku: string; quantity: number }
+          >;
           const client = await pg.pool.connect();
           try {
             await client.query('BEGIN');
@@ -154,15 +195,14 @@ export async function run(): Promise<BenchResult[]> {
               [envelope.messageId, 'bench-consumer'],
             );
             if (claimed.rows.length === 1) {
-              await client.query(`INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`, [
-                envelope.payload.sku,
-                envelope.payload.quantity,
-                envelope.messageId,
-              ]);
-              await client.query(`UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`, [
-                envelope.messageId,
-                'bench-consumer',
-              ]);
+              await client.query(
+                `INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`,
+                [envelope.payload.sku, envelope.payload.quantity, envelope.messageId],
+              );
+              await client.query(
+                `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+                [envelope.messageId, 'bench-consumer'],
+              );
             }
             await client.query('COMMIT');
           } finally {
@@ -172,7 +212,11 @@ export async function run(): Promise<BenchResult[]> {
           rawHandled++;
         })();
       });
-      await waitFor('the raw consumer to drain the queue', () => (rawHandled >= MESSAGES ? true : undefined), 120_000);
+      await waitFor(
+        'the raw consumer to drain the queue',
+        () => (rawHandled >= MESSAGES ? true : undefined),
+        120_000,
+      );
     });
     await rawConsumer.close();
 

@@ -16,7 +16,9 @@ const files = readdirSync(dir)
 
 const results: BenchResult[] = [];
 for (const file of files) {
-  const module = (await import(pathToFileURL(`${dir}/${file}`).href)) as { run: () => Promise<BenchResult[]> };
+  const module = (await import(pathToFileURL(`${dir}/${file}`).href)) as {
+    run: () => Promise<BenchResult[]>;
+  };
   console.error(`running ${file} …`);
   for (const result of await module.run()) {
     results.push(result);

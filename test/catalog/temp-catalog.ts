@@ -25,14 +25,21 @@ export async function writeFiles(root: string, files: CatalogFiles): Promise<voi
   for (const [path, content] of Object.entries(files)) {
     const target = join(root, path);
     await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`);
+    await writeFile(
+      target,
+      typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`,
+    );
   }
 }
 
 export const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 export const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 
-export function eventJson(domain: string, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function eventJson(
+  domain: string,
+  name: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     description: `${name} happened.`,
     aggregate: 'Order',
@@ -43,7 +50,10 @@ export function eventJson(domain: string, name: string, extra: Record<string, un
   };
 }
 
-export function payloadSchema(extraProperties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function payloadSchema(
+  extraProperties: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     $schema: DRAFT_07,
     type: 'object',
@@ -56,5 +66,9 @@ export function payloadSchema(extraProperties: Record<string, unknown> = {}, ext
 
 /** One valid event `shop/OrderPlaced` plus whatever else is given. */
 export function oneEvent(files: CatalogFiles = {}, schema = payloadSchema()): CatalogFiles {
-  return { 'shop/OrderPlaced/event.json': eventJson('shop', 'OrderPlaced'), 'shop/OrderPlaced/v1.schema.json': schema, ...files };
+  return {
+    'shop/OrderPlaced/event.json': eventJson('shop', 'OrderPlaced'),
+    'shop/OrderPlaced/v1.schema.json': schema,
+    ...files,
+  };
 }

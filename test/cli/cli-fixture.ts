@@ -3,7 +3,12 @@
  * both undone afterwards. Call at the top level (or in a describe) of a test file.
  */
 import { afterEach, beforeEach } from 'vitest';
-import { oneEvent, tempCatalog, type CatalogFiles, type TempCatalog } from '../catalog/temp-catalog.js';
+import {
+  oneEvent,
+  tempCatalog,
+  type CatalogFiles,
+  type TempCatalog,
+} from '../catalog/temp-catalog.js';
 import { captureOutput, type CapturedOutput } from './capture-output.js';
 
 export interface CliFixture {

@@ -23,19 +23,39 @@ describe('generate', () => {
 
   it('passes the runtime import to targets and runs only the selected ones', async () => {
     const seen: string[] = [];
-    const spy: Target = { name: 'spy', description: 'spy', generate: (context) => (seen.push(context.runtimeImport), []) };
-    const other: Target = { name: 'other', description: 'other', generate: () => { throw new Error('must not run'); } };
-    await generate(catalog, [spy, other], { targetNames: ['spy'], runtimeImport: '@acme/evgen-runtime' });
+    const spy: Target = {
+      name: 'spy',
+      description: 'spy',
+      generate: (context) => (seen.push(context.runtimeImport), []),
+    };
+    const other: Target = {
+      name: 'other',
+      description: 'other',
+      generate: () => {
+        throw new Error('must not run');
+      },
+    };
+    await generate(catalog, [spy, other], {
+      targetNames: ['spy'],
+      runtimeImport: '@acme/evgen-runtime',
+    });
     expect(seen).toEqual(['@acme/evgen-runtime']);
   });
 
   it('refuses unknown target names, unsafe paths and collisions', async () => {
-    await expect(generate(catalog, [target('a', [])], { targetNames: ['b'] })).rejects.toThrow('unknown target "b"; known targets: a');
-    for (const path of ['../escape.ts', '/abs.ts', 'a//b.ts', 'a\\b.ts', '']) {
-      await expect(generate(catalog, [target('a', [{ path, content: '' }])])).rejects.toBeInstanceOf(GenerateError);
-    }
-    await expect(generate(catalog, [target('a', [{ path: 'x.ts', content: '' }]), target('b', [{ path: 'x.ts', content: '' }])])).rejects.toThrow(
-      'targets "a" and "b" both produce x.ts',
+    await expect(generate(catalog, [target('a', [])], { targetNames: ['b'] })).rejects.toThrow(
+      'unknown target "b"; known targets: a',
     );
+    for (const path of ['../escape.ts', '/abs.ts', 'a//b.ts', 'a\\b.ts', '']) {
+      await expect(
+        generate(catalog, [target('a', [{ path, content: '' }])]),
+      ).rejects.toBeInstanceOf(GenerateError);
+    }
+    await expect(
+      generate(catalog, [
+        target('a', [{ path: 'x.ts', content: '' }]),
+        target('b', [{ path: 'x.ts', content: '' }]),
+      ]),
+    ).rejects.toThrow('targets "a" and "b" both produce x.ts');
   });
 });

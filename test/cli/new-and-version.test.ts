@@ -10,10 +10,16 @@ const cli = useCliFixture();
 
 describe('evgen new', () => {
   it('scaffolds event.json and v1.schema.json that load as a valid event', async () => {
-    expect(await runCli(['new', 'payment/PaymentCaptured', '--events', cli.catalog.events])).toBe(0);
+    expect(await runCli(['new', 'payment/PaymentCaptured', '--events', cli.catalog.events])).toBe(
+      0,
+    );
     const loaded = await loadCatalog(cli.catalog.events);
     const event = loaded.events.find((candidate) => candidate.name === 'PaymentCaptured')!;
-    expect(event).toMatchObject({ eventType: 'payment.PaymentCaptured', aggregate: 'Payment', aggregateId: 'paymentId' });
+    expect(event).toMatchObject({
+      eventType: 'payment.PaymentCaptured',
+      aggregate: 'Payment',
+      aggregateId: 'paymentId',
+    });
     expect(event.versions.map((version) => version.version)).toEqual([1]);
     expect(cli.output.stdout()).toContain('payment/PaymentCaptured/event.json');
   });
@@ -37,7 +43,9 @@ describe('evgen new', () => {
 
   it('says what to do when the event already exists', async () => {
     expect(await runCli(['new', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
-    expect(cli.output.stderr()).toMatch(/shop\/OrderPlaced\/event\.json: .*already exists[^\n]*\n  hint: .*evgen version shop\/OrderPlaced/);
+    expect(cli.output.stderr()).toMatch(
+      /shop\/OrderPlaced\/event\.json: .*already exists[^\n]*\n  hint: .*evgen version shop\/OrderPlaced/,
+    );
   });
 
   it('refuses an event whose generated names would clash with an existing one, writing nothing', async () => {
@@ -46,7 +54,9 @@ describe('evgen new', () => {
     expect(cli.output.stderr()).toContain('shop/OrderPlaced/event.json');
     expect(cli.output.stderr()).toContain('OrderPlacedPayload');
     expect(cli.output.stderr()).toContain('hint: ');
-    await expect(readFile(join(cli.catalog.events, 'billing/OrderPlaced/event.json'), 'utf8')).rejects.toThrow();
+    await expect(
+      readFile(join(cli.catalog.events, 'billing/OrderPlaced/event.json'), 'utf8'),
+    ).rejects.toThrow();
     // An event named like another's version type (OrderPlacedV1Payload) clashes too.
     expect(await runCli(['new', 'shop/OrderPlacedV1', '--events', cli.catalog.events])).toBe(2);
     expect(cli.output.stderr()).toContain('OrderPlacedV1Payload');
@@ -56,7 +66,9 @@ describe('evgen new', () => {
     expect(await runCli(['new', 'billing/InvoiceSent', '--events', cli.catalog.events])).toBe(0);
     const out = join(cli.catalog.dir, 'generated');
     expect(await runCli(['build', '--events', cli.catalog.events, '--out', out])).toBe(0);
-    expect(await readFile(join(out, 'billing/invoice-sent/envelope.ts'), 'utf8')).toContain('export function invoiceSentV1(');
+    expect(await readFile(join(out, 'billing/invoice-sent/envelope.ts'), 'utf8')).toContain(
+      'export function invoiceSentV1(',
+    );
   });
 });
 
@@ -64,17 +76,27 @@ describe('evgen version', () => {
   it('copies the latest schema to the next version', async () => {
     const dir = join(cli.catalog.events, 'shop/OrderPlaced');
     expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(0);
-    expect(await readFile(join(dir, 'v2.schema.json'), 'utf8')).toBe(await readFile(join(dir, 'v1.schema.json'), 'utf8'));
-    await writeFile(join(dir, 'v2.schema.json'), '{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}');
+    expect(await readFile(join(dir, 'v2.schema.json'), 'utf8')).toBe(
+      await readFile(join(dir, 'v1.schema.json'), 'utf8'),
+    );
+    await writeFile(
+      join(dir, 'v2.schema.json'),
+      '{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}',
+    );
     expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(0);
-    expect(await readFile(join(dir, 'v3.schema.json'), 'utf8')).toBe(await readFile(join(dir, 'v2.schema.json'), 'utf8'));
+    expect(await readFile(join(dir, 'v3.schema.json'), 'utf8')).toBe(
+      await readFile(join(dir, 'v2.schema.json'), 'utf8'),
+    );
     const loaded = await loadCatalog(cli.catalog.events);
     expect(loaded.events[0]!.versions.map((version) => version.version)).toEqual([1, 2, 3]);
   });
 
   it('refuses to run over a version gap and writes nothing', async () => {
     const dir = join(cli.catalog.events, 'shop/OrderPlaced');
-    await writeFile(join(dir, 'v3.schema.json'), await readFile(join(dir, 'v1.schema.json'), 'utf8'));
+    await writeFile(
+      join(dir, 'v3.schema.json'),
+      await readFile(join(dir, 'v1.schema.json'), 'utf8'),
+    );
     expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
     expect(cli.output.stderr()).toMatch(/shop\/OrderPlaced: .*missing v2\.schema\.json\n  hint: /);
     await expect(readFile(join(dir, 'v4.schema.json'), 'utf8')).rejects.toThrow();
@@ -104,7 +126,15 @@ describe('runCli', () => {
     for (const command of ['build', 'check', 'diff', 'new', 'scaffold', 'version']) {
       expect(await runCli([command, '--no-such-flag']), command).toBe(2);
     }
-    for (const argv of [['new'], ['version'], ['diff', 'a.json'], ['new', 'shop/A', 'extra'], ['build', 'extra'], ['teleport'], []]) {
+    for (const argv of [
+      ['new'],
+      ['version'],
+      ['diff', 'a.json'],
+      ['new', 'shop/A', 'extra'],
+      ['build', 'extra'],
+      ['teleport'],
+      [],
+    ]) {
       expect(await runCli(argv), argv.join(' ')).toBe(2);
     }
     expect(await runCli(['--help'])).toBe(0);
@@ -112,7 +142,9 @@ describe('runCli', () => {
   });
 
   it('prints the tool version for --version and -V with exit 0', async () => {
-    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
     expect(await runCli(['--version'])).toBe(0);
     expect(await runCli(['-V'])).toBe(0);
     expect(cli.output.stdout()).toBe(`${version}\n${version}\n`);

@@ -8,7 +8,17 @@ const cli = useCliFixture();
 
 it('says there is nothing to scaffold when no consumer is declared, instead of "every stub already exists"', async () => {
   const handlers = join(cli.catalog.dir, 'handlers');
-  expect(await runCli(['scaffold', '--events', cli.catalog.events, '--handlers', handlers, '--out', join(cli.catalog.dir, 'generated')])).toBe(0);
+  expect(
+    await runCli([
+      'scaffold',
+      '--events',
+      cli.catalog.events,
+      '--handlers',
+      handlers,
+      '--out',
+      join(cli.catalog.dir, 'generated'),
+    ]),
+  ).toBe(0);
   expect(cli.output.stdout()).toMatch(/no consumers are declared .*_consumers/);
   expect(cli.output.stdout()).not.toContain('every stub already exists');
   expect(existsSync(handlers)).toBe(false);

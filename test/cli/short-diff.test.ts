@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { shortDiff } from '../../src/cli/short-diff.js';
 
-const lines = (count: number, at = 1) => Array.from({ length: count }, (_, index) => `line ${index + at}`);
+const lines = (count: number, at = 1) =>
+  Array.from({ length: count }, (_, index) => `line ${index + at}`);
 
 describe('shortDiff (evgen build --check)', () => {
   it('shows each changed place as its own hunk with a line of context, not one block from the first to the last change', () => {
@@ -34,7 +35,11 @@ describe('shortDiff (evgen build --check)', () => {
 
   it('still works (one block) for files too large to diff line by line', () => {
     const big = lines(5000);
-    const diff = shortDiff(['a', ...big].join('\n'), ['b', ...big.slice(0, -1), 'z'].join('\n'), 'big.js');
+    const diff = shortDiff(
+      ['a', ...big].join('\n'),
+      ['b', ...big.slice(0, -1), 'z'].join('\n'),
+      'big.js',
+    );
     expect(diff).toContain('-a');
     expect(diff).toContain('+b');
   });

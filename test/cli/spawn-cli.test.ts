@@ -13,9 +13,15 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 
-async function evgen(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function evgen(
+  args: readonly string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: repo });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      { cwd: repo },
+    );
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -35,13 +41,22 @@ it('exits 2 with the problems on stderr for a bad catalog', async () => {
   const result = await evgen(['build', '--events', 'test/corpus/version-gap/events', '--out', out]);
   expect(result.code).toBe(2);
   expect(result.stdout).toBe('');
-  expect(result.stderr).toContain('test/corpus/version-gap/events/shop/OrderPlaced: versions must be 1..3 without gaps; missing v2.schema.json');
+  expect(result.stderr).toContain(
+    'test/corpus/version-gap/events/shop/OrderPlaced: versions must be 1..3 without gaps; missing v2.schema.json',
+  );
 });
 
 it('scaffolds an event, exits 1 for --check on an empty output folder and 2 for a usage error', async () => {
   const events = join(out, 'events');
   expect((await evgen(['new', 'shop/OrderPlaced', '--events', events])).code).toBe(0);
-  const check = await evgen(['build', '--check', '--events', events, '--out', join(out, 'generated')]);
+  const check = await evgen([
+    'build',
+    '--check',
+    '--events',
+    events,
+    '--out',
+    join(out, 'generated'),
+  ]);
   expect(check.code).toBe(1);
   expect(check.stdout).toContain('missing: ');
   const usage = await evgen(['build', '--bogus']);

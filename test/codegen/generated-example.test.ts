@@ -44,12 +44,18 @@ function pointers(violations: readonly Violation[]): string[] {
 }
 
 function envelopeJson(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { ...JSON.parse(JSON.stringify(orderCreatedV2(payload(), { traceId: 'trace-1' }))), ...overrides };
+  return {
+    ...JSON.parse(JSON.stringify(orderCreatedV2(payload(), { traceId: 'trace-1' }))),
+    ...overrides,
+  };
 }
 
 describe('generated constructors', () => {
   it('build an envelope whose aggregateId comes from the payload', () => {
-    const envelope = orderCreatedV2(payload(), { correlationId: 'c-1', occurredAt: new Date('2026-11-29T10:00:01Z') });
+    const envelope = orderCreatedV2(payload(), {
+      correlationId: 'c-1',
+      occurredAt: new Date('2026-11-29T10:00:01Z'),
+    });
     expect(envelope).toMatchObject({
       eventType: 'order.OrderCreated',
       schemaVersion: 2,
@@ -58,12 +64,18 @@ describe('generated constructors', () => {
       occurredAt: '2026-11-29T10:00:01.000Z',
       correlationId: 'c-1',
     });
-    expect(envelope.messageId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(envelope.messageId).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expectTypeOf(envelope).toEqualTypeOf<OrderCreatedV2Envelope>();
   });
 
   it('reject an invalid payload listing every violation with its pointer', () => {
-    const bad = { ...payload(), channel: 'fax', lines: [{ sku: 'x', quantity: 0, unitPrice: { amountMinor: -1, currency: 'EUR' } }] };
+    const bad = {
+      ...payload(),
+      channel: 'fax',
+      lines: [{ sku: 'x', quantity: 0, unitPrice: { amountMinor: -1, currency: 'EUR' } }],
+    };
     let error: unknown;
     try {
       orderCreatedV2(bad as unknown as OrderCreatedV2Payload);
@@ -82,7 +94,11 @@ describe('generated constructors', () => {
   it('refuse envelope fields that parseEnvelope would reject, listing every one with its pointer', () => {
     let error: unknown;
     try {
-      orderCreatedV2(payload(), { messageId: 'not-a-uuid', occurredAt: 'yesterday', aggregateVersion: -1 });
+      orderCreatedV2(payload(), {
+        messageId: 'not-a-uuid',
+        occurredAt: 'yesterday',
+        aggregateVersion: -1,
+      });
     } catch (caught) {
       error = caught;
     }
@@ -92,17 +108,31 @@ describe('generated constructors', () => {
       '/occurredAt format',
       '/aggregateVersion type',
     ]);
-    expect(() => orderCreatedV2(payload(), { occurredAt: new Date('not a date') })).toThrow(ValidationError);
+    expect(() => orderCreatedV2(payload(), { occurredAt: new Date('not a date') })).toThrow(
+      ValidationError,
+    );
     expect(() => orderCreatedV2(payload(), { aggregateVersion: 1.5 })).toThrow(ValidationError);
     // What a constructor accepts, parseEnvelope accepts: a valid caller-chosen id and time round-trip.
-    const chosen = orderCreatedV2(payload(), { messageId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f', occurredAt: '2026-11-29T10:00:00+01:00', aggregateVersion: 0 });
+    const chosen = orderCreatedV2(payload(), {
+      messageId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f',
+      occurredAt: '2026-11-29T10:00:00+01:00',
+      aggregateVersion: 0,
+    });
     expect(parseEnvelope(JSON.parse(JSON.stringify(chosen))).ok).toBe(true);
   });
 
   it('refuse an empty aggregate id, which no consumer would accept', () => {
     // The example schema already requires a uuid; a descriptor whose schema allows "" still must not build one.
-    const lenient = { ...orderCreatedV2Descriptor, validatePayload: (value: unknown) => ({ ok: true as const, value: value as OrderCreatedV2Payload }) };
-    expect(() => createEnvelope(lenient, { ...payload(), orderId: '' })).toThrow(/aggregate id must not be empty/);
+    const lenient = {
+      ...orderCreatedV2Descriptor,
+      validatePayload: (value: unknown) => ({
+        ok: true as const,
+        value: value as OrderCreatedV2Payload,
+      }),
+    };
+    expect(() => createEnvelope(lenient, { ...payload(), orderId: '' })).toThrow(
+      /aggregate id must not be empty/,
+    );
   });
 
   it('v1 has no couponCode: the writer refuses it at run time and the type forbids it', () => {
@@ -114,7 +144,11 @@ describe('generated constructors', () => {
 });
 
 describe('writer (strict) and reader (tolerant) validators', () => {
-  const withExtras = () => ({ ...payload(), extra: 1, total: { amountMinor: 2500, currency: 'EUR', note: 'x' } });
+  const withExtras = () => ({
+    ...payload(),
+    extra: 1,
+    total: { amountMinor: 2500, currency: 'EUR', note: 'x' },
+  });
 
   it('the writer rejects undeclared properties, at any depth', () => {
     const result = validateOrderCreatedV2Payload(withExtras());
@@ -139,7 +173,13 @@ describe('writer (strict) and reader (tolerant) validators', () => {
 
   it('the reader still enforces required properties, types, enums, formats and bounds', () => {
     const { customerId: _missing, ...rest } = payload();
-    const result = readOrderCreatedV2Payload({ ...rest, orderId: 'not-a-uuid', channel: 'fax', lines: [], total: { amountMinor: '1', currency: 'EUR' } });
+    const result = readOrderCreatedV2Payload({
+      ...rest,
+      orderId: 'not-a-uuid',
+      channel: 'fax',
+      lines: [],
+      total: { amountMinor: '1', currency: 'EUR' },
+    });
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.violations.map((v) => `${v.pointer} ${v.keyword}`).sort()).toEqual([
@@ -155,7 +195,11 @@ describe('writer (strict) and reader (tolerant) validators', () => {
 describe('parseEnvelope', () => {
   it('accepts a valid envelope (object, JSON text or bytes) and narrows it by type and version', () => {
     const json = envelopeJson();
-    for (const input of [json, JSON.stringify(json), new TextEncoder().encode(JSON.stringify(json))]) {
+    for (const input of [
+      json,
+      JSON.stringify(json),
+      new TextEncoder().encode(JSON.stringify(json)),
+    ]) {
       const result = parseEnvelope(input);
       expect(result.ok).toBe(true);
       if (!result.ok) return;
@@ -189,30 +233,52 @@ describe('parseEnvelope', () => {
 
   it('tolerates unknown payload properties from newer producers', () => {
     const json = envelopeJson();
-    const result = parseEnvelope({ ...json, payload: { ...(json.payload as object), addedLater: true } });
+    const result = parseEnvelope({
+      ...json,
+      payload: { ...(json.payload as object), addedLater: true },
+    });
     expect(result.ok).toBe(true);
   });
 
   it('lists every envelope and payload violation with its JSON pointer', () => {
     const json = envelopeJson();
-    const badPayload = { ...(json.payload as OrderCreatedV2Payload), lines: [{ sku: 'SKU-001', quantity: 0, unitPrice: { amountMinor: 1, currency: 'EUR' } }] };
-    const result = parseEnvelope({ ...json, messageId: 'nope', occurredAt: 'yesterday', traceId: 7, payload: badPayload });
+    const badPayload = {
+      ...(json.payload as OrderCreatedV2Payload),
+      lines: [{ sku: 'SKU-001', quantity: 0, unitPrice: { amountMinor: 1, currency: 'EUR' } }],
+    };
+    const result = parseEnvelope({
+      ...json,
+      messageId: 'nope',
+      occurredAt: 'yesterday',
+      traceId: 7,
+      payload: badPayload,
+    });
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toBeInstanceOf(ValidationError);
-    expect(pointers((result.error as ValidationError).violations)).toEqual(['/messageId', '/occurredAt', '/payload/lines/0/quantity', '/traceId']);
+    expect(pointers((result.error as ValidationError).violations)).toEqual([
+      '/messageId',
+      '/occurredAt',
+      '/payload/lines/0/quantity',
+      '/traceId',
+    ]);
   });
 
   it('reports missing fields and a payload whose aggregate id disagrees', () => {
     const { messageId: _m, occurredAt: _o, ...rest } = envelopeJson();
     const missing = parseEnvelope(rest);
-    expect(!missing.ok && missing.error instanceof ValidationError && pointers(missing.error.violations)).toEqual(['/messageId', '/occurredAt']);
+    expect(
+      !missing.ok && missing.error instanceof ValidationError && pointers(missing.error.violations),
+    ).toEqual(['/messageId', '/occurredAt']);
 
-    const mismatch = parseEnvelope(envelopeJson({ aggregateId: 'someone-else', aggregateType: 'Invoice' }));
-    expect(!mismatch.ok && mismatch.error instanceof ValidationError && mismatch.error.violations.map((v) => `${v.pointer} ${v.keyword}`)).toEqual([
-      '/aggregateType const',
-      '/aggregateId aggregateId',
-    ]);
+    const mismatch = parseEnvelope(
+      envelopeJson({ aggregateId: 'someone-else', aggregateType: 'Invoice' }),
+    );
+    expect(
+      !mismatch.ok &&
+        mismatch.error instanceof ValidationError &&
+        mismatch.error.violations.map((v) => `${v.pointer} ${v.keyword}`),
+    ).toEqual(['/aggregateType const', '/aggregateId aggregateId']);
   });
 
   it('distinguishes an unknown event type or version from an invalid message', () => {
@@ -220,11 +286,17 @@ describe('parseEnvelope', () => {
     expect(unknownType.ok).toBe(false);
     if (unknownType.ok) return;
     expect(unknownType.error).toBeInstanceOf(UnknownEventError);
-    expect(unknownType.error).toMatchObject({ eventType: 'order.OrderTeleported', retryable: false });
+    expect(unknownType.error).toMatchObject({
+      eventType: 'order.OrderTeleported',
+      retryable: false,
+    });
 
     const unknownVersion = parseEnvelope(envelopeJson({ schemaVersion: 3 }));
     expect(!unknownVersion.ok && unknownVersion.error).toBeInstanceOf(UnknownEventError);
-    expect(!unknownVersion.ok && unknownVersion.error).toMatchObject({ eventType: 'order.OrderCreated', schemaVersion: 3 });
+    expect(!unknownVersion.ok && unknownVersion.error).toMatchObject({
+      eventType: 'order.OrderCreated',
+      schemaVersion: 3,
+    });
     expect(!unknownVersion.ok && unknownVersion.error.message).toContain('known: 1, 2');
   });
 
@@ -247,7 +319,12 @@ describe('catalog module', () => {
     expectTypeOf<EnvelopeMap['order.OrderCreated'][2]>().toEqualTypeOf<OrderCreatedV2Envelope>();
     expectTypeOf<EnvelopeMap['order.OrderCreated'][1 | 2]>().toEqualTypeOf<OrderCreatedEnvelope>();
     expectTypeOf<EventType>().toEqualTypeOf<
-      'inventory.StockReleased' | 'inventory.StockReserved' | 'order.OrderCancelled' | 'order.OrderCreated' | 'order.OrderPaid' | 'order.OrderShipped'
+      | 'inventory.StockReleased'
+      | 'inventory.StockReserved'
+      | 'order.OrderCancelled'
+      | 'order.OrderCreated'
+      | 'order.OrderPaid'
+      | 'order.OrderShipped'
     >();
     expect(descriptors.map((d) => `${d.eventType}@${d.schemaVersion}`)).toEqual([
       'inventory.StockReleased@1',

@@ -28,18 +28,33 @@ function event(domain: string, name: string): EventDefinition {
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
-const catalog = (events: EventDefinition[]): Catalog => ({ root: '/nowhere', events, consumers: [] });
+const catalog = (events: EventDefinition[]): Catalog => ({
+  root: '/nowhere',
+  events,
+  consumers: [],
+});
 
 describe('index target', () => {
   it('reports two events that would export the same names instead of shadowing one', async () => {
-    const error = await Promise.resolve(indexModuleTarget.generate({ catalog: catalog([event('a', 'Created'), event('b', 'Created')]), runtimeImport: 'evgen/runtime' })).catch((e: unknown) => e);
+    const error = await Promise.resolve(
+      indexModuleTarget.generate({
+        catalog: catalog([event('a', 'Created'), event('b', 'Created')]),
+        runtimeImport: 'evgen/runtime',
+      }),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CatalogError);
-    expect((error as CatalogError).problems[0]).toMatchObject({ code: 'generated-name-collision', file: 'b/Created/event.json' });
+    expect((error as CatalogError).problems[0]).toMatchObject({
+      code: 'generated-name-collision',
+      file: 'b/Created/event.json',
+    });
     expect((error as CatalogError).message).toContain('CreatedV1Payload');
   });
 
   it('lists every event in catalog.ts and index.ts', async () => {
-    const files = await indexModuleTarget.generate({ catalog: catalog([event('a', 'Created'), event('b', 'Deleted')]), runtimeImport: 'evgen/runtime' });
+    const files = await indexModuleTarget.generate({
+      catalog: catalog([event('a', 'Created'), event('b', 'Deleted')]),
+      runtimeImport: 'evgen/runtime',
+    });
     expect(files.map((f) => f.path)).toEqual(['catalog.ts', 'index.ts']);
     const index = files[1]!.content;
     expect(index).toContain("export * from './a/created/envelope.js';");
@@ -48,14 +63,20 @@ describe('index target', () => {
   });
 
   it('an empty catalog still yields valid modules: no events, AnyEnvelope is never, parseEnvelope rejects everything', async () => {
-    const files = await indexModuleTarget.generate({ catalog: catalog([]), runtimeImport: 'evgen/runtime' });
+    const files = await indexModuleTarget.generate({
+      catalog: catalog([]),
+      runtimeImport: 'evgen/runtime',
+    });
     const scratch = join(REPO, 'tmp', `index-empty-${randomBytes(4).toString('hex')}`);
     try {
       mkdirSync(scratch, { recursive: true });
       for (const file of files) writeFileSync(join(scratch, file.path), file.content);
       expect(typecheck([join(scratch, 'index.ts')])).toEqual([]);
       expect(files[0]!.content).toContain('export type AnyEnvelope = never;');
-      const mod = (await import(join(scratch, 'catalog.ts'))) as { descriptors: unknown[]; parseEnvelope: (input: unknown) => { ok: boolean } };
+      const mod = (await import(join(scratch, 'catalog.ts'))) as {
+        descriptors: unknown[];
+        parseEnvelope: (input: unknown) => { ok: boolean };
+      };
       expect(mod.descriptors).toEqual([]);
       expect(mod.parseEnvelope({ eventType: 'a.Created', schemaVersion: 1 }).ok).toBe(false);
     } finally {

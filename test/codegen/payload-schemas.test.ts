@@ -3,7 +3,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { CatalogError } from '../../src/catalog/catalog-error.js';
 import type { JsonSchema } from '../../src/catalog/model.js';
-import { readerSchema, typesSchema, writerSchema } from '../../src/codegen/targets/payload-schemas.js';
+import {
+  readerSchema,
+  typesSchema,
+  writerSchema,
+} from '../../src/codegen/targets/payload-schemas.js';
 
 const DRAFT7 = 'http://json-schema.org/draft-07/schema#';
 const D2020 = 'https://json-schema.org/draft/2020-12/schema';
@@ -27,7 +31,9 @@ describe('writer view (strict)', () => {
       },
     };
     const writer = writerSchema(schema);
-    expect(accepts(writer, { a: { b: 'x' }, map: { any: 1 }, open: { z: 1 }, list: [{ c: 'y' }] })).toBe(true);
+    expect(
+      accepts(writer, { a: { b: 'x' }, map: { any: 1 }, open: { z: 1 }, list: [{ c: 'y' }] }),
+    ).toBe(true);
     expect(accepts(writer, { x: 1 })).toBe(false);
     expect(accepts(writer, { a: { b: 'x', y: 1 } })).toBe(false);
     expect(accepts(writer, { list: [{ c: 'y', d: 1 }] })).toBe(false);
@@ -39,7 +45,9 @@ describe('writer view (strict)', () => {
   it('draft-07 allOf: the parent is closed over the union of its branches, branches stay open', () => {
     const schema = {
       $schema: DRAFT7,
-      definitions: { base: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
+      definitions: {
+        base: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      },
       allOf: [{ $ref: '#/definitions/base' }, { properties: { extra: { type: 'integer' } } }],
       type: 'object',
       properties: { own: { type: 'boolean' } },
@@ -54,8 +62,16 @@ describe('writer view (strict)', () => {
     const schema = {
       $schema: DRAFT7,
       oneOf: [
-        { type: 'object', properties: { kind: { const: 'a' }, a: { type: 'string' } }, required: ['kind'] },
-        { type: 'object', properties: { kind: { const: 'b' }, b: { type: 'string' } }, required: ['kind'] },
+        {
+          type: 'object',
+          properties: { kind: { const: 'a' }, a: { type: 'string' } },
+          required: ['kind'],
+        },
+        {
+          type: 'object',
+          properties: { kind: { const: 'b' }, b: { type: 'string' } },
+          required: ['kind'],
+        },
       ],
     };
     const writer = writerSchema(schema);
@@ -86,7 +102,12 @@ describe('reader view (tolerant)', () => {
       properties: {
         n: { type: 'integer', minimum: 1 },
         e: { enum: ['x'] },
-        inner: { type: 'object', properties: { s: { type: 'string' } }, required: ['s'], additionalProperties: false },
+        inner: {
+          type: 'object',
+          properties: { s: { type: 'string' } },
+          required: ['s'],
+          additionalProperties: false,
+        },
         map: { type: 'object', additionalProperties: { type: 'number' } },
       },
       required: ['n'],
@@ -116,7 +137,12 @@ describe('types view', () => {
         nested: { title: '*/ process.exit(1) /*', type: 'object', tsType: 'any; process.exit(1)' },
       },
     };
-    const types = typesSchema(schema, 'OrderCreatedV2Payload', 'OrderCreatedV2', 'order/OrderCreated/v2.schema.json') as Record<string, any>;
+    const types = typesSchema(
+      schema,
+      'OrderCreatedV2Payload',
+      'OrderCreatedV2',
+      'order/OrderCreated/v2.schema.json',
+    ) as Record<string, any>;
     expect(types.title).toBe('OrderCreatedV2Payload');
     expect(types.description).toBe('OrderCreated: desc');
     expect(types.definitions.money.title).toBe('OrderCreatedV2Money');
@@ -133,8 +159,12 @@ describe('types view', () => {
         b: { title: 'money', type: 'integer' },
       },
     };
-    expect(() => typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json')).toThrow(CatalogError);
-    expect(() => typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json')).toThrow(/XV1Money/);
+    expect(() => typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json')).toThrow(
+      CatalogError,
+    );
+    expect(() => typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json')).toThrow(
+      /XV1Money/,
+    );
     const problems = (() => {
       try {
         typesSchema(schema, 'XV1Payload', 'XV1', 'x/X/v1.schema.json');
@@ -145,7 +175,11 @@ describe('types view', () => {
     })();
     // Both places are named: the pointer of one, and the other in the message.
     expect(problems).toEqual([
-      expect.objectContaining({ file: 'x/X/v1.schema.json', pointer: '/properties/b', message: expect.stringContaining('/properties/a') }),
+      expect.objectContaining({
+        file: 'x/X/v1.schema.json',
+        pointer: '/properties/b',
+        message: expect.stringContaining('/properties/a'),
+      }),
     ]);
   });
 });
@@ -170,7 +204,12 @@ describe('writer view: conditionals and tests', () => {
   });
 
   it('not: the negated schema is not closed (closing it would accept more)', () => {
-    const schema = { $schema: DRAFT7, type: 'object', properties: { a: { type: 'string' } }, not: { type: 'object', properties: { a: { const: 'x' } }, required: ['a'] } };
+    const schema = {
+      $schema: DRAFT7,
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      not: { type: 'object', properties: { a: { const: 'x' } }, required: ['a'] },
+    };
     const writer = writerSchema(schema) as Record<string, any>;
     expect(writer.not).toEqual(schema.not);
     expect(accepts(writer, { a: 'x' })).toBe(false);
@@ -181,8 +220,16 @@ describe('writer view: conditionals and tests', () => {
     const schema = {
       $schema: D2020,
       $defs: {
-        percent: { type: 'object', properties: { percent: { type: 'number' } }, required: ['percent'] },
-        fixed: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] },
+        percent: {
+          type: 'object',
+          properties: { percent: { type: 'number' } },
+          required: ['percent'],
+        },
+        fixed: {
+          type: 'object',
+          properties: { amount: { type: 'integer' } },
+          required: ['amount'],
+        },
       },
       type: 'object',
       properties: { discount: { oneOf: [{ $ref: '#/$defs/percent' }, { $ref: '#/$defs/fixed' }] } },

@@ -22,7 +22,7 @@ const ATTACKS = [
   'u2028\u2028process.exit(1)',
   'u2029\u2029process.exit(1)',
   'back\\slash\\',
-  '\\\'',
+  "\\'",
   '${process.exit(1)}',
   '`${process.exit(1)}`',
   '</script><script>alert(1)</script>',
@@ -36,14 +36,15 @@ const ATTACKS = [
 /** Parses TypeScript and returns the syntax errors TypeScript reports. */
 function syntaxErrors(source: string): string[] {
   const file = ts.createSourceFile('x.ts', source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
-  return ((file as unknown as { parseDiagnostics: ts.Diagnostic[] }).parseDiagnostics ?? []).map((d) =>
-    ts.flattenDiagnosticMessageText(d.messageText, '\n'),
+  return ((file as unknown as { parseDiagnostics: ts.Diagnostic[] }).parseDiagnostics ?? []).map(
+    (d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'),
   );
 }
 
 /** Top-level statements of a snippet: an injection shows up as an extra statement. */
 function statementCount(source: string): number {
-  return ts.createSourceFile('x.ts', source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS).statements.length;
+  return ts.createSourceFile('x.ts', source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS)
+    .statements.length;
 }
 
 describe('identifier', () => {
@@ -53,7 +54,21 @@ describe('identifier', () => {
     }
   });
   it('refuses anything else', () => {
-    for (const name of [...ATTACKS, '1abc', 'a-b', 'a b', 'class', 'default', 'await', 'string', 'enum', 'eval', 'let', 'a.b', 'x;y']) {
+    for (const name of [
+      ...ATTACKS,
+      '1abc',
+      'a-b',
+      'a b',
+      'class',
+      'default',
+      'await',
+      'string',
+      'enum',
+      'eval',
+      'let',
+      'a.b',
+      'x;y',
+    ]) {
       expect(() => identifier(name), name).toThrow(/not a safe TypeScript identifier/);
     }
     expect(() => identifier(42)).toThrow();
@@ -62,35 +77,43 @@ describe('identifier', () => {
 });
 
 describe('stringLiteral', () => {
-  it.each(ATTACKS.map((a) => [JSON.stringify(a), a]))('round-trips %s without breaking out', (_label, attack) => {
-    for (const quote of ["'", '"'] as const) {
-      const literal = stringLiteral(attack, quote);
-      const source = `const value = ${literal};`;
-      expect(syntaxErrors(source)).toEqual([]);
-      expect(statementCount(source)).toBe(1);
-      // eslint-disable-next-line no-new-func
-      expect(new Function(`return ${literal};`)()).toBe(attack);
-      expect(literal).not.toMatch(/[\n\r\u2028\u2029]/);
-    }
-  });
+  it.each(ATTACKS.map((a) => [JSON.stringify(a), a]))(
+    'round-trips %s without breaking out',
+    (_label, attack) => {
+      for (const quote of ["'", '"'] as const) {
+        const literal = stringLiteral(attack, quote);
+        const source = `const value = ${literal};`;
+        expect(syntaxErrors(source)).toEqual([]);
+        expect(statementCount(source)).toBe(1);
+        // eslint-disable-next-line no-new-func
+        expect(new Function(`return ${literal};`)()).toBe(attack);
+        expect(literal).not.toMatch(/[\n\r\u2028\u2029]/);
+      }
+    },
+  );
   it('refuses non-strings', () => {
     expect(() => stringLiteral(1)).toThrow();
   });
 });
 
 describe('commentText and docComment', () => {
-  it.each(ATTACKS.map((a) => [JSON.stringify(a), a]))('keep %s inside the comment', (_label, attack) => {
-    const line = `// ${commentText(attack)}\nconst after = 1;`;
-    const block = `/* ${commentText(attack)} */\nconst after = 1;`;
-    const doc = `${docComment(attack)}\nconst after = 1;`;
-    for (const source of [line, block, doc]) {
-      expect(syntaxErrors(source), source).toEqual([]);
-      expect(statementCount(source), source).toBe(1);
-      expect(new Function(`${source}\nreturn after;`)()).toBe(1);
-    }
-  });
+  it.each(ATTACKS.map((a) => [JSON.stringify(a), a]))(
+    'keep %s inside the comment',
+    (_label, attack) => {
+      const line = `// ${commentText(attack)}\nconst after = 1;`;
+      const block = `/* ${commentText(attack)} */\nconst after = 1;`;
+      const doc = `${docComment(attack)}\nconst after = 1;`;
+      for (const source of [line, block, doc]) {
+        expect(syntaxErrors(source), source).toEqual([]);
+        expect(statementCount(source), source).toBe(1);
+        expect(new Function(`${source}\nreturn after;`)()).toBe(1);
+      }
+    },
+  );
   it('keeps multi-line descriptions readable in JSDoc', () => {
-    expect(docComment('First line.\nSecond line.', '  ')).toBe('  /**\n   * First line.\n   * Second line.\n   */');
+    expect(docComment('First line.\nSecond line.', '  ')).toBe(
+      '  /**\n   * First line.\n   * Second line.\n   */',
+    );
     expect(docComment('')).toBe('');
     expect(commentText('a\nb')).toBe('a b');
   });
@@ -125,7 +148,14 @@ describe('templates', () => {
       '{{doc description}}\nexport const {{ident name}} = {{str value}}; // {{comment note}}\nexport const data = {{json data}};\n{{code body}}\n',
     );
     for (const attack of ATTACKS) {
-      const out = render({ description: attack, name: 'safeName', value: attack, note: attack, data: { [attack]: attack }, body: trusted('export const n = 1;') });
+      const out = render({
+        description: attack,
+        name: 'safeName',
+        value: attack,
+        note: attack,
+        data: { [attack]: attack },
+        body: trusted('export const n = 1;'),
+      });
       expect(syntaxErrors(out), out).toEqual([]);
       expect(statementCount(out), out).toBe(3);
     }
@@ -133,12 +163,16 @@ describe('templates', () => {
   it('refuse a template that prints a value without a helper', () => {
     expect(() => env.compile('bad', 'const x = {{value}};')).toThrow(/without a safe helper/);
     expect(() => env.compile('bad', 'const x = {{{value}}};')).toThrow(/unsafe/);
-    expect(() => env.compile('bad', '{{#each xs}}{{this}}{{/each}}')).toThrow(/without a safe helper/);
+    expect(() => env.compile('bad', '{{#each xs}}{{this}}{{/each}}')).toThrow(
+      /without a safe helper/,
+    );
     expect(() => env.compile('bad', '{{> partial}}')).toThrow(/not allowed/);
   });
   it('refuse an unsafe identifier and untrusted code at render time', () => {
     const render = env.compile('t', 'const {{ident name}} = 1;{{code body}}');
-    expect(() => render({ name: '*/ process.exit(1) /*', body: trusted('') })).toThrow(/identifier/);
+    expect(() => render({ name: '*/ process.exit(1) /*', body: trusted('') })).toThrow(
+      /identifier/,
+    );
     expect(() => render({ name: 'ok', body: 'process.exit(1)' })).toThrow(/TrustedCode/);
   });
   it('is strict about missing values', () => {

@@ -14,7 +14,11 @@ const run = promisify(execFile);
 let repo: Awaited<ReturnType<typeof exampleCopy>>;
 
 async function git(...args: string[]): Promise<string> {
-  const { stdout } = await run('git', ['-c', 'user.name=evgen test', '-c', 'user.email=test@example.invalid', ...args], { cwd: repo.dir });
+  const { stdout } = await run(
+    'git',
+    ['-c', 'user.name=evgen test', '-c', 'user.email=test@example.invalid', ...args],
+    { cwd: repo.dir },
+  );
   return stdout.trim();
 }
 
@@ -39,27 +43,47 @@ describe('evgen check --against', () => {
     const result = await evgen('check', '--events', repo.events, '--against', 'HEAD');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^evgen check: compatible against HEAD \(6 events, 0 version pairs checked\)$/m);
+    expect(result.stdout).toMatch(
+      /^evgen check: compatible against HEAD \(6 events, 0 version pairs checked\)$/m,
+    );
   });
 
   it('catches an edited released version', async () => {
-    const v1 = JSON.parse(await readFile(orderCreated('v1.schema.json'), 'utf8')) as { properties: Record<string, unknown> };
+    const v1 = JSON.parse(await readFile(orderCreated('v1.schema.json'), 'utf8')) as {
+      properties: Record<string, unknown>;
+    };
     v1.properties['note'] = { type: 'string' };
     await writeFile(orderCreated('v1.schema.json'), JSON.stringify(v1, null, 2));
     const result = await evgen('check', '--events', repo.events, '--against', 'HEAD');
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/events\/order\/OrderCreated\/v1\.schema\.json#\/: RELEASED_VERSION_CHANGED: v1 of order\.OrderCreated was released and has changed/);
-    expect(result.stdout).toContain('hint: released versions are immutable: revert the edit and add v3 with the change');
+    expect(result.stdout).toMatch(
+      /events\/order\/OrderCreated\/v1\.schema\.json#\/: RELEASED_VERSION_CHANGED: v1 of order\.OrderCreated was released and has changed/,
+    );
+    expect(result.stdout).toContain(
+      'hint: released versions are immutable: revert the edit and add v3 with the change',
+    );
   });
 
   it('catches an edit in a shared schema a released version references', async () => {
     const money = join(repo.events, '_common', 'money.schema.json');
-    const schema = JSON.parse(await readFile(money, 'utf8')) as { properties: Record<string, unknown> };
+    const schema = JSON.parse(await readFile(money, 'utf8')) as {
+      properties: Record<string, unknown>;
+    };
     schema.properties['currency'] = { type: 'string', pattern: '^[A-Z]{3,4}$' };
     await writeFile(money, JSON.stringify(schema, null, 2));
-    const result = await evgen('check', '--events', repo.events, '--against', 'HEAD', '--format', 'json');
+    const result = await evgen(
+      'check',
+      '--events',
+      repo.events,
+      '--against',
+      'HEAD',
+      '--format',
+      'json',
+    );
     expect(result.code).toBe(1);
-    const rules = (JSON.parse(result.stdout) as { violations: { file: string; rule: string }[] }).violations.map((v) => v.rule);
+    const rules = (
+      JSON.parse(result.stdout) as { violations: { file: string; rule: string }[] }
+    ).violations.map((v) => v.rule);
     expect(new Set(rules)).toEqual(new Set(['RELEASED_VERSION_CHANGED']));
     expect(rules.length).toBeGreaterThanOrEqual(2);
   });
@@ -68,17 +92,33 @@ describe('evgen check --against', () => {
     await rm(orderCreated('v2.schema.json'));
     const result = await evgen('check', '--events', repo.events, '--against', 'HEAD');
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/events\/order\/OrderCreated\/v2\.schema\.json#\/: RELEASED_VERSION_DELETED: v2 of order\.OrderCreated was released and has been deleted/);
+    expect(result.stdout).toMatch(
+      /events\/order\/OrderCreated\/v2\.schema\.json#\/: RELEASED_VERSION_DELETED: v2 of order\.OrderCreated was released and has been deleted/,
+    );
   });
 
   it('checks only new versions, per mode', async () => {
-    const v2 = JSON.parse(await readFile(orderCreated('v2.schema.json'), 'utf8')) as { properties: Record<string, unknown>; required: string[] };
+    const v2 = JSON.parse(await readFile(orderCreated('v2.schema.json'), 'utf8')) as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
     v2.properties['priority'] = { type: 'integer' };
     v2.required.push('priority');
     await writeFile(orderCreated('v3.schema.json'), JSON.stringify(v2, null, 2));
-    const result = await evgen('check', '--events', repo.events, '--against', 'HEAD', '--format', 'json');
+    const result = await evgen(
+      'check',
+      '--events',
+      repo.events,
+      '--against',
+      'HEAD',
+      '--format',
+      'json',
+    );
     expect(result.code).toBe(1);
-    const report = JSON.parse(result.stdout) as { pairsChecked: number; violations: { version: number; against: number; rule: string }[] };
+    const report = JSON.parse(result.stdout) as {
+      pairsChecked: number;
+      violations: { version: number; against: number; rule: string }[];
+    };
     expect(report.pairsChecked).toBe(2);
     expect(report.violations.map((v) => [v.version, v.against, v.rule])).toEqual([
       [3, 1, 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL'],
@@ -89,7 +129,9 @@ describe('evgen check --against', () => {
   it('treats everything as new at a ref where the events folder did not exist yet', async () => {
     const result = await evgen('check', '--events', repo.events, '--against', 'before-events');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/compatible against before-events \(6 events, 1 version pairs checked\)/);
+    expect(result.stdout).toMatch(
+      /compatible against before-events \(6 events, 1 version pairs checked\)/,
+    );
   });
 
   it('exits 2 with a clear message for a ref that does not exist', async () => {

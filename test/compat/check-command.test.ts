@@ -7,7 +7,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { evgen, exampleCopy } from './support/cli-run.js';
 
-type Schema = { properties: Record<string, Record<string, unknown>>; required: string[]; [key: string]: unknown };
+type Schema = {
+  properties: Record<string, Record<string, unknown>>;
+  required: string[];
+  [key: string]: unknown;
+};
 
 let copy: Awaited<ReturnType<typeof exampleCopy>>;
 const orderCreated = () => join(copy.events, 'order', 'OrderCreated');
@@ -21,7 +25,9 @@ afterEach(async () => {
 
 /** Writes OrderCreated v3 as v2 changed by `edit`. */
 async function addV3(edit: (schema: Schema) => void): Promise<string> {
-  const schema = JSON.parse(await readFile(join(orderCreated(), 'v2.schema.json'), 'utf8')) as Schema;
+  const schema = JSON.parse(
+    await readFile(join(orderCreated(), 'v2.schema.json'), 'utf8'),
+  ) as Schema;
   edit(schema);
   const file = join(orderCreated(), 'v3.schema.json');
   await writeFile(file, `${JSON.stringify(schema, null, 2)}\n`);
@@ -33,7 +39,9 @@ describe('evgen check', () => {
     const result = await evgen('check', '--events', copy.events);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^evgen check: compatible \(6 events, 1 version pairs checked\)$/m);
+    expect(result.stdout).toMatch(
+      /^evgen check: compatible \(6 events, 1 version pairs checked\)$/m,
+    );
   });
 
   it('passes another compatible evolution: v3 adds one more optional field', async () => {
@@ -55,7 +63,9 @@ describe('evgen check', () => {
       'events/order/OrderCreated/v3.schema.json#/properties/customerId: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: property "customerId" is required by the older version but no longer always sent — consumers still on v1 cannot read data written with v3 (forward)',
     );
     expect(result.stdout).toContain('hint: keep sending "customerId"');
-    expect(result.stdout).toContain('deploy: deploy consumers first (the change is backward-compatible only)');
+    expect(result.stdout).toContain(
+      'deploy: deploy consumers first (the change is backward-compatible only)',
+    );
     expect(result.stdout).toMatch(/^evgen check: 2 violations /m);
   });
 
@@ -65,7 +75,9 @@ describe('evgen check', () => {
     });
     const result = await evgen('check', '--events', copy.events);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('v3.schema.json#/properties/placedAt: TYPE_CHANGED: the type of "placedAt" changed incompatibly');
+    expect(result.stdout).toContain(
+      'v3.schema.json#/properties/placedAt: TYPE_CHANGED: the type of "placedAt" changed incompatibly',
+    );
     expect(result.stdout).toContain('deploy: no deploy order is safe');
   });
 
@@ -88,7 +100,9 @@ describe('evgen check', () => {
     });
     const result = await evgen('check', '--events', copy.events);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('v3.schema.json#/properties/priority: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: required property "priority" was added');
+    expect(result.stdout).toContain(
+      'v3.schema.json#/properties/priority: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: required property "priority" was added',
+    );
     expect(result.stdout).toContain('hint: make "priority" optional, or give it a default');
     // FULL_TRANSITIVE: v3 against v1 and v2, both directions for the type change.
     expect(result.stdout).toMatch(/^evgen check: 6 violations /m);
@@ -111,7 +125,17 @@ describe('evgen check', () => {
     const second = await evgen('check', '--events', copy.events, '--format', 'json');
     expect(first.code).toBe(1);
     expect(first.stdout).toBe(second.stdout);
-    const report = JSON.parse(first.stdout) as { ok: boolean; violations: { file: string; pointer: string; rule: string; against: number; direction: string; deployFirst: string }[] };
+    const report = JSON.parse(first.stdout) as {
+      ok: boolean;
+      violations: {
+        file: string;
+        pointer: string;
+        rule: string;
+        against: number;
+        direction: string;
+        deployFirst: string;
+      }[];
+    };
     expect(report.ok).toBe(false);
     expect(report.violations.map((v) => [v.pointer, v.rule, v.against, v.direction])).toEqual([
       ['/properties/channel/enum', 'ENUM_ARRAY_NARROWED', 1, 'backward'],
@@ -122,7 +146,19 @@ describe('evgen check', () => {
       ['/properties/placedAt', 'TYPE_CHANGED', 2, 'forward'],
     ]);
     expect(Object.keys(report.violations[0]!)).toEqual([
-      'file', 'pointer', 'path', 'rule', 'message', 'hint', 'deployFirst', 'eventType', 'version', 'against', 'direction', 'mode', 'policy',
+      'file',
+      'pointer',
+      'path',
+      'rule',
+      'message',
+      'hint',
+      'deployFirst',
+      'eventType',
+      'version',
+      'against',
+      'direction',
+      'mode',
+      'policy',
     ]);
   });
 
@@ -134,7 +170,9 @@ describe('evgen check', () => {
     expect(result.code).toBe(1);
     const annotations = result.stdout.split('\n').filter((line) => line.startsWith('::error '));
     expect(annotations.length).toBeGreaterThanOrEqual(4);
-    expect(annotations[0]).toMatch(/^::error file=[^,]*events\/order\/OrderCreated\/v3\.schema\.json,title=TYPE_CHANGED at #\/properties\/placedAt::.*%0Ahint: .*%0Adeploy: /);
+    expect(annotations[0]).toMatch(
+      /^::error file=[^,]*events\/order\/OrderCreated\/v3\.schema\.json,title=TYPE_CHANGED at #\/properties\/placedAt::.*%0Ahint: .*%0Adeploy: /,
+    );
   });
 
   it('--policy confluent judges like Schema Registry STRICT (closed model gains a property: FULL fails)', async () => {
@@ -143,7 +181,9 @@ describe('evgen check', () => {
     expect(result.stdout).toContain(
       'v2.schema.json#/properties/couponCode: PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL: property "couponCode" was added, and the older version (a closed content model) rejects it',
     );
-    expect((await evgen('check', '--events', copy.events, '--policy', 'confluent-lenient')).code).toBe(0);
+    expect(
+      (await evgen('check', '--events', copy.events, '--policy', 'confluent-lenient')).code,
+    ).toBe(0);
   });
 
   it('exits 2 on usage errors and on an invalid catalog', async () => {
@@ -157,10 +197,16 @@ describe('evgen check', () => {
 
 describe('evgen diff', () => {
   it('lists the differences and exits 0 for a compatible pair', async () => {
-    const result = await evgen('diff', join(orderCreated(), 'v1.schema.json'), join(orderCreated(), 'v2.schema.json'));
+    const result = await evgen(
+      'diff',
+      join(orderCreated(), 'v1.schema.json'),
+      join(orderCreated(), 'v2.schema.json'),
+    );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL #/properties/couponCode');
+    expect(result.stdout).toContain(
+      'OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL #/properties/couponCode',
+    );
     expect(result.stdout).toContain('evgen diff: compatible under FULL (policy evgen)');
   });
 
@@ -172,14 +218,27 @@ describe('evgen diff', () => {
     expect((await evgen('diff', v2, v3, '--mode', 'BACKWARD')).code).toBe(0);
     const forward = await evgen('diff', v2, v3, '--mode', 'FORWARD', '--format', 'json');
     expect(forward.code).toBe(1);
-    const body = JSON.parse(forward.stdout) as { compatible: boolean; changes: { type: string; path: string }[]; forward: { incompatibleChanges: unknown[] } };
+    const body = JSON.parse(forward.stdout) as {
+      compatible: boolean;
+      changes: { type: string; path: string }[];
+      forward: { incompatibleChanges: unknown[] };
+    };
     expect(body.compatible).toBe(false);
-    expect(body.changes).toContainEqual({ type: 'ENUM_ARRAY_EXTENDED', path: '#/properties/channel/enum' });
-    expect(body.forward.incompatibleChanges).toEqual([{ type: 'ENUM_ARRAY_NARROWED', path: '#/properties/channel/enum' }]);
+    expect(body.changes).toContainEqual({
+      type: 'ENUM_ARRAY_EXTENDED',
+      path: '#/properties/channel/enum',
+    });
+    expect(body.forward.incompatibleChanges).toEqual([
+      { type: 'ENUM_ARRAY_NARROWED', path: '#/properties/channel/enum' },
+    ]);
   });
 
   it('exits 2 for an unreadable or invalid file', async () => {
-    const missing = await evgen('diff', join(copy.dir, 'missing.json'), join(orderCreated(), 'v1.schema.json'));
+    const missing = await evgen(
+      'diff',
+      join(copy.dir, 'missing.json'),
+      join(orderCreated(), 'v1.schema.json'),
+    );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read .*missing\.json: ENOENT/);
     const broken = join(copy.dir, 'broken.json');

@@ -9,7 +9,6 @@ import { wrapInAllOf } from './support/dialect-variants.js';
 import { loadConfluentCases, type ConformanceCase } from './support/confluent-cases.js';
 import { parseLenientJson } from './support/lenient-json.js';
 
-
 interface CaseFile {
   readonly name: string;
   readonly size: number;
@@ -30,7 +29,6 @@ const CASE_FILES: readonly CaseFile[] = [
   { name: 'diff-combined-schema-examples.json', size: 28, knownChangeSetDifferences: {} },
   { name: 'diff-combined-schema-examples-2020-12.json', size: 18, knownChangeSetDifferences: {} },
 ];
-
 
 /** The value at a `#/a/b` pointer fragment, or undefined. */
 function at(schema: unknown, segments: readonly string[]): unknown {
@@ -57,8 +55,10 @@ function currentName(change: string, update: JsonSchema): string {
   return `${isRequired ? 'REQUIRED' : 'OPTIONAL'}_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL #/${match[1]!}`;
 }
 
-const changeSet = (changes: readonly { type: string; path: string }[]) => changes.map((change) => `${change.type} ${change.path}`).sort();
-const expectedChangeSet = (c: ConformanceCase) => c.changes.map((change) => currentName(change, c.update_schema)).sort();
+const changeSet = (changes: readonly { type: string; path: string }[]) =>
+  changes.map((change) => `${change.type} ${change.path}`).sort();
+const expectedChangeSet = (c: ConformanceCase) =>
+  c.changes.map((change) => currentName(change, c.update_schema)).sort();
 
 for (const file of CASE_FILES) {
   const cases = loadConfluentCases(file.name);
@@ -68,12 +68,16 @@ for (const file of CASE_FILES) {
       expect(cases).toHaveLength(file.size);
     });
 
-    it.each(cases.map((c, index) => [index, c.description, c] as const))('#%i %s', (index, _description, c) => {
-      const result = diffSchemas(c.original_schema, c.update_schema);
-      expect(result.compatible).toBe(c.compatible);
-      if (file.knownChangeSetDifferences[index] === undefined) expect(changeSet(result.changes)).toEqual(expectedChangeSet(c));
-      else expect(changeSet(result.changes)).not.toEqual(expectedChangeSet(c));
-    });
+    it.each(cases.map((c, index) => [index, c.description, c] as const))(
+      '#%i %s',
+      (index, _description, c) => {
+        const result = diffSchemas(c.original_schema, c.update_schema);
+        expect(result.compatible).toBe(c.compatible);
+        if (file.knownChangeSetDifferences[index] === undefined)
+          expect(changeSet(result.changes)).toEqual(expectedChangeSet(c));
+        else expect(changeSet(result.changes)).not.toEqual(expectedChangeSet(c));
+      },
+    );
 
     it('matches every verdict and every change set not listed as a known difference', () => {
       let verdicts = 0;
@@ -81,10 +85,14 @@ for (const file of CASE_FILES) {
       for (const c of cases) {
         const result = diffSchemas(c.original_schema, c.update_schema);
         if (result.compatible === c.compatible) verdicts++;
-        if (JSON.stringify(changeSet(result.changes)) === JSON.stringify(expectedChangeSet(c))) changeSets++;
+        if (JSON.stringify(changeSet(result.changes)) === JSON.stringify(expectedChangeSet(c)))
+          changeSets++;
       }
       const known = Object.keys(file.knownChangeSetDifferences).length;
-      expect({ verdicts, changeSets }).toEqual({ verdicts: file.size, changeSets: file.size - known });
+      expect({ verdicts, changeSets }).toEqual({
+        verdicts: file.size,
+        changeSets: file.size - known,
+      });
     });
   });
 }
@@ -101,7 +109,11 @@ describe('the same cases inside a combined schema (allOf with one member)', () =
   for (const file of CASE_FILES) {
     it(`keeps every verdict of ${file.name}`, () => {
       const wrong = loadConfluentCases(file.name)
-        .filter((c) => diffSchemas(wrapKeepingDialect(c.original_schema), wrapKeepingDialect(c.update_schema)).compatible !== c.compatible)
+        .filter(
+          (c) =>
+            diffSchemas(wrapKeepingDialect(c.original_schema), wrapKeepingDialect(c.update_schema))
+              .compatible !== c.compatible,
+        )
         .map((c) => c.description);
       expect(wrong).toEqual([]);
     });

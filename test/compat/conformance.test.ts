@@ -8,21 +8,24 @@ import { diffSchemas, type JsonSchema } from 'evgen';
 import { toDraft2020, wrapInAllOf } from './support/dialect-variants.js';
 import { loadConfluentCases } from './support/confluent-cases.js';
 
-
 const cases = loadConfluentCases('diff-schema-examples.json');
 
-const changeSet = (changes: readonly { type: string; path: string }[]) => changes.map((change) => `${change.type} ${change.path}`).sort();
+const changeSet = (changes: readonly { type: string; path: string }[]) =>
+  changes.map((change) => `${change.type} ${change.path}`).sort();
 
 describe('Confluent diff-schema-examples (draft-07, as published)', () => {
   it('has all 104 cases', () => {
     expect(cases).toHaveLength(104);
   });
 
-  it.each(cases.map((c, index) => [index, c.description, c] as const))('#%i %s', (_index, _description, c) => {
-    const result = diffSchemas(c.original_schema, c.update_schema);
-    expect(result.compatible).toBe(c.compatible);
-    expect(changeSet(result.changes)).toEqual([...c.changes].sort());
-  });
+  it.each(cases.map((c, index) => [index, c.description, c] as const))(
+    '#%i %s',
+    (_index, _description, c) => {
+      const result = diffSchemas(c.original_schema, c.update_schema);
+      expect(result.compatible).toBe(c.compatible);
+      expect(changeSet(result.changes)).toEqual([...c.changes].sort());
+    },
+  );
 
   it('matches every verdict and every change set', () => {
     let verdicts = 0;
@@ -30,7 +33,8 @@ describe('Confluent diff-schema-examples (draft-07, as published)', () => {
     for (const c of cases) {
       const result = diffSchemas(c.original_schema, c.update_schema);
       if (result.compatible === c.compatible) verdicts++;
-      if (JSON.stringify(changeSet(result.changes)) === JSON.stringify([...c.changes].sort())) changeSets++;
+      if (JSON.stringify(changeSet(result.changes)) === JSON.stringify([...c.changes].sort()))
+        changeSets++;
     }
     expect({ verdicts, changeSets }).toEqual({ verdicts: 104, changeSets: 104 });
   });
@@ -44,12 +48,20 @@ describe('Confluent diff-schema-examples (draft-07, as published)', () => {
 const CHANGES_IN_2020_12: Readonly<Record<number, readonly string[]>> = { 56: [], 59: [], 79: [] };
 
 describe('the same cases in 2020-12 spelling', () => {
-  it.each(cases.map((c, index) => [index, c.description, c] as const))('#%i %s', (index, _description, c) => {
-    const result = diffSchemas(toDraft2020(c.original_schema) as JsonSchema, toDraft2020(c.update_schema) as JsonSchema);
-    expect(result.compatible).toBe(c.compatible);
-    // Same differences at the same paths: Confluent names 2020-12 positions and rests like draft-07.
-    expect(changeSet(result.changes)).toEqual([...(CHANGES_IN_2020_12[index] ?? c.changes)].sort());
-  });
+  it.each(cases.map((c, index) => [index, c.description, c] as const))(
+    '#%i %s',
+    (index, _description, c) => {
+      const result = diffSchemas(
+        toDraft2020(c.original_schema) as JsonSchema,
+        toDraft2020(c.update_schema) as JsonSchema,
+      );
+      expect(result.compatible).toBe(c.compatible);
+      // Same differences at the same paths: Confluent names 2020-12 positions and rests like draft-07.
+      expect(changeSet(result.changes)).toEqual(
+        [...(CHANGES_IN_2020_12[index] ?? c.changes)].sort(),
+      );
+    },
+  );
 
   it("takes each 2020-12 exception from Confluent's published 2020-12 cases", () => {
     const published = loadConfluentCases('diff-schema-examples-2020-12.json');
@@ -66,8 +78,14 @@ describe('the same cases in 2020-12 spelling', () => {
 });
 
 describe('the same cases inside a combined schema (allOf with one member)', () => {
-  it.each(cases.map((c, index) => [index, c.description, c] as const))('#%i %s', (_index, _description, c) => {
-    const result = diffSchemas(wrapInAllOf(c.original_schema) as JsonSchema, wrapInAllOf(c.update_schema) as JsonSchema);
-    expect(result.compatible).toBe(c.compatible);
-  });
+  it.each(cases.map((c, index) => [index, c.description, c] as const))(
+    '#%i %s',
+    (_index, _description, c) => {
+      const result = diffSchemas(
+        wrapInAllOf(c.original_schema) as JsonSchema,
+        wrapInAllOf(c.update_schema) as JsonSchema,
+      );
+      expect(result.compatible).toBe(c.compatible);
+    },
+  );
 });

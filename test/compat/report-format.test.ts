@@ -17,7 +17,12 @@ const violation: CompatibilityViolation = {
   mode: 'FULL',
   policy: 'evgen',
 };
-const report: CatalogCheckReport = { ok: false, violations: [violation], events: 1, pairsChecked: 1 };
+const report: CatalogCheckReport = {
+  ok: false,
+  violations: [violation],
+  events: 1,
+  pairsChecked: 1,
+};
 
 describe('report formats', () => {
   it('text: file#path: RULE: message, hint, deploy order, summary', () => {
@@ -41,15 +46,29 @@ describe('report formats', () => {
   });
 
   it('json: fixed keys, nulls for absent fields', () => {
-    const parsed = JSON.parse(formatReport('json', { ...report, violations: [{ ...violation, against: undefined, direction: undefined }] }, { against: 'main' })) as Record<string, unknown>;
+    const parsed = JSON.parse(
+      formatReport(
+        'json',
+        { ...report, violations: [{ ...violation, against: undefined, direction: undefined }] },
+        { against: 'main' },
+      ),
+    ) as Record<string, unknown>;
     expect(Object.keys(parsed)).toEqual(['ok', 'against', 'events', 'pairsChecked', 'violations']);
     expect(parsed['against']).toBe('main');
-    expect((parsed['violations'] as Record<string, unknown>[])[0]).toMatchObject({ against: null, direction: null, deployFirst: 'none' });
+    expect((parsed['violations'] as Record<string, unknown>[])[0]).toMatchObject({
+      against: null,
+      direction: null,
+      deployFirst: 'none',
+    });
   });
 
   it('a compatible report says so', () => {
-    expect(formatReport('text', { ok: true, violations: [], events: 3, pairsChecked: 2 }, { against: 'HEAD' })).toBe(
-      'evgen check: compatible against HEAD (3 events, 2 version pairs checked)\n',
-    );
+    expect(
+      formatReport(
+        'text',
+        { ok: true, violations: [], events: 3, pairsChecked: 2 },
+        { against: 'HEAD' },
+      ),
+    ).toBe('evgen check: compatible against HEAD (3 events, 2 version pairs checked)\n');
   });
 });

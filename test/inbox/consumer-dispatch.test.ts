@@ -16,7 +16,13 @@ import {
   type InboxConsumer,
   type Upcaster,
 } from 'evgen/runtime';
-import { countRows, createEffectsTable, openPglite, openPostgres, type Backend } from './support/backends.js';
+import {
+  countRows,
+  createEffectsTable,
+  openPglite,
+  openPostgres,
+  type Backend,
+} from './support/backends.js';
 import {
   lostV1,
   parcelDescriptors,
@@ -37,7 +43,9 @@ interface ParcelHandlers {
   readonly 'parcel.ParcelLost': { readonly 1: ConsumerHandler<ParcelLostV1Envelope> };
 }
 interface ParcelUpcasters {
-  readonly 'parcel.ParcelSent'?: { readonly v1ToV2?: Upcaster<ParcelSentV1Payload, ParcelSentV2Payload> };
+  readonly 'parcel.ParcelSent'?: {
+    readonly v1ToV2?: Upcaster<ParcelSentV1Payload, ParcelSentV2Payload>;
+  };
 }
 
 const backends: Backend[] = [];
@@ -68,15 +76,25 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
         2: async (envelope, ctx) => {
           seen.push({
             version: envelope.schemaVersion,
-            weightKg: envelope.payload.weight.unit === 'kg' ? envelope.payload.weight.value : envelope.payload.weight.value / 1000,
+            weightKg:
+              envelope.payload.weight.unit === 'kg'
+                ? envelope.payload.weight.value
+                : envelope.payload.weight.value / 1000,
             delivered: ctx.delivered.schemaVersion,
           });
-          await ctx.tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [envelope.messageId, ctx.consumer]);
+          await ctx.tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [
+            envelope.messageId,
+            ctx.consumer,
+          ]);
         },
         ...(options.withV1Handler === true
           ? {
               1: async (envelope: ParcelSentV1Envelope) => {
-                seen.push({ version: 1, weightKg: envelope.payload.weightGrams / 1000, delivered: 1 });
+                seen.push({
+                  version: 1,
+                  weightKg: envelope.payload.weightGrams / 1000,
+                  delivered: 1,
+                });
               },
             }
           : {}),
@@ -84,14 +102,22 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
       'parcel.ParcelLost': {
         1: async (envelope, ctx) => {
           await ctx.inOrder(async () => {
-            await ctx.tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [envelope.messageId, 'lost']);
+            await ctx.tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [
+              envelope.messageId,
+              'lost',
+            ]);
           });
         },
       },
     };
     const consumer: InboxConsumer = createConsumer<ParcelHandlers, ParcelUpcasters>(
       { name: 'parcel-tracker', descriptors: parcelDescriptors },
-      { db: b.db, handlers, inbox: { schema: b.schema }, ...(options.upcasters ? { upcasters: options.upcasters } : {}) },
+      {
+        db: b.db,
+        handlers,
+        inbox: { schema: b.schema },
+        ...(options.upcasters ? { upcasters: options.upcasters } : {}),
+      },
     );
     return { b, effects, seen, consumer };
   }
@@ -111,7 +137,12 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
   it('upcasts a v1 envelope for a consumer that implements only v2', async () => {
     const { seen, consumer } = await setUp({
       upcasters: {
-        'parcel.ParcelSent': { v1ToV2: (payload) => ({ parcelId: payload.parcelId, weight: { value: payload.weightGrams, unit: 'g' } }) },
+        'parcel.ParcelSent': {
+          v1ToV2: (payload) => ({
+            parcelId: payload.parcelId,
+            weight: { value: payload.weightGrams, unit: 'g' },
+          }),
+        },
       },
     });
     expect(await consumer.handle(sentV1())).toBe('handled');
@@ -121,7 +152,9 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
   it('prefers a handler written for the delivered version over upcasting', async () => {
     const { seen, consumer } = await setUp({
       withV1Handler: true,
-      upcasters: { 'parcel.ParcelSent': { v1ToV2: () => expect.unreachable('upcaster must not run') } },
+      upcasters: {
+        'parcel.ParcelSent': { v1ToV2: () => expect.unreachable('upcaster must not run') },
+      },
     });
     await consumer.handle(sentV1());
     expect(seen).toEqual([{ version: 1, weightKg: 1.5, delivered: 1 }]);
@@ -129,7 +162,11 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
 
   it('an upcaster returning an invalid payload is a non-retryable failure that leaves no inbox row', async () => {
     const { b, consumer } = await setUp({
-      upcasters: { 'parcel.ParcelSent': { v1ToV2: (payload) => ({ parcelId: payload.parcelId }) as unknown as ParcelSentV2Payload } },
+      upcasters: {
+        'parcel.ParcelSent': {
+          v1ToV2: (payload) => ({ parcelId: payload.parcelId }) as unknown as ParcelSentV2Payload,
+        },
+      },
     });
     const envelope = sentV1();
     const error = await rejection(consumer.handle(envelope));
@@ -137,7 +174,9 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     expect(error.retryable).toBe(false);
     expect(error.message).toContain('upcaster v1ToV2');
     expect(error.message).toContain('/weight');
-    expect(await countRows(b.db, `"${b.schema}".inbox_message`, 'message_id = $1', [envelope.messageId])).toBe(0);
+    expect(
+      await countRows(b.db, `"${b.schema}".inbox_message`, 'message_id = $1', [envelope.messageId]),
+    ).toBe(0);
   });
 
   it('rejects a version it has neither a handler nor an upcaster for, non-retryably', async () => {
@@ -145,12 +184,16 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     const error = await rejection(consumer.handle(sentV1()));
     expect(error).toBeInstanceOf(NonRetryableError);
     expect(error.retryable).toBe(false);
-    expect(error.message).toMatch(/parcel-tracker has no handler for parcel\.ParcelSent v1 .*missing upcaster v1ToV2/);
+    expect(error.message).toMatch(
+      /parcel-tracker has no handler for parcel\.ParcelSent v1 .*missing upcaster v1ToV2/,
+    );
   });
 
   it('rejects unknown types, unknown versions, invalid payloads and garbage as non-retryable, with precise messages', async () => {
     const { consumer } = await setUp();
-    const unknownType = await rejection(consumer.handle({ ...sentV2(), eventType: 'parcel.ParcelEaten' }));
+    const unknownType = await rejection(
+      consumer.handle({ ...sentV2(), eventType: 'parcel.ParcelEaten' }),
+    );
     expect(unknownType).toBeInstanceOf(UnknownEventError);
     expect(unknownType.retryable).toBe(false);
     expect(unknownType.message).toContain('consumer parcel-tracker');
@@ -161,7 +204,12 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     expect(unknownVersion.message).toMatch(/version 3 of parcel\.ParcelSent \(known: 1, 2\)/);
 
     const envelope = sentV2();
-    const invalid = await rejection(consumer.handle({ ...envelope, payload: { ...envelope.payload, weight: { value: -1, unit: 'lb' } } }));
+    const invalid = await rejection(
+      consumer.handle({
+        ...envelope,
+        payload: { ...envelope.payload, weight: { value: -1, unit: 'lb' } },
+      }),
+    );
     expect(invalid).toBeInstanceOf(ValidationError);
     expect(invalid.retryable).toBe(false);
     expect(invalid.message).toContain('/payload/weight/value');
@@ -201,7 +249,13 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
           'parcel.ParcelSent': { 2: async () => undefined },
           'parcel.ParcelLost': {
             1: async (envelope, ctx) => {
-              await ctx.inOrder(() => ctx.tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'p')`, [envelope.messageId]).then(() => undefined));
+              await ctx.inOrder(() =>
+                ctx.tx
+                  .query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'p')`, [
+                    envelope.messageId,
+                  ])
+                  .then(() => undefined),
+              );
             },
           },
         },
@@ -219,8 +273,20 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     const first = sentV2();
     expect(await consumer.handle(first)).toBe('handled');
     const second = sentV2();
-    const results = await consumer.handleBatch([second, '{oops', { ...sentV2(), eventType: 'parcel.ParcelEaten' }, first, JSON.stringify(second)]);
-    expect(results.map((r) => r.outcome)).toEqual(['handled', 'failed', 'failed', 'duplicate', 'duplicate']);
+    const results = await consumer.handleBatch([
+      second,
+      '{oops',
+      { ...sentV2(), eventType: 'parcel.ParcelEaten' },
+      first,
+      JSON.stringify(second),
+    ]);
+    expect(results.map((r) => r.outcome)).toEqual([
+      'handled',
+      'failed',
+      'failed',
+      'duplicate',
+      'duplicate',
+    ]);
     const [, garbage, unknown] = results;
     expect(garbage?.outcome === 'failed' && garbage.error).toBeInstanceOf(ValidationError);
     expect(unknown?.outcome === 'failed' && unknown.error).toBeInstanceOf(UnknownEventError);
@@ -230,12 +296,26 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
   it('refuses handler tables that name events or versions it does not subscribe to', () => {
     const b = backend();
     const make = (handlers: unknown, upcasters?: unknown) => () =>
-      createConsumer({ name: 'parcel-tracker', descriptors: parcelDescriptors }, { db: b.db, handlers, upcasters });
-    const ok = { 'parcel.ParcelSent': { 2: async () => undefined }, 'parcel.ParcelLost': { 1: async () => undefined } };
+      createConsumer(
+        { name: 'parcel-tracker', descriptors: parcelDescriptors },
+        { db: b.db, handlers, upcasters },
+      );
+    const ok = {
+      'parcel.ParcelSent': { 2: async () => undefined },
+      'parcel.ParcelLost': { 1: async () => undefined },
+    };
     expect(make(ok)).not.toThrow();
-    expect(make({ ...ok, 'parcel.ParcelEaten': { 1: async () => undefined } })).toThrow(/does not subscribe/);
-    expect(make({ ...ok, 'parcel.ParcelSent': { 3: async () => undefined } })).toThrow(/unknown version parcel\.ParcelSent v3/);
-    expect(make({ 'parcel.ParcelSent': ok['parcel.ParcelSent'] })).toThrow(/no handler for subscribed event parcel\.ParcelLost/);
-    expect(make(ok, { 'parcel.ParcelSent': { v2ToV3: () => undefined } })).toThrow(/unknown upcaster/);
+    expect(make({ ...ok, 'parcel.ParcelEaten': { 1: async () => undefined } })).toThrow(
+      /does not subscribe/,
+    );
+    expect(make({ ...ok, 'parcel.ParcelSent': { 3: async () => undefined } })).toThrow(
+      /unknown version parcel\.ParcelSent v3/,
+    );
+    expect(make({ 'parcel.ParcelSent': ok['parcel.ParcelSent'] })).toThrow(
+      /no handler for subscribed event parcel\.ParcelLost/,
+    );
+    expect(make(ok, { 'parcel.ParcelSent': { v2ToV3: () => undefined } })).toThrow(
+      /unknown upcaster/,
+    );
   });
 });

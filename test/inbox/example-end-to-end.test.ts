@@ -16,7 +16,9 @@ import { migrateInbox, type Database, type Envelope, type InboxConsumer } from '
 import { openPglite, type Backend } from './support/backends.js';
 import { typecheck } from '../support/typecheck.js';
 
-const base = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/out/`, import.meta.url));
+const base = fileURLToPath(
+  new URL(`./fixtures/${randomBytes(4).toString('hex')}/out/`, import.meta.url),
+);
 let pglite: Backend;
 
 beforeAll(async () => {
@@ -26,14 +28,22 @@ beforeAll(async () => {
     writeFileSync(path, content);
   };
   const targetNames = ['types', 'validators', 'envelopes', 'consumers'];
-  for (const file of await generate(catalog, allTargets, { targetNames })) write(join(base, 'generated', file.path), file.content);
-  const plan = await planScaffold(catalog, { handlersDir: 'handlers', generatedDir: 'generated', runtimeImport: 'evgen/runtime', readFile: () => undefined });
+  for (const file of await generate(catalog, allTargets, { targetNames }))
+    write(join(base, 'generated', file.path), file.content);
+  const plan = await planScaffold(catalog, {
+    handlersDir: 'handlers',
+    generatedDir: 'generated',
+    runtimeImport: 'evgen/runtime',
+    readFile: () => undefined,
+  });
   for (const change of plan.changes) write(join(base, 'handlers', change.path), change.content);
   pglite = await openPglite();
   await migrateInbox(pglite.db, { schema: pglite.schema });
   // The user's handler writes unqualified table names: PGlite is one session, so search_path sticks.
   await pglite.db.query(`SET search_path TO "${pglite.schema}"`);
-  await pglite.db.query(`CREATE TABLE "${pglite.schema}".reservation (order_id text, sku text, quantity int, coupon text)`);
+  await pglite.db.query(
+    `CREATE TABLE "${pglite.schema}".reservation (order_id text, sku text, quantity int, coupon text)`,
+  );
 });
 afterAll(async () => {
   rmSync(join(base, '..'), { recursive: true, force: true });
@@ -85,7 +95,9 @@ export function inventoryService(db: Database, schema: string) {
     const { inventoryService } = (await import(pathToFileURL(main).href)) as {
       inventoryService: (db: Database, schema: string) => InboxConsumer;
     };
-    const envelopes = (await import(pathToFileURL(join(base, 'generated/order/order-created/envelope.ts')).href)) as {
+    const envelopes = (await import(
+      pathToFileURL(join(base, 'generated/order/order-created/envelope.ts')).href
+    )) as {
       orderCreatedV1: (payload: object) => Envelope;
       orderCreatedV2: (payload: object) => Envelope;
     };
@@ -101,23 +113,38 @@ export function inventoryService(db: Database, schema: string) {
       shippingAddress: { line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
     });
     const v1 = envelopes.orderCreatedV1(payload('7d7c1a38-5b0e-4a53-9c39-1d7b6b2b8a01'));
-    const v2 = envelopes.orderCreatedV2({ ...payload('7d7c1a38-5b0e-4a53-9c39-1d7b6b2b8a02'), couponCode: 'WINTER' });
+    const v2 = envelopes.orderCreatedV2({
+      ...payload('7d7c1a38-5b0e-4a53-9c39-1d7b6b2b8a02'),
+      couponCode: 'WINTER',
+    });
     expect(await consumer.handle(JSON.stringify(v1))).toBe('handled');
     expect(await consumer.handle(JSON.stringify(v2))).toBe('handled');
     expect(await consumer.handle(JSON.stringify(v1))).toBe('duplicate');
     // The scaffolded, unimplemented OrderCancelled handler fails non-retryably and leaves no inbox row.
-    const cancelled = await import(pathToFileURL(join(base, 'generated/order/order-cancelled/envelope.ts')).href);
+    const cancelled = await import(
+      pathToFileURL(join(base, 'generated/order/order-cancelled/envelope.ts')).href
+    );
     const cancel = (cancelled as { orderCancelledV1: (p: object) => Envelope }).orderCancelledV1({
       orderId: '7d7c1a38-5b0e-4a53-9c39-1d7b6b2b8a01',
       cancelledAt: '2026-11-29T11:00:00Z',
       reason: 'customer_request',
     });
-    await expect(consumer.handle(cancel)).rejects.toMatchObject({ retryable: false, message: expect.stringContaining('not implemented') });
+    await expect(consumer.handle(cancel)).rejects.toMatchObject({
+      retryable: false,
+      message: expect.stringContaining('not implemented'),
+    });
 
-    const rows = await pglite.db.query(`SELECT order_id, sku, quantity, coupon FROM "${pglite.schema}".reservation ORDER BY order_id`);
+    const rows = await pglite.db.query(
+      `SELECT order_id, sku, quantity, coupon FROM "${pglite.schema}".reservation ORDER BY order_id`,
+    );
     expect(rows.rows).toEqual([
       { order_id: '7d7c1a38-5b0e-4a53-9c39-1d7b6b2b8a01', sku: 'SKU-1', quantity: 2, coupon: null },
-      { order_id: '7d7c1a38-5b0e-4a53-9c39-1d7b6b2b8a02', sku: 'SKU-1', quantity: 2, coupon: 'WINTER' },
+      {
+        order_id: '7d7c1a38-5b0e-4a53-9c39-1d7b6b2b8a02',
+        sku: 'SKU-1',
+        quantity: 2,
+        coupon: 'WINTER',
+      },
     ]);
   });
 });

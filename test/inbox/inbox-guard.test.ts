@@ -23,7 +23,13 @@ import {
   type Envelope,
   type Transaction,
 } from 'evgen/runtime';
-import { countRows, createEffectsTable, openPglite, openPostgres, type Backend } from './support/backends.js';
+import {
+  countRows,
+  createEffectsTable,
+  openPglite,
+  openPostgres,
+  type Backend,
+} from './support/backends.js';
 import { sentV1 } from './support/test-events.js';
 
 const backends: Record<Backend['kind'], Backend> = {} as Record<Backend['kind'], Backend>;
@@ -38,7 +44,10 @@ afterAll(async () => {
 
 function recordEffect(effects: string, consumer: string) {
   return async (tx: Transaction, envelope: Envelope) => {
-    await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [envelope.messageId, consumer]);
+    await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [
+      envelope.messageId,
+      consumer,
+    ]);
   };
 }
 
@@ -52,7 +61,9 @@ describe('migration', () => {
     expect(sql).toContain('CREATE TABLE IF NOT EXISTS "app"."inbox"');
     expect(sql).toContain('PRIMARY KEY (message_id, consumer)');
     expect(sql).toContain('CREATE TABLE IF NOT EXISTS "app"."inbox_aggregate_version"');
-    expect(() => inboxMigrationSql({ table: 'inbox; DROP TABLE x' })).toThrow(/invalid SQL identifier/);
+    expect(() => inboxMigrationSql({ table: 'inbox; DROP TABLE x' })).toThrow(
+      /invalid SQL identifier/,
+    );
   });
 
   it.each(['postgres', 'pglite'] as const)('is idempotent on %s', async (kind) => {
@@ -65,8 +76,16 @@ describe('migration', () => {
 
   it('is safe when several processes migrate at once (postgres)', async () => {
     const backend = backends.postgres;
-    const options = { schema: backend.schema, table: backend.unique('inbox'), orderingTable: backend.unique('order') };
-    await Promise.all([backend.db, backend.otherDb!, backend.db, backend.otherDb!].map((db) => migrateInbox(db, options)));
+    const options = {
+      schema: backend.schema,
+      table: backend.unique('inbox'),
+      orderingTable: backend.unique('order'),
+    };
+    await Promise.all(
+      [backend.db, backend.otherDb!, backend.db, backend.otherDb!].map((db) =>
+        migrateInbox(db, options),
+      ),
+    );
     expect(await countRows(backend.db, `"${backend.schema}"."${options.orderingTable}"`)).toBe(0);
   });
 });
@@ -143,7 +162,11 @@ describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
     const effects = await createEffectsTable(b);
     const envelope = sentV1();
     for (const consumer of ['inventory', 'payment', 'inventory', 'payment']) {
-      await handleWithInbox(b.db, { schema: b.schema, consumer, envelope }, recordEffect(effects, consumer));
+      await handleWithInbox(
+        b.db,
+        { schema: b.schema, consumer, envelope },
+        recordEffect(effects, consumer),
+      );
     }
     expect(await countRows(b.db, effects, 'consumer = $1', ['inventory'])).toBe(1);
     expect(await countRows(b.db, effects, 'consumer = $1', ['payment'])).toBe(1);
@@ -168,7 +191,9 @@ describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
       expect(entry.receivedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(entry.processedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
     }
-    await expect(findInboxEntries(b.db, envelope.messageId, { table: 'x; DROP TABLE y' })).rejects.toThrow(/invalid SQL identifier/);
+    await expect(
+      findInboxEntries(b.db, envelope.messageId, { table: 'x; DROP TABLE y' }),
+    ).rejects.toThrow(/invalid SQL identifier/);
   });
 });
 
@@ -177,7 +202,11 @@ describe.each(['postgres', 'pglite'] as const)('batched inbox on %s', (kind) => 
     const b = backends[kind];
     const effects = await createEffectsTable(b);
     const [earlier, good, bad] = [sentV1(), sentV1(), sentV1()];
-    await handleWithInbox(b.db, { schema: b.schema, consumer: 'billing', envelope: earlier }, recordEffect(effects, 'billing'));
+    await handleWithInbox(
+      b.db,
+      { schema: b.schema, consumer: 'billing', envelope: earlier },
+      recordEffect(effects, 'billing'),
+    );
     const results = await handleBatchWithInbox(
       b.db,
       { schema: b.schema, consumer: 'billing', envelopes: [good, bad, good, earlier] },
@@ -199,8 +228,20 @@ describe.each(['postgres', 'pglite'] as const)('batched inbox on %s', (kind) => 
     expect(await inboxRows(b, bad.messageId)).toBe(0);
     expect(await inboxRows(b, good.messageId)).toBe(1);
     // The failed message succeeds when it comes again.
-    expect(await handleWithInbox(b.db, { schema: b.schema, consumer: 'billing', envelope: bad }, recordEffect(effects, 'billing'))).toBe('handled');
-    expect(await handleBatchWithInbox(b.db, { schema: b.schema, consumer: 'billing', envelopes: [] }, async () => undefined)).toEqual([]);
+    expect(
+      await handleWithInbox(
+        b.db,
+        { schema: b.schema, consumer: 'billing', envelope: bad },
+        recordEffect(effects, 'billing'),
+      ),
+    ).toBe('handled');
+    expect(
+      await handleBatchWithInbox(
+        b.db,
+        { schema: b.schema, consumer: 'billing', envelopes: [] },
+        async () => undefined,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -212,13 +253,27 @@ describe.each(['postgres', 'pglite'] as const)('inbox retention on %s', (kind) =
     const table = `"${b.schema}"."${options.table}"`;
     const old = new Date(Date.now() - 30 * 86_400_000).toISOString();
     for (let i = 0; i < 5; i++) {
-      await b.db.query(`INSERT INTO ${table} (message_id, consumer, received_at, processed_at) VALUES ($1, 'c', $2, $2)`, [`old-${i}`, old]);
+      await b.db.query(
+        `INSERT INTO ${table} (message_id, consumer, received_at, processed_at) VALUES ($1, 'c', $2, $2)`,
+        [`old-${i}`, old],
+      );
     }
-    await b.db.query(`INSERT INTO ${table} (message_id, consumer, received_at) VALUES ('old-unprocessed', 'c', $1)`, [old]);
-    await b.db.query(`INSERT INTO ${table} (message_id, consumer, processed_at) VALUES ('recent', 'c', now())`);
-    const deleted = await pruneInbox(b.db, { ...options, olderThan: new Date(Date.now() - 7 * 86_400_000), batchSize: 2 });
+    await b.db.query(
+      `INSERT INTO ${table} (message_id, consumer, received_at) VALUES ('old-unprocessed', 'c', $1)`,
+      [old],
+    );
+    await b.db.query(
+      `INSERT INTO ${table} (message_id, consumer, processed_at) VALUES ('recent', 'c', now())`,
+    );
+    const deleted = await pruneInbox(b.db, {
+      ...options,
+      olderThan: new Date(Date.now() - 7 * 86_400_000),
+      batchSize: 2,
+    });
     expect(deleted).toBe(5);
-    const left = await b.db.query<{ message_id: string }>(`SELECT message_id FROM ${table} ORDER BY message_id`);
+    const left = await b.db.query<{ message_id: string }>(
+      `SELECT message_id FROM ${table} ORDER BY message_id`,
+    );
     expect(left.rows.map((r) => r.message_id)).toEqual(['old-unprocessed', 'recent']);
   });
 });
@@ -320,12 +375,18 @@ describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) 
     await b.db.transaction(async (tx) => {
       expect(await checkOrder(tx, { ...key(b, id, 1), consumer: 'auditor' })).toBe('next');
       expect(await checkOrder(tx, key(b, newMessageId(), 1))).toBe('next');
-      expect(await checkOrder(tx, { ...key(b, newMessageId(), 7), acceptFirstSeen: true })).toBe('next');
+      expect(await checkOrder(tx, { ...key(b, newMessageId(), 7), acceptFirstSeen: true })).toBe(
+        'next',
+      );
     });
     // A state projection may skip versions, but never goes back.
     const projected = newMessageId();
     await b.db.transaction(async (tx) => {
-      const k = (version: number) => ({ ...key(b, projected, version), consumer: 'search-index', allowGaps: true });
+      const k = (version: number) => ({
+        ...key(b, projected, version),
+        consumer: 'search-index',
+        allowGaps: true,
+      });
       expect(await checkOrder(tx, k(3))).toBe('next');
       await markApplied(tx, k(3));
       expect(await checkOrder(tx, k(2))).toBe('stale');
@@ -341,7 +402,9 @@ describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) 
     const apply = (version: number) =>
       b.db.transaction((tx) =>
         applyInOrder(tx, key(b, id, version), async () => {
-          await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'projector')`, [`v${version}`]);
+          await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'projector')`, [
+            `v${version}`,
+          ]);
         }),
       );
     expect(await apply(1)).toBe('applied');
@@ -351,7 +414,9 @@ describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) 
     expect(await apply(2)).toBe('applied');
     expect(await apply(2)).toBe('stale');
     expect(await apply(3)).toBe('applied');
-    const applied = await b.db.query<{ message_id: string }>(`SELECT message_id FROM ${effects} ORDER BY id`);
+    const applied = await b.db.query<{ message_id: string }>(
+      `SELECT message_id FROM ${effects} ORDER BY id`,
+    );
     expect(applied.rows.map((r) => r.message_id)).toEqual(['v1', 'v2', 'v3']);
   });
 
@@ -363,11 +428,15 @@ describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) 
       await applyInOrder(tx, key(b, env.aggregateId, env.aggregateVersion!), async () => undefined);
     };
     const options = { schema: b.schema, consumer: 'projector' };
-    const failure = await handleWithInbox(b.db, { ...options, envelope: early }, handler).catch((error: unknown) => error);
+    const failure = await handleWithInbox(b.db, { ...options, envelope: early }, handler).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toMatchObject({ retryable: true });
     expect((failure as InboxHandlerError).cause).toBeInstanceOf(AggregateVersionGapError);
     expect(await inboxRows(b, early.messageId)).toBe(0);
-    expect(await handleWithInbox(b.db, { ...options, envelope: sentV1(id, 1) }, handler)).toBe('handled');
+    expect(await handleWithInbox(b.db, { ...options, envelope: sentV1(id, 1) }, handler)).toBe(
+      'handled',
+    );
     expect(await handleWithInbox(b.db, { ...options, envelope: early }, handler)).toBe('handled');
   });
 });
@@ -376,7 +445,13 @@ describe('ordering under concurrency (postgres)', () => {
   it('two transactions applying the same version: one applies, the other waits and sees stale', async () => {
     const b = backends.postgres;
     const id = newMessageId();
-    const k = { schema: b.schema, consumer: 'projector', aggregateType: 'Parcel', aggregateId: id, version: 1 };
+    const k = {
+      schema: b.schema,
+      consumer: 'projector',
+      aggregateType: 'Parcel',
+      aggregateId: id,
+      version: 1,
+    };
     const first = gate();
     const a = b.db.transaction((tx) =>
       applyInOrder(tx, k, async () => {

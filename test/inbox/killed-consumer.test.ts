@@ -7,7 +7,13 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConsumer, migrateInbox, postgresDatabase, type Database, type Transaction } from 'evgen/runtime';
+import {
+  createConsumer,
+  migrateInbox,
+  postgresDatabase,
+  type Database,
+  type Transaction,
+} from 'evgen/runtime';
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
 import { KILL_POINTS, recordParcel, type KillPoint } from './support/kill-points.js';
 import { countRows } from './support/backends.js';
@@ -22,7 +28,9 @@ beforeAll(async () => {
   test = await createTestSchema('evgen_inbox_kill');
   db = postgresDatabase(test.pool);
   await migrateInbox(db, { schema: test.schema });
-  await db.query(`CREATE TABLE "${test.schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL, consumer text NOT NULL)`);
+  await db.query(
+    `CREATE TABLE "${test.schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL, consumer text NOT NULL)`,
+  );
 });
 afterAll(async () => {
   await test?.drop();
@@ -30,42 +38,54 @@ afterAll(async () => {
 
 function runUntilKilled(envelopeJson: string, point: KillPoint): Promise<string> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(tsx, [child, TEST_DATABASE_URL, test.schema, envelopeJson, point], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(tsx, [child, TEST_DATABASE_URL, test.schema, envelopeJson, point], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     proc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     proc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     // tsx runs the script in a child node process and reports its SIGKILL as exit code 128 + 9.
     proc.on('exit', (code, signal) =>
-      signal === 'SIGKILL' || code === 137 ? resolve(output.trim()) : reject(new Error(`child exited with ${code}: ${output}`)),
+      signal === 'SIGKILL' || code === 137
+        ? resolve(output.trim())
+        : reject(new Error(`child exited with ${code}: ${output}`)),
     );
   });
 }
 
 describe('a consumer process killed mid-delivery', () => {
-  it.each(KILL_POINTS)('killed %s: the redelivery leaves exactly one business effect', async (point) => {
-    const envelope = sentV2();
-    const json = JSON.stringify(envelope);
-    expect(await runUntilKilled(json, point)).toBe(`killed at ${point}`);
-    const committed = point === 'after-commit-before-ack';
-    const effects = () => countRows(db, `"${test.schema}".effects`, 'message_id = $1', [envelope.messageId]);
-    const inboxRows = () => countRows(db, `"${test.schema}".inbox_message`, 'message_id = $1', [envelope.messageId]);
-    expect(await inboxRows()).toBe(committed ? 1 : 0);
-    expect(await effects()).toBe(committed ? 1 : 0);
+  it.each(KILL_POINTS)(
+    'killed %s: the redelivery leaves exactly one business effect',
+    async (point) => {
+      const envelope = sentV2();
+      const json = JSON.stringify(envelope);
+      expect(await runUntilKilled(json, point)).toBe(`killed at ${point}`);
+      const committed = point === 'after-commit-before-ack';
+      const effects = () =>
+        countRows(db, `"${test.schema}".effects`, 'message_id = $1', [envelope.messageId]);
+      const inboxRows = () =>
+        countRows(db, `"${test.schema}".inbox_message`, 'message_id = $1', [envelope.messageId]);
+      expect(await inboxRows()).toBe(committed ? 1 : 0);
+      expect(await effects()).toBe(committed ? 1 : 0);
 
-    // The broker redelivers the unacknowledged message to a fresh consumer process.
-    const consumer = createConsumer(
-      { name: 'tracker', descriptors: parcelDescriptors },
-      {
-        db,
-        inbox: { schema: test.schema },
-        handlers: {
-          'parcel.ParcelSent': { 2: (e: { messageId: string }, ctx: { tx: Transaction }) => recordParcel(ctx.tx, e.messageId, test.schema) },
-          'parcel.ParcelLost': { 1: async () => undefined },
+      // The broker redelivers the unacknowledged message to a fresh consumer process.
+      const consumer = createConsumer(
+        { name: 'tracker', descriptors: parcelDescriptors },
+        {
+          db,
+          inbox: { schema: test.schema },
+          handlers: {
+            'parcel.ParcelSent': {
+              2: (e: { messageId: string }, ctx: { tx: Transaction }) =>
+                recordParcel(ctx.tx, e.messageId, test.schema),
+            },
+            'parcel.ParcelLost': { 1: async () => undefined },
+          },
         },
-      },
-    );
-    expect(await consumer.handle(json)).toBe(committed ? 'duplicate' : 'handled');
-    expect(await effects()).toBe(1);
-    expect(await inboxRows()).toBe(1);
-  });
+      );
+      expect(await consumer.handle(json)).toBe(committed ? 'duplicate' : 'handled');
+      expect(await effects()).toBe(1);
+      expect(await inboxRows()).toBe(1);
+    },
+  );
 });

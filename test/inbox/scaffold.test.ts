@@ -16,7 +16,9 @@ import { runCli } from '../../src/cli/main.js';
 import { parcelCatalog, writeParcelEnvelopeModules } from './support/parcel-catalog.js';
 import { typecheck } from '../support/typecheck.js';
 
-const base = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/out/`, import.meta.url));
+const base = fileURLToPath(
+  new URL(`./fixtures/${randomBytes(4).toString('hex')}/out/`, import.meta.url),
+);
 const generatedDir = join(base, 'generated');
 const handlersDir = join(base, 'handlers');
 
@@ -32,7 +34,10 @@ function scaffold(catalog: Catalog): Promise<ScaffoldPlan> {
     handlersDir: 'handlers',
     generatedDir: 'generated',
     runtimeImport: 'evgen/runtime',
-    readFile: (path) => (existsSync(join(handlersDir, path)) ? readFileSync(join(handlersDir, path), 'utf8') : undefined),
+    readFile: (path) =>
+      existsSync(join(handlersDir, path))
+        ? readFileSync(join(handlersDir, path), 'utf8')
+        : undefined,
   });
 }
 
@@ -75,7 +80,9 @@ describe('scaffold', () => {
     expect(stub).toContain('At most once per messageId for consumer parcel-tracker');
     expect(stub).toContain('write through ctx.tx only');
     expect(stub).toContain('Ack after commit');
-    expect(stub).toContain("throw new NonRetryableError(\n    'parcel-tracker: handler for parcel.ParcelSent v1 is not implemented'");
+    expect(stub).toContain(
+      "throw new NonRetryableError(\n    'parcel-tracker: handler for parcel.ParcelSent v1 is not implemented'",
+    );
     expect(typecheck([join(handlersDir, 'parcel-tracker/index.ts')])).toEqual([]);
   });
 
@@ -83,7 +90,10 @@ describe('scaffold', () => {
     const path = 'parcel-tracker/parcel-sent.ts';
     const stub = read(path);
     const start = stub.indexOf('/** Handles parcel.ParcelSent version 1. */');
-    writeFileSync(join(handlersDir, path), `${stub.slice(0, start)}// a line I added\n${userHandlerV1}`);
+    writeFileSync(
+      join(handlersDir, path),
+      `${stub.slice(0, start)}// a line I added\n${userHandlerV1}`,
+    );
     const before = read(path);
     const plan = await scaffold(parcelCatalog([1]));
     expect(plan.changes).toEqual([]);
@@ -106,13 +116,18 @@ describe('scaffold', () => {
     apply(plan);
     const updated = read(path);
     // updated = original[0:k] + one new import line + original[k:] + appended stub: nothing of the user's changed.
-    const importLine = "import type { ParcelTrackerParcelSentV2Handler } from '../../generated/consumers/parcel-tracker.js';\n";
+    const importLine =
+      "import type { ParcelTrackerParcelSentV2Handler } from '../../generated/consumers/parcel-tracker.js';\n";
     const k = updated.indexOf(importLine);
     expect(k).toBeGreaterThan(0);
     expect(updated.slice(0, k)).toBe(original.slice(0, k));
-    expect(updated.slice(k + importLine.length, k + importLine.length + original.length - k)).toBe(original.slice(k));
+    expect(updated.slice(k + importLine.length, k + importLine.length + original.length - k)).toBe(
+      original.slice(k),
+    );
     const appended = updated.slice(k + importLine.length + original.length - k);
-    expect(appended).toMatch(/^\n\/\*\* Handles parcel\.ParcelSent version 2\. \*\/\nexport const handleParcelSentV2: ParcelTrackerParcelSentV2Handler = async/);
+    expect(appended).toMatch(
+      /^\n\/\*\* Handles parcel\.ParcelSent version 2\. \*\/\nexport const handleParcelSentV2: ParcelTrackerParcelSentV2Handler = async/,
+    );
     expect(updated).toContain(userHandlerV1);
     expect(read('parcel-tracker/index.ts')).toBe(originalIndex);
 
@@ -123,9 +138,18 @@ describe('scaffold', () => {
     writeFileSync(
       join(handlersDir, 'parcel-tracker/index.ts'),
       originalIndex
-        .replace("import { handleParcelSentV1 } from './parcel-sent.js';", "import { handleParcelSentV1, handleParcelSentV2 } from './parcel-sent.js';\nimport { parcelSentV1ToV2 } from './upcasters/parcel-sent.js';")
-        .replace("'parcel.ParcelSent': { 1: handleParcelSentV1 }", "'parcel.ParcelSent': { 1: handleParcelSentV1, 2: handleParcelSentV2 }")
-        .replace('export const upcasters: ParcelTrackerUpcasters = {};', "export const upcasters: ParcelTrackerUpcasters = { 'parcel.ParcelSent': { v1ToV2: parcelSentV1ToV2 } };"),
+        .replace(
+          "import { handleParcelSentV1 } from './parcel-sent.js';",
+          "import { handleParcelSentV1, handleParcelSentV2 } from './parcel-sent.js';\nimport { parcelSentV1ToV2 } from './upcasters/parcel-sent.js';",
+        )
+        .replace(
+          "'parcel.ParcelSent': { 1: handleParcelSentV1 }",
+          "'parcel.ParcelSent': { 1: handleParcelSentV1, 2: handleParcelSentV2 }",
+        )
+        .replace(
+          'export const upcasters: ParcelTrackerUpcasters = {};',
+          "export const upcasters: ParcelTrackerUpcasters = { 'parcel.ParcelSent': { v1ToV2: parcelSentV1ToV2 } };",
+        ),
     );
     expect(typecheck([join(handlersDir, 'parcel-tracker/index.ts')])).toEqual([]);
   });
@@ -135,14 +159,25 @@ describe('scaffold', () => {
     writeFileSync(join(handlersDir, path), '// nothing here yet');
     let plan = await scaffold(parcelCatalog([1, 2]));
     let change = plan.changes.find((c) => c.path === path)!;
-    expect(change.content.startsWith("import { NonRetryableError } from 'evgen/runtime';\nimport type { ParcelTrackerParcelLostV1Handler }")).toBe(true);
-    expect(change.content).toContain('\n// nothing here yet\n\n/** Handles parcel.ParcelLost version 1. */');
+    expect(
+      change.content.startsWith(
+        "import { NonRetryableError } from 'evgen/runtime';\nimport type { ParcelTrackerParcelLostV1Handler }",
+      ),
+    ).toBe(true);
+    expect(change.content).toContain(
+      '\n// nothing here yet\n\n/** Handles parcel.ParcelLost version 1. */',
+    );
 
-    const withImports = "import { NonRetryableError as Oops } from 'evgen/runtime';\nimport { NonRetryableError } from 'evgen/runtime';\n\nconst x = 1;";
+    const withImports =
+      "import { NonRetryableError as Oops } from 'evgen/runtime';\nimport { NonRetryableError } from 'evgen/runtime';\n\nconst x = 1;";
     writeFileSync(join(handlersDir, path), withImports);
     plan = await scaffold(parcelCatalog([1, 2]));
     change = plan.changes.find((c) => c.path === path)!;
-    expect(change.content.startsWith(`${withImports.split('\n').slice(0, 2).join('\n')}\nimport type { ParcelTrackerParcelLostV1Handler }`)).toBe(true);
+    expect(
+      change.content.startsWith(
+        `${withImports.split('\n').slice(0, 2).join('\n')}\nimport type { ParcelTrackerParcelLostV1Handler }`,
+      ),
+    ).toBe(true);
     expect(change.content.match(/import \{ NonRetryableError \}/g)).toHaveLength(1);
   });
 });
@@ -152,19 +187,39 @@ describe('evgen scaffold (CLI)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'evgen-scaffold-'));
     try {
       const events = fileURLToPath(new URL('../../events', import.meta.url));
-      const args = ['scaffold', '--events', events, '--handlers', join(dir, 'src/handlers'), '--out', join(dir, 'src/generated')];
+      const args = [
+        'scaffold',
+        '--events',
+        events,
+        '--handlers',
+        join(dir, 'src/handlers'),
+        '--out',
+        join(dir, 'src/generated'),
+      ];
       expect(await runCli(args)).toBe(0);
-      const created = readFileSync(join(dir, 'src/handlers/inventory-service/order-created.ts'), 'utf8');
-      expect(created).toContain("import type { InventoryServiceOrderCreatedV2Handler } from '../../generated/consumers/inventory-service.js';");
-      expect(existsSync(join(dir, 'src/handlers/inventory-service/upcasters/order-created.ts'))).toBe(true);
+      const created = readFileSync(
+        join(dir, 'src/handlers/inventory-service/order-created.ts'),
+        'utf8',
+      );
+      expect(created).toContain(
+        "import type { InventoryServiceOrderCreatedV2Handler } from '../../generated/consumers/inventory-service.js';",
+      );
+      expect(
+        existsSync(join(dir, 'src/handlers/inventory-service/upcasters/order-created.ts')),
+      ).toBe(true);
       expect(existsSync(join(dir, 'src/handlers/shipping-service/index.ts'))).toBe(true);
       writeFileSync(join(dir, 'src/handlers/inventory-service/order-created.ts'), '// mine\n');
       expect(await runCli(args)).toBe(0);
-      const mine = readFileSync(join(dir, 'src/handlers/inventory-service/order-created.ts'), 'utf8');
+      const mine = readFileSync(
+        join(dir, 'src/handlers/inventory-service/order-created.ts'),
+        'utf8',
+      );
       expect(mine.startsWith("import { NonRetryableError } from 'evgen/runtime';")).toBe(true);
       expect(mine).toContain('// mine\n');
       expect(await runCli(args)).toBe(0);
-      expect(readFileSync(join(dir, 'src/handlers/inventory-service/order-created.ts'), 'utf8')).toBe(mine);
+      expect(
+        readFileSync(join(dir, 'src/handlers/inventory-service/order-created.ts'), 'utf8'),
+      ).toBe(mine);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

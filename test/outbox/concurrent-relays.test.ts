@@ -3,7 +3,12 @@
  * on the real PostgreSQL: each row is published exactly once, and each aggregate in order.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordingPublisher, createOutboxRelay, outboxStats, writeOutboxEvent } from 'evgen/runtime';
+import {
+  RecordingPublisher,
+  createOutboxRelay,
+  outboxStats,
+  writeOutboxEvent,
+} from 'evgen/runtime';
 import { openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
@@ -24,13 +29,26 @@ describe('concurrent relays on real PostgreSQL', () => {
     for (let start = 0; start < ROWS; start += 10) {
       await f.db.transaction(async (tx) => {
         for (let i = start; i < start + 10; i++) {
-          await writeOutboxEvent(tx, orderPlacedV1, { orderId: `order-${i % AGGREGATES}`, amount: i }, {}, { schema: f.schema, notifyChannel: false });
+          await writeOutboxEvent(
+            tx,
+            orderPlacedV1,
+            { orderId: `order-${i % AGGREGATES}`, amount: i },
+            {},
+            { schema: f.schema, notifyChannel: false },
+          );
         }
       });
     }
     const publisher = new RecordingPublisher();
     const relays = Array.from({ length: RELAYS }, () =>
-      createOutboxRelay({ db: f.openAnother(3), publisher, schema: f.schema, batchSize: 25, concurrency: 4, notifyChannel: false }),
+      createOutboxRelay({
+        db: f.openAnother(3),
+        publisher,
+        schema: f.schema,
+        batchSize: 25,
+        concurrency: 4,
+        notifyChannel: false,
+      }),
     );
     const claimedPerRelay = await Promise.all(
       relays.map(async (relay) => {
@@ -58,7 +76,9 @@ describe('concurrent relays on real PostgreSQL', () => {
       const published = publisher.published
         .filter((m) => m.envelope.aggregateId === `order-${aggregate}`)
         .map((m) => (m.envelope.payload as { amount: number }).amount);
-      expect(published).toEqual(Array.from({ length: ROWS / AGGREGATES }, (_, k) => aggregate + k * AGGREGATES));
+      expect(published).toEqual(
+        Array.from({ length: ROWS / AGGREGATES }, (_, k) => aggregate + k * AGGREGATES),
+      );
     }
   });
 });

@@ -67,7 +67,14 @@ function newIds(): Ids {
 }
 
 function spawnService(mode: FaultPoint | 'restart', ids: Ids) {
-  return spawnTypeScript(service, [TEST_DATABASE_URL, schema, mode, ids.invoiceId, ids.messageId, String(LEASE_MS)]);
+  return spawnTypeScript(service, [
+    TEST_DATABASE_URL,
+    schema,
+    mode,
+    ids.invoiceId,
+    ids.messageId,
+    String(LEASE_MS),
+  ]);
 }
 
 /** Runs the service until it reports `point`, SIGKILLs it there and waits until it is gone. */
@@ -88,7 +95,11 @@ function killServiceAt(point: FaultPoint, ids: Ids): Promise<void> {
     proc.on('exit', (code, signal) =>
       killed && signal === 'SIGKILL'
         ? resolve()
-        : reject(new Error(`service exited before ${point} (code ${code}, signal ${signal}): ${stdout}${stderr}`)),
+        : reject(
+            new Error(
+              `service exited before ${point} (code ${code}, signal ${signal}): ${stdout}${stderr}`,
+            ),
+          ),
     );
   });
 }
@@ -104,21 +115,29 @@ function restartRelay(): Promise<RelayBatchResult> {
     proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     proc.on('exit', (code) => {
       const line = stdout.split('\n').find((l) => l.startsWith('relayed '));
-      if (code === 0 && line) resolve(JSON.parse(line.slice('relayed '.length)) as RelayBatchResult);
+      if (code === 0 && line)
+        resolve(JSON.parse(line.slice('relayed '.length)) as RelayBatchResult);
       else reject(new Error(`restarted relay failed (code ${code}): ${stdout}${stderr}`));
     });
   });
 }
 
 async function count(table: string, where: string, params: unknown[]): Promise<number> {
-  const result = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, params);
+  const result = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${table} WHERE ${where}`,
+    params,
+  );
   return result.rows[0]!.n;
 }
 
-const invoiceRows = (ids: Ids) => count(faultTables(schema).invoices, 'invoice_id = $1', [ids.invoiceId]);
-const outboxRowCount = (ids: Ids) => count(qualifiedName(schema, 'outbox_event'), 'event_id = $1', [ids.messageId]);
+const invoiceRows = (ids: Ids) =>
+  count(faultTables(schema).invoices, 'invoice_id = $1', [ids.invoiceId]);
+const outboxRowCount = (ids: Ids) =>
+  count(qualifiedName(schema, 'outbox_event'), 'event_id = $1', [ids.messageId]);
 
-async function outboxRow(ids: Ids): Promise<{ status: string; attempts: number; sent_at: string | null }> {
+async function outboxRow(
+  ids: Ids,
+): Promise<{ status: string; attempts: number; sent_at: string | null }> {
   const result = await db.query<{ status: string; attempts: number; sent_at: string | null }>(
     `SELECT status, attempts, sent_at::text AS sent_at FROM ${qualifiedName(schema, 'outbox_event')} WHERE event_id = $1`,
     [ids.messageId],
@@ -130,7 +149,13 @@ async function outboxRow(ids: Ids): Promise<{ status: string; attempts: number; 
 /** A relay in this process with a hand-moved clock, publishing to the same `published` table. */
 function survivingRelay(clock: () => Date) {
   const publisher = databasePublisher(db, schema, 'survivor');
-  return createOutboxRelay({ db: postgresDatabase(test.newPool(2)), publisher, schema, clock, notifyChannel: false });
+  return createOutboxRelay({
+    db: postgresDatabase(test.newPool(2)),
+    publisher,
+    schema,
+    clock,
+    notifyChannel: false,
+  });
 }
 
 /**
@@ -189,7 +214,9 @@ describe('a producing service killed at each point of the outbox matrix (real Po
     // A second restart finds nothing: one publish in total.
     expect(await restartRelay()).toMatchObject({ claimed: 0, published: 0 });
     const published = await publishedRecords(db, schema);
-    expect(published.map((p) => [p.message_id, p.publisher])).toEqual([[ids.messageId, 'restarted-relay']]);
+    expect(published.map((p) => [p.message_id, p.publisher])).toEqual([
+      [ids.messageId, 'restarted-relay'],
+    ]);
     expect(published[0]!.envelope).toMatchObject({
       messageId: ids.messageId,
       eventType: 'test.InvoiceIssued',
@@ -202,9 +229,15 @@ describe('a producing service killed at each point of the outbox matrix (real Po
   it('killed after the broker confirm, before SENT: published again after the lease with the same messageId, handled once', async () => {
     const ids = newIds();
     await killServiceAt('after-confirm', ids);
-    expect((await publishedRecords(db, schema)).map((p) => [p.message_id, p.publisher])).toEqual([[ids.messageId, 'service']]);
+    expect((await publishedRecords(db, schema)).map((p) => [p.message_id, p.publisher])).toEqual([
+      [ids.messageId, 'service'],
+    ]);
     // The database does not know about the confirm: the row is still leased to the dead relay.
-    expect(await outboxRow(ids)).toMatchObject({ status: 'PROCESSING', attempts: 1, sent_at: null });
+    expect(await outboxRow(ids)).toMatchObject({
+      status: 'PROCESSING',
+      attempts: 1,
+      sent_at: null,
+    });
 
     const clock = manualClock();
     const survivor = survivingRelay(clock.clock);
@@ -226,10 +259,10 @@ describe('a producing service killed at each point of the outbox matrix (real Po
     for (const { envelope } of published) {
       outcomes.push(
         await handleWithInbox(db, { schema, consumer: 'billing', envelope }, async (tx, e) => {
-          await tx.query(`INSERT INTO ${faultTables(schema).effects} (message_id, invoice_id) VALUES ($1, $2)`, [
-            e.messageId,
-            e.aggregateId,
-          ]);
+          await tx.query(
+            `INSERT INTO ${faultTables(schema).effects} (message_id, invoice_id) VALUES ($1, $2)`,
+            [e.messageId, e.aggregateId],
+          );
         }),
       );
     }
@@ -249,7 +282,9 @@ describe('a producing service killed at each point of the outbox matrix (real Po
     const clock = manualClock();
     clock.advance(24 * 60 * 60 * 1000);
     expect(await survivingRelay(clock.clock).runOnce()).toMatchObject({ claimed: 0, published: 0 });
-    expect((await publishedRecords(db, schema)).map((p) => [p.message_id, p.publisher])).toEqual([[ids.messageId, 'service']]);
+    expect((await publishedRecords(db, schema)).map((p) => [p.message_id, p.publisher])).toEqual([
+      [ids.messageId, 'service'],
+    ]);
     expect(await outboxRow(ids)).toEqual(sent);
   });
 });

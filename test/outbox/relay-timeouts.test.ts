@@ -14,7 +14,15 @@ import {
   type PublishFailure,
   type Publisher,
 } from 'evgen/runtime';
-import { DIALECTS, manualClock, manualTimers, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import {
+  DIALECTS,
+  manualClock,
+  manualTimers,
+  openOutbox,
+  outboxRows,
+  pgliteOnce,
+  type OutboxFixture,
+} from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
@@ -24,7 +32,13 @@ async function write(f: OutboxFixture, orderIds: readonly string[]): Promise<str
   const ids: string[] = [];
   for (const [index, orderId] of orderIds.entries()) {
     const envelope = await f.db.transaction((tx) =>
-      writeOutboxEvent(tx, orderPlacedV1, { orderId, amount: index }, {}, { schema: f.schema, notifyChannel: f.channel }),
+      writeOutboxEvent(
+        tx,
+        orderPlacedV1,
+        { orderId, amount: index },
+        {},
+        { schema: f.schema, notifyChannel: f.channel },
+      ),
     );
     ids.push(envelope.messageId);
   }
@@ -38,14 +52,18 @@ async function write(f: OutboxFixture, orderIds: readonly string[]): Promise<str
 class ControlledPublisher implements Publisher {
   readonly calls: OutboundMessage[] = [];
   readonly published: OutboundMessage[] = [];
-  private readonly held = new Map<string, { resolve: () => void; reject: (error: unknown) => void }>();
+  private readonly held = new Map<
+    string,
+    { resolve: () => void; reject: (error: unknown) => void }
+  >();
   private callWaiters: { count: number; resolve: () => void }[] = [];
 
   constructor(private readonly hold: (message: OutboundMessage) => boolean) {}
 
   publish(message: OutboundMessage): Promise<void> {
     this.calls.push(message);
-    for (const waiter of this.callWaiters.filter((w) => this.calls.length >= w.count)) waiter.resolve();
+    for (const waiter of this.callWaiters.filter((w) => this.calls.length >= w.count))
+      waiter.resolve();
     if (!this.hold(message)) {
       this.published.push(message);
       return Promise.resolve();
@@ -88,18 +106,24 @@ describe('outbox relay options', () => {
   const publisher: Publisher = { publish: () => Promise.resolve() };
 
   it('refuses a publishTimeoutMs that is not shorter than leaseMs', () => {
-    expect(() => createOutboxRelay({ db, publisher, leaseMs: 1_000, publishTimeoutMs: 1_000 })).toThrow(
-      /publishTimeoutMs \(1000\) must be less than leaseMs \(1000\)/,
+    expect(() =>
+      createOutboxRelay({ db, publisher, leaseMs: 1_000, publishTimeoutMs: 1_000 }),
+    ).toThrow(/publishTimeoutMs \(1000\) must be less than leaseMs \(1000\)/);
+    expect(() =>
+      createOutboxRelay({ db, publisher, leaseMs: 1_000, publishTimeoutMs: 5_000 }),
+    ).toThrow(RangeError);
+    expect(() => createOutboxRelay({ db, publisher, publishTimeoutMs: 0 })).toThrow(
+      /publishTimeoutMs must be a positive number/,
     );
-    expect(() => createOutboxRelay({ db, publisher, leaseMs: 1_000, publishTimeoutMs: 5_000 })).toThrow(RangeError);
-    expect(() => createOutboxRelay({ db, publisher, publishTimeoutMs: 0 })).toThrow(/publishTimeoutMs must be a positive number/);
     // The default (half the lease) is always valid, also for a short lease.
     expect(() => createOutboxRelay({ db, publisher, leaseMs: 10 })).not.toThrow();
   });
 
   it('refuses a negative stop timeout', async () => {
     const relay = createOutboxRelay({ db, publisher });
-    await expect(relay.stop({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be a non-negative number/);
+    await expect(relay.stop({ timeoutMs: -1 })).rejects.toThrow(
+      /timeoutMs must be a non-negative number/,
+    );
   });
 });
 
@@ -143,7 +167,9 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     expect(failures[0]!.error).toBeInstanceOf(OutboxPublishTimeoutError);
     expect(classifyError(failures[0]!.error)).toBe('retryable');
     const afterTimeout = await outboxRows(f);
-    expect(afterTimeout.map((r) => [r.status, r.attempts, r.last_error, r.locked_until_ms])).toEqual([
+    expect(
+      afterTimeout.map((r) => [r.status, r.attempts, r.last_error, r.locked_until_ms]),
+    ).toEqual([
       ['READY', 1, 'OutboxPublishTimeoutError: publish timed out after 2000 ms', null],
       ['READY', 0, null, null],
       ['SENT', 1, null, null],
@@ -165,7 +191,14 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     const clock = manualClock();
     const time = manualTimers(clock);
     const first = new ControlledPublisher(() => true);
-    const relayA = relayFor(f, { publisher: first, clock: clock.clock, timers: time.timers, leaseMs: 10_000, publishTimeoutMs: 1_000, backoff: { baseMs: 100, capMs: 100, jitterMs: 0 } });
+    const relayA = relayFor(f, {
+      publisher: first,
+      clock: clock.clock,
+      timers: time.timers,
+      leaseMs: 10_000,
+      publishTimeoutMs: 1_000,
+      backoff: { baseMs: 100, capMs: 100, jitterMs: 0 },
+    });
     const runA = relayA.runOnce();
     await first.waitForCalls(1);
     time.advance(1_000);
@@ -173,7 +206,13 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     time.advance(100);
     // Relay B retries it and is itself still waiting for its broker.
     const second = new ControlledPublisher(() => true);
-    const relayB = relayFor(f, { publisher: second, clock: clock.clock, timers: time.timers, leaseMs: 10_000, publishTimeoutMs: 5_000 });
+    const relayB = relayFor(f, {
+      publisher: second,
+      clock: clock.clock,
+      timers: time.timers,
+      leaseMs: 10_000,
+      publishTimeoutMs: 5_000,
+    });
     const runB = relayB.runOnce();
     await second.waitForCalls(1);
     const held = await outboxRows(f);
@@ -192,7 +231,13 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     const [a1] = await write(f, ['a', 'a']);
     const clock = manualClock();
     const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
-    const relay = relayFor(f, { publisher, clock: clock.clock, timers: manualTimers().timers, leaseMs: 3_000, publishTimeoutMs: 2_000 });
+    const relay = relayFor(f, {
+      publisher,
+      clock: clock.clock,
+      timers: manualTimers().timers,
+      leaseMs: 3_000,
+      publishTimeoutMs: 2_000,
+    });
     const run = relay.runOnce();
     await publisher.waitForCalls(1);
     // a1 took 1.5 s: a2 could run until 3.5 s, past the 3 s lease.
@@ -210,7 +255,13 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     await write(f, ['a']);
     const time = manualTimers();
     const publisher = new ControlledPublisher(() => true);
-    const relay = relayFor(f, { publisher, timers: time.timers, leaseMs: 20_000, pollIntervalMs: 600_000, random: () => 0 });
+    const relay = relayFor(f, {
+      publisher,
+      timers: time.timers,
+      leaseMs: 20_000,
+      pollIntervalMs: 600_000,
+      random: () => 0,
+    });
     await relay.start();
     await publisher.waitForCalls(1);
     const stopped = relay.stop();
@@ -218,7 +269,12 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     time.advance(10_000);
     await stopped;
     const [row] = await outboxRows(f);
-    expect(row).toMatchObject({ status: 'READY', attempts: 1, locked_until_ms: null, last_error: 'OutboxPublishTimeoutError: publish timed out after 10000 ms' });
+    expect(row).toMatchObject({
+      status: 'READY',
+      attempts: 1,
+      locked_until_ms: null,
+      last_error: 'OutboxPublishTimeoutError: publish timed out after 10000 ms',
+    });
   });
 
   it('stop({ timeoutMs }) gives up on a publish that never settles and releases every row it holds', async () => {
@@ -227,10 +283,20 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     const time = manualTimers();
     const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
     // One aggregate at a time: b's run is claimed but waits behind a's.
-    const relay = relayFor(f, { publisher, timers: time.timers, leaseMs: 60_000, concurrency: 1, pollIntervalMs: 600_000 });
+    const relay = relayFor(f, {
+      publisher,
+      timers: time.timers,
+      leaseMs: 60_000,
+      concurrency: 1,
+      pollIntervalMs: 600_000,
+    });
     await relay.start();
     await publisher.waitForCalls(1);
-    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING', 'PROCESSING']);
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual([
+      'PROCESSING',
+      'PROCESSING',
+      'PROCESSING',
+    ]);
     let resolved = false;
     const stopped = relay.stop({ timeoutMs: 5_000 }).then(() => (resolved = true));
     await settleIo(f);

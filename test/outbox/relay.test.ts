@@ -11,18 +11,36 @@ import {
   type OutboxRelayOptions,
   type RelayBatchResult,
 } from 'evgen/runtime';
-import { DIALECTS, manualClock, manualTimers, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import {
+  DIALECTS,
+  manualClock,
+  manualTimers,
+  openOutbox,
+  outboxRows,
+  pgliteOnce,
+  type OutboxFixture,
+} from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
 
 /** Writes one event per entry, each in its own transaction, in the given order. */
-async function write(f: OutboxFixture, orderIds: readonly string[], db: Database = f.db): Promise<string[]> {
+async function write(
+  f: OutboxFixture,
+  orderIds: readonly string[],
+  db: Database = f.db,
+): Promise<string[]> {
   const ids: string[] = [];
   for (const [index, orderId] of orderIds.entries()) {
     const envelope = await db.transaction((tx) =>
-      writeOutboxEvent(tx, orderPlacedV1, { orderId, amount: index }, {}, { schema: f.schema, notifyChannel: f.channel }),
+      writeOutboxEvent(
+        tx,
+        orderPlacedV1,
+        { orderId, amount: index },
+        {},
+        { schema: f.schema, notifyChannel: f.channel },
+      ),
     );
     ids.push(envelope.messageId);
   }
@@ -46,22 +64,35 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     await fixture?.close();
     fixture = undefined;
   });
-  const relayFor = (f: OutboxFixture, rest: Omit<OutboxRelayOptions, 'db' | 'schema'> & { db?: Database }) =>
-    createOutboxRelay({ db: f.db, schema: f.schema, notifyChannel: f.channel, ...rest });
+  const relayFor = (
+    f: OutboxFixture,
+    rest: Omit<OutboxRelayOptions, 'db' | 'schema'> & { db?: Database },
+  ) => createOutboxRelay({ db: f.db, schema: f.schema, notifyChannel: f.channel, ...rest });
 
   it('publishes every due row once, in id order per aggregate, and marks it SENT', async () => {
     const f = await open();
     const ids = await write(f, ['a', 'b', 'a', 'c', 'a', 'b']);
     const publisher = new RecordingPublisher();
     const relay = relayFor(f, { publisher, batchSize: 100 });
-    expect(await relay.runOnce()).toEqual({ claimed: 6, published: 6, failed: 0, dead: 0, released: 0 });
+    expect(await relay.runOnce()).toEqual({
+      claimed: 6,
+      published: 6,
+      failed: 0,
+      dead: 0,
+      released: 0,
+    });
     expect(publisher.published.map((m) => m.envelope.messageId).sort()).toEqual([...ids].sort());
     const order = (aggregate: string) =>
-      publisher.published.filter((m) => m.envelope.aggregateId === aggregate).map((m) => Number(m.outboxId));
-    for (const aggregate of ['a', 'b', 'c']) expect(order(aggregate)).toEqual([...order(aggregate)].sort((x, y) => x - y));
+      publisher.published
+        .filter((m) => m.envelope.aggregateId === aggregate)
+        .map((m) => Number(m.outboxId));
+    for (const aggregate of ['a', 'b', 'c'])
+      expect(order(aggregate)).toEqual([...order(aggregate)].sort((x, y) => x - y));
     expect(publisher.published.every((m) => m.attempts === 0)).toBe(true);
     const rows = await outboxRows(f);
-    expect(rows.every((r) => r.status === 'SENT' && r.sent_ms !== null && r.locked_until_ms === null)).toBe(true);
+    expect(
+      rows.every((r) => r.status === 'SENT' && r.sent_ms !== null && r.locked_until_ms === null),
+    ).toBe(true);
     expect(await relay.runOnce()).toMatchObject({ claimed: 0 });
     expect(publisher.calls).toHaveLength(6);
     expect(relay.metrics()).toMatchObject({ batches: 2, claimed: 6, published: 6 });
@@ -70,12 +101,23 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
   it('keeps publishing and recording when an observability hook throws', async () => {
     const f = await open();
     await write(f, ['a', 'a', 'b', 'poison']);
-    const publisher = new RecordingPublisher((message) => (message.envelope.aggregateId === 'poison' ? new NonRetryableError('poison') : undefined));
+    const publisher = new RecordingPublisher((message) =>
+      message.envelope.aggregateId === 'poison' ? new NonRetryableError('poison') : undefined,
+    );
     const boom = () => {
       throw new Error('metrics backend down');
     };
-    const relay = relayFor(f, { publisher, hooks: { onPublished: boom, onFailed: boom, onBatch: boom } });
-    expect(await relay.runOnce()).toEqual({ claimed: 4, published: 3, failed: 0, dead: 1, released: 0 });
+    const relay = relayFor(f, {
+      publisher,
+      hooks: { onPublished: boom, onFailed: boom, onBatch: boom },
+    });
+    expect(await relay.runOnce()).toEqual({
+      claimed: 4,
+      published: 3,
+      failed: 0,
+      dead: 1,
+      released: 0,
+    });
     expect((await outboxRows(f)).map((r) => r.status)).toEqual(['SENT', 'SENT', 'SENT', 'DEAD']);
   });
 
@@ -84,11 +126,24 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const [a1, b1, a2, a3] = await write(f, ['a', 'b', 'a', 'a']);
     const clock = manualClock();
     const publisher = new RecordingPublisher((message) =>
-      message.envelope.messageId === a1 && message.attempts === 0 ? new Error('broker unavailable') : undefined,
+      message.envelope.messageId === a1 && message.attempts === 0
+        ? new Error('broker unavailable')
+        : undefined,
     );
-    const relay = relayFor(f, { publisher, clock: clock.clock, random: () => 0, backoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 } });
+    const relay = relayFor(f, {
+      publisher,
+      clock: clock.clock,
+      random: () => 0,
+      backoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 },
+    });
     // a1 fails; a2 and a3 were claimed behind it and are given back untried.
-    expect(await relay.runOnce()).toEqual({ claimed: 4, published: 1, failed: 1, dead: 0, released: 2 });
+    expect(await relay.runOnce()).toEqual({
+      claimed: 4,
+      published: 1,
+      failed: 1,
+      dead: 0,
+      released: 2,
+    });
     expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([b1]);
     expect(publisher.calls.map((m) => m.envelope.messageId)).toEqual([a1, b1]);
     // Still backing off: nothing of aggregate a may go, although a2 and a3 are READY and due.
@@ -111,14 +166,24 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     await write(f, ['a']);
     const clock = manualClock();
     const publisher = new RecordingPublisher(() => new Error('nack'));
-    const relay = relayFor(f, { publisher, clock: clock.clock, random: () => 0.5, maxAttempts: 10, backoff: { baseMs: 100, capMs: 350, jitterMs: 10 } });
+    const relay = relayFor(f, {
+      publisher,
+      clock: clock.clock,
+      random: () => 0.5,
+      maxAttempts: 10,
+      backoff: { baseMs: 100, capMs: 350, jitterMs: 10 },
+    });
     const seen: number[][] = [];
     for (const expectedDelay of [105, 205, 355, 355]) {
       const before = clock.now();
       expect(await relay.runOnce()).toMatchObject({ claimed: 1, failed: 1 });
       const [row] = await outboxRows(f);
       seen.push([row!.attempts, row!.available_ms - before]);
-      expect(row).toMatchObject({ status: 'READY', last_error: 'Error: nack', locked_until_ms: null });
+      expect(row).toMatchObject({
+        status: 'READY',
+        last_error: 'Error: nack',
+        locked_until_ms: null,
+      });
       expect(row!.available_ms - before).toBe(expectedDelay);
       // One ms early is not due yet; at the instant it is.
       clock.advance(expectedDelay - 1);
@@ -150,7 +215,11 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     }
     expect(failures).toEqual([false, false, true]);
     let rows = await outboxRows(f);
-    expect(rows[0]).toMatchObject({ status: 'DEAD', attempts: 3, last_error: 'Error: rejected #3' });
+    expect(rows[0]).toMatchObject({
+      status: 'DEAD',
+      attempts: 3,
+      last_error: 'Error: rejected #3',
+    });
     expect(rows[1]).toMatchObject({ status: 'READY', attempts: 0 });
     // DEAD no longer blocks its aggregate; the dead row is never claimed again.
     expect(await relay.runOnce()).toMatchObject({ claimed: 1, published: 1 });
@@ -163,10 +232,16 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
   it('sends a non-retryable publish failure straight to DEAD', async () => {
     const f = await open();
     await write(f, ['a']);
-    const relay = relayFor(f, { publisher: new RecordingPublisher(() => new NonRetryableError('message too large')) });
+    const relay = relayFor(f, {
+      publisher: new RecordingPublisher(() => new NonRetryableError('message too large')),
+    });
     expect(await relay.runOnce()).toMatchObject({ dead: 1, failed: 0 });
     const [row] = await outboxRows(f);
-    expect(row).toMatchObject({ status: 'DEAD', attempts: 1, last_error: 'NonRetryableError: message too large' });
+    expect(row).toMatchObject({
+      status: 'DEAD',
+      attempts: 1,
+      last_error: 'NonRetryableError: message too large',
+    });
   });
 
   it('lets another relay reclaim rows whose lease expired when their relay died mid-publish', async () => {
@@ -176,14 +251,24 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     // Relay A claims both rows and hangs in publish() on the first: it "died" holding the lease.
     const dying = new RecordingPublisher(() => 'hang');
     // Timers that never fire: A stays inside publish() as a dead process would (no publish timeout).
-    const relayA = relayFor(f, { publisher: dying, clock: clock.clock, leaseMs: 5_000, timers: manualTimers().timers });
+    const relayA = relayFor(f, {
+      publisher: dying,
+      clock: clock.clock,
+      leaseMs: 5_000,
+      timers: manualTimers().timers,
+    });
     const abandoned = relayA.runOnce();
     void abandoned.catch(() => undefined);
     await dying.waitForCalls(1);
     expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING']);
 
     const healthy = new RecordingPublisher();
-    const relayB = relayFor(f, { publisher: healthy, clock: clock.clock, leaseMs: 5_000, db: f.openAnother() });
+    const relayB = relayFor(f, {
+      publisher: healthy,
+      clock: clock.clock,
+      leaseMs: 5_000,
+      db: f.openAnother(),
+    });
     expect(await relayB.runOnce()).toMatchObject({ claimed: 0 });
     clock.advance(4_999);
     expect(await relayB.runOnce()).toMatchObject({ claimed: 0 });
@@ -206,13 +291,17 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const crashing: Database = {
       ...f.db,
       query: (text, params) =>
-        text.includes("SET status = 'SENT'") ? Promise.reject(new Error('killed before SENT')) : f.db.query(text, params),
+        text.includes("SET status = 'SENT'")
+          ? Promise.reject(new Error('killed before SENT'))
+          : f.db.query(text, params),
     };
     const doomed = relayFor(f, { publisher, clock: clock.clock, leaseMs: 10_000, db: crashing });
     await expect(doomed.runOnce()).rejects.toThrow('killed before SENT');
     expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING']);
     clock.advance(10_000);
-    expect(await relayFor(f, { publisher, clock: clock.clock }).runOnce()).toMatchObject({ published: 1 });
+    expect(await relayFor(f, { publisher, clock: clock.clock }).runOnce()).toMatchObject({
+      published: 1,
+    });
     // At-least-once: the broker saw it twice under one id, which the consumers' inbox absorbs.
     expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([id, id]);
     expect((await outboxRows(f)).map((r) => r.status)).toEqual(['SENT']);
@@ -231,12 +320,21 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       await late.promise;
       throw new Error('timed out, long after the lease');
     };
-    const relayA = relayFor(f, { publisher: slow, clock: clock.clock, leaseMs: 1_000, timers: manualTimers().timers });
+    const relayA = relayFor(f, {
+      publisher: slow,
+      clock: clock.clock,
+      leaseMs: 1_000,
+      timers: manualTimers().timers,
+    });
     const stale = relayA.runOnce();
     // A holds the lease and is inside its publish.
     await publishing.promise;
     clock.advance(1_000);
-    const relayB = relayFor(f, { publisher: new RecordingPublisher(), clock: clock.clock, db: f.openAnother() });
+    const relayB = relayFor(f, {
+      publisher: new RecordingPublisher(),
+      clock: clock.clock,
+      db: f.openAnother(),
+    });
     expect(await relayB.runOnce()).toMatchObject({ published: 1 });
     late.resolve();
     // A's failure report carries A's lease token, which no longer matches: the row stays SENT.
@@ -262,7 +360,11 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     await relay.start();
     // The batch is claimed (PROCESSING) and its first publish is in flight.
     await publishing.promise;
-    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['PROCESSING', 'PROCESSING', 'PROCESSING']);
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual([
+      'PROCESSING',
+      'PROCESSING',
+      'PROCESSING',
+    ]);
     const stopped = relay.stop();
     gate.resolve();
     await stopped;
@@ -309,7 +411,11 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const f = await open();
     await write(f, ['a', 'b', 'c', 'd', 'e', 'dead', 'ready']);
     const publisher = new RecordingPublisher((message) =>
-      message.envelope.aggregateId === 'dead' ? new NonRetryableError('poison') : message.envelope.aggregateId === 'ready' ? 'hang' : undefined,
+      message.envelope.aggregateId === 'dead'
+        ? new NonRetryableError('poison')
+        : message.envelope.aggregateId === 'ready'
+          ? 'hang'
+          : undefined,
     );
     void relayFor(f, { publisher, leaseMs: 60_000, timers: manualTimers().timers }).runOnce();
     await publisher.waitForCalls(7);
@@ -319,11 +425,23 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       if (stats.sent === 5 && stats.dead === 1) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    expect(await outboxStats(f.db, { schema: f.schema })).toMatchObject({ sent: 5, dead: 1, processing: 1, ready: 0 });
+    expect(await outboxStats(f.db, { schema: f.schema })).toMatchObject({
+      sent: 5,
+      dead: 1,
+      processing: 1,
+      ready: 0,
+    });
     // Just sent: younger than a one-hour retention, nothing goes.
     expect(await cleanupSentOutbox(f.db, { schema: f.schema, olderThanMs: 3_600_000 })).toBe(0);
     const later = new Date(Date.now() + 2 * 3_600_000);
-    expect(await cleanupSentOutbox(f.db, { schema: f.schema, olderThanMs: 3_600_000, batchSize: 2, now: later })).toBe(5);
+    expect(
+      await cleanupSentOutbox(f.db, {
+        schema: f.schema,
+        olderThanMs: 3_600_000,
+        batchSize: 2,
+        now: later,
+      }),
+    ).toBe(5);
     const rows = await outboxRows(f);
     expect(rows.map((r) => r.status).sort()).toEqual(['DEAD', 'PROCESSING']);
   });
@@ -332,7 +450,12 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const f = await open();
     const [sent, failing, dead] = await write(f, ['sent', 'failing', 'dead']);
     const options = { schema: f.schema };
-    expect(await findOutboxEvent(f.db, sent!, options)).toMatchObject({ status: 'READY', attempts: 0, sentAt: null, lastError: null });
+    expect(await findOutboxEvent(f.db, sent!, options)).toMatchObject({
+      status: 'READY',
+      attempts: 0,
+      sentAt: null,
+      lastError: null,
+    });
     const publisher = new RecordingPublisher((message) =>
       message.envelope.aggregateId === 'dead'
         ? new NonRetryableError('poison')
@@ -342,21 +465,41 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     );
     await relayFor(f, { publisher }).runOnce();
     const published = await findOutboxEvent(f.db, sent!, options);
-    expect(published).toMatchObject({ messageId: sent, eventType: 'test.OrderPlaced', aggregateId: 'sent', status: 'SENT', attempts: 1, lastError: null });
+    expect(published).toMatchObject({
+      messageId: sent,
+      eventType: 'test.OrderPlaced',
+      aggregateId: 'sent',
+      status: 'SENT',
+      attempts: 1,
+      lastError: null,
+    });
     expect(published!.sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(published!.createdAt).toMatch(/^\d{4}-\d\d-\d\dT/);
     const retrying = await findOutboxEvent(f.db, failing!, options);
     expect(retrying).toMatchObject({ status: 'READY', attempts: 1, sentAt: null });
     expect(retrying!.lastError).toContain('connection reset');
-    expect(await findOutboxEvent(f.db, dead!, options)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: 'NonRetryableError: poison' });
+    expect(await findOutboxEvent(f.db, dead!, options)).toMatchObject({
+      status: 'DEAD',
+      attempts: 1,
+      lastError: 'NonRetryableError: poison',
+    });
     // Never written: unknown ids, including ones that are not even UUIDs.
-    expect(await findOutboxEvent(f.db, '00000000-0000-4000-8000-000000000000', options)).toBeUndefined();
+    expect(
+      await findOutboxEvent(f.db, '00000000-0000-4000-8000-000000000000', options),
+    ).toBeUndefined();
     expect(await findOutboxEvent(f.db, 'not-a-uuid', options)).toBeUndefined();
   });
 
   it('reports the backlog', async () => {
     const f = await open();
-    expect(await outboxStats(f.db, { schema: f.schema })).toEqual({ ready: 0, processing: 0, sent: 0, dead: 0, due: 0, oldestUnsentAgeMs: null });
+    expect(await outboxStats(f.db, { schema: f.schema })).toEqual({
+      ready: 0,
+      processing: 0,
+      sent: 0,
+      dead: 0,
+      due: 0,
+      oldestUnsentAgeMs: null,
+    });
     await write(f, ['a', 'b']);
     const stats = await outboxStats(f.db, { schema: f.schema });
     expect(stats).toMatchObject({ ready: 2, due: 2, processing: 0, sent: 0, dead: 0 });

@@ -8,7 +8,14 @@ import {
   writeOutboxEvent,
   type Envelope,
 } from 'evgen/runtime';
-import { createOrdersTable, DIALECTS, openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import {
+  createOrdersTable,
+  DIALECTS,
+  openOutbox,
+  outboxRows,
+  pgliteOnce,
+  type OutboxFixture,
+} from './support/dialects.js';
 import { orderPlacedV1, type OrderPlacedV1Payload } from './support/test-event.js';
 
 const pglite = pgliteOnce();
@@ -27,12 +34,28 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
     const orders = await createOrdersTable(f);
     const envelope = await f.db.transaction(async (tx) => {
       await tx.query(`INSERT INTO ${orders} (order_id, amount) VALUES ($1, $2)`, ['o-1', 5]);
-      return writeOutboxEvent(tx, orderPlacedV1, { orderId: 'o-1', amount: 5 }, { traceId: 't-1' }, { schema: f.schema });
+      return writeOutboxEvent(
+        tx,
+        orderPlacedV1,
+        { orderId: 'o-1', amount: 5 },
+        { traceId: 't-1' },
+        { schema: f.schema },
+      );
     });
-    expect(envelope).toMatchObject({ eventType: 'test.OrderPlaced', aggregateType: 'Order', aggregateId: 'o-1', traceId: 't-1' });
+    expect(envelope).toMatchObject({
+      eventType: 'test.OrderPlaced',
+      aggregateType: 'Order',
+      aggregateId: 'o-1',
+      traceId: 't-1',
+    });
     const rows = await outboxRows(f);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ event_id: envelope.messageId, aggregate_id: 'o-1', status: 'READY', attempts: 0 });
+    expect(rows[0]).toMatchObject({
+      event_id: envelope.messageId,
+      aggregate_id: 'o-1',
+      status: 'READY',
+      attempts: 0,
+    });
     expect((await f.db.query(`SELECT * FROM ${orders}`)).rowCount).toBe(1);
   });
 
@@ -42,7 +65,13 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
     await expect(
       f.db.transaction(async (tx) => {
         await tx.query(`INSERT INTO ${orders} (order_id, amount) VALUES ($1, $2)`, ['o-1', 5]);
-        await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'o-1', amount: 5 }, {}, { schema: f.schema });
+        await writeOutboxEvent(
+          tx,
+          orderPlacedV1,
+          { orderId: 'o-1', amount: 5 },
+          {},
+          { schema: f.schema },
+        );
         throw new Error('business rule failed after the write');
       }),
     ).rejects.toThrow('business rule failed');
@@ -75,7 +104,9 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
       ['b', 1],
       ['a', 2],
     ]);
-    await f.db.transaction((tx) => writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 3 }, {}, options));
+    await f.db.transaction((tx) =>
+      writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 3 }, {}, options),
+    );
     const rows = await outboxRows(f);
     expect(rows.map((r) => [r.aggregate_id, r.aggregate_version])).toEqual([
       ['a', 1],
@@ -88,12 +119,24 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
   it('keeps a caller-given aggregate version and refuses to mix it with assignment', async () => {
     const f = await open();
     const envelope = await f.db.transaction((tx) =>
-      writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, { aggregateVersion: 7 }, { schema: f.schema }),
+      writeOutboxEvent(
+        tx,
+        orderPlacedV1,
+        { orderId: 'a', amount: 1 },
+        { aggregateVersion: 7 },
+        { schema: f.schema },
+      ),
     );
     expect(envelope.aggregateVersion).toBe(7);
     await expect(
       f.db.transaction((tx) =>
-        writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, { aggregateVersion: 8 }, { schema: f.schema, assignAggregateVersion: true }),
+        writeOutboxEvent(
+          tx,
+          orderPlacedV1,
+          { orderId: 'a', amount: 1 },
+          { aggregateVersion: 8 },
+          { schema: f.schema, assignAggregateVersion: true },
+        ),
       ),
     ).rejects.toThrow(TypeError);
     expect((await outboxRows(f)).map((r) => r.aggregate_version)).toEqual([7]);
@@ -115,11 +158,22 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
         },
         { schema: f.schema, assignAggregateVersion: true },
       ),
-      await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'o-10', amount: 0 }, {}, { schema: f.schema }),
+      await writeOutboxEvent(
+        tx,
+        orderPlacedV1,
+        { orderId: 'o-10', amount: 0 },
+        {},
+        { schema: f.schema },
+      ),
     ]);
     expect(written[0]!.occurredAt).toBe('2024-05-06T05:08:09.123Z');
     const publisher = new RecordingPublisher();
-    await createOutboxRelay({ db: f.db, publisher, schema: f.schema, notifyChannel: false }).runOnce();
+    await createOutboxRelay({
+      db: f.db,
+      publisher,
+      schema: f.schema,
+      notifyChannel: false,
+    }).runOnce();
     expect(publisher.published.map((m) => m.envelope)).toEqual(written);
     expect(publisher.published[0]!.headers).toEqual({ tenant: 'acme' });
     expect(publisher.published[1]!.headers).toEqual({});
@@ -128,15 +182,39 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
   it('refuses a messageId that is not a UUID and bad table names', async () => {
     const f = await open();
     await expect(
-      f.db.transaction((tx) => writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, { messageId: 'nope' }, { schema: f.schema })),
+      f.db.transaction((tx) =>
+        writeOutboxEvent(
+          tx,
+          orderPlacedV1,
+          { orderId: 'a', amount: 1 },
+          { messageId: 'nope' },
+          { schema: f.schema },
+        ),
+      ),
     ).rejects.toThrow(ValidationError);
     await expect(
       f.db.transaction((tx) =>
-        writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, { occurredAt: 'yesterday-ish', aggregateVersion: -1 }, { schema: f.schema }),
+        writeOutboxEvent(
+          tx,
+          orderPlacedV1,
+          { orderId: 'a', amount: 1 },
+          { occurredAt: 'yesterday-ish', aggregateVersion: -1 },
+          { schema: f.schema },
+        ),
       ),
-    ).rejects.toMatchObject({ violations: [{ pointer: '/occurredAt' }, { pointer: '/aggregateVersion' }] });
+    ).rejects.toMatchObject({
+      violations: [{ pointer: '/occurredAt' }, { pointer: '/aggregateVersion' }],
+    });
     await expect(
-      f.db.transaction((tx) => writeOutboxEvent(tx, orderPlacedV1, { orderId: 'a', amount: 1 }, {}, { schema: f.schema, table: 'x"; DROP' })),
+      f.db.transaction((tx) =>
+        writeOutboxEvent(
+          tx,
+          orderPlacedV1,
+          { orderId: 'a', amount: 1 },
+          {},
+          { schema: f.schema, table: 'x"; DROP' },
+        ),
+      ),
     ).rejects.toThrow(/invalid SQL identifier/);
     expect(await outboxRows(f)).toEqual([]);
   });
@@ -145,7 +223,9 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
     const f = await open();
     await migrateOutbox(f.db, { schema: f.schema });
     const others = Array.from({ length: 4 }, () => f.openAnother(2));
-    await Promise.all(others.map((db) => migrateOutbox(db, { schema: f.schema, table: 'second_outbox' })));
+    await Promise.all(
+      others.map((db) => migrateOutbox(db, { schema: f.schema, table: 'second_outbox' })),
+    );
     await migrateOutbox(f.db, { schema: f.schema, table: 'second_outbox' });
     const tables = await f.db.query<{ table_name: string }>(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -157,7 +237,9 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
       'second_outbox',
       'second_outbox_aggregate_version',
     ]);
-    expect(outboxMigrationSql({ schema: f.schema })).toContain(`CREATE TABLE IF NOT EXISTS "${f.schema}"."outbox_event"`);
+    expect(outboxMigrationSql({ schema: f.schema })).toContain(
+      `CREATE TABLE IF NOT EXISTS "${f.schema}"."outbox_event"`,
+    );
   });
 });
 
@@ -169,14 +251,24 @@ describe('aggregate versions under concurrent writers (real PostgreSQL)', () => 
       const envelopes = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
           dbs[i % dbs.length]!.transaction((tx) =>
-            writeOutboxEvent(tx, orderPlacedV1, { orderId: 'hot', amount: i }, {}, { schema: f.schema, assignAggregateVersion: true }),
+            writeOutboxEvent(
+              tx,
+              orderPlacedV1,
+              { orderId: 'hot', amount: i },
+              {},
+              { schema: f.schema, assignAggregateVersion: true },
+            ),
           ),
         ),
       );
-      expect(envelopes.map((e) => e.aggregateVersion).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(envelopes.map((e) => e.aggregateVersion).sort((a, b) => a! - b!)).toEqual(
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
       // Writers of one aggregate are serialised by the counter row, so id order is version order.
       const rows = await outboxRows(f);
-      expect(rows.map((r) => r.aggregate_version)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(rows.map((r) => r.aggregate_version)).toEqual(
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
     } finally {
       await f.close();
     }

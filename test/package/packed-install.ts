@@ -76,7 +76,14 @@ export async function packAndInstall(): Promise<PackedInstall> {
     // The staging copy is what `prepare` sees in a clone (sources, tsconfigs, package.json,
     // README and every `files` entry); dist/ is compiled there fresh, so a stale or missing
     // dist/ in the repository cannot hide a problem and source maps point where they would.
-    const entries = new Set(['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', ...pkg.files]);
+    const entries = new Set([
+      'package.json',
+      'README.md',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src',
+      ...pkg.files,
+    ]);
     entries.delete('dist');
     for (const entry of [...entries].sort()) {
       await cp(join(REPO, entry), join(stage, entry), { recursive: true });
@@ -84,14 +91,22 @@ export async function packAndInstall(): Promise<PackedInstall> {
     await symlink(join(REPO, 'node_modules'), join(stage, 'node_modules'), 'dir');
     const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
     await exec(process.execPath, [tsc, '-p', 'tsconfig.build.json'], stage);
-    const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', root], stage);
+    const { stdout } = await exec(
+      'npm',
+      ['pack', '--json', '--ignore-scripts', '--pack-destination', root],
+      stage,
+    );
     const [report] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     if (report === undefined) throw new Error('npm pack printed no report');
 
     const app = join(root, 'service');
     const installed = join(app, 'node_modules', pkg.name);
     await mkdir(installed, { recursive: true });
-    await exec('tar', ['-xzf', join(root, report.filename), '-C', installed, '--strip-components=1'], root);
+    await exec(
+      'tar',
+      ['-xzf', join(root, report.filename), '-C', installed, '--strip-components=1'],
+      root,
+    );
     // What `npm install` would add: evgen's dependencies, plus the types a TypeScript service has.
     const linked = [...Object.keys(pkg.dependencies), '@types/node', '@types/pg'];
     for (const name of linked) {
@@ -99,7 +114,10 @@ export async function packAndInstall(): Promise<PackedInstall> {
       await mkdir(dirname(target), { recursive: true });
       await symlink(join(REPO, 'node_modules', name), target, 'dir');
     }
-    await writeFile(join(app, 'package.json'), `${JSON.stringify({ name: 'service', private: true, type: 'module' }, null, 2)}\n`);
+    await writeFile(
+      join(app, 'package.json'),
+      `${JSON.stringify({ name: 'service', private: true, type: 'module' }, null, 2)}\n`,
+    );
     return {
       app,
       installed,

@@ -8,14 +8,23 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, exec, packAndInstall, packedFileList, readPackageJson, type PackedInstall } from './packed-install.js';
+import {
+  REPO,
+  exec,
+  packAndInstall,
+  packedFileList,
+  readPackageJson,
+  type PackedInstall,
+} from './packed-install.js';
 
 describe('npm pack of the repository', () => {
   it('ships the package, not the repository (no tests, example catalog or CI files)', async () => {
     const files = await packedFileList(REPO);
     expect(files).toContain('package.json');
     expect(files).toContain('README.md');
-    const unwanted = files.filter((file) => /^(test|events|generated|\.ci|node_modules)\//.test(file));
+    const unwanted = files.filter((file) =>
+      /^(test|events|generated|\.ci|node_modules)\//.test(file),
+    );
     expect(unwanted).toEqual([]);
   });
 });
@@ -40,13 +49,17 @@ describe('the packed package installed into a service', () => {
     expect(repoTemplates.length).toBeGreaterThan(0);
     expect(repoTemplates.filter((name) => !packed.files.includes(`templates/${name}`))).toEqual([]);
     const bin = Object.values(pkg.bin)[0];
-    expect(readFileSync(join(packed.installed, bin ?? 'missing'), 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
+    expect(readFileSync(join(packed.installed, bin ?? 'missing'), 'utf8').split('\n')[0]).toBe(
+      '#!/usr/bin/env node',
+    );
   });
 
   it('ships the sources its source maps point to', () => {
     const missing: string[] = [];
     for (const map of packed.files.filter((file) => file.endsWith('.js.map'))) {
-      const { sources } = JSON.parse(readFileSync(join(packed.installed, map), 'utf8')) as { sources: string[] };
+      const { sources } = JSON.parse(readFileSync(join(packed.installed, map), 'utf8')) as {
+        sources: string[];
+      };
       for (const source of sources) {
         const path = posix.normalize(posix.join(posix.dirname(map), source));
         if (!packed.files.includes(path)) missing.push(`${map} → ${path}`);
@@ -81,7 +94,9 @@ describe('the packed package installed into a service', () => {
 });
 
 function templateNames(dir: string): string[] {
-  return readdirSync(dir).filter((name) => name.endsWith('.hbs')).sort();
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.hbs'))
+    .sort();
 }
 
 async function writeFiles(root: string, files: Readonly<Record<string, string>>): Promise<void> {

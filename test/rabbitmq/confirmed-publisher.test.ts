@@ -36,7 +36,11 @@ const routes = {
 };
 
 function envelope(orderId: string, meta: { traceId?: string } = {}): Envelope {
-  return createEnvelope(orderCreated, { orderId }, { aggregateVersion: 3, correlationId: 'corr-1', causationId: 'cause-1', ...meta });
+  return createEnvelope(
+    orderCreated,
+    { orderId },
+    { aggregateVersion: 3, correlationId: 'corr-1', causationId: 'cause-1', ...meta },
+  );
 }
 
 describe('ConfirmedPublisher', () => {
@@ -56,8 +60,14 @@ describe('ConfirmedPublisher', () => {
 
   it('publishes a persistent message whose properties and headers carry the envelope', async () => {
     const sent = envelope('o-1', { traceId: 'trace-1' });
-    await publishEnvelope(publisher, sent, routes['order.OrderCreated'], { prefix: broker.prefix, headers: { traceparent: '00-abc-01' } });
-    const [message, ...rest] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    await publishEnvelope(publisher, sent, routes['order.OrderCreated'], {
+      prefix: broker.prefix,
+      headers: { traceparent: '00-abc-01' },
+    });
+    const [message, ...rest] = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.queue,
+    );
     expect(rest).toHaveLength(0);
     expect(JSON.parse(message!.content.toString())).toEqual(sent);
     expect(message!.properties).toMatchObject({
@@ -95,11 +105,20 @@ describe('ConfirmedPublisher', () => {
     expect(error.replyText).toBe('NO_ROUTE');
     expect(error.retryable).toBe(true);
     expect(results[1]!.status).toBe('fulfilled');
-    const delivered = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    const delivered = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.queue,
+    );
     expect(delivered.map((m) => m.properties.messageId)).toEqual([kept.messageId]);
     expect(publisher.inFlight).toBe(0);
     // Confirm failures are counted for metrics (design notes §8).
-    expect(publisher.stats).toEqual({ confirmed: 1, returned: 1, nacked: 0, closed: 0, timedOut: 0 });
+    expect(publisher.stats).toEqual({
+      confirmed: 1,
+      returned: 1,
+      nacked: 0,
+      closed: 0,
+      timedOut: 0,
+    });
   });
 
   it('matches returns by messageId when the same id is published twice at once', async () => {
@@ -119,37 +138,64 @@ describe('ConfirmedPublisher', () => {
 
   it('rejects a publish the broker nacks (queue full with reject-publish) with PublishNackedError', async () => {
     const full = `${broker.prefix}full`;
-    await broker.channel.assertQueue(full, { durable: true, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' } });
+    await broker.channel.assertQueue(full, {
+      durable: true,
+      arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' },
+    });
     broker.track('queue', full);
     await broker.channel.bindQueue(full, `${broker.prefix}order`, 'order.full');
     const route = { exchange: 'order', routingKey: 'order.full' };
     await publishEnvelope(publisher, envelope('o-fits'), route, { prefix: broker.prefix });
     const refused = envelope('o-refused');
-    const error = await publishEnvelope(publisher, refused, route, { prefix: broker.prefix }).catch((e: unknown) => e);
+    const error = await publishEnvelope(publisher, refused, route, { prefix: broker.prefix }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PublishNackedError);
     expect((error as PublishNackedError).messageId).toBe(refused.messageId);
     expect((error as PublishNackedError).retryable).toBe(true);
     expect((await broker.channel.checkQueue(full)).messageCount).toBe(1);
-    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 1, closed: 0, timedOut: 0 });
+    expect(publisher.stats).toEqual({
+      confirmed: 1,
+      returned: 0,
+      nacked: 1,
+      closed: 0,
+      timedOut: 0,
+    });
   });
 
   it('fails pending publishes when the channel closes and works again on a fresh channel', async () => {
     const missing = `${broker.prefix}no-such-exchange`;
     const failed = publisher.publish(missing, 'x', Buffer.from('{}'), { messageId: 'm-missing' });
     await expect(failed).rejects.toBeInstanceOf(ChannelClosedError);
-    await publishEnvelope(publisher, envelope('o-after'), routes['order.OrderCreated'], { prefix: broker.prefix });
-    const delivered = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    await publishEnvelope(publisher, envelope('o-after'), routes['order.OrderCreated'], {
+      prefix: broker.prefix,
+    });
+    const delivered = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.queue,
+    );
     expect(delivered).toHaveLength(1);
-    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 0, closed: 1, timedOut: 0 });
+    expect(publisher.stats).toEqual({
+      confirmed: 1,
+      returned: 0,
+      nacked: 0,
+      closed: 1,
+      timedOut: 0,
+    });
   });
 
   it('waits for drain under back-pressure and confirms every message', async () => {
-    const small = new ConfirmedPublisher(broker.connection, { channelOptions: { highWaterMark: 2 } });
+    const small = new ConfirmedPublisher(broker.connection, {
+      channelOptions: { highWaterMark: 2 },
+    });
     const body = Buffer.alloc(8 * 1024, 'x');
     const count = 200;
     await Promise.all(
       Array.from({ length: count }, (_, i) =>
-        small.publish(`${broker.prefix}order`, 'order.created', body, { messageId: `bp-${i}`, contentType: 'application/octet-stream' }),
+        small.publish(`${broker.prefix}order`, 'order.created', body, {
+          messageId: `bp-${i}`,
+          contentType: 'application/octet-stream',
+        }),
       ),
     );
     expect(small.drainWaits).toBeGreaterThan(0);
@@ -160,15 +206,23 @@ describe('ConfirmedPublisher', () => {
 
   it('publishes again after the broker closed its connection, on a new one (connector source)', async () => {
     const connectionName = `evgen-test-publisher-${broker.prefix}`;
-    const connector = createAmqpConnector({ url: TEST_RABBITMQ_URL, connectionName, backoff: { baseMs: 20, capMs: 200 } });
+    const connector = createAmqpConnector({
+      url: TEST_RABBITMQ_URL,
+      connectionName,
+      backoff: { baseMs: 20, capMs: 200 },
+    });
     const resilient = new ConfirmedPublisher(connector);
     try {
       const queue = topology.consumers['inventory-service']!.queue;
-      await publishEnvelope(resilient, envelope('o-first'), routes['order.OrderCreated'], { prefix: broker.prefix });
+      await publishEnvelope(resilient, envelope('o-first'), routes['order.OrderCreated'], {
+        prefix: broker.prefix,
+      });
       expect(await closeConnectionFromBroker(connectionName)).toBe(1);
       const after = envelope('o-after-close');
       await waitFor('a publish on the new connection', () =>
-        publishEnvelope(resilient, after, routes['order.OrderCreated'], { prefix: broker.prefix }).then(
+        publishEnvelope(resilient, after, routes['order.OrderCreated'], {
+          prefix: broker.prefix,
+        }).then(
           () => true,
           (error: unknown) => {
             expect(error).toBeInstanceOf(ChannelClosedError);
@@ -186,7 +240,11 @@ describe('ConfirmedPublisher', () => {
   });
 
   it('refuses a publish without messageId (returns could not be matched)', async () => {
-    await expect(publisher.publish(`${broker.prefix}order`, 'order.created', Buffer.from('{}'), { messageId: '' })).rejects.toBeInstanceOf(TypeError);
+    await expect(
+      publisher.publish(`${broker.prefix}order`, 'order.created', Buffer.from('{}'), {
+        messageId: '',
+      }),
+    ).rejects.toBeInstanceOf(TypeError);
   });
 });
 
@@ -208,8 +266,16 @@ describe('rabbitRelayPublisher', () => {
   it('routes outbox messages by event type and carries the row headers', async () => {
     const relay = rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix });
     const sent = envelope('o-relay');
-    await relay.publish({ outboxId: '1', envelope: sent, headers: { traceparent: 't' }, attempts: 0 });
-    const [message] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.queue);
+    await relay.publish({
+      outboxId: '1',
+      envelope: sent,
+      headers: { traceparent: 't' },
+      attempts: 0,
+    });
+    const [message] = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.queue,
+    );
     expect(message!.properties.messageId).toBe(sent.messageId);
     expect(message!.fields.routingKey).toBe('order.created');
     expect(message!.properties.headers!.traceparent).toBe('t');
@@ -218,9 +284,13 @@ describe('rabbitRelayPublisher', () => {
   it('rejects an event type without a route, and an unroutable one', async () => {
     const relay = rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix });
     const unknown = { ...envelope('o-x'), eventType: 'order.Nope' };
-    await expect(relay.publish({ outboxId: '2', envelope: unknown, headers: {}, attempts: 0 })).rejects.toBeInstanceOf(UnknownEventError);
+    await expect(
+      relay.publish({ outboxId: '2', envelope: unknown, headers: {}, attempts: 0 }),
+    ).rejects.toBeInstanceOf(UnknownEventError);
     const archived = { ...envelope('o-y'), eventType: 'order.OrderArchived' };
-    await expect(relay.publish({ outboxId: '3', envelope: archived, headers: {}, attempts: 0 })).rejects.toBeInstanceOf(UnroutableError);
+    await expect(
+      relay.publish({ outboxId: '3', envelope: archived, headers: {}, attempts: 0 }),
+    ).rejects.toBeInstanceOf(UnroutableError);
   });
 });
 
@@ -230,18 +300,33 @@ describe('rabbitRelayPublisher', () => {
  * settings, so the timeout logic is checked against this fake.
  */
 class SilentChannel extends EventEmitter {
-  readonly published: { messageId: string; exchange: string; routingKey: string; confirm: (error: unknown) => void }[] = [];
+  readonly published: {
+    messageId: string;
+    exchange: string;
+    routingKey: string;
+    confirm: (error: unknown) => void;
+  }[] = [];
   /** What publish() returns: false reports back-pressure (the caller must wait for 'drain'). */
   writable = true;
 
-  publish(exchange: string, routingKey: string, _content: Buffer, options: { messageId: string }, callback: (error: unknown) => void): boolean {
+  publish(
+    exchange: string,
+    routingKey: string,
+    _content: Buffer,
+    options: { messageId: string },
+    callback: (error: unknown) => void,
+  ): boolean {
     this.published.push({ messageId: options.messageId, exchange, routingKey, confirm: callback });
     return this.writable;
   }
 
   /** The broker returns the message as unroutable (it sends the return before the ack). */
   returnMessage(messageId: string, exchange: string, routingKey: string): void {
-    this.emit('return', { properties: { messageId }, fields: { replyCode: 312, replyText: 'NO_ROUTE', exchange, routingKey }, content: Buffer.alloc(0) });
+    this.emit('return', {
+      properties: { messageId },
+      fields: { replyCode: 312, replyText: 'NO_ROUTE', exchange, routingKey },
+      content: Buffer.alloc(0),
+    });
   }
 
   async waitForConfirms(): Promise<void> {}
@@ -258,7 +343,8 @@ async function until(done: () => boolean): Promise<void> {
 
 describe('ConfirmedPublisher confirm timeout (fake channel)', () => {
   let channel: SilentChannel;
-  const connection = () => ({ createConfirmChannel: async () => channel }) as unknown as ChannelModel;
+  const connection = () =>
+    ({ createConfirmChannel: async () => channel }) as unknown as ChannelModel;
   const properties = (messageId: string) => ({ messageId, contentType: 'application/json' });
   const body = Buffer.from('{}');
 
@@ -282,15 +368,35 @@ describe('ConfirmedPublisher confirm timeout (fake channel)', () => {
     await vi.advanceTimersByTimeAsync(1);
     const error = await outcome;
     expect(error).toBeInstanceOf(PublishTimeoutError);
-    expect(error).toMatchObject({ messageId: 'm-1', exchange: 'order', routingKey: 'order.created', timeoutMs: 1_000, retryable: true });
-    expect((error as Error).message).toBe("broker did not confirm message m-1 to exchange 'order' with routing key 'order.created' within 1000 ms");
+    expect(error).toMatchObject({
+      messageId: 'm-1',
+      exchange: 'order',
+      routingKey: 'order.created',
+      timeoutMs: 1_000,
+      retryable: true,
+    });
+    expect((error as Error).message).toBe(
+      "broker did not confirm message m-1 to exchange 'order' with routing key 'order.created' within 1000 ms",
+    );
     expect(classifyError(error)).toBe('retryable');
     expect(publisher.inFlight).toBe(0);
-    expect(publisher.stats).toEqual({ confirmed: 0, returned: 0, nacked: 0, closed: 0, timedOut: 1 });
+    expect(publisher.stats).toEqual({
+      confirmed: 0,
+      returned: 0,
+      nacked: 0,
+      closed: 0,
+      timedOut: 1,
+    });
 
     // The ack comes after all: ignored, nothing counted, nothing thrown.
     channel.published[0]!.confirm(null);
-    expect(publisher.stats).toEqual({ confirmed: 0, returned: 0, nacked: 0, closed: 0, timedOut: 1 });
+    expect(publisher.stats).toEqual({
+      confirmed: 0,
+      returned: 0,
+      nacked: 0,
+      closed: 0,
+      timedOut: 1,
+    });
     // The channel is still good for the next publish.
     const next = publisher.publish('order', 'order.created', body, properties('m-2'));
     await until(() => channel.published.length === 2);
@@ -315,7 +421,13 @@ describe('ConfirmedPublisher confirm timeout (fake channel)', () => {
     channel.published[0]!.confirm(null);
     channel.published[1]!.confirm(null);
     await expect(retry).resolves.toBeUndefined();
-    expect(publisher.stats).toEqual({ confirmed: 1, returned: 0, nacked: 0, closed: 0, timedOut: 1 });
+    expect(publisher.stats).toEqual({
+      confirmed: 1,
+      returned: 0,
+      nacked: 0,
+      closed: 0,
+      timedOut: 1,
+    });
   });
 
   it('bounds the wait for drain too: a publish that cannot even be written times out and is never sent', async () => {
@@ -335,7 +447,11 @@ describe('ConfirmedPublisher confirm timeout (fake channel)', () => {
   });
 
   it('refuses a confirmTimeoutMs that is not a positive number', () => {
-    expect(() => new ConfirmedPublisher(connection(), { confirmTimeoutMs: 0 })).toThrow(/confirmTimeoutMs must be a positive number/);
-    expect(() => new ConfirmedPublisher(connection(), { confirmTimeoutMs: Number.NaN })).toThrow(RangeError);
+    expect(() => new ConfirmedPublisher(connection(), { confirmTimeoutMs: 0 })).toThrow(
+      /confirmTimeoutMs must be a positive number/,
+    );
+    expect(() => new ConfirmedPublisher(connection(), { confirmTimeoutMs: Number.NaN })).toThrow(
+      RangeError,
+    );
   });
 });

@@ -47,7 +47,11 @@ describe('consumer runner (real RabbitMQ)', () => {
     topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [100, 200] });
     producer = new ConfirmedPublisher(broker.connection);
     connectionName = `evgen-test-runner-${randomBytes(4).toString('hex')}`;
-    connector = createAmqpConnector({ url: TEST_RABBITMQ_URL, connectionName, backoff: { baseMs: 50, capMs: 500 } });
+    connector = createAmqpConnector({
+      url: TEST_RABBITMQ_URL,
+      connectionName,
+      backoff: { baseMs: 50, capMs: 500 },
+    });
     events = [];
     runner = undefined;
     const routes = topology.consumers['inventory-service']!;
@@ -80,7 +84,10 @@ describe('consumer runner (real RabbitMQ)', () => {
 
   async function publish(orderId: string): Promise<Envelope> {
     const envelope = createEnvelope(orderCreated, { orderId }, { traceId: `trace-${orderId}` });
-    await publishEnvelope(producer, envelope, route, { prefix: broker.prefix, headers: { traceparent: `tp-${orderId}` } });
+    await publishEnvelope(producer, envelope, route, {
+      prefix: broker.prefix,
+      headers: { traceparent: `tp-${orderId}` },
+    });
     return envelope;
   }
 
@@ -105,8 +112,17 @@ describe('consumer runner (real RabbitMQ)', () => {
       [sent.messageId, 1, 100],
       [sent.messageId, 2, 200],
     ]);
-    expect(ofType('handled')).toEqual([{ type: 'handled', messageId: sent.messageId, attempt: 3, result: 'handled' }]);
-    expect(runner!.metrics()).toEqual({ handled: 1, duplicates: 0, retried: 2, deadLettered: 0, settleFailures: 0, restarts: 0 });
+    expect(ofType('handled')).toEqual([
+      { type: 'handled', messageId: sent.messageId, attempt: 3, result: 'handled' },
+    ]);
+    expect(runner!.metrics()).toEqual({
+      handled: 1,
+      duplicates: 0,
+      retried: 2,
+      deadLettered: 0,
+      settleFailures: 0,
+      restarts: 0,
+    });
 
     const copies = await drainQueue(broker.channel, spyQueue);
     expect(copies.map((c) => c.fields.routingKey)).toEqual(['retry.100ms', 'retry.200ms']);
@@ -125,7 +141,9 @@ describe('consumer runner (real RabbitMQ)', () => {
       expect(headers['x-death']).toBeUndefined();
     }
     // The first failure time is kept from the first retry on.
-    expect(copies[1]!.properties.headers![EVGEN_HEADERS.firstFailureAt]).toBe(copies[0]!.properties.headers![EVGEN_HEADERS.firstFailureAt]);
+    expect(copies[1]!.properties.headers![EVGEN_HEADERS.firstFailureAt]).toBe(
+      copies[0]!.properties.headers![EVGEN_HEADERS.firstFailureAt],
+    );
     const routes = topology.consumers['inventory-service']!;
     for (const queue of [routes.queue, routes.deadQueue, ...routes.tiers.map((t) => t.queue)]) {
       expect((await broker.channel.checkQueue(queue)).messageCount).toBe(0);
@@ -138,7 +156,8 @@ describe('consumer runner (real RabbitMQ)', () => {
       name: 'inventory-service',
       async handle(raw) {
         const envelope = raw as Envelope<string, number, { orderId: string }>;
-        if (envelope.payload.orderId === 'o-poison') throw new NonRetryableError('order o-poison is in an illegal state');
+        if (envelope.payload.orderId === 'o-poison')
+          throw new NonRetryableError('order o-poison is in an illegal state');
         handled.push(envelope.payload.orderId);
         return 'handled';
       },
@@ -150,9 +169,17 @@ describe('consumer runner (real RabbitMQ)', () => {
     await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
     expect(handled).toEqual(['o-1', 'o-2']);
     expect(ofType('retried')).toHaveLength(0);
-    expect(runner!.metrics()).toMatchObject({ handled: 2, retried: 0, deadLettered: 1, settleFailures: 0 });
+    expect(runner!.metrics()).toMatchObject({
+      handled: 2,
+      retried: 0,
+      deadLettered: 1,
+      settleFailures: 0,
+    });
 
-    const [dead, ...more] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue);
+    const [dead, ...more] = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
     expect(more).toHaveLength(0);
     expect(dead!.properties.messageId).toBe(poison.messageId);
     expect(JSON.parse(dead!.content.toString())).toEqual(poison);
@@ -182,18 +209,30 @@ describe('consumer runner (real RabbitMQ)', () => {
       },
     });
     const exchange = `${broker.prefix}order`;
-    await producer.publish(exchange, 'order.created', Buffer.from('{not json'), { messageId: 'bad-json' });
+    await producer.publish(exchange, 'order.created', Buffer.from('{not json'), {
+      messageId: 'bad-json',
+    });
     const body = { messageId: 'body-id', eventType: 'order.OrderCreated', payload: {} };
-    await producer.publish(exchange, 'order.created', Buffer.from(JSON.stringify(body)), { messageId: 'header-id' });
+    await producer.publish(exchange, 'order.created', Buffer.from(JSON.stringify(body)), {
+      messageId: 'header-id',
+    });
     const good = await publish('o-ok');
-    await waitFor('two dead letters', () => (ofType('dead-lettered').length === 2 ? true : undefined));
+    await waitFor('two dead letters', () =>
+      ofType('dead-lettered').length === 2 ? true : undefined,
+    );
     await waitFor('handled', () => ofType('handled')[0]);
     expect(seen).toEqual([good]);
-    const dead = await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue);
+    const dead = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
     expect(dead.map((d) => d.properties.messageId).sort()).toEqual(['bad-json', 'header-id']);
-    for (const letter of dead) expect(letter.properties.headers![EVGEN_HEADERS.errorType]).toBe('MalformedMessageError');
+    for (const letter of dead)
+      expect(letter.properties.headers![EVGEN_HEADERS.errorType]).toBe('MalformedMessageError');
     const mismatch = dead.find((d) => d.properties.messageId === 'header-id')!;
-    expect(mismatch.properties.headers![EVGEN_HEADERS.errorMessage]).toContain('differs from body messageId body-id');
+    expect(mismatch.properties.headers![EVGEN_HEADERS.errorMessage]).toContain(
+      'differs from body messageId body-id',
+    );
     expect(mismatch.content.toString()).toBe(JSON.stringify(body));
   });
 
@@ -201,14 +240,24 @@ describe('consumer runner (real RabbitMQ)', () => {
     await start({ name: 'inventory-service', handle: async () => 'handled' });
     const body = { messageId: 'body-only-id', eventType: 'order.OrderCreated', payload: {} };
     // A foreign producer that forgot the property (a plain channel: the confirmed publisher refuses it).
-    broker.channel.publish(`${broker.prefix}order`, 'order.created', Buffer.from(JSON.stringify(body)), { persistent: true });
+    broker.channel.publish(
+      `${broker.prefix}order`,
+      'order.created',
+      Buffer.from(JSON.stringify(body)),
+      { persistent: true },
+    );
     const event = await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
     expect(event.messageId).toBe('body-only-id');
-    const [letter, ...more] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue);
+    const [letter, ...more] = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
     expect(more).toHaveLength(0);
     // A dead letter never mints a new id when the message carries one (design notes §1).
     expect(letter!.properties.messageId).toBe('body-only-id');
-    expect(letter!.properties.headers![EVGEN_HEADERS.errorMessage]).toContain('messageId property is missing');
+    expect(letter!.properties.headers![EVGEN_HEADERS.errorMessage]).toContain(
+      'messageId property is missing',
+    );
   });
 
   it('dead-letters a retryable failure once the attempts are spent', async () => {
@@ -224,31 +273,53 @@ describe('consumer runner (real RabbitMQ)', () => {
     const dead = await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
     expect(dead.attempts).toBe(3);
     expect(calls).toBe(3);
-    const [letter] = await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue);
+    const [letter] = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
     expect(letter!.properties.messageId).toBe(sent.messageId);
     const headers = letter!.properties.headers!;
     expect(headers[EVGEN_HEADERS.attempts]).toBe(3);
     expect(headers[EVGEN_HEADERS.errorMessage]).toBe('connection reset by peer');
-    expect(Date.parse(headers[EVGEN_HEADERS.lastFailureAt] as string)).toBeGreaterThan(Date.parse(headers[EVGEN_HEADERS.firstFailureAt] as string));
+    expect(Date.parse(headers[EVGEN_HEADERS.lastFailureAt] as string)).toBeGreaterThan(
+      Date.parse(headers[EVGEN_HEADERS.firstFailureAt] as string),
+    );
     expect(headers['x-death']).toBeUndefined();
   });
 
   it('consumerQueueStats reports waiting, retrying and dead messages and attached consumers', async () => {
     const routes = topology.consumers['inventory-service']!;
-    expect(await consumerQueueStats(broker.connection, routes)).toEqual({ waiting: 0, consumers: 0, retrying: 0, dead: 0 });
+    expect(await consumerQueueStats(broker.connection, routes)).toEqual({
+      waiting: 0,
+      consumers: 0,
+      retrying: 0,
+      dead: 0,
+    });
     await publish('o-waiting-1');
     await publish('o-waiting-2');
     const retry = envelopeToAmqpMessage(createEnvelope(orderCreated, { orderId: 'o-retrying' }));
     await producer.publish('', routes.tiers[1]!.queue, retry.content, retry.properties);
     const dead = envelopeToAmqpMessage(createEnvelope(orderCreated, { orderId: 'o-dead' }));
     await producer.publish('', routes.deadQueue, dead.content, dead.properties);
-    expect(await consumerQueueStats(connector, routes)).toEqual({ waiting: 2, consumers: 0, retrying: 1, dead: 1 });
+    expect(await consumerQueueStats(connector, routes)).toEqual({
+      waiting: 2,
+      consumers: 0,
+      retrying: 1,
+      dead: 1,
+    });
 
     await start({ name: 'inventory-service', handle: async () => 'handled' });
     // The retry copy comes back from its tier after 200 ms and is handled too.
     await waitFor('three handled', () => (ofType('handled').length === 3 ? true : undefined));
-    expect(await consumerQueueStats(broker.connection, routes)).toEqual({ waiting: 0, consumers: 1, retrying: 0, dead: 1 });
-    await expect(consumerQueueStats(broker.connection, { ...routes, queue: `${broker.prefix}missing` })).rejects.toThrow(/NOT_FOUND/);
+    expect(await consumerQueueStats(broker.connection, routes)).toEqual({
+      waiting: 0,
+      consumers: 1,
+      retrying: 0,
+      dead: 1,
+    });
+    await expect(
+      consumerQueueStats(broker.connection, { ...routes, queue: `${broker.prefix}missing` }),
+    ).rejects.toThrow(/NOT_FOUND/);
   });
 
   it('reconnects after the broker closes its connection and resumes consuming', async () => {
@@ -303,7 +374,10 @@ describe('consumer runner (real RabbitMQ)', () => {
   });
 
   it('start() rejects when the queue does not exist, without retrying in the background', async () => {
-    const routes = { ...topology.consumers['inventory-service']!, queue: `${broker.prefix}missing` };
+    const routes = {
+      ...topology.consumers['inventory-service']!,
+      queue: `${broker.prefix}missing`,
+    };
     runner = createConsumerRunner({
       connection: connector,
       routes,
@@ -341,6 +415,9 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(order).toEqual(['handler finished', 'stopped']);
     expect(ofType('handled')).toHaveLength(1);
     // Acked before the channel closed: nothing comes back to the queue.
-    expect((await broker.channel.checkQueue(topology.consumers['inventory-service']!.queue)).messageCount).toBe(0);
+    expect(
+      (await broker.channel.checkQueue(topology.consumers['inventory-service']!.queue))
+        .messageCount,
+    ).toBe(0);
   });
 });

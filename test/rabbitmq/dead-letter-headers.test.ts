@@ -40,7 +40,13 @@ describe('replayHeaders', () => {
   });
 
   it('deadLetterDiagnostics reads every diagnostic header, text or Buffer, and omits what is absent', () => {
-    expect(deadLetterDiagnostics({ ...letter, [EVGEN_HEADERS.consumer]: Buffer.from('inventory-service'), [EVGEN_HEADERS.traceId]: 'trace-1' })).toEqual({
+    expect(
+      deadLetterDiagnostics({
+        ...letter,
+        [EVGEN_HEADERS.consumer]: Buffer.from('inventory-service'),
+        [EVGEN_HEADERS.traceId]: 'trace-1',
+      }),
+    ).toEqual({
       consumer: 'inventory-service',
       errorType: 'RetryableError',
       errorMessage: 'boom',

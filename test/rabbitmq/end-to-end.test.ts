@@ -39,10 +39,24 @@ import { generateExample, type GeneratedExample } from '../support/generated-exa
 interface Generated {
   rabbitTopology: RabbitTopology;
   rabbitRoutes: RabbitRoutes;
-  writeOrderCancelledV1(tx: Transaction, payload: unknown, context?: object, options?: object): Promise<Envelope>;
-  writeStockReleasedV1(tx: Transaction, payload: unknown, context?: object, options?: object): Promise<Envelope>;
+  writeOrderCancelledV1(
+    tx: Transaction,
+    payload: unknown,
+    context?: object,
+    options?: object,
+  ): Promise<Envelope>;
+  writeStockReleasedV1(
+    tx: Transaction,
+    payload: unknown,
+    context?: object,
+    options?: object,
+  ): Promise<Envelope>;
   createInventoryServiceConsumer(options: object): InboxConsumer;
-  publishOrderCreated(publisher: ConfirmedPublisher, envelope: Envelope, options?: object): Promise<void>;
+  publishOrderCreated(
+    publisher: ConfirmedPublisher,
+    envelope: Envelope,
+    options?: object,
+  ): Promise<void>;
   orderCreatedV2(payload: unknown, meta?: object): Envelope;
 }
 
@@ -53,11 +67,19 @@ beforeAll(async () => {
   example = await generateExample(import.meta.url);
   generated = {
     ...(await example.load<Pick<Generated, 'rabbitTopology'>>('rabbitmq/topology.ts')),
-    ...(await example.load<Pick<Generated, 'rabbitRoutes' | 'publishOrderCreated'>>('rabbitmq/publishers.ts')),
+    ...(await example.load<Pick<Generated, 'rabbitRoutes' | 'publishOrderCreated'>>(
+      'rabbitmq/publishers.ts',
+    )),
     ...(await example.load<Pick<Generated, 'orderCreatedV2'>>('order/order-created/envelope.ts')),
-    ...(await example.load<Pick<Generated, 'writeOrderCancelledV1'>>('order/order-cancelled/outbox.ts')),
-    ...(await example.load<Pick<Generated, 'writeStockReleasedV1'>>('inventory/stock-released/outbox.ts')),
-    ...(await example.load<Pick<Generated, 'createInventoryServiceConsumer'>>('consumers/inventory-service.ts')),
+    ...(await example.load<Pick<Generated, 'writeOrderCancelledV1'>>(
+      'order/order-cancelled/outbox.ts',
+    )),
+    ...(await example.load<Pick<Generated, 'writeStockReleasedV1'>>(
+      'inventory/stock-released/outbox.ts',
+    )),
+    ...(await example.load<Pick<Generated, 'createInventoryServiceConsumer'>>(
+      'consumers/inventory-service.ts',
+    )),
   };
 });
 afterAll(() => example?.remove());
@@ -82,7 +104,9 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     db = postgresDatabase(pg.pool);
     await migrateOutbox(db, { schema: pg.schema });
     await migrateInbox(db, { schema: pg.schema });
-    await pg.pool.query(`CREATE TABLE "${pg.schema}".reservation (order_id text NOT NULL, message_id text NOT NULL)`);
+    await pg.pool.query(
+      `CREATE TABLE "${pg.schema}".reservation (order_id text NOT NULL, message_id text NOT NULL)`,
+    );
     broker = await createTestBroker();
     topology = await broker.declare(generated.rabbitTopology, { tiers: [100, 200] });
     confirmed = new ConfirmedPublisher(broker.connection);
@@ -106,13 +130,19 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     await pg.drop();
   });
 
-  function inventoryConsumer(onEvent: (envelope: Envelope, tx: Transaction) => Promise<void>): InboxConsumer {
+  function inventoryConsumer(
+    onEvent: (envelope: Envelope, tx: Transaction) => Promise<void>,
+  ): InboxConsumer {
     return generated.createInventoryServiceConsumer({
       db,
       inbox: { schema: pg.schema },
       handlers: {
-        'order.OrderCreated': { 2: (envelope: Envelope, ctx: { tx: Transaction }) => onEvent(envelope, ctx.tx) },
-        'order.OrderCancelled': { 1: (envelope: Envelope, ctx: { tx: Transaction }) => onEvent(envelope, ctx.tx) },
+        'order.OrderCreated': {
+          2: (envelope: Envelope, ctx: { tx: Transaction }) => onEvent(envelope, ctx.tx),
+        },
+        'order.OrderCancelled': {
+          1: (envelope: Envelope, ctx: { tx: Transaction }) => onEvent(envelope, ctx.tx),
+        },
       },
       upcasters: { 'order.OrderCreated': { v1ToV2: (payload: object) => payload } },
     });
@@ -131,7 +161,10 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
 
   const reserve = async (envelope: Envelope, tx: Transaction) => {
     const payload = envelope.payload as { orderId: string };
-    await tx.query(`INSERT INTO "${pg.schema}".reservation (order_id, message_id) VALUES ($1, $2)`, [payload.orderId, envelope.messageId]);
+    await tx.query(
+      `INSERT INTO "${pg.schema}".reservation (order_id, message_id) VALUES ($1, $2)`,
+      [payload.orderId, envelope.messageId],
+    );
   };
 
   const ofType = <T extends ConsumerRunnerEvent['type']>(type: T) =>
@@ -139,7 +172,12 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
 
   async function writeOrderCancelled(): Promise<Envelope> {
     return db.transaction((tx) =>
-      generated.writeOrderCancelledV1(tx, orderCancelledPayload(), { traceId: 'trace-e2e' }, { schema: pg.schema, notifyChannel: false }),
+      generated.writeOrderCancelledV1(
+        tx,
+        orderCancelledPayload(),
+        { traceId: 'trace-e2e' },
+        { schema: pg.schema, notifyChannel: false },
+      ),
     );
   }
 
@@ -154,7 +192,9 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
   }
 
   it('handles an event once in effect although the relay published it twice (crash after confirm, before SENT)', async () => {
-    const rabbit = rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix });
+    const rabbit = rabbitRelayPublisher(confirmed, generated.rabbitRoutes, {
+      prefix: broker.prefix,
+    });
     let publishes = 0;
     const crashingOnce: Publisher = {
       async publish(message: OutboundMessage) {
@@ -167,11 +207,17 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     const written = await writeOrderCancelled();
     const outbox = relay(crashingOnce);
     expect((await outbox.runOnce()).failed).toBe(1);
-    await waitFor('the retry to be due', async () => ((await outbox.runOnce()).published === 1 ? true : undefined));
+    await waitFor('the retry to be due', async () =>
+      (await outbox.runOnce()).published === 1 ? true : undefined,
+    );
     expect(publishes).toBe(2);
 
     await waitFor('both deliveries', () => (ofType('handled').length === 2 ? true : undefined));
-    expect(ofType('handled').map((e) => e.result).sort()).toEqual(['duplicate', 'handled']);
+    expect(
+      ofType('handled')
+        .map((e) => e.result)
+        .sort(),
+    ).toEqual(['duplicate', 'handled']);
     const reservations = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".reservation`);
     expect(reservations.rows).toEqual([{ message_id: written.messageId }]);
 
@@ -179,9 +225,14 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     const row = await pg.pool.query(`SELECT event_id, status FROM "${pg.schema}".outbox_event`);
     expect(row.rows).toEqual([{ event_id: written.messageId, status: 'SENT' }]);
     const copies = await drainQueue(broker.channel, spyQueue);
-    expect(copies.map((c) => c.properties.messageId)).toEqual([written.messageId, written.messageId]);
+    expect(copies.map((c) => c.properties.messageId)).toEqual([
+      written.messageId,
+      written.messageId,
+    ]);
     expect(copies[0]!.properties.headers![EVGEN_HEADERS.traceId]).toBe('trace-e2e');
-    const inbox = await pg.pool.query(`SELECT message_id, consumer FROM "${pg.schema}".inbox_message`);
+    const inbox = await pg.pool.query(
+      `SELECT message_id, consumer FROM "${pg.schema}".inbox_message`,
+    );
     expect(inbox.rows).toEqual([{ message_id: written.messageId, consumer: 'inventory-service' }]);
   });
 
@@ -196,7 +247,13 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
       }),
     );
     const written = await writeOrderCancelled();
-    expect((await relay(rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix })).runOnce()).published).toBe(1);
+    expect(
+      (
+        await relay(
+          rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix }),
+        ).runOnce()
+      ).published,
+    ).toBe(1);
     await waitFor('handled', () => ofType('handled')[0]);
     expect(calls).toBe(3);
     expect(ofType('retried').map((e) => e.delayMs)).toEqual([100, 200]);
@@ -221,18 +278,35 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
       occurredAt: new Date().toISOString(),
       traceId: 'trace-poison',
     };
-    const invalid = { ...base, messageId: newMessageId(), schemaVersion: 1, payload: { orderId: 'not-a-uuid' } } as Envelope;
-    const unknownVersion = { ...base, messageId: newMessageId(), schemaVersion: 9, payload: orderCancelledPayload() } as Envelope;
+    const invalid = {
+      ...base,
+      messageId: newMessageId(),
+      schemaVersion: 1,
+      payload: { orderId: 'not-a-uuid' },
+    } as Envelope;
+    const unknownVersion = {
+      ...base,
+      messageId: newMessageId(),
+      schemaVersion: 9,
+      payload: orderCancelledPayload(),
+    } as Envelope;
     const route = generated.rabbitRoutes['order.OrderCancelled']!;
     await publishEnvelope(confirmed, invalid, route, { prefix: broker.prefix });
     await publishEnvelope(confirmed, unknownVersion, route, { prefix: broker.prefix });
     const good = await writeOrderCancelled();
-    await relay(rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix })).runOnce();
+    await relay(
+      rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix }),
+    ).runOnce();
 
     await waitFor('good handled', () => ofType('handled')[0]);
-    await waitFor('two dead letters', () => (ofType('dead-lettered').length === 2 ? true : undefined));
+    await waitFor('two dead letters', () =>
+      ofType('dead-lettered').length === 2 ? true : undefined,
+    );
     expect(ofType('retried')).toHaveLength(0);
-    const dead = await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue);
+    const dead = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
     const byId = new Map(dead.map((d) => [d.properties.messageId as string, d]));
     expect([...byId.keys()].sort()).toEqual([invalid.messageId, unknownVersion.messageId].sort());
     const invalidLetter = byId.get(invalid.messageId)!;
@@ -245,7 +319,9 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
       [EVGEN_HEADERS.originalRoutingKey]: 'order.cancelled',
       [EVGEN_HEADERS.traceId]: 'trace-poison',
     });
-    expect(byId.get(unknownVersion.messageId)!.properties.headers![EVGEN_HEADERS.errorType]).toBe('UnknownEventError');
+    expect(byId.get(unknownVersion.messageId)!.properties.headers![EVGEN_HEADERS.errorType]).toBe(
+      'UnknownEventError',
+    );
     const inbox = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".inbox_message`);
     expect(inbox.rows).toEqual([{ message_id: good.messageId }]);
   });
@@ -260,14 +336,20 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     );
     const fixed = await writeOrderCancelled();
     const other = await writeOrderCancelled();
-    await relay(rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix })).runOnce();
-    await waitFor('two dead letters', () => (ofType('dead-lettered').length === 2 ? true : undefined));
+    await relay(
+      rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix }),
+    ).runOnce();
+    await waitFor('two dead letters', () =>
+      ofType('dead-lettered').length === 2 ? true : undefined,
+    );
     expect((await pg.pool.query(`SELECT 1 FROM "${pg.schema}".inbox_message`)).rowCount).toBe(0);
 
     const routes = topology.consumers['inventory-service']!;
     // Listing shows each letter with its diagnostics and removes nothing.
     const letters = await listDeadLetters({ connection: broker.connection, routes });
-    expect(letters.map((l) => l.messageId).sort()).toEqual([fixed.messageId, other.messageId].sort());
+    expect(letters.map((l) => l.messageId).sort()).toEqual(
+      [fixed.messageId, other.messageId].sort(),
+    );
     for (const letter of letters) {
       expect(letter.eventType).toBe('order.OrderCancelled');
       expect(JSON.parse(letter.content.toString()).messageId).toBe(letter.messageId);
@@ -287,10 +369,18 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(2);
 
     broken = false;
-    const first = await replayDeadLetters({ connection: broker.connection, routes, filter: (letter) => letter.messageId === fixed.messageId });
+    const first = await replayDeadLetters({
+      connection: broker.connection,
+      routes,
+      filter: (letter) => letter.messageId === fixed.messageId,
+    });
     expect(first).toEqual({ replayed: [fixed.messageId], kept: 1 });
     // A fresh attempt count: the replayed copy is attempt 1 again, not dead-lettered at once.
-    expect(await waitFor('replay handled', () => ofType('handled')[0])).toMatchObject({ messageId: fixed.messageId, attempt: 1, result: 'handled' });
+    expect(await waitFor('replay handled', () => ofType('handled')[0])).toMatchObject({
+      messageId: fixed.messageId,
+      attempt: 1,
+      result: 'handled',
+    });
     expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(1);
 
     // The same letter a second time (say an operator replays a copy of it): the inbox skips it.
@@ -298,7 +388,10 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     await confirmed.publish('', routes.deadQueue, Buffer.from(JSON.stringify(fixed)), {
       messageId: fixed.messageId,
       contentType: 'application/json',
-      headers: { [EVGEN_HEADERS.originalRoutingKey]: route.routingKey, [EVGEN_HEADERS.attempts]: 1 },
+      headers: {
+        [EVGEN_HEADERS.originalRoutingKey]: route.routingKey,
+        [EVGEN_HEADERS.attempts]: 1,
+      },
     });
     const second = await replayDeadLetters({ connection: broker.connection, routes });
     expect(second).toEqual({ replayed: [other.messageId, fixed.messageId], kept: 0 });
@@ -306,11 +399,24 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     // The last two run concurrently (prefetch 4): compare without their order.
     const outcomes = ofType('handled').map((e) => `${e.messageId} ${String(e.result)}`);
     expect(outcomes[0]).toBe(`${fixed.messageId} handled`);
-    expect(outcomes.slice(1).sort()).toEqual([`${other.messageId} handled`, `${fixed.messageId} duplicate`].sort());
-    expect(runner!.metrics()).toMatchObject({ handled: 3, duplicates: 1, deadLettered: 2, retried: 0 });
-    const effects = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".reservation ORDER BY message_id`);
-    expect(effects.rows).toEqual([fixed.messageId, other.messageId].sort().map((id) => ({ message_id: id })));
-    const inbox = await pg.pool.query(`SELECT message_id FROM "${pg.schema}".inbox_message ORDER BY message_id`);
+    expect(outcomes.slice(1).sort()).toEqual(
+      [`${other.messageId} handled`, `${fixed.messageId} duplicate`].sort(),
+    );
+    expect(runner!.metrics()).toMatchObject({
+      handled: 3,
+      duplicates: 1,
+      deadLettered: 2,
+      retried: 0,
+    });
+    const effects = await pg.pool.query(
+      `SELECT message_id FROM "${pg.schema}".reservation ORDER BY message_id`,
+    );
+    expect(effects.rows).toEqual(
+      [fixed.messageId, other.messageId].sort().map((id) => ({ message_id: id })),
+    );
+    const inbox = await pg.pool.query(
+      `SELECT message_id FROM "${pg.schema}".inbox_message ORDER BY message_id`,
+    );
     expect(inbox.rows).toEqual(effects.rows);
     expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(0);
   });
@@ -342,7 +448,12 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     const written = await db.transaction((tx) =>
       generated.writeStockReleasedV1(
         tx,
-        { reservationId: randomUUID(), orderId: randomUUID(), reason: 'expired', releasedAt: new Date().toISOString() },
+        {
+          reservationId: randomUUID(),
+          orderId: randomUUID(),
+          reason: 'expired',
+          releasedAt: new Date().toISOString(),
+        },
         {},
         { schema: pg.schema, notifyChannel: false },
       ),
@@ -357,7 +468,9 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     });
     expect(await outbox.runOnce()).toMatchObject({ published: 0, failed: 1 });
     expect(failures[0]).toBeInstanceOf(UnroutableError);
-    const row = await pg.pool.query(`SELECT event_id, status, last_error FROM "${pg.schema}".outbox_event`);
+    const row = await pg.pool.query(
+      `SELECT event_id, status, last_error FROM "${pg.schema}".outbox_event`,
+    );
     expect(row.rows[0]).toMatchObject({ event_id: written.messageId, status: 'READY' });
     expect(row.rows[0].last_error).toMatch(/unroutable/);
   });

@@ -12,7 +12,14 @@ import {
   type ConsumerRunnerEvent,
   type ResolvedTopology,
 } from 'evgen/runtime';
-import { SAMPLE_TOPOLOGY, TEST_RABBITMQ_URL, createTestBroker, drainQueue, waitFor, type TestBroker } from '../support/rabbitmq.js';
+import {
+  SAMPLE_TOPOLOGY,
+  TEST_RABBITMQ_URL,
+  createTestBroker,
+  drainQueue,
+  waitFor,
+  type TestBroker,
+} from '../support/rabbitmq.js';
 
 describe('quorum queues (real RabbitMQ)', () => {
   let broker: TestBroker;
@@ -55,11 +62,18 @@ describe('quorum queues (real RabbitMQ)', () => {
     await runner.start();
     const publisher = new ConfirmedPublisher(broker.connection);
     const body = { messageId: 'q-1', eventType: 'order.OrderCreated', payload: {} };
-    await publisher.publish(`${broker.prefix}order`, 'order.created', Buffer.from(JSON.stringify(body)), { messageId: 'q-1' });
+    await publisher.publish(
+      `${broker.prefix}order`,
+      'order.created',
+      Buffer.from(JSON.stringify(body)),
+      { messageId: 'q-1' },
+    );
     await publisher.close();
     await waitFor('handled', () => events.find((e) => e.type === 'handled'));
     expect(calls).toBe(3);
     expect(events.filter((e) => e.type === 'retried')).toHaveLength(2);
-    expect(await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue)).toHaveLength(0);
+    expect(
+      await drainQueue(broker.channel, topology.consumers['inventory-service']!.deadQueue),
+    ).toHaveLength(0);
   });
 });

@@ -36,14 +36,22 @@ describe('rabbitmq target', () => {
       expect(file.content.endsWith('\n')).toBe(true);
     }
     const publishers = files[0]!.content;
-    expect(publishers).toContain("import type { OrderCreatedEnvelope } from '../order/order-created/envelope.js';");
-    expect(publishers).toContain("'order.OrderCreated': { exchange: 'order', routingKey: 'order.created' },");
+    expect(publishers).toContain(
+      "import type { OrderCreatedEnvelope } from '../order/order-created/envelope.js';",
+    );
+    expect(publishers).toContain(
+      "'order.OrderCreated': { exchange: 'order', routingKey: 'order.created' },",
+    );
     expect(publishers).toContain('export function publishOrderCreated(');
   });
 
   it('generates the topology and routes the catalog implies', async () => {
-    const { rabbitTopology } = await example.load<{ rabbitTopology: RabbitTopology }>('rabbitmq/topology.ts');
-    const { rabbitRoutes } = await example.load<{ rabbitRoutes: RabbitRoutes }>('rabbitmq/publishers.ts');
+    const { rabbitTopology } = await example.load<{ rabbitTopology: RabbitTopology }>(
+      'rabbitmq/topology.ts',
+    );
+    const { rabbitRoutes } = await example.load<{ rabbitRoutes: RabbitRoutes }>(
+      'rabbitmq/publishers.ts',
+    );
     expect(rabbitTopology.exchanges).toEqual(['inventory', 'order']);
     expect(rabbitTopology.consumers).toEqual([
       {
@@ -56,12 +64,17 @@ describe('rabbitmq target', () => {
       {
         name: 'shipping-service',
         subscriptions: [
-          { eventType: 'inventory.StockReserved', exchange: 'inventory', routingKey: 'inventory.stock.reserved' },
+          {
+            eventType: 'inventory.StockReserved',
+            exchange: 'inventory',
+            routingKey: 'inventory.stock.reserved',
+          },
           { eventType: 'order.OrderPaid', exchange: 'order', routingKey: 'order.paid' },
         ],
       },
     ]);
-    for (const event of catalog.events) expect(rabbitRoutes[event.eventType]).toEqual(event.rabbitmq);
+    for (const event of catalog.events)
+      expect(rabbitRoutes[event.eventType]).toEqual(event.rabbitmq);
     // The shipping queue is bound to both of its events' exchanges.
     const resolved = resolveTopology(rabbitTopology);
     expect(resolved.bindings.filter((b) => b.queue === 'shipping-service')).toEqual([
@@ -107,26 +120,47 @@ export const send = (publisher: ConfirmedPublisher, envelope: OrderPaidEnvelope)
     const event = catalog.events.find((e) => e.eventType === 'order.OrderCreated')!;
     const patched: Catalog = {
       ...catalog,
-      events: catalog.events.map((e) => (e === event ? { ...e, rabbitmq: { exchange: 'order\n//', routingKey: hostile } } : e)),
+      events: catalog.events.map((e) =>
+        e === event ? { ...e, rabbitmq: { exchange: 'order\n//', routingKey: hostile } } : e,
+      ),
     };
-    const files = await rabbitmqTarget.generate({ catalog: patched, runtimeImport: 'evgen/runtime' });
+    const files = await rabbitmqTarget.generate({
+      catalog: patched,
+      runtimeImport: 'evgen/runtime',
+    });
     for (const file of files) {
       const path = join(example.dir, 'hostile', file.path);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, file.content);
     }
     // Loaded, the modules hold exactly the catalog's strings; nothing ran.
-    const { rabbitRoutes } = await example.load<{ rabbitRoutes: RabbitRoutes }>('hostile/rabbitmq/publishers.ts');
-    const { rabbitTopology } = await example.load<{ rabbitTopology: RabbitTopology }>('hostile/rabbitmq/topology.ts');
-    expect(rabbitRoutes['order.OrderCreated']).toEqual({ exchange: 'order\n//', routingKey: hostile });
-    expect(rabbitTopology.consumers[0]!.subscriptions[1]).toEqual({ eventType: 'order.OrderCreated', exchange: 'order\n//', routingKey: hostile });
+    const { rabbitRoutes } = await example.load<{ rabbitRoutes: RabbitRoutes }>(
+      'hostile/rabbitmq/publishers.ts',
+    );
+    const { rabbitTopology } = await example.load<{ rabbitTopology: RabbitTopology }>(
+      'hostile/rabbitmq/topology.ts',
+    );
+    expect(rabbitRoutes['order.OrderCreated']).toEqual({
+      exchange: 'order\n//',
+      routingKey: hostile,
+    });
+    expect(rabbitTopology.consumers[0]!.subscriptions[1]).toEqual({
+      eventType: 'order.OrderCreated',
+      exchange: 'order\n//',
+      routingKey: hostile,
+    });
     // In the doc comment `*/` is neutralised and the newline folded into a space.
     expect(files[0]!.content).toContain("'*\\/; resolves once");
     expect(files[0]!.content).toContain('to exchange order // with routing key');
   });
 
   it('refuses a consumer subscribed to an event the catalog does not define', async () => {
-    const broken: Catalog = { ...catalog, consumers: [{ ...catalog.consumers[0]!, subscribes: ['order.OrderEaten'] }] };
-    await expect(rabbitmqTarget.generate({ catalog: broken, runtimeImport: 'evgen/runtime' })).rejects.toThrow(/unknown event type order\.OrderEaten/);
+    const broken: Catalog = {
+      ...catalog,
+      consumers: [{ ...catalog.consumers[0]!, subscribes: ['order.OrderEaten'] }],
+    };
+    await expect(
+      rabbitmqTarget.generate({ catalog: broken, runtimeImport: 'evgen/runtime' }),
+    ).rejects.toThrow(/unknown event type order\.OrderEaten/);
   });
 });

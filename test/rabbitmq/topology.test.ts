@@ -35,14 +35,32 @@ describe('resolveTopology', () => {
     expect(resolved.bindings).toEqual([
       { queue: 'p.inventory-service', exchange: 'p.order', routingKey: 'order.cancelled' },
       { queue: 'p.inventory-service', exchange: 'p.order', routingKey: 'order.created' },
-      { queue: 'p.inventory-service.retry.1s', exchange: 'p.inventory-service.retry', routingKey: 'retry.1s' },
-      { queue: 'p.inventory-service.retry.10s', exchange: 'p.inventory-service.retry', routingKey: 'retry.10s' },
-      { queue: 'p.inventory-service.retry.60s', exchange: 'p.inventory-service.retry', routingKey: 'retry.60s' },
-      { queue: 'p.inventory-service.dead', exchange: 'p.inventory-service.retry', routingKey: 'dead' },
+      {
+        queue: 'p.inventory-service.retry.1s',
+        exchange: 'p.inventory-service.retry',
+        routingKey: 'retry.1s',
+      },
+      {
+        queue: 'p.inventory-service.retry.10s',
+        exchange: 'p.inventory-service.retry',
+        routingKey: 'retry.10s',
+      },
+      {
+        queue: 'p.inventory-service.retry.60s',
+        exchange: 'p.inventory-service.retry',
+        routingKey: 'retry.60s',
+      },
+      {
+        queue: 'p.inventory-service.dead',
+        exchange: 'p.inventory-service.retry',
+        routingKey: 'dead',
+      },
     ]);
     const routes = resolved.consumers['inventory-service']!;
     expect(routes.maxAttempts).toBe(4);
-    expect([1, 2, 3, 4, 9].map((attempt) => tierForAttempt(routes, attempt).delayMs)).toEqual([1000, 10_000, 60_000, 60_000, 60_000]);
+    expect([1, 2, 3, 4, 9].map((attempt) => tierForAttempt(routes, attempt).delayMs)).toEqual([
+      1000, 10_000, 60_000, 60_000, 60_000,
+    ]);
   });
 
   it('takes tiers and attempts at run time and validates them', () => {
@@ -59,9 +77,14 @@ describe('resolveTopology', () => {
 
   it('sets a quorum delivery limit above the retry budget and refuses one that is not', () => {
     const resolved = resolveTopology(SAMPLE_TOPOLOGY, { queueType: 'quorum', maxAttempts: 4 });
-    expect(resolved.queues[0]!.arguments).toMatchObject({ 'x-queue-type': 'quorum', 'x-delivery-limit': 14 });
+    expect(resolved.queues[0]!.arguments).toMatchObject({
+      'x-queue-type': 'quorum',
+      'x-delivery-limit': 14,
+    });
     expect(resolved.queues.every((q) => q.arguments['x-queue-type'] === 'quorum')).toBe(true);
-    expect(() => resolveTopology(SAMPLE_TOPOLOGY, { queueType: 'quorum', maxAttempts: 4, deliveryLimit: 4 })).toThrow(/must exceed/);
+    expect(() =>
+      resolveTopology(SAMPLE_TOPOLOGY, { queueType: 'quorum', maxAttempts: 4, deliveryLimit: 4 }),
+    ).toThrow(/must exceed/);
   });
 });
 
@@ -75,7 +98,8 @@ describe('parsePreconditionFailed', () => {
       name: 'a.retry.1s',
       argument: 'x-message-ttl',
       detail: "received '200' but current is '100'",
-      serverMessage: "PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'a.retry.1s' in vhost '/': received '200' but current is '100'",
+      serverMessage:
+        "PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'a.retry.1s' in vhost '/': received '200' but current is '100'",
     });
   });
 });
@@ -91,7 +115,10 @@ describe('assertTopology (real RabbitMQ)', () => {
 
   it('declares everything and is idempotent', async () => {
     const first = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [100, 200] });
-    const again = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, { prefix: broker.prefix, tiers: [100, 200] });
+    const again = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, {
+      prefix: broker.prefix,
+      tiers: [100, 200],
+    });
     expect(again).toEqual(first);
     for (const queue of first.queues) {
       const check = await broker.channel.checkQueue(queue.name);
@@ -107,33 +134,52 @@ describe('assertTopology (real RabbitMQ)', () => {
     await channel.assertExchange(`${prefix}order`, 'direct', { durable: true });
     await channel.close();
     broker.trackResolved(resolveTopology(SAMPLE_TOPOLOGY, { prefix, tiers: [100] }));
-    const error = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, { prefix, tiers: [100] }).catch((e: unknown) => e);
+    const error = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, {
+      prefix,
+      tiers: [100],
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TopologyConflictError);
-    expect((error as TopologyConflictError).conflicts.map((c) => [c.kind, c.name, c.argument])).toEqual([['exchange', `${prefix}order`, 'type']]);
-    expect((error as Error).message).toContain(`exchange '${prefix}order' already exists with a different 'type'`);
+    expect(
+      (error as TopologyConflictError).conflicts.map((c) => [c.kind, c.name, c.argument]),
+    ).toEqual([['exchange', `${prefix}order`, 'type']]);
+    expect((error as Error).message).toContain(
+      `exchange '${prefix}order' already exists with a different 'type'`,
+    );
     expect((error as Error).message).toContain("received 'topic' but current is 'direct'");
   });
 
   it('names the differing TTL of a retry tier queue', async () => {
     const prefix = broker.prefix;
     const channel = await broker.connection.createChannel();
-    await channel.assertQueue(`${prefix}inventory-service.retry.1s`, { durable: true, arguments: { 'x-message-ttl': 5 } });
+    await channel.assertQueue(`${prefix}inventory-service.retry.1s`, {
+      durable: true,
+      arguments: { 'x-message-ttl': 5 },
+    });
     await channel.close();
     broker.trackResolved(resolveTopology(SAMPLE_TOPOLOGY, { prefix, tiers: [1000] }));
-    const error = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, { prefix, tiers: [1000] }).catch((e: unknown) => e);
+    const error = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, {
+      prefix,
+      tiers: [1000],
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TopologyConflictError);
     const [only, ...rest] = (error as TopologyConflictError).conflicts;
     expect(rest).toHaveLength(0);
-    expect(only).toMatchObject({ kind: 'queue', name: `${prefix}inventory-service.retry.1s`, argument: 'x-message-ttl' });
+    expect(only).toMatchObject({
+      kind: 'queue',
+      name: `${prefix}inventory-service.retry.1s`,
+      argument: 'x-message-ttl',
+    });
     expect(only!.detail).toMatch(/1000/);
   });
 
   it('reports every conflicting queue at once, and the connection survives', async () => {
     const prefix = broker.prefix;
     await broker.declare(SAMPLE_TOPOLOGY, { tiers: [100, 200] });
-    const error = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, { prefix, tiers: [100, 200], queueType: 'quorum' }).catch(
-      (e: unknown) => e,
-    );
+    const error = await assertTopology(broker.connection, SAMPLE_TOPOLOGY, {
+      prefix,
+      tiers: [100, 200],
+      queueType: 'quorum',
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TopologyConflictError);
     const conflicts = (error as TopologyConflictError).conflicts;
     expect(conflicts.map((c) => c.name)).toEqual([

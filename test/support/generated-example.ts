@@ -25,11 +25,18 @@ export interface GeneratedExample {
 }
 
 /** `besideFile` is the caller's `import.meta.url`; `targetNames` limits the targets (default: all). */
-export async function generateExample(besideFile: string, targetNames?: readonly string[]): Promise<GeneratedExample> {
+export async function generateExample(
+  besideFile: string,
+  targetNames?: readonly string[],
+): Promise<GeneratedExample> {
   const root = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/`, besideFile));
   const dir = join(root, 'out');
   const catalog = await loadCatalog(eventsDir);
-  for (const file of await generate(catalog, allTargets, targetNames ? { targetNames: [...targetNames] } : undefined)) {
+  for (const file of await generate(
+    catalog,
+    allTargets,
+    targetNames ? { targetNames: [...targetNames] } : undefined,
+  )) {
     const path = join(dir, file.path);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, file.content);

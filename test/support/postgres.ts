@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-export const TEST_DATABASE_URL = process.env.EVGEN_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const TEST_DATABASE_URL =
+  process.env.EVGEN_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export interface TestSchema {
   /** Unique schema name, e.g. `evgen_t_1a2b3c4d`. */
@@ -38,7 +39,11 @@ export async function createTestSchema(prefix = 'evgen_t'): Promise<TestSchema> 
   await admin.end();
   const pools: pg.Pool[] = [];
   const newPool = (max = 10) => {
-    const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max, options: `-c search_path="${schema}"` });
+    const pool = new pg.Pool({
+      connectionString: TEST_DATABASE_URL,
+      max,
+      options: `-c search_path="${schema}"`,
+    });
     // An idle client that the server kills would otherwise crash the test process.
     pool.on('error', () => undefined);
     pools.push(pool);

@@ -15,7 +15,8 @@ import {
   type TopologyOptions,
 } from 'evgen/runtime';
 
-export const TEST_RABBITMQ_URL = process.env.EVGEN_TEST_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+export const TEST_RABBITMQ_URL =
+  process.env.EVGEN_TEST_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 /** `evgen-t-1a2b3c4d.`: prepended to every exchange and queue a test declares. */
 export function uniquePrefix(): string {
@@ -25,7 +26,10 @@ export function uniquePrefix(): string {
 /** A connection to the test broker, or a clear failure saying the broker is down. */
 export async function connectTestBroker(connectionName?: string): Promise<ChannelModel> {
   try {
-    const model = await amqp.connect(TEST_RABBITMQ_URL, connectionName ? { clientProperties: { connection_name: connectionName } } : {});
+    const model = await amqp.connect(
+      TEST_RABBITMQ_URL,
+      connectionName ? { clientProperties: { connection_name: connectionName } } : {},
+    );
     model.on('error', () => undefined);
     return model;
   } catch (error) {
@@ -50,7 +54,11 @@ export const SAMPLE_TOPOLOGY: RabbitTopology = {
 };
 
 /** A minimal OrderCreated v1 (any object payload with an orderId) routed like SAMPLE_TOPOLOGY's. */
-export const SAMPLE_ORDER_CREATED: EventVersionDescriptor<'order.OrderCreated', 1, { orderId: string }> = {
+export const SAMPLE_ORDER_CREATED: EventVersionDescriptor<
+  'order.OrderCreated',
+  1,
+  { orderId: string }
+> = {
   eventType: 'order.OrderCreated',
   schemaVersion: 1,
   aggregateType: 'Order',
@@ -66,7 +74,10 @@ export interface TestBroker {
   /** A channel on it for inspection (`get`, `checkQueue`). */
   readonly channel: Channel;
   /** Declares `topology` under the test prefix and remembers it for clean-up. */
-  declare(topology: RabbitTopology, options?: Omit<TopologyOptions, 'prefix'>): Promise<ResolvedTopology>;
+  declare(
+    topology: RabbitTopology,
+    options?: Omit<TopologyOptions, 'prefix'>,
+  ): Promise<ResolvedTopology>;
   /** Remembers a resolved topology (e.g. one whose declaration failed half-way) for clean-up. */
   trackResolved(resolved: ResolvedTopology): void;
   /** Remembers extra queues/exchanges (already prefixed) to delete at clean-up. */
@@ -123,12 +134,17 @@ export async function drainQueue(channel: Channel, queue: string): Promise<GetMe
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -140,13 +156,20 @@ const run = promisify(execFile);
  * (what a broker restart or an operator does to a client). Resolves to how many were closed.
  */
 export async function closeConnectionFromBroker(connectionName: string): Promise<number> {
-  const { stdout } = await run('rabbitmqctl', ['-q', 'list_connections', '--no-table-headers', 'pid', 'client_properties']);
+  const { stdout } = await run('rabbitmqctl', [
+    '-q',
+    'list_connections',
+    '--no-table-headers',
+    'pid',
+    'client_properties',
+  ]);
   // Lines look like `<rabbit@host.1.2.0>\t[{"connection_name","evgen …"},…]`.
   const needle = `{"connection_name",${JSON.stringify(connectionName)}}`;
   const pids = stdout
     .split('\n')
     .filter((line) => line.includes(needle))
     .map((line) => line.split('\t')[0]!.trim());
-  for (const pid of pids) await run('rabbitmqctl', ['-q', 'close_connection', pid, 'evgen test: broker-side close']);
+  for (const pid of pids)
+    await run('rabbitmqctl', ['-q', 'close_connection', pid, 'evgen test: broker-side close']);
   return pids.length;
 }

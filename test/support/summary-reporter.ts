@@ -10,6 +10,8 @@ export default class SummaryReporter implements Reporter {
     for (const testModule of testModules) {
       for (const test of testModule.children.allTests()) counts[test.result().state] += 1;
     }
-    process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped + counts.pending} skipped\n`);
+    process.stdout.write(
+      `\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped + counts.pending} skipped\n`,
+    );
   }
 }

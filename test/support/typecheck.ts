@@ -14,18 +14,28 @@ let repoOptions: ts.CompilerOptions | undefined;
 function compilerOptions(): ts.CompilerOptions {
   if (repoOptions === undefined) {
     const config = ts.readConfigFile(`${REPO_ROOT}tsconfig.json`, ts.sys.readFile);
-    if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
-    repoOptions = { ...ts.parseJsonConfigFileContent(config.config, ts.sys, REPO_ROOT).options, noEmit: true };
+    if (config.error)
+      throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+    repoOptions = {
+      ...ts.parseJsonConfigFileContent(config.config, ts.sys, REPO_ROOT).options,
+      noEmit: true,
+    };
   }
   return repoOptions;
 }
 
 /** The program for `files`, for callers that also want to inspect what it contained. */
-export function typecheckProgram(files: readonly string[]): { program: ts.Program; diagnostics: string[] } {
+export function typecheckProgram(files: readonly string[]): {
+  program: ts.Program;
+  diagnostics: string[];
+} {
   const program = ts.createProgram([...files], compilerOptions());
   const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : undefined;
-    const file = d.file ? `${d.file.fileName.replace(REPO_ROOT, '')}:${(where?.line ?? 0) + 1} ` : '';
+    const where =
+      d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : undefined;
+    const file = d.file
+      ? `${d.file.fileName.replace(REPO_ROOT, '')}:${(where?.line ?? 0) + 1} `
+      : '';
     return `${file}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
   });
   return { program, diagnostics };

@@ -6,9 +6,17 @@
 import { spawn, type ChildProcessWithoutNullStreams, type StdioPipe } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const tsxLoader = pathToFileURL(fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url))).href;
+const tsxLoader = pathToFileURL(
+  fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url)),
+).href;
 
 /** Runs `script` with `args`; stdin is piped (`'pipe'`) or closed (`'ignore'`), stdout and stderr are piped. */
-export function spawnTypeScript(script: string, args: readonly string[], stdin: StdioPipe | 'ignore' = 'pipe'): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', tsxLoader, script, ...args], { stdio: [stdin, 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams;
+export function spawnTypeScript(
+  script: string,
+  args: readonly string[],
+  stdin: StdioPipe | 'ignore' = 'pipe',
+): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', tsxLoader, script, ...args], {
+    stdio: [stdin, 'pipe', 'pipe'],
+  }) as ChildProcessWithoutNullStreams;
 }

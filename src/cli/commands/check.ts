@@ -7,7 +7,11 @@
 import { Option, type Command } from 'commander';
 import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
-import { COMPATIBILITY_POLICIES, type Catalog, type CompatibilityPolicy } from '../../catalog/model.js';
+import {
+  COMPATIBILITY_POLICIES,
+  type Catalog,
+  type CompatibilityPolicy,
+} from '../../catalog/model.js';
 import { checkCatalog } from '../../compat/check-catalog.js';
 import { GitRefError, loadCatalogAtRef } from '../../compat/git-ref-catalog.js';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from '../../compat/report-format.js';
@@ -26,12 +30,24 @@ export interface CheckOptions {
 export function registerCheck(program: Command): void {
   program
     .command('check')
-    .description('check that event schema changes are compatible (and released versions unchanged with --against)')
+    .description(
+      'check that event schema changes are compatible (and released versions unchanged with --against)',
+    )
     .option('--events <dir>', 'events folder (default: "events", or "events" in evgen.config.json)')
     .option('--config <file>', 'config file (default: ./evgen.config.json when it exists)')
-    .option('--against <ref>', 'git ref of the released catalog (e.g. origin/main); its versions must not change')
-    .addOption(new Option('--policy <policy>', 'policy for every event (default: each event\'s own, "evgen" unless set)').choices([...COMPATIBILITY_POLICIES]))
-    .addOption(new Option('--format <format>', 'output format').choices([...REPORT_FORMATS]).default('text'))
+    .option(
+      '--against <ref>',
+      'git ref of the released catalog (e.g. origin/main); its versions must not change',
+    )
+    .addOption(
+      new Option(
+        '--policy <policy>',
+        'policy for every event (default: each event\'s own, "evgen" unless set)',
+      ).choices([...COMPATIBILITY_POLICIES]),
+    )
+    .addOption(
+      new Option('--format <format>', 'output format').choices([...REPORT_FORMATS]).default('text'),
+    )
     .action(async (options: CheckOptions) => {
       process.exitCode = await runCheck(options);
     });
@@ -51,10 +67,14 @@ export async function runCheck(options: CheckOptions): Promise<number> {
     catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     if (options.against !== undefined) {
       try {
-        released = await loadCatalogAtRef(config.events, options.against, { eventTypeFormat: config.eventTypeFormat });
+        released = await loadCatalogAtRef(config.events, options.against, {
+          eventTypeFormat: config.eventTypeFormat,
+        });
       } catch (error) {
         if (error instanceof CatalogError) {
-          return badInput(`the catalog at ${options.against} is invalid:\n${error.problems.map(formatProblem).join('\n')}`);
+          return badInput(
+            `the catalog at ${options.against} is invalid:\n${error.problems.map(formatProblem).join('\n')}`,
+          );
         }
         throw error;
       }
@@ -62,7 +82,9 @@ export async function runCheck(options: CheckOptions): Promise<number> {
   } catch (error) {
     if (error instanceof CatalogError) {
       for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);
-      return badInput(`${error.problems.length} catalog problem${error.problems.length === 1 ? '' : 's'}; nothing was checked`);
+      return badInput(
+        `${error.problems.length} catalog problem${error.problems.length === 1 ? '' : 's'}; nothing was checked`,
+      );
     }
     if (error instanceof GitRefError) return badInput(error.message);
     throw error;
@@ -73,7 +95,13 @@ export async function runCheck(options: CheckOptions): Promise<number> {
       ...(released !== undefined ? { against: released } : {}),
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
     });
-    process.stdout.write(formatReport(options.format ?? 'text', report, options.against !== undefined ? { against: options.against } : {}));
+    process.stdout.write(
+      formatReport(
+        options.format ?? 'text',
+        report,
+        options.against !== undefined ? { against: options.against } : {},
+      ),
+    );
     return report.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (error) {
     if (error instanceof SchemaInputError) return badInput(error.message);

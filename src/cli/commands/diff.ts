@@ -12,8 +12,19 @@ import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
 import { ProblemList } from '../../catalog/problem-list.js';
 import { declaredDialect, SchemaCheckers } from '../../catalog/schema-dialect.js';
 import { SchemaFiles } from '../../catalog/schema-files.js';
-import { COMPATIBILITY_MODES, COMPATIBILITY_POLICIES, type CompatibilityMode, type CompatibilityPolicy, type JsonSchema } from '../../catalog/model.js';
-import { checkReadable, diffSchemas, type SchemaChange, type SchemaDiffResult } from '../../compat/diff-schemas.js';
+import {
+  COMPATIBILITY_MODES,
+  COMPATIBILITY_POLICIES,
+  type CompatibilityMode,
+  type CompatibilityPolicy,
+  type JsonSchema,
+} from '../../catalog/model.js';
+import {
+  checkReadable,
+  diffSchemas,
+  type SchemaChange,
+  type SchemaDiffResult,
+} from '../../compat/diff-schemas.js';
 import { MODES, type Direction } from '../../compat/modes.js';
 import { explain } from '../../compat/rules/hints.js';
 import { SchemaInputError } from '../../compat/schema-document.js';
@@ -31,9 +42,19 @@ export function registerDiff(program: Command): void {
     .description('compare two JSON Schema files: differences and compatibility verdict')
     .argument('<old>', 'schema file data was written with')
     .argument('<new>', 'the changed schema')
-    .addOption(new Option('--mode <mode>', 'compatibility mode').choices([...COMPATIBILITY_MODES]).default('FULL'))
-    .addOption(new Option('--policy <policy>', 'compatibility policy').choices([...COMPATIBILITY_POLICIES]).default('evgen'))
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addOption(
+      new Option('--mode <mode>', 'compatibility mode')
+        .choices([...COMPATIBILITY_MODES])
+        .default('FULL'),
+    )
+    .addOption(
+      new Option('--policy <policy>', 'compatibility policy')
+        .choices([...COMPATIBILITY_POLICIES])
+        .default('evgen'),
+    )
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'),
+    )
     .action(async (oldFile: string, newFile: string, options: DiffOptions) => {
       process.exitCode = await runDiff(oldFile, newFile, options);
     });
@@ -44,7 +65,9 @@ async function readSchema(file: string): Promise<JsonSchema> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new SchemaInputError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new SchemaInputError(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
   let value: unknown;
   try {
@@ -52,7 +75,10 @@ async function readSchema(file: string): Promise<JsonSchema> {
   } catch (error) {
     throw new SchemaInputError(`${file} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof value !== 'boolean' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+  if (
+    typeof value !== 'boolean' &&
+    (typeof value !== 'object' || value === null || Array.isArray(value))
+  ) {
     throw new SchemaInputError(`${file} is not a JSON Schema (expected an object or a boolean)`);
   }
   return bundle(resolve(file), value);
@@ -68,20 +94,30 @@ async function bundle(absolutePath: string, value: unknown): Promise<JsonSchema>
   const bundled =
     loaded === undefined || dialect === 'unsupported'
       ? undefined
-      : await bundleSchema(loaded, dialect ?? 'draft-07', { catalogRoot: parse(absolutePath).root, files, problems });
+      : await bundleSchema(loaded, dialect ?? 'draft-07', {
+          catalogRoot: parse(absolutePath).root,
+          files,
+          problems,
+        });
   try {
     problems.throwIfAny();
   } catch (error) {
-    if (error instanceof CatalogError) throw new SchemaInputError(error.problems.map(formatProblem).join('\n'));
+    if (error instanceof CatalogError)
+      throw new SchemaInputError(error.problems.map(formatProblem).join('\n'));
     throw error;
   }
-  if (bundled === undefined) throw new SchemaInputError(`${absolutePath}: unsupported or invalid schema`);
+  if (bundled === undefined)
+    throw new SchemaInputError(`${absolutePath}: unsupported or invalid schema`);
   return bundled;
 }
 
 const line = (change: SchemaChange) => `${change.type} ${change.path}`;
 
-export async function runDiff(oldFile: string, newFile: string, options: DiffOptions): Promise<number> {
+export async function runDiff(
+  oldFile: string,
+  newFile: string,
+  options: DiffOptions,
+): Promise<number> {
   const mode = options.mode ?? 'FULL';
   const policy = options.policy ?? 'evgen';
   let results: Record<Direction, SchemaDiffResult>;
@@ -90,7 +126,10 @@ export async function runDiff(oldFile: string, newFile: string, options: DiffOpt
     const [before, after] = await Promise.all([readSchema(oldFile), readSchema(newFile)]);
     // The differences as written; the verdicts as the policy sees the pair.
     changes = diffSchemas(before, after).changes;
-    results = { backward: checkReadable(before, after, policy), forward: checkReadable(after, before, policy) };
+    results = {
+      backward: checkReadable(before, after, policy),
+      forward: checkReadable(after, before, policy),
+    };
   } catch (error) {
     if (error instanceof SchemaInputError) {
       process.stderr.write(`evgen diff: ${error.message}\n`);
@@ -105,7 +144,10 @@ export async function runDiff(oldFile: string, newFile: string, options: DiffOpt
     const direction = (name: Direction) => ({
       checked: checked.includes(name),
       compatible: results[name].compatible,
-      incompatibleChanges: results[name].incompatibleChanges.map((change) => ({ type: change.type, path: change.path })),
+      incompatibleChanges: results[name].incompatibleChanges.map((change) => ({
+        type: change.type,
+        path: change.path,
+      })),
     });
     const body = {
       compatible,
@@ -122,14 +164,19 @@ export async function runDiff(oldFile: string, newFile: string, options: DiffOpt
     for (const change of changes) lines.push(`  ${line(change)}`);
     for (const name of checked) {
       const result = results[name];
-      const label = name === 'backward' ? 'backward (new schema reads old data)' : 'forward (old schema reads new data)';
+      const label =
+        name === 'backward'
+          ? 'backward (new schema reads old data)'
+          : 'forward (old schema reads new data)';
       lines.push(`${label}: ${result.compatible ? 'compatible' : 'INCOMPATIBLE'}`);
       for (const change of result.incompatibleChanges) {
         const { description, hint } = explain(change.type, change.path, name);
         lines.push(`  ${line(change)}: ${description}`, `    hint: ${hint}`);
       }
     }
-    lines.push(`evgen diff: ${compatible ? 'compatible' : 'incompatible'} under ${mode} (policy ${policy})`);
+    lines.push(
+      `evgen diff: ${compatible ? 'compatible' : 'incompatible'} under ${mode} (policy ${policy})`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
   }
   return compatible ? EXIT_OK : EXIT_FINDINGS;

@@ -9,4 +9,11 @@ import { registerVersion } from './version.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: readonly RegisterCommand[] = [registerBuild, registerCheck, registerDiff, registerNew, registerScaffold, registerVersion];
+export const commands: readonly RegisterCommand[] = [
+  registerBuild,
+  registerCheck,
+  registerDiff,
+  registerNew,
+  registerScaffold,
+  registerVersion,
+];

@@ -39,7 +39,12 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
     // Check both files first so a refusal never leaves half an event behind.
     for (const file of ['event.json', 'v1.schema.json']) {
       const path = join(dir, file);
-      if (await stat(path).then(() => true, () => false)) {
+      if (
+        await stat(path).then(
+          () => true,
+          () => false,
+        )
+      ) {
         throw refuse({
           code: 'event-exists',
           file: displayPath(path),
@@ -58,7 +63,10 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
       aggregateId,
       compatibility: 'FULL_TRANSITIVE',
       kafka: { topic: `${parsed.domain}.events` },
-      rabbitmq: { exchange: parsed.domain, routingKey: `${parsed.domain}.${kebabCase(parsed.name)}` },
+      rabbitmq: {
+        exchange: parsed.domain,
+        routingKey: `${parsed.domain}.${kebabCase(parsed.name)}`,
+      },
     };
     const schema = {
       $schema: 'http://json-schema.org/draft-07/schema#',
@@ -70,24 +78,33 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
     };
     await mkdir(dir, { recursive: true });
     const written: string[] = [];
-    for (const [file, content] of [['event.json', eventJson], ['v1.schema.json', schema]] as const) {
+    for (const [file, content] of [
+      ['event.json', eventJson],
+      ['v1.schema.json', schema],
+    ] as const) {
       const path = join(dir, file);
       // wx: never overwrite, even a file that appeared since the check above.
       await writeFile(path, `${JSON.stringify(content, null, 2)}\n`, { flag: 'wx' });
       written.push(displayPath(path));
     }
-    process.stdout.write(`created ${written.join(', ')}; describe the event and its payload, then run \`evgen build\`\n`);
+    process.stdout.write(
+      `created ${written.join(', ')}; describe the event and its payload, then run \`evgen build\`\n`,
+    );
     return EXIT_OK;
   });
 }
 
 /** Refuses a new event whose generated names (types, functions, folder) another event already has. */
-async function refuseNameClash(eventsDir: string, event: { domain: string; name: string }): Promise<void> {
+async function refuseNameClash(
+  eventsDir: string,
+  event: { domain: string; name: string },
+): Promise<void> {
   const wanted = new Set(generatedNames(event, [1]));
   for (const other of await listEventFolders(eventsDir)) {
     const shared = generatedNames(other, other.versions).filter((name) => wanted.has(name));
     if (shared.length === 0) continue;
-    const example = shared.find((name) => name.endsWith('Payload')) ?? shared[0]!.replace(/^module:/, 'folder ');
+    const example =
+      shared.find((name) => name.endsWith('Payload')) ?? shared[0]!.replace(/^module:/, 'folder ');
     throw refuse({
       code: 'name-collision',
       file: displayPath(join(other.dir, 'event.json')),

@@ -24,8 +24,13 @@ export function registerScaffold(program: Command): void {
   addFolderOptions(
     program
       .command('scaffold')
-      .description('write handler and upcaster stubs for every consumer into a folder you own (never overwrites)'),
-    { handlers: 'folder for your handler code', out: 'folder of the generated code the stubs import' },
+      .description(
+        'write handler and upcaster stubs for every consumer into a folder you own (never overwrites)',
+      ),
+    {
+      handlers: 'folder for your handler code',
+      out: 'folder of the generated code the stubs import',
+    },
   ).action(async (options: ScaffoldCommandOptions) => {
     process.exitCode = await runScaffold(options);
   });
@@ -49,12 +54,17 @@ export function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()
       await mkdir(dirname(file), { recursive: true });
       // `wx` refuses to replace a file that appeared since it was read; extensions rewrite the read content plus new lines.
       await writeFile(file, change.content, change.action === 'create' ? { flag: 'wx' } : {});
-      process.stdout.write(`${change.action === 'create' ? 'created' : 'extended'} ${relative(cwd, file)}: ${change.added.join(', ')}\n`);
+      process.stdout.write(
+        `${change.action === 'create' ? 'created' : 'extended'} ${relative(cwd, file)}: ${change.added.join(', ')}\n`,
+      );
     }
     for (const note of plan.notes) process.stdout.write(`note: ${note}\n`);
     if (catalog.consumers.length === 0) {
-      process.stdout.write(`evgen scaffold: no consumers are declared (add one as ${displayPath(join(config.events, '_consumers'))}/<service-name>.json); nothing written\n`);
-    } else if (plan.changes.length === 0) process.stdout.write('evgen scaffold: every stub already exists; nothing written\n');
+      process.stdout.write(
+        `evgen scaffold: no consumers are declared (add one as ${displayPath(join(config.events, '_consumers'))}/<service-name>.json); nothing written\n`,
+      );
+    } else if (plan.changes.length === 0)
+      process.stdout.write('evgen scaffold: every stub already exists; nothing written\n');
     return EXIT_OK;
   });
 }

@@ -53,9 +53,16 @@ export function runVersion(ref: string, options: VersionOptions): Promise<number
       await copyFile(from, to, 1 /* COPYFILE_EXCL: never overwrite */);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      throw refuse({ code: 'version-exists', file: displayPath(to), message: 'already exists; not overwritten', hint: 'edit it, or remove it to copy again' });
+      throw refuse({
+        code: 'version-exists',
+        file: displayPath(to),
+        message: 'already exists; not overwritten',
+        hint: 'edit it, or remove it to copy again',
+      });
     }
-    process.stdout.write(`created ${displayPath(to)} from v${latest}; edit it, then run \`evgen check\` and \`evgen build\`\n`);
+    process.stdout.write(
+      `created ${displayPath(to)} from v${latest}; edit it, then run \`evgen check\` and \`evgen build\`\n`,
+    );
     return EXIT_OK;
   });
 }

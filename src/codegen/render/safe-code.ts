@@ -7,17 +7,83 @@
 /** Words that may not name a binding or a type in strict-mode ES modules / TypeScript. */
 const RESERVED_WORDS: ReadonlySet<string> = new Set([
   // ECMAScript reserved words
-  'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do',
-  'else', 'enum', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in',
-  'instanceof', 'new', 'null', 'return', 'super', 'switch', 'this', 'throw', 'true', 'try',
-  'typeof', 'var', 'void', 'while', 'with',
+  'break',
+  'case',
+  'catch',
+  'class',
+  'const',
+  'continue',
+  'debugger',
+  'default',
+  'delete',
+  'do',
+  'else',
+  'enum',
+  'export',
+  'extends',
+  'false',
+  'finally',
+  'for',
+  'function',
+  'if',
+  'import',
+  'in',
+  'instanceof',
+  'new',
+  'null',
+  'return',
+  'super',
+  'switch',
+  'this',
+  'throw',
+  'true',
+  'try',
+  'typeof',
+  'var',
+  'void',
+  'while',
+  'with',
   // strict mode and module code
-  'implements', 'interface', 'let', 'package', 'private', 'protected', 'public', 'static', 'yield',
-  'await', 'arguments', 'eval',
+  'implements',
+  'interface',
+  'let',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'static',
+  'yield',
+  'await',
+  'arguments',
+  'eval',
   // TypeScript: cannot name a type, or mean something else in a declaration
-  'any', 'bigint', 'boolean', 'declare', 'never', 'number', 'object', 'string', 'symbol',
-  'undefined', 'unknown', 'type', 'namespace', 'module', 'as', 'satisfies', 'keyof', 'infer',
-  'readonly', 'unique', 'is', 'asserts', 'abstract', 'accessor', 'constructor', 'global', 'require',
+  'any',
+  'bigint',
+  'boolean',
+  'declare',
+  'never',
+  'number',
+  'object',
+  'string',
+  'symbol',
+  'undefined',
+  'unknown',
+  'type',
+  'namespace',
+  'module',
+  'as',
+  'satisfies',
+  'keyof',
+  'infer',
+  'readonly',
+  'unique',
+  'is',
+  'asserts',
+  'abstract',
+  'accessor',
+  'constructor',
+  'global',
+  'require',
 ]);
 
 const IDENTIFIER = /^[\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*$/u;
@@ -46,21 +112,33 @@ function unicodeEscape(char: string): string {
  * A single- or double-quoted literal never interprets `${…}` or backticks.
  */
 export function stringLiteral(value: unknown, quote: "'" | '"' = "'"): string {
-  if (typeof value !== 'string') throw new Error(`stringLiteral expects a string, got ${typeof value}`);
+  if (typeof value !== 'string')
+    throw new Error(`stringLiteral expects a string, got ${typeof value}`);
   let out = quote;
   for (const char of value) {
     switch (char) {
-      case '\\': out += '\\\\'; break;
-      case quote: out += `\\${quote}`; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\t': out += '\\t'; break;
+      case '\\':
+        out += '\\\\';
+        break;
+      case quote:
+        out += `\\${quote}`;
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\t':
+        out += '\\t';
+        break;
       default: {
         const code = char.codePointAt(0)!;
         const loneSurrogate = char.length === 1 && code >= 0xd800 && code <= 0xdfff;
-        out += code < 0x20 || code === 0x7f || code === 0x2028 || code === 0x2029 || loneSurrogate
-          ? unicodeEscape(char)
-          : char;
+        out +=
+          code < 0x20 || code === 0x7f || code === 0x2028 || code === 0x2029 || loneSurrogate
+            ? unicodeEscape(char)
+            : char;
       }
     }
   }
@@ -73,7 +151,9 @@ export function stringLiteral(value: unknown, quote: "'" | '"' = "'"): string {
  * becomes a space. Use `docComment` for multi-line JSDoc.
  */
 export function commentText(text: unknown): string {
-  return neutraliseComment(String(text)).replace(/\s*\n\s*/g, ' ').trim();
+  return neutraliseComment(String(text))
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
 }
 
 /** Lines of text made safe for a JSDoc block: no `*\/`, line terminators normalised to `\n`. */
@@ -99,7 +179,11 @@ export function docComment(text: unknown, indent = ''): string {
   if (body === '') return '';
   const lines = body.split('\n').map((line) => line.trimEnd());
   if (lines.length === 1) return `${indent}/** ${lines[0]} */`;
-  return [`${indent}/**`, ...lines.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)), `${indent} */`].join('\n');
+  return [
+    `${indent}/**`,
+    ...lines.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)),
+    `${indent} */`,
+  ].join('\n');
 }
 
 /** Deep copy of a JSON value with every object's keys sorted, so output does not depend on input order. */

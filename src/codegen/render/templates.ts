@@ -42,11 +42,13 @@ const HELPERS = {
   doc: (value: unknown) => docComment(value),
   json: (value: unknown) => jsonLiteral(value),
   code: (value: unknown) => {
-    if (!(value instanceof TrustedCode)) throw new Error('{{code}} accepts only TrustedCode built by a generator');
+    if (!(value instanceof TrustedCode))
+      throw new Error('{{code}} accepts only TrustedCode built by a generator');
     return value.code;
   },
   num: (value: unknown) => {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error(`{{num}} expects a finite number, got ${String(value)}`);
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new Error(`{{num}} expects a finite number, got ${String(value)}`);
     return String(value);
   },
 } as const;
@@ -74,14 +76,17 @@ export function assertSafeTemplate(name: string, source: string): void {
         const helper = pathName(node.path);
         const params = node.params as unknown[];
         if (!OUTPUT_HELPERS.has(helper) || params.length !== 1) {
-          problems.push(`{{${helper}}} prints a value without a safe helper (use one of: ${[...OUTPUT_HELPERS].join(', ')})`);
+          problems.push(
+            `{{${helper}}} prints a value without a safe helper (use one of: ${[...OUTPUT_HELPERS].join(', ')})`,
+          );
         }
         if (node.escaped === false) problems.push(`{{{${helper}}}} (triple-stash) is not allowed`);
         return;
       }
       case 'BlockStatement': {
         const helper = pathName(node.path);
-        if (!BLOCK_HELPERS.has(helper)) problems.push(`{{#${helper}}} is not an allowed block helper`);
+        if (!BLOCK_HELPERS.has(helper))
+          problems.push(`{{#${helper}}} is not an allowed block helper`);
         visit(node.program as AstNode);
         visit(node.inverse as AstNode);
         return;
@@ -94,7 +99,8 @@ export function assertSafeTemplate(name: string, source: string): void {
     }
   };
   visit(Handlebars.parse(source) as unknown as AstNode);
-  if (problems.length > 0) throw new Error(`template ${name} is unsafe:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0)
+    throw new Error(`template ${name} is unsafe:\n  ${problems.join('\n  ')}`);
 }
 
 export type RenderFunction = (context: object) => string;
@@ -102,7 +108,8 @@ export type RenderFunction = (context: object) => string;
 /** A handlebars environment with evgen's helpers; templates are checked before they compile. */
 export function createTemplateEnvironment() {
   const env = Handlebars.create();
-  for (const [helperName, helper] of Object.entries(HELPERS)) env.registerHelper(helperName, helper);
+  for (const [helperName, helper] of Object.entries(HELPERS))
+    env.registerHelper(helperName, helper);
   return {
     compile(name: string, source: string): RenderFunction {
       assertSafeTemplate(name, source);

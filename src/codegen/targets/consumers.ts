@@ -7,7 +7,14 @@
  */
 import { posix } from 'node:path';
 import type { Catalog, ConsumerDefinition, EventDefinition } from '../../catalog/model.js';
-import { camelCase, eventModuleDir, kebabCase, pascalCase, versionNames, versionTypeName } from '../naming.js';
+import {
+  camelCase,
+  eventModuleDir,
+  kebabCase,
+  pascalCase,
+  versionNames,
+  versionTypeName,
+} from '../naming.js';
 import { formatTypeScript, generatedHeader, renderTemplate, trusted } from '../render/index.js';
 import type { GeneratedFile, Target, TargetContext } from '../target.js';
 
@@ -27,7 +34,8 @@ export function consumerNames(consumer: Pick<ConsumerDefinition, 'name'>) {
     optionsType: `${base}ConsumerOptions`,
     factoryName: `create${base}Consumer`,
     /** `InventoryServiceOrderCreatedV2Handler` */
-    handlerType: (event: Pick<EventDefinition, 'name'>, version: number) => `${base}${versionTypeName(event, version)}Handler`,
+    handlerType: (event: Pick<EventDefinition, 'name'>, version: number) =>
+      `${base}${versionTypeName(event, version)}Handler`,
     /** `InventoryServiceOrderCreatedV1ToV2Upcaster` */
     upcasterType: (event: Pick<EventDefinition, 'name'>, from: number) =>
       `${base}${versionTypeName(event, from)}ToV${from + 1}Upcaster`,
@@ -40,15 +48,23 @@ export function upcasterKey(from: number): string {
 }
 
 /** The events a consumer subscribes to, in its (sorted) subscription order; unknown types throw. */
-export function subscribedEvents(catalog: Catalog, consumer: ConsumerDefinition): EventDefinition[] {
+export function subscribedEvents(
+  catalog: Catalog,
+  consumer: ConsumerDefinition,
+): EventDefinition[] {
   return consumer.subscribes.map((eventType) => {
     const event = catalog.events.find((candidate) => candidate.eventType === eventType);
-    if (event === undefined) throw new Error(`consumer ${consumer.name} subscribes to unknown event type ${eventType}`);
+    if (event === undefined)
+      throw new Error(`consumer ${consumer.name} subscribes to unknown event type ${eventType}`);
     return event;
   });
 }
 
-async function renderConsumer(catalog: Catalog, consumer: ConsumerDefinition, runtimeImport: string): Promise<GeneratedFile> {
+async function renderConsumer(
+  catalog: Catalog,
+  consumer: ConsumerDefinition,
+  runtimeImport: string,
+): Promise<GeneratedFile> {
   const names = consumerNames(consumer);
   const path = consumerModulePath(consumer);
   const events = subscribedEvents(catalog, consumer);
@@ -88,7 +104,11 @@ async function renderConsumer(catalog: Catalog, consumer: ConsumerDefinition, ru
     runtimeImport,
     imports: [...imports.values()]
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-      .map((entry) => ({ path: entry.path, values: [...entry.values].sort(), types: [...entry.types].sort() })),
+      .map((entry) => ({
+        path: entry.path,
+        values: [...entry.values].sort(),
+        types: [...entry.types].sort(),
+      })),
     name: consumer.name,
     events: eventContexts,
     exampleUpcaster: upcasterKey(1),
@@ -105,7 +125,8 @@ function relativeImport(fromFile: string, toFile: string): string {
 
 export const consumersTarget: Target = {
   name: 'consumers',
-  description: 'Inbox-guarded consumers: typed handler and upcaster tables and a factory per consumer (consumers/<name>.ts)',
+  description:
+    'Inbox-guarded consumers: typed handler and upcaster tables and a factory per consumer (consumers/<name>.ts)',
   async generate(context: TargetContext): Promise<readonly GeneratedFile[]> {
     const files: GeneratedFile[] = [];
     for (const consumer of context.catalog.consumers) {

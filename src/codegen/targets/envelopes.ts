@@ -24,7 +24,10 @@ export const envelopesTarget: Target = {
         kafka: event.kafka,
         rabbitmq: event.rabbitmq,
         ...eventNames(event),
-        versions: event.versions.map((version) => ({ ...versionNames(event, version.version), version: version.version })),
+        versions: event.versions.map((version) => ({
+          ...versionNames(event, version.version),
+          version: version.version,
+        })),
       });
       files.push(await eventFile(event, 'envelope.ts', body));
     }

@@ -11,7 +11,12 @@ export function eventSources(event: EventDefinition): string[] {
 }
 
 /** Prepends the header, formats with prettier and places the file in the event's folder. */
-export async function eventFile(event: EventDefinition, name: string, body: string, sources = eventSources(event)): Promise<GeneratedFile> {
+export async function eventFile(
+  event: EventDefinition,
+  name: string,
+  body: string,
+  sources = eventSources(event),
+): Promise<GeneratedFile> {
   return {
     path: `${eventModuleDir(event)}/${name}`,
     content: await formatTypeScript(`${generatedHeader(sources)}\n${body}`),

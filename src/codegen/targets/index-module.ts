@@ -21,14 +21,25 @@ const CATALOG_NAMES = ['AnyEnvelope', 'EnvelopeMap', 'EventType', 'descriptors',
 
 export const indexModuleTarget: Target = {
   name: 'index',
-  description: 'catalog.ts (EnvelopeMap, AnyEnvelope, descriptors, parseEnvelope) and index.ts re-exporting everything',
+  description:
+    'catalog.ts (EnvelopeMap, AnyEnvelope, descriptors, parseEnvelope) and index.ts re-exporting everything',
   async generate({ catalog, runtimeImport }) {
     const owners = new Map<string, string>(CATALOG_NAMES.map((name) => [name, 'catalog.ts']));
     const problems: CatalogProblem[] = [];
     const events = catalog.events.map((event) => {
       const names = eventNames(event);
-      const versions = event.versions.map((version) => ({ ...versionNames(event, version.version), version: version.version }));
-      const exported = [names.payloadUnion, names.envelopeUnion, names.descriptorList, ...versions.flatMap((v) => Object.values(v).filter((x): x is string => typeof x === 'string'))];
+      const versions = event.versions.map((version) => ({
+        ...versionNames(event, version.version),
+        version: version.version,
+      }));
+      const exported = [
+        names.payloadUnion,
+        names.envelopeUnion,
+        names.descriptorList,
+        ...versions.flatMap((v) =>
+          Object.values(v).filter((x): x is string => typeof x === 'string'),
+        ),
+      ];
       for (const name of exported) {
         const owner = owners.get(name);
         if (owner !== undefined && owner !== event.eventType) {
@@ -58,8 +69,18 @@ export const indexModuleTarget: Target = {
     // An empty catalog still gets valid modules (AnyEnvelope = never), so a new project builds.
     const context = { runtimeImport, events, hasEvents: events.length > 0 };
     return [
-      { path: 'catalog.ts', content: await formatTypeScript(`${generatedHeader(sources)}\n${renderTemplate('catalog', context)}`) },
-      { path: 'index.ts', content: await formatTypeScript(`${generatedHeader(sources)}\n${renderTemplate('index', context)}`) },
+      {
+        path: 'catalog.ts',
+        content: await formatTypeScript(
+          `${generatedHeader(sources)}\n${renderTemplate('catalog', context)}`,
+        ),
+      },
+      {
+        path: 'index.ts',
+        content: await formatTypeScript(
+          `${generatedHeader(sources)}\n${renderTemplate('index', context)}`,
+        ),
+      },
     ];
   },
 };

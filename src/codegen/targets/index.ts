@@ -8,4 +8,12 @@ import { typesTarget } from './types.js';
 import { rabbitmqTarget } from './rabbitmq.js';
 import { validatorsTarget } from './validators.js';
 
-export const allTargets: readonly Target[] = [typesTarget, validatorsTarget, envelopesTarget, indexModuleTarget, consumersTarget, rabbitmqTarget, outboxTarget];
+export const allTargets: readonly Target[] = [
+  typesTarget,
+  validatorsTarget,
+  envelopesTarget,
+  indexModuleTarget,
+  consumersTarget,
+  rabbitmqTarget,
+  outboxTarget,
+];

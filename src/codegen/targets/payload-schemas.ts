@@ -36,8 +36,27 @@ export function dialectOf(schema: JsonSchema): Dialect {
   return 'draft-07';
 }
 
-const SINGLE = ['additionalProperties', 'additionalItems', 'contains', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema'];
-const MAPS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies'];
+const SINGLE = [
+  'additionalProperties',
+  'additionalItems',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+];
+const MAPS = [
+  'properties',
+  'patternProperties',
+  'definitions',
+  '$defs',
+  'dependentSchemas',
+  'dependencies',
+];
 const ARRAYS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const COMBINATORS = ['allOf', 'anyOf', 'oneOf'] as const;
 /**
@@ -79,12 +98,22 @@ function transformSchema(
   if (!isObject(schema)) return schema;
   const copy: SchemaObject = { ...schema };
   const descend = (sub: unknown, keyword: string, name?: string | number) =>
-    transformSchema(sub, visit, skip, keyword, typeof name === 'string' ? name : undefined, `${pointer}/${keyword}${name === undefined ? '' : `/${pointerSegment(name)}`}`);
+    transformSchema(
+      sub,
+      visit,
+      skip,
+      keyword,
+      typeof name === 'string' ? name : undefined,
+      `${pointer}/${keyword}${name === undefined ? '' : `/${pointerSegment(name)}`}`,
+    );
   for (const k of SINGLE) if (isObject(copy[k]) && !skip.has(k)) copy[k] = descend(copy[k], k);
   for (const k of MAPS) {
     const value = copy[k];
     // `dependencies` values may be arrays of names (draft-07): non-objects pass through unchanged.
-    if (isObject(value)) copy[k] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, descend(sub, k, name)]));
+    if (isObject(value))
+      copy[k] = Object.fromEntries(
+        Object.entries(value).map(([name, sub]) => [name, descend(sub, k, name)]),
+      );
   }
   for (const k of [...ARRAYS, 'items']) {
     const value = copy[k];
@@ -95,7 +124,10 @@ function transformSchema(
 }
 
 /** Rebuilds a schema bottom-up with a simpler visitor. */
-function mapSchema(schema: unknown, map: (node: SchemaObject, parentKeyword: string | undefined) => SchemaObject): unknown {
+function mapSchema(
+  schema: unknown,
+  map: (node: SchemaObject, parentKeyword: string | undefined) => SchemaObject,
+): unknown {
   return transformSchema(schema, (node, context) => map(node, context.parentKeyword));
 }
 
@@ -110,7 +142,9 @@ function declaresObject(node: SchemaObject): boolean {
 
 /** Subschemas that add properties to this same object: combinator branches, then/else, dependent schemas. */
 function combinatorBranches(node: SchemaObject): SchemaObject[] {
-  const branches = COMBINATORS.flatMap((key) => (Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : []));
+  const branches = COMBINATORS.flatMap((key) =>
+    Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : [],
+  );
   for (const key of ['then', 'else'] as const) if (isObject(node[key])) branches.push(node[key]);
   for (const key of ['dependentSchemas', 'dependencies'] as const) {
     if (isObject(node[key])) branches.push(...Object.values(node[key]).filter(isObject));
@@ -135,12 +169,17 @@ function resolveLocal(root: unknown, ref: string): SchemaObject | undefined {
  * (following local `$ref`s and nested combinators). Undefined when it cannot be known
  * statically (a branch with `patternProperties`, an open map, or an unresolvable reference).
  */
-function combinedPropertyNames(root: unknown, node: SchemaObject, seen = new Set<SchemaObject>()): Set<string> | undefined {
+function combinedPropertyNames(
+  root: unknown,
+  node: SchemaObject,
+  seen = new Set<SchemaObject>(),
+): Set<string> | undefined {
   if (seen.has(node)) return new Set();
   seen.add(node);
   const names = new Set<string>(isObject(node.properties) ? Object.keys(node.properties) : []);
   if (node.patternProperties !== undefined) return undefined;
-  if (node.additionalProperties !== undefined && node.additionalProperties !== false) return undefined;
+  if (node.additionalProperties !== undefined && node.additionalProperties !== false)
+    return undefined;
   const parts = [...combinatorBranches(node)];
   if (typeof node.$ref === 'string') {
     const target = resolveLocal(root, node.$ref);
@@ -165,7 +204,9 @@ function extendedDefinitions(root: unknown): Set<string> {
   mapSchema(root, (node) => {
     const ownProperties = isObject(node.properties) || isObject(node.patternProperties);
     const all = combinatorBranches(node);
-    const alternatives = (['anyOf', 'oneOf'] as const).flatMap((key) => (Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : []));
+    const alternatives = (['anyOf', 'oneOf'] as const).flatMap((key) =>
+      Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : [],
+    );
     const extending = ownProperties ? all : all.filter((branch) => !alternatives.includes(branch));
     for (const branch of extending) if (typeof branch.$ref === 'string') bases.add(branch.$ref);
     if (typeof node.$ref === 'string' && (ownProperties || all.length > 0)) bases.add(node.$ref);
@@ -184,7 +225,10 @@ export function writerSchema(bundled: JsonSchema): JsonSchema {
     if (!isObject(node.properties) && !isObject(node.patternProperties)) return node;
     const copy = { ...node };
     for (const key of ['anyOf', 'oneOf'] as const) {
-      if (Array.isArray(copy[key])) copy[key] = (copy[key] as unknown[]).map((b) => (isObject(b) ? { ...b, [BRANCH_MARK]: true } : b));
+      if (Array.isArray(copy[key]))
+        copy[key] = (copy[key] as unknown[]).map((b) =>
+          isObject(b) ? { ...b, [BRANCH_MARK]: true } : b,
+        );
     }
     return copy;
   }) as SchemaObject;
@@ -194,25 +238,46 @@ export function writerSchema(bundled: JsonSchema): JsonSchema {
     const target = resolveLocal(marked, ref);
     if (target !== undefined) open.add(target);
   }
-  const close = (node: SchemaObject, parentKeyword: string | undefined, original: SchemaObject): SchemaObject => {
+  const close = (
+    node: SchemaObject,
+    parentKeyword: string | undefined,
+    original: SchemaObject,
+  ): SchemaObject => {
     if ('additionalProperties' in node || 'unevaluatedProperties' in node) return node;
     if (open.has(original)) return node;
     // allOf, then/else, dependent-schema (and marked anyOf/oneOf) branches are closed by their
     // parent, which knows every branch's properties.
-    if ((parentKeyword !== undefined && PARENT_CLOSED.has(parentKeyword)) || BRANCH_MARK in node) return node;
-    const hasCombinator = combinatorBranches(node).length > 0 || (typeof node.$ref === 'string' && dialect !== 'draft-07');
-    if (!hasCombinator) return declaresObject(node) ? { ...node, additionalProperties: false } : node;
+    if ((parentKeyword !== undefined && PARENT_CLOSED.has(parentKeyword)) || BRANCH_MARK in node)
+      return node;
+    const hasCombinator =
+      combinatorBranches(node).length > 0 ||
+      (typeof node.$ref === 'string' && dialect !== 'draft-07');
+    if (!hasCombinator)
+      return declaresObject(node) ? { ...node, additionalProperties: false } : node;
     if (dialect !== 'draft-07') {
-      return declaresObject(node) || combinatorBranches(node).some(declaresObject) ? { ...node, unevaluatedProperties: false } : node;
+      return declaresObject(node) || combinatorBranches(node).some(declaresObject)
+        ? { ...node, unevaluatedProperties: false }
+        : node;
     }
     const names = combinedPropertyNames(marked, original);
-    if (names === undefined || (!declaresObject(node) && !combinatorBranches(node).some(declaresObject))) return node;
+    if (
+      names === undefined ||
+      (!declaresObject(node) && !combinatorBranches(node).some(declaresObject))
+    )
+      return node;
     const own = isObject(node.properties) ? node.properties : {};
-    const added = [...names].sort().filter((name) => !Object.hasOwn(own, name)).map((name) => [name, true] as const);
+    const added = [...names]
+      .sort()
+      .filter((name) => !Object.hasOwn(own, name))
+      .map((name) => [name, true] as const);
     const properties: SchemaObject = Object.fromEntries([...Object.entries(own), ...added]);
     return { ...node, properties, additionalProperties: false };
   };
-  const result = transformSchema(marked, (node, { parentKeyword, original }) => close(node, parentKeyword, original), TESTS) as JsonSchema;
+  const result = transformSchema(
+    marked,
+    (node, { parentKeyword, original }) => close(node, parentKeyword, original),
+    TESTS,
+  ) as JsonSchema;
   return mapSchema(result, (node) => {
     if (!(BRANCH_MARK in node)) return node;
     const { [BRANCH_MARK]: _mark, ...rest } = node;
@@ -241,11 +306,18 @@ const CODE_BEARING_KEYWORDS = ['tsType', 'tsEnumNames', 'tsName', '$id', 'id'];
  * and every other named schema (a `title`, or an entry of `definitions`/`$defs`) titled
  * `<prefix><PascalCaseName>`. Two different schemas that would get the same name are reported.
  */
-export function typesSchema(bundled: JsonSchema, rootName: string, prefix: string, source: string): JsonSchema {
+export function typesSchema(
+  bundled: JsonSchema,
+  rootName: string,
+  prefix: string,
+  source: string,
+): JsonSchema {
   const writer = writerSchema(bundled);
   if (!isObject(writer)) return writer;
   // Type name → the first schema that claimed it (its body, to tell a re-use from a clash, and where it is).
-  const claimed = new Map<string, { body: string; pointer: string }>([[rootName, { body: '<root>', pointer: '' }]]);
+  const claimed = new Map<string, { body: string; pointer: string }>([
+    [rootName, { body: '<root>', pointer: '' }],
+  ]);
   const claim = (name: string, node: SchemaObject, label: string, pointer: string): string => {
     const body = JSON.stringify(sortKeysDeep({ ...node, title: undefined }));
     const previous = claimed.get(name);
@@ -265,12 +337,24 @@ export function typesSchema(bundled: JsonSchema, rootName: string, prefix: strin
   };
   const named = (raw: string, node: SchemaObject, pointer: string): string | undefined => {
     const name = `${prefix}${pascalCase(raw)}`;
-    return pascalCase(raw) === '' || !isSafeIdentifier(name) ? undefined : claim(name, node, `from ${JSON.stringify(raw)}`, pointer);
+    return pascalCase(raw) === '' || !isSafeIdentifier(name)
+      ? undefined
+      : claim(name, node, `from ${JSON.stringify(raw)}`, pointer);
   };
-  const rename = (node: SchemaObject, parentKeyword: string | undefined, key: string | undefined, pointer: string): SchemaObject => {
+  const rename = (
+    node: SchemaObject,
+    parentKeyword: string | undefined,
+    key: string | undefined,
+    pointer: string,
+  ): SchemaObject => {
     const copy = { ...node };
     for (const keyword of CODE_BEARING_KEYWORDS) delete copy[keyword];
-    const raw = typeof copy.title === 'string' && copy.title.trim() !== '' ? copy.title : parentKeyword === 'definitions' || parentKeyword === '$defs' ? key : undefined;
+    const raw =
+      typeof copy.title === 'string' && copy.title.trim() !== ''
+        ? copy.title
+        : parentKeyword === 'definitions' || parentKeyword === '$defs'
+          ? key
+          : undefined;
     delete copy.title;
     const name = raw === undefined ? undefined : named(raw, copy, pointer);
     if (name !== undefined) copy.title = name;
@@ -292,7 +376,10 @@ export function typesSchema(bundled: JsonSchema, rootName: string, prefix: strin
     return rename(node, parentKeyword, key, pointer);
   }) as SchemaObject;
   // The root: its own title becomes part of the description, its name is fixed.
-  const description = [typeof writer.title === 'string' ? writer.title : undefined, typeof writer.description === 'string' ? writer.description : undefined]
+  const description = [
+    typeof writer.title === 'string' ? writer.title : undefined,
+    typeof writer.description === 'string' ? writer.description : undefined,
+  ]
     .filter((part): part is string => part !== undefined && part.trim() !== '')
     .join(': ');
   return { ...result, title: rootName, ...(description !== '' ? { description } : {}) };

@@ -41,12 +41,21 @@ async function renderTopology(catalog: Catalog, runtimeImport: string): Promise<
       sources.push(consumer.file);
       const subscriptions = [...consumer.subscribes].sort(byString).map((eventType) => {
         const event = byType.get(eventType);
-        if (event === undefined) throw new Error(`consumer ${consumer.name} subscribes to unknown event type ${eventType}`);
-        return { eventType, exchange: event.rabbitmq.exchange, routingKey: event.rabbitmq.routingKey };
+        if (event === undefined)
+          throw new Error(
+            `consumer ${consumer.name} subscribes to unknown event type ${eventType}`,
+          );
+        return {
+          eventType,
+          exchange: event.rabbitmq.exchange,
+          routingKey: event.rabbitmq.routingKey,
+        };
       });
       return { name: consumer.name, subscriptions };
     });
-  const exchanges = [...new Set(catalog.events.map((event) => event.rabbitmq.exchange))].sort(byString);
+  const exchanges = [...new Set(catalog.events.map((event) => event.rabbitmq.exchange))].sort(
+    byString,
+  );
   const source = renderTemplate('rabbitmq-topology', {
     header: trusted(generatedHeader(sources)),
     runtimeImport,
@@ -77,9 +86,13 @@ async function renderPublishers(catalog: Catalog, runtimeImport: string): Promis
 
 export const rabbitmqTarget: Target = {
   name: 'rabbitmq',
-  description: 'RabbitMQ topology (exchanges, consumer subscriptions), route table and publish helper per event (rabbitmq/*.ts)',
+  description:
+    'RabbitMQ topology (exchanges, consumer subscriptions), route table and publish helper per event (rabbitmq/*.ts)',
   async generate(context: TargetContext): Promise<readonly GeneratedFile[]> {
     if (context.catalog.events.length === 0) return [];
-    return [await renderPublishers(context.catalog, context.runtimeImport), await renderTopology(context.catalog, context.runtimeImport)];
+    return [
+      await renderPublishers(context.catalog, context.runtimeImport),
+      await renderTopology(context.catalog, context.runtimeImport),
+    ];
   },
 };

@@ -18,7 +18,10 @@ import { typesSchema } from './payload-schemas.js';
 const DECLARATION = /^export (?:declare )?(?:interface|type|enum|const enum) ([A-Za-z_$][\w$]*)/gm;
 
 /** Payload type declarations of one version; throws if json-schema-to-typescript picked a name we did not give. */
-export async function compileVersionTypes(event: EventDefinition, version: EventDefinition['versions'][number]): Promise<string> {
+export async function compileVersionTypes(
+  event: EventDefinition,
+  version: EventDefinition['versions'][number],
+): Promise<string> {
   const names = versionNames(event, version.version);
   const prefix = versionTypeName(event, version.version);
   const schema = typesSchema(version.bundled, names.payloadType, prefix, version.file);
@@ -37,17 +40,22 @@ export async function compileVersionTypes(event: EventDefinition, version: Event
   });
   const declared = [...code.matchAll(DECLARATION)].map((match) => match[1]!);
   if (!declared.includes(names.payloadType)) {
-    throw new Error(`${version.file}: json-schema-to-typescript did not declare ${names.payloadType}`);
+    throw new Error(
+      `${version.file}: json-schema-to-typescript did not declare ${names.payloadType}`,
+    );
   }
   const stray = declared.filter((name) => !name.startsWith(prefix));
-  if (stray.length > 0) throw new Error(`${version.file}: unexpected type names ${stray.join(', ')}`);
+  if (stray.length > 0)
+    throw new Error(`${version.file}: unexpected type names ${stray.join(', ')}`);
   return code.trim();
 }
 
 /** Names a problem's file the way loader problems do (from the working folder, not the events folder). */
 function inCatalog(error: unknown, root: string): unknown {
   if (!(error instanceof CatalogError)) return error;
-  return new CatalogError(error.problems.map((problem) => ({ ...problem, file: displayPath(join(root, problem.file)) })));
+  return new CatalogError(
+    error.problems.map((problem) => ({ ...problem, file: displayPath(join(root, problem.file)) })),
+  );
 }
 
 export const typesTarget: Target = {
@@ -61,7 +69,11 @@ export const typesTarget: Target = {
         const declarations = await compileVersionTypes(event, version).catch((error: unknown) => {
           throw inCatalog(error, catalog.root);
         });
-        versions.push({ ...versionNames(event, version.version), version: version.version, declarations: trusted(declarations) });
+        versions.push({
+          ...versionNames(event, version.version),
+          version: version.version,
+          declarations: trusted(declarations),
+        });
       }
       const body = renderTemplate('types', {
         eventType: event.eventType,

@@ -74,28 +74,44 @@ const KNOWN_REQUIRES: ReadonlySet<string> = new Set([
 const REQUIRE_CALL = /require\("([^"]+)"\)/g;
 
 /** One validation function as standalone code in a block, plus the modules it imports. */
-export function standaloneFunction(schema: JsonSchema, constName: string): { code: string; imports: Set<string> } {
+export function standaloneFunction(
+  schema: JsonSchema,
+  constName: string,
+): { code: string; imports: Set<string> } {
   const ajv = newAjv(schema);
   addFormats(ajv);
   ajv.addSchema(schema as object, 'payload');
   let code = standaloneCode(ajv, { evgenExport: 'payload' });
   const exportLine = /export const evgenExport = (validate\d+);/.exec(code);
-  if (exportLine === null) throw new Error('unexpected ajv standalone output: no export of the validation function');
+  if (exportLine === null)
+    throw new Error('unexpected ajv standalone output: no export of the validation function');
   code = code.replace(exportLine[0], '').replace(/^"use strict";/, '');
   const imports = new Set<string>();
   for (const [, specifier] of code.matchAll(REQUIRE_CALL)) {
-    if (!KNOWN_REQUIRES.has(specifier!)) throw new Error(`ajv standalone code requires an unexpected module ${JSON.stringify(specifier)}`);
+    if (!KNOWN_REQUIRES.has(specifier!))
+      throw new Error(
+        `ajv standalone code requires an unexpected module ${JSON.stringify(specifier)}`,
+      );
     imports.add(specifier!);
   }
   // A block per function: ajv names its constants schema11, validate10, … in every output.
-  return { code: `const ${identifier(constName)} = (() => {\n${code}\nreturn ${exportLine[1]};\n})();`, imports };
+  return {
+    code: `const ${identifier(constName)} = (() => {\n${code}\nreturn ${exportLine[1]};\n})();`,
+    imports,
+  };
 }
 
-async function eventValidators(event: EventDefinition, runtimeImport: string): Promise<GeneratedFile[]> {
+async function eventValidators(
+  event: EventDefinition,
+  runtimeImport: string,
+): Promise<GeneratedFile[]> {
   const imports = new Set<string>();
   const versions = event.versions.map((version) => {
     const names = versionNames(event, version.version);
-    const writer = standaloneFunction(writerSchema(version.bundled), `${names.validatorName}Compiled`);
+    const writer = standaloneFunction(
+      writerSchema(version.bundled),
+      `${names.validatorName}Compiled`,
+    );
     const reader = standaloneFunction(readerSchema(version.bundled), `${names.readerName}Compiled`);
     for (const specifier of [...writer.imports, ...reader.imports]) imports.add(specifier);
     return {
@@ -123,7 +139,8 @@ export const validatorsTarget: Target = {
   description: 'ajv standalone validators per event version: strict writer and tolerant reader',
   async generate({ catalog, runtimeImport }) {
     const files: GeneratedFile[] = [];
-    for (const event of catalog.events) files.push(...(await eventValidators(event, runtimeImport)));
+    for (const event of catalog.events)
+      files.push(...(await eventValidators(event, runtimeImport)));
     return files;
   },
 };

@@ -27,7 +27,13 @@ function allItemsOf(shape: Shape): unknown {
   if (Array.isArray(shape.keywords['prefixItems'])) return undefined;
   const items = shape.keywords['items'];
   // A boolean `items` is the rest of an empty tuple (see arrayRestKeyword).
-  if (items === undefined || typeof items === 'boolean' || Array.isArray(items) || acceptsEverything(items, shape.at.doc.dialect)) return undefined;
+  if (
+    items === undefined ||
+    typeof items === 'boolean' ||
+    Array.isArray(items) ||
+    acceptsEverything(items, shape.at.doc.dialect)
+  )
+    return undefined;
   return items;
 }
 
@@ -38,12 +44,22 @@ export const arrayItemsRule: ShapeRule = {
     const before = allItemsOf(original);
     const after = allItemsOf(update);
     ctx.enter(['items'], () =>
-      compareSchemas(ctx, before === undefined ? undefined : childOf(original, before), after === undefined ? undefined : childOf(update, after)),
+      compareSchemas(
+        ctx,
+        before === undefined ? undefined : childOf(original, before),
+        after === undefined ? undefined : childOf(update, after),
+      ),
     );
   },
 };
 
-function removedItem(ctx: DiffContext, original: Shape, update: Shape, schema: unknown, compareSchemas: CompareSchemas): void {
+function removedItem(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  schema: unknown,
+  compareSchemas: CompareSchemas,
+): void {
   if (isOpenArray(update)) {
     ctx.add('ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL');
     return;
@@ -57,13 +73,27 @@ function removedItem(ctx: DiffContext, original: Shape, update: Shape, schema: u
       'ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
     );
   } else {
-    ctx.add(schema === false ? 'ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL' : 'ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL');
+    ctx.add(
+      schema === false
+        ? 'ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL'
+        : 'ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL',
+    );
   }
 }
 
-function addedItem(ctx: DiffContext, original: Shape, update: Shape, schema: unknown, compareSchemas: CompareSchemas): void {
+function addedItem(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  schema: unknown,
+  compareSchemas: CompareSchemas,
+): void {
   if (isOpenArray(original)) {
-    ctx.add(acceptsEverything(schema, update.at.doc.dialect) ? 'ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL' : 'ITEM_ADDED_TO_OPEN_CONTENT_MODEL');
+    ctx.add(
+      acceptsEverything(schema, update.at.doc.dialect)
+        ? 'ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL'
+        : 'ITEM_ADDED_TO_OPEN_CONTENT_MODEL',
+    );
     return;
   }
   const extra = arrayExtraSchema(original);
@@ -89,9 +119,16 @@ export const arrayTupleRule: ShapeRule = {
     for (let index = 0; index < count; index++) {
       // Paths name positions `items/N` in both dialects, as Confluent reports them.
       ctx.enter(['items', index], () => {
-        if (index >= after.items.length) removedItem(ctx, original, update, before.items[index], compareSchemas);
-        else if (index >= before.items.length) addedItem(ctx, original, update, after.items[index], compareSchemas);
-        else compareSchemas(ctx, childOf(original, before.items[index]), childOf(update, after.items[index]));
+        if (index >= after.items.length)
+          removedItem(ctx, original, update, before.items[index], compareSchemas);
+        else if (index >= before.items.length)
+          addedItem(ctx, original, update, after.items[index], compareSchemas);
+        else
+          compareSchemas(
+            ctx,
+            childOf(original, before.items[index]),
+            childOf(update, after.items[index]),
+          );
       });
     }
   },

@@ -64,7 +64,12 @@ function categoryOf(node: SchemaNode): string {
  * (ENUM_ARRAY_NARROWED at `…/enum`) where a subschema matching would only say "changed".
  * Returns false when the facets do not line up one to one.
  */
-function compareFacets(ctx: DiffContext, original: Shape, update: Shape, compareSchemas: CompareSchemas): boolean {
+function compareFacets(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  compareSchemas: CompareSchemas,
+): boolean {
   const index = (nodes: readonly SchemaNode[]) => {
     const byCategory = new Map<string, SchemaNode>();
     for (const node of nodes) {
@@ -88,8 +93,18 @@ function compareFacets(ctx: DiffContext, original: Shape, update: Shape, compare
   return true;
 }
 
-export function compareCombined(ctx: DiffContext, original: Shape, update: Shape, compareSchemas: CompareSchemas): void {
-  if (original.synthetic === true && update.synthetic === true && original.criterion === 'allOf' && update.criterion === 'allOf') {
+export function compareCombined(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  compareSchemas: CompareSchemas,
+): void {
+  if (
+    original.synthetic === true &&
+    update.synthetic === true &&
+    original.criterion === 'allOf' &&
+    update.criterion === 'allOf'
+  ) {
     if (compareFacets(ctx, original, update, compareSchemas)) return;
   }
   const change = criterionChange(original, update);
@@ -100,8 +115,14 @@ export function compareCombined(ctx: DiffContext, original: Shape, update: Shape
   const right = distinct(update.subschemas ?? []);
   const readerCriterion: CombinedCriterion | undefined = update.criterion;
   const writerCriterion: CombinedCriterion | undefined = original.criterion;
-  if (left.length < right.length) ctx.add(readerCriterion === 'allOf' ? 'PRODUCT_TYPE_EXTENDED' : 'SUM_TYPE_EXTENDED');
-  else if (left.length > right.length) ctx.add(writerCriterion === 'anyOf' || writerCriterion === 'oneOf' ? 'SUM_TYPE_NARROWED' : 'PRODUCT_TYPE_NARROWED');
+  if (left.length < right.length)
+    ctx.add(readerCriterion === 'allOf' ? 'PRODUCT_TYPE_EXTENDED' : 'SUM_TYPE_EXTENDED');
+  else if (left.length > right.length)
+    ctx.add(
+      writerCriterion === 'anyOf' || writerCriterion === 'oneOf'
+        ? 'SUM_TYPE_NARROWED'
+        : 'PRODUCT_TYPE_NARROWED',
+    );
 
   const edges: number[][] = [];
   const found = new Map<string, readonly Difference[]>();
@@ -119,8 +140,10 @@ export function compareCombined(ctx: DiffContext, original: Shape, update: Shape
     });
   });
   const matching = maximumMatching(left.length, right.length, edges);
-  for (const [j, i] of [...matching].sort((a, b) => a[1] - b[1])) ctx.addAll(found.get(`${i}:${j}`) ?? []);
-  if (matching.size < Math.min(left.length, right.length)) ctx.add('COMBINED_TYPE_SUBSCHEMAS_CHANGED');
+  for (const [j, i] of [...matching].sort((a, b) => a[1] - b[1]))
+    ctx.addAll(found.get(`${i}:${j}`) ?? []);
+  if (matching.size < Math.min(left.length, right.length))
+    ctx.add('COMBINED_TYPE_SUBSCHEMAS_CHANGED');
 }
 
 export const combinedRule: ShapeRule = {

@@ -24,7 +24,10 @@ export function openEnd(shape: Shape, keyword: string): OpenEnd {
     keyword,
     present: value !== undefined,
     permits: value !== false,
-    schema: value === undefined || value === false || acceptsEverything(value, shape.at.doc.dialect) ? undefined : value,
+    schema:
+      value === undefined || value === false || acceptsEverything(value, shape.at.doc.dialect)
+        ? undefined
+        : value,
   };
 }
 
@@ -35,11 +38,17 @@ export function openEnd(shape: Shape, keyword: string): OpenEnd {
 export function arrayRestKeyword(shape: Shape): string {
   const { keywords } = shape;
   if (Array.isArray(keywords['prefixItems'])) return 'items';
-  if (typeof keywords['items'] === 'boolean' && keywords['additionalItems'] === undefined) return 'items';
+  if (typeof keywords['items'] === 'boolean' && keywords['additionalItems'] === undefined)
+    return 'items';
   return 'additionalItems';
 }
 
-function isOpen(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string, patterns: number): boolean {
+function isOpen(
+  shape: Shape,
+  rest: OpenEnd,
+  unevaluatedKeyword: string,
+  patterns: number,
+): boolean {
   if (patterns > 0 || !rest.permits || rest.schema !== undefined) return false;
   const unevaluated = shape.keywords[unevaluatedKeyword];
   return unevaluated === undefined || acceptsEverything(unevaluated, shape.at.doc.dialect);
@@ -49,7 +58,13 @@ function isOpen(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string, pattern
 function partialSchema(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string): unknown {
   if (rest.schema !== undefined) return rest.schema;
   const unevaluated = shape.keywords[unevaluatedKeyword];
-  if (!rest.present && unevaluated !== undefined && unevaluated !== false && !acceptsEverything(unevaluated, shape.at.doc.dialect)) return unevaluated;
+  if (
+    !rest.present &&
+    unevaluated !== undefined &&
+    unevaluated !== false &&
+    !acceptsEverything(unevaluated, shape.at.doc.dialect)
+  )
+    return unevaluated;
   return undefined;
 }
 
@@ -78,7 +93,12 @@ export function patternMatches(pattern: string, key: string): boolean {
 }
 
 export function isOpenObject(shape: Shape): boolean {
-  return isOpen(shape, openEnd(shape, 'additionalProperties'), 'unevaluatedProperties', patternEntries(shape).length);
+  return isOpen(
+    shape,
+    openEnd(shape, 'additionalProperties'),
+    'unevaluatedProperties',
+    patternEntries(shape).length,
+  );
 }
 
 export function objectExtraSchema(shape: Shape, key: string): unknown {

@@ -147,4 +147,6 @@ export const DIFFERENCE_TYPES = {
 
 export type DifferenceType = keyof typeof DIFFERENCE_TYPES;
 
-export const ALL_DIFFERENCE_TYPES = Object.keys(DIFFERENCE_TYPES).sort() as readonly DifferenceType[];
+export const ALL_DIFFERENCE_TYPES = Object.keys(
+  DIFFERENCE_TYPES,
+).sort() as readonly DifferenceType[];

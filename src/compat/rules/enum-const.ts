@@ -25,6 +25,7 @@ export const constRule: ShapeRule = {
   name: 'const',
   kinds: ['const'],
   compare(ctx, original, update) {
-    if (canonicalJson(original.keywords['const']) !== canonicalJson(update.keywords['const'])) ctx.add('ENUM_ARRAY_CHANGED', 'const');
+    if (canonicalJson(original.keywords['const']) !== canonicalJson(update.keywords['const']))
+      ctx.add('ENUM_ARRAY_CHANGED', 'const');
   },
 };

@@ -40,23 +40,28 @@ export const HINT_RULES: readonly HintRule[] = [
     hint: 'deploy consumers that accept the new values first (this needs a BACKWARD mode), or add a new event version/type',
   },
   {
-    types: /^(TYPE_CHANGED|TYPE_NARROWED|COMBINED_TYPE_CHANGED|COMBINED_TYPE_SUBSCHEMAS_CHANGED|SUM_TYPE_NARROWED|PRODUCT_TYPE_EXTENDED|NOT_TYPE_EXTENDED)$/,
+    types:
+      /^(TYPE_CHANGED|TYPE_NARROWED|COMBINED_TYPE_CHANGED|COMBINED_TYPE_SUBSCHEMAS_CHANGED|SUM_TYPE_NARROWED|PRODUCT_TYPE_EXTENDED|NOT_TYPE_EXTENDED)$/,
     describe: 'the type of {name} changed incompatibly ({type})',
     hint: 'keep the old type; add a new property with the new type, or publish a new event version/type',
   },
   {
     types: /^(OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL|PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL)$/,
-    describe: 'property {name} was added to an open content model, where older data may already carry {name} with any value',
+    describe:
+      'property {name} was added to an open content model, where older data may already carry {name} with any value',
     hint: 'close the object (additionalProperties: false) in every version, or use the evgen or confluent-lenient policy',
   },
   {
-    types: /^(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL|PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL)$/,
+    types:
+      /^(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL|PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL)$/,
     direction: 'forward',
-    describe: 'property {name} was added, and the older version (a closed content model) rejects it',
+    describe:
+      'property {name} was added, and the older version (a closed content model) rejects it',
     hint: 'deploy consumers first (needs a BACKWARD mode), or use the evgen policy (its readers ignore unknown properties)',
   },
   {
-    types: /^(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL|PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL|PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL)$/,
+    types:
+      /^(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL|PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL|PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL)$/,
     describe: 'property {name} was removed from or added to a closed content model ({type})',
     hint: 'keep the property declared (optional, deprecated), or allow extras with additionalProperties',
   },
@@ -120,16 +125,29 @@ const KEYWORD_SEGMENTS = new Set([
 
 /** The property (or position) a path points at: `#/properties/a/properties/b` → `b`. */
 export function subjectOf(path: string): string {
-  const segments = path.replace(/^#\/?/, '').split('/').filter((segment) => segment !== '');
+  const segments = path
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((segment) => segment !== '');
   // `#/properties/channel/enum` is about `channel`: drop trailing keywords.
-  while (segments.length > 0 && KEYWORD_SEGMENTS.has(segments[segments.length - 1]!)) segments.pop();
+  while (segments.length > 0 && KEYWORD_SEGMENTS.has(segments[segments.length - 1]!))
+    segments.pop();
   const last = segments[segments.length - 1];
   if (last === undefined) return 'the payload';
   return `"${last.replace(/~1/g, '/').replace(/~0/g, '~')}"`;
 }
 
-export function explain(type: string, path: string, direction: Direction): { description: string; hint: string } {
-  const rule = HINT_RULES.find((candidate) => candidate.types.test(type) && (candidate.direction === undefined || candidate.direction === direction))!;
-  const fill = (text: string) => text.replace(/\{name\}/g, subjectOf(path)).replace(/\{type\}/g, type);
+export function explain(
+  type: string,
+  path: string,
+  direction: Direction,
+): { description: string; hint: string } {
+  const rule = HINT_RULES.find(
+    (candidate) =>
+      candidate.types.test(type) &&
+      (candidate.direction === undefined || candidate.direction === direction),
+  )!;
+  const fill = (text: string) =>
+    text.replace(/\{name\}/g, subjectOf(path)).replace(/\{type\}/g, type);
   return { description: fill(rule.describe), hint: fill(rule.hint) };
 }

@@ -9,7 +9,11 @@ import { notRule } from './not.js';
 import { numberTypeRule } from './number-type.js';
 import { numericBoundsRule } from './numeric-bounds.js';
 import { objectDependenciesRule } from './object-dependencies.js';
-import { objectPropertiesRule, objectRequiredRule, patternPropertiesRule } from './object-properties.js';
+import {
+  objectPropertiesRule,
+  objectRequiredRule,
+  patternPropertiesRule,
+} from './object-properties.js';
 import type { ShapeRule } from './shape-rule.js';
 import { stringPatternRule } from './string-pattern.js';
 import { uniqueItemsRule } from './unique-items.js';

@@ -11,6 +11,10 @@ export const metadataRule: ShapeRule = {
     if (a.id !== b.id) ctx.add('ID_CHANGED');
     if (a.title !== b.title) ctx.add('TITLE_CHANGED');
     if (a.description !== b.description) ctx.add('DESCRIPTION_CHANGED');
-    if (a.hasDefault !== b.hasDefault || (a.hasDefault && canonicalJson(a.default) !== canonicalJson(b.default))) ctx.add('DEFAULT_CHANGED');
+    if (
+      a.hasDefault !== b.hasDefault ||
+      (a.hasDefault && canonicalJson(a.default) !== canonicalJson(b.default))
+    )
+      ctx.add('DEFAULT_CHANGED');
   },
 };

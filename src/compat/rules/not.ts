@@ -8,7 +8,11 @@ export const notRule: ShapeRule = {
   compare(ctx, original, update, compareSchemas) {
     ctx.enter(['not'], () => {
       const trial = ctx.sub();
-      compareSchemas(trial, childOf(update, update.keywords['not']), childOf(original, original.keywords['not']));
+      compareSchemas(
+        trial,
+        childOf(update, update.keywords['not']),
+        childOf(original, original.keywords['not']),
+      );
       ctx.add(trial.isCompatible() ? 'NOT_TYPE_NARROWED' : 'NOT_TYPE_EXTENDED');
     });
   },

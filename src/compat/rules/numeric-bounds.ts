@@ -18,12 +18,15 @@ interface BoundKeyword {
   readonly read?: (shape: Shape) => number | undefined;
 }
 
-const number = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+const number = (value: unknown): number | undefined =>
+  typeof value === 'number' ? value : undefined;
 const plain = (keyword: string) => (shape: Shape) => number(shape.keywords[keyword]);
 const inclusive = (keyword: string, exclusive: string) => (shape: Shape) =>
   shape.keywords[exclusive] === true ? undefined : number(shape.keywords[keyword]);
 const exclusive = (keyword: string, inclusiveKeyword: string) => (shape: Shape) =>
-  shape.keywords[keyword] === true ? number(shape.keywords[inclusiveKeyword]) : number(shape.keywords[keyword]);
+  shape.keywords[keyword] === true
+    ? number(shape.keywords[inclusiveKeyword])
+    : number(shape.keywords[keyword]);
 
 const bound = (keyword: string, kind: ShapeKind, stem: string): BoundKeyword => ({
   keyword,
@@ -39,8 +42,14 @@ export const BOUND_KEYWORDS: readonly BoundKeyword[] = [
   bound('minLength', 'string', 'MIN_LENGTH'),
   { ...bound('maximum', 'number', 'MAXIMUM'), read: inclusive('maximum', 'exclusiveMaximum') },
   { ...bound('minimum', 'number', 'MINIMUM'), read: inclusive('minimum', 'exclusiveMinimum') },
-  { ...bound('exclusiveMaximum', 'number', 'EXCLUSIVE_MAXIMUM'), read: exclusive('exclusiveMaximum', 'maximum') },
-  { ...bound('exclusiveMinimum', 'number', 'EXCLUSIVE_MINIMUM'), read: exclusive('exclusiveMinimum', 'minimum') },
+  {
+    ...bound('exclusiveMaximum', 'number', 'EXCLUSIVE_MAXIMUM'),
+    read: exclusive('exclusiveMaximum', 'maximum'),
+  },
+  {
+    ...bound('exclusiveMinimum', 'number', 'EXCLUSIVE_MINIMUM'),
+    read: exclusive('exclusiveMinimum', 'minimum'),
+  },
   bound('maxProperties', 'object', 'MAX_PROPERTIES'),
   bound('minProperties', 'object', 'MIN_PROPERTIES'),
   bound('maxItems', 'array', 'MAX_ITEMS'),

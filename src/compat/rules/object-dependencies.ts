@@ -17,7 +17,10 @@ function propertyDependencies(shape: Shape): Map<string, Dependency<ReadonlySet<
     const map = shape.keywords[name];
     if (!isJsonObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
-      if (Array.isArray(value)) result.set(key, { value: new Set(value.filter((item): item is string => typeof item === 'string')) });
+      if (Array.isArray(value))
+        result.set(key, {
+          value: new Set(value.filter((item): item is string => typeof item === 'string')),
+        });
     }
   }
   return result;
@@ -38,7 +41,8 @@ function schemaDependencies(shape: Shape): Map<string, Dependency<unknown>> {
 /** Confluent's name for both kinds, in both dialects. */
 const keyword = 'dependencies';
 
-const keysOf = (a: Map<string, unknown>, b: Map<string, unknown>) => [...new Set([...a.keys(), ...b.keys()])].sort();
+const keysOf = (a: Map<string, unknown>, b: Map<string, unknown>) =>
+  [...new Set([...a.keys(), ...b.keys()])].sort();
 
 export const objectDependenciesRule: ShapeRule = {
   name: 'object-dependencies',
@@ -66,7 +70,10 @@ export const objectDependenciesRule: ShapeRule = {
       const after = afterSchemas.get(key);
       if (after === undefined) ctx.add('DEPENDENCY_SCHEMA_REMOVED', keyword, key);
       else if (before === undefined) ctx.add('DEPENDENCY_SCHEMA_ADDED', keyword, key);
-      else ctx.enter([keyword, key], () => compareSchemas(ctx, childOf(original, before.value), childOf(update, after.value)));
+      else
+        ctx.enter([keyword, key], () =>
+          compareSchemas(ctx, childOf(original, before.value), childOf(update, after.value)),
+        );
     }
   },
 };

@@ -19,7 +19,9 @@ export function propertiesOf(shape: Shape): Readonly<Record<string, unknown>> {
 
 export function requiredOf(shape: Shape): ReadonlySet<string> {
   const required = shape.keywords['required'];
-  return new Set(Array.isArray(required) ? required.filter((key): key is string => typeof key === 'string') : []);
+  return new Set(
+    Array.isArray(required) ? required.filter((key): key is string => typeof key === 'string') : [],
+  );
 }
 
 function hasOwn(record: object, key: string): boolean {
@@ -39,7 +41,13 @@ export function againstPartial(
   ctx.add(trial.isCompatible() ? covered : notCovered);
 }
 
-function removed(ctx: DiffContext, original: Shape, update: Shape, key: string, compareSchemas: CompareSchemas): void {
+function removed(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  key: string,
+  compareSchemas: CompareSchemas,
+): void {
   const originalSchema = propertiesOf(original)[key];
   if (isOpenObject(update)) {
     ctx.add('PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL');
@@ -60,14 +68,26 @@ function removed(ctx: DiffContext, original: Shape, update: Shape, key: string, 
   }
 }
 
-function added(ctx: DiffContext, original: Shape, update: Shape, key: string, compareSchemas: CompareSchemas): void {
+function added(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  key: string,
+  compareSchemas: CompareSchemas,
+): void {
   const updateSchema = propertiesOf(update)[key];
   const required = requiredOf(update).has(key);
   const hasDefault = () => shapeOf(childOf(update, updateSchema)).meta.hasDefault;
   if (isOpenObject(original)) {
-    if (acceptsEverything(updateSchema, update.at.doc.dialect)) ctx.add('PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL');
+    if (acceptsEverything(updateSchema, update.at.doc.dialect))
+      ctx.add('PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL');
     else if (!required) ctx.add('OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL');
-    else ctx.add(hasDefault() ? 'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL' : 'REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL');
+    else
+      ctx.add(
+        hasDefault()
+          ? 'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL'
+          : 'REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL',
+      );
     return;
   }
   const extra = objectExtraSchema(original, key);
@@ -80,7 +100,12 @@ function added(ctx: DiffContext, original: Shape, update: Shape, key: string, co
     );
   }
   if (!required) ctx.add('OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL');
-  else ctx.add(hasDefault() ? 'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL' : 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL');
+  else
+    ctx.add(
+      hasDefault()
+        ? 'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL'
+        : 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL',
+    );
 }
 
 export const objectPropertiesRule: ShapeRule = {
@@ -110,10 +135,15 @@ export const objectRequiredRule: ShapeRule = {
     const afterProperties = propertiesOf(update);
     for (const key of Object.keys(propertiesOf(original)).sort()) {
       if (!hasOwn(afterProperties, key)) continue;
-      if (before.has(key) && !after.has(key)) ctx.add('REQUIRED_ATTRIBUTE_REMOVED', 'required', key);
+      if (before.has(key) && !after.has(key))
+        ctx.add('REQUIRED_ATTRIBUTE_REMOVED', 'required', key);
       else if (!before.has(key) && after.has(key)) {
         const hasDefault = shapeOf(childOf(update, afterProperties[key])).meta.hasDefault;
-        ctx.add(hasDefault ? 'REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED' : 'REQUIRED_ATTRIBUTE_ADDED', 'required', key);
+        ctx.add(
+          hasDefault ? 'REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED' : 'REQUIRED_ATTRIBUTE_ADDED',
+          'required',
+          key,
+        );
       }
     }
   },
@@ -129,7 +159,9 @@ export const patternPropertiesRule: ShapeRule = {
     if (!isJsonObject(before) || !isJsonObject(after)) return;
     for (const pattern of Object.keys(before).sort()) {
       if (!hasOwn(after, pattern)) continue;
-      ctx.enter(['patternProperties', pattern], () => compareSchemas(ctx, childOf(original, before[pattern]), childOf(update, after[pattern])));
+      ctx.enter(['patternProperties', pattern], () =>
+        compareSchemas(ctx, childOf(original, before[pattern]), childOf(update, after[pattern])),
+      );
     }
   },
 };

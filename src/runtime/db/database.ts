@@ -14,7 +14,10 @@ export interface QueryResult<R> {
 }
 
 export interface Queryable {
-  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<R>>;
 }
 
 declare const transactionBrand: unique symbol;
@@ -40,8 +43,14 @@ interface PgQueryResultLike {
 }
 export interface PgClientLike {
   query(text: string, params?: unknown[]): Promise<PgQueryResultLike>;
-  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
-  removeListener(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
+  removeListener(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
 }
 export interface PgPoolClientLike extends PgClientLike {
   release(destroy?: boolean | Error): void;
@@ -59,7 +68,10 @@ export interface PgliteTransactionLike {
 }
 export interface PgliteLike extends PgliteTransactionLike {
   transaction<T>(callback: (tx: PgliteTransactionLike) => Promise<T>): Promise<T>;
-  listen(channel: string, callback: (payload: string) => void): Promise<(tx?: never) => Promise<void>>;
+  listen(
+    channel: string,
+    callback: (payload: string) => void,
+  ): Promise<(tx?: never) => Promise<void>>;
 }
 
 function fromPgResult<R>(result: PgQueryResultLike): QueryResult<R> {
@@ -116,7 +128,8 @@ export function postgresDatabase(pool: PgPoolLike): Database {
             await client.query('ROLLBACK');
           } catch (rollbackError) {
             // The connection is unusable; make the pool discard it instead of reusing it.
-            broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+            broken =
+              rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
           }
           throw error;
         }

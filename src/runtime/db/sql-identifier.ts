@@ -17,5 +17,7 @@ export function quoteIdentifier(name: string): string {
 
 /** `"schema"."table"`, or just `"table"` when no schema is given. */
 export function qualifiedName(schema: string | undefined, table: string): string {
-  return schema === undefined ? quoteIdentifier(table) : `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
+  return schema === undefined
+    ? quoteIdentifier(table)
+    : `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
 }

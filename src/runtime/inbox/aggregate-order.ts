@@ -38,7 +38,9 @@ export class AggregateVersionGapError extends EvgenError {
     readonly expected: number,
     readonly received: number,
   ) {
-    super(`${aggregateType} ${aggregateId}: received version ${received}, expected ${expected}; retry after the missing versions`);
+    super(
+      `${aggregateType} ${aggregateId}: received version ${received}, expected ${expected}; retry after the missing versions`,
+    );
     this.name = 'AggregateVersionGapError';
   }
 }
@@ -74,7 +76,10 @@ export async function checkOrder(tx: Transaction, key: AggregateVersionKey): Pro
 }
 
 /** Records `version` as applied. Never moves the version backwards. Call in the transaction that applied it. */
-export async function markApplied(tx: Transaction, key: AggregateVersionKey & { readonly messageId?: string }): Promise<void> {
+export async function markApplied(
+  tx: Transaction,
+  key: AggregateVersionKey & { readonly messageId?: string },
+): Promise<void> {
   checkVersion(key.version);
   const table = orderingTableName(key);
   await tx.query(
@@ -108,7 +113,10 @@ export async function applyInOrder(
 }
 
 /** The last version the consumer applied for the aggregate, 0 when none. */
-export async function lastAppliedVersion(tx: Transaction, key: Omit<AggregateVersionKey, 'version'>): Promise<number> {
+export async function lastAppliedVersion(
+  tx: Transaction,
+  key: Omit<AggregateVersionKey, 'version'>,
+): Promise<number> {
   const table = orderingTableName(key);
   const result = await tx.query<{ version: string | number | bigint }>(
     `SELECT version FROM ${table} WHERE consumer = $1 AND aggregate_type = $2 AND aggregate_id = $3`,

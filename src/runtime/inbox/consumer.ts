@@ -8,7 +8,13 @@ import type { Database, Transaction } from '../db/database.js';
 import type { Envelope, EventVersionDescriptor } from '../envelope.js';
 import { EvgenError, NonRetryableError, UnknownEventError, ValidationError } from '../errors.js';
 import { createEnvelopeParser } from '../parse-envelope.js';
-import { applyInOrder, checkOrder, markApplied, type AggregateVersionKey, type OrderVerdict } from './aggregate-order.js';
+import {
+  applyInOrder,
+  checkOrder,
+  markApplied,
+  type AggregateVersionKey,
+  type OrderVerdict,
+} from './aggregate-order.js';
 import { handleBatchWithInbox } from './inbox-batch.js';
 import { handleWithInbox, type InboxOutcome } from './inbox-guard.js';
 import type { InboxTableOptions } from './inbox-tables.js';
@@ -29,10 +35,16 @@ export interface ConsumerContext {
 }
 
 /** A typed handler for one event version. */
-export type ConsumerHandler<E extends Envelope = Envelope> = (envelope: E, ctx: ConsumerContext) => Promise<void>;
+export type ConsumerHandler<E extends Envelope = Envelope> = (
+  envelope: E,
+  ctx: ConsumerContext,
+) => Promise<void>;
 
 /** Converts a payload of version N into version N+1. Pure and synchronous. */
-export type Upcaster<From = unknown, To = unknown> = (payload: From, envelope: Envelope<string, number, From>) => To;
+export type Upcaster<From = unknown, To = unknown> = (
+  payload: From,
+  envelope: Envelope<string, number, From>,
+) => To;
 
 export interface ConsumerOptions<THandlers, TUpcasters = unknown> {
   readonly db: Database;
@@ -73,13 +85,16 @@ export interface InboxConsumer {
 }
 
 export type ConsumerBatchResult =
-  | { readonly outcome: InboxOutcome }
-  | { readonly outcome: 'failed'; readonly error: EvgenError };
+  { readonly outcome: InboxOutcome } | { readonly outcome: 'failed'; readonly error: EvgenError };
 
 type AnyHandler = ConsumerHandler<any>;
 type AnyUpcaster = Upcaster<any, any>;
-type HandlerTable = Readonly<Record<string, Readonly<Record<number, AnyHandler | undefined>> | undefined>>;
-type UpcasterTable = Readonly<Record<string, Readonly<Record<string, AnyUpcaster | undefined>> | undefined>>;
+type HandlerTable = Readonly<
+  Record<string, Readonly<Record<number, AnyHandler | undefined>> | undefined>
+>;
+type UpcasterTable = Readonly<
+  Record<string, Readonly<Record<string, AnyUpcaster | undefined>> | undefined>
+>;
 
 /** Name of the upcaster from `version` to the next one: `v1ToV2`. */
 export function upcasterKey(version: number): string {
@@ -90,7 +105,11 @@ interface DispatchPlan {
   readonly handler: AnyHandler;
   readonly targetVersion: number;
   /** Upcasters to apply in order; empty when the handler takes the delivered version. */
-  readonly steps: readonly { readonly key: string; readonly upcaster: AnyUpcaster; readonly to: EventVersionDescriptor }[];
+  readonly steps: readonly {
+    readonly key: string;
+    readonly upcaster: AnyUpcaster;
+    readonly to: EventVersionDescriptor;
+  }[];
 }
 
 export function createConsumer<THandlers, TUpcasters = unknown>(
@@ -138,8 +157,10 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
     subscribes: index.eventTypes,
     async handle(raw: unknown): Promise<InboxOutcome> {
       const { envelope, route } = prepare(raw);
-      return handleWithInbox(options.db, { ...options.inbox, consumer: name, envelope }, (tx, checked) =>
-        route.handler(upcast(checked, route), createContext(tx, checked)),
+      return handleWithInbox(
+        options.db,
+        { ...options.inbox, consumer: name, envelope },
+        (tx, checked) => route.handler(upcast(checked, route), createContext(tx, checked)),
       );
     },
     async handleBatch(raws: readonly unknown[]): Promise<ConsumerBatchResult[]> {
@@ -163,7 +184,10 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
         },
       );
       outcomes.forEach((outcome, i) => {
-        results[prepared[i]!.index] = outcome.outcome === 'failed' ? { outcome: 'failed', error: outcome.error } : { outcome: outcome.outcome };
+        results[prepared[i]!.index] =
+          outcome.outcome === 'failed'
+            ? { outcome: 'failed', error: outcome.error }
+            : { outcome: outcome.outcome };
       });
       return results as ConsumerBatchResult[];
     },
@@ -175,10 +199,17 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
     if (!parsed.ok) {
       const { error } = parsed;
       throw error instanceof UnknownEventError
-        ? new UnknownEventError(error.eventType, error.schemaVersion, `consumer ${name}: ${error.message}`)
+        ? new UnknownEventError(
+            error.eventType,
+            error.schemaVersion,
+            `consumer ${name}: ${error.message}`,
+          )
         : error;
     }
-    return { envelope: parsed.envelope, route: plan(parsed.envelope.eventType, parsed.envelope.schemaVersion) };
+    return {
+      envelope: parsed.envelope,
+      route: plan(parsed.envelope.eventType, parsed.envelope.schemaVersion),
+    };
   }
 
   function upcast(envelope: Envelope, route: DispatchPlan): Envelope {
@@ -187,7 +218,10 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
       const next = step.upcaster(current.payload, current);
       const checked = step.to.readPayload(next);
       if (!checked.ok) {
-        throw new ValidationError(`${envelope.eventType} payload returned by upcaster ${step.key}`, checked.violations);
+        throw new ValidationError(
+          `${envelope.eventType} payload returned by upcaster ${step.key}`,
+          checked.violations,
+        );
       }
       current = { ...current, schemaVersion: step.to.schemaVersion, payload: checked.value };
     }
@@ -223,13 +257,23 @@ export function createConsumer<THandlers, TUpcasters = unknown>(
 }
 
 /** Refuses handler/upcaster tables that name events or versions the consumer does not subscribe to. */
-function checkTables(name: string, index: DescriptorIndex, handlers: HandlerTable, upcasters: UpcasterTable): void {
+function checkTables(
+  name: string,
+  index: DescriptorIndex,
+  handlers: HandlerTable,
+  upcasters: UpcasterTable,
+): void {
   for (const [eventType, byVersion] of Object.entries(handlers)) {
     const known = index.versionsOf(eventType);
-    if (known.length === 0) throw new TypeError(`consumer ${name}: handlers name ${eventType}, which it does not subscribe to`);
+    if (known.length === 0)
+      throw new TypeError(
+        `consumer ${name}: handlers name ${eventType}, which it does not subscribe to`,
+      );
     for (const version of Object.keys(byVersion ?? {})) {
       if (!known.includes(Number(version))) {
-        throw new TypeError(`consumer ${name}: handler for unknown version ${eventType} v${version} (known: ${known.join(', ')})`);
+        throw new TypeError(
+          `consumer ${name}: handler for unknown version ${eventType} v${version} (known: ${known.join(', ')})`,
+        );
       }
     }
   }
@@ -243,8 +287,15 @@ function checkTables(name: string, index: DescriptorIndex, handlers: HandlerTabl
     const known = index.versionsOf(eventType);
     for (const key of Object.keys(steps ?? {})) {
       const from = /^v(\d+)ToV(\d+)$/.exec(key);
-      if (from === null || Number(from[2]) !== Number(from[1]) + 1 || !known.includes(Number(from[1])) || !known.includes(Number(from[2]))) {
-        throw new TypeError(`consumer ${name}: unknown upcaster ${eventType} ${key} (versions: ${known.join(', ') || 'none'})`);
+      if (
+        from === null ||
+        Number(from[2]) !== Number(from[1]) + 1 ||
+        !known.includes(Number(from[1])) ||
+        !known.includes(Number(from[2]))
+      ) {
+        throw new TypeError(
+          `consumer ${name}: unknown upcaster ${eventType} ${key} (versions: ${known.join(', ') || 'none'})`,
+        );
       }
     }
   }

@@ -14,10 +14,15 @@ export interface InboxEntry {
   readonly processedAt: string | null;
 }
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** Inbox rows of `messageId`, one per consumer that handled it, sorted by consumer. */
-export async function findInboxEntries(db: Database, messageId: string, options: InboxTableOptions = {}): Promise<InboxEntry[]> {
+export async function findInboxEntries(
+  db: Database,
+  messageId: string,
+  options: InboxTableOptions = {},
+): Promise<InboxEntry[]> {
   const table = inboxTableName(options);
   const result = await db.query<InboxEntry>(
     `SELECT message_id AS "messageId", consumer, ${iso('received_at')} AS "receivedAt", ${iso('processed_at')} AS "processedAt"

@@ -5,7 +5,12 @@
  */
 import type { Database } from '../db/database.js';
 import type { Envelope } from '../envelope.js';
-import { claimInboxRow, markProcessed, type InboxHandler, type InboxOutcome } from './inbox-guard.js';
+import {
+  claimInboxRow,
+  markProcessed,
+  type InboxHandler,
+  type InboxOutcome,
+} from './inbox-guard.js';
 import { InboxHandlerError } from './inbox-handler-error.js';
 import { inboxTableName, type InboxTableOptions } from './inbox-tables.js';
 
@@ -55,12 +60,18 @@ export async function handleBatchWithInbox<E extends Envelope>(
           // A failure inside the savepoint undoes only this message; an error here (connection lost) aborts the batch.
           await tx.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
           await tx.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
-          results.push({ messageId: envelope.messageId, outcome: 'failed', error: new InboxHandlerError(consumer, envelope.messageId, error) });
+          results.push({
+            messageId: envelope.messageId,
+            outcome: 'failed',
+            error: new InboxHandlerError(consumer, envelope.messageId, error),
+          });
         }
       }
       return results;
     });
   } catch (error) {
-    throw error instanceof InboxHandlerError ? error : new InboxHandlerError(consumer, envelopes[0]!.messageId, error);
+    throw error instanceof InboxHandlerError
+      ? error
+      : new InboxHandlerError(consumer, envelopes[0]!.messageId, error);
   }
 }

@@ -17,7 +17,10 @@ export interface InboxGuardOptions<E extends Envelope = Envelope> extends InboxT
 }
 
 /** Business code run inside the guard; `tx` is the only handle it may write through. */
-export type InboxHandler<E extends Envelope = Envelope> = (tx: Transaction, envelope: E) => Promise<void>;
+export type InboxHandler<E extends Envelope = Envelope> = (
+  tx: Transaction,
+  envelope: E,
+) => Promise<void>;
 
 /**
  * Runs `handler` at most once per (messageId, consumer). In one transaction: insert the inbox
@@ -44,12 +47,19 @@ export async function handleWithInbox<E extends Envelope>(
       return 'handled';
     });
   } catch (error) {
-    throw error instanceof InboxHandlerError ? error : new InboxHandlerError(consumer, envelope.messageId, error);
+    throw error instanceof InboxHandlerError
+      ? error
+      : new InboxHandlerError(consumer, envelope.messageId, error);
   }
 }
 
 /** Inserts the inbox row; false when it already existed (a duplicate). */
-export async function claimInboxRow(tx: Transaction, table: string, messageId: string, consumer: string): Promise<boolean> {
+export async function claimInboxRow(
+  tx: Transaction,
+  table: string,
+  messageId: string,
+  consumer: string,
+): Promise<boolean> {
   const inserted = await tx.query(
     `INSERT INTO ${table} (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1 AS claimed`,
     [messageId, consumer],
@@ -57,6 +67,14 @@ export async function claimInboxRow(tx: Transaction, table: string, messageId: s
   return inserted.rows.length === 1;
 }
 
-export async function markProcessed(tx: Transaction, table: string, messageId: string, consumer: string): Promise<void> {
-  await tx.query(`UPDATE ${table} SET processed_at = now() WHERE message_id = $1 AND consumer = $2`, [messageId, consumer]);
+export async function markProcessed(
+  tx: Transaction,
+  table: string,
+  messageId: string,
+  consumer: string,
+): Promise<void> {
+  await tx.query(
+    `UPDATE ${table} SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+    [messageId, consumer],
+  );
 }

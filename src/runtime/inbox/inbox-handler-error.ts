@@ -14,7 +14,10 @@ export class InboxHandlerError extends EvgenError {
     override readonly cause: unknown,
   ) {
     const described = describeError(cause);
-    super(`consumer ${consumer} failed on message ${messageId}: ${described.type}: ${described.message}`, { cause });
+    super(
+      `consumer ${consumer} failed on message ${messageId}: ${described.type}: ${described.message}`,
+      { cause },
+    );
     this.name = 'InboxHandlerError';
     this.retryable = classifyError(cause) === 'retryable';
   }

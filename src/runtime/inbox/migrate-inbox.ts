@@ -18,7 +18,8 @@ export function inboxMigrationStatements(options: InboxTableOptions = {}): strin
   const ordering = orderingTableName(options);
   const receivedIndex = quoteIdentifier(`${options.table ?? DEFAULT_INBOX_TABLE}_received_at_idx`);
   const statements: string[] = [];
-  if (options.schema !== undefined) statements.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(options.schema)}`);
+  if (options.schema !== undefined)
+    statements.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(options.schema)}`);
   statements.push(
     // The primary key is the arbiter of "already handled": (message, consumer), never the business key.
     `CREATE TABLE IF NOT EXISTS ${inbox} (
@@ -46,7 +47,9 @@ export function inboxMigrationStatements(options: InboxTableOptions = {}): strin
 
 /** The migration as one SQL script, for migration tools (Flyway, node-pg-migrate, psql). */
 export function inboxMigrationSql(options: InboxTableOptions = {}): string {
-  return inboxMigrationStatements(options).map((statement) => `${statement};\n`).join('\n');
+  return inboxMigrationStatements(options)
+    .map((statement) => `${statement};\n`)
+    .join('\n');
 }
 
 /**

@@ -17,7 +17,8 @@ export interface PruneInboxOptions extends InboxTableOptions {
 export async function pruneInbox(db: Database, options: PruneInboxOptions): Promise<number> {
   const table = inboxTableName(options);
   const batchSize = options.batchSize ?? 1000;
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new TypeError(`batchSize must be a positive integer, got ${batchSize}`);
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1)
+    throw new TypeError(`batchSize must be a positive integer, got ${batchSize}`);
   let total = 0;
   for (;;) {
     const deleted = await db.query(

@@ -13,7 +13,11 @@ export interface BackoffOptions {
  * `min(cap, base · 2^(n-1)) + jitter` for the n-th failed attempt (n ≥ 1), in whole ms.
  * `random` returns a number in [0, 1) (Math.random by default; tests pass a fixed one).
  */
-export function backoffDelayMs(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
+export function backoffDelayMs(
+  attempt: number,
+  options: BackoffOptions,
+  random: () => number = Math.random,
+): number {
   const n = Math.max(1, Math.floor(attempt));
   // 2^(n-1) overflows to Infinity for huge n; min() with the cap keeps the result finite.
   const exponential = Math.min(options.capMs, options.baseMs * 2 ** (n - 1));

@@ -117,7 +117,10 @@ export interface ClaimedRow {
 
 /** Rebuilds the envelope exactly as the writer returned it. */
 export function toOutboundMessage(row: ClaimedRow): OutboundMessage {
-  const headers = typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : row.headers;
+  const headers =
+    typeof row.headers === 'string'
+      ? (JSON.parse(row.headers) as Record<string, string>)
+      : row.headers;
   return {
     outboxId: row.id,
     envelope: {
@@ -126,7 +129,9 @@ export function toOutboundMessage(row: ClaimedRow): OutboundMessage {
       schemaVersion: Number(row.schema_version),
       aggregateType: row.aggregate_type,
       aggregateId: row.aggregate_id,
-      ...(row.aggregate_version !== null ? { aggregateVersion: Number(row.aggregate_version) } : {}),
+      ...(row.aggregate_version !== null
+        ? { aggregateVersion: Number(row.aggregate_version) }
+        : {}),
       occurredAt: row.occurred_at,
       ...(row.trace_id !== null ? { traceId: row.trace_id } : {}),
       ...(row.correlation_id !== null ? { correlationId: row.correlation_id } : {}),

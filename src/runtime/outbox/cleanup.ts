@@ -15,11 +15,16 @@ export interface OutboxCleanupOptions extends OutboxTableOptions {
  * Deletes SENT rows older than the retention, one batch per statement, until none are left.
  * READY, PROCESSING and DEAD rows are never touched. Returns how many rows were deleted.
  */
-export async function cleanupSentOutbox(db: Database, options: OutboxCleanupOptions): Promise<number> {
+export async function cleanupSentOutbox(
+  db: Database,
+  options: OutboxCleanupOptions,
+): Promise<number> {
   const { table } = outboxTableNames(options);
   const batchSize = Math.floor(options.batchSize ?? 1_000);
-  if (!(batchSize > 0)) throw new RangeError(`batchSize must be positive, got ${options.batchSize}`);
-  if (!(options.olderThanMs >= 0)) throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
+  if (!(batchSize > 0))
+    throw new RangeError(`batchSize must be positive, got ${options.batchSize}`);
+  if (!(options.olderThanMs >= 0))
+    throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
   const sql = `DELETE FROM ${table} WHERE id IN (
   SELECT id FROM ${table}
   WHERE status = 'SENT' AND sent_at < COALESCE($3::timestamptz, now()) - $1::float8 * interval '1 millisecond'
@@ -27,7 +32,11 @@ export async function cleanupSentOutbox(db: Database, options: OutboxCleanupOpti
   FOR UPDATE SKIP LOCKED)`;
   let total = 0;
   for (;;) {
-    const deleted = await db.query(sql, [options.olderThanMs, batchSize, options.now?.toISOString() ?? null]);
+    const deleted = await db.query(sql, [
+      options.olderThanMs,
+      batchSize,
+      options.now?.toISOString() ?? null,
+    ]);
     total += deleted.rowCount;
     if (deleted.rowCount < batchSize) return total;
   }

@@ -23,7 +23,8 @@ export interface OutboxEventRecord {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The outbox row of `messageId`, or undefined when none was written (or it was cleaned up after SENT). */
 export async function findOutboxEvent(
@@ -34,7 +35,12 @@ export async function findOutboxEvent(
   const { table } = outboxTableNames(options);
   // event_id is a UUID column: any other text cannot be there (and would be a cast error).
   if (!UUID.test(messageId)) return undefined;
-  const result = await db.query<Omit<OutboxEventRecord, 'attempts' | 'schemaVersion'> & { attempts: number | string; schemaVersion: number | string }>(
+  const result = await db.query<
+    Omit<OutboxEventRecord, 'attempts' | 'schemaVersion'> & {
+      attempts: number | string;
+      schemaVersion: number | string;
+    }
+  >(
     `SELECT event_id::text AS "messageId", event_type AS "eventType", schema_version AS "schemaVersion",
        aggregate_type AS "aggregateType", aggregate_id AS "aggregateId", status, attempts, last_error AS "lastError",
        ${iso('created_at')} AS "createdAt", ${iso('available_at')} AS "availableAt", ${iso('sent_at')} AS "sentAt"
@@ -42,5 +48,7 @@ export async function findOutboxEvent(
     [messageId],
   );
   const row = result.rows[0];
-  return row === undefined ? undefined : { ...row, attempts: Number(row.attempts), schemaVersion: Number(row.schemaVersion) };
+  return row === undefined
+    ? undefined
+    : { ...row, attempts: Number(row.attempts), schemaVersion: Number(row.schemaVersion) };
 }

@@ -54,7 +54,9 @@ export function outboxMigrationStatements(options: OutboxTableOptions = {}): str
 
 /** The migration as one SQL script (for `outbox/migration.sql` and other migration tools). */
 export function outboxMigrationSql(options: OutboxTableOptions = {}): string {
-  return outboxMigrationStatements(options).map((statement) => `${statement};\n`).join('\n');
+  return outboxMigrationStatements(options)
+    .map((statement) => `${statement};\n`)
+    .join('\n');
 }
 
 /**

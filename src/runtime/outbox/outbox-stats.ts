@@ -14,7 +14,10 @@ export interface OutboxStats {
 }
 
 /** Counts rows by status. One scan of the table: meant for a metrics endpoint, not a hot path. */
-export async function outboxStats(db: Database, options: OutboxTableOptions = {}): Promise<OutboxStats> {
+export async function outboxStats(
+  db: Database,
+  options: OutboxTableOptions = {},
+): Promise<OutboxStats> {
   const { table } = outboxTableNames(options);
   const result = await db.query<Record<keyof OutboxStats, string | null>>(
     `SELECT
@@ -35,6 +38,9 @@ export async function outboxStats(db: Database, options: OutboxTableOptions = {}
     sent: count(row?.sent),
     dead: count(row?.dead),
     due: count(row?.due),
-    oldestUnsentAgeMs: row?.oldestUnsentAgeMs == null ? null : Math.max(0, Math.round(Number(row.oldestUnsentAgeMs))),
+    oldestUnsentAgeMs:
+      row?.oldestUnsentAgeMs == null
+        ? null
+        : Math.max(0, Math.round(Number(row.oldestUnsentAgeMs))),
   };
 }

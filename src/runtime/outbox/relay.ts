@@ -17,9 +17,22 @@ import { quoteIdentifier } from '../db/sql-identifier.js';
 import { classifyError, describeError } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import { backoffDelayMs, type BackoffOptions } from './backoff.js';
-import { abandonSql, claimSql, idArray, markFailedSql, markSentSql, releaseSql, toOutboundMessage, type ClaimedRow } from './claim-query.js';
+import {
+  abandonSql,
+  claimSql,
+  idArray,
+  markFailedSql,
+  markSentSql,
+  releaseSql,
+  toOutboundMessage,
+  type ClaimedRow,
+} from './claim-query.js';
 import { OutboxPublishTimeoutError } from './relay-errors.js';
-import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
+import {
+  DEFAULT_OUTBOX_NOTIFY_CHANNEL,
+  outboxTableNames,
+  type OutboxTableOptions,
+} from './outbox-table.js';
 
 /** What happened to one failed publish. */
 export interface PublishFailure {
@@ -139,7 +152,8 @@ function observe(hook: () => void): void {
 }
 
 function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive number, got ${value}`);
   return value;
 }
 
@@ -162,9 +176,23 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
   const random = options.random ?? Math.random;
-  const sql = { claim: claimSql(names), sent: markSentSql(names), failed: markFailedSql(names), release: releaseSql(names), abandon: abandonSql(names) };
+  const sql = {
+    claim: claimSql(names),
+    sent: markSentSql(names),
+    failed: markFailedSql(names),
+    release: releaseSql(names),
+    abandon: abandonSql(names),
+  };
 
-  const totals = { claimed: 0, published: 0, failed: 0, dead: 0, released: 0, batches: 0, errors: 0 };
+  const totals = {
+    claimed: 0,
+    published: 0,
+    failed: 0,
+    dead: 0,
+    released: 0,
+    batches: 0,
+    errors: 0,
+  };
   let stopping = false;
   /** Called by stop() when its timeout passed: each gives up one awaited publish. */
   const abandonWaiters = new Set<() => void>();
@@ -175,9 +203,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let wake: (() => void) | undefined;
 
   const now = () => options.clock?.() ?? null;
-  const elapsedSince = (start: number) => (options.clock ? options.clock().getTime() : Date.now()) - start;
+  const elapsedSince = (start: number) =>
+    (options.clock ? options.clock().getTime() : Date.now()) - start;
 
-  type PublishOutcome = { readonly kind: 'published' } | { readonly kind: 'failed'; readonly error: unknown } | { readonly kind: 'abandoned' };
+  type PublishOutcome =
+    | { readonly kind: 'published' }
+    | { readonly kind: 'failed'; readonly error: unknown }
+    | { readonly kind: 'abandoned' };
 
   /** The publish, bounded by publishTimeoutMs and by stop()'s timeout; whatever comes later is ignored. */
   function publishBounded(message: OutboundMessage): Promise<PublishOutcome> {
@@ -278,10 +310,19 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           const dead = attempts >= maxAttempts || classifyError(error) === 'non-retryable';
           const delay = dead ? 0 : backoffDelayMs(attempts, backoff, random);
           const { type, message: text } = describeError(error);
-          await db.query(sql.failed, [row.id, token, dead ? 'DEAD' : 'READY', now(), delay, `${type}: ${text}`]);
+          await db.query(sql.failed, [
+            row.id,
+            token,
+            dead ? 'DEAD' : 'READY',
+            now(),
+            delay,
+            `${type}: ${text}`,
+          ]);
           if (dead) result.dead++;
           else result.failed++;
-          observe(() => hooks.onFailed?.(message, dead ? { error, dead } : { error, dead, retryInMs: delay }));
+          observe(() =>
+            hooks.onFailed?.(message, dead ? { error, dead } : { error, dead, retryInMs: delay }),
+          );
           // The rest of this aggregate must wait behind the failed row (unless it went DEAD,
           // in which case the next round picks them up in order).
           releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
@@ -311,13 +352,16 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
     if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
     if (abandonedIds.length > 0) await db.query(sql.abandon, [idArray(abandonedIds), token, now()]);
-    const rejected = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    const rejected = settled.find(
+      (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+    );
     if (rejected) throw rejected.reason;
     if (flushErrors.length > 0) throw flushErrors[0];
     result.released = releasedIds.length + abandonedIds.length;
 
     totals.batches++;
-    for (const key of ['claimed', 'published', 'failed', 'dead', 'released'] as const) totals[key] += result[key];
+    for (const key of ['claimed', 'published', 'failed', 'dead', 'released'] as const)
+      totals[key] += result[key];
     observe(() => hooks.onBatch?.(result));
     return result;
   }

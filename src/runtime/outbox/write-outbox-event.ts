@@ -4,9 +4,18 @@
  */
 import type { Transaction } from '../db/database.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';
-import { createEnvelope, type Envelope, type EnvelopeMeta, type EventVersionDescriptor } from '../envelope.js';
+import {
+  createEnvelope,
+  type Envelope,
+  type EnvelopeMeta,
+  type EventVersionDescriptor,
+} from '../envelope.js';
 import { ValidationError } from '../errors.js';
-import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
+import {
+  DEFAULT_OUTBOX_NOTIFY_CHANNEL,
+  outboxTableNames,
+  type OutboxTableOptions,
+} from './outbox-table.js';
 
 /**
  * What the caller may add to an event: the envelope fields of `EnvelopeMeta` (a fixed `messageId`
@@ -48,7 +57,9 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
   const names = outboxTableNames(options);
   const subject = `${descriptor.eventType} v${descriptor.schemaVersion} envelope`;
   if (context.aggregateVersion !== undefined && options.assignAggregateVersion) {
-    throw new TypeError('pass either context.aggregateVersion or options.assignAggregateVersion, not both');
+    throw new TypeError(
+      'pass either context.aggregateVersion or options.assignAggregateVersion, not both',
+    );
   }
   const { headers = {}, ...meta } = context;
   for (const [name, value] of Object.entries(headers)) {

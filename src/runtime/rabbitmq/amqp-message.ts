@@ -45,17 +45,23 @@ export interface AmqpMessage {
 }
 
 /** Body and properties for an envelope: persistent, mandatory, JSON, with evgen's headers. */
-export function envelopeToAmqpMessage(envelope: Envelope, headers: Readonly<Record<string, string>> = {}): AmqpMessage {
+export function envelopeToAmqpMessage(
+  envelope: Envelope,
+  headers: Readonly<Record<string, string>> = {},
+): AmqpMessage {
   const evgenHeaders: Record<string, string | number> = {
     [EVGEN_HEADERS.schemaVersion]: envelope.schemaVersion,
     [EVGEN_HEADERS.aggregateType]: envelope.aggregateType,
     [EVGEN_HEADERS.aggregateId]: envelope.aggregateId,
     [EVGEN_HEADERS.occurredAt]: envelope.occurredAt,
   };
-  if (envelope.aggregateVersion !== undefined) evgenHeaders[EVGEN_HEADERS.aggregateVersion] = envelope.aggregateVersion;
+  if (envelope.aggregateVersion !== undefined)
+    evgenHeaders[EVGEN_HEADERS.aggregateVersion] = envelope.aggregateVersion;
   if (envelope.traceId !== undefined) evgenHeaders[EVGEN_HEADERS.traceId] = envelope.traceId;
-  if (envelope.correlationId !== undefined) evgenHeaders[EVGEN_HEADERS.correlationId] = envelope.correlationId;
-  if (envelope.causationId !== undefined) evgenHeaders[EVGEN_HEADERS.causationId] = envelope.causationId;
+  if (envelope.correlationId !== undefined)
+    evgenHeaders[EVGEN_HEADERS.correlationId] = envelope.correlationId;
+  if (envelope.causationId !== undefined)
+    evgenHeaders[EVGEN_HEADERS.causationId] = envelope.causationId;
   const occurred = Date.parse(envelope.occurredAt);
   return {
     content: Buffer.from(JSON.stringify(envelope), 'utf8'),
@@ -76,7 +82,10 @@ export function envelopeToAmqpMessage(envelope: Envelope, headers: Readonly<Reco
 }
 
 /** A header as text (amqplib hands some string headers over as Buffers), or undefined. */
-export function headerString(headers: Readonly<Record<string, unknown>>, name: string): string | undefined {
+export function headerString(
+  headers: Readonly<Record<string, unknown>>,
+  name: string,
+): string | undefined {
   const value = headers[name];
   if (typeof value === 'string') return value;
   if (Buffer.isBuffer(value)) return value.toString('utf8');
@@ -87,11 +96,16 @@ export function headerString(headers: Readonly<Record<string, unknown>>, name: s
  * Properties for a copy of a received message (retry copy, dead letter, replay): the original's,
  * minus per-delivery ones, with `headers`; always persistent, same messageId.
  */
-export function copyPublishProperties(properties: MessageProperties, headers: Record<string, unknown>): PublishProperties {
+export function copyPublishProperties(
+  properties: MessageProperties,
+  headers: Record<string, unknown>,
+): PublishProperties {
   const copy: Options.Publish = { persistent: true, headers };
   if (properties.contentType !== undefined) copy.contentType = properties.contentType as string;
-  if (properties.contentEncoding !== undefined) copy.contentEncoding = properties.contentEncoding as string;
-  if (properties.correlationId !== undefined) copy.correlationId = properties.correlationId as string;
+  if (properties.contentEncoding !== undefined)
+    copy.contentEncoding = properties.contentEncoding as string;
+  if (properties.correlationId !== undefined)
+    copy.correlationId = properties.correlationId as string;
   if (properties.replyTo !== undefined) copy.replyTo = properties.replyTo as string;
   if (properties.type !== undefined) copy.type = properties.type as string;
   if (properties.timestamp !== undefined) copy.timestamp = properties.timestamp as number;

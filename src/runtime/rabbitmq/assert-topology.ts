@@ -6,16 +6,28 @@
  */
 import type { Channel, ChannelModel } from 'amqplib';
 import { TopologyConflictError, type TopologyConflict } from './errors.js';
-import { resolveTopology, type RabbitTopology, type ResolvedTopology, type TopologyOptions } from './topology.js';
+import {
+  resolveTopology,
+  type RabbitTopology,
+  type ResolvedTopology,
+  type TopologyOptions,
+} from './topology.js';
 
 const PRECONDITION_FAILED = 406;
 
 /** Reads RabbitMQ's `inequivalent arg 'x' for queue 'q' in vhost '/': received … but current is …`. */
-export function parsePreconditionFailed(kind: 'exchange' | 'queue', name: string, error: unknown): TopologyConflict {
+export function parsePreconditionFailed(
+  kind: 'exchange' | 'queue',
+  name: string,
+  error: unknown,
+): TopologyConflict {
   const text = error instanceof Error ? error.message : String(error);
   const quoted = /with message "(.*)"\s*$/s.exec(text);
   const serverMessage = quoted?.[1] ?? text;
-  const match = /inequivalent arg '([^']+)' for (exchange|queue) '(.*)' in vhost '[^']*':\s*(.*)$/s.exec(serverMessage);
+  const match =
+    /inequivalent arg '([^']+)' for (exchange|queue) '(.*)' in vhost '[^']*':\s*(.*)$/s.exec(
+      serverMessage,
+    );
   return {
     kind: (match?.[2] as 'exchange' | 'queue' | undefined) ?? kind,
     name: match?.[3] ?? name,
@@ -26,7 +38,11 @@ export function parsePreconditionFailed(kind: 'exchange' | 'queue', name: string
 }
 
 function isPreconditionFailed(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === PRECONDITION_FAILED;
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { code?: unknown }).code === PRECONDITION_FAILED
+  );
 }
 
 /**
@@ -45,7 +61,10 @@ export async function assertTopology(
 }
 
 /** Declares an already resolved topology (see `assertTopology`). */
-export async function declareResolvedTopology(connection: ChannelModel, resolved: ResolvedTopology): Promise<void> {
+export async function declareResolvedTopology(
+  connection: ChannelModel,
+  resolved: ResolvedTopology,
+): Promise<void> {
   const conflicts: TopologyConflict[] = [];
   let channel: Channel | undefined;
   const fresh = async (): Promise<Channel> => {
@@ -56,7 +75,11 @@ export async function declareResolvedTopology(connection: ChannelModel, resolved
     channel = opened;
     return opened;
   };
-  const attempt = async (kind: 'exchange' | 'queue', name: string, declare: (ch: Channel) => Promise<unknown>) => {
+  const attempt = async (
+    kind: 'exchange' | 'queue',
+    name: string,
+    declare: (ch: Channel) => Promise<unknown>,
+  ) => {
     const ch = await fresh();
     try {
       await declare(ch);
@@ -69,12 +92,21 @@ export async function declareResolvedTopology(connection: ChannelModel, resolved
   try {
     for (const exchange of resolved.exchanges) {
       await attempt('exchange', exchange.name, (ch) =>
-        ch.assertExchange(exchange.name, exchange.type, { durable: true, autoDelete: false, internal: false }),
+        ch.assertExchange(exchange.name, exchange.type, {
+          durable: true,
+          autoDelete: false,
+          internal: false,
+        }),
       );
     }
     for (const queue of resolved.queues) {
       await attempt('queue', queue.name, (ch) =>
-        ch.assertQueue(queue.name, { durable: true, exclusive: false, autoDelete: false, arguments: { ...queue.arguments } }),
+        ch.assertQueue(queue.name, {
+          durable: true,
+          exclusive: false,
+          autoDelete: false,
+          arguments: { ...queue.arguments },
+        }),
       );
     }
     if (conflicts.length > 0) throw new TopologyConflictError(conflicts);
@@ -91,7 +123,10 @@ export async function declareResolvedTopology(connection: ChannelModel, resolved
  * Deletes every exchange and queue of a resolved topology (tests and tear-down tooling). Queues
  * are deleted with their messages.
  */
-export async function deleteResolvedTopology(connection: ChannelModel, resolved: ResolvedTopology): Promise<void> {
+export async function deleteResolvedTopology(
+  connection: ChannelModel,
+  resolved: ResolvedTopology,
+): Promise<void> {
   const channel = await connection.createChannel();
   channel.on('error', () => undefined);
   try {

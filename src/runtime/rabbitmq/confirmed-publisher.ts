@@ -11,7 +11,12 @@
 import type { ChannelOptions, ConfirmChannel, Message } from 'amqplib';
 import { currentConnection, type ConnectionSource } from './connector.js';
 import type { PublishProperties } from './amqp-message.js';
-import { ChannelClosedError, PublishNackedError, PublishTimeoutError, UnroutableError } from './errors.js';
+import {
+  ChannelClosedError,
+  PublishNackedError,
+  PublishTimeoutError,
+  UnroutableError,
+} from './errors.js';
 
 interface PendingPublish {
   readonly messageId: string;
@@ -83,7 +88,8 @@ export class ConfirmedPublisher {
     private readonly options: ConfirmedPublisherOptions = {},
   ) {
     const timeout = options.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
-    if (!Number.isFinite(timeout) || timeout <= 0) throw new RangeError(`confirmTimeoutMs must be a positive number, got ${timeout}`);
+    if (!Number.isFinite(timeout) || timeout <= 0)
+      throw new RangeError(`confirmTimeoutMs must be a positive number, got ${timeout}`);
     this.confirmTimeoutMs = timeout;
   }
 
@@ -100,7 +106,8 @@ export class ConfirmedPublisher {
   /** Number of publishes waiting for their confirm. */
   get inFlight(): number {
     let count = 0;
-    for (const list of this.pending.values()) count += list.filter((entry) => !entry.timedOut).length;
+    for (const list of this.pending.values())
+      count += list.filter((entry) => !entry.timedOut).length;
     return count;
   }
 
@@ -108,10 +115,17 @@ export class ConfirmedPublisher {
    * Publishes persistently with `mandatory`; resolves once confirmed and not returned. Rejects
    * with UnroutableError, PublishNackedError, ChannelClosedError or PublishTimeoutError (all retryable).
    */
-  async publish(exchange: string, routingKey: string, content: Buffer, properties: PublishProperties): Promise<void> {
+  async publish(
+    exchange: string,
+    routingKey: string,
+    content: Buffer,
+    properties: PublishProperties,
+  ): Promise<void> {
     const messageId = properties.messageId;
     if (typeof messageId !== 'string' || messageId === '') {
-      throw new TypeError('ConfirmedPublisher.publish needs a messageId: returns are matched by it');
+      throw new TypeError(
+        'ConfirmedPublisher.publish needs a messageId: returns are matched by it',
+      );
     }
     const attempt: PublishAttempt = { expired: false };
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -125,7 +139,10 @@ export class ConfirmedPublisher {
     });
     try {
       // The send goes on after a timeout only to drop the message unsent or to ignore its confirm.
-      return await Promise.race([this.send(attempt, exchange, routingKey, content, { ...properties, messageId }), deadline]);
+      return await Promise.race([
+        this.send(attempt, exchange, routingKey, content, { ...properties, messageId }),
+        deadline,
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -151,7 +168,9 @@ export class ConfirmedPublisher {
     if (attempt.expired) return;
     if (channel !== this.channel) {
       count('closed');
-      throw new ChannelClosedError(`channel closed before message ${properties.messageId} was sent`);
+      throw new ChannelClosedError(
+        `channel closed before message ${properties.messageId} was sent`,
+      );
     }
     const entry: PendingPublish = { messageId: properties.messageId, exchange, routingKey };
     attempt.entry = entry;
@@ -169,11 +188,22 @@ export class ConfirmedPublisher {
           reject(
             nacked
               ? new PublishNackedError(entry.messageId, exchange, routingKey)
-              : new ChannelClosedError(`channel closed before the broker confirmed message ${entry.messageId}`, { cause: error }),
+              : new ChannelClosedError(
+                  `channel closed before the broker confirmed message ${entry.messageId}`,
+                  { cause: error },
+                ),
           );
         } else if (entry.returned !== undefined) {
           count('returned');
-          reject(new UnroutableError(entry.messageId, exchange, routingKey, entry.returned.replyCode, entry.returned.replyText));
+          reject(
+            new UnroutableError(
+              entry.messageId,
+              exchange,
+              routingKey,
+              entry.returned.replyCode,
+              entry.returned.replyText,
+            ),
+          );
         } else {
           count('confirmed');
           resolve();
@@ -181,12 +211,22 @@ export class ConfirmedPublisher {
       };
       let writable: boolean;
       try {
-        writable = channel.publish(exchange, routingKey, content, { ...properties, persistent: true, mandatory: true }, settle);
+        writable = channel.publish(
+          exchange,
+          routingKey,
+          content,
+          { ...properties, persistent: true, mandatory: true },
+          settle,
+        );
       } catch (error) {
         // amqplib throws synchronously on a channel that already closed.
         this.forget(entry);
         count('closed');
-        reject(new ChannelClosedError(`cannot publish message ${entry.messageId}: channel is closed`, { cause: error }));
+        reject(
+          new ChannelClosedError(`cannot publish message ${entry.messageId}: channel is closed`, {
+            cause: error,
+          }),
+        );
         return;
       }
       if (!writable) this.waitForDrain(channel);
@@ -203,7 +243,9 @@ export class ConfirmedPublisher {
     this.channel = undefined;
     if (channel !== undefined) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.confirmTimeoutMs)));
+      const gaveUp = new Promise<void>(
+        (resolve) => (timer = setTimeout(resolve, this.confirmTimeoutMs)),
+      );
       await Promise.race([channel.waitForConfirms().catch(() => undefined), gaveUp]);
       clearTimeout(timer);
       await channel.close().catch(() => undefined);
@@ -239,10 +281,20 @@ export class ConfirmedPublisher {
     // The return precedes the ack of the same publish, so the earliest not-yet-returned entry with
     // the same id, exchange and routing key is it (the same id may be in flight to other routes,
     // and a persistent message's ack can come after a later message's return).
-    const fields = message.fields as unknown as { replyCode: number; replyText: string; exchange: string; routingKey: string };
+    const fields = message.fields as unknown as {
+      replyCode: number;
+      replyText: string;
+      exchange: string;
+      routingKey: string;
+    };
     const entry = this.pending
       .get(messageId)
-      ?.find((candidate) => candidate.returned === undefined && candidate.exchange === fields.exchange && candidate.routingKey === fields.routingKey);
+      ?.find(
+        (candidate) =>
+          candidate.returned === undefined &&
+          candidate.exchange === fields.exchange &&
+          candidate.routingKey === fields.routingKey,
+      );
     if (entry !== undefined) {
       entry.returned = { replyCode: fields.replyCode, replyText: fields.replyText };
     }
@@ -265,7 +317,9 @@ export class ConfirmedPublisher {
         this.channel = channel;
         return channel;
       } catch (error) {
-        throw new ChannelClosedError(`cannot open a confirm channel: ${(error as Error).message}`, { cause: error });
+        throw new ChannelClosedError(`cannot open a confirm channel: ${(error as Error).message}`, {
+          cause: error,
+        });
       } finally {
         this.opening = undefined;
       }

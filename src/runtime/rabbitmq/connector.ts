@@ -61,7 +61,9 @@ export function createAmqpConnector(options: AmqpConnectorOptions): AmqpConnecto
       if (closed) throw new Error('AMQP connector is closed');
       try {
         const model = await connect(withHeartbeat(options.url, options.heartbeat ?? 10), {
-          clientProperties: options.connectionName ? { connection_name: options.connectionName } : {},
+          clientProperties: options.connectionName
+            ? { connection_name: options.connectionName }
+            : {},
         });
         if (closed) {
           await model.close().catch(() => undefined);
@@ -121,7 +123,12 @@ export function fixedConnector(model: ChannelModel): AmqpConnector {
     },
     connection() {
       if (closed) return Promise.reject(new Error('AMQP connector is closed'));
-      if (!open) return Promise.reject(new Error('the AMQP connection was closed (pass a URL or createAmqpConnector() to reconnect)'));
+      if (!open)
+        return Promise.reject(
+          new Error(
+            'the AMQP connection was closed (pass a URL or createAmqpConnector() to reconnect)',
+          ),
+        );
       return Promise.resolve(model);
     },
     async close() {

@@ -19,7 +19,12 @@ import { classifyError, describeError } from '../errors.js';
 import { copyPublishProperties, EVGEN_HEADERS, headerString } from './amqp-message.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
-import { createAmqpConnector, fixedConnector, isConnector, type AmqpConnector } from './connector.js';
+import {
+  createAmqpConnector,
+  fixedConnector,
+  isConnector,
+  type AmqpConnector,
+} from './connector.js';
 import { MalformedMessageError } from './errors.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 
@@ -37,10 +42,31 @@ export interface MessageHandler {
 
 export type ConsumerRunnerEvent =
   | { readonly type: 'consuming'; readonly queue: string }
-  | { readonly type: 'handled'; readonly messageId: string; readonly attempt: number; readonly result: unknown }
-  | { readonly type: 'retried'; readonly messageId: string; readonly attempt: number; readonly delayMs: number; readonly error: unknown }
-  | { readonly type: 'dead-lettered'; readonly messageId: string | undefined; readonly attempts: number; readonly error: unknown }
-  | { readonly type: 'restarting'; readonly attempt: number; readonly delayMs: number; readonly error: unknown }
+  | {
+      readonly type: 'handled';
+      readonly messageId: string;
+      readonly attempt: number;
+      readonly result: unknown;
+    }
+  | {
+      readonly type: 'retried';
+      readonly messageId: string;
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly error: unknown;
+    }
+  | {
+      readonly type: 'dead-lettered';
+      readonly messageId: string | undefined;
+      readonly attempts: number;
+      readonly error: unknown;
+    }
+  | {
+      readonly type: 'restarting';
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly error: unknown;
+    }
   | { readonly type: 'error'; readonly error: unknown };
 
 export interface ConsumerRunnerOptions {
@@ -87,7 +113,15 @@ export interface ConsumerRunner {
 }
 
 /** Broker-maintained dead-letter history: never copied, never counted (its counting changed in 3.13). */
-const BROKER_HEADERS = new Set(['x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'x-last-death-exchange', 'x-last-death-queue', 'x-last-death-reason']);
+const BROKER_HEADERS = new Set([
+  'x-death',
+  'x-first-death-exchange',
+  'x-first-death-queue',
+  'x-first-death-reason',
+  'x-last-death-exchange',
+  'x-last-death-queue',
+  'x-last-death-reason',
+]);
 const MAX_ERROR_TEXT = 2_000;
 
 interface Session {
@@ -103,7 +137,10 @@ function truncate(text: string): string {
 }
 
 function isRetryable(error: unknown): boolean {
-  const flag = typeof error === 'object' && error !== null ? (error as { retryable?: unknown }).retryable : undefined;
+  const flag =
+    typeof error === 'object' && error !== null
+      ? (error as { retryable?: unknown }).retryable
+      : undefined;
   return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
 }
 
@@ -115,7 +152,9 @@ function nonEmptyString(value: unknown): string | undefined {
 function bodyMessageId(content: Buffer): string | undefined {
   try {
     const body: unknown = JSON.parse(content.toString('utf8'));
-    return typeof body === 'object' && body !== null ? nonEmptyString((body as { messageId?: unknown }).messageId) : undefined;
+    return typeof body === 'object' && body !== null
+      ? nonEmptyString((body as { messageId?: unknown }).messageId)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -124,31 +163,42 @@ function bodyMessageId(content: Buffer): string | undefined {
 /** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
 export function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
   const value = headers?.[EVGEN_HEADERS.attempt];
-  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
+  const number =
+    typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
   return Number.isInteger(number) && number >= 1 ? number : 1;
 }
 
 /** Parses a delivery's body and checks it against its properties; throws MalformedMessageError. */
-export function parseDelivery(content: Buffer, properties: Pick<MessageProperties, 'messageId'>): Record<string, unknown> {
+export function parseDelivery(
+  content: Buffer,
+  properties: Pick<MessageProperties, 'messageId'>,
+): Record<string, unknown> {
   let body: unknown;
   try {
     body = JSON.parse(content.toString('utf8'));
   } catch (error) {
     throw new MalformedMessageError(`body is not JSON: ${(error as Error).message}`);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new MalformedMessageError('body is not a JSON object (an evgen envelope)');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new MalformedMessageError('body is not a JSON object (an evgen envelope)');
   const bodyId = (body as { messageId?: unknown }).messageId;
-  if (typeof bodyId !== 'string' || bodyId === '') throw new MalformedMessageError('body has no messageId');
+  if (typeof bodyId !== 'string' || bodyId === '')
+    throw new MalformedMessageError('body has no messageId');
   const propertyId: unknown = properties.messageId;
-  if (typeof propertyId !== 'string' || propertyId === '') throw new MalformedMessageError(`messageId property is missing (body messageId ${bodyId})`);
-  if (propertyId !== bodyId) throw new MalformedMessageError(`messageId property ${propertyId} differs from body messageId ${bodyId}`);
+  if (typeof propertyId !== 'string' || propertyId === '')
+    throw new MalformedMessageError(`messageId property is missing (body messageId ${bodyId})`);
+  if (propertyId !== bodyId)
+    throw new MalformedMessageError(
+      `messageId property ${propertyId} differs from body messageId ${bodyId}`,
+    );
   return body as Record<string, unknown>;
 }
 
 export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
   const { routes, handler } = options;
   const prefetch = options.prefetch ?? 10;
-  if (!Number.isInteger(prefetch) || prefetch < 1) throw new RangeError('prefetch must be a positive integer');
+  if (!Number.isInteger(prefetch) || prefetch < 1)
+    throw new RangeError('prefetch must be a positive integer');
   const ownsConnector = typeof options.connection === 'string';
   const connector =
     typeof options.connection === 'string'
@@ -164,7 +214,14 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }
   };
 
-  const counts = { handled: 0, duplicates: 0, retried: 0, deadLettered: 0, settleFailures: 0, restarts: 0 };
+  const counts = {
+    handled: 0,
+    duplicates: 0,
+    retried: 0,
+    deadLettered: 0,
+    settleFailures: 0,
+    restarts: 0,
+  };
   const inFlight = new Set<Promise<void>>();
   let session: Session | undefined;
   let stopping = false;
@@ -177,7 +234,12 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   async function open(): Promise<Session> {
     const model = await connector.connection();
     const channel = await model.createChannel();
-    const current: Session = { model, channel, publisher: new ConfirmedPublisher(model), ended: false };
+    const current: Session = {
+      model,
+      channel,
+      publisher: new ConfirmedPublisher(model),
+      ended: false,
+    };
     channel.on('error', (error: Error) => emit({ type: 'error', error }));
     channel.on('close', () => {
       current.ended = true;
@@ -189,7 +251,9 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     });
     try {
       await channel.prefetch(prefetch);
-      const reply = await channel.consume(routes.queue, (message) => onDelivery(current, message), { noAck: false });
+      const reply = await channel.consume(routes.queue, (message) => onDelivery(current, message), {
+        noAck: false,
+      });
       current.consumerTag = reply.consumerTag;
     } catch (error) {
       // Not consuming yet: the caller (start or the restart loop) decides what happens next.
@@ -238,7 +302,9 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       }
       return;
     }
-    const work = process(current, message).catch((error: unknown) => emit({ type: 'error', error }));
+    const work = process(current, message).catch((error: unknown) =>
+      emit({ type: 'error', error }),
+    );
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   }
@@ -284,13 +350,18 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     const now = new Date().toISOString();
     const described = describeError(error);
     // Wrapping errors (the inbox's InboxHandlerError) name the original failure's type.
-    const causeType = typeof error === 'object' && error !== null ? (error as { causeType?: unknown }).causeType : undefined;
+    const causeType =
+      typeof error === 'object' && error !== null
+        ? (error as { causeType?: unknown }).causeType
+        : undefined;
     const errorType = typeof causeType === 'string' ? causeType : described.type;
     const received: Record<string, unknown> = { ...(message.properties.headers ?? {}) };
     for (const name of BROKER_HEADERS) delete received[name];
     const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
-    const originalExchange = headerString(received, EVGEN_HEADERS.originalExchange) ?? message.fields.exchange;
-    const originalRoutingKey = headerString(received, EVGEN_HEADERS.originalRoutingKey) ?? message.fields.routingKey;
+    const originalExchange =
+      headerString(received, EVGEN_HEADERS.originalExchange) ?? message.fields.exchange;
+    const originalRoutingKey =
+      headerString(received, EVGEN_HEADERS.originalRoutingKey) ?? message.fields.routingKey;
     const common = {
       ...received,
       [EVGEN_HEADERS.firstFailureAt]: firstFailureAt,
@@ -301,20 +372,31 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       [EVGEN_HEADERS.originalRoutingKey]: originalRoutingKey,
     };
     // The property when present; else the body's own id, so a dead letter never gets a new one.
-    const messageId = nonEmptyString(message.properties.messageId) ?? bodyMessageId(message.content);
+    const messageId =
+      nonEmptyString(message.properties.messageId) ?? bodyMessageId(message.content);
     const properties = (headers: Record<string, unknown>) =>
-      copyPublishProperties(messageId !== undefined ? { ...message.properties, messageId } : message.properties, headers);
+      copyPublishProperties(
+        messageId !== undefined ? { ...message.properties, messageId } : message.properties,
+        headers,
+      );
     try {
       if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
         const tier = tierForAttempt(routes, attempt);
         const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
-        await current.publisher.publish(routes.retryExchange, tier.routingKey, message.content, properties(headers));
+        await current.publisher.publish(
+          routes.retryExchange,
+          tier.routingKey,
+          message.content,
+          properties(headers),
+        );
         ack(current, message);
         counts.retried++;
         emit({ type: 'retried', messageId: messageId!, attempt, delayMs: tier.delayMs, error });
         return;
       }
-      const traceId = headerString(received, EVGEN_HEADERS.traceId) ?? (typeof body?.traceId === 'string' ? body.traceId : undefined);
+      const traceId =
+        headerString(received, EVGEN_HEADERS.traceId) ??
+        (typeof body?.traceId === 'string' ? body.traceId : undefined);
       const headers: Record<string, unknown> = {
         ...common,
         [EVGEN_HEADERS.attempt]: attempt,
@@ -325,7 +407,12 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         [EVGEN_HEADERS.deadLetteredAt]: now,
         ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
       };
-      await current.publisher.publish(routes.retryExchange, routes.deadRoutingKey, message.content, properties(headers));
+      await current.publisher.publish(
+        routes.retryExchange,
+        routes.deadRoutingKey,
+        message.content,
+        properties(headers),
+      );
       ack(current, message);
       counts.deadLettered++;
       emit({ type: 'dead-lettered', messageId, attempts: attempt, error });

@@ -79,14 +79,19 @@ const DEAD_LETTER_HEADERS: readonly string[] = [
 /** Broker dead-letter history (present when the broker itself dead-lettered, e.g. a delivery limit). */
 const BROKER_HEADERS = /^x-(death|first-death-|last-death-)/;
 
-function headerNumber(headers: Readonly<Record<string, unknown>>, name: string): number | undefined {
+function headerNumber(
+  headers: Readonly<Record<string, unknown>>,
+  name: string,
+): number | undefined {
   const value = headers[name];
   const number = typeof value === 'number' ? value : Number(headerString(headers, name) ?? NaN);
   return Number.isFinite(number) ? number : undefined;
 }
 
 /** Reads evgen's dead-letter headers. */
-export function deadLetterDiagnostics(headers: Readonly<Record<string, unknown>>): DeadLetterDiagnostics {
+export function deadLetterDiagnostics(
+  headers: Readonly<Record<string, unknown>>,
+): DeadLetterDiagnostics {
   const text = (name: string) => headerString(headers, name);
   const entries: [keyof DeadLetterDiagnostics, string | number | undefined][] = [
     ['consumer', text(EVGEN_HEADERS.consumer)],
@@ -101,7 +106,9 @@ export function deadLetterDiagnostics(headers: Readonly<Record<string, unknown>>
     ['originalRoutingKey', text(EVGEN_HEADERS.originalRoutingKey)],
     ['replays', headerNumber(headers, EVGEN_HEADERS.replays)],
   ];
-  return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as DeadLetterDiagnostics;
+  return Object.fromEntries(
+    entries.filter(([, value]) => value !== undefined),
+  ) as DeadLetterDiagnostics;
 }
 
 function toDeadLetter(message: GetMessage): DeadLetter {
@@ -166,12 +173,17 @@ export async function listDeadLetters(options: ListDeadLettersOptions): Promise<
 }
 
 /** Headers of the replayed copy: the letter's, minus one-dead-lettering diagnostics, plus a replay count. */
-export function replayHeaders(headers: Readonly<Record<string, unknown>>, now: Date = new Date()): Record<string, unknown> {
+export function replayHeaders(
+  headers: Readonly<Record<string, unknown>>,
+  now: Date = new Date(),
+): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (!DEAD_LETTER_HEADERS.includes(name) && !BROKER_HEADERS.test(name)) copy[name] = value;
   }
-  const previous = Number(headerString(headers, EVGEN_HEADERS.replays) ?? headers[EVGEN_HEADERS.replays] ?? 0);
+  const previous = Number(
+    headerString(headers, EVGEN_HEADERS.replays) ?? headers[EVGEN_HEADERS.replays] ?? 0,
+  );
   copy[EVGEN_HEADERS.replays] = (Number.isInteger(previous) && previous > 0 ? previous : 0) + 1;
   copy[EVGEN_HEADERS.replayedAt] = now.toISOString();
   return copy;
@@ -181,7 +193,9 @@ export function replayHeaders(headers: Readonly<Record<string, unknown>>, now: D
  * Replays a consumer's dead letters into its work queue (see the module comment). Rejects on the
  * first copy that is not confirmed; the letters not yet replayed stay in the dead queue.
  */
-export async function replayDeadLetters(options: ReplayDeadLettersOptions): Promise<ReplayDeadLettersResult> {
+export async function replayDeadLetters(
+  options: ReplayDeadLettersOptions,
+): Promise<ReplayDeadLettersResult> {
   const model = await currentConnection(options.connection);
   const publisher = new ConfirmedPublisher(model);
   const replayed: string[] = [];

@@ -25,14 +25,25 @@ export async function publishEnvelope(
   options: PublishEnvelopeOptions = {},
 ): Promise<void> {
   const message = envelopeToAmqpMessage(envelope, options.headers);
-  return publisher.publish((options.prefix ?? '') + route.exchange, route.routingKey, message.content, message.properties);
+  return publisher.publish(
+    (options.prefix ?? '') + route.exchange,
+    route.routingKey,
+    message.content,
+    message.properties,
+  );
 }
 
 /** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
 export function routeFor(routes: RabbitRoutes, eventType: string): RabbitRoute {
-  const route = Object.prototype.hasOwnProperty.call(routes, eventType) ? routes[eventType] : undefined;
+  const route = Object.prototype.hasOwnProperty.call(routes, eventType)
+    ? routes[eventType]
+    : undefined;
   if (route === undefined) {
-    throw new UnknownEventError(eventType, undefined, `no RabbitMQ route for event type '${eventType}' (is it in the catalog?)`);
+    throw new UnknownEventError(
+      eventType,
+      undefined,
+      `no RabbitMQ route for event type '${eventType}' (is it in the catalog?)`,
+    );
   }
   return route;
 }
@@ -49,7 +60,10 @@ export function rabbitRelayPublisher(
   return {
     async publish(message: OutboundMessage): Promise<void> {
       const route = routeFor(routes, message.envelope.eventType);
-      return publishEnvelope(publisher, message.envelope, route, { prefix: options.prefix, headers: message.headers });
+      return publishEnvelope(publisher, message.envelope, route, {
+        prefix: options.prefix,
+        headers: message.headers,
+      });
     },
   };
 }

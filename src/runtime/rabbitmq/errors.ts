@@ -33,7 +33,9 @@ export class PublishNackedError extends EvgenError {
     readonly exchange: string,
     readonly routingKey: string,
   ) {
-    super(`broker nacked message ${messageId} to exchange '${exchange}' with routing key '${routingKey}'`);
+    super(
+      `broker nacked message ${messageId} to exchange '${exchange}' with routing key '${routingKey}'`,
+    );
     this.name = 'PublishNackedError';
   }
 }
@@ -52,7 +54,9 @@ export class PublishTimeoutError extends EvgenError {
     readonly routingKey: string,
     readonly timeoutMs: number,
   ) {
-    super(`broker did not confirm message ${messageId} to exchange '${exchange}' with routing key '${routingKey}' within ${timeoutMs} ms`);
+    super(
+      `broker did not confirm message ${messageId} to exchange '${exchange}' with routing key '${routingKey}' within ${timeoutMs} ms`,
+    );
     this.name = 'PublishTimeoutError';
   }
 }
@@ -74,9 +78,7 @@ export class ChannelClosedError extends EvgenError {
 export class TopologyConflictError extends EvgenError {
   readonly retryable = false;
   readonly code = 'TopologyConflictError';
-  constructor(
-    readonly conflicts: readonly TopologyConflict[],
-  ) {
+  constructor(readonly conflicts: readonly TopologyConflict[]) {
     super(
       conflicts
         .map(

@@ -1,11 +1,36 @@
 // The RabbitMQ transport: topology, confirmed publishing, the relay publisher and the consumer runner.
 export * from './topology.js';
-export { assertTopology, declareResolvedTopology, deleteResolvedTopology, parsePreconditionFailed } from './assert-topology.js';
+export {
+  assertTopology,
+  declareResolvedTopology,
+  deleteResolvedTopology,
+  parsePreconditionFailed,
+} from './assert-topology.js';
 export * from './errors.js';
-export { EVGEN_HEADERS, envelopeToAmqpMessage, type AmqpMessage, type PublishProperties } from './amqp-message.js';
-export { createAmqpConnector, fixedConnector, type AmqpConnector, type AmqpConnectorOptions } from './connector.js';
-export { ConfirmedPublisher, type ConfirmedPublisherOptions, type ConfirmedPublisherStats, type ConnectionSource } from './confirmed-publisher.js';
-export { publishEnvelope, rabbitRelayPublisher, routeFor, type PublishEnvelopeOptions } from './envelope-publishing.js';
+export {
+  EVGEN_HEADERS,
+  envelopeToAmqpMessage,
+  type AmqpMessage,
+  type PublishProperties,
+} from './amqp-message.js';
+export {
+  createAmqpConnector,
+  fixedConnector,
+  type AmqpConnector,
+  type AmqpConnectorOptions,
+} from './connector.js';
+export {
+  ConfirmedPublisher,
+  type ConfirmedPublisherOptions,
+  type ConfirmedPublisherStats,
+  type ConnectionSource,
+} from './confirmed-publisher.js';
+export {
+  publishEnvelope,
+  rabbitRelayPublisher,
+  routeFor,
+  type PublishEnvelopeOptions,
+} from './envelope-publishing.js';
 export {
   createConsumerRunner,
   deliveryAttempt,

@@ -17,7 +17,10 @@ export interface ConsumerQueueStats {
 }
 
 /** Counts for `routes`' queues. Rejects (404) when one of them does not exist. */
-export async function consumerQueueStats(connection: ConnectionSource, routes: ConsumerRoutes): Promise<ConsumerQueueStats> {
+export async function consumerQueueStats(
+  connection: ConnectionSource,
+  routes: ConsumerRoutes,
+): Promise<ConsumerQueueStats> {
   const model = await currentConnection(connection);
   const channel = await model.createChannel();
   // A missing queue closes the channel; the awaited checkQueue rejects with the reason.
@@ -25,9 +28,15 @@ export async function consumerQueueStats(connection: ConnectionSource, routes: C
   try {
     const work = await channel.checkQueue(routes.queue);
     let retrying = 0;
-    for (const tier of routes.tiers) retrying += (await channel.checkQueue(tier.queue)).messageCount;
+    for (const tier of routes.tiers)
+      retrying += (await channel.checkQueue(tier.queue)).messageCount;
     const dead = await channel.checkQueue(routes.deadQueue);
-    return { waiting: work.messageCount, consumers: work.consumerCount, retrying, dead: dead.messageCount };
+    return {
+      waiting: work.messageCount,
+      consumers: work.consumerCount,
+      retrying,
+      dead: dead.messageCount,
+    };
   } finally {
     await channel.close().catch(() => undefined);
   }

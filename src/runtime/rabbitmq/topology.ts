@@ -132,33 +132,47 @@ export function tierLabel(delayMs: number): string {
 function checkTiers(tiers: readonly number[]): void {
   if (tiers.length === 0) throw new RangeError('at least one retry tier is required');
   tiers.forEach((delay, index) => {
-    if (!Number.isInteger(delay) || delay <= 0) throw new RangeError(`retry tier ${delay} must be a positive integer of milliseconds`);
-    if (index > 0 && delay <= tiers[index - 1]!) throw new RangeError('retry tiers must be strictly ascending');
+    if (!Number.isInteger(delay) || delay <= 0)
+      throw new RangeError(`retry tier ${delay} must be a positive integer of milliseconds`);
+    if (index > 0 && delay <= tiers[index - 1]!)
+      throw new RangeError('retry tiers must be strictly ascending');
   });
 }
 
 /** Names and arguments for one deployment of `topology`. Pure; declares nothing. */
-export function resolveTopology(topology: RabbitTopology, options: TopologyOptions = {}): ResolvedTopology {
+export function resolveTopology(
+  topology: RabbitTopology,
+  options: TopologyOptions = {},
+): ResolvedTopology {
   const prefix = options.prefix ?? '';
   const tiers = options.tiers ?? DEFAULT_RETRY_TIERS_MS;
   checkTiers(tiers);
   const maxAttempts = options.maxAttempts ?? tiers.length + 1;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError('maxAttempts must be a positive integer');
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+    throw new RangeError('maxAttempts must be a positive integer');
   const queueType = options.queueType ?? 'classic';
   const deliveryLimit = options.deliveryLimit ?? maxAttempts + 10;
   if (queueType === 'quorum' && deliveryLimit <= maxAttempts) {
-    throw new RangeError(`deliveryLimit (${deliveryLimit}) must exceed maxAttempts (${maxAttempts})`);
+    throw new RangeError(
+      `deliveryLimit (${deliveryLimit}) must exceed maxAttempts (${maxAttempts})`,
+    );
   }
-  const typeArguments: Record<string, string> = queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {};
+  const typeArguments: Record<string, string> =
+    queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {};
 
   const exchangeNames = new Set(topology.exchanges);
-  for (const consumer of topology.consumers) for (const sub of consumer.subscriptions) exchangeNames.add(sub.exchange);
-  const exchanges: ExchangeDeclaration[] = [...exchangeNames].sort().map((name) => ({ name: prefix + name, type: 'topic' }));
+  for (const consumer of topology.consumers)
+    for (const sub of consumer.subscriptions) exchangeNames.add(sub.exchange);
+  const exchanges: ExchangeDeclaration[] = [...exchangeNames]
+    .sort()
+    .map((name) => ({ name: prefix + name, type: 'topic' }));
   const queues: QueueDeclaration[] = [];
   const bindings: BindingDeclaration[] = [];
   const consumers: Record<string, ConsumerRoutes> = {};
 
-  for (const consumer of [...topology.consumers].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  for (const consumer of [...topology.consumers].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  )) {
     const queue = prefix + consumer.name;
     const retryExchange = `${queue}.retry`;
     const deadQueue = `${queue}.dead`;
@@ -171,7 +185,9 @@ export function resolveTopology(topology: RabbitTopology, options: TopologyOptio
         ...typeArguments,
         'x-dead-letter-exchange': retryExchange,
         'x-dead-letter-routing-key': DEAD_ROUTING_KEY,
-        ...(queueType === 'quorum' ? ({ 'x-delivery-limit': deliveryLimit } as Record<string, number>) : {}),
+        ...(queueType === 'quorum'
+          ? ({ 'x-delivery-limit': deliveryLimit } as Record<string, number>)
+          : {}),
       },
     });
     const keys = new Set<string>();
@@ -201,7 +217,12 @@ export function resolveTopology(topology: RabbitTopology, options: TopologyOptio
       });
       bindings.push({ queue: tier.queue, exchange: retryExchange, routingKey: tier.routingKey });
     }
-    queues.push({ name: deadQueue, role: 'dead', consumer: consumer.name, arguments: { ...typeArguments } });
+    queues.push({
+      name: deadQueue,
+      role: 'dead',
+      consumer: consumer.name,
+      arguments: { ...typeArguments },
+    });
     bindings.push({ queue: deadQueue, exchange: retryExchange, routingKey: DEAD_ROUTING_KEY });
     consumers[consumer.name] = {
       consumer: consumer.name,

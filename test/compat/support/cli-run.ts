@@ -25,7 +25,11 @@ export async function evgen(...argv: string[]): Promise<CliResult> {
 export const EXAMPLE_EVENTS = fileURLToPath(new URL('../../../events', import.meta.url));
 
 /** A temporary folder holding a copy of the example catalog as `events/`; removed by `dispose`. */
-export async function exampleCopy(): Promise<{ dir: string; events: string; dispose: () => Promise<void> }> {
+export async function exampleCopy(): Promise<{
+  dir: string;
+  events: string;
+  dispose: () => Promise<void>;
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'evgen-compat-'));
   const events = join(dir, 'events');
   await cp(EXAMPLE_EVENTS, events, { recursive: true });

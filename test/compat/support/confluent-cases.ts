@@ -13,6 +13,9 @@ export interface ConformanceCase {
 
 /** The cases of one file; lenient because one published file has a trailing comma. */
 export function loadConfluentCases(fileName: string): ConformanceCase[] {
-  const text = readFileSync(new URL(`../../fixtures/confluent/${fileName}`, import.meta.url), 'utf8');
+  const text = readFileSync(
+    new URL(`../../fixtures/confluent/${fileName}`, import.meta.url),
+    'utf8',
+  );
   return parseLenientJson(text) as ConformanceCase[];
 }

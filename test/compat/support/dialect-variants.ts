@@ -14,8 +14,12 @@ export function toDraft2020(schema: unknown): unknown {
       copy['$defs'] = copy['definitions'];
       delete copy['definitions'];
     }
-    if (typeof copy['$ref'] === 'string') copy['$ref'] = copy['$ref'].replace('#/definitions/', '#/$defs/');
-    if (Array.isArray(copy['items']) || (copy['additionalItems'] !== undefined && copy['items'] === undefined)) {
+    if (typeof copy['$ref'] === 'string')
+      copy['$ref'] = copy['$ref'].replace('#/definitions/', '#/$defs/');
+    if (
+      Array.isArray(copy['items']) ||
+      (copy['additionalItems'] !== undefined && copy['items'] === undefined)
+    ) {
       // A draft-07 tuple (an empty one when only additionalItems is given) and its rest.
       copy['prefixItems'] = Array.isArray(copy['items']) ? copy['items'] : [];
       delete copy['items'];
@@ -26,12 +30,15 @@ export function toDraft2020(schema: unknown): unknown {
     if (typeof dependencies === 'object' && dependencies !== null) {
       const required: Record<string, unknown> = {};
       const schemas: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(dependencies)) (Array.isArray(value) ? required : schemas)[key] = value;
+      for (const [key, value] of Object.entries(dependencies))
+        (Array.isArray(value) ? required : schemas)[key] = value;
       delete copy['dependencies'];
       if (Object.keys(required).length > 0) copy['dependentRequired'] = required;
-      if (Object.keys(schemas).length > 0 || Object.keys(required).length === 0) copy['dependentSchemas'] = schemas;
+      if (Object.keys(schemas).length > 0 || Object.keys(required).length === 0)
+        copy['dependentSchemas'] = schemas;
     }
-    if (copy['$schema'] !== undefined) copy['$schema'] = 'https://json-schema.org/draft/2020-12/schema';
+    if (copy['$schema'] !== undefined)
+      copy['$schema'] = 'https://json-schema.org/draft/2020-12/schema';
     return copy;
   });
   if (typeof rewritten === 'object' && rewritten !== null && !Array.isArray(rewritten)) {

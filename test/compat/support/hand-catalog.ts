@@ -1,5 +1,11 @@
 /** Small catalogs built in memory, for checks that need no files. */
-import type { Catalog, CompatibilityMode, CompatibilityPolicy, EventDefinition, JsonSchema } from 'evgen';
+import type {
+  Catalog,
+  CompatibilityMode,
+  CompatibilityPolicy,
+  EventDefinition,
+  JsonSchema,
+} from 'evgen';
 
 export function eventWith(
   schemas: readonly JsonSchema[],
@@ -32,7 +38,11 @@ export function catalogOf(...events: EventDefinition[]): Catalog {
 }
 
 /** An object payload with `id` plus the given properties; `required` lists extra required names. */
-export function payload(properties: Record<string, JsonSchema>, required: readonly string[] = [], closed = true): JsonSchema {
+export function payload(
+  properties: Record<string, JsonSchema>,
+  required: readonly string[] = [],
+  closed = true,
+): JsonSchema {
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     type: 'object',

@@ -54,7 +54,15 @@ export async function createEffectsTable(backend: Backend): Promise<string> {
   return `"${backend.schema}"."${table}"`;
 }
 
-export async function countRows(db: Database, table: string, where = 'true', params: unknown[] = []): Promise<number> {
-  const result = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, params);
+export async function countRows(
+  db: Database,
+  table: string,
+  where = 'true',
+  params: unknown[] = [],
+): Promise<number> {
+  const result = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${table} WHERE ${where}`,
+    params,
+  );
   return result.rows[0]!.n;
 }

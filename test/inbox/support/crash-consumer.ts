@@ -16,7 +16,12 @@ function die(point: KillPoint): never {
 }
 
 async function main(): Promise<void> {
-  const [url, schema, envelopeJson, point] = process.argv.slice(2) as [string, string, string, KillPoint];
+  const [url, schema, envelopeJson, point] = process.argv.slice(2) as [
+    string,
+    string,
+    string,
+    KillPoint,
+  ];
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const consumer = createConsumer(
     { name: 'tracker', descriptors: parcelDescriptors },

@@ -23,7 +23,12 @@ function event(name: string, versions: number[]): EventDefinition {
     kafka: { topic: 'parcel.events' },
     rabbitmq: { exchange: 'parcel', routingKey: `parcel.${name}` },
     dir: `parcel/${name}`,
-    versions: versions.map((version) => ({ version, file: `parcel/${name}/v${version}.schema.json`, schema, bundled: schema })),
+    versions: versions.map((version) => ({
+      version,
+      file: `parcel/${name}/v${version}.schema.json`,
+      schema,
+      bundled: schema,
+    })),
   };
 }
 
@@ -48,13 +53,24 @@ const testEvents = fileURLToPath(new URL('./test-events.ts', import.meta.url));
 /** Writes `parcel/<event>/envelope.ts` modules under `outDir` that re-export the test descriptors. */
 export function writeParcelEnvelopeModules(outDir: string): void {
   const modules: Record<string, string[]> = {
-    'parcel/parcel-sent/envelope.ts': ['parcelSentV1 as parcelSentV1Descriptor', 'parcelSentV2 as parcelSentV2Descriptor', 'type ParcelSentV1Envelope', 'type ParcelSentV2Envelope'],
-    'parcel/parcel-lost/envelope.ts': ['parcelLostV1 as parcelLostV1Descriptor', 'type ParcelLostV1Envelope'],
+    'parcel/parcel-sent/envelope.ts': [
+      'parcelSentV1 as parcelSentV1Descriptor',
+      'parcelSentV2 as parcelSentV2Descriptor',
+      'type ParcelSentV1Envelope',
+      'type ParcelSentV2Envelope',
+    ],
+    'parcel/parcel-lost/envelope.ts': [
+      'parcelLostV1 as parcelLostV1Descriptor',
+      'type ParcelLostV1Envelope',
+    ],
   };
   for (const [path, exports] of Object.entries(modules)) {
     const file = join(outDir, path);
     mkdirSync(dirname(file), { recursive: true });
     const from = relative(dirname(file), testEvents).replace(/\.ts$/, '.js');
-    writeFileSync(file, `export { ${exports.join(', ')} } from '${from.startsWith('.') ? from : `./${from}`}';\n`);
+    writeFileSync(
+      file,
+      `export { ${exports.join(', ')} } from '${from.startsWith('.') ? from : `./${from}`}';\n`,
+    );
   }
 }

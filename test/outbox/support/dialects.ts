@@ -40,7 +40,10 @@ export function pgliteOnce(): { get(): Promise<PGlite>; close(): Promise<void> }
 }
 
 /** Opens a fixture with a migrated outbox. */
-export async function openOutbox(dialect: DialectName, pglite: { get(): Promise<PGlite> }): Promise<OutboxFixture> {
+export async function openOutbox(
+  dialect: DialectName,
+  pglite: { get(): Promise<PGlite> },
+): Promise<OutboxFixture> {
   const channel = uniqueName('evgen_outbox_t');
   if (dialect === 'postgres') {
     const test = await createTestSchema('evgen_outbox');
@@ -74,7 +77,9 @@ export async function openOutbox(dialect: DialectName, pglite: { get(): Promise<
 /** A business table written next to the outbox, to prove both commit or roll back together. */
 export async function createOrdersTable(fixture: OutboxFixture): Promise<string> {
   const table = `"${fixture.schema}"."orders"`;
-  await fixture.db.query(`CREATE TABLE ${table} (order_id text PRIMARY KEY, amount integer NOT NULL)`);
+  await fixture.db.query(
+    `CREATE TABLE ${table} (order_id text PRIMARY KEY, amount integer NOT NULL)`,
+  );
   return table;
 }
 
@@ -123,7 +128,10 @@ export function manualClock(): { clock: () => Date; advance(ms: number): void; n
 
 /** A timer the test fires by hand (`advance`), for the relay's `timers` option: no real waiting. */
 export interface ManualTimers {
-  readonly timers: { setTimeout(callback: () => void, ms: number): unknown; clearTimeout(handle: unknown): void };
+  readonly timers: {
+    setTimeout(callback: () => void, ms: number): unknown;
+    clearTimeout(handle: unknown): void;
+  };
   /** Moves time forward, firing every timer that is then due (in due order), and the clock too if given. */
   advance(ms: number): void;
   /** Timers scheduled and neither fired nor cleared. */

@@ -37,16 +37,25 @@ export interface InvoiceIssuedV1Payload {
 const schema = {
   type: 'object',
   required: ['invoiceId', 'amount'],
-  properties: { invoiceId: { type: 'string', minLength: 1 }, amount: { type: 'integer', minimum: 0 } },
+  properties: {
+    invoiceId: { type: 'string', minLength: 1 },
+    amount: { type: 'integer', minimum: 0 },
+  },
 };
 const ajv = new Ajv({ allErrors: true, strict: true });
 
-export const invoiceIssuedV1: EventVersionDescriptor<'test.InvoiceIssued', 1, InvoiceIssuedV1Payload> = {
+export const invoiceIssuedV1: EventVersionDescriptor<
+  'test.InvoiceIssued',
+  1,
+  InvoiceIssuedV1Payload
+> = {
   eventType: 'test.InvoiceIssued',
   schemaVersion: 1,
   aggregateType: 'Invoice',
   aggregateIdProperty: 'invoiceId',
-  validatePayload: payloadValidator<InvoiceIssuedV1Payload>(ajv.compile({ ...schema, additionalProperties: false })),
+  validatePayload: payloadValidator<InvoiceIssuedV1Payload>(
+    ajv.compile({ ...schema, additionalProperties: false }),
+  ),
   readPayload: payloadValidator<InvoiceIssuedV1Payload>(ajv.compile(schema)),
 };
 
@@ -61,20 +70,28 @@ export function faultTables(schemaName: string) {
 
 export async function createFaultTables(db: Database, schemaName: string): Promise<void> {
   const t = faultTables(schemaName);
-  await db.query(`CREATE TABLE ${t.invoices} (invoice_id text PRIMARY KEY, amount integer NOT NULL)`);
+  await db.query(
+    `CREATE TABLE ${t.invoices} (invoice_id text PRIMARY KEY, amount integer NOT NULL)`,
+  );
   await db.query(
     `CREATE TABLE ${t.published} (seq serial PRIMARY KEY, message_id text NOT NULL, outbox_id bigint NOT NULL,
        publisher text NOT NULL, envelope jsonb NOT NULL)`,
   );
-  await db.query(`CREATE TABLE ${t.effects} (seq serial PRIMARY KEY, message_id text NOT NULL, invoice_id text NOT NULL)`);
+  await db.query(
+    `CREATE TABLE ${t.effects} (seq serial PRIMARY KEY, message_id text NOT NULL, invoice_id text NOT NULL)`,
+  );
 }
 
 /** The business write that must commit or vanish together with the outbox row. */
-export async function insertInvoice(q: Queryable, schemaName: string, payload: InvoiceIssuedV1Payload): Promise<void> {
-  await q.query(`INSERT INTO ${faultTables(schemaName).invoices} (invoice_id, amount) VALUES ($1, $2)`, [
-    payload.invoiceId,
-    payload.amount,
-  ]);
+export async function insertInvoice(
+  q: Queryable,
+  schemaName: string,
+  payload: InvoiceIssuedV1Payload,
+): Promise<void> {
+  await q.query(
+    `INSERT INTO ${faultTables(schemaName).invoices} (invoice_id, amount) VALUES ($1, $2)`,
+    [payload.invoiceId, payload.amount],
+  );
 }
 
 /**
@@ -85,12 +102,10 @@ export function databasePublisher(db: Database, schemaName: string, name: string
   const table = faultTables(schemaName).published;
   return {
     async publish(message: OutboundMessage) {
-      await db.query(`INSERT INTO ${table} (message_id, outbox_id, publisher, envelope) VALUES ($1, $2, $3, $4::jsonb)`, [
-        message.envelope.messageId,
-        message.outboxId,
-        name,
-        JSON.stringify(message.envelope),
-      ]);
+      await db.query(
+        `INSERT INTO ${table} (message_id, outbox_id, publisher, envelope) VALUES ($1, $2, $3, $4::jsonb)`,
+        [message.envelope.messageId, message.outboxId, name, JSON.stringify(message.envelope)],
+      );
     },
   };
 }
@@ -102,7 +117,10 @@ export interface PublishedRecord {
 }
 
 /** Everything the "broker" received, in publish order. */
-export async function publishedRecords(db: Queryable, schemaName: string): Promise<PublishedRecord[]> {
+export async function publishedRecords(
+  db: Queryable,
+  schemaName: string,
+): Promise<PublishedRecord[]> {
   const result = await db.query<PublishedRecord>(
     `SELECT message_id, publisher, envelope FROM ${faultTables(schemaName).published} ORDER BY seq`,
   );

@@ -12,8 +12,19 @@
  * Usage: node --import <tsx loader> fault-service.ts <databaseUrl> <schema> <point|restart> <invoiceId> <messageId> <leaseMs>
  */
 import pg from 'pg';
-import { createOutboxRelay, postgresDatabase, writeOutboxEvent, type Database } from '../../../src/runtime/index.js';
-import { databasePublisher, insertInvoice, invoiceIssuedV1, reachedMarker, type FaultPoint } from './fault-points.js';
+import {
+  createOutboxRelay,
+  postgresDatabase,
+  writeOutboxEvent,
+  type Database,
+} from '../../../src/runtime/index.js';
+import {
+  databasePublisher,
+  insertInvoice,
+  invoiceIssuedV1,
+  reachedMarker,
+  type FaultPoint,
+} from './fault-points.js';
 
 const [url, schema, mode, invoiceId, messageId, leaseMs] = process.argv.slice(2) as [
   string,
@@ -53,7 +64,14 @@ const relayDb: Database = {
     return db.query(text, params);
   },
 };
-const relay = createOutboxRelay({ db: relayDb, publisher, schema, leaseMs: Number(leaseMs), notifyChannel: false, concurrency: 1 });
+const relay = createOutboxRelay({
+  db: relayDb,
+  publisher,
+  schema,
+  leaseMs: Number(leaseMs),
+  notifyChannel: false,
+  concurrency: 1,
+});
 
 if (mode === 'restart') {
   const result = await relay.runOnce();
@@ -64,7 +82,13 @@ if (mode === 'restart') {
   await db.transaction(async (tx) => {
     await insertInvoice(tx, schema, payload);
     await haltAt('after-business-write');
-    await writeOutboxEvent(tx, invoiceIssuedV1, payload, { messageId }, { schema, notifyChannel: false, assignAggregateVersion: true });
+    await writeOutboxEvent(
+      tx,
+      invoiceIssuedV1,
+      payload,
+      { messageId },
+      { schema, notifyChannel: false, assignAggregateVersion: true },
+    );
     await haltAt('after-outbox-write');
   });
   await haltAt('after-commit');

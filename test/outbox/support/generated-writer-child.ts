@@ -7,9 +7,19 @@
  */
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { postgresDatabase, ValidationError, type Envelope, type Transaction } from '../../../src/runtime/index.js';
+import {
+  postgresDatabase,
+  ValidationError,
+  type Envelope,
+  type Transaction,
+} from '../../../src/runtime/index.js';
 
-type Writer = (tx: Transaction, payload: unknown, context?: object, options?: object) => Promise<Envelope>;
+type Writer = (
+  tx: Transaction,
+  payload: unknown,
+  context?: object,
+  options?: object,
+) => Promise<Envelope>;
 
 const [modulePath, url, schema, payloadJson] = process.argv.slice(2);
 const module = (await import(pathToFileURL(modulePath!).href)) as Record<string, Writer>;
@@ -20,11 +30,18 @@ const payload = JSON.parse(payloadJson!) as Record<string, unknown>;
 try {
   const envelope = await db.transaction(async (tx) => {
     await tx.query(`INSERT INTO "${schema}".orders (order_id) VALUES ($1)`, [payload.orderId]);
-    return writeOrderCreatedV2(tx, payload, { traceId: 'trace-1' }, { schema, assignAggregateVersion: true });
+    return writeOrderCreatedV2(
+      tx,
+      payload,
+      { traceId: 'trace-1' },
+      { schema, assignAggregateVersion: true },
+    );
   });
   let violations: string[] = [];
   try {
-    await db.transaction((tx) => writeOrderCreatedV2(tx, { ...payload, channel: 'fax', surprise: 1 }, {}, { schema }));
+    await db.transaction((tx) =>
+      writeOrderCreatedV2(tx, { ...payload, channel: 'fax', surprise: 1 }, {}, { schema }),
+    );
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     violations = error.violations.map((v) => v.pointer).sort();

@@ -4,7 +4,11 @@
  * Usage: tsx relay-child.ts <database-url> <schema> <lease-ms>
  */
 import pg from 'pg';
-import { createOutboxRelay, postgresDatabase, type OutboundMessage } from '../../../src/runtime/index.js';
+import {
+  createOutboxRelay,
+  postgresDatabase,
+  type OutboundMessage,
+} from '../../../src/runtime/index.js';
 
 const [url, schema, leaseMs] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString: url, max: 2 });
