@@ -7,5 +7,6 @@ export * from './db/sql-identifier.js';
 export * from './inbox/index.js';
 export * from './payload-validator.js';
 export * from './parse-envelope.js';
+export * from './decode-message-body.js';
 export * from './outbox/index.js';
 export * from './rabbitmq/index.js';

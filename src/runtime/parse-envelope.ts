@@ -11,6 +11,7 @@ import {
   type Envelope,
   type EventVersionDescriptor,
 } from './envelope.js';
+import { decodeMessageBody, MessageBodyError } from './decode-message-body.js';
 import { UnknownEventError, ValidationError, type Violation } from './errors.js';
 
 /** The envelope type a descriptor describes. */
@@ -31,20 +32,12 @@ export type EnvelopeParser<TEnvelope> = (input: unknown) => ParseEnvelopeResult<
 const OPTIONAL_STRINGS = ['traceId', 'correlationId', 'causationId'] as const;
 
 function decode(input: unknown): { value: unknown } | { violation: Violation } {
-  let text: string | undefined;
-  if (typeof input === 'string') text = input;
-  else if (input instanceof Uint8Array) text = new TextDecoder().decode(input);
-  if (text === undefined) return { value: input };
+  if (typeof input !== 'string' && !(input instanceof Uint8Array)) return { value: input };
   try {
-    return { value: JSON.parse(text) as unknown };
+    return { value: decodeMessageBody(input) };
   } catch (error) {
-    return {
-      violation: {
-        pointer: '',
-        keyword: 'json',
-        message: `is not valid JSON (${(error as Error).message})`,
-      },
-    };
+    if (!(error instanceof MessageBodyError)) throw error;
+    return { violation: { pointer: '', keyword: error.problem, message: error.message } };
   }
 }
 

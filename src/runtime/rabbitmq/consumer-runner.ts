@@ -15,6 +15,12 @@
  * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
  */
 import type { Channel, ChannelModel, ConsumeMessage, MessageProperties } from 'amqplib';
+import {
+  decodeMessageBody,
+  MessageBodyError,
+  messageBodyLimits,
+  type MessageBodyLimits,
+} from '../decode-message-body.js';
 import { classifyError, describeError } from '../errors.js';
 import { copyPublishProperties, EVGEN_HEADERS, headerString } from './amqp-message.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
@@ -82,6 +88,11 @@ export interface ConsumerRunnerOptions {
   readonly prefetch?: number;
   /** Backoff between attempts to rebuild a lost channel or connection. */
   readonly reconnectBackoff?: BackoffOptions;
+  /**
+   * Largest body (`maxBytes`, default 1 MiB) and deepest nesting (`maxDepth`, default 64) accepted;
+   * a message beyond them goes to the dead queue before it is parsed.
+   */
+  readonly messageLimits?: MessageBodyLimits;
   /** Observability hook; must not throw. */
   readonly onEvent?: (event: ConsumerRunnerEvent) => void;
 }
@@ -149,9 +160,9 @@ function nonEmptyString(value: unknown): string | undefined {
 }
 
 /** The `messageId` inside a JSON body, if it has one (best effort, for messages that failed parsing checks). */
-function bodyMessageId(content: Buffer): string | undefined {
+function bodyMessageId(content: Buffer, limits: MessageBodyLimits): string | undefined {
   try {
-    const body: unknown = JSON.parse(content.toString('utf8'));
+    const body: unknown = decodeMessageBody(content, limits);
     return typeof body === 'object' && body !== null
       ? nonEmptyString((body as { messageId?: unknown }).messageId)
       : undefined;
@@ -168,16 +179,21 @@ export function deliveryAttempt(headers: Record<string, unknown> | undefined): n
   return Number.isInteger(number) && number >= 1 ? number : 1;
 }
 
-/** Parses a delivery's body and checks it against its properties; throws MalformedMessageError. */
+/**
+ * Decodes a delivery's body within the message limits (`decodeMessageBody`) and checks it against
+ * its properties; throws MalformedMessageError with the reason.
+ */
 export function parseDelivery(
   content: Buffer,
   properties: Pick<MessageProperties, 'messageId'>,
+  limits: MessageBodyLimits = {},
 ): Record<string, unknown> {
   let body: unknown;
   try {
-    body = JSON.parse(content.toString('utf8'));
+    body = decodeMessageBody(content, limits);
   } catch (error) {
-    throw new MalformedMessageError(`body is not JSON: ${(error as Error).message}`);
+    if (error instanceof MessageBodyError) throw new MalformedMessageError(error.message);
+    throw error;
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new MalformedMessageError('body is not a JSON object (an evgen envelope)');
@@ -199,6 +215,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   const prefetch = options.prefetch ?? 10;
   if (!Number.isInteger(prefetch) || prefetch < 1)
     throw new RangeError('prefetch must be a positive integer');
+  const limits = messageBodyLimits(options.messageLimits);
   const ownsConnector = typeof options.connection === 'string';
   const connector =
     typeof options.connection === 'string'
@@ -324,7 +341,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     const attempt = deliveryAttempt(message.properties.headers);
     let body: Record<string, unknown>;
     try {
-      body = parseDelivery(message.content, message.properties);
+      body = parseDelivery(message.content, message.properties, limits);
     } catch (error) {
       await settleFailure(current, message, attempt, error, undefined);
       return;
@@ -373,7 +390,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     };
     // The property when present; else the body's own id, so a dead letter never gets a new one.
     const messageId =
-      nonEmptyString(message.properties.messageId) ?? bodyMessageId(message.content);
+      nonEmptyString(message.properties.messageId) ?? bodyMessageId(message.content, limits);
     const properties = (headers: Record<string, unknown>) =>
       copyPublishProperties(
         messageId !== undefined ? { ...message.properties, messageId } : message.properties,

@@ -1,0 +1,147 @@
+/**
+ * Turns the raw bytes of a received message into a JSON value, for every transport (RabbitMQ,
+ * Kafka) and for `parseEnvelope`. A hostile or broken producer must not be able to stall or crash
+ * a consumer, so the bytes are checked BEFORE `JSON.parse` in one linear pass:
+ *
+ *   - size: at most `maxBytes` (default 1 MiB);
+ *   - text: strict UTF-8 (an invalid sequence is an error, never a silent U+FFFD);
+ *   - nesting: at most `maxDepth` levels of objects/arrays (default 64, as in the catalog);
+ *   - numbers: an integer literal outside ±(2^53 − 1) is refused, because JavaScript would
+ *     silently round it (9007199254740993 would arrive as …992).
+ *
+ * Every refusal is a `MessageBodyError` (never retryable: the same bytes fail the same way), so
+ * the transports dead-letter the message with the reason.
+ */
+import { EvgenError } from './errors.js';
+
+export interface MessageBodyLimits {
+  /** Largest accepted body in bytes. Default 1 048 576 (1 MiB). */
+  readonly maxBytes?: number;
+  /** Deepest accepted nesting of objects and arrays. Default 64. */
+  readonly maxDepth?: number;
+}
+
+export const DEFAULT_MESSAGE_BODY_LIMITS: Required<MessageBodyLimits> = Object.freeze({
+  maxBytes: 1_048_576,
+  maxDepth: 64,
+});
+
+export type MessageBodyProblem =
+  'too-large' | 'too-deep' | 'invalid-utf8' | 'invalid-json' | 'unsafe-integer';
+
+/** A body that cannot be decoded; `problem` says which check refused it. Never retryable. */
+export class MessageBodyError extends EvgenError {
+  readonly retryable = false;
+  readonly code = 'MessageBodyError';
+  constructor(
+    readonly problem: MessageBodyProblem,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MessageBodyError';
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER).length;
+
+function checkLimit(name: string, value: number): number {
+  if (!(Number.isInteger(value) && value >= 1) && value !== Number.POSITIVE_INFINITY)
+    throw new RangeError(`${name} must be a positive integer (or Infinity)`);
+  return value;
+}
+
+/** Resolves the limits, filling in the defaults; throws RangeError on a nonsensical limit. */
+export function messageBodyLimits(limits: MessageBodyLimits = {}): Required<MessageBodyLimits> {
+  return {
+    maxBytes: checkLimit('maxBytes', limits.maxBytes ?? DEFAULT_MESSAGE_BODY_LIMITS.maxBytes),
+    maxDepth: checkLimit('maxDepth', limits.maxDepth ?? DEFAULT_MESSAGE_BODY_LIMITS.maxDepth),
+  };
+}
+
+/**
+ * Checks nesting depth and integer literals of JSON text without parsing it: one pass that
+ * tracks only whether it is inside a string. Malformed JSON is left for JSON.parse to report.
+ */
+function scanJson(text: string, maxDepth: number): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > maxDepth)
+        throw new MessageBodyError(
+          'too-deep',
+          `body nests objects/arrays deeper than ${maxDepth} levels (at character ${i})`,
+        );
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+    else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      // A number literal: find its end; an integer (no fraction, no exponent) must be safe.
+      const start = i;
+      let integer = true;
+      let end = i + 1;
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end);
+        if (d >= 0x30 && d <= 0x39) continue;
+        if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) integer = false;
+        else break;
+      }
+      const literal = text.slice(start, end);
+      const digits = literal.startsWith('-') ? literal.length - 1 : literal.length;
+      if (integer && digits >= MAX_SAFE_DIGITS && !Number.isSafeInteger(Number(literal)))
+        throw new MessageBodyError(
+          'unsafe-integer',
+          `body contains the integer ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal}, ` +
+            'beyond ±(2^53 − 1): JavaScript cannot represent it exactly (send it as a string)',
+        );
+      i = end - 1;
+    }
+  }
+}
+
+/**
+ * Decodes a message body (bytes, or text already decoded) into a JSON value within the limits.
+ * Throws `MessageBodyError` with the reason; throws RangeError for invalid limits.
+ */
+export function decodeMessageBody(
+  content: Uint8Array | string,
+  limits: MessageBodyLimits = {},
+): unknown {
+  const { maxBytes, maxDepth } = messageBodyLimits(limits);
+  let text: string;
+  if (typeof content === 'string') {
+    const size = Buffer.byteLength(content, 'utf8');
+    if (size > maxBytes)
+      throw new MessageBodyError(
+        'too-large',
+        `body is ${size} bytes, more than the limit of ${maxBytes}`,
+      );
+    if (LONE_SURROGATE.test(content))
+      throw new MessageBodyError('invalid-utf8', 'body contains a lone UTF-16 surrogate');
+    text = content;
+  } else {
+    if (content.byteLength > maxBytes)
+      throw new MessageBodyError(
+        'too-large',
+        `body is ${content.byteLength} bytes, more than the limit of ${maxBytes}`,
+      );
+    try {
+      text = strictUtf8.decode(content);
+    } catch {
+      throw new MessageBodyError('invalid-utf8', 'body is not valid UTF-8');
+    }
+  }
+  scanJson(text, maxDepth);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new MessageBodyError('invalid-json', `body is not JSON: ${(error as Error).message}`);
+  }
+}

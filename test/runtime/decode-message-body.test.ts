@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { decodeMessageBody, MessageBodyError, type MessageBodyProblem } from 'evgen/runtime';
+
+function problemOf(content: Uint8Array | string, limits = {}): MessageBodyProblem | 'none' {
+  try {
+    decodeMessageBody(content, limits);
+    return 'none';
+  } catch (error) {
+    expect(error).toBeInstanceOf(MessageBodyError);
+    expect((error as MessageBodyError).retryable).toBe(false);
+    return (error as MessageBodyError).problem;
+  }
+}
+
+describe('decodeMessageBody', () => {
+  it('decodes bytes and text of a JSON value', () => {
+    expect(decodeMessageBody(Buffer.from('{"a":[1,-2.5e3,"x\\"]"]}'))).toEqual({
+      a: [1, -2500, 'x"]'],
+    });
+    expect(decodeMessageBody('{"n":9007199254740991,"m":-9007199254740991}')).toEqual({
+      n: 9007199254740991,
+      m: -9007199254740991,
+    });
+  });
+
+  it('refuses a body above maxBytes (default 1 MiB) before parsing it', () => {
+    const big = `{"x":"${'a'.repeat(1_048_576)}"}`;
+    expect(problemOf(Buffer.from(big))).toBe('too-large');
+    expect(problemOf(big)).toBe('too-large');
+    expect(problemOf('{"x":"abcdef"}', { maxBytes: 10 })).toBe('too-large');
+    expect(problemOf(Buffer.from(big), { maxBytes: 2_000_000 })).toBe('none');
+  });
+
+  it('refuses nesting deeper than maxDepth (default 64), brackets inside strings do not count', () => {
+    expect(problemOf(`${'['.repeat(65)}${']'.repeat(65)}`)).toBe('too-deep');
+    expect(problemOf(`${'['.repeat(64)}${']'.repeat(64)}`)).toBe('none');
+    expect(problemOf(`{"a":"${'['.repeat(1000)}"}`)).toBe('none');
+    expect(problemOf('{"a":{"b":{}}}', { maxDepth: 2 })).toBe('too-deep');
+    // A deeply nested attack never reaches JSON.parse.
+    expect(problemOf('['.repeat(1_000_000))).toBe('too-deep');
+  });
+
+  it('refuses invalid UTF-8 instead of replacing it with U+FFFD', () => {
+    expect(problemOf(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]))).toBe(
+      'invalid-utf8',
+    );
+    expect(problemOf(Buffer.from([0x22, 0xc3, 0x22]))).toBe('invalid-utf8');
+    expect(problemOf('"\uD800"')).toBe('invalid-utf8');
+    expect(problemOf(Buffer.from('"é€😀"'))).toBe('none');
+  });
+
+  it('refuses integer literals JavaScript would round (beyond ±(2^53 − 1))', () => {
+    expect(problemOf('{"n":9007199254740992}')).toBe('unsafe-integer');
+    expect(problemOf('{"n":9007199254740993}')).toBe('unsafe-integer');
+    expect(problemOf('[-123456789012345678901234567890]')).toBe('unsafe-integer');
+    expect(problemOf('{"s":"9007199254740993"}')).toBe('none');
+    expect(problemOf('{"n":1e400}')).toBe('none'); // not an integer literal: the validators refuse Infinity
+    expect(problemOf('{"n":90071992547409930.5}')).toBe('none');
+  });
+
+  it('reports bad JSON as invalid-json', () => {
+    expect(problemOf('not json')).toBe('invalid-json');
+    expect(problemOf(Buffer.alloc(0))).toBe('invalid-json');
+  });
+
+  it('refuses nonsensical limits', () => {
+    expect(() => decodeMessageBody('{}', { maxBytes: 0 })).toThrow(RangeError);
+    expect(() => decodeMessageBody('{}', { maxDepth: 1.5 })).toThrow(RangeError);
+  });
+});
