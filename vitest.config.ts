@@ -13,6 +13,8 @@ export default defineConfig({
   },
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // Starts the shared Kafka broker (test/support/kafka/) when none answers.
+    globalSetup: ['./test/support/kafka/global-setup.ts'],
     include: ['test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/golden/*/expected/**'],
     testTimeout: 60_000,

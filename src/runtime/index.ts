@@ -10,3 +10,4 @@ export * from './parse-envelope.js';
 export * from './decode-message-body.js';
 export * from './outbox/index.js';
 export * from './rabbitmq/index.js';
+export * from './kafka/index.js';

@@ -1,0 +1,224 @@
+/**
+ * The small Kafka transport interface evgen's producers, relay publisher, topic set-up and
+ * consumer runner are written against. Two adapters implement it (`kafkajs-client.ts`,
+ * `platformatic-client.ts`); tests loop over both against a real broker.
+ *
+ * Only what evgen needs is here: keyed records with string headers, acknowledged sends,
+ * consumer groups with manual commits, per-partition pause/resume and seek, and topic admin.
+ * Offsets are decimal strings (Kafka offsets are 64-bit; JavaScript numbers are not).
+ */
+
+/** How many replicas must have the record before a send resolves. evgen always uses `all`. */
+export type KafkaAcks = 'all' | 'leader' | 'none';
+
+/** Record headers: evgen writes and reads UTF-8 strings only. */
+export type KafkaHeaders = Readonly<Record<string, string>>;
+
+/** One record to produce. */
+export interface KafkaOutboundRecord {
+  readonly topic: string;
+  /**
+   * Decides the partition (murmur2 of the UTF-8 key, like the Java client's default
+   * partitioner) and therefore the order: records with one key stay in order.
+   */
+  readonly key: string;
+  readonly value: Buffer | string;
+  readonly headers?: KafkaHeaders;
+}
+
+/** Where a record is stored. */
+export interface KafkaRecordPosition {
+  readonly topic: string;
+  readonly partition: number;
+  /** Decimal string. */
+  readonly offset: string;
+}
+
+export interface KafkaProducerOptions {
+  /** Default `all`. With `idempotent` (the default) only `all` is allowed. */
+  readonly acks?: KafkaAcks;
+  /**
+   * Idempotent producer (default true): the broker drops duplicates of the producer's own
+   * network retries and keeps one key's records in order across them. It removes no other
+   * duplicate (a relay crash still publishes twice; the inbox absorbs that).
+   */
+  readonly idempotent?: boolean;
+  /** Client id shown in broker logs. */
+  readonly clientId?: string;
+  /** How long one send may wait for acknowledgement before it rejects (default 30 000 ms). */
+  readonly timeoutMs?: number;
+}
+
+export interface KafkaProducer {
+  /**
+   * Sends the records (any topics, any keys) and resolves once the broker acknowledged every one
+   * of them according to `acks`. Rejects when any is not acknowledged; then any subset may have
+   * been stored (send again: consumers are idempotent). Records with the same key and topic are
+   * stored in their input order, also across the client's own retries (idempotence).
+   */
+  send(records: readonly KafkaOutboundRecord[]): Promise<void>;
+  /** The partition the client picks for `key` on a topic with `partitionCount` partitions. */
+  partitionFor(key: string, partitionCount: number): number;
+  close(): Promise<void>;
+}
+
+/** A topic-partition. */
+export interface KafkaTopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/** One consumed record. */
+export interface KafkaInboundRecord extends KafkaRecordPosition {
+  /** UTF-8 key; null when the record has none. */
+  readonly key: string | null;
+  /** Raw value; null for a tombstone. */
+  readonly value: Buffer | null;
+  /** Headers decoded as UTF-8 (a repeated header keeps its last value). */
+  readonly headers: KafkaHeaders;
+  /** Record timestamp, milliseconds since the epoch as a decimal string. */
+  readonly timestamp: string;
+}
+
+/** A committed position: `offset` is the NEXT offset to read (last handled + 1). */
+export interface KafkaCommitOffset extends KafkaTopicPartition {
+  readonly offset: string;
+}
+
+export interface KafkaConsumerOptions {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /** Where a group without a committed offset starts: `earliest` (default) or `latest`. */
+  readonly fromBeginning?: boolean;
+  readonly clientId?: string;
+  /** Group session timeout (default 10 000 ms): a consumer silent this long loses its partitions. */
+  readonly sessionTimeoutMs?: number;
+  /** Partitions handled at the same time (default 8); one partition is always sequential. */
+  readonly partitionConcurrency?: number;
+}
+
+export interface KafkaConsumerHandlers {
+  /**
+   * Called once per record. Calls for one partition never overlap and come in offset order;
+   * different partitions run concurrently. A record is not committed by returning: call
+   * `commit()`. A rejection stops nothing: the adapter reports it through `onError` and moves on,
+   * so handlers must catch what they mean to retry (evgen's runner does).
+   */
+  onRecord(record: KafkaInboundRecord): Promise<void>;
+  /** Partitions newly assigned to this member (after a (re)join). */
+  onAssigned?(partitions: readonly KafkaTopicPartition[]): void;
+  /**
+   * Partitions taken away. Records of them still being handled may finish, but their commits
+   * can fail (another member owns them now); the inbox absorbs the redelivery.
+   */
+  onRevoked?(partitions: readonly KafkaTopicPartition[]): void;
+  /** A client error the adapter recovers from by itself (broker gone, rejoin, …). */
+  onError?(error: unknown): void;
+}
+
+export interface KafkaConsumer {
+  /**
+   * Joins the group and starts delivering records; resolves once the consumer runs. Recovers by
+   * itself from broker restarts and rebalances until `close()`.
+   */
+  start(handlers: KafkaConsumerHandlers): Promise<void>;
+  /** Commits positions (next offset to read). Resolves when the broker stored them. */
+  commit(offsets: readonly KafkaCommitOffset[]): Promise<void>;
+  /**
+   * No record of these partitions is handed to `onRecord` after this returns (one already being
+   * handled finishes). Pausing one partition never blocks the others.
+   */
+  pause(partitions: readonly KafkaTopicPartition[]): void;
+  /**
+   * Delivery continues at the partition's position: the offset after the last record handed to
+   * `onRecord`, or where `seek()` put it.
+   */
+  resume(partitions: readonly KafkaTopicPartition[]): void;
+  /** The next record delivered for the partition is the one at `offset` (decimal string). */
+  seek(position: KafkaCommitOffset): void;
+  /** Partitions currently assigned to this member. */
+  assignment(): KafkaTopicPartition[];
+  /** Stops fetching, waits for records being handled, leaves the group. */
+  close(): Promise<void>;
+}
+
+/** A topic to create, or as described by the broker. */
+export interface KafkaTopicSpec {
+  readonly topic: string;
+  readonly partitions: number;
+  /** Default 1 (the test broker has one node). */
+  readonly replicationFactor?: number;
+  /** Topic configs, e.g. `retention.ms`, `cleanup.policy`. */
+  readonly configs?: Readonly<Record<string, string>>;
+}
+
+export interface KafkaTopicDescription {
+  readonly topic: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  /** Every config the broker reports for the topic (defaults included). */
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+export interface KafkaAdmin {
+  /** Names of every topic (internal ones excluded). */
+  listTopics(): Promise<string[]>;
+  /** Creates the topics; one that already exists is an error (`TopicExistsError` semantics). */
+  createTopics(topics: readonly KafkaTopicSpec[]): Promise<void>;
+  /** Describes existing topics; a missing one is an error. */
+  describeTopics(topics: readonly string[]): Promise<KafkaTopicDescription[]>;
+  /** Grows a topic to `partitions` (Kafka never shrinks one). */
+  createPartitions(topic: string, partitions: number): Promise<void>;
+  /** Sets the given configs of a topic (others unchanged). */
+  alterTopicConfigs(topic: string, configs: Readonly<Record<string, string>>): Promise<void>;
+  /** Deletes the topics; missing ones are ignored. */
+  deleteTopics(topics: readonly string[]): Promise<void>;
+  /** Deletes consumer groups; missing ones are ignored. */
+  deleteGroups(groupIds: readonly string[]): Promise<void>;
+  /** Committed offsets of a group for a topic (partition → next offset), absent when none. */
+  committedOffsets(groupId: string, topic: string): Promise<Map<number, string>>;
+  close(): Promise<void>;
+}
+
+/** Connection settings shared by every client of an adapter. */
+export interface KafkaConnection {
+  /** Bootstrap servers, `host:port`. */
+  readonly brokers: readonly string[];
+  readonly clientId?: string;
+}
+
+/** One Kafka client library behind evgen's interface. */
+export interface KafkaClient {
+  /** `kafkajs` or `platformatic`: for test names and logs. */
+  readonly name: string;
+  /** Resolves once connected (metadata fetched), so a send right after does not race the connect. */
+  producer(options?: KafkaProducerOptions): Promise<KafkaProducer>;
+  consumer(options: KafkaConsumerOptions): KafkaConsumer;
+  admin(): Promise<KafkaAdmin>;
+}
+
+/** `acks` as the wire number: all = -1, leader = 1, none = 0. */
+export function acksNumber(acks: KafkaAcks): -1 | 0 | 1 {
+  return acks === 'all' ? -1 : acks === 'leader' ? 1 : 0;
+}
+
+/** Refuses option combinations evgen never wants (an idempotent producer needs acks = all). */
+export function checkProducerOptions(
+  options: KafkaProducerOptions,
+): Required<Pick<KafkaProducerOptions, 'acks' | 'idempotent' | 'timeoutMs'>> {
+  const acks = options.acks ?? 'all';
+  const idempotent = options.idempotent ?? true;
+  if (idempotent && acks !== 'all') {
+    throw new RangeError(`an idempotent producer needs acks = 'all' (got '${acks}')`);
+  }
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    throw new RangeError(`timeoutMs must be a positive integer (got ${timeoutMs})`);
+  }
+  return { acks, idempotent, timeoutMs };
+}
+
+/** `topic:partition`, the map key both adapters use. */
+export function partitionKey(topic: string, partition: number): string {
+  return `${topic}:${partition}`;
+}

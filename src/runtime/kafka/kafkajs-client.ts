@@ -1,0 +1,398 @@
+/**
+ * evgen's Kafka interface on kafkajs 2.2.4 (the user's choice; it has had no release since 2022).
+ *
+ * - Partitioner: kafkajs' `DefaultPartitioner`, which is murmur2 like the Java client
+ *   (`LegacyPartitioner` is not).
+ * - Producer: idempotent with acks = all; kafkajs retries an idempotent send without limit, so
+ *   evgen bounds each send with `timeoutMs` instead.
+ * - Consumer: kafkajs restarts a crashed consumer itself (`restartOnFailure`); records are
+ *   resolved one by one so a pause or seek re-fetches exactly what was not handed out.
+ */
+import {
+  ConfigResourceTypes,
+  Kafka,
+  logLevel,
+  Partitioners,
+  type Admin,
+  type Consumer,
+  type EachBatchPayload,
+  type IHeaders,
+  type Producer,
+} from 'kafkajs';
+import {
+  acksNumber,
+  checkProducerOptions,
+  partitionKey,
+  type KafkaAdmin,
+  type KafkaClient,
+  type KafkaCommitOffset,
+  type KafkaConnection,
+  type KafkaConsumer,
+  type KafkaConsumerHandlers,
+  type KafkaConsumerOptions,
+  type KafkaHeaders,
+  type KafkaInboundRecord,
+  type KafkaOutboundRecord,
+  type KafkaProducer,
+  type KafkaProducerOptions,
+  type KafkaTopicDescription,
+  type KafkaTopicPartition,
+  type KafkaTopicSpec,
+} from './kafka-client.js';
+import { withTimeout } from './send-timeout.js';
+
+/** The kafkajs adapter. `kafkajs` is loaded by the caller's import of this module only. */
+export function kafkajsClient(connection: KafkaConnection): KafkaClient {
+  const kafka = new Kafka({
+    clientId: connection.clientId ?? 'evgen',
+    brokers: [...connection.brokers],
+    logLevel: logLevel.NOTHING,
+    retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: 8 },
+  });
+  return {
+    name: 'kafkajs',
+    producer: (options) => createProducer(kafka, options),
+    consumer: (options) => new KafkajsConsumer(kafka, options),
+    admin: () => createAdmin(kafka),
+  };
+}
+
+// --------------------------------------------------------------------------------------------
+// Producer
+
+async function createProducer(
+  kafka: Kafka,
+  options: KafkaProducerOptions = {},
+): Promise<KafkaProducer> {
+  const { acks, idempotent, timeoutMs } = checkProducerOptions(options);
+  const partitioner = Partitioners.DefaultPartitioner();
+  const producer: Producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    idempotent,
+    // Idempotence keeps order across up to 5 in-flight requests per connection.
+    maxInFlightRequests: idempotent ? 5 : undefined,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  return {
+    async send(records) {
+      if (records.length === 0) return;
+      const byTopic = new Map<
+        string,
+        { key: string; value: Buffer | string; headers?: IHeaders }[]
+      >();
+      for (const record of records) {
+        let list = byTopic.get(record.topic);
+        if (!list) byTopic.set(record.topic, (list = []));
+        list.push({ key: record.key, value: record.value, headers: copyHeaders(record.headers) });
+      }
+      await withTimeout(
+        producer.sendBatch({
+          acks: acksNumber(acks),
+          timeout: timeoutMs,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        }),
+        timeoutMs,
+        `kafka send of ${records.length} record(s)`,
+      );
+    },
+    partitionFor(key, partitionCount) {
+      return partitioner({
+        topic: '',
+        // Only the count matters to the key partitioner: murmur2(key) mod count.
+        partitionMetadata: Array.from({ length: partitionCount }, (_, partitionId) => ({
+          partitionErrorCode: 0,
+          partitionId,
+          leader: 0,
+          replicas: [0],
+          isr: [0],
+        })),
+        message: { key, value: null },
+      });
+    },
+    close: () => producer.disconnect(),
+  };
+}
+
+function copyHeaders(headers: KafkaHeaders | undefined): IHeaders | undefined {
+  if (!headers) return undefined;
+  const copy: IHeaders = {};
+  for (const [name, value] of Object.entries(headers)) copy[name] = value;
+  return copy;
+}
+
+function decodeHeaders(headers: IHeaders | undefined): KafkaHeaders {
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (value === undefined) continue;
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (last === undefined) continue;
+    decoded[name] = Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
+  }
+  return decoded;
+}
+
+// --------------------------------------------------------------------------------------------
+// Consumer
+
+class KafkajsConsumer implements KafkaConsumer {
+  readonly #consumer: Consumer;
+  readonly #options: KafkaConsumerOptions;
+  #handlers: KafkaConsumerHandlers | undefined;
+  #assigned: KafkaTopicPartition[] = [];
+  /** Partitions paused by the caller (kafkajs' own pause list is per topic-partition too). */
+  readonly #paused = new Set<string>();
+  /** Partitions whose in-progress batch must stop (seek or pause) before the next record. */
+  readonly #interrupted = new Set<string>();
+  /** Next offset to hand out per partition (last delivered + 1, or the seek target). */
+  readonly #position = new Map<string, string>();
+  #closed = false;
+
+  constructor(kafka: Kafka, options: KafkaConsumerOptions) {
+    this.#options = options;
+    this.#consumer = kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: options.sessionTimeoutMs ?? 10_000,
+      heartbeatInterval: Math.max(500, Math.floor((options.sessionTimeoutMs ?? 10_000) / 5)),
+      allowAutoTopicCreation: false,
+      retry: {
+        retries: 8,
+        initialRetryTime: 200,
+        maxRetryTime: 5_000,
+        restartOnFailure: async () => !this.#closed,
+      },
+    });
+  }
+
+  async start(handlers: KafkaConsumerHandlers): Promise<void> {
+    this.#handlers = handlers;
+    const consumer = this.#consumer;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      const next: KafkaTopicPartition[] = [];
+      for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
+        for (const partition of partitions) next.push({ topic, partition });
+      }
+      const before = new Set(this.#assigned.map((tp) => partitionKey(tp.topic, tp.partition)));
+      const after = new Set(next.map((tp) => partitionKey(tp.topic, tp.partition)));
+      const revoked = this.#assigned.filter(
+        (tp) => !after.has(partitionKey(tp.topic, tp.partition)),
+      );
+      const added = next.filter((tp) => !before.has(partitionKey(tp.topic, tp.partition)));
+      this.#assigned = next;
+      for (const tp of revoked) this.#position.delete(partitionKey(tp.topic, tp.partition));
+      if (revoked.length > 0) safely(() => handlers.onRevoked?.(revoked));
+      if (added.length > 0) safely(() => handlers.onAssigned?.(added));
+    });
+    consumer.on(consumer.events.CRASH, (event) =>
+      safely(() => handlers.onError?.(event.payload.error)),
+    );
+    await consumer.connect();
+    await consumer.subscribe({
+      topics: [...this.#options.topics],
+      fromBeginning: this.#options.fromBeginning ?? true,
+    });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.#options.partitionConcurrency ?? 8,
+      eachBatch: (payload) => this.#eachBatch(payload),
+    });
+  }
+
+  async #eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const key = partitionKey(batch.topic, batch.partition);
+    // A batch fetched before a seek or pause is stale for that partition.
+    this.#interrupted.delete(key);
+    for (const message of batch.messages) {
+      if (this.#closed || !payload.isRunning() || payload.isStale()) return;
+      if (this.#paused.has(key) || this.#interrupted.has(key)) return;
+      const expected = this.#position.get(key);
+      if (expected !== undefined && BigInt(message.offset) < BigInt(expected)) continue;
+      const record: KafkaInboundRecord = {
+        topic: batch.topic,
+        partition: batch.partition,
+        offset: message.offset,
+        key: message.key === null ? null : message.key.toString('utf8'),
+        value: message.value,
+        headers: decodeHeaders(message.headers),
+        timestamp: message.timestamp,
+      };
+      this.#position.set(key, (BigInt(message.offset) + 1n).toString());
+      try {
+        await this.#handlers!.onRecord(record);
+      } catch (error) {
+        safely(() => this.#handlers!.onError?.(error));
+      }
+      // Tells kafkajs where the next fetch of this partition starts (nothing is committed).
+      if (!this.#interrupted.has(key)) payload.resolveOffset(message.offset);
+      await payload.heartbeat().catch(() => undefined);
+    }
+  }
+
+  async commit(offsets: readonly KafkaCommitOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    await this.#consumer.commitOffsets(
+      offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })),
+    );
+  }
+
+  pause(partitions: readonly KafkaTopicPartition[]): void {
+    for (const tp of partitions) this.#paused.add(partitionKey(tp.topic, tp.partition));
+    this.#consumer.pause(groupByTopic(partitions));
+  }
+
+  resume(partitions: readonly KafkaTopicPartition[]): void {
+    for (const tp of partitions) {
+      const key = partitionKey(tp.topic, tp.partition);
+      this.#paused.delete(key);
+      const position = this.#position.get(key);
+      // Re-fetch from the first record not handed out; a batch fetched before the pause is stale.
+      if (position !== undefined) this.seek({ ...tp, offset: position });
+    }
+    this.#consumer.resume(groupByTopic(partitions));
+  }
+
+  seek(position: KafkaCommitOffset): void {
+    const key = partitionKey(position.topic, position.partition);
+    this.#position.set(key, position.offset);
+    this.#interrupted.add(key);
+    this.#consumer.seek({
+      topic: position.topic,
+      partition: position.partition,
+      offset: position.offset,
+    });
+  }
+
+  assignment(): KafkaTopicPartition[] {
+    return [...this.#assigned];
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#consumer.disconnect();
+  }
+}
+
+function groupByTopic(partitions: readonly KafkaTopicPartition[]) {
+  const byTopic = new Map<string, number[]>();
+  for (const tp of partitions) {
+    const list = byTopic.get(tp.topic) ?? [];
+    list.push(tp.partition);
+    byTopic.set(tp.topic, list);
+  }
+  return [...byTopic].map(([topic, list]) => ({ topic, partitions: list }));
+}
+
+function safely(callback: () => void): void {
+  try {
+    callback();
+  } catch {
+    // A throwing observer must not break the consumer.
+  }
+}
+
+// --------------------------------------------------------------------------------------------
+// Admin
+
+async function createAdmin(kafka: Kafka): Promise<KafkaAdmin> {
+  const admin: Admin = kafka.admin();
+  await admin.connect();
+  const topicConfigs = async (
+    topic: string,
+  ): Promise<{ all: Record<string, string>; dynamic: Record<string, string> }> => {
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }],
+    });
+    const all: Record<string, string> = {};
+    const dynamic: Record<string, string> = {};
+    for (const entry of described.resources[0]?.configEntries ?? []) {
+      all[entry.configName] = entry.configValue;
+      // configSource 1 = DYNAMIC_TOPIC_CONFIG: set on this topic, not inherited.
+      if ((entry as { configSource?: number }).configSource === 1 || !entry.isDefault) {
+        dynamic[entry.configName] = entry.configValue;
+      }
+    }
+    return { all, dynamic };
+  };
+  return {
+    async listTopics() {
+      return (await admin.listTopics()).filter((name) => !name.startsWith('__')).sort();
+    },
+    async createTopics(topics: readonly KafkaTopicSpec[]) {
+      if (topics.length === 0) return;
+      const created = await admin.createTopics({
+        waitForLeaders: true,
+        topics: topics.map((t) => ({
+          topic: t.topic,
+          numPartitions: t.partitions,
+          replicationFactor: t.replicationFactor ?? 1,
+          configEntries: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
+        })),
+      });
+      // kafkajs answers false (no error) when a topic already existed.
+      if (!created) {
+        throw new Error(`topic already exists: ${topics.map((t) => t.topic).join(', ')}`);
+      }
+    },
+    async describeTopics(topics: readonly string[]) {
+      if (topics.length === 0) return [];
+      const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
+      const result: KafkaTopicDescription[] = [];
+      for (const topic of topics) {
+        const found = metadata.topics.find((t) => t.name === topic);
+        if (!found) throw new Error(`topic '${topic}' does not exist`);
+        result.push({
+          topic,
+          partitions: found.partitions.length,
+          replicationFactor: found.partitions[0]?.replicas.length ?? 0,
+          configs: (await topicConfigs(topic)).all,
+        });
+      }
+      return result;
+    },
+    async createPartitions(topic, partitions) {
+      await admin.createPartitions({ topicPartitions: [{ topic, count: partitions }] });
+    },
+    async alterTopicConfigs(topic, configs) {
+      // kafkajs speaks the non-incremental AlterConfigs, which resets every config not sent:
+      // send the topic's own settings together with the new ones.
+      const { dynamic } = await topicConfigs(topic);
+      const merged = { ...dynamic, ...configs };
+      await admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          {
+            type: ConfigResourceTypes.TOPIC,
+            name: topic,
+            configEntries: Object.entries(merged).map(([name, value]) => ({ name, value })),
+          },
+        ],
+      });
+    },
+    async deleteTopics(topics) {
+      const existing = new Set(await admin.listTopics());
+      const present = topics.filter((t) => existing.has(t));
+      if (present.length > 0) await admin.deleteTopics({ topics: present });
+    },
+    async deleteGroups(groupIds) {
+      for (const groupId of groupIds) {
+        await admin.deleteGroups([groupId]).catch((error: unknown) => {
+          // GROUP_ID_NOT_FOUND: nothing to delete.
+          if (!String((error as Error).message ?? error).match(/not.?found|does not exist/i))
+            throw error;
+        });
+      }
+    },
+    async committedOffsets(groupId, topic) {
+      const offsets = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const result = new Map<number, string>();
+      for (const entry of offsets) {
+        for (const p of entry.partitions) if (p.offset !== '-1') result.set(p.partition, p.offset);
+      }
+      return result;
+    },
+    close: () => admin.disconnect(),
+  };
+}
