@@ -15,4 +15,4 @@ export { typesTarget } from './codegen/targets/types.js';
 export { validatorsTarget } from './codegen/targets/validators.js';
 export { envelopesTarget } from './codegen/targets/envelopes.js';
 export { indexModuleTarget } from './codegen/targets/index-module.js';
-export { writerSchema, readerSchema } from './codegen/targets/payload-schemas.js';
+export { writerSchema, readerSchema } from './schema/views.js';

@@ -3,10 +3,11 @@
  * presented to the difference engine.
  * - `confluent`: Confluent Schema Registry STRICT (its default), schemas as written.
  * - `confluent-lenient`: Confluent LENIENT, schemas as written.
- * - `evgen`: STRICT verdicts on the writer schema closed and the reader schema open (evgen-views.ts).
+ * - `evgen`: STRICT verdicts on the writer schema closed and the reader schema open: the same views
+ *   the generated validators enforce (src/schema/views.ts).
  */
 import type { CompatibilityPolicy } from '../catalog/model.js';
-import { asClosedWriter, asOpenReader } from './evgen-views.js';
+import { readerSchema, writerSchema } from '../schema/views.js';
 import {
   ALL_DIFFERENCE_TYPES,
   DIFFERENCE_TYPES,
@@ -39,7 +40,7 @@ export const POLICIES: Readonly<Record<CompatibilityPolicy, PolicyDefinition>> =
   },
   evgen: {
     compatibleTypes: STRICT_COMPATIBLE,
-    writerView: asClosedWriter,
-    readerView: asOpenReader,
+    writerView: writerSchema,
+    readerView: readerSchema,
   },
 };

@@ -3,11 +3,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { CatalogError } from '../../src/catalog/catalog-error.js';
 import type { JsonSchema } from '../../src/catalog/model.js';
-import {
-  readerSchema,
-  typesSchema,
-  writerSchema,
-} from '../../src/codegen/targets/payload-schemas.js';
+import { typesSchema } from '../../src/codegen/targets/payload-schemas.js';
+import { readerSchema, writerSchema } from '../../src/schema/views.js';
 
 const DRAFT7 = 'http://json-schema.org/draft-07/schema#';
 const D2020 = 'https://json-schema.org/draft/2020-12/schema';

@@ -22,7 +22,7 @@ import { identifier } from '../render/safe-code.js';
 import { renderTemplate, trusted } from '../render/templates.js';
 import type { GeneratedFile, Target } from '../target.js';
 import { eventFile } from './event-files.js';
-import { dialectOf, readerSchema, writerSchema } from './payload-schemas.js';
+import { dialectOf, readerSchema, writerSchema } from '../../schema/views.js';
 
 // Both are CommonJS; under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;

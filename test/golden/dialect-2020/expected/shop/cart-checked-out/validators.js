@@ -1062,7 +1062,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         required: ['sku', 'qty'],
       },
       discount: {
-        oneOf: [
+        anyOf: [
           {
             type: 'object',
             properties: {
@@ -1366,7 +1366,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
     dynamicItems: false,
   };
   const schema22 = {
-    oneOf: [
+    anyOf: [
       {
         type: 'object',
         properties: {
@@ -1403,13 +1403,12 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
     }
     const _errs0 = errors;
     let valid0 = false;
-    let passing0 = null;
     const _errs1 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.kind === undefined || !func0.call(data, 'kind')) {
         const err0 = {
           instancePath,
-          schemaPath: '#/oneOf/0/required',
+          schemaPath: '#/anyOf/0/required',
           keyword: 'required',
           params: { missingProperty: 'kind' },
           message: "must have required property '" + 'kind' + "'",
@@ -1424,7 +1423,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       if (data.percent === undefined || !func0.call(data, 'percent')) {
         const err1 = {
           instancePath,
-          schemaPath: '#/oneOf/0/required',
+          schemaPath: '#/anyOf/0/required',
           keyword: 'required',
           params: { missingProperty: 'percent' },
           message: "must have required property '" + 'percent' + "'",
@@ -1440,7 +1439,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         if ('percent' !== data.kind) {
           const err2 = {
             instancePath: instancePath + '/kind',
-            schemaPath: '#/oneOf/0/properties/kind/const',
+            schemaPath: '#/anyOf/0/properties/kind/const',
             keyword: 'const',
             params: { allowedValue: 'percent' },
             message: 'must be equal to constant',
@@ -1459,7 +1458,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           if (data1 > 100 || isNaN(data1)) {
             const err3 = {
               instancePath: instancePath + '/percent',
-              schemaPath: '#/oneOf/0/properties/percent/maximum',
+              schemaPath: '#/anyOf/0/properties/percent/maximum',
               keyword: 'maximum',
               params: { comparison: '<=', limit: 100 },
               message: 'must be <= 100',
@@ -1474,7 +1473,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           if (data1 <= 0 || isNaN(data1)) {
             const err4 = {
               instancePath: instancePath + '/percent',
-              schemaPath: '#/oneOf/0/properties/percent/exclusiveMinimum',
+              schemaPath: '#/anyOf/0/properties/percent/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
               params: { comparison: '>', limit: 0 },
               message: 'must be > 0',
@@ -1489,7 +1488,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         } else {
           const err5 = {
             instancePath: instancePath + '/percent',
-            schemaPath: '#/oneOf/0/properties/percent/type',
+            schemaPath: '#/anyOf/0/properties/percent/type',
             keyword: 'type',
             params: { type: 'number' },
             message: 'must be number',
@@ -1505,7 +1504,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
     } else {
       const err6 = {
         instancePath,
-        schemaPath: '#/oneOf/0/type',
+        schemaPath: '#/anyOf/0/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
@@ -1518,9 +1517,8 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       errors++;
     }
     var _valid0 = _errs1 === errors;
+    valid0 = valid0 || _valid0;
     if (_valid0) {
-      valid0 = true;
-      passing0 = 0;
       var props0 = {};
       props0.kind = true;
       props0.percent = true;
@@ -1530,7 +1528,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       if (data.kind === undefined || !func0.call(data, 'kind')) {
         const err7 = {
           instancePath,
-          schemaPath: '#/oneOf/1/required',
+          schemaPath: '#/anyOf/1/required',
           keyword: 'required',
           params: { missingProperty: 'kind' },
           message: "must have required property '" + 'kind' + "'",
@@ -1545,7 +1543,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       if (data.amountMinor === undefined || !func0.call(data, 'amountMinor')) {
         const err8 = {
           instancePath,
-          schemaPath: '#/oneOf/1/required',
+          schemaPath: '#/anyOf/1/required',
           keyword: 'required',
           params: { missingProperty: 'amountMinor' },
           message: "must have required property '" + 'amountMinor' + "'",
@@ -1561,7 +1559,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         if ('fixed' !== data.kind) {
           const err9 = {
             instancePath: instancePath + '/kind',
-            schemaPath: '#/oneOf/1/properties/kind/const',
+            schemaPath: '#/anyOf/1/properties/kind/const',
             keyword: 'const',
             params: { allowedValue: 'fixed' },
             message: 'must be equal to constant',
@@ -1579,7 +1577,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3))) {
           const err10 = {
             instancePath: instancePath + '/amountMinor',
-            schemaPath: '#/oneOf/1/properties/amountMinor/type',
+            schemaPath: '#/anyOf/1/properties/amountMinor/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -1595,7 +1593,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           if (data3 < 1 || isNaN(data3)) {
             const err11 = {
               instancePath: instancePath + '/amountMinor',
-              schemaPath: '#/oneOf/1/properties/amountMinor/minimum',
+              schemaPath: '#/anyOf/1/properties/amountMinor/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
@@ -1612,7 +1610,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
     } else {
       const err12 = {
         instancePath,
-        schemaPath: '#/oneOf/1/type',
+        schemaPath: '#/anyOf/1/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
@@ -1625,27 +1623,21 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       errors++;
     }
     var _valid0 = _errs6 === errors;
-    if (_valid0 && valid0) {
-      valid0 = false;
-      passing0 = [passing0, 1];
-    } else {
-      if (_valid0) {
-        valid0 = true;
-        passing0 = 1;
-        if (props0 !== true) {
-          props0 = props0 || {};
-          props0.kind = true;
-          props0.amountMinor = true;
-        }
+    valid0 = valid0 || _valid0;
+    if (_valid0) {
+      if (props0 !== true) {
+        props0 = props0 || {};
+        props0.kind = true;
+        props0.amountMinor = true;
       }
     }
     if (!valid0) {
       const err13 = {
         instancePath,
-        schemaPath: '#/oneOf',
-        keyword: 'oneOf',
-        params: { passingSchemas: passing0 },
-        message: 'must match exactly one schema in oneOf',
+        schemaPath: '#/anyOf',
+        keyword: 'anyOf',
+        params: {},
+        message: 'must match a schema in anyOf',
       };
       if (vErrors === null) {
         vErrors = [err13];
