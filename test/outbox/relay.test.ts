@@ -5,7 +5,9 @@ import {
   cleanupSentOutbox,
   createOutboxRelay,
   findOutboxEvent,
+  listDeadOutboxEvents,
   outboxStats,
+  reviveDeadOutboxEvents,
   writeOutboxEvent,
   type Database,
   type OutboxRelayOptions,
@@ -194,7 +196,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(publisher.calls.map((m) => m.attempts)).toEqual([0, 1, 2, 3]);
   });
 
-  it('moves a row to DEAD after maxAttempts, keeps last_error, and lets the aggregate continue', async () => {
+  it('moves a row to DEAD after maxAttempts, keeps last_error, and holds its aggregate back until revived', async () => {
     const f = await open();
     const [poison, next] = await write(f, ['a', 'a']);
     const clock = manualClock();
@@ -221,12 +223,24 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       last_error: 'Error: rejected #3',
     });
     expect(rows[1]).toMatchObject({ status: 'READY', attempts: 0 });
-    // DEAD no longer blocks its aggregate; the dead row is never claimed again.
-    expect(await relay.runOnce()).toMatchObject({ claimed: 1, published: 1 });
-    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([next]);
+    // The DEAD row blocks the later row of its aggregate (publishing it would break the order).
+    expect(await relay.runOnce()).toMatchObject({ claimed: 0 });
+    expect(await listDeadOutboxEvents(f.db, { schema: f.schema })).toMatchObject([
+      { messageId: poison, attempts: 3, blocked: 1 },
+    ]);
+    // Revived (the publisher now accepts it): published first, then the row that waited.
+    publisher.behave(() => undefined);
+    expect(
+      await reviveDeadOutboxEvents(f.db, { messageIds: [poison!] }, { schema: f.schema }),
+    ).toMatchObject([{ messageId: poison }]);
+    expect(await relay.runOnce()).toMatchObject({ claimed: 2, published: 2 });
+    expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([poison, next]);
     rows = await outboxRows(f);
-    expect(rows.map((r) => r.status)).toEqual(['DEAD', 'SENT']);
-    expect(relay.metrics()).toMatchObject({ failed: 2, dead: 1, published: 1 });
+    expect(rows.map((r) => [r.status, r.attempts])).toEqual([
+      ['SENT', 1],
+      ['SENT', 1],
+    ]);
+    expect(relay.metrics()).toMatchObject({ failed: 2, dead: 1, published: 2 });
   });
 
   it('sends a non-retryable publish failure straight to DEAD', async () => {

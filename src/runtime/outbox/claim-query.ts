@@ -4,7 +4,9 @@
  * (`locked_until`, `lease_token`), so a relay that dies mid-publish only delays its rows.
  *
  * Per-aggregate order: a row is a "head" only if no earlier (lower id) row of the same aggregate
- * is unsent (READY, incl. backing off, or PROCESSING): it is the aggregate's lowest unsent id. A batch takes heads and, behind each head,
+ * is unsent (READY, incl. backing off, PROCESSING) or DEAD: it is the aggregate's lowest id that
+ * is not SENT. A DEAD row therefore holds its aggregate back until it is revived (or removed);
+ * the rows behind it wait, and `listDeadOutboxEvents` shows how many. A batch takes heads and, behind each head,
  * the following rows of that aggregate up to the first one that is not due, so the relay can
  * publish a run of one aggregate in order. Another relay cannot claim those followers: their
  * head stays unsent until this relay finishes with it.
@@ -25,12 +27,13 @@ export function claimSql(names: OutboxTableNames): string {
   SELECT o.id, o.aggregate_type, o.aggregate_id
   FROM ${t} o
   WHERE ${due('o')}
-    -- The earliest unsent row of its aggregate. A scalar subquery (not NOT EXISTS) so the plan is
-    -- an index probe per scanned row even without statistics (PGlite never auto-analyzes).
+    -- The earliest row of its aggregate that is not SENT (a DEAD one blocks the rest until
+    -- revived). A scalar subquery (not NOT EXISTS) so the plan is an index probe per scanned
+    -- row even without statistics (PGlite never auto-analyzes).
     AND o.id = (
       SELECT min(e.id) FROM ${t} e
       WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
-        AND e.status IN ('READY', 'PROCESSING'))
+        AND e.status <> 'SENT')
   ORDER BY o.id
   LIMIT $1::int
   FOR UPDATE OF o SKIP LOCKED
@@ -44,7 +47,7 @@ export function claimSql(names: OutboxTableNames): string {
     SELECT n.id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due
     FROM ${t} n
     WHERE n.aggregate_type = h.aggregate_type AND n.aggregate_id = h.aggregate_id AND n.id >= h.id
-      AND n.status IN ('READY', 'PROCESSING')
+      AND n.status <> 'SENT'
     ORDER BY n.id
     LIMIT GREATEST(1, $1::int - (SELECT count(*) FROM heads) + 1)
   ) f

@@ -9,3 +9,4 @@ export * from './cleanup.js';
 export * from './outbox-stats.js';
 export * from './find-outbox-event.js';
 export * from './recording-publisher.js';
+export * from './dead-events.js';

@@ -38,8 +38,13 @@ export function outboxMigrationStatements(options: OutboxTableOptions = {}): str
 )`,
     // Serves the relay's claim scan: unsent rows in id order (partial, so SENT rows cost nothing).
     `CREATE INDEX IF NOT EXISTS ${n.claimIndex} ON ${n.table} (id) INCLUDE (status, available_at, locked_until) WHERE status IN ('READY', 'PROCESSING')`,
-    // Serves the per-aggregate "is an earlier event unsent?" check and chaining within a batch.
-    `CREATE INDEX IF NOT EXISTS ${n.aggregateIndex} ON ${n.table} (aggregate_type, aggregate_id, id) WHERE status IN ('READY', 'PROCESSING')`,
+    // Serves the per-aggregate "is an earlier event unsent or DEAD?" check and chaining within a
+    // batch. DEAD rows are in it because they block their aggregate until revived.
+    `CREATE INDEX IF NOT EXISTS ${n.aggregateIndex} ON ${n.table} (aggregate_type, aggregate_id, id) WHERE status <> 'SENT'`,
+    // Replaced by the index above (it left DEAD rows out).
+    ...(n.schema !== undefined
+      ? [`DROP INDEX IF EXISTS ${n.schema}.${n.legacyAggregateIndex}`]
+      : [`DROP INDEX IF EXISTS ${n.legacyAggregateIndex}`]),
     // Serves retention cleanup.
     `CREATE INDEX IF NOT EXISTS ${n.sentIndex} ON ${n.table} (sent_at) WHERE status = 'SENT'`,
     // Per-aggregate version counter; its row lock serialises writers of one aggregate.

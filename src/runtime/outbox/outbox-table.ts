@@ -30,6 +30,8 @@ export interface OutboxTableNames {
   /** Quoted names of the table's indexes (unqualified: an index lives in its table's schema). */
   readonly claimIndex: string;
   readonly aggregateIndex: string;
+  /** The per-aggregate index of an earlier schema version (unsent rows only), dropped by the migration. */
+  readonly legacyAggregateIndex: string;
   readonly sentIndex: string;
   /** Quoted schema name, when one was given. */
   readonly schema?: string;
@@ -44,7 +46,8 @@ export function outboxTableNames(options: OutboxTableOptions = {}): OutboxTableN
     table: qualifiedName(schema, table),
     versionTable: qualifiedName(schema, `${table}_aggregate_version`),
     claimIndex: quoteIdentifier(`${table}_claim_idx`),
-    aggregateIndex: quoteIdentifier(`${table}_aggregate_idx`),
+    aggregateIndex: quoteIdentifier(`${table}_aggregate_open_idx`),
+    legacyAggregateIndex: quoteIdentifier(`${table}_aggregate_idx`),
     sentIndex: quoteIdentifier(`${table}_sent_idx`),
     ...(schema !== undefined ? { schema: quoteIdentifier(schema) } : {}),
     key: `${schema ?? ''}.${table}`,
