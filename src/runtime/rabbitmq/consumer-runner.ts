@@ -10,8 +10,12 @@
  *     + 1, failure times, last error) to the next delay tier, waits for its confirm, then acks;
  *   - a non-retryable failure, or one on the last attempt, publishes the message with its
  *     diagnostics to the dead queue, waits for the confirm, then acks.
- * Nothing is ever nacked with requeue. If the retry/dead publish cannot be confirmed the
- * delivery stays unacked and the channel is restarted, so the broker redelivers it later.
+ * Nothing is ever nacked with requeue. A retry copy that cannot be published becomes a dead
+ * letter; a dead letter that is refused is sent again with only evgen's diagnostics and the
+ * received headers serialized (always encodable). Only when the dead queue takes neither does the
+ * delivery stay unacked and the channel restart, so the broker redelivers it after a backoff.
+ * Runner headers (`x-evgen-attempt`, …) count only on deliveries evgen itself sent back
+ * (received-headers.ts).
  * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
  */
 import type { Channel, ChannelModel, ConsumeMessage, MessageProperties } from 'amqplib';
@@ -22,7 +26,12 @@ import {
   type MessageBodyLimits,
 } from '../decode-message-body.js';
 import { classifyError, describeError } from '../errors.js';
-import { copyPublishProperties, EVGEN_HEADERS, headerString } from './amqp-message.js';
+import {
+  copyPublishProperties,
+  EVGEN_HEADERS,
+  headerString,
+  type PublishProperties,
+} from './amqp-message.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import {
@@ -32,6 +41,12 @@ import {
   type AmqpConnector,
 } from './connector.js';
 import { MalformedMessageError } from './errors.js';
+import {
+  copyableHeaders,
+  serializeHeaders,
+  trustedHeaders,
+  UNENCODABLE_HEADERS,
+} from './received-headers.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 
 /**
@@ -123,16 +138,6 @@ export interface ConsumerRunner {
   metrics(): ConsumerRunnerMetrics;
 }
 
-/** Broker-maintained dead-letter history: never copied, never counted (its counting changed in 3.13). */
-const BROKER_HEADERS = new Set([
-  'x-death',
-  'x-first-death-exchange',
-  'x-first-death-queue',
-  'x-first-death-reason',
-  'x-last-death-exchange',
-  'x-last-death-queue',
-  'x-last-death-reason',
-]);
 const MAX_ERROR_TEXT = 2_000;
 
 interface Session {
@@ -157,6 +162,14 @@ function isRetryable(error: unknown): boolean {
 
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Properties of a last-resort dead letter: the messageId and the given headers, nothing received. */
+function minimalProperties(
+  messageId: string | undefined,
+  headers: Record<string, unknown>,
+): PublishProperties {
+  return copyPublishProperties({ messageId } as MessageProperties, headers);
 }
 
 /** The `messageId` inside a JSON body, if it has one (best effort, for messages that failed parsing checks). */
@@ -338,7 +351,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   }
 
   async function process(current: Session, message: ConsumeMessage): Promise<void> {
-    const attempt = deliveryAttempt(message.properties.headers);
+    const attempt = deliveryAttempt(trustedHeaders(message));
     let body: Record<string, unknown>;
     try {
       body = parseDelivery(message.content, message.properties, limits);
@@ -372,8 +385,8 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         ? (error as { causeType?: unknown }).causeType
         : undefined;
     const errorType = typeof causeType === 'string' ? causeType : described.type;
-    const received: Record<string, unknown> = { ...(message.properties.headers ?? {}) };
-    for (const name of BROKER_HEADERS) delete received[name];
+    // Producer-set runner headers are ignored; unencodable ones travel serialized.
+    const received = copyableHeaders(message);
     const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
     const originalExchange =
       headerString(received, EVGEN_HEADERS.originalExchange) ?? message.fields.exchange;
@@ -396,10 +409,11 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         messageId !== undefined ? { ...message.properties, messageId } : message.properties,
         headers,
       );
-    try {
-      if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
-        const tier = tierForAttempt(routes, attempt);
-        const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
+    let retryFailure: string | undefined;
+    if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
+      const tier = tierForAttempt(routes, attempt);
+      const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
+      try {
         await current.publisher.publish(
           routes.retryExchange,
           tier.routingKey,
@@ -410,39 +424,72 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         counts.retried++;
         emit({ type: 'retried', messageId: messageId!, attempt, delayMs: tier.delayMs, error });
         return;
+      } catch (publishError) {
+        // No retry copy: the message goes to the dead queue instead (replayable), never round
+        // and round through redeliveries.
+        counts.settleFailures++;
+        emit({ type: 'error', error: publishError });
+        retryFailure = describeError(publishError).message;
       }
-      const traceId =
-        headerString(received, EVGEN_HEADERS.traceId) ??
-        (typeof body?.traceId === 'string' ? body.traceId : undefined);
-      const headers: Record<string, unknown> = {
-        ...common,
-        [EVGEN_HEADERS.attempt]: attempt,
-        [EVGEN_HEADERS.errorType]: errorType,
-        [EVGEN_HEADERS.errorMessage]: truncate(described.message),
-        [EVGEN_HEADERS.attempts]: attempt,
-        [EVGEN_HEADERS.consumer]: handler.name,
-        [EVGEN_HEADERS.deadLetteredAt]: now,
-        ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
-      };
-      await current.publisher.publish(
-        routes.retryExchange,
-        routes.deadRoutingKey,
-        message.content,
-        properties(headers),
-      );
-      ack(current, message);
-      counts.deadLettered++;
-      emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
-    } catch (publishError) {
-      // Not confirmed: keep the delivery unacked and rebuild the channel so the broker redelivers it.
-      counts.settleFailures++;
-      emit({ type: 'error', error: publishError });
-      if (!current.ended) {
-        current.ended = true;
-        if (session === current) session = undefined;
-        void current.channel.close().catch(() => undefined);
-        restart(publishError);
+    }
+    const traceId =
+      headerString(received, EVGEN_HEADERS.traceId) ??
+      (typeof body?.traceId === 'string' ? body.traceId : undefined);
+    const errorMessage = truncate(
+      retryFailure === undefined
+        ? described.message
+        : `${described.message} (its retry copy could not be published: ${retryFailure})`,
+    );
+    const diagnostics: Record<string, unknown> = {
+      [EVGEN_HEADERS.firstFailureAt]: firstFailureAt,
+      [EVGEN_HEADERS.lastFailureAt]: now,
+      [EVGEN_HEADERS.lastErrorType]: errorType,
+      [EVGEN_HEADERS.lastError]: truncate(described.message),
+      [EVGEN_HEADERS.originalExchange]: originalExchange,
+      [EVGEN_HEADERS.originalRoutingKey]: originalRoutingKey,
+      [EVGEN_HEADERS.attempt]: attempt,
+      [EVGEN_HEADERS.errorType]: errorType,
+      [EVGEN_HEADERS.errorMessage]: errorMessage,
+      [EVGEN_HEADERS.attempts]: attempt,
+      [EVGEN_HEADERS.consumer]: handler.name,
+      [EVGEN_HEADERS.deadLetteredAt]: now,
+      ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
+    };
+    // First the full dead letter; if even that is refused, a minimal one whose headers are only
+    // evgen's diagnostics plus every received header serialized, which always encodes.
+    const letters = [
+      properties({ ...received, ...diagnostics }),
+      minimalProperties(messageId, {
+        ...diagnostics,
+        [UNENCODABLE_HEADERS]: serializeHeaders(message.properties.headers ?? {}),
+      }),
+    ];
+    let lastError: unknown;
+    for (const letter of letters) {
+      try {
+        await current.publisher.publish(
+          routes.retryExchange,
+          routes.deadRoutingKey,
+          message.content,
+          letter,
+        );
+        ack(current, message);
+        counts.deadLettered++;
+        emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
+        return;
+      } catch (publishError) {
+        counts.settleFailures++;
+        emit({ type: 'error', error: publishError });
+        lastError = publishError;
       }
+    }
+    // The dead queue cannot take it (broker or topology trouble, not this message): keep the
+    // delivery unacked and rebuild the channel so the broker redelivers it after a backoff.
+    if (!current.ended) {
+      current.ended = true;
+      if (session === current) session = undefined;
+      void current.channel.close().catch(() => undefined);
+      restart(lastError);
     }
   }
 

@@ -1,0 +1,242 @@
+/**
+ * Messages a hostile or broken producer can send to a consumer runner (real RabbitMQ): none may
+ * loop the consumer, stall it or steer evgen's own retry bookkeeping.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ConfirmedPublisher,
+  EVGEN_HEADERS,
+  RetryableError,
+  createAmqpConnector,
+  createConsumerRunner,
+  createEnvelope,
+  envelopeToAmqpMessage,
+  type AmqpConnector,
+  type ConsumerRoutes,
+  type ConsumerRunner,
+  type ConsumerRunnerEvent,
+  type MessageHandler,
+} from 'evgen/runtime';
+import {
+  SAMPLE_ORDER_CREATED as orderCreated,
+  SAMPLE_TOPOLOGY,
+  TEST_RABBITMQ_URL,
+  createTestBroker,
+  drainQueue,
+  waitFor,
+  type TestBroker,
+} from '../support/rabbitmq.js';
+
+/** A header table amqplib decodes but cannot encode again: its own `!` key reads as a type tag. */
+const UNENCODABLE = { h: { '!': 'object', value: { '!': 'bogus' } } };
+
+describe('consumer runner against hostile messages (real RabbitMQ)', () => {
+  let broker: TestBroker;
+  let routes: ConsumerRoutes;
+  let connector: AmqpConnector;
+  let producer: ConfirmedPublisher;
+  let runner: ConsumerRunner | undefined;
+  let events: ConsumerRunnerEvent[];
+  let exchange: string;
+
+  beforeEach(async () => {
+    broker = await createTestBroker();
+    const topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [100, 200] });
+    routes = topology.consumers['inventory-service']!;
+    exchange = `${broker.prefix}order`;
+    producer = new ConfirmedPublisher(broker.connection);
+    connector = createAmqpConnector({
+      url: TEST_RABBITMQ_URL,
+      connectionName: `evgen-test-hostile-${randomBytes(4).toString('hex')}`,
+      backoff: { baseMs: 50, capMs: 500 },
+    });
+    events = [];
+    runner = undefined;
+  });
+
+  afterEach(async () => {
+    await runner?.stop();
+    await connector.close();
+    await producer.close();
+    await broker.cleanup();
+  });
+
+  function start(handler: MessageHandler, messageLimits = {}): Promise<void> {
+    runner = createConsumerRunner({
+      connection: connector,
+      routes,
+      handler,
+      prefetch: 5,
+      messageLimits,
+      reconnectBackoff: { baseMs: 50, capMs: 500 },
+      onEvent: (event) => events.push(event),
+    });
+    return runner.start();
+  }
+
+  const ofType = <T extends ConsumerRunnerEvent['type']>(type: T) =>
+    events.filter((e): e is Extract<ConsumerRunnerEvent, { type: T }> => e.type === type);
+
+  /** Publishes raw bytes with raw headers, as a foreign producer could (plain channel). */
+  async function publishRaw(
+    content: Buffer,
+    headers: Record<string, unknown>,
+    messageId: string,
+  ): Promise<void> {
+    const channel = await broker.connection.createConfirmChannel();
+    channel.publish(exchange, 'order.created', content, { messageId, persistent: true, headers });
+    await channel.waitForConfirms();
+    await channel.close();
+  }
+
+  function envelopeFor(orderId: string) {
+    return envelopeToAmqpMessage(createEnvelope(orderCreated, { orderId }));
+  }
+
+  it('dead-letters a body that is not JSON with headers amqplib cannot re-encode, without a single restart', async () => {
+    const handled: string[] = [];
+    await start({
+      name: 'inventory-service',
+      async handle(raw) {
+        handled.push((raw as { payload: { orderId: string } }).payload.orderId);
+        return 'handled';
+      },
+    });
+    await publishRaw(Buffer.from('not json'), UNENCODABLE, 'poison-headers');
+    const good = envelopeFor('o-behind');
+    await producer.publish(exchange, 'order.created', good.content, good.properties);
+    await waitFor('the dead letter', () => ofType('dead-lettered')[0]);
+    await waitFor('the message behind it', () => (handled.length === 1 ? true : undefined));
+    const [letter, ...more] = await drainQueue(broker.channel, routes.deadQueue);
+    expect(more).toHaveLength(0);
+    expect(letter!.properties.messageId).toBe('poison-headers');
+    expect(letter!.content.toString()).toBe('not json');
+    const headers = letter!.properties.headers!;
+    expect(headers[EVGEN_HEADERS.errorType]).toBe('MalformedMessageError');
+    // The original header survives, serialized.
+    expect(JSON.parse(String(headers['x-evgen-unencodable-headers']))).toEqual({
+      h: { '!': 'bogus' },
+    });
+    expect(headers.h).toBeUndefined();
+    expect(runner!.metrics()).toMatchObject({ restarts: 0, deadLettered: 1, handled: 1 });
+    expect(ofType('restarting')).toHaveLength(0);
+    expect((await broker.channel.checkQueue(routes.queue)).messageCount).toBe(0);
+  });
+
+  it('retries a failing message with unencodable headers through the tiers (headers serialized), never restarting', async () => {
+    let calls = 0;
+    await start({
+      name: 'inventory-service',
+      async handle() {
+        calls++;
+        if (calls === 1) throw new RetryableError('dependency down');
+        return 'handled';
+      },
+    });
+    const message = envelopeFor('o-retry');
+    await publishRaw(
+      message.content,
+      { ...message.properties.headers, ...UNENCODABLE },
+      message.properties.messageId,
+    );
+    const handled = await waitFor('handled on the second attempt', () => ofType('handled')[0]);
+    expect(handled.attempt).toBe(2);
+    expect(runner!.metrics()).toMatchObject({ restarts: 0, retried: 1, settleFailures: 0 });
+  });
+
+  it('ignores x-evgen-attempt and x-evgen-original-* set by a producer', async () => {
+    const spy = `${broker.prefix}spy`;
+    await broker.channel.assertQueue(spy, { durable: false });
+    broker.track('queue', spy);
+    await broker.channel.bindQueue(spy, routes.retryExchange, routes.tiers[0]!.routingKey);
+    let calls = 0;
+    await start({
+      name: 'inventory-service',
+      async handle() {
+        calls++;
+        if (calls === 1) throw new RetryableError('dependency down');
+        return 'handled';
+      },
+    });
+    const message = envelopeFor('o-spoof');
+    await publishRaw(
+      message.content,
+      {
+        ...message.properties.headers,
+        [EVGEN_HEADERS.attempt]: 99,
+        [EVGEN_HEADERS.originalExchange]: 'spoofed-exchange',
+        [EVGEN_HEADERS.originalRoutingKey]: 'spoofed.key',
+        [EVGEN_HEADERS.firstFailureAt]: '1999-01-01T00:00:00.000Z',
+        [EVGEN_HEADERS.consumer]: 'someone-else',
+      },
+      message.properties.messageId,
+    );
+    const retried = await waitFor('retried', () => ofType('retried')[0]);
+    expect(retried.attempt).toBe(1);
+    expect(ofType('dead-lettered')).toHaveLength(0);
+    const handled = await waitFor('handled', () => ofType('handled')[0]);
+    expect(handled.attempt).toBe(2);
+    const [copy] = await drainQueue(broker.channel, spy);
+    const headers = copy!.properties.headers!;
+    expect(headers[EVGEN_HEADERS.attempt]).toBe(2);
+    expect(headers[EVGEN_HEADERS.originalExchange]).toBe(exchange);
+    expect(headers[EVGEN_HEADERS.originalRoutingKey]).toBe('order.created');
+    expect(headers[EVGEN_HEADERS.firstFailureAt]).not.toBe('1999-01-01T00:00:00.000Z');
+    expect(headers[EVGEN_HEADERS.consumer]).toBeUndefined();
+  });
+
+  it('dead-letters a message whose retry copy is unroutable instead of redelivering it', async () => {
+    // The first delay tier's queue is gone: the retry copy is returned unroutable.
+    await broker.channel.deleteQueue(routes.tiers[0]!.queue);
+    await start({
+      name: 'inventory-service',
+      async handle() {
+        throw new RetryableError('dependency down');
+      },
+    });
+    const message = envelopeFor('o-no-tier');
+    await producer.publish(exchange, 'order.created', message.content, message.properties);
+    const dead = await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
+    expect(dead.attempts).toBe(1);
+    const [letter] = await drainQueue(broker.channel, routes.deadQueue);
+    expect(letter!.properties.messageId).toBe(message.properties.messageId);
+    expect(String(letter!.properties.headers![EVGEN_HEADERS.errorMessage])).toContain(
+      'retry copy could not be published',
+    );
+    expect(runner!.metrics()).toMatchObject({ restarts: 0, deadLettered: 1, settleFailures: 1 });
+  });
+
+  it('dead-letters bodies beyond the message limits before parsing them', async () => {
+    const seen: unknown[] = [];
+    await start(
+      {
+        name: 'inventory-service',
+        async handle(raw) {
+          seen.push(raw);
+          return 'handled';
+        },
+      },
+      { maxBytes: 4096, maxDepth: 8 },
+    );
+    await publishRaw(Buffer.from(`{"pad":"${'x'.repeat(5000)}"}`), {}, 'too-large');
+    await publishRaw(Buffer.from(`${'['.repeat(20)}${']'.repeat(20)}`), {}, 'too-deep');
+    await publishRaw(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), {}, 'bad-utf8');
+    await publishRaw(Buffer.from('{"n":9007199254740993}'), {}, 'big-integer');
+    await waitFor('four dead letters', () =>
+      ofType('dead-lettered').length === 4 ? true : undefined,
+    );
+    expect(seen).toEqual([]);
+    const letters = await drainQueue(broker.channel, routes.deadQueue);
+    const reasons = Object.fromEntries(
+      letters.map((l) => [
+        l.properties.messageId,
+        String(l.properties.headers![EVGEN_HEADERS.errorMessage]),
+      ]),
+    );
+    expect(reasons['too-large']).toMatch(/more than the limit of 4096/);
+    expect(reasons['too-deep']).toMatch(/deeper than 8 levels/);
+    expect(reasons['bad-utf8']).toMatch(/not valid UTF-8/);
+    expect(reasons['big-integer']).toMatch(/9007199254740993.*2\^53/);
+  });
+});
