@@ -8,6 +8,7 @@ export default defineConfig({
     // Tests run against the sources, never against a stale dist/ build.
     alias: [
       { find: /^evgen\/runtime$/, replacement: src('runtime/index.ts') },
+      { find: /^evgen-runtime$/, replacement: src('runtime/index.ts') },
       { find: /^evgen$/, replacement: src('index.ts') },
     ],
   },

@@ -1,4 +1,4 @@
-// Generator API (`evgen`). The runtime lives in `evgen/runtime`.
+// Generator API (`evgen`). The runtime lives in `evgen-runtime`.
 export type * from './catalog/model.js';
 export type * from './codegen/target.js';
 export { loadCatalog } from './catalog/load-catalog.js';

@@ -6,7 +6,7 @@ import {
   type ConsumerOptions,
   type InboxConsumer,
   type Upcaster,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import {
   stockReservedV1Descriptor,
   type StockReservedV1Envelope,

@@ -5,7 +5,7 @@ import {
   type ConfirmedPublisher,
   type PublishEnvelopeOptions,
   type RabbitRoutes,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { StockReleasedEnvelope } from '../inventory/stock-released/envelope.js';
 import type { StockReservedEnvelope } from '../inventory/stock-reserved/envelope.js';
 import type { OrderCancelledEnvelope } from '../order/order-cancelled/envelope.js';

@@ -3,7 +3,7 @@
  * `--config`). Folders in it are relative to the config file; command-line flags override it.
  *
  *   { "events": "events", "out": "generated", "handlers": "handlers", "targets": ["types", …],
- *     "runtimeImport": "evgen/runtime", "naming": { "eventType": "{domain}.{EventName}" } }
+ *     "runtimeImport": "evgen-runtime", "naming": { "eventType": "{domain}.{EventName}" } }
  */
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -44,7 +44,7 @@ export interface ConfigFlags {
 const CONFIG_KEYS = ['$schema', 'events', 'out', 'handlers', 'targets', 'runtimeImport', 'naming'];
 
 const EXAMPLE_CONFIG =
-  '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen/runtime", "naming": {"eventType": "{domain}.{EventName}"}}';
+  '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen-runtime", "naming": {"eventType": "{domain}.{EventName}"}}';
 
 /** What each key is, said when its value is wrong. */
 const KEY_HINTS: Readonly<Record<string, string>> = {
@@ -55,7 +55,7 @@ const KEY_HINTS: Readonly<Record<string, string>> = {
   targets:
     '"targets" lists target names to run, e.g. ["types", "validators", "envelopes", "index"]',
   runtimeImport:
-    '"runtimeImport" is the module generated code imports the runtime from, e.g. "evgen/runtime"',
+    '"runtimeImport" is the module generated code imports the runtime from, e.g. "evgen-runtime"',
   naming: '"naming" may hold "eventType", a template such as "{domain}.{EventName}"',
 };
 

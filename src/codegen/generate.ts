@@ -9,7 +9,7 @@ import type { GeneratedFile, Target } from './target.js';
 export interface GenerateOptions {
   /** Names of the targets to run (config `targets`); all given targets when omitted. */
   readonly targetNames?: readonly string[];
-  /** Module specifier generated code imports the runtime from; default `evgen/runtime`. */
+  /** Module specifier generated code imports the runtime from; default `evgen-runtime`. */
   readonly runtimeImport?: string;
 }
 
@@ -25,7 +25,7 @@ export class GenerateError extends Error {
   }
 }
 
-export const DEFAULT_RUNTIME_IMPORT = 'evgen/runtime';
+export const DEFAULT_RUNTIME_IMPORT = 'evgen-runtime';
 
 /** Picks targets by name, in the registry's order; unknown names are an error listing the known ones. */
 export function selectTargets(

@@ -13,7 +13,7 @@ export interface GeneratedFile {
 
 export interface TargetContext {
   readonly catalog: Catalog;
-  /** Module specifier generated code uses for the runtime, normally `evgen/runtime`. */
+  /** Module specifier generated code uses for the runtime, normally `evgen-runtime`. */
   readonly runtimeImport: string;
 }
 

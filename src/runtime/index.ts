@@ -1,4 +1,5 @@
-// The runtime that generated code imports (`evgen/runtime`). It never imports generator code.
+// The runtime that generated code imports (`evgen-runtime`, packed from this folder; also
+// `evgen/runtime` inside the generator package). It never imports generator code.
 export * from './errors.js';
 export * from './envelope.js';
 export * from './publisher.js';

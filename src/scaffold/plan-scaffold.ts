@@ -32,7 +32,7 @@ export interface ScaffoldOptions {
   /** Handlers folder and generated folder, relative to one common base; used for import paths. */
   readonly handlersDir: string;
   readonly generatedDir: string;
-  /** Module specifier of the runtime, normally `evgen/runtime`. */
+  /** Module specifier of the runtime, normally `evgen-runtime`. */
   readonly runtimeImport: string;
   /** Current content of a file in the handlers folder (path relative to it), or undefined. */
   readonly readFile: (path: string) => string | undefined | Promise<string | undefined>;

@@ -75,7 +75,7 @@ describe('import boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('generated/ imports only evgen/runtime, its own files and ajv run-time helpers', () => {
+  it('generated/ imports only evgen-runtime, its own files and ajv run-time helpers', () => {
     const generatedDir = join(root, 'generated');
     const files = filesUnder(generatedDir, ['.ts', '.js']);
     expect(files.length).toBeGreaterThan(5);
@@ -88,7 +88,7 @@ describe('import boundaries', () => {
           continue;
         }
         const allowed =
-          specifier === 'evgen/runtime' ||
+          specifier === 'evgen-runtime' ||
           specifier.startsWith('ajv/') ||
           specifier === 'ajv-formats' ||
           specifier.startsWith('ajv-formats/') ||

@@ -114,6 +114,18 @@ export async function packAndInstall(): Promise<PackedInstall> {
       await mkdir(dirname(target), { recursive: true });
       await symlink(join(REPO, 'node_modules', name), target, 'dir');
     }
+    // Generated code imports `evgen-runtime`: until it is packed on its own, expose the
+    // generator package's compiled runtime under that name.
+    const runtime = join(app, 'node_modules', 'evgen-runtime');
+    await cp(join(installed, 'dist/runtime'), runtime, { recursive: true });
+    await writeFile(
+      join(runtime, 'package.json'),
+      JSON.stringify({
+        name: 'evgen-runtime',
+        type: 'module',
+        exports: { '.': { types: './index.d.ts', default: './index.js' } },
+      }),
+    );
     await writeFile(
       join(app, 'package.json'),
       `${JSON.stringify({ name: 'service', private: true, type: 'module' }, null, 2)}\n`,

@@ -1,7 +1,7 @@
 /**
  * The released package, used the way the README tells a service to use it: packed with
  * `npm pack`, installed into a fresh ESM service outside the repository, its CLI run from the
- * installed bin file, the generated code and `evgen/runtime` compiled with strict NodeNext `tsc`
+ * installed bin file, the generated code and `evgen-runtime` compiled with strict NodeNext `tsc`
  * into an outDir and run under plain `node` (no tsx, no vitest aliases).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -145,7 +145,7 @@ const SERVICE_FILES: Readonly<Record<string, string>> = {
   }),
   'src/main.ts': `import { PGlite } from '@electric-sql/pglite';
 import { diffSchemas } from 'evgen';
-import { ValidationError, findOutboxEvent, migrateOutbox, pgliteDatabase } from 'evgen/runtime';
+import { ValidationError, findOutboxEvent, migrateOutbox, pgliteDatabase } from 'evgen-runtime';
 import { invoiceIssuedV1, parseEnvelope } from '../generated/index.js';
 import { writeInvoiceIssuedV1 } from '../generated/billing/invoice-issued/outbox.js';
 import { createBillingNotifierConsumer } from '../generated/consumers/billing-notifier.js';

@@ -1,7 +1,7 @@
 /**
  * Generates the example catalog (`events/`) into a throw-away folder `fixtures/<random>/out/`
  * beside the calling test file (inside the repository, so generated code resolves
- * `evgen/runtime` like a user's would), for tests that import or type-check real generated code.
+ * `evgen-runtime` like a user's would), for tests that import or type-check real generated code.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Type-checks files in-process with the repository's own tsconfig.json (strict, NodeNext,
- * `evgen` and `evgen/runtime` mapped to the sources), so generated code is held to exactly the
+ * `evgen`, `evgen/runtime` and `evgen-runtime` mapped to the sources), so generated code is held to exactly the
  * rules `npx tsc --noEmit` applies. Returns diagnostics as `file:line message`, paths relative
  * to the repository.
  */

@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { StockReleasedV1Payload } from './types.js';
 import { validateStockReleasedV1Payload, readStockReleasedV1Payload } from './validators.js';
 

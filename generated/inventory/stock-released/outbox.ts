@@ -5,7 +5,7 @@ import {
   type OutboxWriteContext,
   type OutboxWriteOptions,
   type Transaction,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import { stockReleasedV1Descriptor, type StockReleasedV1Envelope } from './envelope.js';
 import type { StockReleasedV1Payload } from './types.js';
 

@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { StockReservedV1Payload } from './types.js';
 import { validateStockReservedV1Payload, readStockReservedV1Payload } from './validators.js';
 

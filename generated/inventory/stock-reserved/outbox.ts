@@ -5,7 +5,7 @@ import {
   type OutboxWriteContext,
   type OutboxWriteOptions,
   type Transaction,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import { stockReservedV1Descriptor, type StockReservedV1Envelope } from './envelope.js';
 import type { StockReservedV1Payload } from './types.js';
 

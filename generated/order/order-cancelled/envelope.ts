@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { OrderCancelledV1Payload } from './types.js';
 import { validateOrderCancelledV1Payload, readOrderCancelledV1Payload } from './validators.js';
 

@@ -5,7 +5,7 @@ import {
   type OutboxWriteContext,
   type OutboxWriteOptions,
   type Transaction,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import { orderCancelledV1Descriptor, type OrderCancelledV1Envelope } from './envelope.js';
 import type { OrderCancelledV1Payload } from './types.js';
 

@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { OrderCreatedV1Payload, OrderCreatedV2Payload } from './types.js';
 import {
   validateOrderCreatedV1Payload,

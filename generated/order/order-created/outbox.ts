@@ -5,7 +5,7 @@ import {
   type OutboxWriteContext,
   type OutboxWriteOptions,
   type Transaction,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import {
   orderCreatedV1Descriptor,
   type OrderCreatedV1Envelope,

@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { OrderPaidV1Payload } from './types.js';
 import { validateOrderPaidV1Payload, readOrderPaidV1Payload } from './validators.js';
 

@@ -5,7 +5,7 @@ import {
   type OutboxWriteContext,
   type OutboxWriteOptions,
   type Transaction,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import { orderPaidV1Descriptor, type OrderPaidV1Envelope } from './envelope.js';
 import type { OrderPaidV1Payload } from './types.js';
 

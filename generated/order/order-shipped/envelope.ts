@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { OrderShippedV1Payload } from './types.js';
 import { validateOrderShippedV1Payload, readOrderShippedV1Payload } from './validators.js';
 

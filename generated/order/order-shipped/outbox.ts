@@ -5,7 +5,7 @@ import {
   type OutboxWriteContext,
   type OutboxWriteOptions,
   type Transaction,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import { orderShippedV1Descriptor, type OrderShippedV1Envelope } from './envelope.js';
 import type { OrderShippedV1Payload } from './types.js';
 

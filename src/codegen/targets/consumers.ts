@@ -3,7 +3,7 @@
  * `consumers/<consumer-name>.ts`, with typed handler and upcaster tables and a factory that
  * binds them to the runtime's `createConsumer` (parse, validate, upcast, inbox guard). The
  * generated code stays thin: descriptors and envelope types come from each event's
- * `envelope.ts` (envelopes target), behaviour from `evgen/runtime`.
+ * `envelope.ts` (envelopes target), behaviour from `evgen-runtime`.
  */
 import { posix } from 'node:path';
 import type { Catalog, ConsumerDefinition, EventDefinition } from '../../catalog/model.js';

@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { InvoiceIssuedV1Payload, InvoiceIssuedV2Payload } from './types.js';
 import {
   validateInvoiceIssuedV1Payload,

@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { InvoicePaidV1Payload } from './types.js';
 import { validateInvoicePaidV1Payload, readInvoicePaidV1Payload } from './validators.js';
 

@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { CartCheckedOutV1Payload } from './types.js';
 import { validateCartCheckedOutV1Payload, readCartCheckedOutV1Payload } from './validators.js';
 

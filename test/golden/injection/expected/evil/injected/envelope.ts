@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-} from 'evgen/runtime';
+} from 'evgen-runtime';
 import type { InjectedV1Payload } from './types.js';
 import { validateInjectedV1Payload, readInjectedV1Payload } from './validators.js';
 
