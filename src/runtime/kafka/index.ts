@@ -1,3 +1,6 @@
 // The Kafka transport: the client interface with its two adapters, topic names, and publishing.
 export * from './kafka-client.js';
 export * from './topic-names.js';
+export { kafkajsClient } from './kafkajs-client.js';
+export { platformaticClient } from './platformatic-client.js';
+export { KafkaTimeoutError } from './send-timeout.js';

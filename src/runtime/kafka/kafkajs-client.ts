@@ -179,7 +179,9 @@ class KafkajsConsumer implements KafkaConsumer {
       );
       const added = next.filter((tp) => !before.has(partitionKey(tp.topic, tp.partition)));
       this.#assigned = next;
-      for (const tp of revoked) this.#position.delete(partitionKey(tp.topic, tp.partition));
+      // After a join kafkajs fetches again from the committed offsets: forget local positions.
+      this.#position.clear();
+      this.#interrupted.clear();
       if (revoked.length > 0) safely(() => handlers.onRevoked?.(revoked));
       if (added.length > 0) safely(() => handlers.onAssigned?.(added));
     });

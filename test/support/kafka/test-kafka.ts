@@ -4,8 +4,14 @@
  * answer fails the test loudly, never skips it.
  */
 import { randomBytes } from 'node:crypto';
-import type { KafkaAdmin, KafkaClient, KafkaConnection, KafkaTopicSpec } from 'evgen/runtime';
-import { kafkajsClient } from '../../../src/runtime/kafka/kafkajs-client.js';
+import {
+  kafkajsClient,
+  platformaticClient,
+  type KafkaAdmin,
+  type KafkaClient,
+  type KafkaConnection,
+  type KafkaTopicSpec,
+} from 'evgen/runtime';
 import { kafkaAnswers, TEST_KAFKA_BROKERS } from './broker.js';
 
 export { TEST_KAFKA_BROKERS };
@@ -14,7 +20,10 @@ export { TEST_KAFKA_BROKERS };
 export const KAFKA_CLIENTS: readonly {
   readonly name: string;
   readonly create: (connection: KafkaConnection) => KafkaClient;
-}[] = [{ name: 'kafkajs', create: kafkajsClient }];
+}[] = [
+  { name: 'kafkajs', create: kafkajsClient },
+  { name: 'platformatic', create: platformaticClient },
+];
 
 /** `evgen-t-1a2b3c4d.`: prepended to every topic and group a test creates. */
 export function uniqueKafkaPrefix(): string {
@@ -76,4 +85,20 @@ export async function createTestKafka(
       }
     },
   };
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

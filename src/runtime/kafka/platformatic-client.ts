@@ -1,0 +1,528 @@
+/**
+ * evgen's Kafka interface on @platformatic/kafka 1.35.0 (maintained, pure TypeScript; 2.x needs
+ * Node ≥ 22).
+ *
+ * - Partitioner: `compatibilityPartitioner` (murmur2 like the Java client); the library's
+ *   default one is not Java-compatible.
+ * - Producer: idempotent, acks = all, each send bounded by `timeoutMs`.
+ * - Consumer: the library's message stream ends for good when a fetch fails (e.g. the broker
+ *   restarted). The adapter re-creates the stream, and the whole client if that fails, until
+ *   `close()`. The library has no per-partition pause: the adapter stops handing out records of a
+ *   paused partition and, on resume or seek, points the stream's fetch position back at the first
+ *   record not handed out.
+ */
+import {
+  Admin,
+  compatibilityPartitioner,
+  ConfigResourceTypes,
+  Consumer,
+  IncrementalAlterConfigOperationTypes,
+  MessagesStreamFallbackModes,
+  MessagesStreamModes,
+  ProduceAcks,
+  Producer,
+  type Message,
+  type MessagesStream,
+} from '@platformatic/kafka';
+import {
+  checkProducerOptions,
+  partitionKey,
+  type KafkaAdmin,
+  type KafkaClient,
+  type KafkaCommitOffset,
+  type KafkaConnection,
+  type KafkaConsumer,
+  type KafkaConsumerHandlers,
+  type KafkaConsumerOptions,
+  type KafkaInboundRecord,
+  type KafkaProducer,
+  type KafkaProducerOptions,
+  type KafkaTopicDescription,
+  type KafkaTopicPartition,
+} from './kafka-client.js';
+import { withTimeout } from './send-timeout.js';
+
+/** Client-level retries: reconnects and metadata refreshes keep going across a broker restart. */
+const CLIENT_RETRIES = 20;
+const CLIENT_RETRY_DELAY_MS = 500;
+
+export function platformaticClient(connection: KafkaConnection): KafkaClient {
+  const base = {
+    clientId: connection.clientId ?? 'evgen',
+    bootstrapBrokers: [...connection.brokers],
+    retries: CLIENT_RETRIES,
+    retryDelay: CLIENT_RETRY_DELAY_MS,
+    autocreateTopics: false,
+  };
+  return {
+    name: 'platformatic',
+    producer: (options) => createProducer(base, options),
+    consumer: (options) => new PlatformaticConsumer(base, options),
+    admin: async () => createAdmin(new Admin(base)),
+  };
+}
+
+type BaseOptions = {
+  clientId: string;
+  bootstrapBrokers: string[];
+  retries: number;
+  retryDelay: number;
+  autocreateTopics: boolean;
+};
+
+// --------------------------------------------------------------------------------------------
+// Producer
+
+/** Java's partition for a key: murmur2 of the UTF-8 bytes, positive, modulo the partition count. */
+function keyPartition(key: string, partitionCount: number): number {
+  const hash = compatibilityPartitioner({ topic: '' } as never, Buffer.from(key, 'utf8'));
+  return hash % partitionCount;
+}
+
+async function createProducer(
+  base: BaseOptions,
+  options: KafkaProducerOptions = {},
+): Promise<KafkaProducer> {
+  const { acks, idempotent, timeoutMs } = checkProducerOptions(options);
+  const producer = new Producer({
+    ...base,
+    clientId: options.clientId ?? base.clientId,
+    idempotent,
+    acks:
+      acks === 'all'
+        ? ProduceAcks.ALL
+        : acks === 'leader'
+          ? ProduceAcks.LEADER
+          : ProduceAcks.NO_RESPONSE,
+    partitioner: compatibilityPartitioner,
+    timeout: timeoutMs,
+  });
+  // Connects and, for an idempotent producer, obtains its producer id before the first send.
+  await producer.metadata({ topics: [] });
+  return {
+    async send(records) {
+      if (records.length === 0) return;
+      await withTimeout(
+        producer.send({
+          messages: records.map((record) => ({
+            topic: record.topic,
+            key: Buffer.from(record.key, 'utf8'),
+            value: Buffer.isBuffer(record.value) ? record.value : Buffer.from(record.value, 'utf8'),
+            headers: headerMap(record.headers),
+          })),
+        }),
+        timeoutMs,
+        `kafka send of ${records.length} record(s)`,
+      );
+    },
+    partitionFor: keyPartition,
+    close: () => producer.close(),
+  };
+}
+
+function headerMap(headers: Readonly<Record<string, string>> | undefined): Map<Buffer, Buffer> {
+  const map = new Map<Buffer, Buffer>();
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    map.set(Buffer.from(name, 'utf8'), Buffer.from(value, 'utf8'));
+  }
+  return map;
+}
+
+// --------------------------------------------------------------------------------------------
+// Consumer
+
+interface PartitionState {
+  /** Next offset to hand out: last handed out + 1, or a seek target. */
+  position?: bigint;
+  /** Set by seek/resume until the record at `position` arrives (a stale fetch may come first). */
+  seeking: boolean;
+  /** How many times the stream's position was corrected for the pending seek. */
+  corrections: number;
+  queue: Message<Buffer, Buffer, Buffer, Buffer>[];
+  running: boolean;
+}
+
+/** Buffered records across partitions above which the stream stops fetching. */
+const HIGH_WATER = 500;
+
+class PlatformaticConsumer implements KafkaConsumer {
+  readonly #base: BaseOptions;
+  readonly #options: KafkaConsumerOptions;
+  #consumer: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
+  #stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
+  #handlers: KafkaConsumerHandlers | undefined;
+  readonly #partitions = new Map<string, PartitionState>();
+  readonly #paused = new Set<string>();
+  #assigned: KafkaTopicPartition[] = [];
+  #buffered = 0;
+  #active = 0;
+  readonly #waiting: (() => void)[] = [];
+  #closed = false;
+  #restarting: Promise<void> | undefined;
+  readonly #idle = new Set<() => void>();
+
+  constructor(base: BaseOptions, options: KafkaConsumerOptions) {
+    this.#base = base;
+    this.#options = options;
+  }
+
+  async start(handlers: KafkaConsumerHandlers): Promise<void> {
+    this.#handlers = handlers;
+    await this.#open();
+  }
+
+  #newConsumer(): Consumer<Buffer, Buffer, Buffer, Buffer> {
+    const sessionTimeout = this.#options.sessionTimeoutMs ?? 10_000;
+    const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+      ...this.#base,
+      clientId: this.#options.clientId ?? this.#base.clientId,
+      groupId: this.#options.groupId,
+      sessionTimeout,
+      heartbeatInterval: Math.max(500, Math.floor(sessionTimeout / 5)),
+      rebalanceTimeout: Math.max(sessionTimeout, 30_000),
+      autocommit: false,
+      maxWaitTime: 500,
+    });
+    consumer.on('consumer:group:join', (payload) => this.#onJoin(payload.assignments ?? []));
+    consumer.on('consumer:heartbeat:error', (payload) => this.#report(payload.error));
+    return consumer;
+  }
+
+  async #open(): Promise<void> {
+    this.#consumer ??= this.#newConsumer();
+    const stream = await this.#consumer.consume({
+      topics: [...this.#options.topics],
+      mode: MessagesStreamModes.COMMITTED,
+      fallbackMode:
+        this.#options.fromBeginning === false
+          ? MessagesStreamFallbackModes.LATEST
+          : MessagesStreamFallbackModes.EARLIEST,
+      autocommit: false,
+      maxWaitTime: 500,
+    });
+    this.#stream = stream;
+    stream.on('data', (message) => this.#onMessage(message));
+    stream.on('error', (error) => this.#onStreamEnd(stream, error));
+    stream.on('close', () => this.#onStreamEnd(stream, undefined));
+  }
+
+  /** The stream ended without close(): re-create it (and the client if that fails) with backoff. */
+  #onStreamEnd(stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>, error: unknown): void {
+    if (error !== undefined) this.#report(error);
+    if (this.#closed || stream !== this.#stream || this.#restarting) return;
+    this.#stream = undefined;
+    this.#restarting = (async () => {
+      let delay = 250;
+      while (!this.#closed) {
+        await sleep(delay);
+        if (this.#closed) break;
+        try {
+          await this.#open();
+          break;
+        } catch (openError) {
+          this.#report(openError);
+          // The client itself may be stuck (e.g. lost its group for good): start a fresh one.
+          const broken = this.#consumer;
+          this.#consumer = undefined;
+          if (broken) await forceClose(broken);
+          delay = Math.min(delay * 2, 5_000);
+        }
+      }
+    })().finally(() => (this.#restarting = undefined));
+  }
+
+  #onJoin(assignments: readonly { topic: string; partitions: number[] }[]): void {
+    const next: KafkaTopicPartition[] = [];
+    for (const assignment of assignments) {
+      for (const partition of assignment.partitions)
+        next.push({ topic: assignment.topic, partition });
+    }
+    const before = new Set(this.#assigned.map((tp) => partitionKey(tp.topic, tp.partition)));
+    const after = new Set(next.map((tp) => partitionKey(tp.topic, tp.partition)));
+    const revoked = this.#assigned.filter((tp) => !after.has(partitionKey(tp.topic, tp.partition)));
+    const added = next.filter((tp) => !before.has(partitionKey(tp.topic, tp.partition)));
+    this.#assigned = next;
+    // After a join the stream starts again from the committed offsets: forget local positions
+    // and records buffered from before.
+    for (const state of this.#partitions.values()) {
+      this.#buffered -= state.queue.length;
+      state.queue = [];
+      state.position = undefined;
+      state.seeking = false;
+    }
+    const handlers = this.#handlers;
+    if (revoked.length > 0) safely(() => handlers?.onRevoked?.(revoked));
+    if (added.length > 0) safely(() => handlers?.onAssigned?.(added));
+  }
+
+  #state(key: string): PartitionState {
+    let state = this.#partitions.get(key);
+    if (!state) {
+      state = { seeking: false, corrections: 0, queue: [], running: false };
+      this.#partitions.set(key, state);
+    }
+    return state;
+  }
+
+  #onMessage(message: Message<Buffer, Buffer, Buffer, Buffer>): void {
+    const key = partitionKey(message.topic, message.partition);
+    const state = this.#state(key);
+    state.queue.push(message);
+    this.#buffered += 1;
+    if (this.#buffered >= HIGH_WATER) this.#stream?.pause();
+    void this.#drain(key, state);
+  }
+
+  /** Hands a partition's buffered records to the handler one by one, in offset order. */
+  async #drain(key: string, state: PartitionState): Promise<void> {
+    if (state.running) return;
+    state.running = true;
+    try {
+      while (state.queue.length > 0 && !this.#closed) {
+        const message = state.queue.shift()!;
+        this.#buffered -= 1;
+        if (this.#buffered < HIGH_WATER / 2 && this.#stream?.isPaused()) this.#stream.resume();
+        // Paused: drop it; resume() points the fetch position back at state.position.
+        if (this.#paused.has(key)) continue;
+        if (state.position !== undefined) {
+          if (message.offset < state.position) continue;
+          if (state.seeking && message.offset > state.position) {
+            // A fetch issued before the seek overwrote the stream's position; correct it a few
+            // times, then accept the gap (compacted or deleted records).
+            if (state.corrections < 3) {
+              state.corrections += 1;
+              this.#pointStreamAt(message.topic, message.partition, state.position);
+              continue;
+            }
+          }
+        }
+        state.seeking = false;
+        state.corrections = 0;
+        state.position = message.offset + 1n;
+        await this.#slot();
+        try {
+          await this.#handlers!.onRecord(toInbound(message));
+        } catch (error) {
+          this.#report(error);
+        } finally {
+          this.#release();
+        }
+      }
+    } finally {
+      state.running = false;
+      if (!this.#busy()) for (const notify of this.#idle) notify();
+    }
+  }
+
+  #slot(): Promise<void> {
+    const limit = this.#options.partitionConcurrency ?? 8;
+    if (this.#active < limit) {
+      this.#active += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => this.#waiting.push(() => resolve()));
+  }
+
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#active -= 1;
+  }
+
+  #busy(): boolean {
+    for (const state of this.#partitions.values()) if (state.running) return true;
+    return false;
+  }
+
+  #pointStreamAt(topic: string, partition: number, offset: bigint): void {
+    this.#stream?.offsetsToFetch.set(partitionKey(topic, partition), offset);
+  }
+
+  async commit(offsets: readonly KafkaCommitOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    const consumer = this.#consumer;
+    if (!consumer) throw new Error('the Kafka consumer is not connected (restarting)');
+    await consumer.commit({
+      offsets: offsets.map((o) => ({
+        topic: o.topic,
+        partition: o.partition,
+        offset: BigInt(o.offset),
+        leaderEpoch: -1,
+      })),
+    });
+  }
+
+  pause(partitions: readonly KafkaTopicPartition[]): void {
+    for (const tp of partitions) this.#paused.add(partitionKey(tp.topic, tp.partition));
+  }
+
+  resume(partitions: readonly KafkaTopicPartition[]): void {
+    for (const tp of partitions) {
+      const key = partitionKey(tp.topic, tp.partition);
+      if (!this.#paused.delete(key)) continue;
+      const state = this.#state(key);
+      if (state.position !== undefined) this.#seekTo(tp.topic, tp.partition, state);
+    }
+  }
+
+  seek(position: KafkaCommitOffset): void {
+    const key = partitionKey(position.topic, position.partition);
+    const state = this.#state(key);
+    state.position = BigInt(position.offset);
+    this.#seekTo(position.topic, position.partition, state);
+  }
+
+  #seekTo(topic: string, partition: number, state: PartitionState): void {
+    // Records buffered before the seek are behind or ahead of it: drop them.
+    this.#buffered -= state.queue.length;
+    state.queue = [];
+    state.seeking = true;
+    state.corrections = 0;
+    this.#pointStreamAt(topic, partition, state.position!);
+  }
+
+  assignment(): KafkaTopicPartition[] {
+    return [...this.#assigned];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const state of this.#partitions.values()) {
+      this.#buffered -= state.queue.length;
+      state.queue = [];
+    }
+    if (this.#busy()) await new Promise<void>((resolve) => this.#idle.add(resolve));
+    await this.#restarting;
+    await this.#stream?.close().catch(() => undefined);
+    if (this.#consumer) await forceClose(this.#consumer);
+  }
+
+  #report(error: unknown): void {
+    safely(() => this.#handlers?.onError?.(error));
+  }
+}
+
+function toInbound(message: Message<Buffer, Buffer, Buffer, Buffer>): KafkaInboundRecord {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of message.headers) {
+    headers[name.toString('utf8')] = value === undefined ? '' : value.toString('utf8');
+  }
+  return {
+    topic: message.topic,
+    partition: message.partition,
+    offset: message.offset.toString(),
+    key: message.key === undefined || message.key === null ? null : message.key.toString('utf8'),
+    value: message.value ?? null,
+    headers,
+    timestamp: message.timestamp.toString(),
+  };
+}
+
+function safely(callback: () => void): void {
+  try {
+    callback();
+  } catch {
+    // A throwing observer must not break the consumer.
+  }
+}
+
+/** Closes a client without waiting for its in-flight requests; errors are irrelevant then. */
+function forceClose(consumer: Consumer<Buffer, Buffer, Buffer, Buffer>): Promise<void> {
+  return new Promise((resolve) => consumer.close(true, () => resolve()));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// --------------------------------------------------------------------------------------------
+// Admin
+
+function createAdmin(admin: Admin): KafkaAdmin {
+  const describeConfigs = async (topic: string): Promise<Record<string, string>> => {
+    const [described] = await admin.describeConfigs({
+      resources: [
+        { resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: [] },
+      ],
+    });
+    const configs: Record<string, string> = {};
+    for (const entry of described?.configs ?? []) {
+      if (typeof entry.value === 'string') configs[entry.name] = entry.value;
+    }
+    return configs;
+  };
+  return {
+    async listTopics() {
+      return (await admin.listTopics()).filter((name) => !name.startsWith('__')).sort();
+    },
+    async createTopics(topics) {
+      // The library creates a list of topics with one shared partition count and config set.
+      for (const t of topics) {
+        await admin.createTopics({
+          topics: [t.topic],
+          partitions: t.partitions,
+          replicas: t.replicationFactor ?? 1,
+          configs: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
+        });
+      }
+    },
+    async describeTopics(topics) {
+      if (topics.length === 0) return [];
+      const metadata = await admin.metadata({ topics: [...topics], forceUpdate: true });
+      const result: KafkaTopicDescription[] = [];
+      for (const topic of topics) {
+        const found = metadata.topics.get(topic);
+        if (!found) throw new Error(`topic '${topic}' does not exist`);
+        result.push({
+          topic,
+          partitions: found.partitionsCount,
+          replicationFactor: found.partitions[0]?.replicas.length ?? 0,
+          configs: await describeConfigs(topic),
+        });
+      }
+      return result;
+    },
+    async createPartitions(topic, partitions) {
+      await admin.createPartitions({
+        topics: [{ name: topic, count: partitions, assignments: null }],
+      });
+    },
+    async alterTopicConfigs(topic, configs) {
+      await admin.incrementalAlterConfigs({
+        resources: [
+          {
+            resourceType: ConfigResourceTypes.TOPIC,
+            resourceName: topic,
+            configs: Object.entries(configs).map(([name, value]) => ({
+              name,
+              value: String(value),
+              configOperation: IncrementalAlterConfigOperationTypes.SET,
+            })),
+          },
+        ],
+      });
+    },
+    async deleteTopics(topics) {
+      const existing = new Set(await admin.listTopics());
+      const present = topics.filter((t) => existing.has(t));
+      if (present.length > 0) await admin.deleteTopics({ topics: present });
+    },
+    async deleteGroups(groupIds) {
+      if (groupIds.length === 0) return;
+      const known = await admin.listGroups();
+      const present = groupIds.filter((id) => known.has(id));
+      if (present.length > 0) await admin.deleteGroups({ groups: present });
+    },
+    async committedOffsets(groupId, topic) {
+      const [group] = await admin.listConsumerGroupOffsets({ groups: [groupId] });
+      const result = new Map<number, string>();
+      for (const t of group?.topics ?? []) {
+        if (t.name !== topic) continue;
+        for (const p of t.partitions) {
+          if (p.committedOffset >= 0n) result.set(p.partitionIndex, p.committedOffset.toString());
+        }
+      }
+      return result;
+    },
+    close: () => admin.close(),
+  };
+}
