@@ -38,6 +38,7 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
   }
 
   if (original.kind !== update.kind) {
+    if (ctx.reading === 'confluent' && isConnectBytesNumber(original, update)) return;
     // Nothing can be written with `false`, and `{}`/`true` reads everything.
     if (original.kind !== 'false' && update.kind !== 'empty') ctx.add('TYPE_CHANGED');
     return;
@@ -46,6 +47,20 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
     if (rule.kinds === 'all' || rule.kinds.includes(original.kind))
       rule.compare(ctx, original, update, compareSchemas);
   }
+}
+
+/**
+ * Kafka Connect writes a decimal as bytes (a base64 string) or as a number, annotated
+ * `connect.type: bytes` either way; Confluent's checker lets the two replace each other.
+ */
+function isConnectBytesNumber(original: Shape, update: Shape): boolean {
+  const kinds = new Set([original.kind, update.kind]);
+  return (
+    kinds.has('string') &&
+    kinds.has('number') &&
+    original.keywords['connect.type'] === 'bytes' &&
+    update.keywords['connect.type'] === 'bytes'
+  );
 }
 
 /** A plain schema became a union: compatible when one alternative reads what it allowed. */

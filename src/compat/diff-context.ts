@@ -14,6 +14,14 @@ import { pointerSegment } from '../catalog/catalog-error.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import type { SchemaNode } from './schema-document.js';
 
+/**
+ * How keywords are read where Confluent's checker and the meaning of a schema part ways:
+ * `confluent` reproduces Confluent Schema Registry (it ignores `patternProperties`, the draft-04
+ * boolean `exclusiveMinimum`/`exclusiveMaximum`, and a Kafka Connect `connect.type: bytes`
+ * string ↔ number change); `meaning` judges them by what a validator accepts.
+ */
+export type Reading = 'confluent' | 'meaning';
+
 export interface Difference {
   readonly type: DifferenceType;
   /** JSON pointer fragment of where it happened, e.g. `#/properties/foo` (`#/` is the root). */
@@ -39,6 +47,7 @@ interface Shared {
   /** Pairs an earlier round found incompatible: their differences, relative to the pair. */
   readonly knownIncompatible: ReadonlyMap<string, readonly Difference[]>;
   readonly identities: Identities;
+  readonly reading: Reading;
 }
 
 export class DiffContext {
@@ -54,6 +63,7 @@ export class DiffContext {
   static run(
     compatibleTypes: ReadonlySet<DifferenceType>,
     compare: (ctx: DiffContext) => void,
+    reading: Reading = 'confluent',
   ): DiffContext {
     const identities: Identities = { ids: new WeakMap(), nextId: 1 };
     const knownIncompatible = new Map<string, readonly Difference[]>();
@@ -64,6 +74,7 @@ export class DiffContext {
         assumedClean: new Set(),
         knownIncompatible,
         identities,
+        reading,
       };
       const ctx = new DiffContext(compatibleTypes, [], shared);
       compare(ctx);
@@ -86,6 +97,10 @@ export class DiffContext {
   /** A fresh context at the same path, for a trial comparison whose result is used only if it fits. */
   sub(): DiffContext {
     return new DiffContext(this.compatibleTypes, [...this.segments], this.shared);
+  }
+
+  get reading(): Reading {
+    return this.shared.reading;
   }
 
   get differences(): readonly Difference[] {

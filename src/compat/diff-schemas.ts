@@ -4,7 +4,7 @@
  */
 import type { CompatibilityPolicy, JsonSchema } from '../catalog/model.js';
 import { compareSchemas } from './compare-schemas.js';
-import { DiffContext, type Difference } from './diff-context.js';
+import { DiffContext, type Difference, type Reading } from './diff-context.js';
 import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { SchemaDocument } from './schema-document.js';
@@ -46,10 +46,11 @@ function run(
   original: unknown,
   update: unknown,
   compatibleTypes: ReadonlySet<DifferenceType>,
+  reading: Reading,
 ): SchemaDiffResult {
   const from = new SchemaDocument(original).rootNode;
   const to = new SchemaDocument(update).rootNode;
-  const ctx = DiffContext.run(compatibleTypes, (root) => compareSchemas(root, from, to));
+  const ctx = DiffContext.run(compatibleTypes, (root) => compareSchemas(root, from, to), reading);
   const changes = sorted(reported(ctx.differences, compatibleTypes));
   const incompatibleChanges = changes.filter((change) => !compatibleTypes.has(change.type));
   return { compatible: incompatibleChanges.length === 0, changes, incompatibleChanges };
@@ -57,7 +58,7 @@ function run(
 
 /** Confluent STRICT, BACKWARD: exactly what Schema Registry would say about the pair. */
 export function diffSchemas(original: JsonSchema, update: JsonSchema): SchemaDiffResult {
-  return run(original, update, STRICT_COMPATIBLE);
+  return run(original, update, STRICT_COMPATIBLE, 'confluent');
 }
 
 /** One direction under a policy: can `reader` read what `writer` wrote? */
@@ -71,5 +72,6 @@ export function checkReadable(
     definition.writerView(writer),
     definition.readerView(reader),
     definition.compatibleTypes,
+    definition.reading,
   );
 }

@@ -8,6 +8,7 @@
  */
 import type { CompatibilityPolicy } from '../catalog/model.js';
 import { readerSchema, writerSchema } from '../schema/views.js';
+import type { Reading } from './diff-context.js';
 import {
   ALL_DIFFERENCE_TYPES,
   DIFFERENCE_TYPES,
@@ -27,20 +28,29 @@ export interface PolicyDefinition {
   readonly writerView: (schema: unknown) => unknown;
   /** The reader's schema as the check sees it. */
   readonly readerView: (schema: unknown) => unknown;
+  /** Confluent's reading of the keywords it ignores, or their meaning (see diff-context.ts). */
+  readonly reading: Reading;
 }
 
 const asWritten = (schema: unknown) => schema;
 
 export const POLICIES: Readonly<Record<CompatibilityPolicy, PolicyDefinition>> = {
-  confluent: { compatibleTypes: STRICT_COMPATIBLE, writerView: asWritten, readerView: asWritten },
+  confluent: {
+    compatibleTypes: STRICT_COMPATIBLE,
+    writerView: asWritten,
+    readerView: asWritten,
+    reading: 'confluent',
+  },
   'confluent-lenient': {
     compatibleTypes: LENIENT_COMPATIBLE,
     writerView: asWritten,
     readerView: asWritten,
+    reading: 'confluent',
   },
   evgen: {
     compatibleTypes: STRICT_COMPATIBLE,
     writerView: writerSchema,
     readerView: readerSchema,
+    reading: 'meaning',
   },
 };

@@ -43,6 +43,12 @@ export interface Shape {
   readonly criterion?: CombinedCriterion;
   readonly subschemas?: readonly SchemaNode[];
   readonly synthetic?: boolean;
+  /**
+   * A synthetic allOf that Confluent reports with real `allOf/N` segments: a schema object with
+   * a combining keyword beside other keywords (`type: number` + `anyOf`) is read as an allOf of
+   * its parts, in the order Confluent's loader builds them (enum, combiners, not, const, type).
+   */
+  readonly indexed?: boolean;
 }
 
 const TYPE_KEYWORDS: Readonly<Record<'object' | 'array' | 'string' | 'number', readonly string[]>> =
@@ -76,6 +82,7 @@ const TYPE_KEYWORDS: Readonly<Record<'object' | 'array' | 'string' | 'number', r
     number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
   };
 
+const COMBINERS: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf']);
 const NO_META: SchemaMeta = { hasDefault: false };
 const MAX_REF_HOPS = 64;
 
@@ -119,7 +126,7 @@ function facetsOf(
 ): string[] {
   const facets: string[] = [];
   if (typeof keywords['$ref'] === 'string') facets.push('ref');
-  for (const keyword of ['enum', 'const', 'allOf', 'anyOf', 'oneOf', 'not']) {
+  for (const keyword of ['enum', 'allOf', 'anyOf', 'oneOf', 'not', 'const']) {
     if (keywords[keyword] !== undefined) facets.push(keyword);
   }
   const type = keywords['type'];
@@ -154,6 +161,7 @@ export function shapeOf(node: SchemaNode): Shape {
     }
     if (facets.length === 1)
       return { ...facetShape(current, value, facets[0]!), meta: metaOf(value) };
+    const indexed = facets.some((facet) => COMBINERS.has(facet));
     return {
       kind: 'combined',
       at: current,
@@ -161,6 +169,7 @@ export function shapeOf(node: SchemaNode): Shape {
       meta: metaOf(value),
       criterion: 'allOf',
       synthetic: true,
+      ...(indexed ? { indexed } : {}),
       subschemas: facets.map((facet) => ({ ...current, facet })),
     };
   }

@@ -17,15 +17,21 @@ interface Tuple {
 
 function tupleOf(shape: Shape): Tuple {
   const prefix = shape.keywords['prefixItems'];
-  if (Array.isArray(prefix)) return { items: prefix };
+  if (Array.isArray(prefix) && shape.at.doc.dialect === '2020-12') return { items: prefix };
   const items = shape.keywords['items'];
   return { items: Array.isArray(items) ? items : [] };
 }
 
 /** The schema every item must match, if any (`true`/`{}` count as none). */
 function allItemsOf(shape: Shape): unknown {
-  if (Array.isArray(shape.keywords['prefixItems'])) return undefined;
   const items = shape.keywords['items'];
+  if (shape.at.doc.dialect !== '2020-12') {
+    // Draft-07: `items: false` allows only the empty array; `true`/`{}` constrain nothing.
+    if (items === undefined || Array.isArray(items) || acceptsEverything(items, 'draft-07'))
+      return undefined;
+    return items;
+  }
+  if (Array.isArray(shape.keywords['prefixItems'])) return undefined;
   // A boolean `items` is the rest of an empty tuple (see arrayRestKeyword).
   if (
     items === undefined ||

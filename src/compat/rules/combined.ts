@@ -102,6 +102,8 @@ export function compareCombined(
   if (
     original.synthetic === true &&
     update.synthetic === true &&
+    original.indexed !== true &&
+    update.indexed !== true &&
     original.criterion === 'allOf' &&
     update.criterion === 'allOf'
   ) {
@@ -131,7 +133,7 @@ export function compareCombined(
     right.forEach((updateSub, j) => {
       const trial = ctx.sub();
       const compare = () => compareSchemas(trial, originalSub, updateSub);
-      if (original.synthetic) compare();
+      if (original.synthetic === true && original.indexed !== true) compare();
       else trial.enter([`${original.criterion ?? 'allOf'}`, i], compare);
       if (trial.isCompatible()) {
         edges[i]!.push(j);

@@ -32,11 +32,13 @@ export function openEnd(shape: Shape, keyword: string): OpenEnd {
 }
 
 /**
- * 2020-12 tuples put the "rest" schema in `items`; draft-07 in `additionalItems`. A boolean
- * `items` without a tuple is the rest of an empty tuple (`false`: no items at all).
+ * 2020-12 tuples put the "rest" schema in `items`; draft-07 in `additionalItems`. In 2020-12 a
+ * boolean `items` without a tuple is the rest of an empty tuple (`false`: no items at all). In
+ * draft-07 `prefixItems` is an unknown keyword and `items` (schema or boolean) applies to every item.
  */
 export function arrayRestKeyword(shape: Shape): string {
   const { keywords } = shape;
+  if (shape.at.doc.dialect !== '2020-12') return 'additionalItems';
   if (Array.isArray(keywords['prefixItems'])) return 'items';
   if (typeof keywords['items'] === 'boolean' && keywords['additionalItems'] === undefined)
     return 'items';

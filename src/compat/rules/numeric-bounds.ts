@@ -3,6 +3,7 @@
  * (`maxLength`, `maximum`, …) loosens when it increases; a floor (`minItems`, `minimum`, …)
  * loosens when it decreases. Adding a limit tightens, removing one loosens.
  */
+import type { DiffContext } from '../diff-context.js';
 import type { Shape, ShapeKind } from '../schema-shape.js';
 import type { DifferenceType } from './difference-types.js';
 import type { ShapeRule } from './shape-rule.js';
@@ -14,63 +15,233 @@ interface BoundKeyword {
   readonly removed: DifferenceType;
   readonly increased: DifferenceType;
   readonly decreased: DifferenceType;
-  /** Reads the effective limit (draft-04 boolean `exclusiveMaximum` folds into `maximum`). */
-  readonly read?: (shape: Shape) => number | undefined;
 }
 
 const number = (value: unknown): number | undefined =>
   typeof value === 'number' ? value : undefined;
-const plain = (keyword: string) => (shape: Shape) => number(shape.keywords[keyword]);
-const inclusive = (keyword: string, exclusive: string) => (shape: Shape) =>
-  shape.keywords[exclusive] === true ? undefined : number(shape.keywords[keyword]);
-const exclusive = (keyword: string, inclusiveKeyword: string) => (shape: Shape) =>
-  shape.keywords[keyword] === true
-    ? number(shape.keywords[inclusiveKeyword])
-    : number(shape.keywords[keyword]);
 
-const bound = (keyword: string, kind: ShapeKind, stem: string): BoundKeyword => ({
-  keyword,
-  kind,
-  added: `${stem}_ADDED` as DifferenceType,
-  removed: `${stem}_REMOVED` as DifferenceType,
-  increased: `${stem}_INCREASED` as DifferenceType,
-  decreased: `${stem}_DECREASED` as DifferenceType,
-});
+const bound = (
+  keyword: string,
+  kind: ShapeKind,
+  added: DifferenceType,
+  removed: DifferenceType,
+  increased: DifferenceType,
+  decreased: DifferenceType,
+): BoundKeyword => ({ keyword, kind, added, removed, increased, decreased });
 
 export const BOUND_KEYWORDS: readonly BoundKeyword[] = [
-  bound('maxLength', 'string', 'MAX_LENGTH'),
-  bound('minLength', 'string', 'MIN_LENGTH'),
-  { ...bound('maximum', 'number', 'MAXIMUM'), read: inclusive('maximum', 'exclusiveMaximum') },
-  { ...bound('minimum', 'number', 'MINIMUM'), read: inclusive('minimum', 'exclusiveMinimum') },
-  {
-    ...bound('exclusiveMaximum', 'number', 'EXCLUSIVE_MAXIMUM'),
-    read: exclusive('exclusiveMaximum', 'maximum'),
-  },
-  {
-    ...bound('exclusiveMinimum', 'number', 'EXCLUSIVE_MINIMUM'),
-    read: exclusive('exclusiveMinimum', 'minimum'),
-  },
-  bound('maxProperties', 'object', 'MAX_PROPERTIES'),
-  bound('minProperties', 'object', 'MIN_PROPERTIES'),
-  bound('maxItems', 'array', 'MAX_ITEMS'),
-  bound('minItems', 'array', 'MIN_ITEMS'),
-  bound('maxContains', 'array', 'MAX_CONTAINS'),
-  bound('minContains', 'array', 'MIN_CONTAINS'),
+  bound(
+    'maxLength',
+    'string',
+    'MAX_LENGTH_ADDED',
+    'MAX_LENGTH_REMOVED',
+    'MAX_LENGTH_INCREASED',
+    'MAX_LENGTH_DECREASED',
+  ),
+  bound(
+    'minLength',
+    'string',
+    'MIN_LENGTH_ADDED',
+    'MIN_LENGTH_REMOVED',
+    'MIN_LENGTH_INCREASED',
+    'MIN_LENGTH_DECREASED',
+  ),
+  bound(
+    'maximum',
+    'number',
+    'MAXIMUM_ADDED',
+    'MAXIMUM_REMOVED',
+    'MAXIMUM_INCREASED',
+    'MAXIMUM_DECREASED',
+  ),
+  bound(
+    'minimum',
+    'number',
+    'MINIMUM_ADDED',
+    'MINIMUM_REMOVED',
+    'MINIMUM_INCREASED',
+    'MINIMUM_DECREASED',
+  ),
+  bound(
+    'exclusiveMaximum',
+    'number',
+    'EXCLUSIVE_MAXIMUM_ADDED',
+    'EXCLUSIVE_MAXIMUM_REMOVED',
+    'EXCLUSIVE_MAXIMUM_INCREASED',
+    'EXCLUSIVE_MAXIMUM_DECREASED',
+  ),
+  bound(
+    'exclusiveMinimum',
+    'number',
+    'EXCLUSIVE_MINIMUM_ADDED',
+    'EXCLUSIVE_MINIMUM_REMOVED',
+    'EXCLUSIVE_MINIMUM_INCREASED',
+    'EXCLUSIVE_MINIMUM_DECREASED',
+  ),
+  bound(
+    'maxProperties',
+    'object',
+    'MAX_PROPERTIES_ADDED',
+    'MAX_PROPERTIES_REMOVED',
+    'MAX_PROPERTIES_INCREASED',
+    'MAX_PROPERTIES_DECREASED',
+  ),
+  bound(
+    'minProperties',
+    'object',
+    'MIN_PROPERTIES_ADDED',
+    'MIN_PROPERTIES_REMOVED',
+    'MIN_PROPERTIES_INCREASED',
+    'MIN_PROPERTIES_DECREASED',
+  ),
+  bound(
+    'maxItems',
+    'array',
+    'MAX_ITEMS_ADDED',
+    'MAX_ITEMS_REMOVED',
+    'MAX_ITEMS_INCREASED',
+    'MAX_ITEMS_DECREASED',
+  ),
+  bound(
+    'minItems',
+    'array',
+    'MIN_ITEMS_ADDED',
+    'MIN_ITEMS_REMOVED',
+    'MIN_ITEMS_INCREASED',
+    'MIN_ITEMS_DECREASED',
+  ),
+  bound(
+    'maxContains',
+    'array',
+    'MAX_CONTAINS_ADDED',
+    'MAX_CONTAINS_REMOVED',
+    'MAX_CONTAINS_INCREASED',
+    'MAX_CONTAINS_DECREASED',
+  ),
+  bound(
+    'minContains',
+    'array',
+    'MIN_CONTAINS_ADDED',
+    'MIN_CONTAINS_REMOVED',
+    'MIN_CONTAINS_INCREASED',
+    'MIN_CONTAINS_DECREASED',
+  ),
 ];
+
+const NUMBER_RANGE_KEYWORDS = new Set([
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+]);
+
+/** Keyword by keyword, numbers only: Confluent ignores the draft-04 boolean exclusive bounds. */
+function compareWritten(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  only?: Set<string>,
+): void {
+  for (const rule of BOUND_KEYWORDS) {
+    if (rule.kind !== original.kind) continue;
+    if (only !== undefined && !only.has(rule.keyword)) continue;
+    const before = number(original.keywords[rule.keyword]);
+    const after = number(update.keywords[rule.keyword]);
+    if (before === after) continue;
+    if (before === undefined) ctx.add(rule.added, rule.keyword);
+    else if (after === undefined) ctx.add(rule.removed, rule.keyword);
+    else ctx.add(before < after ? rule.increased : rule.decreased, rule.keyword);
+  }
+}
+
+/** The tightest limit on one side of a number range, whichever keywords state it. */
+interface Limit {
+  readonly value: number;
+  readonly exclusive: boolean;
+}
+
+function limitOf(keywords: Shape['keywords'], side: 'minimum' | 'maximum'): Limit | undefined {
+  const exclusiveKeyword = side === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum';
+  const inclusiveValue = number(keywords[side]);
+  const exclusiveValue =
+    keywords[exclusiveKeyword] === true ? inclusiveValue : number(keywords[exclusiveKeyword]);
+  const candidates: Limit[] = [];
+  // Draft-04: `exclusiveMinimum: true` makes `minimum` itself exclusive.
+  if (inclusiveValue !== undefined && keywords[exclusiveKeyword] !== true)
+    candidates.push({ value: inclusiveValue, exclusive: false });
+  if (exclusiveValue !== undefined) candidates.push({ value: exclusiveValue, exclusive: true });
+  const tighter = (a: Limit, b: Limit) => (tightness(side, a, b) >= 0 ? a : b);
+  return candidates.reduce<Limit | undefined>(
+    (best, candidate) => (best === undefined ? candidate : tighter(best, candidate)),
+    undefined,
+  );
+}
+
+/** > 0 when `a` admits fewer numbers than `b`, 0 when the same, < 0 when more. */
+function tightness(side: 'minimum' | 'maximum', a: Limit, b: Limit): number {
+  if (a.value !== b.value) return side === 'minimum' ? a.value - b.value : b.value - a.value;
+  return Number(a.exclusive) - Number(b.exclusive);
+}
+
+/**
+ * By meaning (policy `evgen`): a lower or upper limit is compared as one limit, however it is
+ * written, so `minimum: 10, exclusiveMinimum: true` (draft-04) → `minimum: 10` widens (compatible)
+ * and the reverse narrows.
+ */
+function compareRange(
+  ctx: DiffContext,
+  original: Shape,
+  update: Shape,
+  side: 'minimum' | 'maximum',
+): void {
+  const before = limitOf(original.keywords, side);
+  const after = limitOf(update.keywords, side);
+  const exclusiveKeyword = side === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum';
+  const rule = (exclusive: boolean) =>
+    BOUND_KEYWORDS.find(
+      (candidate) => candidate.keyword === (exclusive ? exclusiveKeyword : side),
+    )!;
+  if (before === undefined && after === undefined) return;
+  if (before === undefined) {
+    const added = rule(after!.exclusive);
+    ctx.add(added.added, added.keyword);
+    return;
+  }
+  if (after === undefined) {
+    const removed = rule(before.exclusive);
+    ctx.add(removed.removed, removed.keyword);
+    return;
+  }
+  const change = tightness(side, after, before);
+  if (change === 0) return;
+  if (after.value === before.value) {
+    // Only the exclusivity changed: gained it narrows, lost it widens.
+    const exclusive = rule(true);
+    ctx.add(after.exclusive ? exclusive.added : exclusive.removed, exclusive.keyword);
+    return;
+  }
+  const changed = rule(after.exclusive);
+  const narrowed = change > 0;
+  // A lower limit narrows when it increases; an upper limit when it decreases.
+  const increased = side === 'minimum' ? narrowed : !narrowed;
+  ctx.add(increased ? changed.increased : changed.decreased, changed.keyword);
+}
 
 export const numericBoundsRule: ShapeRule = {
   name: 'numeric-bounds',
   kinds: ['string', 'number', 'object', 'array'],
   compare(ctx, original, update) {
-    for (const rule of BOUND_KEYWORDS) {
-      if (rule.kind !== original.kind) continue;
-      const read = rule.read ?? plain(rule.keyword);
-      const before = read(original);
-      const after = read(update);
-      if (before === after) continue;
-      if (before === undefined) ctx.add(rule.added, rule.keyword);
-      else if (after === undefined) ctx.add(rule.removed, rule.keyword);
-      else ctx.add(before < after ? rule.increased : rule.decreased, rule.keyword);
+    if (ctx.reading === 'confluent' || original.kind !== 'number') {
+      compareWritten(ctx, original, update);
+      return;
     }
+    compareRange(ctx, original, update, 'minimum');
+    compareRange(ctx, original, update, 'maximum');
+    const others = new Set(
+      BOUND_KEYWORDS.map((rule) => rule.keyword).filter(
+        (keyword) => !NUMBER_RANGE_KEYWORDS.has(keyword),
+      ),
+    );
+    compareWritten(ctx, original, update, others);
   },
 };
