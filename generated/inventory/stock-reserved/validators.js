@@ -153,7 +153,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
       }
       if (data.quantity !== undefined && func0.call(data, 'quantity')) {
         let data1 = data.quantity;
-        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
+        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
           const err5 = {
             instancePath: instancePath + '/quantity',
             schemaPath: '#/properties/quantity/type',
@@ -168,7 +168,7 @@ const validateStockReservedV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data1 == 'number') {
+        if (typeof data1 == 'number' && isFinite(data1)) {
           if (data1 < 1 || isNaN(data1)) {
             const err6 = {
               instancePath: instancePath + '/quantity',
@@ -673,7 +673,7 @@ const readStockReservedV1PayloadCompiled = (() => {
       }
       if (data.quantity !== undefined && func0.call(data, 'quantity')) {
         let data1 = data.quantity;
-        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
+        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
           const err4 = {
             instancePath: instancePath + '/quantity',
             schemaPath: '#/properties/quantity/type',
@@ -688,7 +688,7 @@ const readStockReservedV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data1 == 'number') {
+        if (typeof data1 == 'number' && isFinite(data1)) {
           if (data1 < 1 || isNaN(data1)) {
             const err5 = {
               instancePath: instancePath + '/quantity',

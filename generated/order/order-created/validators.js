@@ -149,7 +149,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err3 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -164,7 +164,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err4 = {
               instancePath: instancePath + '/amountMinor',
@@ -949,7 +949,12 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
               }
               if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
-                if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
+                if (!(
+                  typeof data7 == 'number' &&
+                  !(data7 % 1) &&
+                  !isNaN(data7) &&
+                  isFinite(data7)
+                )) {
                   const err23 = {
                     instancePath: instancePath + '/lines/' + i0 + '/quantity',
                     schemaPath: '#/properties/lines/items/properties/quantity/type',
@@ -964,7 +969,7 @@ const validateOrderCreatedV1PayloadCompiled = (() => {
                   }
                   errors++;
                 }
-                if (typeof data7 == 'number') {
+                if (typeof data7 == 'number' && isFinite(data7)) {
                   if (data7 < 1 || isNaN(data7)) {
                     const err24 = {
                       instancePath: instancePath + '/lines/' + i0 + '/quantity',
@@ -1195,7 +1200,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err2 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -1210,7 +1215,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err3 = {
               instancePath: instancePath + '/amountMinor',
@@ -1929,7 +1934,12 @@ const readOrderCreatedV1PayloadCompiled = (() => {
               }
               if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
-                if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
+                if (!(
+                  typeof data7 == 'number' &&
+                  !(data7 % 1) &&
+                  !isNaN(data7) &&
+                  isFinite(data7)
+                )) {
                   const err21 = {
                     instancePath: instancePath + '/lines/' + i0 + '/quantity',
                     schemaPath: '#/properties/lines/items/properties/quantity/type',
@@ -1944,7 +1954,7 @@ const readOrderCreatedV1PayloadCompiled = (() => {
                   }
                   errors++;
                 }
-                if (typeof data7 == 'number') {
+                if (typeof data7 == 'number' && isFinite(data7)) {
                   if (data7 < 1 || isNaN(data7)) {
                     const err22 = {
                       instancePath: instancePath + '/lines/' + i0 + '/quantity',
@@ -2212,7 +2222,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err3 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -2227,7 +2237,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err4 = {
               instancePath: instancePath + '/amountMinor',
@@ -3012,7 +3022,12 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
               }
               if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
-                if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
+                if (!(
+                  typeof data7 == 'number' &&
+                  !(data7 % 1) &&
+                  !isNaN(data7) &&
+                  isFinite(data7)
+                )) {
                   const err23 = {
                     instancePath: instancePath + '/lines/' + i0 + '/quantity',
                     schemaPath: '#/properties/lines/items/properties/quantity/type',
@@ -3027,7 +3042,7 @@ const validateOrderCreatedV2PayloadCompiled = (() => {
                   }
                   errors++;
                 }
-                if (typeof data7 == 'number') {
+                if (typeof data7 == 'number' && isFinite(data7)) {
                   if (data7 < 1 || isNaN(data7)) {
                     const err24 = {
                       instancePath: instancePath + '/lines/' + i0 + '/quantity',
@@ -3314,7 +3329,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err2 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -3329,7 +3344,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err3 = {
               instancePath: instancePath + '/amountMinor',
@@ -4047,7 +4062,12 @@ const readOrderCreatedV2PayloadCompiled = (() => {
               }
               if (data5.quantity !== undefined && func0.call(data5, 'quantity')) {
                 let data7 = data5.quantity;
-                if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
+                if (!(
+                  typeof data7 == 'number' &&
+                  !(data7 % 1) &&
+                  !isNaN(data7) &&
+                  isFinite(data7)
+                )) {
                   const err21 = {
                     instancePath: instancePath + '/lines/' + i0 + '/quantity',
                     schemaPath: '#/properties/lines/items/properties/quantity/type',
@@ -4062,7 +4082,7 @@ const readOrderCreatedV2PayloadCompiled = (() => {
                   }
                   errors++;
                 }
-                if (typeof data7 == 'number') {
+                if (typeof data7 == 'number' && isFinite(data7)) {
                   if (data7 < 1 || isNaN(data7)) {
                     const err22 = {
                       instancePath: instancePath + '/lines/' + i0 + '/quantity',

@@ -120,7 +120,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err3 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -135,7 +135,7 @@ const validateOrderPaidV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err4 = {
               instancePath: instancePath + '/amountMinor',
@@ -572,7 +572,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err2 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -587,7 +587,7 @@ const readOrderPaidV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err3 = {
               instancePath: instancePath + '/amountMinor',

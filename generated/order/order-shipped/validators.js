@@ -752,7 +752,12 @@ const validateOrderShippedV1PayloadCompiled = (() => {
               }
               if (data5.weightGrams !== undefined && func0.call(data5, 'weightGrams')) {
                 let data7 = data5.weightGrams;
-                if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
+                if (!(
+                  typeof data7 == 'number' &&
+                  !(data7 % 1) &&
+                  !isNaN(data7) &&
+                  isFinite(data7)
+                )) {
                   const err22 = {
                     instancePath: instancePath + '/parcels/' + i0 + '/weightGrams',
                     schemaPath: '#/properties/parcels/items/properties/weightGrams/type',
@@ -767,7 +772,7 @@ const validateOrderShippedV1PayloadCompiled = (() => {
                   }
                   errors++;
                 }
-                if (typeof data7 == 'number') {
+                if (typeof data7 == 'number' && isFinite(data7)) {
                   if (data7 < 1 || isNaN(data7)) {
                     const err23 = {
                       instancePath: instancePath + '/parcels/' + i0 + '/weightGrams',
@@ -1599,7 +1604,12 @@ const readOrderShippedV1PayloadCompiled = (() => {
               }
               if (data5.weightGrams !== undefined && func0.call(data5, 'weightGrams')) {
                 let data7 = data5.weightGrams;
-                if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7))) {
+                if (!(
+                  typeof data7 == 'number' &&
+                  !(data7 % 1) &&
+                  !isNaN(data7) &&
+                  isFinite(data7)
+                )) {
                   const err20 = {
                     instancePath: instancePath + '/parcels/' + i0 + '/weightGrams',
                     schemaPath: '#/properties/parcels/items/properties/weightGrams/type',
@@ -1614,7 +1624,7 @@ const readOrderShippedV1PayloadCompiled = (() => {
                   }
                   errors++;
                 }
-                if (typeof data7 == 'number') {
+                if (typeof data7 == 'number' && isFinite(data7)) {
                   if (data7 < 1 || isNaN(data7)) {
                     const err21 = {
                       instancePath: instancePath + '/parcels/' + i0 + '/weightGrams',

@@ -36,6 +36,9 @@ const AJV_OPTIONS: Options = {
   allErrors: true,
   // The catalog loader already rejected unknown keywords it cares about; annotations are fine.
   strict: false,
+  // …but only finite numbers: `strict: false` would also let NaN and Infinity pass `type: number`,
+  // and JSON.stringify sends them as `null`, which every reader rejects (1e400 parses to Infinity).
+  strictNumbers: true,
   validateFormats: true,
   // Only own properties count: an absent optional `constructor` or `toString` must not be read
   // from Object.prototype (and fail its type), nor an inherited value satisfy `required`.

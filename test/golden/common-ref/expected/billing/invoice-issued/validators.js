@@ -439,7 +439,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err3 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -454,7 +454,7 @@ const validateInvoiceIssuedV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err4 = {
               instancePath: instancePath + '/amountMinor',
@@ -1158,7 +1158,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err2 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -1173,7 +1173,7 @@ const readInvoiceIssuedV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err3 = {
               instancePath: instancePath + '/amountMinor',
@@ -1916,7 +1916,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err3 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -1931,7 +1931,7 @@ const validateInvoiceIssuedV2PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err4 = {
               instancePath: instancePath + '/amountMinor',
@@ -2681,7 +2681,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err2 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -2696,7 +2696,7 @@ const readInvoiceIssuedV2PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err3 = {
               instancePath: instancePath + '/amountMinor',

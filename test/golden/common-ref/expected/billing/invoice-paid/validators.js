@@ -148,7 +148,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err3 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -163,7 +163,7 @@ const validateInvoicePaidV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err4 = {
               instancePath: instancePath + '/amountMinor',
@@ -504,7 +504,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data0 = data.amountMinor;
-        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0))) {
+        if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
           const err2 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/properties/amountMinor/type',
@@ -519,7 +519,7 @@ const readInvoicePaidV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data0 == 'number') {
+        if (typeof data0 == 'number' && isFinite(data0)) {
           if (data0 < 0 || isNaN(data0)) {
             const err3 = {
               instancePath: instancePath + '/amountMinor',

@@ -302,7 +302,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
       }
       if (data.qty !== undefined && func0.call(data, 'qty')) {
         let data1 = data.qty;
-        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
+        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
           const err5 = {
             instancePath: instancePath + '/qty',
             schemaPath: '#/properties/qty/type',
@@ -317,7 +317,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data1 == 'number') {
+        if (typeof data1 == 'number' && isFinite(data1)) {
           if (data1 < 1 || isNaN(data1)) {
             const err6 = {
               instancePath: instancePath + '/qty',
@@ -464,7 +464,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
       }
       if (data.percent !== undefined && func0.call(data, 'percent')) {
         let data1 = data.percent;
-        if (typeof data1 == 'number') {
+        if (typeof data1 == 'number' && isFinite(data1)) {
           if (data1 > 100 || isNaN(data1)) {
             const err4 = {
               instancePath: instancePath + '/percent',
@@ -600,7 +600,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data3 = data.amountMinor;
-        if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3))) {
+        if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
           const err12 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/oneOf/1/properties/amountMinor/type',
@@ -615,7 +615,7 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data3 == 'number') {
+        if (typeof data3 == 'number' && isFinite(data3)) {
           if (data3 < 1 || isNaN(data3)) {
             const err13 = {
               instancePath: instancePath + '/amountMinor',
@@ -869,7 +869,8 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
         if (Array.isArray(data4)) {
           const len1 = data4.length;
           if (len1 > 0) {
-            if (!(typeof data4[0] == 'number')) {
+            let data5 = data4[0];
+            if (!(typeof data5 == 'number' && isFinite(data5))) {
               const err6 = {
                 instancePath: instancePath + '/coordinates/0',
                 schemaPath: '#/properties/coordinates/prefixItems/0/type',
@@ -886,7 +887,8 @@ const validateCartCheckedOutV1PayloadCompiled = (() => {
             }
           }
           if (len1 > 1) {
-            if (!(typeof data4[1] == 'number')) {
+            let data6 = data4[1];
+            if (!(typeof data6 == 'number' && isFinite(data6))) {
               const err7 = {
                 instancePath: instancePath + '/coordinates/1',
                 schemaPath: '#/properties/coordinates/prefixItems/1/type',
@@ -1309,7 +1311,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       }
       if (data.qty !== undefined && func0.call(data, 'qty')) {
         let data1 = data.qty;
-        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1))) {
+        if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
           const err4 = {
             instancePath: instancePath + '/qty',
             schemaPath: '#/properties/qty/type',
@@ -1324,7 +1326,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data1 == 'number') {
+        if (typeof data1 == 'number' && isFinite(data1)) {
           if (data1 < 1 || isNaN(data1)) {
             const err5 = {
               instancePath: instancePath + '/qty',
@@ -1454,7 +1456,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       }
       if (data.percent !== undefined && func0.call(data, 'percent')) {
         let data1 = data.percent;
-        if (typeof data1 == 'number') {
+        if (typeof data1 == 'number' && isFinite(data1)) {
           if (data1 > 100 || isNaN(data1)) {
             const err3 = {
               instancePath: instancePath + '/percent',
@@ -1574,7 +1576,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
       }
       if (data.amountMinor !== undefined && func0.call(data, 'amountMinor')) {
         let data3 = data.amountMinor;
-        if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3))) {
+        if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
           const err10 = {
             instancePath: instancePath + '/amountMinor',
             schemaPath: '#/anyOf/1/properties/amountMinor/type',
@@ -1589,7 +1591,7 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
           }
           errors++;
         }
-        if (typeof data3 == 'number') {
+        if (typeof data3 == 'number' && isFinite(data3)) {
           if (data3 < 1 || isNaN(data3)) {
             const err11 = {
               instancePath: instancePath + '/amountMinor',
@@ -1819,7 +1821,8 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
         if (Array.isArray(data4)) {
           const len1 = data4.length;
           if (len1 > 0) {
-            if (!(typeof data4[0] == 'number')) {
+            let data5 = data4[0];
+            if (!(typeof data5 == 'number' && isFinite(data5))) {
               const err6 = {
                 instancePath: instancePath + '/coordinates/0',
                 schemaPath: '#/properties/coordinates/prefixItems/0/type',
@@ -1836,7 +1839,8 @@ const readCartCheckedOutV1PayloadCompiled = (() => {
             }
           }
           if (len1 > 1) {
-            if (!(typeof data4[1] == 'number')) {
+            let data6 = data4[1];
+            if (!(typeof data6 == 'number' && isFinite(data6))) {
               const err7 = {
                 instancePath: instancePath + '/coordinates/1',
                 schemaPath: '#/properties/coordinates/prefixItems/1/type',

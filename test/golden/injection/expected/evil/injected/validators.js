@@ -201,7 +201,7 @@ const validateInjectedV1PayloadCompiled = (() => {
       }
       if (data['"\'`${x}`'] !== undefined && func0.call(data, '"\'`${x}`')) {
         let data2 = data['"\'`${x}`'];
-        if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2))) {
+        if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
           const err7 = {
             instancePath: instancePath + '/"\'`${x}`',
             schemaPath: "#/properties/%22'%60%24%7Bx%7D%60/type",
@@ -558,7 +558,7 @@ const readInjectedV1PayloadCompiled = (() => {
       }
       if (data['"\'`${x}`'] !== undefined && func0.call(data, '"\'`${x}`')) {
         let data2 = data['"\'`${x}`'];
-        if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2))) {
+        if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
           const err6 = {
             instancePath: instancePath + '/"\'`${x}`',
             schemaPath: "#/properties/%22'%60%24%7Bx%7D%60/type",
