@@ -7,6 +7,7 @@ export * from './relay.js';
 export * from './relay-errors.js';
 export * from './cleanup.js';
 export * from './outbox-stats.js';
+export * from './outbox-status.js';
 export * from './find-outbox-event.js';
 export * from './recording-publisher.js';
 export * from './dead-events.js';

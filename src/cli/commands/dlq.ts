@@ -1,0 +1,305 @@
+/**
+ * `evgen dlq list|show|replay`: the consumers' dead letters (RabbitMQ dead queues), with the
+ * diagnostics recorded when each was dead-lettered.
+ *   list              every letter of each consumer (or `--consumer`), filtered
+ *   show <messageId>  one message's letters in full: headers and body
+ *   replay            sends the selected letters back to their consumer's work queue, same
+ *                     messageId, through the inbox again (a consumer that already handled it
+ *                     skips it); needs a filter or `--all`; `--dry-run` only says what it would do
+ * Nothing is removed by list or show. Consumers come from the catalog (`--events`).
+ * Exit 0 ok, 1 `show` found nothing, 2 bad input (unknown consumer, no broker URL, missing queue).
+ */
+import { Option, type Command } from 'commander';
+import { loadCatalog } from '../../catalog/load-catalog.js';
+import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
+import { loadConfig } from '../config.js';
+import {
+  matchesFilter,
+  rabbitDeadLetterSource,
+  type DeadLetterFilter,
+  type DeadLetterRecord,
+  type DeadLetterSource,
+} from '../dead-letter-sources.js';
+import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
+import {
+  addAmqpOptions,
+  amqpUrl,
+  printable,
+  redactUrl,
+  topologyPrefix,
+  type AmqpFlags,
+} from '../operator-options.js';
+
+export interface DlqOptions extends AmqpFlags {
+  readonly events?: string;
+  readonly config?: string;
+  readonly consumer?: string;
+  readonly eventType?: string;
+  readonly errorType?: string;
+  readonly since?: string;
+  readonly until?: string;
+  readonly messageId?: string;
+  readonly json?: boolean;
+  readonly dryRun?: boolean;
+  readonly all?: boolean;
+}
+
+function addSelection(command: Command, filters: boolean): Command {
+  addFolderOptions(command);
+  addAmqpOptions(command);
+  command.option(
+    '--consumer <name>',
+    'only this consumer (default: every consumer in the catalog)',
+  );
+  if (filters) {
+    command
+      .option('--event-type <type>', 'only letters of this event type')
+      .option('--error-type <type>', 'only letters dead-lettered with this error type')
+      .option('--message-id <id>', 'only the letter(s) of this messageId')
+      .addOption(new Option('--since <time>', 'dead-lettered at or after (ISO-8601)'))
+      .addOption(new Option('--until <time>', 'dead-lettered before (ISO-8601)'));
+  }
+  return command.option('--json', 'print JSON');
+}
+
+export function registerDlq(program: Command): void {
+  const dlq = program
+    .command('dlq')
+    .description("inspect and replay consumers' dead letters (RabbitMQ dead queues)");
+  addSelection(
+    dlq.command('list').description('list dead letters with their diagnostics'),
+    true,
+  ).action(async (options: DlqOptions) => {
+    process.exitCode = await runDlqList(options);
+  });
+  addSelection(
+    dlq.command('show').description("one message's dead letters in full").argument('<messageId>'),
+    false,
+  ).action(async (messageId: string, options: DlqOptions) => {
+    process.exitCode = await runDlqShow(messageId, options);
+  });
+  addSelection(
+    dlq
+      .command('replay')
+      .description(
+        'send selected dead letters back through their consumer (same messageId, inbox-guarded)',
+      )
+      .option('--all', 'replay every letter (required when no filter is given)')
+      .option('--dry-run', 'list what would be replayed; change nothing'),
+    true,
+  ).action(async (options: DlqOptions) => {
+    process.exitCode = await runDlqReplay(options);
+  });
+}
+
+function filterOf(options: DlqOptions): DeadLetterFilter {
+  for (const [flag, value] of [
+    ['--since', options.since],
+    ['--until', options.until],
+  ] as const) {
+    if (value !== undefined && Number.isNaN(Date.parse(value))) {
+      throw refuse({
+        code: 'bad-time',
+        file: flag,
+        message: `${flag} ${printable(value)} is not a time`,
+        hint: `give an ISO-8601 time, e.g. ${flag} 2026-11-30T12:00:00Z`,
+      });
+    }
+  }
+  return Object.fromEntries(
+    (
+      [
+        ['messageId', options.messageId],
+        ['eventType', options.eventType],
+        ['errorType', options.errorType],
+        ['since', options.since],
+        ['until', options.until],
+      ] as const
+    ).filter(([, value]) => value !== undefined),
+  ) as DeadLetterFilter;
+}
+
+/** The consumers to look at: `--consumer`, checked against the catalog, or all of them. */
+async function consumersOf(options: DlqOptions): Promise<string[]> {
+  const config = await loadConfig(options);
+  const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+  const names = catalog.consumers.map((consumer) => consumer.name);
+  if (options.consumer === undefined) return names;
+  if (!names.includes(options.consumer)) {
+    throw refuse({
+      code: 'unknown-consumer',
+      file: '--consumer',
+      message: `the catalog declares no consumer named ${printable(options.consumer)}`,
+      hint:
+        names.length === 0
+          ? 'declare consumers in events/_consumers/<name>.json'
+          : `use one of: ${names.join(', ')}`,
+    });
+  }
+  return [options.consumer];
+}
+
+/** Opens the dead-letter source, runs `work`, closes it; a missing dead queue is a refusal. */
+async function withSource<T>(
+  options: DlqOptions,
+  work: (source: DeadLetterSource) => Promise<T>,
+): Promise<T> {
+  const url = amqpUrl(options);
+  if (url === undefined) {
+    throw refuse({
+      code: 'amqp-url-missing',
+      file: '--amqp-url',
+      message: 'no broker to read: neither --amqp-url nor AMQP_URL is set',
+      hint: 'pass --amqp-url amqp://user:pass@host:5672, or set AMQP_URL',
+    });
+  }
+  let source: DeadLetterSource;
+  try {
+    source = await rabbitDeadLetterSource(url, topologyPrefix(options));
+  } catch (error) {
+    throw refuse({
+      code: 'broker-unreachable',
+      file: '--amqp-url',
+      message: `cannot reach RabbitMQ at ${redactUrl(url)}: ${(error as Error).message}`,
+      hint: 'check that RabbitMQ is running and the URL (host, port, user, vhost) is right',
+    });
+  }
+  try {
+    return await work(source);
+  } catch (error) {
+    if (/NOT_FOUND/.test((error as Error).message)) {
+      throw refuse({
+        code: 'dead-queue-missing',
+        file: '--prefix',
+        message: `a dead queue does not exist: ${printable((error as Error).message)}`,
+        hint: 'give the --prefix your services declare their topology with, and check that the consumer has run once',
+      });
+    }
+    throw error;
+  } finally {
+    await source.close();
+  }
+}
+
+function summary(record: DeadLetterRecord): string {
+  const parts = [
+    record.messageId ?? '(no messageId)',
+    record.eventType ?? '(no type)',
+    `${record.errorType ?? 'error'}: ${record.errorMessage ?? ''}`,
+    `attempts ${record.attempts ?? '?'}`,
+    `dead-lettered ${record.deadLetteredAt ?? '?'}`,
+  ];
+  if (record.replays !== undefined) parts.push(`replayed ${record.replays}x before`);
+  return printable(parts.join('  '));
+}
+
+function detail(record: DeadLetterRecord): string {
+  const { headers, body, ...fields } = record;
+  const lines = Object.entries(fields).map(
+    ([name, value]) => `${name}: ${printable(String(value))}`,
+  );
+  lines.push('headers:');
+  for (const [name, value] of Object.entries(headers))
+    lines.push(
+      `  ${printable(name)}: ${printable(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))}`,
+    );
+  lines.push('body:', printable(body));
+  return lines.join('\n');
+}
+
+export function runDlqList(options: DlqOptions): Promise<number> {
+  return reportingProblems(async () => {
+    const filter = filterOf(options);
+    const consumers = await consumersOf(options);
+    const found = await withSource(options, async (source) => {
+      const result: [string, DeadLetterRecord[]][] = [];
+      for (const consumer of consumers) {
+        const letters = (await source.list(consumer)).filter((letter) =>
+          matchesFilter(letter, filter),
+        );
+        result.push([consumer, letters]);
+      }
+      return result;
+    });
+    if (options.json === true) {
+      process.stdout.write(
+        `${JSON.stringify(
+          found.flatMap(([, letters]) => letters),
+          null,
+          2,
+        )}\n`,
+      );
+      return EXIT_OK;
+    }
+    const lines: string[] = [];
+    for (const [consumer, letters] of found) {
+      lines.push(`${consumer}: ${letters.length} dead letter(s)`);
+      for (const letter of letters) lines.push(`  ${summary(letter)}`);
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return EXIT_OK;
+  });
+}
+
+export function runDlqShow(messageId: string, options: DlqOptions): Promise<number> {
+  return reportingProblems(async () => {
+    const consumers = await consumersOf(options);
+    const letters = await withSource(options, async (source) => {
+      const result: DeadLetterRecord[] = [];
+      for (const consumer of consumers)
+        result.push(...(await source.list(consumer)).filter((l) => l.messageId === messageId));
+      return result;
+    });
+    if (options.json === true) process.stdout.write(`${JSON.stringify(letters, null, 2)}\n`);
+    else if (letters.length === 0)
+      process.stdout.write(`no dead letter with messageId ${printable(messageId)}\n`);
+    else process.stdout.write(`${letters.map(detail).join('\n\n')}\n`);
+    return letters.length === 0 ? EXIT_FINDINGS : EXIT_OK;
+  });
+}
+
+export function runDlqReplay(options: DlqOptions): Promise<number> {
+  return reportingProblems(async () => {
+    const filter = filterOf(options);
+    if (Object.keys(filter).length === 0 && options.all !== true) {
+      throw refuse({
+        code: 'replay-needs-selection',
+        file: 'evgen dlq replay',
+        message: 'no letters selected: replay needs a filter or --all',
+        hint: 'add --message-id, --event-type, --error-type, --since/--until, or --all (try --dry-run first)',
+      });
+    }
+    const consumers = await consumersOf(options);
+    const outcome = await withSource(options, async (source) => {
+      const result: { consumer: string; replayed: string[]; kept: number }[] = [];
+      for (const consumer of consumers) {
+        if (options.dryRun === true) {
+          const letters = await source.list(consumer);
+          const selected = letters.filter((letter) => matchesFilter(letter, filter));
+          result.push({
+            consumer,
+            replayed: selected.map((letter) => letter.messageId ?? '(no messageId)'),
+            kept: letters.length - selected.length,
+          });
+        } else {
+          const done = await source.replay(consumer, filter);
+          result.push({ consumer, replayed: [...done.replayed], kept: done.kept });
+        }
+      }
+      return result;
+    });
+    if (options.json === true) {
+      process.stdout.write(
+        `${JSON.stringify({ dryRun: options.dryRun === true, consumers: outcome }, null, 2)}\n`,
+      );
+      return EXIT_OK;
+    }
+    const verb = options.dryRun === true ? 'would replay' : 'replayed';
+    const lines = outcome.map(
+      ({ consumer, replayed, kept }) =>
+        `${consumer}: ${verb} ${replayed.length}${replayed.length > 0 ? ` (${replayed.map(printable).join(', ')})` : ''}, kept ${kept}`,
+    );
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return EXIT_OK;
+  });
+}

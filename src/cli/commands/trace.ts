@@ -1,0 +1,140 @@
+/**
+ * `evgen trace <messageId>`: where one event is, in one answer: its outbox row (written? SENT?
+ * how many publish attempts, last error, DEAD?), which consumers committed it in their inbox and
+ * when, which subscribed consumers have not, and the dead letters holding it (with the handling
+ * attempts they record). Reads the same tables and queues the runtime uses; with no broker URL
+ * the dead letters are left out and the output says so.
+ * Exit 0 found, 1 found nowhere, 2 bad input.
+ */
+import type { Command } from 'commander';
+import { loadCatalog } from '../../catalog/load-catalog.js';
+import type { InboxEntry } from '../../runtime/inbox/find-inbox-entries.js';
+import type { OutboxEventRecord } from '../../runtime/outbox/find-outbox-event.js';
+import { addFolderOptions, reportingProblems } from '../command-support.js';
+import { loadConfig } from '../config.js';
+import { rabbitDeadLetterSource, type DeadLetterRecord } from '../dead-letter-sources.js';
+import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
+import {
+  addAmqpOptions,
+  addDatabaseOptions,
+  amqpUrl,
+  inboxTableOptions,
+  outboxTableOptions,
+  printable,
+  topologyPrefix,
+  withDatabase,
+  type AmqpFlags,
+  type DatabaseFlags,
+} from '../operator-options.js';
+
+export interface TraceOptions extends DatabaseFlags, AmqpFlags {
+  readonly events?: string;
+  readonly config?: string;
+  readonly json?: boolean;
+}
+
+/** Everything known about one messageId. */
+export interface MessageTrace {
+  readonly messageId: string;
+  readonly outbox: OutboxEventRecord | null;
+  readonly inbox: readonly InboxEntry[];
+  /** Consumers of the catalog subscribed to the event type that have no inbox row for it. */
+  readonly notHandledBy: readonly string[];
+  /** null when no broker was given (not looked at). */
+  readonly deadLetters: readonly DeadLetterRecord[] | null;
+}
+
+export function registerTrace(program: Command): void {
+  addAmqpOptions(
+    addDatabaseOptions(
+      addFolderOptions(
+        program
+          .command('trace')
+          .description('where one event is: outbox row, inbox rows per consumer, dead letters')
+          .argument('<messageId>', 'the envelope messageId')
+          .option('--json', 'print JSON'),
+      ),
+    ),
+  ).action(async (messageId: string, options: TraceOptions) => {
+    process.exitCode = await runTrace(messageId, options);
+  });
+}
+
+export function runTrace(messageId: string, options: TraceOptions): Promise<number> {
+  return reportingProblems(async () => {
+    const config = await loadConfig(options);
+    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const { outbox, inbox } = await withDatabase(options, async (db) => {
+      const [{ findOutboxEvent }, { findInboxEntries }] = await Promise.all([
+        import('../../runtime/outbox/find-outbox-event.js'),
+        import('../../runtime/inbox/find-inbox-entries.js'),
+      ]);
+      return {
+        outbox: (await findOutboxEvent(db, messageId, outboxTableOptions(options))) ?? null,
+        inbox: await findInboxEntries(db, messageId, inboxTableOptions(options)),
+      };
+    });
+    const url = amqpUrl(options);
+    let deadLetters: DeadLetterRecord[] | null = null;
+    if (url !== undefined) {
+      const source = await rabbitDeadLetterSource(url, topologyPrefix(options));
+      deadLetters = [];
+      try {
+        for (const consumer of catalog.consumers) {
+          const letters = await source.list(consumer.name).catch(() => []);
+          deadLetters.push(...letters.filter((letter) => letter.messageId === messageId));
+        }
+      } finally {
+        await source.close();
+      }
+    }
+    const eventType = outbox?.eventType ?? deadLetters?.find((l) => l.eventType)?.eventType;
+    const handled = new Set(inbox.map((entry) => entry.consumer));
+    const notHandledBy =
+      eventType === undefined
+        ? []
+        : catalog.consumers
+            .filter((c) => c.subscribes.includes(eventType) && !handled.has(c.name))
+            .map((c) => c.name);
+    const trace: MessageTrace = { messageId, outbox, inbox, notHandledBy, deadLetters };
+    process.stdout.write(
+      options.json === true ? `${JSON.stringify(trace, null, 2)}\n` : formatTrace(trace),
+    );
+    const found = outbox !== null || inbox.length > 0 || (deadLetters?.length ?? 0) > 0;
+    return found ? EXIT_OK : EXIT_FINDINGS;
+  });
+}
+
+function formatTrace(trace: MessageTrace): string {
+  const lines = [`messageId ${printable(trace.messageId)}`];
+  const row = trace.outbox;
+  if (row === null) {
+    lines.push('outbox: no row (not written here, or cleaned up after it was SENT)');
+  } else {
+    lines.push(
+      `outbox: ${row.status}, ${row.eventType} v${row.schemaVersion}, aggregate ${row.aggregateType} ${row.aggregateId}`,
+      `  written ${row.createdAt}, publish attempts ${row.attempts}${row.sentAt !== null ? `, sent ${row.sentAt}` : ''}`,
+    );
+    if (row.lastError !== null) lines.push(`  last error: ${row.lastError}`);
+    if (row.status === 'DEAD')
+      lines.push('  DEAD: later events of this aggregate wait; revive with evgen outbox revive');
+  }
+  if (trace.inbox.length === 0) lines.push('inbox: no consumer has committed it');
+  for (const entry of trace.inbox)
+    lines.push(`inbox: ${entry.consumer} committed it at ${entry.processedAt ?? entry.receivedAt}`);
+  for (const consumer of trace.notHandledBy)
+    lines.push(`inbox: ${consumer} (subscribed) has not committed it`);
+  if (trace.deadLetters === null) {
+    lines.push('dead letters: not looked at (give --amqp-url or set AMQP_URL)');
+  } else if (trace.deadLetters.length === 0) {
+    lines.push('dead letters: none');
+  } else {
+    for (const letter of trace.deadLetters) {
+      lines.push(
+        `dead letter: ${letter.consumer} (${letter.transport}), ${letter.errorType ?? 'error'}: ${letter.errorMessage ?? ''}`,
+        `  handling attempts ${letter.attempts ?? '?'}, dead-lettered ${letter.deadLetteredAt ?? '?'}${letter.replays !== undefined ? `, replayed ${letter.replays}x before` : ''}`,
+      );
+    }
+  }
+  return `${lines.map(printable).join('\n')}\n`;
+}

@@ -1,0 +1,138 @@
+/**
+ * Dead letters as the operator commands see them, whatever the transport: one record shape, one
+ * filter, and a source per transport that lists and replays a consumer's dead letters through the
+ * runtime's own functions (so a replay keeps the messageId and goes through the inbox again).
+ */
+import type { ChannelModel } from 'amqplib';
+import type { DeadLetter } from '../runtime/rabbitmq/dead-letters.js';
+import { resolveTopology } from '../runtime/rabbitmq/topology.js';
+
+/** One dead letter, transport-neutral. Absent fields were not recorded by whoever dead-lettered it. */
+export interface DeadLetterRecord {
+  readonly transport: 'rabbitmq' | 'kafka';
+  readonly consumer: string;
+  readonly messageId?: string;
+  readonly eventType?: string;
+  readonly errorType?: string;
+  readonly errorMessage?: string;
+  /** Handling attempts made, the first delivery included. */
+  readonly attempts?: number;
+  readonly firstFailureAt?: string;
+  readonly lastFailureAt?: string;
+  readonly deadLetteredAt?: string;
+  readonly traceId?: string;
+  /** Where it was first published: exchange + routing key, or topic/partition/offset. */
+  readonly origin?: string;
+  readonly replays?: number;
+  readonly headers: Readonly<Record<string, unknown>>;
+  readonly body: string;
+}
+
+export interface DeadLetterFilter {
+  readonly messageId?: string;
+  readonly eventType?: string;
+  readonly errorType?: string;
+  /** ISO-8601: dead-lettered at or after. */
+  readonly since?: string;
+  /** ISO-8601: dead-lettered before. */
+  readonly until?: string;
+}
+
+/** Whether `record` passes every filter given; a time filter excludes records without a time. */
+export function matchesFilter(record: DeadLetterRecord, filter: DeadLetterFilter): boolean {
+  if (filter.messageId !== undefined && record.messageId !== filter.messageId) return false;
+  if (filter.eventType !== undefined && record.eventType !== filter.eventType) return false;
+  if (filter.errorType !== undefined && record.errorType !== filter.errorType) return false;
+  const at = record.deadLetteredAt === undefined ? NaN : Date.parse(record.deadLetteredAt);
+  if (filter.since !== undefined && !(at >= Date.parse(filter.since))) return false;
+  if (filter.until !== undefined && !(at < Date.parse(filter.until))) return false;
+  return true;
+}
+
+export interface ReplayOutcome {
+  readonly replayed: readonly string[];
+  readonly kept: number;
+}
+
+/** A transport's dead letters for the catalog's consumers. */
+export interface DeadLetterSource {
+  readonly transport: DeadLetterRecord['transport'];
+  list(consumer: string): Promise<DeadLetterRecord[]>;
+  replay(consumer: string, filter: DeadLetterFilter): Promise<ReplayOutcome>;
+  close(): Promise<void>;
+}
+
+/** Printable text of a header value (AMQP long strings arrive as Buffers). */
+function headerText(value: unknown): unknown {
+  return Buffer.isBuffer(value) ? value.toString('utf8') : value;
+}
+
+function fromRabbit(consumer: string, letter: DeadLetter): DeadLetterRecord {
+  const d = letter.diagnostics;
+  const origin =
+    d.originalExchange !== undefined || d.originalRoutingKey !== undefined
+      ? `exchange ${d.originalExchange ?? '(default)'}, routing key ${d.originalRoutingKey ?? ''}`
+      : undefined;
+  const entries: [string, unknown][] = [
+    ['transport', 'rabbitmq'],
+    ['consumer', consumer],
+    ['messageId', letter.messageId],
+    ['eventType', letter.eventType],
+    ['errorType', d.errorType],
+    ['errorMessage', d.errorMessage],
+    ['attempts', d.attempts],
+    ['firstFailureAt', d.firstFailureAt],
+    ['lastFailureAt', d.lastFailureAt],
+    ['deadLetteredAt', d.deadLetteredAt],
+    ['traceId', d.traceId],
+    ['origin', origin],
+    ['replays', d.replays],
+    [
+      'headers',
+      Object.fromEntries(
+        Object.entries(letter.headers)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([name, value]) => [name, headerText(value)]),
+      ),
+    ],
+    ['body', letter.content.toString('utf8')],
+  ];
+  return Object.fromEntries(
+    entries.filter(([, value]) => value !== undefined),
+  ) as unknown as DeadLetterRecord;
+}
+
+/** RabbitMQ dead queues (`<prefix><consumer>.dead`), read and replayed by the runtime's functions. */
+export async function rabbitDeadLetterSource(
+  url: string,
+  prefix: string,
+): Promise<DeadLetterSource> {
+  const amqp = await import('amqplib');
+  const { listDeadLetters, replayDeadLetters } =
+    await import('../runtime/rabbitmq/dead-letters.js');
+  const connection: ChannelModel = await amqp.connect(url);
+  connection.on('error', () => undefined);
+  // Only queue names matter here: subscriptions and tiers do not change the dead queue's name.
+  const routesOf = (consumer: string) =>
+    resolveTopology(
+      { exchanges: [], consumers: [{ name: consumer, subscriptions: [] }] },
+      { prefix },
+    ).consumers[consumer]!;
+  return {
+    transport: 'rabbitmq',
+    async list(consumer) {
+      const letters = await listDeadLetters({ connection, routes: routesOf(consumer) });
+      return letters.map((letter) => fromRabbit(consumer, letter));
+    },
+    async replay(consumer, filter) {
+      return replayDeadLetters({
+        connection,
+        routes: routesOf(consumer),
+        filter: (letter) => matchesFilter(fromRabbit(consumer, letter), filter),
+      });
+    },
+    async close() {
+      await connection.close().catch(() => undefined);
+    },
+  };
+}

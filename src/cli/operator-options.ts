@@ -1,0 +1,149 @@
+/**
+ * What the operator commands (`outbox`, `dlq`, `trace`) share: where the outbox and inbox tables
+ * are, how to reach the database and the brokers (flags first, then environment variables), one
+ * way to open and always close those connections, and refusals that say what to set. Drivers are
+ * loaded only when a command needs them.
+ */
+import type { Command } from 'commander';
+import type { Database } from '../runtime/db/database.js';
+import type { OutboxTableOptions } from '../runtime/outbox/outbox-table.js';
+import type { InboxTableOptions } from '../runtime/inbox/inbox-tables.js';
+import { refuse } from './command-support.js';
+
+export interface DatabaseFlags {
+  readonly databaseUrl?: string;
+  readonly schema?: string;
+  readonly outboxTable?: string;
+  readonly inboxTable?: string;
+}
+
+export interface AmqpFlags {
+  readonly amqpUrl?: string;
+  readonly prefix?: string;
+}
+
+export function addDatabaseOptions(command: Command): Command {
+  return command
+    .option('--database-url <url>', 'PostgreSQL URL (default: $DATABASE_URL)')
+    .option('--schema <name>', 'schema of the outbox and inbox tables (default: the search_path)')
+    .option('--outbox-table <name>', 'outbox table name (default: outbox_event)')
+    .option('--inbox-table <name>', 'inbox table name (default: inbox_message)');
+}
+
+export function addAmqpOptions(command: Command): Command {
+  return command
+    .option('--amqp-url <url>', 'RabbitMQ URL (default: $AMQP_URL)')
+    .option('--prefix <prefix>', 'topology prefix the services use (default: $EVGEN_PREFIX or "")');
+}
+
+export function outboxTableOptions(flags: DatabaseFlags): OutboxTableOptions {
+  return {
+    ...(flags.schema !== undefined ? { schema: flags.schema } : {}),
+    ...(flags.outboxTable !== undefined ? { table: flags.outboxTable } : {}),
+  };
+}
+
+export function inboxTableOptions(flags: DatabaseFlags): InboxTableOptions {
+  return {
+    ...(flags.schema !== undefined ? { schema: flags.schema } : {}),
+    ...(flags.inboxTable !== undefined ? { table: flags.inboxTable } : {}),
+  };
+}
+
+/** A URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export function databaseUrl(flags: DatabaseFlags): string {
+  const url = nonEmpty(flags.databaseUrl) ?? nonEmpty(process.env.DATABASE_URL);
+  if (url === undefined) {
+    throw refuse({
+      code: 'database-url-missing',
+      file: '--database-url',
+      message: 'no database to read: neither --database-url nor DATABASE_URL is set',
+      hint: 'pass --database-url postgres://user@host:5432/db, or set DATABASE_URL',
+    });
+  }
+  return url;
+}
+
+export function amqpUrl(flags: AmqpFlags): string | undefined {
+  return nonEmpty(flags.amqpUrl) ?? nonEmpty(process.env.AMQP_URL);
+}
+
+export function topologyPrefix(flags: AmqpFlags): string {
+  return flags.prefix ?? process.env.EVGEN_PREFIX ?? '';
+}
+
+/**
+ * Runs `work` on a pool of one connection to the database and closes it afterwards. A database
+ * that cannot be reached, or tables that are not there, become a refusal that says which.
+ */
+export async function withDatabase<T>(
+  flags: DatabaseFlags,
+  work: (db: Database) => Promise<T>,
+): Promise<T> {
+  const url = databaseUrl(flags);
+  const [{ default: pg }, { postgresDatabase }] = await Promise.all([
+    import('pg'),
+    import('../runtime/db/database.js'),
+  ]);
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
+  pool.on('error', () => undefined);
+  try {
+    return await work(postgresDatabase(pool));
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === '42P01' || code === '3F000') {
+      throw refuse({
+        code: 'outbox-tables-missing',
+        file: '--database-url',
+        message: `${(error as Error).message} in ${redactUrl(url)}`,
+        hint: 'point --schema / --outbox-table / --inbox-table at the tables your services migrated',
+      });
+    }
+    if (typeof code === 'string' && /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|28P01|3D000)$/.test(code)) {
+      throw refuse({
+        code: 'database-unreachable',
+        file: '--database-url',
+        message: `cannot reach the database ${redactUrl(url)}: ${(error as Error).message}`,
+        hint: 'check that PostgreSQL is running and the URL (host, port, database, user) is right',
+      });
+    }
+    throw error;
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/** Milliseconds as a short human duration: `850 ms`, `12.4 s`, `3 min 5 s`, `2 h 10 min`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+}
+
+/**
+ * Text from brokers and databases made safe for a terminal: control characters (ANSI escapes,
+ * newlines that would forge extra output lines) are shown as `\u001b`-style escapes.
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(
+    /[\u0000-\u001f\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

@@ -1,0 +1,348 @@
+/**
+ * The operator commands (`evgen outbox status`, `evgen trace`, `evgen dlq list|show|replay`)
+ * against the real PostgreSQL and RabbitMQ, with events written, relayed, handled and
+ * dead-lettered by the generated code and the runtime, as a service would.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ConfirmedPublisher,
+  NonRetryableError,
+  createConsumerRunner,
+  createOutboxRelay,
+  migrateInbox,
+  migrateOutbox,
+  postgresDatabase,
+  rabbitRelayPublisher,
+  type ConsumerRunner,
+  type ConsumerRunnerEvent,
+  type Database,
+  type Envelope,
+  type InboxConsumer,
+  type RabbitRoutes,
+  type RabbitTopology,
+  type ResolvedTopology,
+  type Transaction,
+} from 'evgen/runtime';
+import { runCli } from '../../src/cli/main.js';
+import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../../src/cli/exit-codes.js';
+import { captureOutput, type CapturedOutput } from '../cli/capture-output.js';
+import { generateExample, type GeneratedExample } from '../support/generated-example.js';
+import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
+import {
+  createTestBroker,
+  TEST_RABBITMQ_URL,
+  waitFor,
+  type TestBroker,
+} from '../support/rabbitmq.js';
+
+const eventsDir = fileURLToPath(new URL('../../events/', import.meta.url));
+
+interface Generated {
+  rabbitTopology: RabbitTopology;
+  rabbitRoutes: RabbitRoutes;
+  writeOrderCancelledV1(
+    tx: Transaction,
+    payload: unknown,
+    context?: object,
+    options?: object,
+  ): Promise<Envelope>;
+  createInventoryServiceConsumer(options: object): InboxConsumer;
+}
+
+let example: GeneratedExample;
+let generated: Generated;
+
+beforeAll(async () => {
+  example = await generateExample(import.meta.url);
+  generated = {
+    ...(await example.load<Pick<Generated, 'rabbitTopology'>>('rabbitmq/topology.ts')),
+    ...(await example.load<Pick<Generated, 'rabbitRoutes'>>('rabbitmq/publishers.ts')),
+    ...(await example.load<Pick<Generated, 'writeOrderCancelledV1'>>(
+      'order/order-cancelled/outbox.ts',
+    )),
+    ...(await example.load<Pick<Generated, 'createInventoryServiceConsumer'>>(
+      'consumers/inventory-service.ts',
+    )),
+  };
+});
+afterAll(() => example?.remove());
+
+describe('operator commands (real PostgreSQL and RabbitMQ)', () => {
+  let pg: TestSchema;
+  let db: Database;
+  let broker: TestBroker;
+  let topology: ResolvedTopology;
+  let confirmed: ConfirmedPublisher;
+  let runner: ConsumerRunner | undefined;
+  let events: ConsumerRunnerEvent[];
+  let output: CapturedOutput | undefined;
+  /** orderIds the handler refuses (a business rule), until removed. */
+  let refused: Set<string>;
+
+  beforeEach(async () => {
+    pg = await createTestSchema();
+    db = postgresDatabase(pg.pool);
+    await migrateOutbox(db, { schema: pg.schema });
+    await migrateInbox(db, { schema: pg.schema });
+    broker = await createTestBroker();
+    topology = await broker.declare(generated.rabbitTopology, { tiers: [100] });
+    confirmed = new ConfirmedPublisher(broker.connection);
+    events = [];
+    refused = new Set();
+    runner = createConsumerRunner({
+      connection: broker.connection,
+      routes: topology.consumers['inventory-service']!,
+      handler: generated.createInventoryServiceConsumer({
+        db,
+        inbox: { schema: pg.schema },
+        handlers: {
+          'order.OrderCreated': { 2: async () => undefined },
+          'order.OrderCancelled': {
+            1: async (envelope: Envelope<string, number, { orderId: string }>) => {
+              if (refused.has(envelope.payload.orderId))
+                throw new NonRetryableError('cannot cancel a shipped order');
+            },
+          },
+        },
+        upcasters: { 'order.OrderCreated': { v1ToV2: (payload: object) => payload } },
+      }),
+      onEvent: (event) => events.push(event),
+    });
+    await runner.start();
+  });
+
+  afterEach(async () => {
+    output?.restore();
+    output = undefined;
+    await runner?.stop();
+    await confirmed.close();
+    await broker.cleanup();
+    await pg.drop();
+  });
+
+  const count = (type: ConsumerRunnerEvent['type']) => events.filter((e) => e.type === type).length;
+
+  /** Runs the CLI with the test's database, broker, prefix and catalog; returns code and output. */
+  async function evgen(...args: string[]) {
+    output = captureOutput();
+    try {
+      const code = await runCli([
+        ...args,
+        ...(['trace', 'dlq'].includes(args[0]!) ? ['--events', eventsDir] : []),
+        ...(['trace', 'outbox'].includes(args[0]!)
+          ? ['--database-url', TEST_DATABASE_URL, '--schema', pg.schema]
+          : []),
+        ...(['trace', 'dlq'].includes(args[0]!)
+          ? ['--amqp-url', TEST_RABBITMQ_URL, '--prefix', broker.prefix]
+          : []),
+      ]);
+      return { code, stdout: output.stdout(), stderr: output.stderr() };
+    } finally {
+      output.restore();
+      output = undefined;
+    }
+  }
+
+  async function writeAndRelay(orderIds: string[]): Promise<Envelope[]> {
+    const written: Envelope[] = [];
+    for (const orderId of orderIds) {
+      written.push(
+        await db.transaction((tx) =>
+          generated.writeOrderCancelledV1(
+            tx,
+            { orderId, cancelledAt: new Date().toISOString(), reason: 'customer_request' },
+            { traceId: 'trace-operator' },
+            { schema: pg.schema, notifyChannel: false },
+          ),
+        ),
+      );
+    }
+    await createOutboxRelay({
+      db,
+      publisher: rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix }),
+      schema: pg.schema,
+      notifyChannel: false,
+    }).runOnce();
+    return written;
+  }
+
+  it('traces a handled event and a dead-lettered one, lists, dry-runs and replays the dead letter', async () => {
+    const poisonOrder = randomUUID();
+    refused.add(poisonOrder);
+    const [good, poison] = await writeAndRelay([randomUUID(), poisonOrder]);
+    await waitFor('one handled, one dead-lettered', () =>
+      count('handled') === 1 && count('dead-lettered') === 1 ? true : undefined,
+    );
+
+    const goodTrace = await evgen('trace', good!.messageId, '--json');
+    expect(goodTrace.code).toBe(EXIT_OK);
+    expect(JSON.parse(goodTrace.stdout)).toMatchObject({
+      messageId: good!.messageId,
+      outbox: { status: 'SENT', eventType: 'order.OrderCancelled', attempts: 1 },
+      inbox: [{ consumer: 'inventory-service' }],
+      notHandledBy: [],
+      deadLetters: [],
+    });
+
+    const poisonTrace = await evgen('trace', poison!.messageId);
+    expect(poisonTrace.code).toBe(EXIT_OK);
+    expect(poisonTrace.stdout).toContain('outbox: SENT, order.OrderCancelled v1');
+    expect(poisonTrace.stdout).toContain(
+      'inbox: inventory-service (subscribed) has not committed it',
+    );
+    expect(poisonTrace.stdout).toMatch(
+      /dead letter: inventory-service \(rabbitmq\), NonRetryableError: .*cannot cancel a shipped order/,
+    );
+
+    const listed = await evgen('dlq', 'list', '--consumer', 'inventory-service', '--json');
+    expect(listed.code).toBe(EXIT_OK);
+    const letters = JSON.parse(listed.stdout) as { messageId: string; traceId: string }[];
+    expect(letters).toMatchObject([
+      {
+        transport: 'rabbitmq',
+        consumer: 'inventory-service',
+        messageId: poison!.messageId,
+        eventType: 'order.OrderCancelled',
+        errorType: 'NonRetryableError',
+        attempts: 1,
+        traceId: 'trace-operator',
+      },
+    ]);
+    const filteredOut = await evgen('dlq', 'list', '--error-type', 'RetryableError', '--json');
+    expect(JSON.parse(filteredOut.stdout)).toEqual([]);
+
+    const shown = await evgen('dlq', 'show', poison!.messageId);
+    expect(shown.code).toBe(EXIT_OK);
+    expect(shown.stdout).toContain(`"orderId":"${poisonOrder}"`);
+    expect(shown.stdout).toContain('x-evgen-error-type: NonRetryableError');
+
+    const dryRun = await evgen('dlq', 'replay', '--all', '--dry-run', '--json');
+    expect(JSON.parse(dryRun.stdout)).toEqual({
+      dryRun: true,
+      consumers: [
+        { consumer: 'inventory-service', replayed: [poison!.messageId], kept: 0 },
+        { consumer: 'shipping-service', replayed: [], kept: 0 },
+      ],
+    });
+    const routes = topology.consumers['inventory-service']!;
+    expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(1);
+    expect(count('handled')).toBe(1);
+
+    // The cause is fixed; the replay goes through the inbox with the same messageId.
+    refused.delete(poisonOrder);
+    const replayed = await evgen('dlq', 'replay', '--message-id', poison!.messageId);
+    expect(replayed.code).toBe(EXIT_OK);
+    expect(replayed.stdout).toContain(
+      `inventory-service: replayed 1 (${poison!.messageId}), kept 0`,
+    );
+    await waitFor('replay handled', () => (count('handled') === 2 ? true : undefined));
+    const after = JSON.parse((await evgen('trace', poison!.messageId, '--json')).stdout);
+    expect(after).toMatchObject({
+      inbox: [{ consumer: 'inventory-service' }],
+      notHandledBy: [],
+      deadLetters: [],
+    });
+  });
+
+  it('outbox status counts by status, DEAD rows per aggregate type and what they block; --fail-on-dead', async () => {
+    const [first, second] = await writeAndRelay([randomUUID(), randomUUID()]);
+    await waitFor('both handled', () => (count('handled') === 2 ? true : undefined));
+    let status = await evgen('outbox', 'status', '--json', '--fail-on-dead');
+    expect(status.code).toBe(EXIT_OK);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      ready: 0,
+      sent: 2,
+      dead: 0,
+      blockedByDead: 0,
+      deadByAggregateType: [],
+      leases: [],
+    });
+    // A row the relay gave up on, and a later event of the same aggregate waiting behind it.
+    await pg.pool.query(
+      `UPDATE "${pg.schema}".outbox_event SET status = 'DEAD', last_error = 'poison' WHERE event_id = $1`,
+      [first!.messageId],
+    );
+    await pg.pool.query(
+      `INSERT INTO "${pg.schema}".outbox_event (event_id, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at)
+       SELECT $1, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at
+         FROM "${pg.schema}".outbox_event WHERE event_id = $2`,
+      [randomUUID(), first!.messageId],
+    );
+    status = await evgen('outbox', 'status', '--json', '--fail-on-dead');
+    expect(status.code).toBe(EXIT_FINDINGS);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      ready: 1,
+      sent: 1,
+      dead: 1,
+      blockedByDead: 1,
+      deadByAggregateType: [{ aggregateType: 'Order', dead: 1, aggregates: 1 }],
+    });
+    const text = await evgen('outbox', 'status');
+    expect(text.code).toBe(EXIT_OK);
+    expect(text.stdout).toMatch(/^DEAD +1$/m);
+    expect(text.stdout).toContain('blocked behind a DEAD row of their aggregate: 1');
+    expect(text.stdout).toContain('Order: 1 row(s) in 1 aggregate(s)');
+    expect(second).toBeDefined();
+  });
+
+  it('answers exit 1 for an unknown messageId and exit 2 with a hint for bad input', async () => {
+    const unknown = await evgen('trace', randomUUID());
+    expect(unknown.code).toBe(EXIT_FINDINGS);
+    expect(unknown.stdout).toContain('outbox: no row');
+
+    const badConsumer = await evgen('dlq', 'list', '--consumer', 'billing');
+    expect(badConsumer.code).toBe(EXIT_BAD_INPUT);
+    expect(badConsumer.stderr).toContain('use one of: inventory-service, shipping-service');
+
+    const unselected = await evgen('dlq', 'replay');
+    expect(unselected.code).toBe(EXIT_BAD_INPUT);
+    expect(unselected.stderr).toContain('replay needs a filter or --all');
+
+    const badTime = await evgen('dlq', 'list', '--since', 'yesterday');
+    expect(badTime.code).toBe(EXIT_BAD_INPUT);
+    expect(badTime.stderr).toContain('--since yesterday is not a time');
+
+    const noTables = await evgen('outbox', 'status', '--outbox-table', 'no_such_table');
+    expect(noTables.code).toBe(EXIT_BAD_INPUT);
+    expect(noTables.stderr).toContain('no_such_table');
+
+    const captured = captureOutput();
+    try {
+      const wrongPrefix = await runCli([
+        'dlq',
+        'list',
+        '--events',
+        eventsDir,
+        '--amqp-url',
+        TEST_RABBITMQ_URL,
+        '--prefix',
+        `${broker.prefix}missing.`,
+      ]);
+      expect(wrongPrefix).toBe(EXIT_BAD_INPUT);
+      expect(captured.stderr()).toContain('give the --prefix your services declare');
+    } finally {
+      captured.restore();
+    }
+  });
+});
+
+describe('operator commands without connection settings', () => {
+  it('refuse with what to set (exit 2)', async () => {
+    const previous = { db: process.env.DATABASE_URL, amqp: process.env.AMQP_URL };
+    delete process.env.DATABASE_URL;
+    delete process.env.AMQP_URL;
+    const output = captureOutput();
+    try {
+      expect(await runCli(['outbox', 'status'])).toBe(EXIT_BAD_INPUT);
+      expect(await runCli(['dlq', 'list', '--events', eventsDir])).toBe(EXIT_BAD_INPUT);
+      expect(output.stderr()).toContain('neither --database-url nor DATABASE_URL is set');
+      expect(output.stderr()).toContain('neither --amqp-url nor AMQP_URL is set');
+    } finally {
+      output.restore();
+      if (previous.db !== undefined) process.env.DATABASE_URL = previous.db;
+      if (previous.amqp !== undefined) process.env.AMQP_URL = previous.amqp;
+    }
+  });
+});
