@@ -5,11 +5,17 @@
  * - `validateOrderCreatedV2Payload` — WRITER, strict: undeclared properties are rejected everywhere;
  * - `readOrderCreatedV2Payload` — READER, tolerant: undeclared properties are accepted everywhere.
  *
- * (see `payload-schemas.ts`). The code is plain ES module JavaScript with a declaration file
- * beside it, so it needs no compilation and imports under Node, vitest and TypeScript alike.
- * ajv's standalone output `require`s a few CommonJS runtime helpers even in ESM mode; the module
- * provides `require` through `createRequire(import.meta.url)`, so it stays a valid ES module for
- * Node. The output still needs `ajv` and `ajv-formats` installed at run time.
+ * (see `payload-schemas.ts`). All validators of one event come from ONE ajv instance and one
+ * standalone module, so ajv's runtime helpers, formats and regular expressions are declared once
+ * per event, and a subschema shared by several versions or by the writer and reader views is
+ * compiled once (`shared-subschemas.ts`). The ajv code is machine-written and left compact (one
+ * statement run per line, never run through a formatter); it is still deterministic.
+ *
+ * The code is plain ES module JavaScript with a declaration file beside it, so it needs no
+ * compilation and imports under Node, vitest and TypeScript alike. ajv's standalone output
+ * `require`s a few CommonJS runtime helpers even in ESM mode; the module provides `require`
+ * through `createRequire(import.meta.url)`, so it stays a valid ES module for Node. The output
+ * still needs `ajv` and `ajv-formats` installed at run time.
  */
 import { Ajv, type Options } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
@@ -17,19 +23,22 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { EventDefinition, JsonSchema } from '../../catalog/model.js';
-import { versionNames } from '../naming.js';
+import { eventModuleDir, versionNames } from '../naming.js';
+import { generatedHeader } from '../render/header.js';
 import { identifier } from '../render/safe-code.js';
 import { renderTemplate, trusted } from '../render/templates.js';
 import type { GeneratedFile, Target } from '../target.js';
-import { eventFile } from './event-files.js';
-import { dialectOf, readerSchema, writerSchema } from '../../schema/views.js';
+import { eventFile, eventSources } from './event-files.js';
+import { dialectOf, readerSchema, writerSchema, type Dialect } from '../../schema/views.js';
+import { shareSubschemas } from './shared-subschemas.js';
 
 // Both are CommonJS; under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;
 const standaloneCode = standaloneModule.default;
 
 const AJV_OPTIONS: Options = {
-  code: { source: true, esm: true },
+  // One statement per line: compact, but a change to a schema gives a readable diff.
+  code: { source: true, esm: true, lines: true },
   // Shared definitions (Money, Address) become one function each instead of being inlined at every use.
   inlineRefs: false,
   // Report every violation, not the first: parseEnvelope and createEnvelope list them all.
@@ -45,8 +54,8 @@ const AJV_OPTIONS: Options = {
   ownProperties: true,
 };
 
-function newAjv(schema: JsonSchema) {
-  switch (dialectOf(schema)) {
+function newAjv(dialect: Dialect) {
+  switch (dialect) {
     case '2020-12':
       return new Ajv2020(AJV_OPTIONS);
     case '2019-09':
@@ -75,64 +84,96 @@ const KNOWN_REQUIRES: ReadonlySet<string> = new Set([
 ]);
 
 const REQUIRE_CALL = /require\("([^"]+)"\)/g;
+const EXPORT_LINE = /export const ([A-Za-z_$][\w$]*) = (validate\d+);/g;
 
-/** One validation function as standalone code in a block, plus the modules it imports. */
-export function standaloneFunction(
-  schema: JsonSchema,
-  constName: string,
-): { code: string; imports: Set<string> } {
-  const ajv = newAjv(schema);
-  addFormats(ajv);
-  ajv.addSchema(schema as object, 'payload');
-  let code = standaloneCode(ajv, { evgenExport: 'payload' });
-  const exportLine = /export const evgenExport = (validate\d+);/.exec(code);
-  if (exportLine === null)
-    throw new Error('unexpected ajv standalone output: no export of the validation function');
-  code = code.replace(exportLine[0], '').replace(/^"use strict";/, '');
+/** One validation function to compile: the name it is bound to and its schema. */
+export interface ValidatorSource {
+  readonly name: string;
+  readonly schema: JsonSchema;
+}
+
+/**
+ * Standalone code of several validation functions that share one ajv instance: `code` binds
+ * each given name to its function (`const name = validate12;`); `imports` lists the modules it
+ * `require`s. Sources of different dialects get one instance each, in a block of their own
+ * (ajv numbers its names from the start in every instance).
+ */
+export function standaloneValidators(sources: readonly ValidatorSource[]): {
+  code: string;
+  imports: Set<string>;
+} {
+  const dialects = [...new Set(sources.map((source) => dialectOf(source.schema)))].sort();
   const imports = new Set<string>();
-  for (const [, specifier] of code.matchAll(REQUIRE_CALL)) {
-    if (!KNOWN_REQUIRES.has(specifier!))
-      throw new Error(
-        `ajv standalone code requires an unexpected module ${JSON.stringify(specifier)}`,
-      );
-    imports.add(specifier!);
-  }
-  // A block per function: ajv names its constants schema11, validate10, … in every output.
-  return {
-    code: `const ${identifier(constName)} = (() => {\n${code}\nreturn ${exportLine[1]};\n})();`,
-    imports,
-  };
+  const blocks = dialects.map((dialect) => {
+    const group = sources.filter((source) => dialectOf(source.schema) === dialect);
+    const ajv = newAjv(dialect);
+    addFormats(ajv);
+    const { views, shared } = shareSubschemas(group.map((source) => source.schema));
+    for (const { id, schema } of shared) ajv.addSchema(schema, id);
+    const refs: Record<string, string> = {};
+    group.forEach((source, index) => {
+      const key = `evgen${index}`;
+      ajv.addSchema(views[index] as object, key);
+      refs[key] = key;
+    });
+    let code = standaloneCode(ajv, refs).replace(/^"use strict";/, '');
+    const bound = new Map<string, string>();
+    code = code.replace(EXPORT_LINE, (_line, key: string, fn: string) => {
+      bound.set(key, fn);
+      return '';
+    });
+    for (const [, specifier] of code.matchAll(REQUIRE_CALL)) {
+      if (!KNOWN_REQUIRES.has(specifier!))
+        throw new Error(
+          `ajv standalone code requires an unexpected module ${JSON.stringify(specifier)}`,
+        );
+      imports.add(specifier!);
+    }
+    const functionOf = (index: number) => {
+      const fn = bound.get(`evgen${index}`);
+      if (fn === undefined)
+        throw new Error('unexpected ajv standalone output: no export of a validation function');
+      return fn;
+    };
+    const body = code.trim();
+    const names = group.map((source) => identifier(source.name));
+    if (dialects.length === 1)
+      return `${body}\n${names.map((name, index) => `const ${name} = ${functionOf(index)};`).join('\n')}`;
+    return `const { ${names.join(', ')} } = (() => {\n${body}\nreturn { ${names.map((name, index) => `${name}: ${functionOf(index)}`).join(', ')} };\n})();`;
+  });
+  return { code: blocks.join('\n'), imports };
 }
 
 async function eventValidators(
   event: EventDefinition,
   runtimeImport: string,
 ): Promise<GeneratedFile[]> {
-  const imports = new Set<string>();
-  const versions = event.versions.map((version) => {
-    const names = versionNames(event, version.version);
-    const writer = standaloneFunction(
-      writerSchema(version.bundled),
-      `${names.validatorName}Compiled`,
-    );
-    const reader = standaloneFunction(readerSchema(version.bundled), `${names.readerName}Compiled`);
-    for (const specifier of [...writer.imports, ...reader.imports]) imports.add(specifier);
-    return {
-      ...names,
-      version: version.version,
-      file: version.file,
-      writerCode: trusted(writer.code),
-      readerCode: trusted(reader.code),
-    };
-  });
+  const versions = event.versions.map((version) => ({
+    ...versionNames(event, version.version),
+    version: version.version,
+    file: version.file,
+    bundled: version.bundled,
+  }));
+  const compiled = standaloneValidators(
+    versions.flatMap((version) => [
+      { name: `${version.validatorName}Compiled`, schema: writerSchema(version.bundled) },
+      { name: `${version.readerName}Compiled`, schema: readerSchema(version.bundled) },
+    ]),
+  );
   const context = {
     eventType: event.eventType,
     runtimeImport,
     versions,
-    usesRequire: imports.size > 0,
+    usesRequire: compiled.imports.size > 0,
+    compiledCode: trusted(compiled.code),
   };
   return [
-    await eventFile(event, 'validators.js', renderTemplate('validators.js', context)),
+    // Not formatted: machine-written validation code, compact on purpose (formatting it used to
+    // be most of a build's time).
+    {
+      path: `${eventModuleDir(event)}/validators.js`,
+      content: `${generatedHeader(eventSources(event))}\n${renderTemplate('validators.js', context)}`,
+    },
     await eventFile(event, 'validators.d.ts', renderTemplate('validators.d', context)),
   ];
 }
