@@ -84,6 +84,53 @@ const RETRYABLE_NODE_CODES = new Set([
 export type ErrorClass = 'retryable' | 'non-retryable';
 
 /**
+ * A dependency (database, broker, a downstream service) is down or unreachable: nothing is wrong
+ * with the message. Retryable, and it does not use up the message's attempts: the outbox relay
+ * backs off and keeps the row, the consumer runner stops taking deliveries until it is back.
+ * Throw it from a handler for your own dependencies (an HTTP 503, a timeout).
+ */
+export class UnavailableError extends EvgenError {
+  readonly retryable = true;
+  readonly code = 'UnavailableError';
+  readonly unavailable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UnavailableError';
+  }
+}
+
+// Connection-level SQLSTATE classes: connection exception, operator intervention (shutdown),
+// insufficient resources (too many connections).
+const UNAVAILABLE_SQLSTATE_PREFIXES = ['08', '57P', '53'];
+// node-postgres and amqplib report a lost connection with these texts (no code).
+const CONNECTION_LOST =
+  /connection terminated|connection (?:ended|closed|refused|reset)|timeout exceeded when trying to connect|client has encountered a connection error|socket hang up|channel ended|channel closed/i;
+
+/**
+ * Whether `error` (or an error in its `cause` chain) says a dependency is unavailable rather than
+ * that the message is bad: `unavailable: true` (UnavailableError, the transports' channel-closed
+ * and timeout errors), a network errno, a connection-level SQLSTATE, or a driver's
+ * connection-lost message. Such failures must not consume a message's retry budget.
+ */
+export function isUnavailableError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+    const candidate = current as { unavailable?: unknown; code?: unknown; message?: unknown };
+    if (candidate.unavailable === true) return true;
+    const code = candidate.code;
+    if (typeof code === 'string') {
+      if (RETRYABLE_NODE_CODES.has(code)) return true;
+      if (/^[0-9A-Z]{5}$/.test(code))
+        return UNAVAILABLE_SQLSTATE_PREFIXES.some((prefix) => code.startsWith(prefix));
+    }
+    if (typeof candidate.message === 'string' && CONNECTION_LOST.test(candidate.message))
+      return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
  * Decides whether retrying can help. evgen errors say so themselves; database and network
  * errors are judged by their codes; anything else is treated as retryable, because the retry
  * budget is bounded and a deterministic bug still ends in the dead letter after it.

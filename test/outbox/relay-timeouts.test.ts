@@ -137,7 +137,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
   const relayFor = (f: OutboxFixture, rest: Omit<OutboxRelayOptions, 'db' | 'schema'>) =>
     createOutboxRelay({ db: f.db, schema: f.schema, notifyChannel: f.channel, ...rest });
 
-  it('counts a publish that has not settled within publishTimeoutMs as a failed, retryable attempt', async () => {
+  it('counts a publish that has not settled within publishTimeoutMs as broker unavailability: retried after the outage backoff, attempts kept', async () => {
     const f = await open();
     const [a1, , b1] = await write(f, ['a', 'a', 'b']);
     const clock = manualClock();
@@ -151,7 +151,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       leaseMs: 10_000,
       publishTimeoutMs: 2_000,
       random: () => 0,
-      backoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 },
+      unavailableBackoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 },
       hooks: { onFailed: (_m, failure) => failures.push(failure) },
     });
     const run = relay.runOnce();
@@ -163,14 +163,19 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     time.advance(1);
     expect(await run).toEqual({ claimed: 3, published: 1, failed: 1, dead: 0, released: 1 });
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatchObject({ dead: false, retryInMs: 1_000 });
+    expect(failures[0]).toMatchObject({ dead: false, retryInMs: 1_000, unavailable: true });
     expect(failures[0]!.error).toBeInstanceOf(OutboxPublishTimeoutError);
     expect(classifyError(failures[0]!.error)).toBe('retryable');
     const afterTimeout = await outboxRows(f);
     expect(
       afterTimeout.map((r) => [r.status, r.attempts, r.last_error, r.locked_until_ms]),
     ).toEqual([
-      ['READY', 1, 'OutboxPublishTimeoutError: publish timed out after 2000 ms', null],
+      [
+        'READY',
+        0,
+        'broker unavailable: OutboxPublishTimeoutError: publish timed out after 2000 ms',
+        null,
+      ],
       ['READY', 0, null, null],
       ['SENT', 1, null, null],
     ]);
@@ -197,7 +202,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       timers: time.timers,
       leaseMs: 10_000,
       publishTimeoutMs: 1_000,
-      backoff: { baseMs: 100, capMs: 100, jitterMs: 0 },
+      unavailableBackoff: { baseMs: 100, capMs: 100, jitterMs: 0 },
     });
     const runA = relayA.runOnce();
     await first.waitForCalls(1);
@@ -216,14 +221,15 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     const runB = relayB.runOnce();
     await second.waitForCalls(1);
     const held = await outboxRows(f);
-    expect(held.map((r) => [r.status, r.attempts])).toEqual([['PROCESSING', 2]]);
+    // The timeout gave A's attempt back (unavailability): this is attempt 1 again.
+    expect(held.map((r) => [r.status, r.attempts])).toEqual([['PROCESSING', 1]]);
     // A's first publish fails late, then succeeds late: neither is recorded.
     first.settleLate(a1!, new Error('late nack'));
     await settleIo(f);
     expect(await outboxRows(f)).toEqual(held);
     second.settleLate(a1!);
     expect(await runB).toMatchObject({ published: 1 });
-    expect((await outboxRows(f)).map((r) => [r.status, r.attempts])).toEqual([['SENT', 2]]);
+    expect((await outboxRows(f)).map((r) => [r.status, r.attempts])).toEqual([['SENT', 1]]);
   });
 
   it('does not start a publish that could outlive the lease; the rest of the run is given back untried', async () => {
@@ -271,9 +277,9 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     const [row] = await outboxRows(f);
     expect(row).toMatchObject({
       status: 'READY',
-      attempts: 1,
+      attempts: 0,
       locked_until_ms: null,
-      last_error: 'OutboxPublishTimeoutError: publish timed out after 10000 ms',
+      last_error: 'broker unavailable: OutboxPublishTimeoutError: publish timed out after 10000 ms',
     });
   });
 

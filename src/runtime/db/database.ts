@@ -27,13 +27,26 @@ export interface Transaction extends Queryable {
   readonly [transactionBrand]: true;
 }
 
+export interface ListenOptions {
+  /** A lost or failed re-subscription (for logging). */
+  readonly onError?: (error: unknown) => void;
+}
+
 export interface Database extends Queryable {
   /** `postgres` is a server reached through a pool; `pglite` is one embedded session. */
   readonly kind: 'postgres' | 'pglite';
   /** Runs `work` in a transaction: commits when it resolves, rolls back and rethrows when it throws. */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
-  /** Subscribes to NOTIFY on `channel`; resolves to a function that unsubscribes. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to NOTIFY on `channel`; resolves to a function that unsubscribes. Rejects when the
+   * first subscription fails; a subscription lost later is renewed with backoff (PostgreSQL),
+   * each loss reported to `onError`, and `onNotify('')` is called when it is back.
+   */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    options?: ListenOptions,
+  ): Promise<() => Promise<void>>;
 }
 
 // Structural types so the runtime needs neither `pg` nor PGlite loaded unless the caller uses it.
@@ -54,6 +67,22 @@ export interface PgClientLike {
 }
 export interface PgPoolClientLike extends PgClientLike {
   release(destroy?: boolean | Error): void;
+  /**
+   * node-postgres emits `error` on a checked-out client whose connection dies; without a listener
+   * that is an uncaught exception. evgen listens while it holds a client.
+   */
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  on(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'end', listener: () => void): unknown;
+  removeListener(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
 }
 export interface PgPoolLike {
   connect(): Promise<PgPoolClientLike>;
@@ -107,8 +136,36 @@ export function pgliteTransaction(tx: PgliteTransactionLike): Transaction {
   });
 }
 
-/** A Database over a node-postgres `Pool` (each transaction takes its own connection). */
-export function postgresDatabase(pool: PgPoolLike): Database {
+/** Backoff between LISTEN re-subscriptions after the connection was lost. */
+export interface ListenReconnectOptions {
+  /** First delay, ms (default 100). */
+  readonly baseMs?: number;
+  /** Largest delay, ms (default 10 000). */
+  readonly capMs?: number;
+}
+
+export interface PostgresDatabaseOptions {
+  readonly listenReconnect?: ListenReconnectOptions;
+}
+
+/**
+ * A Database over a node-postgres `Pool` (each transaction takes its own connection).
+ *
+ * Connection loss never crashes the process: a client evgen holds (a transaction's, the LISTEN
+ * one) has an `error` listener while held; the transaction then fails with the driver's error
+ * (retryable) and the broken client is discarded. A LISTEN whose connection dies is subscribed
+ * again with backoff (`onNotify('')` is called once it is back, since NOTIFYs sent meanwhile
+ * were missed); callers keep polling in between. Give the pool itself an `error` listener too
+ * (`pool.on('error', …)`): idle clients are the pool's business.
+ */
+export function postgresDatabase(
+  pool: PgPoolLike,
+  databaseOptions: PostgresDatabaseOptions = {},
+): Database {
+  const reconnect = {
+    baseMs: databaseOptions.listenReconnect?.baseMs ?? 100,
+    capMs: databaseOptions.listenReconnect?.capMs ?? 10_000,
+  };
   return {
     kind: 'postgres',
     async query<R>(text: string, params?: readonly unknown[]) {
@@ -117,6 +174,12 @@ export function postgresDatabase(pool: PgPoolLike): Database {
     async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // The connection died while we held it: the pending query rejects on its own; this only
+      // keeps the event from being uncaught and makes sure the client is not reused.
+      const onError = (error: Error) => {
+        broken ??= error;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         try {
@@ -128,41 +191,129 @@ export function postgresDatabase(pool: PgPoolLike): Database {
             await client.query('ROLLBACK');
           } catch (rollbackError) {
             // The connection is unusable; make the pool discard it instead of reusing it.
-            broken =
+            broken ??=
               rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
           }
           throw error;
         }
       } finally {
+        client.removeListener('error', onError);
         client.release(broken);
       }
     },
-    async listen(channel, onNotify) {
-      const client = await pool.connect();
-      const listener = (message: { channel: string; payload?: string }) => {
-        if (message.channel === channel) onNotify(message.payload ?? '');
-      };
-      client.on('notification', listener);
-      try {
-        await client.query(`LISTEN ${quoteIdentifier(channel)}`);
-      } catch (error) {
-        client.removeListener('notification', listener);
-        client.release(error instanceof Error ? error : true);
-        throw error;
-      }
-      let closed = false;
-      return async () => {
-        if (closed) return;
-        closed = true;
-        client.removeListener('notification', listener);
-        try {
-          await client.query(`UNLISTEN ${quoteIdentifier(channel)}`);
-          client.release();
-        } catch (error) {
-          client.release(error instanceof Error ? error : true);
-        }
-      };
+    listen(channel, onNotify, listenOptions) {
+      return listenWithReconnect(pool, channel, onNotify, reconnect, listenOptions?.onError);
     },
+  };
+}
+
+/** One LISTEN that survives connection loss (see postgresDatabase). */
+async function listenWithReconnect(
+  pool: PgPoolLike,
+  channel: string,
+  onNotify: (payload: string) => void,
+  reconnect: { baseMs: number; capMs: number },
+  onError: ((error: unknown) => void) | undefined,
+): Promise<() => Promise<void>> {
+  const sql = `LISTEN ${quoteIdentifier(channel)}`;
+  let closed = false;
+  let current: PgPoolClientLike | undefined;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  let failures = 0;
+  const report = (error: unknown) => {
+    try {
+      onError?.(error);
+    } catch {
+      // Reporting must not break the subscription.
+    }
+  };
+  const onMessage = (message: { channel: string; payload?: string }) => {
+    if (message.channel === channel) onNotify(message.payload ?? '');
+  };
+
+  const detach = (client: PgPoolClientLike) => {
+    client.removeListener('notification', onMessage);
+    client.removeListener('error', onLost);
+    client.removeListener('end', onEnded);
+  };
+  function onLost(error: Error) {
+    const client = current;
+    if (client === undefined) return;
+    current = undefined;
+    detach(client);
+    // Swallow a late second error from the same dead client.
+    client.on('error', () => undefined);
+    client.release(error);
+    report(error);
+    schedule();
+  }
+  function onEnded() {
+    onLost(new Error(`LISTEN ${channel}: connection ended`));
+  }
+  function schedule() {
+    if (closed || retryTimer !== undefined) return;
+    failures++;
+    const delay = Math.min(reconnect.capMs, reconnect.baseMs * 2 ** (failures - 1));
+    retryTimer = setTimeout(
+      () => {
+        retryTimer = undefined;
+        subscribe().then(
+          () => {
+            failures = 0;
+            // NOTIFYs sent while we were gone are lost: let the caller look now.
+            if (!closed) onNotify('');
+          },
+          (error: unknown) => {
+            report(error);
+            schedule();
+          },
+        );
+      },
+      delay * (1 + Math.random() * 0.2),
+    );
+    retryTimer.unref?.();
+  }
+  async function subscribe(): Promise<void> {
+    const client = await pool.connect();
+    client.on('error', onLost);
+    client.on('end', onEnded);
+    client.on('notification', onMessage);
+    current = client;
+    try {
+      await client.query(sql);
+    } catch (error) {
+      if (current === client) {
+        current = undefined;
+        detach(client);
+        client.on('error', () => undefined);
+        client.release(error instanceof Error ? error : true);
+      }
+      throw error;
+    }
+    if (closed) await unsubscribe();
+  }
+  async function unsubscribe(): Promise<void> {
+    const client = current;
+    current = undefined;
+    if (client === undefined) return;
+    detach(client);
+    client.on('error', () => undefined);
+    try {
+      await client.query(`UNLISTEN ${quoteIdentifier(channel)}`);
+      client.release();
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+    }
+  }
+
+  // The first subscription reports failure to the caller (who then polls only).
+  await subscribe();
+  return async () => {
+    if (closed) return;
+    closed = true;
+    if (retryTimer !== undefined) clearTimeout(retryTimer);
+    retryTimer = undefined;
+    await unsubscribe();
   };
 }
 

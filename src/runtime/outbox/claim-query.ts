@@ -82,6 +82,26 @@ export function markFailedSql(names: OutboxTableNames): string {
 WHERE id = $1::bigint AND lease_token = $2::uuid AND status = 'PROCESSING'`;
 }
 
+/**
+ * Extends this relay's lease on the rows it still holds (the heartbeat while it publishes).
+ * Parameters: $1 lease token, $2 lease in ms, $3 now or NULL.
+ */
+export function renewLeaseSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET locked_until = ${nowParam(3)} + $2::float8 * interval '1 millisecond'
+WHERE lease_token = $1::uuid AND status = 'PROCESSING'`;
+}
+
+/**
+ * A publish failed because the broker is unavailable, not because of the message: back to READY
+ * after the relay's outage delay, the attempt given back (it must not use up the budget meant
+ * for poison messages). Parameters: $1 id, $2 lease token, $3 now or NULL, $4 delay ms, $5 error.
+ */
+export function markDeferredSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'READY', attempts = GREATEST(attempts - 1, 0),
+  available_at = ${nowParam(3)} + $4::float8 * interval '1 millisecond', last_error = $5::text, locked_until = NULL, lease_token = NULL
+WHERE id = $1::bigint AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
 /** Gives back rows this relay claimed but did not try: not an attempt, so attempts is restored. */
 export function releaseSql(names: OutboxTableNames): string {
   return `UPDATE ${names.table} SET status = 'READY', attempts = GREATEST(attempts - 1, 0), locked_until = NULL, lease_token = NULL

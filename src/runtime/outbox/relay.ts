@@ -1,123 +1,58 @@
 /**
- * The outbox relay: claims due rows, publishes them, and records the outcome (design notes §6).
+ * The outbox relay: claims due rows, publishes them, and records the outcome.
  *
  * Guarantees: a row is marked SENT only after `publisher.publish()` resolved, so a crash can
- * cause a second publish (absorbed by the inbox) but never a lost event; a crashed relay's rows
- * become claimable again when their lease expires; rows of one aggregate are published in id
- * order and never while an earlier row of that aggregate is unsent.
+ * cause a second publish (absorbed by the inbox) but never a lost event; rows of one aggregate
+ * are published in id order, each only after the previous one was confirmed, and never while an
+ * earlier row of that aggregate is unsent or DEAD. Different aggregates are published
+ * concurrently, up to `maxInFlight` unconfirmed publishes.
  *
- * Bounded: a publish that has not settled within `publishTimeoutMs` (< `leaseMs`) is a failed,
- * retryable attempt, and a publish is only started while enough lease remains for its timeout, so
- * no publish of this relay is still awaited once its lease may have passed to another relay.
- * `stop({ timeoutMs })` gives up on in-flight publishes after the timeout and releases the rows.
+ * Leases: a claim is valid for `leaseMs` and renewed (heartbeat) while the relay publishes, so a
+ * crashed relay's rows are taken over by another relay within about `leaseMs`. A publish is
+ * only started while the lease outlives its `publishTimeoutMs`, so no publish of this relay is
+ * still awaited once another relay may have claimed its row.
+ *
+ * Failures: broker unavailability (refused, closed, publish or confirm timeout) gives the row
+ * back with its attempts unchanged and makes the relay back off (capped) — an outage of any
+ * length ends in publishing. Only message-specific failures count against `maxAttempts`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../db/database.js';
-import { quoteIdentifier } from '../db/sql-identifier.js';
-import { classifyError, describeError } from '../errors.js';
-import type { OutboundMessage, Publisher } from '../publisher.js';
-import { backoffDelayMs, type BackoffOptions } from './backoff.js';
+import { classifyError, describeError, isUnavailableError } from '../errors.js';
+import type { OutboundMessage } from '../publisher.js';
+import { groupByAggregate } from './aggregate-chains.js';
+import { backoffDelayMs } from './backoff.js';
+import { boundedPublisher } from './bounded-publish.js';
 import {
   abandonSql,
   claimSql,
   idArray,
+  markDeferredSql,
   markFailedSql,
   markSentSql,
   releaseSql,
+  renewLeaseSql,
   toOutboundMessage,
   type ClaimedRow,
 } from './claim-query.js';
-import { OutboxPublishTimeoutError } from './relay-errors.js';
+import { outboxTableNames } from './outbox-table.js';
 import {
-  DEFAULT_OUTBOX_NOTIFY_CHANNEL,
-  outboxTableNames,
-  type OutboxTableOptions,
-} from './outbox-table.js';
+  resolveRelayOptions,
+  type OutboxRelayOptions,
+  type PublishFailure,
+  type RelayBatchResult,
+} from './relay-options.js';
+import { SentFlusher } from './sent-flusher.js';
 
-/** What happened to one failed publish. */
-export interface PublishFailure {
-  readonly error: unknown;
-  /** true: the row went DEAD (attempts exhausted or the error is not retryable). */
-  readonly dead: boolean;
-  /** Delay before the next attempt, when not dead. */
-  readonly retryInMs?: number;
-}
-
-/** Observability hooks; each is called synchronously. An exception thrown by one is ignored. */
-export interface OutboxRelayHooks {
-  onPublished?(message: OutboundMessage): void;
-  onFailed?(message: OutboundMessage, failure: PublishFailure): void;
-  /** After every runOnce, including empty ones. */
-  onBatch?(result: RelayBatchResult): void;
-  /** A database error in the relay loop (the loop keeps going after pollIntervalMs). */
-  onError?(error: unknown): void;
-}
-
-/** Timer functions the relay uses for publish and stop timeouts; injectable so tests need not wait. */
-export interface RelayTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const REAL_TIMERS: RelayTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-export interface OutboxRelayOptions extends OutboxTableOptions {
-  readonly db: Database;
-  readonly publisher: Publisher;
-  /** Rows claimed per round (default 100). */
-  readonly batchSize?: number;
-  /**
-   * How long a claim is valid (default 30 000 ms). Must exceed the longest publish: once it has
-   * expired another relay may claim the row, and this relay stops publishing the rest of its batch.
-   */
-  readonly leaseMs?: number;
-  /**
-   * A publish not settled after this long counts as a failed, retryable attempt (default
-   * leaseMs / 2; must be less than leaseMs). A publish is started only if it would time out
-   * before the lease ends; otherwise the row is given back untried.
-   */
-  readonly publishTimeoutMs?: number;
-  /** Attempts before a row goes DEAD (default 10). */
-  readonly maxAttempts?: number;
-  /** Retry delay: min(cap, base·2^(n-1)) + jitter (default 1 s, 5 min, 1 s). */
-  readonly backoff?: BackoffOptions;
-  /** Idle wait between rounds when no NOTIFY arrives (default 1 000 ms). */
-  readonly pollIntervalMs?: number;
-  /** Channel to LISTEN on (default `evgen_outbox`); `false` polls only. */
-  readonly notifyChannel?: string | false;
-  /** Aggregates published in parallel within a batch (default 8); one aggregate is always sequential. */
-  readonly concurrency?: number;
-  /** Time source for leases, due checks and backoff; default is the database clock. For tests. */
-  readonly clock?: () => Date;
-  /** Uniform [0, 1) for jitter; default Math.random. For tests. */
-  readonly random?: () => number;
-  /** Timers for publish and stop timeouts (not for the poll interval); default the real ones. For tests. */
-  readonly timers?: RelayTimers;
-  readonly hooks?: OutboxRelayHooks;
-}
-
-/** Counts of one `runOnce()`. */
-export interface RelayBatchResult {
-  readonly claimed: number;
-  readonly published: number;
-  /** Failed and scheduled for retry. */
-  readonly failed: number;
-  /** Failed and moved to DEAD. */
-  readonly dead: number;
-  /**
-   * Claimed but given back: untried (an earlier row of the aggregate failed, the relay stopped or
-   * too little lease was left), or in flight when `stop({ timeoutMs })` gave up on it.
-   */
-  readonly released: number;
-}
+export * from './relay-options.js';
 
 /** Totals since the relay was created. */
 export interface RelayMetrics extends RelayBatchResult {
   readonly batches: number;
   readonly errors: number;
+  /** Failed publishes that were broker unavailability (counted in `failed` too). */
+  readonly unavailable: number;
+  /** Lease renewals (heartbeats) written. */
+  readonly leaseRenewals: number;
 }
 
 export interface OutboxRelay {
@@ -140,8 +75,6 @@ export interface RelayStopOptions {
   readonly timeoutMs?: number;
 }
 
-const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, capMs: 300_000, jitterMs: 1_000 };
-
 /** Runs an observability hook; one that throws must not stop publishing or recording outcomes. */
 function observe(hook: () => void): void {
   try {
@@ -151,38 +84,21 @@ function observe(hook: () => void): void {
   }
 }
 
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RangeError(`${name} must be a positive number, got ${value}`);
-  return value;
-}
-
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const { db, publisher, hooks = {} } = options;
+  const { db, hooks = {} } = options;
+  const config = resolveRelayOptions(options);
+  const { batchSize, leaseMs, publishTimeoutMs, maxAttempts, pollIntervalMs } = config;
   const names = outboxTableNames(options);
-  const batchSize = Math.floor(positive('batchSize', options.batchSize ?? 100));
-  const leaseMs = positive('leaseMs', options.leaseMs ?? 30_000);
-  const publishTimeoutMs = positive('publishTimeoutMs', options.publishTimeoutMs ?? leaseMs / 2);
-  if (publishTimeoutMs >= leaseMs) {
-    throw new RangeError(
-      `publishTimeoutMs (${publishTimeoutMs}) must be less than leaseMs (${leaseMs}): a publish must end before another relay may claim its row`,
-    );
-  }
-  const timers = options.timers ?? REAL_TIMERS;
-  const maxAttempts = Math.floor(positive('maxAttempts', options.maxAttempts ?? 10));
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
-  const concurrency = Math.floor(positive('concurrency', options.concurrency ?? 8));
-  const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
-  if (notifyChannel !== false) quoteIdentifier(notifyChannel);
-  const random = options.random ?? Math.random;
   const sql = {
     claim: claimSql(names),
     sent: markSentSql(names),
     failed: markFailedSql(names),
+    deferred: markDeferredSql(names),
     release: releaseSql(names),
     abandon: abandonSql(names),
+    renew: renewLeaseSql(names),
   };
+  const publisher = boundedPublisher(options.publisher, publishTimeoutMs, config.timers);
 
   const totals = {
     claimed: 0,
@@ -192,54 +108,25 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     released: 0,
     batches: 0,
     errors: 0,
+    unavailable: 0,
+    leaseRenewals: 0,
   };
   let stopping = false;
-  /** Called by stop() when its timeout passed: each gives up one awaited publish. */
-  const abandonWaiters = new Set<() => void>();
   const active = new Set<Promise<unknown>>();
   let loop: Promise<void> | undefined;
   let unlisten: (() => Promise<void>) | undefined;
   let wakePending = false;
   let wake: (() => void) | undefined;
+  // Broker outage: consecutive unavailability failures and when the relay may try again.
+  let outageStreak = 0;
+  let outageUntil = 0;
 
   const now = () => options.clock?.() ?? null;
-  const elapsedSince = (start: number) =>
-    (options.clock ? options.clock().getTime() : Date.now()) - start;
-
-  type PublishOutcome =
-    | { readonly kind: 'published' }
-    | { readonly kind: 'failed'; readonly error: unknown }
-    | { readonly kind: 'abandoned' };
-
-  /** The publish, bounded by publishTimeoutMs and by stop()'s timeout; whatever comes later is ignored. */
-  function publishBounded(message: OutboundMessage): Promise<PublishOutcome> {
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (outcome: PublishOutcome) => {
-        if (settled) return;
-        settled = true;
-        timers.clearTimeout(timer);
-        abandonWaiters.delete(abandon);
-        resolve(outcome);
-      };
-      const abandon = () => finish({ kind: 'abandoned' });
-      const timer = timers.setTimeout(
-        () => finish({ kind: 'failed', error: new OutboxPublishTimeoutError(publishTimeoutMs) }),
-        publishTimeoutMs,
-      );
-      abandonWaiters.add(abandon);
-      let publishing: Promise<void>;
-      try {
-        publishing = publisher.publish(message);
-      } catch (error) {
-        publishing = Promise.reject(error);
-      }
-      publishing.then(
-        () => finish({ kind: 'published' }),
-        (error: unknown) => finish({ kind: 'failed', error }),
-      );
-    });
-  }
+  const nowMs = () => (options.clock ? options.clock().getTime() : Date.now());
+  const reportError = (error: unknown) => {
+    totals.errors++;
+    observe(() => hooks.onError?.(error));
+  };
 
   function runOnce(): Promise<RelayBatchResult> {
     const run = runBatch();
@@ -249,114 +136,141 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     return run;
   }
 
+  /** The lease of one claim: how long it is surely ours, renewed in the background while publishing. */
+  function leaseOf(token: string, claimedAt: number) {
+    let validUntil = claimedAt + leaseMs;
+    let renewing: Promise<void> | undefined;
+    return {
+      /** Whether a publish started now would settle (or time out) before the lease could end. */
+      allowsPublish: () => nowMs() + publishTimeoutMs <= validUntil,
+      /** Renews once a quarter of the lease has passed since the last renewal. */
+      heartbeat() {
+        if (renewing !== undefined || validUntil - nowMs() > (leaseMs * 3) / 4) return;
+        const startedAt = nowMs();
+        renewing = db
+          .query(sql.renew, [token, leaseMs, now()])
+          .then(
+            () => {
+              validUntil = Math.max(validUntil, startedAt + leaseMs);
+              totals.leaseRenewals++;
+            },
+            // Not renewed: the old lease still bounds what this relay starts.
+            reportError,
+          )
+          .finally(() => {
+            renewing = undefined;
+          });
+      },
+      settled: () => renewing ?? Promise.resolve(),
+    };
+  }
+
+  async function recordFailure(
+    row: ClaimedRow,
+    token: string,
+    message: OutboundMessage,
+    error: unknown,
+    result: { failed: number; dead: number },
+  ): Promise<void> {
+    const { type, message: text } = describeError(error);
+    if (isUnavailableError(error)) {
+      outageStreak++;
+      const delay = backoffDelayMs(outageStreak, config.unavailableBackoff, config.random);
+      outageUntil = Math.max(outageUntil, nowMs() + delay);
+      await db.query(sql.deferred, [
+        row.id,
+        token,
+        now(),
+        delay,
+        `broker unavailable: ${type}: ${text}`,
+      ]);
+      result.failed++;
+      totals.unavailable++;
+      observe(() =>
+        hooks.onFailed?.(message, { error, dead: false, retryInMs: delay, unavailable: true }),
+      );
+      return;
+    }
+    const attempts = Number(row.attempts);
+    const dead = attempts >= maxAttempts || classifyError(error) === 'non-retryable';
+    const delay = dead ? 0 : backoffDelayMs(attempts, config.backoff, config.random);
+    await db.query(sql.failed, [
+      row.id,
+      token,
+      dead ? 'DEAD' : 'READY',
+      now(),
+      delay,
+      `${type}: ${text}`,
+    ]);
+    if (dead) result.dead++;
+    else result.failed++;
+    const failure: PublishFailure = dead ? { error, dead } : { error, dead, retryInMs: delay };
+    observe(() => hooks.onFailed?.(message, failure));
+  }
+
   async function runBatch(): Promise<RelayBatchResult> {
     const token = randomUUID();
-    const claimedAt = options.clock ? options.clock().getTime() : Date.now();
+    const claimedAt = nowMs();
     const claimed = await db.query<ClaimedRow>(sql.claim, [batchSize, token, leaseMs, now()]);
-    const rows = [...claimed.rows].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
-    const result = { claimed: rows.length, published: 0, failed: 0, dead: 0, released: 0 };
-
-    // One chain per aggregate, in id order; chains run in parallel, rows of a chain one by one.
-    const chains = new Map<string, ClaimedRow[]>();
-    for (const row of rows) {
-      const key = JSON.stringify([row.aggregate_type, row.aggregate_id]);
-      const chain = chains.get(key);
-      if (chain) chain.push(row);
-      else chains.set(key, [row]);
-    }
+    const chains = groupByAggregate(claimed.rows);
+    const result = { claimed: claimed.rows.length, published: 0, failed: 0, dead: 0, released: 0 };
+    const lease = leaseOf(token, claimedAt);
     const releasedIds: string[] = [];
     const abandonedIds: string[] = [];
-    // SENT is recorded as each aggregate's run ends (not only at the end of the batch), so one
-    // slow publish does not hold back the others' SENT marks. Marks that arrive while an UPDATE
-    // is in flight are written together by the next one.
-    let pendingSent: string[] = [];
-    let flushing: Promise<void> | undefined;
-    const flushErrors: unknown[] = [];
-    const flushSent = () => {
-      flushing ??= (async () => {
-        while (pendingSent.length > 0) {
-          const ids = pendingSent;
-          pendingSent = [];
-          try {
-            await db.query(sql.sent, [idArray(ids), token, now()]);
-          } catch (error) {
-            // Left PROCESSING: republished after the lease, which the inbox absorbs.
-            flushErrors.push(error);
-          }
-        }
-      })().finally(() => {
-        flushing = undefined;
-      });
-    };
+    const sent = new SentFlusher((ids) =>
+      db.query(sql.sent, [idArray(ids), token, now()]).then(() => undefined),
+    );
 
+    // One aggregate's rows one by one, each after the previous one's confirm.
     const runChain = async (chain: ClaimedRow[]) => {
       for (let index = 0; index < chain.length; index++) {
         const row = chain[index]!;
-        // Stop before a publish that might outlive the lease (even if it times out) or the relay.
-        if (stopping || elapsedSince(claimedAt) + publishTimeoutMs > leaseMs) {
+        lease.heartbeat();
+        if (stopping || nowMs() < outageUntil || !lease.allowsPublish()) {
           releasedIds.push(...chain.slice(index).map((r) => r.id));
           return;
         }
         const message = toOutboundMessage(row);
-        const outcome = await publishBounded(message);
+        const outcome = await publisher.publish(message);
         if (outcome.kind === 'abandoned') {
           abandonedIds.push(row.id);
           releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
           return;
         }
         if (outcome.kind === 'failed') {
-          const { error } = outcome;
-          const attempts = Number(row.attempts);
-          const dead = attempts >= maxAttempts || classifyError(error) === 'non-retryable';
-          const delay = dead ? 0 : backoffDelayMs(attempts, backoff, random);
-          const { type, message: text } = describeError(error);
-          await db.query(sql.failed, [
-            row.id,
-            token,
-            dead ? 'DEAD' : 'READY',
-            now(),
-            delay,
-            `${type}: ${text}`,
-          ]);
-          if (dead) result.dead++;
-          else result.failed++;
-          observe(() =>
-            hooks.onFailed?.(message, dead ? { error, dead } : { error, dead, retryInMs: delay }),
-          );
-          // The rest of this aggregate must wait behind the failed row (unless it went DEAD,
-          // in which case the next round picks them up in order).
+          await recordFailure(row, token, message, outcome.error, result);
+          // The rest of this aggregate waits behind the failed row.
           releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
           return;
         }
-        pendingSent.push(row.id);
+        outageStreak = 0;
+        sent.mark(row.id);
         result.published++;
         observe(() => hooks.onPublished?.(message));
       }
     };
 
-    const queue = [...chains.values()];
-    const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+    const queue = [...chains];
+    const workers = Array.from({ length: Math.min(config.maxInFlight, queue.length) }, async () => {
       for (let chain = queue.shift(); chain; chain = queue.shift()) {
         try {
           await runChain(chain);
         } finally {
-          flushSent();
+          sent.flush();
         }
       }
     });
     // Every chain runs to its end even if another failed to record its outcome.
     const settled = await Promise.allSettled(workers);
-    while (pendingSent.length > 0 || flushing) {
-      flushSent();
-      await flushing;
-    }
+    await sent.drain();
+    await lease.settled();
     if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
     if (abandonedIds.length > 0) await db.query(sql.abandon, [idArray(abandonedIds), token, now()]);
     const rejected = settled.find(
       (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
     );
     if (rejected) throw rejected.reason;
-    if (flushErrors.length > 0) throw flushErrors[0];
+    if (sent.errors.length > 0) throw sent.errors[0];
     result.released = releasedIds.length + abandonedIds.length;
 
     totals.batches++;
@@ -366,10 +280,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     return result;
   }
 
-  function sleep(ms: number): Promise<void> {
+  /** Waits `ms`; a NOTIFY (or stop) ends the wait early unless `ignoreWake`. */
+  function sleep(ms: number, ignoreWake = false): Promise<void> {
     return new Promise((resolve) => {
-      if (wakePending || stopping) {
-        wakePending = false;
+      if (stopping || (!ignoreWake && wakePending)) {
+        if (!ignoreWake) wakePending = false;
         resolve();
         return;
       }
@@ -377,10 +292,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       function done() {
         clearTimeout(timer);
         wake = undefined;
-        wakePending = false;
+        if (!ignoreWake) wakePending = false;
         resolve();
       }
-      wake = done;
+      wake = ignoreWake ? () => (stopping ? done() : (wakePending = true)) : done;
     });
   }
 
@@ -396,11 +311,14 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         const result = await runOnce();
         full = result.claimed >= batchSize;
       } catch (error) {
-        totals.errors++;
-        observe(() => hooks.onError?.(error));
+        reportError(error);
       }
+      if (stopping) break;
+      const outage = outageUntil - nowMs();
+      // During a broker outage a NOTIFY must not bring the next attempt forward.
+      if (outage > 0) await sleep(outage, true);
       // A full batch means more is probably due: go again at once.
-      if (!full && !stopping) await sleep(pollIntervalMs);
+      else if (!full) await sleep(pollIntervalMs);
     }
   }
 
@@ -409,13 +327,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     async start() {
       if (loop) return;
       stopping = false;
-      if (notifyChannel !== false) {
+      if (config.notifyChannel !== false) {
         try {
-          unlisten = await db.listen(notifyChannel, notify);
+          unlisten = await db.listen(config.notifyChannel, notify, { onError: reportError });
         } catch (error) {
           // Polling still delivers everything, only later.
-          totals.errors++;
-          observe(() => hooks.onError?.(error));
+          reportError(error);
         }
       }
       loop = runLoop();
@@ -430,14 +347,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const running = Promise.allSettled([loop, ...active]);
       let timer: unknown;
       if (timeoutMs !== undefined) {
-        timer = timers.setTimeout(() => {
-          for (const abandon of [...abandonWaiters]) abandon();
-        }, timeoutMs);
+        timer = config.timers.setTimeout(() => publisher.abandonAll(), timeoutMs);
       }
       try {
         await running;
       } finally {
-        if (timer !== undefined) timers.clearTimeout(timer);
+        if (timer !== undefined) config.timers.clearTimeout(timer);
         loop = undefined;
         stopping = false;
         const close = unlisten;

@@ -48,8 +48,8 @@ export interface ConfirmedPublisherOptions {
   readonly confirmTimeoutMs?: number;
 }
 
-// Below the outbox relay's default publish timeout (leaseMs 30 s / 2), so under default settings the
-// transport's own error is the one the relay records.
+// Bounds publishes made outside the relay (and the consumer runner's retry copies). Under the relay,
+// whichever fires first counts as broker unavailability, so either way no attempt is used up.
 const DEFAULT_CONFIRM_TIMEOUT_MS = 10_000;
 
 /** Outcomes of publishes since the publisher was created (for metrics, design notes §8). */

@@ -48,6 +48,8 @@ export class PublishNackedError extends EvgenError {
 export class PublishTimeoutError extends EvgenError {
   readonly retryable = true;
   readonly code = 'PublishTimeoutError';
+  /** The broker is slow or unreachable, not the message: no attempt of the outbox row is used up. */
+  readonly unavailable = true;
   constructor(
     readonly messageId: string,
     readonly exchange: string,
@@ -65,6 +67,8 @@ export class PublishTimeoutError extends EvgenError {
 export class ChannelClosedError extends EvgenError {
   readonly retryable = true;
   readonly code = 'ChannelClosedError';
+  /** The connection is gone, not the message's fault: no attempt of the outbox row is used up. */
+  readonly unavailable = true;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'ChannelClosedError';

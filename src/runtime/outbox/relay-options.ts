@@ -1,0 +1,145 @@
+/** The relay's options, their defaults and their checks. */
+import type { Database } from '../db/database.js';
+import { quoteIdentifier } from '../db/sql-identifier.js';
+import type { OutboundMessage, Publisher } from '../publisher.js';
+import type { BackoffOptions } from './backoff.js';
+import { REAL_TIMERS, type RelayTimers } from './bounded-publish.js';
+import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, type OutboxTableOptions } from './outbox-table.js';
+
+export type { RelayTimers } from './bounded-publish.js';
+
+/** What happened to one failed publish. */
+export interface PublishFailure {
+  readonly error: unknown;
+  /** true: the row went DEAD (attempts exhausted or the error is not retryable). */
+  readonly dead: boolean;
+  /** Delay before the next attempt, when not dead. */
+  readonly retryInMs?: number;
+  /** true: the broker was unavailable (refused, closed, timed out); the row kept its attempts. */
+  readonly unavailable?: boolean;
+}
+
+/** Counts of one `runOnce()`. */
+export interface RelayBatchResult {
+  readonly claimed: number;
+  readonly published: number;
+  /** Failed and scheduled for retry (broker unavailability included). */
+  readonly failed: number;
+  /** Failed and moved to DEAD. */
+  readonly dead: number;
+  /**
+   * Claimed but given back: untried (an earlier row of the aggregate failed, the broker is
+   * unavailable, the relay stopped or too little lease was left), or in flight when
+   * `stop({ timeoutMs })` gave up on it.
+   */
+  readonly released: number;
+}
+
+/** Observability hooks; each is called synchronously. An exception thrown by one is ignored. */
+export interface OutboxRelayHooks {
+  onPublished?(message: OutboundMessage): void;
+  onFailed?(message: OutboundMessage, failure: PublishFailure): void;
+  /** After every runOnce, including empty ones. */
+  onBatch?(result: RelayBatchResult): void;
+  /** A database error in the relay loop (the loop keeps going after pollIntervalMs), or a lost LISTEN. */
+  onError?(error: unknown): void;
+}
+
+export interface OutboxRelayOptions extends OutboxTableOptions {
+  readonly db: Database;
+  readonly publisher: Publisher;
+  /** Rows claimed per round (default 100). */
+  readonly batchSize?: number;
+  /**
+   * How long a claim is valid without renewal (default 6 000 ms). While the relay publishes it
+   * renews the lease (heartbeat), so this only bounds how long a crashed relay's rows wait
+   * before another relay takes them.
+   */
+  readonly leaseMs?: number;
+  /**
+   * A publish not settled after this long counts as broker unavailability (default leaseMs / 2;
+   * must be less than leaseMs). A publish is started only if it would time out before the
+   * (renewed) lease ends; otherwise the row is given back untried.
+   */
+  readonly publishTimeoutMs?: number;
+  /** Message-specific failed attempts before a row goes DEAD (default 10). */
+  readonly maxAttempts?: number;
+  /** Retry delay after a message-specific failure: min(cap, base·2^(n-1)) + jitter (default 1 s, 5 min, 1 s). */
+  readonly backoff?: BackoffOptions;
+  /**
+   * Delay after the broker was unavailable (refused, closed, publish or confirm timeout), by
+   * consecutive outage failures of this relay: min(cap, base·2^(n-1)) + jitter (default 500 ms,
+   * 30 s, 500 ms). Such failures never use up attempts, so an outage of any length ends in
+   * publishing, not in DEAD rows.
+   */
+  readonly unavailableBackoff?: BackoffOptions;
+  /** Idle wait between rounds when no NOTIFY arrives (default 1 000 ms). */
+  readonly pollIntervalMs?: number;
+  /** Channel to LISTEN on (default `evgen_outbox`); `false` polls only. */
+  readonly notifyChannel?: string | false;
+  /**
+   * Publishes awaiting their confirm at once, across aggregates (default 100). One aggregate is
+   * always sequential: its next row is published only after the previous one was confirmed.
+   */
+  readonly maxInFlight?: number;
+  /** Former name of `maxInFlight`. */
+  readonly concurrency?: number;
+  /** Time source for leases, due checks and backoff; default is the database clock. For tests. */
+  readonly clock?: () => Date;
+  /** Uniform [0, 1) for jitter; default Math.random. For tests. */
+  readonly random?: () => number;
+  /** Timers for publish and stop timeouts (not for the poll interval); default the real ones. For tests. */
+  readonly timers?: RelayTimers;
+  readonly hooks?: OutboxRelayHooks;
+}
+
+export interface ResolvedRelayOptions {
+  readonly batchSize: number;
+  readonly leaseMs: number;
+  readonly publishTimeoutMs: number;
+  readonly maxAttempts: number;
+  readonly backoff: BackoffOptions;
+  readonly unavailableBackoff: BackoffOptions;
+  readonly pollIntervalMs: number;
+  readonly notifyChannel: string | false;
+  readonly maxInFlight: number;
+  readonly random: () => number;
+  readonly timers: RelayTimers;
+}
+
+export const DEFAULT_LEASE_MS = 6_000;
+const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, capMs: 300_000, jitterMs: 1_000 };
+const DEFAULT_UNAVAILABLE_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000, jitterMs: 500 };
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayOptions {
+  const leaseMs = positive('leaseMs', options.leaseMs ?? DEFAULT_LEASE_MS);
+  const publishTimeoutMs = positive('publishTimeoutMs', options.publishTimeoutMs ?? leaseMs / 2);
+  if (publishTimeoutMs >= leaseMs) {
+    throw new RangeError(
+      `publishTimeoutMs (${publishTimeoutMs}) must be less than leaseMs (${leaseMs}): a publish must end before another relay may claim its row`,
+    );
+  }
+  const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
+  if (notifyChannel !== false) quoteIdentifier(notifyChannel);
+  return {
+    batchSize: Math.floor(positive('batchSize', options.batchSize ?? 100)),
+    leaseMs,
+    publishTimeoutMs,
+    maxAttempts: Math.floor(positive('maxAttempts', options.maxAttempts ?? 10)),
+    backoff: options.backoff ?? DEFAULT_BACKOFF,
+    unavailableBackoff: options.unavailableBackoff ?? DEFAULT_UNAVAILABLE_BACKOFF,
+    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs ?? 1_000),
+    notifyChannel,
+    maxInFlight: Math.floor(
+      positive('maxInFlight', options.maxInFlight ?? options.concurrency ?? 100),
+    ),
+    random: options.random ?? Math.random,
+    timers: options.timers ?? REAL_TIMERS,
+  };
+}
