@@ -92,9 +92,9 @@ describe('injection catalog', () => {
     expect(summary(mod.validateInjectedV1Payload(inherited).violations)).toEqual(['/id required']);
   });
 
-  it('keeps every hostile string out of code positions', () => {
-    for (const file of listFiles(expectedDir('injection'))) {
-      const text = readFileSync(join(expectedDir('injection'), file), 'utf8');
+  it.each(['injection', 'injection-keys'])('keeps every hostile string out of code positions (%s)', (name) => {
+    for (const file of listFiles(expectedDir(name))) {
+      const text = readFileSync(join(expectedDir(name), file), 'utf8');
       // Any `process.exit(1)` must sit inside a comment or a string literal: strip both and look again.
       const kind = file.endsWith('.js') ? ts.ScriptKind.JS : ts.ScriptKind.TS;
       const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, false, kind);
@@ -107,6 +107,32 @@ describe('injection catalog', () => {
       }
       expect(code, file).not.toMatch(/process\s*\.\s*exit/);
       expect((source as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics, file).toEqual([]);
+    }
+  });
+});
+
+describe('injection through keys json-schema-to-typescript copies into comments', () => {
+  it('imports without executing anything; the validators still use the real patterns', async () => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => {
+      throw new Error('generated code called process.exit');
+    }) as never);
+    try {
+      const mod = await importCase('injection-keys');
+      expect(exit).not.toHaveBeenCalled();
+      // Keys matching the hostile patterns (`(7)` is a regex group: it matches "7").
+      const draft07 = { id: 'k-1', meta: { '//;process.exit7;': 'tag' }, titled: { 'yy//;process-exit9;//': 3 } };
+      expect(mod.validatePatternKeysV1Payload(draft07).ok).toBe(true);
+      expect(mod.patternKeysV1(draft07).aggregateId).toBe('k-1');
+      // The pattern still applies: a key matching `y*/y*/…` must hold an integer.
+      expect(summary(mod.validatePatternKeysV1Payload({ id: 'k-1', titled: { '//;process.exit9;': 'no', other: 1 } }).violations)).toEqual([
+        '/titled/other additionalProperties',
+        '/titled/~1~1;process.exit9; type',
+      ]);
+      const modern = { id: 'k-2', meta: { 'x//;process.exit7;': 'tag' }, items: ['a', { '//;process.exit11;': 'q' }] };
+      expect(mod.validatePatternKeysModernV1Payload(modern).ok).toBe(true);
+      expect(exit).not.toHaveBeenCalled();
+    } finally {
+      exit.mockRestore();
     }
   });
 });

@@ -11,10 +11,22 @@ import { isObject } from '../../common/json-value.js';
 import { writerSchema } from '../../schema/views.js';
 import { mapSchema, type SchemaObject } from '../../schema/walk.js';
 import { pascalCase } from '../naming.js';
-import { isSafeIdentifier, sortKeysDeep } from '../render/safe-code.js';
+import { commentText, isSafeIdentifier, sortKeysDeep } from '../render/safe-code.js';
 
 /** Keywords json-schema-to-typescript copies into output verbatim: never let catalog text through them. */
 const CODE_BEARING_KEYWORDS = ['tsType', 'tsEnumNames', 'tsName', '$id', 'id'];
+
+/** The same entries under keys that are safe in a comment (`*\/`, no line breaks), kept distinct. */
+function commentSafeKeys(entries: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(entries)) {
+    const safe = commentText(key);
+    let unique = safe;
+    for (let n = 2; Object.hasOwn(result, unique); n++) unique = `${safe} (${n})`;
+    result[unique] = value;
+  }
+  return result;
+}
 
 /**
  * The view json-schema-to-typescript compiles: the writer view, with the root titled `rootName`
@@ -84,6 +96,10 @@ export function typesSchema(
       if (rest === undefined) delete node.additionalItems;
       else node.additionalItems = rest;
     }
+    // Pattern keys only reach json-schema-to-typescript's comments, which it escapes badly: the
+    // types view carries them neutralised (the validators keep the real patterns).
+    if (isObject(node.patternProperties))
+      node.patternProperties = commentSafeKeys(node.patternProperties);
     if (parentKeyword === undefined) {
       for (const keyword of CODE_BEARING_KEYWORDS) delete node[keyword];
       return node;

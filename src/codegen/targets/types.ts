@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
+import { ts } from 'ts-morph';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import type { EventDefinition } from '../../catalog/model.js';
 import { displayPath } from '../../catalog/read-json-file.js';
@@ -16,6 +17,45 @@ import { eventFile } from './event-files.js';
 import { typesSchema } from './payload-schemas.js';
 
 const DECLARATION = /^export (?:declare )?(?:interface|type|enum|const enum) ([A-Za-z_$][\w$]*)/gm;
+
+/**
+ * json-schema-to-typescript's output is never trusted as code: it must parse without errors and
+ * consist of exported interface and type declarations only, which compile to no JavaScript at
+ * all. Text that escaped a comment (it escapes only some of what it copies into comments) and
+ * became a statement fails here instead of running when the generated module is imported.
+ */
+export function assertDeclarationsOnly(code: string, file: string): void {
+  const refuse = (why: string): never => {
+    throw new Error(
+      `${file}: json-schema-to-typescript produced ${why}; refusing to write it (a schema string ` +
+        'escaped from a comment?)',
+    );
+  };
+  const output = ts.transpileModule(code, {
+    reportDiagnostics: true,
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+  });
+  const [diagnostic] = output.diagnostics ?? [];
+  if (diagnostic !== undefined)
+    refuse(
+      `code that does not parse (${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')})`,
+    );
+  const source = ts.createSourceFile('types.ts', code, ts.ScriptTarget.ES2022, false);
+  for (const statement of source.statements) {
+    const exported = ts
+      .getModifiers(statement as ts.HasModifiers)
+      ?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword);
+    if (
+      !(ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)) ||
+      !exported
+    )
+      refuse(
+        `a statement that is not an exported type declaration: ${JSON.stringify(statement.getText(source).slice(0, 80))}`,
+      );
+  }
+  if (output.outputText.replace(/export\s*\{\s*\};?/g, '').trim() !== '')
+    refuse('runtime JavaScript');
+}
 
 /** Payload type declarations of one version; throws if json-schema-to-typescript picked a name we did not give. */
 export async function compileVersionTypes(
@@ -38,6 +78,7 @@ export async function compileVersionTypes(
     // The bundle is self-contained: never resolve anything from disk or the network.
     $refOptions: { resolve: { external: false } },
   });
+  assertDeclarationsOnly(code, version.file);
   const declared = [...code.matchAll(DECLARATION)].map((match) => match[1]!);
   if (!declared.includes(names.payloadType)) {
     throw new Error(
