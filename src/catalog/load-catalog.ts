@@ -25,17 +25,25 @@ import {
   consumerJsonSchema,
   EVENT_JSON_KEYS,
   eventJsonSchema,
+  KAFKA_JSON_KEYS,
+  MAX_KAFKA_PARTITIONS,
 } from './metadata-schemas.js';
 import {
   COMPATIBILITY_MODES,
   COMPATIBILITY_POLICIES,
+  DEFAULT_KAFKA_PARTITIONS,
+  DEFAULT_KAFKA_RETENTION_MS,
+  EVENT_ORDERINGS,
+  KAFKA_CLEANUP_POLICIES,
   type Catalog,
   type CompatibilityMode,
   type CompatibilityPolicy,
   type ConsumerDefinition,
   type EventDefinition,
+  type EventOrdering,
   type EventVersion,
   type JsonSchema,
+  type KafkaEventTopic,
 } from './model.js';
 import {
   CONSUMER_NAME,
@@ -60,7 +68,8 @@ interface EventJson {
   compatibility?: CompatibilityMode;
   policy?: CompatibilityPolicy;
   eventType?: string;
-  kafka: { topic: string };
+  kafka: KafkaEventTopic;
+  ordering?: EventOrdering;
   rabbitmq: { exchange: string; routingKey: string };
 }
 
@@ -290,10 +299,21 @@ async function loadEvent(
     aggregateId: meta.aggregateId,
     compatibility: meta.compatibility ?? 'FULL_TRANSITIVE',
     policy: meta.policy ?? 'evgen',
-    kafka: { topic: meta.kafka.topic },
+    kafka: kafkaEventTopic(meta.kafka),
+    ...(meta.ordering === undefined ? {} : { ordering: meta.ordering }),
     rabbitmq: { exchange: meta.rabbitmq.exchange, routingKey: meta.rabbitmq.routingKey },
     dir: `${domain}/${name}`,
     versions,
+  };
+}
+
+/** The declared Kafka settings, without keys the file does not set. */
+function kafkaEventTopic(kafka: KafkaEventTopic): KafkaEventTopic {
+  return {
+    topic: kafka.topic,
+    ...(kafka.partitions === undefined ? {} : { partitions: kafka.partitions }),
+    ...(kafka.retentionMs === undefined ? {} : { retentionMs: kafka.retentionMs }),
+    ...(kafka.cleanupPolicy === undefined ? {} : { cleanupPolicy: kafka.cleanupPolicy }),
   };
 }
 
@@ -335,7 +355,7 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
   if (error.keyword === 'additionalProperties') {
     const key = String(params.additionalProperty);
     const known =
-      at === '' ? EVENT_JSON_KEYS : at === '/kafka' ? ['topic'] : ['exchange', 'routingKey'];
+      at === '' ? EVENT_JSON_KEYS : at === '/kafka' ? KAFKA_JSON_KEYS : ['exchange', 'routingKey'];
     return {
       code: 'unknown-key',
       file,
@@ -372,12 +392,32 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
       hint: `use one of ${COMPATIBILITY_POLICIES.join(', ')} (default evgen)`,
     };
   }
+  if (error.keyword === 'enum' && at === '/ordering') {
+    return {
+      code: 'unknown-ordering',
+      file,
+      pointer: at,
+      message: `unknown ordering${shown}`,
+      hint: `use one of ${EVENT_ORDERINGS.join(', ')} (default relaxed: failed records go to retry topics)`,
+    };
+  }
+  if (error.keyword === 'enum' && at === '/kafka/cleanupPolicy') {
+    return {
+      code: 'invalid-event-json',
+      file,
+      pointer: at,
+      message: `unknown Kafka cleanup policy${shown}`,
+      hint: `use one of ${KAFKA_CLEANUP_POLICIES.join(', ')} (default delete)`,
+    };
+  }
   const hints: Record<string, string> = {
     '/aggregate': 'a PascalCase name such as "Order"',
     '/aggregateId': 'the name of a required string property of the payload, e.g. "orderId"',
     '/eventType':
       'dot-separated identifiers, e.g. "order.OrderCreated" (the default is <domain>.<EventName>)',
     '/kafka/topic': 'letters, digits, ".", "_" and "-" only, at most 249 characters',
+    '/kafka/partitions': `a whole number from 1 to ${MAX_KAFKA_PARTITIONS} (default ${DEFAULT_KAFKA_PARTITIONS})`,
+    '/kafka/retentionMs': `milliseconds as a whole number, -1 for forever (default ${DEFAULT_KAFKA_RETENTION_MS}, 7 days)`,
     '/rabbitmq/exchange': 'letters, digits, ".", "_", ":" and "-" only',
     '/rabbitmq/routingKey': 'letters, digits, ".", "_", ":" and "-" only, e.g. "order.created"',
   };
@@ -471,6 +511,7 @@ function checkCrossEventRules(events: readonly EventDefinition[], context: LoadC
       });
     }
   }
+  checkKafkaTopicSettings(events, context);
   const types = new Map<string, EventDefinition>();
   const routes = new Map<string, EventDefinition>();
   for (const event of events) {
@@ -495,6 +536,36 @@ function checkCrossEventRules(events: readonly EventDefinition[], context: LoadC
         hint: 'give each event its own routing key so consumers can bind to it alone',
       });
     } else routes.set(route, event);
+  }
+}
+
+/**
+ * Events sharing a Kafka topic must not declare different settings for it (one topic has one
+ * partition count); settings one event leaves out are taken from the others.
+ */
+function checkKafkaTopicSettings(events: readonly EventDefinition[], context: LoadContext): void {
+  const settings = ['partitions', 'retentionMs', 'cleanupPolicy'] as const;
+  const eventJson = (event: EventDefinition) =>
+    displayPath(join(context.root, event.dir, 'event.json'));
+  const declared = new Map<string, EventDefinition>();
+  for (const event of events) {
+    for (const setting of settings) {
+      const value = event.kafka[setting];
+      if (value === undefined) continue;
+      const key = `${event.kafka.topic}\0${setting}`;
+      const first = declared.get(key);
+      if (first === undefined) {
+        declared.set(key, event);
+      } else if (first.kafka[setting] !== value) {
+        context.problems.add({
+          code: 'conflicting-kafka-topic',
+          file: eventJson(event),
+          pointer: `/kafka/${setting}`,
+          message: `topic "${event.kafka.topic}" is declared with ${setting} ${JSON.stringify(value)} here and ${JSON.stringify(first.kafka[setting])} in ${eventJson(first)}`,
+          hint: `declare ${setting} once for the topic, or give both events the same value`,
+        });
+      }
+    }
   }
 }
 

@@ -2,7 +2,12 @@
  * JSON Schemas for evgen's own catalog files (`event.json`, `_consumers/<name>.json`). Validating
  * them with ajv gives precise JSON pointers; `additionalProperties: false` turns typos into errors.
  */
-import { COMPATIBILITY_MODES, COMPATIBILITY_POLICIES } from './model.js';
+import {
+  COMPATIBILITY_MODES,
+  COMPATIBILITY_POLICIES,
+  EVENT_ORDERINGS,
+  KAFKA_CLEANUP_POLICIES,
+} from './model.js';
 
 /** Keys allowed in event.json, for "did you mean" hints. */
 export const EVENT_JSON_KEYS = [
@@ -14,8 +19,15 @@ export const EVENT_JSON_KEYS = [
   'policy',
   'eventType',
   'kafka',
+  'ordering',
   'rabbitmq',
 ] as const;
+
+/** Keys allowed under `kafka` in event.json. */
+export const KAFKA_JSON_KEYS = ['topic', 'partitions', 'retentionMs', 'cleanupPolicy'] as const;
+
+/** Upper bound for a declared partition count: far above any sane topic, below Kafka's limits. */
+export const MAX_KAFKA_PARTITIONS = 10_000;
 
 /** Characters that have no business in broker names (controls, whitespace, quotes, backslashes). */
 const BROKER_NAME = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
@@ -41,8 +53,14 @@ export const eventJsonSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['topic'],
-      properties: { topic: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', maxLength: 249 } },
+      properties: {
+        topic: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', maxLength: 249 },
+        partitions: { type: 'integer', minimum: 1, maximum: MAX_KAFKA_PARTITIONS },
+        retentionMs: { type: 'integer', minimum: -1 },
+        cleanupPolicy: { enum: [...KAFKA_CLEANUP_POLICIES] },
+      },
     },
+    ordering: { enum: [...EVENT_ORDERINGS] },
     rabbitmq: {
       type: 'object',
       additionalProperties: false,

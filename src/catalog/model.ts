@@ -14,6 +14,33 @@ export const COMPATIBILITY_MODES = [
 ] as const;
 export type CompatibilityMode = (typeof COMPATIBILITY_MODES)[number];
 
+/**
+ * How a consumer treats a failed event. `relaxed` (the default): the record moves to a retry
+ * topic and the partition goes on. `strict`: the partition waits and retries the record in place
+ * (pause with backoff), so later events of the partition are never handled before it.
+ */
+export const EVENT_ORDERINGS = ['relaxed', 'strict'] as const;
+export type EventOrdering = (typeof EVENT_ORDERINGS)[number];
+
+/** Kafka `cleanup.policy` values a topic may declare. */
+export const KAFKA_CLEANUP_POLICIES = ['delete', 'compact', 'compact,delete'] as const;
+export type KafkaCleanupPolicy = (typeof KAFKA_CLEANUP_POLICIES)[number];
+
+/** Partitions of a topic no event declares any for. */
+export const DEFAULT_KAFKA_PARTITIONS = 6;
+/** `retention.ms` of a topic no event declares one for: 7 days. */
+export const DEFAULT_KAFKA_RETENTION_MS = 604_800_000;
+
+/** Where an event is published on Kafka, with the topic settings its event.json declares. */
+export interface KafkaEventTopic {
+  readonly topic: string;
+  /** Partitions of the topic; absent = not declared here (defaults apply per topic). */
+  readonly partitions?: number;
+  /** `retention.ms`; -1 keeps records forever. Absent = not declared here. */
+  readonly retentionMs?: number;
+  readonly cleanupPolicy?: KafkaCleanupPolicy;
+}
+
 export const COMPATIBILITY_POLICIES = ['evgen', 'confluent', 'confluent-lenient'] as const;
 export type CompatibilityPolicy = (typeof COMPATIBILITY_POLICIES)[number];
 
@@ -48,7 +75,9 @@ export interface EventDefinition {
   readonly aggregateId: string;
   readonly compatibility: CompatibilityMode;
   readonly policy: CompatibilityPolicy;
-  readonly kafka: { readonly topic: string };
+  readonly kafka: KafkaEventTopic;
+  /** Absent means `relaxed`. */
+  readonly ordering?: EventOrdering;
   readonly rabbitmq: { readonly exchange: string; readonly routingKey: string };
   /** Folder of the event relative to the catalog root (`order/OrderCreated`). */
   readonly dir: string;

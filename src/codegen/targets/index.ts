@@ -3,6 +3,7 @@ import type { Target } from '../target.js';
 import { consumersTarget } from './consumers.js';
 import { envelopesTarget } from './envelopes.js';
 import { indexModuleTarget } from './index-module.js';
+import { kafkaTarget } from './kafka.js';
 import { outboxTarget } from './outbox.js';
 import { typesTarget } from './types.js';
 import { rabbitmqTarget } from './rabbitmq.js';
@@ -15,5 +16,6 @@ export const allTargets: readonly Target[] = [
   indexModuleTarget,
   consumersTarget,
   rabbitmqTarget,
+  kafkaTarget,
   outboxTarget,
 ];

@@ -86,12 +86,13 @@ async function createProducer(
         if (!list) byTopic.set(record.topic, (list = []));
         list.push({ key: record.key, value: record.value, headers: copyHeaders(record.headers) });
       }
+      const request = {
+        acks: acksNumber(acks),
+        timeout: timeoutMs,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      };
       await withTimeout(
-        producer.sendBatch({
-          acks: acksNumber(acks),
-          timeout: timeoutMs,
-          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-        }),
+        sendRetrying(() => producer.sendBatch(request), Date.now() + timeoutMs),
         timeoutMs,
         `kafka send of ${records.length} record(s)`,
       );
@@ -112,6 +113,26 @@ async function createProducer(
     },
     close: () => producer.disconnect(),
   };
+}
+
+/**
+ * kafkajs gives up on some retriable errors outside its own retry loop (e.g. the metadata of a
+ * topic created a moment ago, or a leader that moved): send again until the deadline. A resend
+ * may store a record twice; consumers are idempotent.
+ */
+async function sendRetrying<T>(send: () => Promise<T>, deadline: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      const retriable =
+        (error as { retriable?: unknown }).retriable === true ||
+        (error as { originalError?: { retriable?: unknown } }).originalError?.retriable === true;
+      const wait = Math.min(100 * 2 ** attempt, 2_000);
+      if (!retriable || Date.now() + wait >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 function copyHeaders(headers: KafkaHeaders | undefined): IHeaders | undefined {
@@ -297,6 +318,25 @@ function safely(callback: () => void): void {
 // --------------------------------------------------------------------------------------------
 // Admin
 
+/** Resolves once every partition of the topics has a leader (new topics take a moment). */
+async function waitForLeaders(admin: Admin, topics: readonly string[], timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
+      const ready = metadata.topics.every(
+        (t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0),
+      );
+      if (ready && metadata.topics.length === topics.length) return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`no leaders for ${topics.join(', ')} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function createAdmin(kafka: Kafka): Promise<KafkaAdmin> {
   const admin: Admin = kafka.admin();
   await admin.connect();
@@ -325,7 +365,8 @@ async function createAdmin(kafka: Kafka): Promise<KafkaAdmin> {
     async createTopics(topics: readonly KafkaTopicSpec[]) {
       if (topics.length === 0) return;
       const created = await admin.createTopics({
-        waitForLeaders: true,
+        // kafkajs' own wait gives up on UNKNOWN_TOPIC_OR_PARTITION while the new topic propagates.
+        waitForLeaders: false,
         topics: topics.map((t) => ({
           topic: t.topic,
           numPartitions: t.partitions,
@@ -337,6 +378,10 @@ async function createAdmin(kafka: Kafka): Promise<KafkaAdmin> {
       if (!created) {
         throw new Error(`topic already exists: ${topics.map((t) => t.topic).join(', ')}`);
       }
+      await waitForLeaders(
+        admin,
+        topics.map((t) => t.topic),
+      );
     },
     async describeTopics(topics: readonly string[]) {
       if (topics.length === 0) return [];

@@ -1,0 +1,156 @@
+/**
+ * Target `kafka`: the Kafka side of the catalog.
+ *   kafka/topics.ts     `kafkaTopology` (event topics with partitions / retention / cleanup
+ *                       policy, consumers with subscriptions, retry tier and dead-letter topics)
+ *                       and `ensureKafkaTopics(admin, options?)`;
+ *   kafka/producers.ts  `kafkaRoutes` (event type → topic) for the outbox relay, and
+ *                       `publishOrderCreatedV2(producer, envelope)` per event version.
+ * Envelope types come from each event's `envelope.ts` (envelopes target).
+ */
+import { posix } from 'node:path';
+import {
+  DEFAULT_KAFKA_PARTITIONS,
+  DEFAULT_KAFKA_RETENTION_MS,
+  type Catalog,
+  type EventDefinition,
+  type KafkaCleanupPolicy,
+} from '../../catalog/model.js';
+import {
+  DEFAULT_KAFKA_RETRY_TIERS_MS,
+  kafkaConsumerTopics,
+} from '../../runtime/kafka/topic-names.js';
+import { eventModuleDir, pascalCase, versionNames } from '../naming.js';
+import { formatTypeScript, generatedHeader, renderTemplate, trusted } from '../render/index.js';
+import type { GeneratedFile, Target, TargetContext } from '../target.js';
+
+export const KAFKA_TOPICS_PATH = 'kafka/topics.ts';
+export const KAFKA_PRODUCERS_PATH = 'kafka/producers.ts';
+
+/** Retry copies live as long as event topics; dead letters four weeks, to be looked at. */
+const RETRY_RETENTION_MS = DEFAULT_KAFKA_RETENTION_MS;
+export const DEAD_LETTER_RETENTION_MS = 2_419_200_000;
+
+/** `publishOrderCreatedV2`: the generated producer helper of one event version. */
+export function kafkaPublishFunctionName(
+  event: Pick<EventDefinition, 'name'>,
+  version: number,
+): string {
+  return `publish${pascalCase(event.name)}V${version}`;
+}
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const eventJson = (event: EventDefinition) => `${event.dir}/event.json`;
+
+function relativeImport(fromFile: string, toFile: string): string {
+  const relative = posix.relative(posix.dirname(fromFile), toFile);
+  return relative.startsWith('.') ? relative : `./${relative}`;
+}
+
+interface TopicSettings {
+  topic: string;
+  partitions: number;
+  retentionMs: number;
+  cleanupPolicy: KafkaCleanupPolicy;
+}
+
+/** One entry per topic: what its events declare (the loader refused conflicts), else defaults. */
+function topicSettings(catalog: Catalog): Map<string, TopicSettings> {
+  const topics = new Map<string, TopicSettings>();
+  const events = [...catalog.events].sort((a, b) => byString(a.eventType, b.eventType));
+  for (const event of events) {
+    const { topic } = event.kafka;
+    if (!topics.has(topic)) {
+      topics.set(topic, {
+        topic,
+        partitions: DEFAULT_KAFKA_PARTITIONS,
+        retentionMs: DEFAULT_KAFKA_RETENTION_MS,
+        cleanupPolicy: 'delete',
+      });
+    }
+  }
+  const declared = new Set<string>();
+  for (const event of events) {
+    const settings = topics.get(event.kafka.topic)!;
+    for (const key of ['partitions', 'retentionMs', 'cleanupPolicy'] as const) {
+      const value = event.kafka[key];
+      if (value === undefined || declared.has(`${settings.topic}\0${key}`)) continue;
+      declared.add(`${settings.topic}\0${key}`);
+      (settings as Record<typeof key, unknown>)[key] = value;
+    }
+  }
+  return topics;
+}
+
+async function renderTopics(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+  const settings = topicSettings(catalog);
+  const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
+  const sources = catalog.events.map(eventJson);
+  const consumers = [...catalog.consumers]
+    .sort((a, b) => byString(a.name, b.name))
+    .map((consumer) => {
+      sources.push(consumer.file);
+      const subscriptions = [...consumer.subscribes].sort(byString).map((eventType) => {
+        const event = byType.get(eventType);
+        if (event === undefined)
+          throw new Error(
+            `consumer ${consumer.name} subscribes to unknown event type ${eventType}`,
+          );
+        return { eventType, topic: event.kafka.topic, ordering: event.ordering ?? 'relaxed' };
+      });
+      const names = kafkaConsumerTopics(consumer.name, DEFAULT_KAFKA_RETRY_TIERS_MS);
+      return {
+        name: consumer.name,
+        subscriptions,
+        retryTopics: names.retry,
+        deadLetterTopic: names.deadLetter,
+        partitions: Math.max(...subscriptions.map((s) => settings.get(s.topic)!.partitions)),
+        retryRetentionMs: RETRY_RETENTION_MS,
+        deadLetterRetentionMs: DEAD_LETTER_RETENTION_MS,
+      };
+    });
+  const source = renderTemplate('kafka-topics', {
+    header: trusted(generatedHeader(sources.sort(byString))),
+    runtimeImport,
+    topics: [...settings.values()].sort((a, b) => byString(a.topic, b.topic)),
+    consumers,
+  });
+  return { path: KAFKA_TOPICS_PATH, content: await formatTypeScript(source) };
+}
+
+async function renderProducers(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+  const events = [...catalog.events].sort((a, b) => byString(a.eventType, b.eventType));
+  const imports = events.map((event) => ({
+    path: relativeImport(KAFKA_PRODUCERS_PATH, `${eventModuleDir(event)}/envelope.js`),
+    types: event.versions.map((v) => versionNames(event, v.version).envelopeType),
+  }));
+  const versions = events.flatMap((event) =>
+    event.versions.map((v) => ({
+      eventType: event.eventType,
+      version: v.version,
+      topic: event.kafka.topic,
+      envelopeType: versionNames(event, v.version).envelopeType,
+      functionName: kafkaPublishFunctionName(event, v.version),
+    })),
+  );
+  const source = renderTemplate('kafka-producers', {
+    header: trusted(generatedHeader(events.map(eventJson))),
+    runtimeImport,
+    imports,
+    events: events.map((event) => ({ eventType: event.eventType, topic: event.kafka.topic })),
+    versions,
+  });
+  return { path: KAFKA_PRODUCERS_PATH, content: await formatTypeScript(source) };
+}
+
+export const kafkaTarget: Target = {
+  name: 'kafka',
+  description:
+    'Kafka topics (partitions, retention, cleanup policy, consumer retry and dead-letter topics), route table and publish helper per event version (kafka/*.ts)',
+  async generate(context: TargetContext): Promise<readonly GeneratedFile[]> {
+    if (context.catalog.events.length === 0) return [];
+    return [
+      await renderProducers(context.catalog, context.runtimeImport),
+      await renderTopics(context.catalog, context.runtimeImport),
+    ];
+  },
+};

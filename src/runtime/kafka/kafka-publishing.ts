@@ -1,0 +1,139 @@
+/**
+ * Publishing envelopes to the topic the catalog gives their event type. Generated helpers
+ * (`publishOrderCreatedV2`) and the outbox relay both end here, so no call site spells a topic
+ * or picks a key: the key is the envelope's aggregateId, always.
+ */
+import type { Envelope } from '../envelope.js';
+import { UnknownEventError } from '../errors.js';
+import type { OutboundMessage, Publisher } from '../publisher.js';
+import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
+import { envelopeToKafkaRecord } from './kafka-record.js';
+import { kafkaEventTopic } from './topic-names.js';
+
+/** Where an event type is published on Kafka. */
+export interface KafkaRoute {
+  readonly topic: string;
+}
+
+/** eventType → route, generated from the catalog (`kafkaRoutes` in `kafka/producers.ts`). */
+export type KafkaRoutes = Readonly<Record<string, KafkaRoute>>;
+
+export interface PublishKafkaOptions {
+  /** Prepended to the topic name; must match the prefix the topics were created with. */
+  readonly prefix?: string;
+  /** Extra headers (trace context and the like); evgen's own headers cannot be overridden. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Publishes one envelope on its route; resolves when the broker acknowledged it (acks = all). */
+export function publishKafkaEnvelope(
+  producer: KafkaProducer,
+  envelope: Envelope,
+  route: KafkaRoute,
+  options: PublishKafkaOptions = {},
+): Promise<void> {
+  const topic = kafkaEventTopic(route.topic, options.prefix);
+  return producer.send([envelopeToKafkaRecord(envelope, topic, options.headers)]);
+}
+
+/** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
+export function kafkaRouteFor(routes: KafkaRoutes, eventType: string): KafkaRoute {
+  const route = Object.prototype.hasOwnProperty.call(routes, eventType)
+    ? routes[eventType]
+    : undefined;
+  if (route === undefined) {
+    throw new UnknownEventError(
+      eventType,
+      undefined,
+      `no Kafka topic for event type '${eventType}' (is it in the catalog?)`,
+    );
+  }
+  return route;
+}
+
+export interface KafkaRelayPublisherOptions {
+  /** Prepended to every topic name. */
+  readonly prefix?: string;
+  /** Most records in one send (default 500). */
+  readonly maxBatchSize?: number;
+}
+
+/**
+ * The outbox relay's `Publisher` for Kafka. A row's publish resolves only after the broker
+ * acknowledged its record (the producer must be idempotent with acks = all, the default of both
+ * adapters), so the relay marks it SENT only then.
+ *
+ * Throughput: publishes that arrive while a send is in flight are gathered into the next send,
+ * so the relay's parallel aggregates travel in one produce request.
+ * Order: records with one key (aggregate) are never unacknowledged together: a record waits
+ * until the previous record of its key settled, and a batch never holds two records of one key.
+ * Same key → same partition (murmur2), so the per-aggregate order the relay keeps is the order
+ * consumers read.
+ */
+export function kafkaRelayPublisher(
+  producer: KafkaProducer,
+  routes: KafkaRoutes,
+  options: KafkaRelayPublisherOptions = {},
+): Publisher {
+  const maxBatchSize = options.maxBatchSize ?? 500;
+  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) {
+    throw new RangeError(`maxBatchSize must be a positive integer (got ${maxBatchSize})`);
+  }
+  interface Pending {
+    readonly record: KafkaOutboundRecord;
+    resolve(): void;
+    reject(error: unknown): void;
+  }
+  /** Waiting to be sent, in arrival order. */
+  let queue: Pending[] = [];
+  /** Keys with a record in flight. */
+  const inFlight = new Set<string>();
+  let sending = false;
+
+  const pump = (): void => {
+    if (sending || queue.length === 0) return;
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    const keys = new Set<string>();
+    for (const pending of queue) {
+      const key = `${pending.record.topic}\0${pending.record.key}`;
+      if (batch.length < maxBatchSize && !inFlight.has(key) && !keys.has(key)) {
+        keys.add(key);
+        batch.push(pending);
+      } else {
+        rest.push(pending);
+      }
+    }
+    if (batch.length === 0) return;
+    queue = rest;
+    sending = true;
+    for (const key of keys) inFlight.add(key);
+    producer
+      .send(batch.map((pending) => pending.record))
+      .then(
+        () => batch.forEach((pending) => pending.resolve()),
+        (error: unknown) => batch.forEach((pending) => pending.reject(error)),
+      )
+      .finally(() => {
+        for (const key of keys) inFlight.delete(key);
+        sending = false;
+        pump();
+      });
+  };
+
+  return {
+    publish(message: OutboundMessage): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        const route = kafkaRouteFor(routes, message.envelope.eventType);
+        const record = envelopeToKafkaRecord(
+          message.envelope,
+          kafkaEventTopic(route.topic, options.prefix),
+          message.headers,
+        );
+        queue.push({ record, resolve, reject });
+        // Let publishes started in the same tick join this send.
+        queueMicrotask(pump);
+      });
+    },
+  };
+}
