@@ -1,12 +1,17 @@
 /**
  * The catalog as it was at a git ref, for `evgen check --against <ref>`: the ref's copy of the
- * events folder is extracted into a temporary folder (`git archive | tar -x`), loaded with the
- * same loader as the working tree, and the temporary folder is removed again.
+ * events folder is extracted into a temporary folder, loaded with the same loader as the working
+ * tree, and the temporary folder is removed again.
+ *
+ * The files are read straight from the ref's tree objects (`git ls-tree` + `git cat-file`), never
+ * through `git archive` or a checkout: those obey `.gitattributes` (`export-ignore`, filters,
+ * eol), so a `.gitattributes` committed at the ref could hide a released version from the check.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { loadCatalog, type LoadCatalogOptions } from '../catalog/load-catalog.js';
 import type { Catalog } from '../catalog/model.js';
@@ -24,6 +29,71 @@ export class GitRefError extends Error {
 async function git(cwd: string, args: readonly string[]): Promise<string> {
   const { stdout } = await run('git', [...args], { cwd, maxBuffer: 256 * 1024 * 1024 });
   return stdout;
+}
+
+/** Runs `git cat-file --batch` for the object ids and returns each object's bytes, in order. */
+function catFiles(cwd: string, objects: readonly string[]): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`git cat-file failed: ${stderr.trim()}`));
+      const out = Buffer.concat(chunks);
+      const contents: Buffer[] = [];
+      let offset = 0;
+      for (const object of objects) {
+        const headerEnd = out.indexOf(0x0a, offset);
+        const header = out.toString('utf8', offset, headerEnd).split(' ');
+        if (header[0] !== object || header[1] !== 'blob')
+          return reject(new Error(`git cat-file: unexpected answer for ${object}`));
+        const size = Number(header[2]);
+        contents.push(out.subarray(headerEnd + 1, headerEnd + 1 + size));
+        offset = headerEnd + 1 + size + 1;
+      }
+      resolve(contents);
+    });
+    child.stdin.end(objects.map((object) => `${object}\n`).join(''));
+  });
+}
+
+/**
+ * Writes the files under `path` in `commit`'s tree into `target`, byte for byte as committed
+ * (no attributes, filters or eol conversion). Symbolic links are recreated as links so the loader
+ * reports them as it does in the working tree; submodules are skipped.
+ */
+async function extractTree(top: string, commit: string, path: string, target: string) {
+  const listing = await git(top, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', path]);
+  const blobs: { object: string; file: string }[] = [];
+  const links: { object: string; file: string }[] = [];
+  for (const entry of listing.split('\0')) {
+    if (entry === '') continue;
+    const tab = entry.indexOf('\t');
+    const [mode, type, object] = entry.slice(0, tab).split(' ');
+    const file = entry.slice(tab + 1);
+    // git never stores such paths; refuse rather than write outside the temporary folder.
+    if (file.startsWith('/') || file.split('/').some((part) => part === '..' || part === ''))
+      throw new GitRefError(`the ref's tree holds an unsafe path ${JSON.stringify(file)}`);
+    if (type !== 'blob' || object === undefined) continue;
+    (mode === '120000' ? links : blobs).push({ object, file });
+  }
+  const all = [...blobs, ...links];
+  const contents =
+    all.length === 0
+      ? []
+      : await catFiles(
+          top,
+          all.map((entry) => entry.object),
+        );
+  for (const [index, { file }] of all.entries()) {
+    const destination = join(target, ...file.split('/'));
+    await mkdir(dirname(destination), { recursive: true });
+    if (index < blobs.length) await writeFile(destination, contents[index]!);
+    else await symlink(contents[index]!.toString('utf8'), destination);
+  }
 }
 
 /** Loads `eventsDir` as it is at `ref`; an empty catalog when the folder did not exist there. */
@@ -72,17 +142,7 @@ export async function loadCatalogAtRef(
 
   const temp = await mkdtemp(join(tmpdir(), 'evgen-against-'));
   try {
-    const archive = join(temp, 'events.tar');
-    await git(top, [
-      'archive',
-      '--format=tar',
-      '-o',
-      archive,
-      commit,
-      '--',
-      inRepo === '' ? '.' : inRepo,
-    ]);
-    await run('tar', ['-xf', archive, '-C', temp]);
+    await extractTree(top, commit, inRepo === '' ? '.' : inRepo, temp);
     const catalog = await loadCatalog(
       join(temp, ...(inRepo === '' ? [] : inRepo.split('/'))),
       options,
