@@ -13,7 +13,7 @@ import { suggestion } from '../catalog/did-you-mean.js';
 import { DEFAULT_EVENT_TYPE_FORMAT, eventTypeFormatProblem } from '../catalog/event-type-format.js';
 import { displayPath, readJsonFile } from '../catalog/read-json-file.js';
 import { ProblemList } from '../catalog/problem-list.js';
-import { DEFAULT_RUNTIME_IMPORT } from '../codegen/generate.js';
+import { DEFAULT_RUNTIME_IMPORT } from '../codegen/runtime-import.js';
 
 export const CONFIG_FILE_NAME = 'evgen.config.json';
 

@@ -7,13 +7,17 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { commands } from './commands/index.js';
+import { commands, type CommandEntry } from './commands/index.js';
 
 import { EXIT_BAD_INPUT, EXIT_OK } from './exit-codes.js';
 
 export { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from './exit-codes.js';
 
-export function createProgram(): Command {
+/**
+ * The program with the commands `argv` needs: only the named command when it is a known one,
+ * none for a bare `--version`, every command otherwise (help, usage errors list them all).
+ */
+export async function createProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command('evgen')
     .description(
       'Versioned JSON Schema events → typed TypeScript envelopes, validators, outbox, inbox and transports',
@@ -21,8 +25,16 @@ export function createProgram(): Command {
     .version(toolVersion(), '-V, --version', 'print the evgen version')
     .showHelpAfterError()
     .exitOverride();
-  for (const register of commands) register(program);
+  for (const entry of commandsFor(argv)) (await entry.load())(program);
   return program;
+}
+
+function commandsFor(argv: readonly string[]): readonly CommandEntry[] {
+  const name = argv.find((arg) => !arg.startsWith('-'));
+  const named = commands.find((entry) => entry.name === name);
+  if (named !== undefined) return [named];
+  if (name === undefined && argv.some((arg) => arg === '--version' || arg === '-V')) return [];
+  return commands;
 }
 
 /** The package version; package.json sits two folders up from both src/cli and dist/cli. */
@@ -35,7 +47,7 @@ function toolVersion(): string {
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
-  const program = createProgram();
+  const program = await createProgram(argv);
   // Commands report through process.exitCode; start clean so one in-process run (tests) cannot
   // leak its code into the next, and leave the caller's value as it was.
   const previous = process.exitCode;

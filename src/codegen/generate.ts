@@ -4,7 +4,10 @@
  * whole generation fails, so a build never writes a partial set of files.
  */
 import type { Catalog } from '../catalog/model.js';
+import { DEFAULT_RUNTIME_IMPORT } from './runtime-import.js';
 import type { GeneratedFile, Target } from './target.js';
+
+export { DEFAULT_RUNTIME_IMPORT };
 
 export interface GenerateOptions {
   /** Names of the targets to run (config `targets`); all given targets when omitted. */
@@ -25,7 +28,6 @@ export class GenerateError extends Error {
   }
 }
 
-export const DEFAULT_RUNTIME_IMPORT = 'evgen-runtime';
 
 /** Picks targets by name, in the registry's order; unknown names are an error listing the known ones. */
 export function selectTargets(

@@ -1,27 +1,29 @@
-/** Every CLI command, one file each; each export registers its command on the program. */
+/**
+ * Every CLI command, one file each; each module exports a function that registers its command.
+ * Modules are loaded on demand: a run loads only the command it executes (heavy dependencies
+ * such as the code generator, prettier or the database drivers are never loaded by `evgen
+ * --version` or `evgen check`).
+ */
 import type { Command } from 'commander';
-import { registerAsyncApi } from './asyncapi.js';
-import { registerBuild } from './build.js';
-import { registerCheck } from './check.js';
-import { registerDiff } from './diff.js';
-import { registerDlq } from './dlq.js';
-import { registerNew } from './new.js';
-import { registerOutbox } from './outbox.js';
-import { registerScaffold } from './scaffold.js';
-import { registerTrace } from './trace.js';
-import { registerVersion } from './version.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: readonly RegisterCommand[] = [
-  registerAsyncApi,
-  registerBuild,
-  registerCheck,
-  registerDiff,
-  registerDlq,
-  registerNew,
-  registerOutbox,
-  registerScaffold,
-  registerTrace,
-  registerVersion,
+export interface CommandEntry {
+  /** The command's name on the command line. */
+  readonly name: string;
+  /** Loads the command's module and returns its register function. */
+  readonly load: () => Promise<RegisterCommand>;
+}
+
+export const commands: readonly CommandEntry[] = [
+  { name: 'asyncapi', load: async () => (await import('./asyncapi.js')).registerAsyncApi },
+  { name: 'build', load: async () => (await import('./build.js')).registerBuild },
+  { name: 'check', load: async () => (await import('./check.js')).registerCheck },
+  { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
+  { name: 'dlq', load: async () => (await import('./dlq.js')).registerDlq },
+  { name: 'new', load: async () => (await import('./new.js')).registerNew },
+  { name: 'outbox', load: async () => (await import('./outbox.js')).registerOutbox },
+  { name: 'scaffold', load: async () => (await import('./scaffold.js')).registerScaffold },
+  { name: 'trace', load: async () => (await import('./trace.js')).registerTrace },
+  { name: 'version', load: async () => (await import('./version.js')).registerVersion },
 ];
