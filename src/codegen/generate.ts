@@ -28,7 +28,6 @@ export class GenerateError extends Error {
   }
 }
 
-
 /** Picks targets by name, in the registry's order; unknown names are an error listing the known ones. */
 export function selectTargets(
   targets: readonly Target[],
