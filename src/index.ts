@@ -4,6 +4,14 @@ export type * from './codegen/target.js';
 export { loadCatalog } from './catalog/load-catalog.js';
 export { CatalogError, formatProblem, type CatalogProblem } from './catalog/catalog-error.js';
 export {
+  formatDiagnostics,
+  printable,
+  DIAGNOSTIC_FORMATS,
+  type Diagnostic,
+  type DiagnosticFormat,
+  type Severity,
+} from './diagnostics/index.js';
+export {
   generate,
   selectTargets,
   GenerateError,

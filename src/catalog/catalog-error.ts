@@ -2,18 +2,11 @@
  * What is wrong with a catalog, said so a person can fix it: which file, where in it (a JSON
  * pointer), what is wrong, and what to do. The CLI prints every problem and exits with 2.
  */
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import { formatDiagnosticText } from '../diagnostics/format.js';
 
-export interface CatalogProblem {
-  /** Stable kebab-case identifier of the rule, e.g. `version-gap`. */
-  readonly code: string;
-  /** Path relative to the working folder (or absolute when outside it), `/`-separated. */
-  readonly file: string;
-  /** JSON pointer inside the file; "" means the whole file. */
-  readonly pointer: string;
-  readonly message: string;
-  /** One line on how to fix it. */
-  readonly hint: string;
-}
+/** A catalog problem is a diagnostic (file, pointer, kebab-case code, message, hint). */
+export type CatalogProblem = Diagnostic;
 
 export class CatalogError extends Error {
   constructor(readonly problems: readonly CatalogProblem[]) {
@@ -22,10 +15,9 @@ export class CatalogError extends Error {
   }
 }
 
-/** `file#pointer: message (hint)` — the one format every command prints problems in. */
+/** `file#pointer: code: message` + hint — the one text format every command prints problems in. */
 export function formatProblem(problem: CatalogProblem): string {
-  const where = problem.pointer === '' ? problem.file : `${problem.file}#${problem.pointer}`;
-  return `${where}: ${problem.message}\n  hint: ${problem.hint}`;
+  return formatDiagnosticText(problem);
 }
 
 /** Escapes one JSON pointer segment (RFC 6901). */

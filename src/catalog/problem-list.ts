@@ -2,6 +2,7 @@
  * Collects every problem found while loading a catalog, so the user sees all of them at once
  * instead of fixing one per run.
  */
+import { compareDiagnostics } from '../diagnostics/diagnostic.js';
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
 
 export class ProblemList {
@@ -18,13 +19,7 @@ export class ProblemList {
   /** Throws a CatalogError with every problem, ordered by file, then pointer, then code. */
   throwIfAny(): void {
     if (this.#problems.length === 0) return;
-    const sorted = [...this.#problems].sort(
-      (a, b) =>
-        compare(a.file, b.file) ||
-        compare(a.pointer, b.pointer) ||
-        compare(a.code, b.code) ||
-        compare(a.message, b.message),
-    );
+    const sorted = [...this.#problems].sort(compareDiagnostics);
     throw new CatalogError(dedupe(sorted));
   }
 }

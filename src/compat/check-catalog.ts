@@ -17,6 +17,7 @@ import { canonicalJson } from './canonical-json.js';
 import { checkReadable, type SchemaDiffResult } from './diff-schemas.js';
 import { MODES, versionsToCheckAgainst, type Direction } from './modes.js';
 import { explain } from './rules/hints.js';
+import { ComparisonLimitError, ComparisonProblem } from './comparison-problem.js';
 import { SchemaInputError } from './schema-document.js';
 import { compareViolations, type CompatibilityViolation, type DeployOrder } from './violation.js';
 
@@ -59,10 +60,22 @@ function comparePair(
       forward: checkReadable(newer.bundled, older.bundled, policy),
     };
   } catch (error) {
+    if (error instanceof ComparisonLimitError)
+      throw new ComparisonProblem({
+        file,
+        pointer: pointerOf(error.path),
+        code: 'too-complex',
+        message: `${error.message.replace(/ at #.*$/, '')} — comparing v${newer.version} with v${older.version} of ${event.eventType}`,
+        hint: 'simplify the schema (fewer alternatives in anyOf/oneOf, shorter $ref chains), or split the event',
+      });
     if (error instanceof SchemaInputError)
-      throw new SchemaInputError(
-        `${file} (v${newer.version} vs v${older.version} of ${event.eventType}): ${error.message}`,
-      );
+      throw new ComparisonProblem({
+        file,
+        pointer: '',
+        code: 'schema-input',
+        message: `v${newer.version} vs v${older.version} of ${event.eventType}: ${error.message}`,
+        hint: 'fix the reference or keyword named in the message',
+      });
     throw error;
   }
 }
@@ -89,7 +102,7 @@ function checkVersion(
           file,
           pointer: pointerOf(change.path),
           path: change.path,
-          rule: change.type,
+          code: change.type,
           message: `${description} — ${readerSentence(direction, older.version, newer.version)}`,
           hint,
           deployFirst: order,
@@ -172,7 +185,7 @@ function immutability(
     file: displayPath(join(root, version.file)),
     pointer: '',
     path: '#/',
-    rule,
+    code: rule,
     message: changed
       ? `v${version.version} of ${event.eventType} was released and has changed (including schemas it references)`
       : `v${version.version} of ${event.eventType} was released and has been deleted`,

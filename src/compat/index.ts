@@ -11,7 +11,13 @@ export {
   type CatalogCheckReport,
 } from './check-catalog.js';
 export { loadCatalogAtRef, GitRefError } from './git-ref-catalog.js';
-export { formatReport, REPORT_FORMATS, type ReportFormat } from './report-format.js';
+export {
+  formatProblemsReport,
+  formatReport,
+  REPORT_FORMATS,
+  type ReportFormat,
+} from './report-format.js';
+export { ComparisonLimitError, ComparisonProblem } from './comparison-problem.js';
 export { SchemaInputError } from './schema-document.js';
 export { MODES, type Direction, type ModeDefinition } from './modes.js';
 export { POLICIES, STRICT_COMPATIBLE, LENIENT_COMPATIBLE } from './policy.js';

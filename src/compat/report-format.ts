@@ -1,79 +1,90 @@
 /**
  * Renders a catalog check for people (`text`), for machines (`json`, stable: sorted, fixed key
- * order) and for GitHub Actions (`github`: one `::error` workflow annotation per violation).
+ * order) and for GitHub Actions (`github`: one `::error` workflow annotation per finding). A check
+ * that could not run (bad catalog, unknown ref, a schema too complex to compare) is rendered in
+ * the same format with its problems, so CI tooling sees exit-2 problems too.
  */
+import { printable, type Diagnostic } from '../diagnostics/diagnostic.js';
+import {
+  diagnosticJson,
+  DIAGNOSTIC_FORMATS,
+  formatDiagnosticGithub,
+  formatDiagnosticText,
+  type DiagnosticFormat,
+} from '../diagnostics/format.js';
 import type { CatalogCheckReport } from './check-catalog.js';
 import { deployOrderText, type CompatibilityViolation } from './violation.js';
 
-export const REPORT_FORMATS = ['text', 'json', 'github'] as const;
-export type ReportFormat = (typeof REPORT_FORMATS)[number];
+export const REPORT_FORMATS = DIAGNOSTIC_FORMATS;
+export type ReportFormat = DiagnosticFormat;
 
 export interface ReportContext {
   /** e.g. `--against main`, shown in summaries. */
   readonly against?: string;
 }
 
-function where(violation: CompatibilityViolation): string {
-  return `${violation.file}${violation.path}`;
-}
-
 function summaryLine(report: CatalogCheckReport, context: ReportContext): string {
-  const scope = context.against === undefined ? '' : ` against ${context.against}`;
+  const scope = context.against === undefined ? '' : ` against ${printable(context.against)}`;
   const counts = `(${report.events} events, ${report.pairsChecked} version pairs checked)`;
   if (report.ok) return `evgen check: compatible${scope} ${counts}`;
   const count = report.violations.length;
   return `evgen check: ${count} violation${count === 1 ? '' : 's'}${scope} ${counts}`;
 }
 
+function problemsLine(problems: readonly Diagnostic[]): string {
+  const count = problems.length;
+  return `evgen check: ${count} problem${count === 1 ? '' : 's'}; nothing was checked`;
+}
+
+const deployLine = (violation: CompatibilityViolation) =>
+  `deploy: ${deployOrderText(violation.deployFirst)}`;
+
 export function formatText(report: CatalogCheckReport, context: ReportContext = {}): string {
-  const lines: string[] = [];
-  for (const violation of report.violations) {
-    lines.push(`${where(violation)}: ${violation.rule}: ${violation.message}`);
-    lines.push(`  hint: ${violation.hint}`);
-    lines.push(`  deploy: ${deployOrderText(violation.deployFirst)}`);
-  }
+  const lines = report.violations.map((violation) =>
+    formatDiagnosticText(violation, [deployLine(violation)]),
+  );
   lines.push(summaryLine(report, context));
   return `${lines.join('\n')}\n`;
 }
 
-/** A stable machine-readable report (keys in fixed order, violations sorted). */
-export function formatJson(report: CatalogCheckReport, context: ReportContext = {}): string {
+function violationJson(violation: CompatibilityViolation) {
+  return {
+    ...diagnosticJson(violation),
+    path: printable(violation.path),
+    deployFirst: violation.deployFirst,
+    eventType: printable(violation.eventType),
+    version: violation.version,
+    against: violation.against ?? null,
+    direction: violation.direction ?? null,
+    mode: violation.mode,
+    policy: violation.policy,
+  };
+}
+
+function jsonBody(
+  report: CatalogCheckReport,
+  problems: readonly Diagnostic[],
+  context: ReportContext,
+): string {
   const body = {
-    ok: report.ok,
-    against: context.against ?? null,
+    ok: report.ok && problems.length === 0,
+    against: context.against === undefined ? null : printable(context.against),
     events: report.events,
     pairsChecked: report.pairsChecked,
-    violations: report.violations.map((violation) => ({
-      file: violation.file,
-      pointer: violation.pointer,
-      path: violation.path,
-      rule: violation.rule,
-      message: violation.message,
-      hint: violation.hint,
-      deployFirst: violation.deployFirst,
-      eventType: violation.eventType,
-      version: violation.version,
-      against: violation.against ?? null,
-      direction: violation.direction ?? null,
-      mode: violation.mode,
-      policy: violation.policy,
-    })),
+    problems: problems.map(diagnosticJson),
+    violations: report.violations.map(violationJson),
   };
   return `${JSON.stringify(body, null, 2)}\n`;
 }
 
-// Workflow command escaping (see @actions/core): data escapes %, CR, LF; properties also : and ,.
-const escapeData = (text: string) =>
-  text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+/** A stable machine-readable report (keys in fixed order, violations sorted). */
+export function formatJson(report: CatalogCheckReport, context: ReportContext = {}): string {
+  return jsonBody(report, [], context);
+}
 
 export function formatGithub(report: CatalogCheckReport, context: ReportContext = {}): string {
-  const lines = report.violations.map(
-    (violation) =>
-      `::error file=${escapeProperty(violation.file)},title=${escapeProperty(`${violation.rule} at ${violation.path}`)}::` +
-      escapeData(
-        `${violation.message}\nhint: ${violation.hint}\ndeploy: ${deployOrderText(violation.deployFirst)}`,
-      ),
+  const lines = report.violations.map((violation) =>
+    formatDiagnosticGithub(violation, [deployLine(violation)]),
   );
   lines.push(summaryLine(report, context));
   return `${lines.join('\n')}\n`;
@@ -91,5 +102,28 @@ export function formatReport(
       return formatGithub(report, context);
     case 'text':
       return formatText(report, context);
+  }
+}
+
+const NOTHING_CHECKED: CatalogCheckReport = {
+  ok: false,
+  violations: [],
+  events: 0,
+  pairsChecked: 0,
+};
+
+/** A check that could not run (exit 2): its problems in the requested format. */
+export function formatProblemsReport(
+  format: ReportFormat,
+  problems: readonly Diagnostic[],
+  context: ReportContext = {},
+): string {
+  switch (format) {
+    case 'json':
+      return jsonBody(NOTHING_CHECKED, problems, context);
+    case 'github':
+      return `${[...problems.map((problem) => formatDiagnosticGithub(problem)), problemsLine(problems)].join('\n')}\n`;
+    case 'text':
+      return `${[...problems.map((problem) => formatDiagnosticText(problem)), problemsLine(problems)].join('\n')}\n`;
   }
 }

@@ -1,5 +1,6 @@
 /** One reason a catalog change is not allowed, as reported by `evgen check`. */
 import type { CompatibilityMode, CompatibilityPolicy } from '../catalog/model.js';
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import type { Direction } from './modes.js';
 
 /**
@@ -11,17 +12,13 @@ export type DeployOrder = 'consumers' | 'producers' | 'none';
 
 export const IMMUTABILITY_RULES = ['RELEASED_VERSION_CHANGED', 'RELEASED_VERSION_DELETED'] as const;
 
-export interface CompatibilityViolation {
-  /** Schema file (display path: relative to the working folder), `/`-separated. */
-  readonly file: string;
-  /** JSON pointer inside the schema ("" = whole schema). Paths through `$ref` are logical. */
-  readonly pointer: string;
+/**
+ * A diagnostic (`file`: the schema file; `pointer`: inside it, "" = whole schema; `code`: a
+ * Confluent difference type or one of IMMUTABILITY_RULES) with what the check compared.
+ */
+export interface CompatibilityViolation extends Diagnostic {
   /** The same place as a fragment, Confluent style: `#/properties/foo`. */
   readonly path: string;
-  /** A Confluent difference type, or one of IMMUTABILITY_RULES. */
-  readonly rule: string;
-  readonly message: string;
-  readonly hint: string;
   readonly deployFirst: DeployOrder;
   readonly eventType: string;
   readonly version: number;
@@ -53,7 +50,7 @@ export function compareViolations(a: CompatibilityViolation, b: CompatibilityVio
   return (
     compareText(a.file, b.file) ||
     compareText(a.path, b.path) ||
-    compareText(a.rule, b.rule) ||
+    compareText(a.code, b.code) ||
     (a.against ?? 0) - (b.against ?? 0) ||
     compareText(a.direction ?? '', b.direction ?? '')
   );

@@ -141,7 +141,9 @@ describe('evgen build', () => {
     await writeFile(join(cli.catalog.events, 'shop/OrderPlaced/v1.schema.json'), '{');
     const targets = [fakeTarget('fake', () => ({ 'a.ts': `${HEADER}a\n` }))];
     expect(await runBuild({ events: cli.catalog.events, out, targets })).toBe(2);
-    expect(cli.output.stderr()).toMatch(/v1\.schema\.json: invalid JSON at line 1, column 2/);
+    expect(cli.output.stderr()).toMatch(
+      /v1\.schema\.json: invalid-json: invalid JSON at line 1, column 2/,
+    );
     expect(cli.output.stderr()).toContain('evgen: 1 problem found; nothing was written');
     expect(cli.output.stdout()).toBe('');
     expect(existsSync(out)).toBe(false);
@@ -196,7 +198,7 @@ describe('evgen build', () => {
     expect(await runCli(['build', '--config', config, '--out', out, '--only', 'nope'])).toBe(2);
     expect(cli.output.stderr()).toContain('unknown target "nope"');
     expect(await runBuild({ config, out, targets, only: ' , ' })).toBe(2);
-    expect(cli.output.stderr()).toContain('--only: names no target');
+    expect(cli.output.stderr()).toContain('--only: invalid-option: names no target');
     expect(listFiles(out)).toEqual(['first.ts', 'shop/order-placed/second.ts']);
   });
 
@@ -205,14 +207,14 @@ describe('evgen build', () => {
     await writeFile(config, JSON.stringify({ event: 'events' }));
     expect(await runBuild({ config, targets: [] })).toBe(2);
     expect(cli.output.stderr()).toMatch(
-      /evgen\.config\.json#\/event: unknown key "event"\n {2}hint: did you mean "events"\?/,
+      /evgen\.config\.json#\/event: invalid-config: unknown key "event"\n {2}hint: did you mean "events"\?/,
     );
 
     // Several problems come sorted by pointer, like catalog problems, each with a hint that fits it.
     await writeFile(config, JSON.stringify({ outt: 'x', events: 3 }));
     expect(await runBuild({ config, targets: [] })).toBe(2);
     expect(cli.output.stderr()).toMatch(
-      /#\/events: must be string\n {2}hint: "events" is the events folder[^\n]*\n[^\n]*#\/outt: unknown key "outt"/,
+      /#\/events: invalid-config: must be string\n {2}hint: "events" is the events folder[^\n]*\n[^\n]*#\/outt: invalid-config: unknown key "outt"/,
     );
 
     await writeFile(config, JSON.stringify({ targets: ['nope'] }));

@@ -42,7 +42,7 @@ it('exits 2 with the problems on stderr for a bad catalog', async () => {
   expect(result.code).toBe(2);
   expect(result.stdout).toBe('');
   expect(result.stderr).toContain(
-    'test/corpus/version-gap/events/shop/OrderPlaced: versions must be 1..3 without gaps; missing v2.schema.json',
+    'test/corpus/version-gap/events/shop/OrderPlaced: version-gap: versions must be 1..3 without gaps; missing v2.schema.json',
   );
 });
 

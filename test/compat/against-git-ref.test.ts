@@ -57,7 +57,7 @@ describe('evgen check --against', () => {
     const result = await evgen('check', '--events', repo.events, '--against', 'HEAD');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
-      /events\/order\/OrderCreated\/v1\.schema\.json#\/: RELEASED_VERSION_CHANGED: v1 of order\.OrderCreated was released and has changed/,
+      /events\/order\/OrderCreated\/v1\.schema\.json: RELEASED_VERSION_CHANGED: v1 of order\.OrderCreated was released and has changed/,
     );
     expect(result.stdout).toContain(
       'hint: released versions are immutable: revert the edit and add v3 with the change',
@@ -82,8 +82,8 @@ describe('evgen check --against', () => {
     );
     expect(result.code).toBe(1);
     const rules = (
-      JSON.parse(result.stdout) as { violations: { file: string; rule: string }[] }
-    ).violations.map((v) => v.rule);
+      JSON.parse(result.stdout) as { violations: { file: string; code: string }[] }
+    ).violations.map((v) => v.code);
     expect(new Set(rules)).toEqual(new Set(['RELEASED_VERSION_CHANGED']));
     expect(rules.length).toBeGreaterThanOrEqual(2);
   });
@@ -93,7 +93,7 @@ describe('evgen check --against', () => {
     const result = await evgen('check', '--events', repo.events, '--against', 'HEAD');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
-      /events\/order\/OrderCreated\/v2\.schema\.json#\/: RELEASED_VERSION_DELETED: v2 of order\.OrderCreated was released and has been deleted/,
+      /events\/order\/OrderCreated\/v2\.schema\.json: RELEASED_VERSION_DELETED: v2 of order\.OrderCreated was released and has been deleted/,
     );
   });
 
@@ -117,10 +117,10 @@ describe('evgen check --against', () => {
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as {
       pairsChecked: number;
-      violations: { version: number; against: number; rule: string }[];
+      violations: { version: number; against: number; code: string }[];
     };
     expect(report.pairsChecked).toBe(2);
-    expect(report.violations.map((v) => [v.version, v.against, v.rule])).toEqual([
+    expect(report.violations.map((v) => [v.version, v.against, v.code])).toEqual([
       [3, 1, 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL'],
       [3, 2, 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL'],
     ]);

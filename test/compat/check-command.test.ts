@@ -130,14 +130,14 @@ describe('evgen check', () => {
       violations: {
         file: string;
         pointer: string;
-        rule: string;
+        code: string;
         against: number;
         direction: string;
         deployFirst: string;
       }[];
     };
     expect(report.ok).toBe(false);
-    expect(report.violations.map((v) => [v.pointer, v.rule, v.against, v.direction])).toEqual([
+    expect(report.violations.map((v) => [v.pointer, v.code, v.against, v.direction])).toEqual([
       ['/properties/channel/enum', 'ENUM_ARRAY_NARROWED', 1, 'backward'],
       ['/properties/channel/enum', 'ENUM_ARRAY_NARROWED', 2, 'backward'],
       ['/properties/placedAt', 'TYPE_CHANGED', 1, 'backward'],
@@ -146,12 +146,13 @@ describe('evgen check', () => {
       ['/properties/placedAt', 'TYPE_CHANGED', 2, 'forward'],
     ]);
     expect(Object.keys(report.violations[0]!)).toEqual([
+      'severity',
+      'code',
       'file',
       'pointer',
-      'path',
-      'rule',
       'message',
       'hint',
+      'path',
       'deployFirst',
       'eventType',
       'version',

@@ -18,7 +18,7 @@ const rulesOf = (
   policy: CompatibilityPolicy = 'evgen',
 ) =>
   checkCatalog(catalogOf(eventWith(schemas, { mode, policy }))).violations.map(
-    (v) => `${v.direction}:${v.rule}`,
+    (v) => `${v.direction}:${v.code}`,
   );
 
 const v1 = payload({
@@ -148,7 +148,7 @@ describe('confluent policies', () => {
     const catalog = catalogOf(eventWith([v1, addOptional], { mode: 'FULL', policy: 'evgen' }));
     expect(checkCatalog(catalog).ok).toBe(true);
     expect(
-      checkCatalog(catalog, { policy: 'confluent' }).violations.map((v) => [v.rule, v.policy]),
+      checkCatalog(catalog, { policy: 'confluent' }).violations.map((v) => [v.code, v.policy]),
     ).toEqual([['PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL', 'confluent']]);
   });
 });
@@ -165,7 +165,7 @@ describe('modes', () => {
   it('non-transitive compares with the previous version only; transitive with every earlier one', () => {
     const byPair = (mode: CompatibilityMode) =>
       checkCatalog(catalogOf(eventWith([first, second, third], { mode }))).violations.map(
-        (v) => `v${v.version}/v${v.against}:${v.rule}`,
+        (v) => `v${v.version}/v${v.against}:${v.code}`,
       );
     expect(byPair('BACKWARD')).toEqual(['v2/v1:ENUM_ARRAY_NARROWED']);
     expect(byPair('BACKWARD_TRANSITIVE')).toEqual([
@@ -202,7 +202,7 @@ describe('modes', () => {
       ['priority'],
     );
     const report = checkCatalog(catalogOf(eventWith([v1, broken], { mode: 'BACKWARD' })));
-    expect(report.violations.map((v) => [v.pointer, v.rule])).toEqual([
+    expect(report.violations.map((v) => [v.pointer, v.code])).toEqual([
       ['/properties/channel/enum', 'ENUM_ARRAY_NARROWED'],
       ['/properties/note', 'TYPE_CHANGED'],
       ['/properties/priority', 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL'],

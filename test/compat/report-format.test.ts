@@ -6,7 +6,7 @@ const violation: CompatibilityViolation = {
   file: 'events/a,b/Odd:Name/v2.schema.json',
   pointer: '/properties/x',
   path: '#/properties/x',
-  rule: 'TYPE_CHANGED',
+  code: 'TYPE_CHANGED',
   message: 'the type of "x" changed incompatibly (TYPE_CHANGED) — 100% broken',
   hint: 'keep the old type',
   deployFirst: 'none',
@@ -53,7 +53,14 @@ describe('report formats', () => {
         { against: 'main' },
       ),
     ) as Record<string, unknown>;
-    expect(Object.keys(parsed)).toEqual(['ok', 'against', 'events', 'pairsChecked', 'violations']);
+    expect(Object.keys(parsed)).toEqual([
+      'ok',
+      'against',
+      'events',
+      'pairsChecked',
+      'problems',
+      'violations',
+    ]);
     expect(parsed['against']).toBe('main');
     expect((parsed['violations'] as Record<string, unknown>[])[0]).toMatchObject({
       against: null,

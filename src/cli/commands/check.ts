@@ -5,7 +5,7 @@
  * Exit 0 compatible, 1 violations, 2 bad input (invalid catalog, unknown ref, …).
  */
 import { Option, type Command } from 'commander';
-import { CatalogError, formatProblem } from '../../catalog/catalog-error.js';
+import { CatalogError } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
 import {
   COMPATIBILITY_POLICIES,
@@ -14,8 +14,17 @@ import {
 } from '../../catalog/model.js';
 import { checkCatalog } from '../../compat/check-catalog.js';
 import { GitRefError, loadCatalogAtRef } from '../../compat/git-ref-catalog.js';
-import { formatReport, REPORT_FORMATS, type ReportFormat } from '../../compat/report-format.js';
+import { ComparisonProblem } from '../../compat/comparison-problem.js';
+import {
+  formatProblemsReport,
+  formatReport,
+  REPORT_FORMATS,
+  type ReportContext,
+  type ReportFormat,
+} from '../../compat/report-format.js';
 import { SchemaInputError } from '../../compat/schema-document.js';
+import { displayPath } from '../../catalog/read-json-file.js';
+import type { Diagnostic } from '../../diagnostics/diagnostic.js';
 import { loadConfig } from '../config.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 
@@ -53,17 +62,34 @@ export function registerCheck(program: Command): void {
     });
 }
 
-function badInput(message: string): number {
-  process.stderr.write(`evgen check: ${message}\n`);
+/** Where the output of a format goes: text reports problems on stderr, machine formats on stdout. */
+function printProblems(
+  format: ReportFormat,
+  problems: readonly Diagnostic[],
+  context: ReportContext,
+): number {
+  const output = formatProblemsReport(format, problems, context);
+  if (format === 'text') process.stderr.write(output);
+  else process.stdout.write(output);
   return EXIT_BAD_INPUT;
+}
+
+/** A problem that is not about one place in a file (an unknown git ref, an unreadable folder). */
+function problemAt(file: string, code: string, message: string, hint: string): Diagnostic {
+  return { file, pointer: '', code, message, hint };
 }
 
 /** The check itself, returning the exit code; usable without commander. */
 export async function runCheck(options: CheckOptions): Promise<number> {
+  const format = options.format ?? 'text';
+  const context: ReportContext = options.against !== undefined ? { against: options.against } : {};
+  const fail = (problems: readonly Diagnostic[]) => printProblems(format, problems, context);
   let catalog: Catalog;
   let released: Catalog | undefined;
+  let events = options.events ?? 'events';
   try {
     const config = await loadConfig(options);
+    events = config.events;
     catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     if (options.against !== undefined) {
       try {
@@ -72,21 +98,27 @@ export async function runCheck(options: CheckOptions): Promise<number> {
         });
       } catch (error) {
         if (error instanceof CatalogError) {
-          return badInput(
-            `the catalog at ${options.against} is invalid:\n${error.problems.map(formatProblem).join('\n')}`,
+          return fail(
+            error.problems.map((problem) => ({
+              ...problem,
+              message: `in the catalog at ${options.against}: ${problem.message}`,
+            })),
           );
         }
         throw error;
       }
     }
   } catch (error) {
-    if (error instanceof CatalogError) {
-      for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);
-      return badInput(
-        `${error.problems.length} catalog problem${error.problems.length === 1 ? '' : 's'}; nothing was checked`,
-      );
-    }
-    if (error instanceof GitRefError) return badInput(error.message);
+    if (error instanceof CatalogError) return fail(error.problems);
+    if (error instanceof GitRefError)
+      return fail([
+        problemAt(
+          displayPath(events),
+          'git-ref',
+          error.message,
+          'pass a ref that exists in this repository, e.g. --against origin/main (fetch it first in CI)',
+        ),
+      ]);
     throw error;
   }
 
@@ -95,16 +127,19 @@ export async function runCheck(options: CheckOptions): Promise<number> {
       ...(released !== undefined ? { against: released } : {}),
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
     });
-    process.stdout.write(
-      formatReport(
-        options.format ?? 'text',
-        report,
-        options.against !== undefined ? { against: options.against } : {},
-      ),
-    );
+    process.stdout.write(formatReport(format, report, context));
     return report.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (error) {
-    if (error instanceof SchemaInputError) return badInput(error.message);
+    if (error instanceof ComparisonProblem) return fail([error.diagnostic]);
+    if (error instanceof SchemaInputError)
+      return fail([
+        problemAt(
+          displayPath(events),
+          'schema-input',
+          error.message,
+          'fix the reference or keyword named in the message',
+        ),
+      ]);
     throw error;
   }
 }

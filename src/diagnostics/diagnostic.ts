@@ -1,0 +1,66 @@
+/**
+ * One shape for everything evgen tells a person about their files: catalog problems (bad input,
+ * exit 2), compatibility findings (exit 1) and generator errors. Where (file + JSON pointer), a
+ * stable code, what is wrong, what to do. Printed by the formatters in `format.ts`.
+ */
+
+export type Severity = 'error' | 'warning';
+
+export interface Diagnostic {
+  /** Path relative to the working folder (or absolute when outside it), `/`-separated. */
+  readonly file: string;
+  /** JSON pointer inside the file; "" means the whole file. */
+  readonly pointer: string;
+  /**
+   * Stable identifier of the rule: kebab-case for catalog problems (`version-gap`), Confluent's
+   * difference type for compatibility findings (`TYPE_CHANGED`).
+   */
+  readonly code: string;
+  readonly message: string;
+  /** One line on how to fix it. */
+  readonly hint: string;
+  /** Absent means `error`: every problem stops the command unless it says otherwise. */
+  readonly severity?: Severity;
+}
+
+export function severityOf(diagnostic: Diagnostic): Severity {
+  return diagnostic.severity ?? 'error';
+}
+
+/** Code-unit order, independent of the locale, so output is the same on every machine. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** File, then pointer, then code, then message. */
+export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
+  return (
+    compareText(a.file, b.file) ||
+    compareText(a.pointer, b.pointer) ||
+    compareText(a.code, b.code) ||
+    compareText(a.message, b.message)
+  );
+}
+
+// ANSI/VT escape sequences (CSI … final byte, OSC … BEL/ST, and two-byte ESC forms), then any
+// other C0/C1 control character.
+// eslint-disable-next-line no-control-regex
+const ESCAPE_SEQUENCE =
+  /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])|\u009b[0-?]*[ -/]*[@-~]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * Text from the user's files (property names, titles, paths) made safe to print on one line:
+ * terminal escape sequences are removed and every other control character (newline included)
+ * is shown as a visible `\uXXXX` escape, so a name can neither forge an output line nor repaint
+ * the terminal.
+ */
+export function printable(text: string): string {
+  return text
+    .replace(ESCAPE_SEQUENCE, '')
+    .replace(
+      CONTROL_CHARACTER,
+      (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+}
