@@ -15,8 +15,8 @@ import {
   readFile,
   rename,
   rm,
+  lstat,
   rmdir,
-  stat,
   writeFile,
 } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -76,6 +76,12 @@ export async function planOutput(
     }
     const current = await readFile(join(outDir, file.path), 'utf8');
     if (sha256(current) === sha256(file.content)) unchanged.push(file.path);
+    else if (!hasMarker(current))
+      // A hand-written index.ts or catalog.ts is the user's: never replace it.
+      throw new OutputConflictError(
+        `refusing to overwrite ${file.path}: it does not start with evgen's "${GENERATED_MARKER}" header ` +
+          '(a hand-written file?); move it away or choose another --out',
+      );
     else writes.push({ path: file.path, content: file.content, reason: 'stale', current });
   }
   const removals: string[] = [];
@@ -139,13 +145,22 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   return files;
 }
 
-/** A generated file cannot go where a folder (or, for its parents, a file) already is. */
+/**
+ * A generated file cannot go where a folder (or, for its parents, a file) already is, nor through
+ * a symbolic link: a link inside the output folder could point anywhere, so evgen never writes
+ * through one (the output folder itself may be a link; that is the user's choice).
+ */
 async function assertWritable(outDir: string, path: string): Promise<void> {
   const segments = path.split('/');
   for (let index = 1; index <= segments.length; index++) {
     const at = join(outDir, ...segments.slice(0, index));
-    const found = await stat(at).catch(() => undefined);
+    const found = await lstat(at).catch(() => undefined);
     if (found === undefined) return;
+    if (found.isSymbolicLink())
+      throw new OutputConflictError(
+        `cannot write ${path}: ${join(...segments.slice(0, index))} is a symbolic link; evgen never ` +
+          'writes through links in the output folder (replace it with a real folder or remove it)',
+      );
     const isLast = index === segments.length;
     if (isLast ? found.isDirectory() : !found.isDirectory()) {
       throw new OutputConflictError(
@@ -155,16 +170,17 @@ async function assertWritable(outDir: string, path: string): Promise<void> {
   }
 }
 
+function hasMarker(text: string): boolean {
+  const head = text.replace(/^\uFEFF/, '');
+  return GENERATED_MARKERS.some((marker) => head.startsWith(marker));
+}
+
 async function startsWithMarker(path: string): Promise<boolean> {
   const handle = await open(path, 'r');
   try {
     const buffer = Buffer.alloc(Math.max(...GENERATED_MARKERS.map((marker) => marker.length)) + 3);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const head = buffer
-      .subarray(0, bytesRead)
-      .toString('utf8')
-      .replace(/^\uFEFF/, '');
-    return GENERATED_MARKERS.some((marker) => head.startsWith(marker));
+    return hasMarker(buffer.subarray(0, bytesRead).toString('utf8'));
   } finally {
     await handle.close();
   }
