@@ -1,0 +1,91 @@
+/**
+ * Where a failed record goes next (pure; the runner carries the decision out).
+ *
+ * - Retryable failure of an ordinary event, attempts left: a copy goes to the retry topic of the
+ *   delay tier for this attempt (attempt 1 → first tier, 2 → second, …; past the last tier the
+ *   last one again), due `delayMs` later. The partition it came from moves on at once, so one
+ *   slow record never holds up the others (non-blocking retries).
+ * - Retryable failure of a `strict` event, attempts left: the record is retried in place after a
+ *   backoff while its partition waits (paused), so nothing behind it overtakes it.
+ * - Non-retryable failure (unparseable, unknown type or version, invalid payload, a handler's
+ *   NonRetryableError) or attempts exhausted: the dead-letter topic.
+ */
+import { backoffDelayMs } from '../../outbox/backoff.js';
+
+export interface KafkaRetryTier {
+  /** The consumer's retry topic for this delay. */
+  readonly topic: string;
+  /** How long a copy waits on this topic before it is handled again, ms. */
+  readonly delayMs: number;
+}
+
+/** How a strict-ordering record is retried in place. */
+export interface InPlaceBackoff {
+  /** Delay before the second attempt, ms. Default 500. */
+  readonly baseMs?: number;
+  /** Largest delay, ms. Default 30 000. */
+  readonly capMs?: number;
+  /** Random extra share of the delay, 0–1. Default 0.2. */
+  readonly jitter?: number;
+}
+
+export type FailureRoute =
+  | {
+      readonly kind: 'retry-topic';
+      readonly tier: KafkaRetryTier;
+      /** The attempt the copy will be. */
+      readonly nextAttempt: number;
+      /** Epoch ms before which the copy is not handled. */
+      readonly dueAt: number;
+    }
+  | { readonly kind: 'retry-in-place'; readonly nextAttempt: number; readonly delayMs: number }
+  | {
+      readonly kind: 'dead-letter';
+      readonly reason: 'non-retryable' | 'attempts-exhausted';
+    };
+
+export interface FailureRoutingInput {
+  /** The attempt that failed (1 = first delivery). */
+  readonly attempt: number;
+  readonly retryable: boolean;
+  /** The record's event wants strict per-partition order (retry in place, never a retry topic). */
+  readonly strict: boolean;
+  readonly tiers: readonly KafkaRetryTier[];
+  /** Handling attempts in all, the first delivery included. */
+  readonly maxAttempts: number;
+  readonly inPlaceBackoff?: InPlaceBackoff;
+  readonly now: number;
+  /** [0, 1); Math.random by default. */
+  readonly random?: () => number;
+}
+
+/** The tier a failed attempt goes to: attempt n → tier n (1-based), the last tier past the end. */
+export function tierForFailedAttempt(
+  tiers: readonly KafkaRetryTier[],
+  attempt: number,
+): KafkaRetryTier | undefined {
+  if (tiers.length === 0) return undefined;
+  return tiers[Math.min(Math.max(1, attempt), tiers.length) - 1];
+}
+
+export function routeFailure(input: FailureRoutingInput): FailureRoute {
+  if (!input.retryable) return { kind: 'dead-letter', reason: 'non-retryable' };
+  if (input.attempt >= input.maxAttempts)
+    return { kind: 'dead-letter', reason: 'attempts-exhausted' };
+  const nextAttempt = input.attempt + 1;
+  if (input.strict) {
+    const base = input.inPlaceBackoff?.baseMs ?? 500;
+    const cap = input.inPlaceBackoff?.capMs ?? 30_000;
+    const jitter = input.inPlaceBackoff?.jitter ?? 0.2;
+    const delay = backoffDelayMs(input.attempt, { baseMs: base, capMs: cap, jitterMs: 0 });
+    const random = input.random ?? Math.random;
+    return {
+      kind: 'retry-in-place',
+      nextAttempt,
+      delayMs: Math.round(delay * (1 + jitter * random())),
+    };
+  }
+  const tier = tierForFailedAttempt(input.tiers, input.attempt);
+  if (tier === undefined) return { kind: 'dead-letter', reason: 'attempts-exhausted' };
+  return { kind: 'retry-topic', tier, nextAttempt, dueAt: input.now + tier.delayMs };
+}
