@@ -1,0 +1,630 @@
+/**
+ * Runs one inbox-guarded consumer on Kafka (any adapter of the transport interface).
+ *
+ * Per partition the adapter hands records over one at a time in offset order; partitions run
+ * concurrently. For each record:
+ *   - the value must be an evgen envelope (JSON object within the message limits, a `messageId`
+ *     equal to the `messageId` header when that header is present), else it goes straight to the
+ *     dead-letter topic: it can never succeed;
+ *   - `handler.handle(envelope)` runs (the generated consumer: inbox row + business writes in ONE
+ *     transaction); the record's position (offset + 1) is committed only after it resolved, i.e.
+ *     committed; a duplicate resolves `'duplicate'` without running the business code and is
+ *     committed the same way;
+ *   - a retryable failure produces a copy (same key, value, messageId and headers, `evgen-attempt`
+ *     + 1, a due time) to the retry topic of its delay tier and, once the broker acknowledged the
+ *     copy, commits the record: the partition moves on at once (non-blocking retries). The runner
+ *     reads its retry topics too: a copy that is not due yet pauses that one partition (pause,
+ *     seek back, resume at the due time), never the others, and nothing sleeps in a handler;
+ *   - events configured as `strict` are retried in place instead: their partition waits (paused)
+ *     with exponential backoff, so nothing behind the failed record overtakes it;
+ *   - a non-retryable failure, or the last attempt, produces a dead letter with diagnostics
+ *     (evgen's and Spring Kafka's `kafka_dlt-*` headers) and commits once it is acknowledged.
+ * If a retry copy or dead letter is not acknowledged (broker down), nothing is committed: the
+ * partition seeks back to the record and tries it again after a backoff, so no record is lost.
+ * Attempt and diagnostic headers are only believed on the consumer's own retry topics.
+ */
+import {
+  decodeMessageBody,
+  MessageBodyError,
+  messageBodyLimits,
+  type MessageBodyLimits,
+} from '../../decode-message-body.js';
+import { classifyError, describeError } from '../../errors.js';
+import { backoffDelayMs } from '../../outbox/backoff.js';
+import { MalformedMessageError } from '../../rabbitmq/errors.js';
+import type { MessageHandler } from '../../rabbitmq/consumer-runner.js';
+import type {
+  KafkaClient,
+  KafkaConsumer,
+  KafkaInboundRecord,
+  KafkaOutboundRecord,
+  KafkaProducer,
+  KafkaTopicPartition,
+} from '../kafka-client.js';
+import {
+  KAFKA_CONSUMER_HEADERS as H,
+  headerInteger,
+  headerText,
+  headerTime,
+} from './consumer-headers.js';
+import { deadLetterHeaders, retryCopyHeaders, type FailureFacts } from './dead-letter-record.js';
+import { routeFailure, type InPlaceBackoff, type KafkaRetryTier } from './failure-routing.js';
+import { OffsetCommitter } from './offset-committer.js';
+
+/** The header that carries the envelope's messageId on every evgen record. */
+export const KAFKA_MESSAGE_ID_HEADER = 'messageId';
+
+/** The topics one consumer reads and writes. */
+export interface KafkaConsumerRoutes {
+  /** The consumer's name (its inbox key); recorded in dead letters. */
+  readonly consumer: string;
+  /** Consumer group id. */
+  readonly groupId: string;
+  /** Event topics it subscribes to. */
+  readonly topics: readonly string[];
+  /** Its retry topics, one per delay tier, ascending. May be empty (no retries). */
+  readonly retry: readonly KafkaRetryTier[];
+  /** Its dead-letter topic. */
+  readonly deadLetter: string;
+  /** Handling attempts in all, the first delivery included. Default: retry tiers + 1. */
+  readonly maxAttempts?: number;
+  /** Event types whose failed records block their partition (retry in place) instead of a retry topic. */
+  readonly strictEventTypes?: readonly string[];
+}
+
+export type KafkaConsumerRunnerEvent =
+  | { readonly type: 'assigned'; readonly partitions: readonly KafkaTopicPartition[] }
+  | { readonly type: 'revoked'; readonly partitions: readonly KafkaTopicPartition[] }
+  | {
+      readonly type: 'handled';
+      readonly messageId: string;
+      readonly attempt: number;
+      readonly result: unknown;
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: string;
+    }
+  | {
+      readonly type: 'retried';
+      readonly messageId: string;
+      /** The attempt that failed. */
+      readonly attempt: number;
+      /** The retry topic the copy went to, or `in-place` for a strict event. */
+      readonly via: string;
+      readonly delayMs: number;
+      readonly error: unknown;
+    }
+  | {
+      readonly type: 'dead-lettered';
+      readonly messageId: string | undefined;
+      readonly attempts: number;
+      readonly error: unknown;
+    }
+  | {
+      /** A record of a retry topic is not due: its partition waits until `dueAt`. */
+      readonly type: 'waiting';
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: string;
+      readonly dueAt: number;
+    }
+  | {
+      /** A retry copy or dead letter was not acknowledged; the record is tried again after `delayMs`. */
+      readonly type: 'settle-failed';
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: string;
+      readonly delayMs: number;
+      readonly error: unknown;
+    }
+  | { readonly type: 'commit-failed'; readonly error: unknown }
+  | { readonly type: 'error'; readonly error: unknown };
+
+export interface KafkaConsumerRunnerOptions {
+  readonly client: KafkaClient;
+  readonly routes: KafkaConsumerRoutes;
+  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
+  readonly handler: MessageHandler;
+  /**
+   * Producer for retry copies and dead letters; default: one the runner creates (acks = all,
+   * idempotent) and closes on stop.
+   */
+  readonly producer?: KafkaProducer;
+  /** Partitions handled at the same time (default 8); a partition is always sequential. */
+  readonly partitionConcurrency?: number;
+  /** Group session timeout, ms (adapter default 10 000). */
+  readonly sessionTimeoutMs?: number;
+  /** Backoff of strict events retried in place. */
+  readonly strictBackoff?: InPlaceBackoff;
+  /** Backoff before a record whose retry copy or dead letter failed is tried again. Default 200 ms → 10 s. */
+  readonly settleBackoff?: { readonly baseMs?: number; readonly capMs?: number };
+  /** Largest value and deepest nesting accepted (see decodeMessageBody); beyond them: dead letter. */
+  readonly messageLimits?: MessageBodyLimits;
+  /** Client id for the consumer and producer. */
+  readonly clientId?: string;
+  /** Observability hook; must not throw. */
+  readonly onEvent?: (event: KafkaConsumerRunnerEvent) => void;
+  /** Clock for due times (tests). */
+  readonly now?: () => number;
+}
+
+export interface KafkaConsumerRunnerMetrics {
+  /** Records whose handler resolved and that were committed, duplicates included. */
+  readonly handled: number;
+  /** Of those, the ones the inbox had already (`'duplicate'`). */
+  readonly duplicates: number;
+  /** Retries: copies acknowledged on a retry topic, plus in-place retries of strict events. */
+  readonly retried: number;
+  /** Of those, in-place retries (strict events). */
+  readonly retriedInPlace: number;
+  /** Dead letters acknowledged on the dead-letter topic. */
+  readonly deadLettered: number;
+  /** Retry copies or dead letters that were not acknowledged (the record is tried again). */
+  readonly settleFailures: number;
+  /** Offset commit requests the broker acknowledged / refused. */
+  readonly commits: number;
+  readonly commitFailures: number;
+}
+
+export interface KafkaPartitionLag extends KafkaTopicPartition {
+  /** Next offset this runner will handle (its settled position), when it has one. */
+  readonly position: string | undefined;
+  /** Offset the next produced record gets. */
+  readonly highWatermark: string;
+  /** Records not yet settled: highWatermark − position (− committed when no position yet). */
+  readonly lag: string;
+}
+
+export interface KafkaConsumerRunner {
+  /** Creates the producer, joins the group and starts consuming. */
+  start(): Promise<void>;
+  /**
+   * Stops taking records, waits for the ones being handled, commits every settled position,
+   * then leaves the group (records fetched but not handled are redelivered to the next owner).
+   */
+  stop(): Promise<void>;
+  /** Records being handled now. */
+  readonly inFlight: number;
+  metrics(): KafkaConsumerRunnerMetrics;
+  /** Partitions currently assigned to this runner. */
+  assignment(): KafkaTopicPartition[];
+  /** The settled position of a partition (next offset to handle), if any since it was assigned. */
+  position(tp: KafkaTopicPartition): string | undefined;
+  /** Commits every settled position now (also done continuously in the background). */
+  flushCommits(): Promise<void>;
+}
+
+const tpKey = (tp: KafkaTopicPartition) => `${tp.topic}:${tp.partition}`;
+
+/** Retryable per the error's own `retryable` flag, else per `classifyError`. */
+export function isRetryableFailure(error: unknown): boolean {
+  const flag =
+    typeof error === 'object' && error !== null
+      ? (error as { retryable?: unknown }).retryable
+      : undefined;
+  return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
+}
+
+/** The failure as recorded in retry copies and dead letters. */
+export function failureFacts(error: unknown, at: Date): FailureFacts {
+  const described = describeError(error);
+  const causeType =
+    typeof error === 'object' && error !== null
+      ? (error as { causeType?: unknown }).causeType
+      : undefined;
+  const wrapped = typeof causeType === 'string' && causeType !== described.type;
+  const stack = error instanceof Error && typeof error.stack === 'string' ? error.stack : undefined;
+  return {
+    errorType: wrapped ? causeType : described.type,
+    ...(wrapped ? { wrapperType: described.type } : {}),
+    message: described.message,
+    ...(stack !== undefined ? { stack } : {}),
+    at,
+  };
+}
+
+/**
+ * Decodes a record's value into an envelope object and checks its messageId against the header;
+ * throws MalformedMessageError with the reason.
+ */
+export function parseKafkaRecord(
+  record: Pick<KafkaInboundRecord, 'value' | 'headers'>,
+  limits: MessageBodyLimits = {},
+): Record<string, unknown> {
+  if (record.value === null) throw new MalformedMessageError('record has no value (a tombstone)');
+  let body: unknown;
+  try {
+    body = decodeMessageBody(record.value, limits);
+  } catch (error) {
+    if (error instanceof MessageBodyError) throw new MalformedMessageError(error.message);
+    throw error;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new MalformedMessageError('value is not a JSON object (an evgen envelope)');
+  const bodyId = (body as { messageId?: unknown }).messageId;
+  if (typeof bodyId !== 'string' || bodyId === '')
+    throw new MalformedMessageError('value has no messageId');
+  const headerId = headerText(record.headers, KAFKA_MESSAGE_ID_HEADER);
+  if (headerId !== undefined && headerId !== bodyId)
+    throw new MalformedMessageError(
+      `messageId header ${headerId} differs from the value's messageId ${bodyId}`,
+    );
+  return body as Record<string, unknown>;
+}
+
+function stringField(body: Record<string, unknown> | undefined, name: string): string | undefined {
+  const value = body?.[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+export function createKafkaConsumerRunner(
+  options: KafkaConsumerRunnerOptions,
+): KafkaConsumerRunner {
+  const { routes, handler, client } = options;
+  const limits = messageBodyLimits(options.messageLimits);
+  const maxAttempts = routes.maxAttempts ?? routes.retry.length + 1;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+    throw new RangeError('maxAttempts must be a positive integer');
+  if (routes.topics.length === 0) throw new RangeError('routes.topics is empty');
+  const tierByTopic = new Map(routes.retry.map((tier) => [tier.topic, tier]));
+  for (const topic of routes.topics) {
+    if (tierByTopic.has(topic) || topic === routes.deadLetter)
+      throw new RangeError(`topic ${topic} is both an event topic and a retry/dead-letter topic`);
+  }
+  const strictTypes = new Set(routes.strictEventTypes ?? []);
+  const now = options.now ?? Date.now;
+  const emit = (event: KafkaConsumerRunnerEvent) => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // An observer must not break consuming.
+    }
+  };
+
+  const counts = {
+    handled: 0,
+    duplicates: 0,
+    retried: 0,
+    retriedInPlace: 0,
+    deadLettered: 0,
+    settleFailures: 0,
+    commitFailures: 0,
+  };
+  let consumer: KafkaConsumer | undefined;
+  let producer: KafkaProducer | undefined;
+  const ownsProducer = options.producer === undefined;
+  let state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
+  /** Partitions this member owns now. */
+  const owned = new Set<string>();
+  /** Partitions paused by a hold: a timer resumes each, or a re-assignment does. */
+  const holds = new Map<string, NodeJS.Timeout | undefined>();
+  /** In-place retries of the record at the head of a partition (strict events). */
+  const inPlace = new Map<string, { offset: string; retries: number }>();
+  /** Consecutive settle failures per partition, for the backoff. */
+  const settleStreak = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+
+  const committer = new OffsetCommitter({
+    commit: (offsets) => consumer!.commit(offsets),
+    onError: (error) => {
+      counts.commitFailures++;
+      emit({ type: 'commit-failed', error });
+    },
+  });
+
+  /**
+   * Stops delivery of a partition at `record` and, after `delayMs` (when given), resumes it there:
+   * the adapter delivers the same record again. Used for not-yet-due retry copies, in-place
+   * retries and unacknowledged settles; never blocks other partitions.
+   */
+  function hold(record: KafkaInboundRecord, delayMs: number | undefined): void {
+    const tp = { topic: record.topic, partition: record.partition };
+    const key = tpKey(tp);
+    if (!owned.has(key) || consumer === undefined) return; // revoked meanwhile: the next owner reads it
+    clearTimeout(holds.get(key));
+    try {
+      consumer.pause([tp]);
+      consumer.seek({ ...tp, offset: record.offset });
+    } catch (error) {
+      emit({ type: 'error', error });
+    }
+    const timer =
+      delayMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            holds.delete(key);
+            if (state !== 'running' || !owned.has(key)) return;
+            try {
+              consumer?.resume([tp]);
+            } catch (error) {
+              emit({ type: 'error', error });
+            }
+          }, delayMs);
+    holds.set(key, timer);
+  }
+
+  function settle(record: KafkaInboundRecord): void {
+    const tp = { topic: record.topic, partition: record.partition };
+    const key = tpKey(tp);
+    if (inPlace.get(key)?.offset === record.offset) inPlace.delete(key);
+    settleStreak.delete(key);
+    // A record of a partition revoked meanwhile is not committed by this member.
+    if (owned.has(key)) committer.settled(tp, BigInt(record.offset) + 1n);
+  }
+
+  async function send(record: KafkaOutboundRecord): Promise<void> {
+    await producer!.send([record]);
+  }
+
+  async function onRecord(record: KafkaInboundRecord): Promise<void> {
+    if (state !== 'running') {
+      // Stopping: leave the record for the next owner.
+      hold(record, undefined);
+      return;
+    }
+    const work = processRecord(record);
+    inFlight.add(work);
+    try {
+      await work;
+    } finally {
+      inFlight.delete(work);
+    }
+  }
+
+  async function processRecord(record: KafkaInboundRecord): Promise<void> {
+    const key = tpKey(record);
+    const tier = tierByTopic.get(record.topic);
+    const trusted = tier !== undefined;
+    if (tier !== undefined) {
+      // The copy's own due time, but never later than its tier's delay after it was written: a
+      // forged or broken header cannot park a partition.
+      const latest = Number(record.timestamp) + tier.delayMs;
+      const dueAt = Math.min(headerTime(record.headers, H.retryDueAt) ?? latest, latest);
+      const wait = dueAt - now();
+      if (wait > 0) {
+        emit({
+          type: 'waiting',
+          topic: record.topic,
+          partition: record.partition,
+          offset: record.offset,
+          dueAt,
+        });
+        hold(record, wait);
+        return;
+      }
+    }
+    const previous = inPlace.get(key);
+    const retriesInPlace = previous?.offset === record.offset ? previous.retries : 0;
+    const firstAttempt = trusted ? Math.max(1, headerInteger(record.headers, H.attempt) ?? 1) : 1;
+    const attempt = firstAttempt + retriesInPlace;
+
+    let body: Record<string, unknown> | undefined;
+    let failure: { error: unknown } | undefined;
+    try {
+      body = parseKafkaRecord(record, limits);
+    } catch (error) {
+      failure = { error };
+    }
+    if (body !== undefined) {
+      try {
+        const result = await handler.handle(body);
+        settle(record);
+        counts.handled++;
+        if (result === 'duplicate') counts.duplicates++;
+        emit({
+          type: 'handled',
+          messageId: body.messageId as string,
+          attempt,
+          result,
+          topic: record.topic,
+          partition: record.partition,
+          offset: record.offset,
+        });
+        return;
+      } catch (error) {
+        failure = { error };
+      }
+    }
+    await settleFailure(record, body, trusted, attempt, failure!.error);
+  }
+
+  async function settleFailure(
+    record: KafkaInboundRecord,
+    body: Record<string, unknown> | undefined,
+    trusted: boolean,
+    attempt: number,
+    error: unknown,
+  ): Promise<void> {
+    const key = tpKey(record);
+    const at = new Date(now());
+    const facts = failureFacts(error, at);
+    const messageId =
+      stringField(body, 'messageId') ?? headerText(record.headers, KAFKA_MESSAGE_ID_HEADER);
+    const eventType = stringField(body, 'eventType');
+    const route = routeFailure({
+      attempt,
+      // A record that cannot be parsed fails the same way every time.
+      retryable: body !== undefined && isRetryableFailure(error),
+      strict: eventType !== undefined && strictTypes.has(eventType),
+      tiers: routes.retry,
+      maxAttempts,
+      ...(options.strictBackoff !== undefined ? { inPlaceBackoff: options.strictBackoff } : {}),
+      now: at.getTime(),
+    });
+    if (route.kind === 'retry-in-place') {
+      inPlace.set(key, {
+        offset: record.offset,
+        retries: (inPlace.get(key)?.offset === record.offset ? inPlace.get(key)!.retries : 0) + 1,
+      });
+      counts.retried++;
+      counts.retriedInPlace++;
+      emit({
+        type: 'retried',
+        messageId: messageId!,
+        attempt,
+        via: 'in-place',
+        delayMs: route.delayMs,
+        error,
+      });
+      hold(record, route.delayMs);
+      return;
+    }
+    // Copies keep the key: the same aggregate stays in one partition of the retry topic too.
+    const copyKey = record.key ?? stringField(body, 'aggregateId') ?? messageId ?? '';
+    const value = record.value ?? Buffer.alloc(0);
+    try {
+      if (route.kind === 'retry-topic') {
+        await send({
+          topic: route.tier.topic,
+          key: copyKey,
+          value,
+          headers: retryCopyHeaders(
+            record,
+            trusted,
+            facts,
+            route.nextAttempt,
+            route.dueAt,
+          ) as never,
+        });
+        settle(record);
+        counts.retried++;
+        emit({
+          type: 'retried',
+          messageId: messageId!,
+          attempt,
+          via: route.tier.topic,
+          delayMs: route.tier.delayMs,
+          error,
+        });
+        return;
+      }
+      const traceId = stringField(body, 'traceId') ?? headerText(record.headers, 'traceId');
+      await send({
+        topic: routes.deadLetter,
+        key: copyKey,
+        value,
+        headers: deadLetterHeaders(record, trusted, facts, {
+          consumer: handler.name,
+          groupId: routes.groupId,
+          attempts: attempt,
+          ...(traceId !== undefined ? { traceId } : {}),
+        }) as never,
+      });
+      settle(record);
+      counts.deadLettered++;
+      emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
+    } catch (sendError) {
+      // Not acknowledged: nothing is committed; the same record comes back after a backoff.
+      counts.settleFailures++;
+      const streak = (settleStreak.get(key) ?? 0) + 1;
+      settleStreak.set(key, streak);
+      const delayMs = backoffDelayMs(streak, {
+        baseMs: options.settleBackoff?.baseMs ?? 200,
+        capMs: options.settleBackoff?.capMs ?? 10_000,
+        jitterMs: 0,
+      });
+      emit({
+        type: 'settle-failed',
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+        delayMs,
+        error: sendError,
+      });
+      hold(record, delayMs);
+    }
+  }
+
+  function onAssigned(partitions: readonly KafkaTopicPartition[]): void {
+    for (const tp of partitions) {
+      const key = tpKey(tp);
+      owned.add(key);
+      // Paused by an earlier hold whose timer a revocation cleared: delivery starts again from
+      // the committed offset, which is that held record.
+      if (holds.has(key) && holds.get(key) === undefined && state === 'running') {
+        holds.delete(key);
+        try {
+          consumer?.resume([tp]);
+        } catch (error) {
+          emit({ type: 'error', error });
+        }
+      }
+    }
+    emit({ type: 'assigned', partitions });
+  }
+
+  function onRevoked(partitions: readonly KafkaTopicPartition[]): void {
+    for (const tp of partitions) {
+      const key = tpKey(tp);
+      owned.delete(key);
+      if (holds.has(key)) {
+        clearTimeout(holds.get(key));
+        holds.set(key, undefined);
+      }
+      inPlace.delete(key);
+      settleStreak.delete(key);
+    }
+    committer.forget(partitions);
+    emit({ type: 'revoked', partitions });
+  }
+
+  return {
+    get inFlight() {
+      return inFlight.size;
+    },
+    metrics: () => ({ ...counts, commits: committer.commits }),
+    assignment: () => consumer?.assignment() ?? [],
+    position: (tp) => committer.position(tp)?.toString(),
+    flushCommits: () => committer.flush(),
+    async start() {
+      if (state !== 'new') throw new Error(`a ${state} Kafka consumer runner cannot be started`);
+      state = 'starting';
+      try {
+        producer =
+          options.producer ??
+          (await client.producer({
+            acks: 'all',
+            idempotent: true,
+            ...(options.clientId !== undefined ? { clientId: options.clientId } : {}),
+            timeoutMs: 10_000,
+          }));
+        consumer = client.consumer({
+          groupId: routes.groupId,
+          topics: [...routes.topics, ...routes.retry.map((tier) => tier.topic)],
+          ...(options.clientId !== undefined ? { clientId: options.clientId } : {}),
+          ...(options.sessionTimeoutMs !== undefined
+            ? { sessionTimeoutMs: options.sessionTimeoutMs }
+            : {}),
+          ...(options.partitionConcurrency !== undefined
+            ? { partitionConcurrency: options.partitionConcurrency }
+            : {}),
+        });
+        state = 'running';
+        await consumer.start({
+          onRecord,
+          onAssigned,
+          onRevoked,
+          onError: (error) => emit({ type: 'error', error }),
+        });
+      } catch (error) {
+        state = 'stopped';
+        await consumer?.close().catch(() => undefined);
+        if (ownsProducer) await producer?.close().catch(() => undefined);
+        throw error;
+      }
+    },
+    async stop() {
+      if (state === 'stopped' || state === 'stopping') return;
+      const wasStarted = state === 'running';
+      state = 'stopping';
+      for (const timer of holds.values()) clearTimeout(timer);
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      if (wasStarted) await committer.flush();
+      committer.close();
+      await consumer?.close().catch((error: unknown) => emit({ type: 'error', error }));
+      if (ownsProducer)
+        await producer?.close().catch((error: unknown) => emit({ type: 'error', error }));
+      state = 'stopped';
+    },
+  };
+}
