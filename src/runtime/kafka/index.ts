@@ -7,3 +7,4 @@ export { KafkaTimeoutError } from './send-timeout.js';
 export * from './kafka-record.js';
 export * from './kafka-publishing.js';
 export * from './kafka-topology.js';
+export * from './consumer/index.js';

@@ -177,7 +177,21 @@ export interface KafkaAdmin {
   deleteGroups(groupIds: readonly string[]): Promise<void>;
   /** Committed offsets of a group for a topic (partition → next offset), absent when none. */
   committedOffsets(groupId: string, topic: string): Promise<Map<number, string>>;
+  /**
+   * First and next offsets of every partition of a topic (low and high watermarks), sorted by
+   * partition: for consumer lag and for reading a topic up to its current end.
+   */
+  topicOffsets(topic: string): Promise<KafkaPartitionOffsets[]>;
   close(): Promise<void>;
+}
+
+/** The offsets a partition holds: records `start` … `end - 1` (empty when equal). */
+export interface KafkaPartitionOffsets {
+  readonly partition: number;
+  /** Offset of the first record still stored (low watermark), decimal string. */
+  readonly start: string;
+  /** Offset the next produced record gets (high watermark), decimal string. */
+  readonly end: string;
 }
 
 /** Connection settings shared by every client of an adapter. */

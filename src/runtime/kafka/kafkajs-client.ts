@@ -440,6 +440,12 @@ async function createAdmin(kafka: Kafka): Promise<KafkaAdmin> {
       }
       return result;
     },
+    async topicOffsets(topic) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets
+        .map((p) => ({ partition: p.partition, start: p.low, end: p.high }))
+        .sort((a, b) => a.partition - b.partition);
+    },
     close: () => admin.disconnect(),
   };
 }

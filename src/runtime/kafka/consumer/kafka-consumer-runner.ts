@@ -34,6 +34,7 @@ import { backoffDelayMs } from '../../outbox/backoff.js';
 import { MalformedMessageError } from '../../rabbitmq/errors.js';
 import type { MessageHandler } from '../../rabbitmq/consumer-runner.js';
 import type {
+  KafkaAdmin,
   KafkaClient,
   KafkaConsumer,
   KafkaInboundRecord,
@@ -167,12 +168,17 @@ export interface KafkaConsumerRunnerMetrics {
 }
 
 export interface KafkaPartitionLag extends KafkaTopicPartition {
-  /** Next offset this runner will handle (its settled position), when it has one. */
-  readonly position: string | undefined;
-  /** Offset the next produced record gets. */
-  readonly highWatermark: string;
-  /** Records not yet settled: highWatermark − position (− committed when no position yet). */
-  readonly lag: string;
+  /**
+   * Next offset to handle: this runner's settled position when it owns the partition and has
+   * settled a record of it, else the group's committed offset, else the partition's first offset.
+   */
+  readonly position: string;
+  /** Offset the next produced record gets (high watermark). */
+  readonly end: string;
+  /** Records not handled yet: end − position. */
+  readonly lag: number;
+  /** Whether this runner owns the partition now. */
+  readonly assigned: boolean;
 }
 
 export interface KafkaConsumerRunner {
@@ -192,6 +198,11 @@ export interface KafkaConsumerRunner {
   position(tp: KafkaTopicPartition): string | undefined;
   /** Commits every settled position now (also done continuously in the background). */
   flushCommits(): Promise<void>;
+  /**
+   * Lag of every partition of the topics the runner reads (event topics and retry topics), from
+   * the broker's end offsets: what is waiting to be handled, per partition.
+   */
+  lag(): Promise<KafkaPartitionLag[]>;
 }
 
 const tpKey = (tp: KafkaTopicPartition) => `${tp.topic}:${tp.partition}`;
@@ -292,6 +303,7 @@ export function createKafkaConsumerRunner(
   };
   let consumer: KafkaConsumer | undefined;
   let producer: KafkaProducer | undefined;
+  let admin: Promise<KafkaAdmin> | undefined;
   const ownsProducer = options.producer === undefined;
   let state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   /** Partitions this member owns now. */
@@ -576,6 +588,35 @@ export function createKafkaConsumerRunner(
     assignment: () => consumer?.assignment() ?? [],
     position: (tp) => committer.position(tp)?.toString(),
     flushCommits: () => committer.flush(),
+    async lag() {
+      admin ??= client.admin();
+      const connected = await admin;
+      const result: KafkaPartitionLag[] = [];
+      for (const topic of [...routes.topics, ...routes.retry.map((tier) => tier.topic)]) {
+        const [ends, committed] = await Promise.all([
+          connected.topicOffsets(topic),
+          connected.committedOffsets(routes.groupId, topic),
+        ]);
+        for (const { partition, start, end } of ends) {
+          const tp = { topic, partition };
+          const assigned = owned.has(tpKey(tp));
+          const position =
+            (assigned ? committer.position(tp)?.toString() : undefined) ??
+            committed.get(partition) ??
+            start;
+          const lag = BigInt(end) - BigInt(position);
+          result.push({
+            topic,
+            partition,
+            position,
+            end,
+            lag: Number(lag > 0n ? lag : 0n),
+            assigned,
+          });
+        }
+      }
+      return result;
+    },
     async start() {
       if (state !== 'new') throw new Error(`a ${state} Kafka consumer runner cannot be started`);
       state = 'starting';

@@ -1,0 +1,207 @@
+/**
+ * The example catalog's generated `inventory-service` consumer (committed `generated/`), run over
+ * Kafka against the real broker and the real PostgreSQL: its own schema (inbox + an effects
+ * table written through the handler's transaction), its own prefixed topics (event topic with
+ * several partitions, retry tiers, dead-letter topic) and consumer group. Handlers can be told
+ * to fail for chosen messageIds, to count effects per messageId afterwards.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  migrateInbox,
+  NonRetryableError,
+  postgresDatabase,
+  RetryableError,
+  type Database,
+  type KafkaClient,
+  type KafkaConnection,
+  type KafkaProducer,
+  type KafkaTopicSpec,
+} from 'evgen/runtime';
+import { createInventoryServiceConsumer } from '../../../generated/consumers/inventory-service.js';
+import { orderCancelledV1 } from '../../../generated/order/order-cancelled/envelope.js';
+import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-runner.js';
+import { createTestSchema, type TestSchema } from '../../support/postgres.js';
+import { createTestKafka, type TestKafka } from '../../support/kafka/test-kafka.js';
+
+export type Failure = 'retryable' | 'non-retryable';
+
+export interface InventoryOnKafka {
+  readonly kafka: TestKafka;
+  readonly client: KafkaClient;
+  readonly pg: TestSchema;
+  readonly db: Database;
+  readonly routes: KafkaConsumerRoutes;
+  readonly producer: KafkaProducer;
+  /** messageId → failures still to throw (retryable ones count down; 'always' never stops). */
+  readonly failures: Map<string, { kind: Failure; times: number }>;
+  /** Handler calls in order (messageIds), committed or not. */
+  readonly calls: string[];
+  handler(): ReturnType<typeof createInventoryServiceConsumer>;
+  /** Publishes an OrderCancelled for `orderId` (the key); returns its envelope. */
+  publish(orderId?: string, note?: string): Promise<ReturnType<typeof orderCancelledV1>>;
+  /** Sends raw bytes to the event topic. */
+  publishRaw(key: string, value: string, headers?: Record<string, string>): Promise<void>;
+  /** Effect rows per messageId. */
+  effects(): Promise<Map<string, number>>;
+  /** Effect rows in commit order: [orderId, note]. */
+  effectOrder(): Promise<{ orderId: string; note: string | null }[]>;
+  cleanup(): Promise<void>;
+}
+
+export interface InventoryOnKafkaOptions {
+  readonly partitions?: number;
+  readonly tiersMs?: readonly number[];
+  readonly strict?: boolean;
+  /** Delay inside the handler's transaction, ms (to have records in flight). */
+  readonly handlerDelayMs?: number;
+  /** Brokers (default: the shared test broker). */
+  readonly brokers?: string;
+}
+
+export async function inventoryOnKafka(
+  create: (connection: KafkaConnection) => KafkaClient,
+  options: InventoryOnKafkaOptions = {},
+): Promise<InventoryOnKafka> {
+  const partitions = options.partitions ?? 3;
+  const tiers = options.tiersMs ?? [300, 600];
+  const kafka =
+    options.brokers === undefined
+      ? await createTestKafka(create)
+      : await createTestKafka(create, options.brokers);
+  const client = create({ brokers: [kafka.brokers] });
+  const pg = await createTestSchema('evgen_kafka_consumer');
+  const db = postgresDatabase(pg.pool);
+  await migrateInbox(db, { schema: pg.schema });
+  await pg.pool.query(
+    `CREATE TABLE "${pg.schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL, order_id text NOT NULL, note text)`,
+  );
+  const [topic, deadLetter, ...retryTopics] = await createTopicsSettled(kafka, [
+    { topic: 'order.events', partitions },
+    { topic: 'inventory-service.dlt', partitions: 1 },
+    ...tiers.map((ms) => ({ topic: `inventory-service.retry.${ms}ms`, partitions })),
+  ]);
+  const routes: KafkaConsumerRoutes = {
+    consumer: 'inventory-service',
+    groupId: kafka.group('inventory-service'),
+    topics: [topic!],
+    retry: tiers.map((delayMs, i) => ({ topic: retryTopics[i]!, delayMs })),
+    deadLetter: deadLetter!,
+    ...(options.strict ? { strictEventTypes: ['order.OrderCancelled'] } : {}),
+  };
+  const producer = await client.producer({ timeoutMs: 15_000 });
+  const failures = new Map<string, { kind: Failure; times: number }>();
+  const calls: string[] = [];
+  const handlerDelayMs = options.handlerDelayMs ?? 0;
+
+  const handler = () =>
+    createInventoryServiceConsumer({
+      db,
+      inbox: { schema: pg.schema },
+      handlers: {
+        'order.OrderCancelled': {
+          1: async (envelope, ctx) => {
+            calls.push(envelope.messageId);
+            const failure = failures.get(envelope.messageId);
+            if (failure !== undefined && failure.times > 0) {
+              failure.times--;
+              if (failure.kind === 'retryable') throw new RetryableError('stock database busy');
+              throw new NonRetryableError('reservation in an illegal state');
+            }
+            await ctx.tx.query(
+              `INSERT INTO "${pg.schema}".effects (message_id, order_id, note) VALUES ($1, $2, $3)`,
+              [envelope.messageId, envelope.payload.orderId, envelope.payload.note ?? null],
+            );
+            if (handlerDelayMs > 0) await new Promise((r) => setTimeout(r, handlerDelayMs));
+          },
+        },
+        'order.OrderCreated': {
+          2: async () => undefined,
+        },
+      },
+    });
+
+  return {
+    kafka,
+    client,
+    pg,
+    db,
+    routes,
+    producer,
+    failures,
+    calls,
+    handler,
+    async publish(orderId = randomUUID(), note?: string) {
+      const envelope = orderCancelledV1({
+        orderId,
+        cancelledAt: new Date().toISOString(),
+        reason: 'customer_request',
+        ...(note !== undefined ? { note } : {}),
+      });
+      await producer.send([
+        {
+          topic: topic!,
+          key: envelope.aggregateId,
+          value: JSON.stringify(envelope),
+          headers: { messageId: envelope.messageId, eventType: envelope.eventType },
+        },
+      ]);
+      return envelope;
+    },
+    async publishRaw(key, value, headers = {}) {
+      await producer.send([{ topic: topic!, key, value, headers }]);
+    },
+    async effects() {
+      const { rows } = await pg.pool.query<{ message_id: string; n: string }>(
+        `SELECT message_id, count(*) AS n FROM "${pg.schema}".effects GROUP BY message_id`,
+      );
+      return new Map(rows.map((row) => [row.message_id, Number(row.n)]));
+    },
+    async effectOrder() {
+      const { rows } = await pg.pool.query<{ order_id: string; note: string | null }>(
+        `SELECT order_id, note FROM "${pg.schema}".effects ORDER BY id`,
+      );
+      return rows.map((row) => ({ orderId: row.order_id, note: row.note }));
+    },
+    async cleanup() {
+      await producer.close().catch(() => undefined);
+      try {
+        await kafka.cleanup();
+      } finally {
+        await pg.drop();
+      }
+    },
+  };
+}
+
+/**
+ * Creates prefixed topics. kafkajs' admin sometimes reports a metadata error while it waits for
+ * the new partitions' leaders although the topics were created: then wait until they are described.
+ */
+export async function createTopicsSettled(
+  kafka: TestKafka,
+  specs: readonly KafkaTopicSpec[],
+): Promise<string[]> {
+  try {
+    return await kafka.createTopics(specs);
+  } catch (error) {
+    const names = specs.map((spec) => kafka.prefix + spec.topic);
+    for (let tries = 0; tries < 50; tries++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const described = await kafka.admin.describeTopics(names).catch(() => undefined);
+      if (described?.every((d, i) => d.partitions === specs[i]!.partitions)) return names;
+    }
+    throw error;
+  }
+}
+
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
