@@ -11,8 +11,14 @@
 /** How many replicas must have the record before a send resolves. evgen always uses `all`. */
 export type KafkaAcks = 'all' | 'leader' | 'none';
 
-/** Record headers: evgen writes and reads UTF-8 strings only. */
+/** Record headers as read: every value decoded as UTF-8. */
 export type KafkaHeaders = Readonly<Record<string, string>>;
+
+/**
+ * Headers to write: UTF-8 strings, or raw bytes where a format needs them (the Spring Kafka
+ * dead-letter headers carry big-endian integers).
+ */
+export type KafkaOutboundHeaders = Readonly<Record<string, string | Buffer>>;
 
 /** One record to produce. */
 export interface KafkaOutboundRecord {
@@ -23,7 +29,7 @@ export interface KafkaOutboundRecord {
    */
   readonly key: string;
   readonly value: Buffer | string;
-  readonly headers?: KafkaHeaders;
+  readonly headers?: KafkaOutboundHeaders;
 }
 
 /** Where a record is stored. */

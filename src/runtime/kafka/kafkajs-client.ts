@@ -32,6 +32,7 @@ import {
   type KafkaConsumerOptions,
   type KafkaHeaders,
   type KafkaInboundRecord,
+  type KafkaOutboundHeaders,
   type KafkaOutboundRecord,
   type KafkaProducer,
   type KafkaProducerOptions,
@@ -135,7 +136,7 @@ async function sendRetrying<T>(send: () => Promise<T>, deadline: number): Promis
   }
 }
 
-function copyHeaders(headers: KafkaHeaders | undefined): IHeaders | undefined {
+function copyHeaders(headers: KafkaOutboundHeaders | undefined): IHeaders | undefined {
   if (!headers) return undefined;
   const copy: IHeaders = {};
   for (const [name, value] of Object.entries(headers)) copy[name] = value;
@@ -441,7 +442,16 @@ async function createAdmin(kafka: Kafka): Promise<KafkaAdmin> {
       return result;
     },
     async topicOffsets(topic) {
-      const offsets = await admin.fetchTopicOffsets(topic);
+      // Right after a topic was created the broker may still answer NOT_LEADER for a moment.
+      let offsets: Awaited<ReturnType<Admin['fetchTopicOffsets']>> | undefined;
+      for (let attempt = 1; offsets === undefined; attempt++) {
+        try {
+          offsets = await admin.fetchTopicOffsets(topic);
+        } catch (error) {
+          if (attempt >= 10 || (error as { retriable?: unknown }).retriable !== true) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
       return offsets
         .map((p) => ({ partition: p.partition, start: p.low, end: p.high }))
         .sort((a, b) => a.partition - b.partition);

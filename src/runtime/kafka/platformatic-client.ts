@@ -35,6 +35,8 @@ import {
   type KafkaConsumerHandlers,
   type KafkaConsumerOptions,
   type KafkaInboundRecord,
+  type KafkaOutboundHeaders,
+  type KafkaOutboundRecord,
   type KafkaProducer,
   type KafkaProducerOptions,
   type KafkaTopicDescription,
@@ -99,31 +101,39 @@ async function createProducer(
   });
   // Connects and, for an idempotent producer, obtains its producer id before the first send.
   await producer.metadata({ topics: [] });
+  // One send at a time: concurrent sends of the library's idempotent producer were acknowledged
+  // while the broker stored only one of them (measured: 10 concurrent sends → 1 record). In
+  // sequence, every acknowledged record is stored, in call order.
+  let tail: Promise<unknown> = Promise.resolve();
+  const sendNow = (records: readonly KafkaOutboundRecord[]) =>
+    withTimeout(
+      producer.send({
+        messages: records.map((record) => ({
+          topic: record.topic,
+          key: Buffer.from(record.key, 'utf8'),
+          value: Buffer.isBuffer(record.value) ? record.value : Buffer.from(record.value, 'utf8'),
+          headers: headerMap(record.headers),
+        })),
+      }),
+      timeoutMs,
+      `kafka send of ${records.length} record(s)`,
+    );
   return {
     async send(records) {
       if (records.length === 0) return;
-      await withTimeout(
-        producer.send({
-          messages: records.map((record) => ({
-            topic: record.topic,
-            key: Buffer.from(record.key, 'utf8'),
-            value: Buffer.isBuffer(record.value) ? record.value : Buffer.from(record.value, 'utf8'),
-            headers: headerMap(record.headers),
-          })),
-        }),
-        timeoutMs,
-        `kafka send of ${records.length} record(s)`,
-      );
+      const run = tail.then(() => sendNow(records));
+      tail = run.catch(() => undefined);
+      await run;
     },
     partitionFor: keyPartition,
     close: () => producer.close(),
   };
 }
 
-function headerMap(headers: Readonly<Record<string, string>> | undefined): Map<Buffer, Buffer> {
+function headerMap(headers: KafkaOutboundHeaders | undefined): Map<Buffer, Buffer> {
   const map = new Map<Buffer, Buffer>();
   for (const [name, value] of Object.entries(headers ?? {})) {
-    map.set(Buffer.from(name, 'utf8'), Buffer.from(value, 'utf8'));
+    map.set(Buffer.from(name, 'utf8'), Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'));
   }
   return map;
 }
@@ -522,6 +532,32 @@ function createAdmin(admin: Admin): KafkaAdmin {
         }
       }
       return result;
+    },
+    async topicOffsets(topic) {
+      const metadata = await admin.metadata({ topics: [topic], forceUpdate: true });
+      const found = metadata.topics.get(topic);
+      if (!found) throw new Error(`topic '${topic}' does not exist`);
+      const partitions = Array.from({ length: found.partitionsCount }, (_, index) => index);
+      // ListOffsets timestamps: -2 = earliest (low watermark), -1 = latest (high watermark).
+      const ask = async (timestamp: bigint) => {
+        const [listed] = await admin.listOffsets({
+          topics: [
+            {
+              name: topic,
+              partitions: partitions.map((partitionIndex) => ({ partitionIndex, timestamp })),
+            },
+          ],
+        });
+        return new Map(
+          (listed?.partitions ?? []).map((p) => [p.partitionIndex, p.offset.toString()]),
+        );
+      };
+      const [start, end] = await Promise.all([ask(-2n), ask(-1n)]);
+      return partitions.map((partition) => ({
+        partition,
+        start: start.get(partition) ?? '0',
+        end: end.get(partition) ?? '0',
+      }));
     },
     close: () => admin.close(),
   };

@@ -82,7 +82,8 @@ export async function inventoryOnKafka(
   ]);
   const routes: KafkaConsumerRoutes = {
     consumer: 'inventory-service',
-    groupId: kafka.group('inventory-service'),
+    // Not registered with kafka.group(): deleting a group that never joined fails on kafkajs.
+    groupId: `${kafka.prefix}inventory-service`,
     topics: [topic!],
     retry: tiers.map((delayMs, i) => ({ topic: retryTopics[i]!, delayMs })),
     deadLetter: deadLetter!,
@@ -164,6 +165,7 @@ export async function inventoryOnKafka(
     },
     async cleanup() {
       await producer.close().catch(() => undefined);
+      await kafka.admin.deleteGroups([routes.groupId]).catch(() => undefined);
       try {
         await kafka.cleanup();
       } finally {

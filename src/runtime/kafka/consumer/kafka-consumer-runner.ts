@@ -490,13 +490,7 @@ export function createKafkaConsumerRunner(
           topic: route.tier.topic,
           key: copyKey,
           value,
-          headers: retryCopyHeaders(
-            record,
-            trusted,
-            facts,
-            route.nextAttempt,
-            route.dueAt,
-          ) as never,
+          headers: retryCopyHeaders(record, trusted, facts, route.nextAttempt, route.dueAt),
         });
         settle(record);
         counts.retried++;
@@ -520,7 +514,7 @@ export function createKafkaConsumerRunner(
           groupId: routes.groupId,
           attempts: attempt,
           ...(traceId !== undefined ? { traceId } : {}),
-        }) as never,
+        }),
       });
       settle(record);
       counts.deadLettered++;

@@ -266,7 +266,7 @@ export async function replayKafkaDeadLetters(
           topic,
           key: letter.key ?? letter.messageId ?? '',
           value: letter.value ?? Buffer.alloc(0),
-          headers: kafkaReplayHeaders(letter.headers) as never,
+          headers: kafkaReplayHeaders(letter.headers),
         },
       ]);
       replayed.push(letter.messageId ?? `${letter.partition}/${letter.offset}`);
