@@ -13,7 +13,18 @@ import {
   type KafkaConsumerRunnerEvent,
   type KafkaConsumerRunnerOptions,
 } from 'evgen/runtime';
-import { KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
+import {
+  ensureKafkaTopics,
+  kafkaConsumerRoutes,
+  migrateInbox,
+  postgresDatabase,
+} from 'evgen/runtime';
+import { createInventoryServiceConsumer } from '../../generated/consumers/inventory-service.js';
+import { kafkaTopology } from '../../generated/kafka/topics.js';
+import { publishOrderCancelledV1 } from '../../generated/kafka/producers.js';
+import { orderCancelledV1 } from '../../generated/order/order-cancelled/envelope.js';
+import { createTestSchema } from '../support/postgres.js';
+import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import {
   inventoryOnKafka,
   waitFor,
@@ -103,6 +114,64 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer runner ($name, real broker)', ({ cr
     const lag = await runner.lag();
     expect(lag.filter((p) => p.topic === s.routes.topics[0]).map((p) => p.lag)).toEqual([0, 0, 0]);
     expect(lag.every((p) => p.assigned)).toBe(true);
+  });
+
+  it('wires up from generated code alone: topics from kafkaTopology, routes, producer helper, consumer', async () => {
+    const kafka = await createTestKafka(create);
+    const pg = await createTestSchema('evgen_kafka_generated');
+    const client = create({ brokers: [kafka.brokers] });
+    const producer = await client.producer();
+    try {
+      const db = postgresDatabase(pg.pool);
+      await migrateInbox(db, { schema: pg.schema });
+      await pg.pool.query(`CREATE TABLE "${pg.schema}".released (order_id text PRIMARY KEY)`);
+      const options = { prefix: kafka.prefix, tiers: [300] };
+      const ensured = await ensureKafkaTopics(kafka.admin, kafkaTopology, options);
+      for (const topic of ensured.created) kafka.track('topic', topic);
+      const routes = kafkaConsumerRoutes(kafkaTopology, 'inventory-service', options);
+      kafka.track('group', routes.groupId);
+      expect(routes.strictEventTypes).toEqual(['order.OrderCancelled']);
+      const runner = createKafkaConsumerRunner({
+        client,
+        routes,
+        handler: createInventoryServiceConsumer({
+          db,
+          inbox: { schema: pg.schema },
+          handlers: {
+            'order.OrderCancelled': {
+              1: async (envelope, ctx) => {
+                await ctx.tx.query(`INSERT INTO "${pg.schema}".released VALUES ($1)`, [
+                  envelope.payload.orderId,
+                ]);
+              },
+            },
+            'order.OrderCreated': { 2: async () => undefined },
+          },
+        }),
+      });
+      runners.push(runner);
+      await runner.start();
+      const orderIds = Array.from({ length: 5 }, () => randomUUID());
+      for (const orderId of orderIds) {
+        const envelope = orderCancelledV1({
+          orderId,
+          cancelledAt: new Date().toISOString(),
+          reason: 'out_of_stock',
+        });
+        await publishOrderCancelledV1(producer, envelope, { prefix: kafka.prefix });
+      }
+      await waitFor(() => runner.metrics().handled === 5, 60_000, 'five handled');
+      const { rows } = await pg.pool.query<{ order_id: string }>(
+        `SELECT order_id FROM "${pg.schema}".released ORDER BY order_id`,
+      );
+      expect(rows.map((r) => r.order_id)).toEqual([...orderIds].sort());
+    } finally {
+      for (const runner of runners) await runner.stop();
+      runners = [];
+      await producer.close();
+      await kafka.cleanup();
+      await pg.drop();
+    }
   });
 
   it('retries through the retry topics and dead-letters a poison record while the others flow', async () => {

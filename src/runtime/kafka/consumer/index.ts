@@ -13,6 +13,7 @@ export {
   type KafkaConsumerRunnerOptions,
   type KafkaPartitionLag,
 } from './kafka-consumer-runner.js';
+export { kafkaConsumerRoutes, type KafkaConsumerRoutesOptions } from './consumer-routes.js';
 export {
   kafkaDeadLetterDiagnostics,
   kafkaReplayHeaders,
