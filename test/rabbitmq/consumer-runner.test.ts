@@ -236,10 +236,17 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(mismatch.content.toString()).toBe(JSON.stringify(body));
   });
 
-  it('keeps the body messageId on the dead letter of a message published without the messageId property', async () => {
-    await start({ name: 'inventory-service', handle: async () => 'handled' });
+  it("takes the body's messageId when a producer sent no messageId property (handled, and its retry copy and dead letter keep that id)", async () => {
+    const seen: unknown[] = [];
+    await start({
+      name: 'inventory-service',
+      async handle(raw) {
+        seen.push(raw);
+        throw new RetryableError('downstream is down');
+      },
+    });
     const body = { messageId: 'body-only-id', eventType: 'order.OrderCreated', payload: {} };
-    // A foreign producer that forgot the property (a plain channel: the confirmed publisher refuses it).
+    // A foreign producer that sets no property (a plain channel: the confirmed publisher requires one).
     broker.channel.publish(
       `${broker.prefix}order`,
       'order.created',
@@ -247,6 +254,11 @@ describe('consumer runner (real RabbitMQ)', () => {
       { persistent: true },
     );
     const event = await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
+    expect(seen).toEqual([body, body, body]);
+    expect(ofType('retried').map((retry) => retry.messageId)).toEqual([
+      'body-only-id',
+      'body-only-id',
+    ]);
     expect(event.messageId).toBe('body-only-id');
     const [letter, ...more] = await drainQueue(
       broker.channel,
@@ -255,8 +267,32 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(more).toHaveLength(0);
     // A dead letter never mints a new id when the message carries one (design notes §1).
     expect(letter!.properties.messageId).toBe('body-only-id');
+    expect(letter!.properties.headers![EVGEN_HEADERS.errorType]).toBe('RetryableError');
+  });
+
+  it('dead-letters a message with neither a messageId property nor one in its body', async () => {
+    let calls = 0;
+    await start({
+      name: 'inventory-service',
+      handle: async () => {
+        calls++;
+        return 'handled';
+      },
+    });
+    broker.channel.publish(
+      `${broker.prefix}order`,
+      'order.created',
+      Buffer.from(JSON.stringify({ eventType: 'order.OrderCreated', payload: {} })),
+      { persistent: true },
+    );
+    await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
+    const [letter] = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
+    expect(calls).toBe(0);
     expect(letter!.properties.headers![EVGEN_HEADERS.errorMessage]).toContain(
-      'messageId property is missing',
+      'body has no messageId',
     );
   });
 

@@ -2,8 +2,8 @@
  * Runs one consumer on its work queue with manual acks (design notes §2, §5; seed 001 §5–7).
  *
  * For every delivery:
- *   - the body must be a JSON object whose `messageId` equals the AMQP messageId property;
- *     otherwise it goes straight to the dead queue (it can never succeed);
+ *   - the body must be a JSON object with a `messageId`, equal to the AMQP messageId property
+ *     when the producer set one; otherwise it goes straight to the dead queue (it can never succeed);
  *   - `handler.handle(body)` runs (normally the inbox-guarded consumer: inbox insert + business
  *     write in one transaction); the delivery is acked only after it resolved, i.e. committed;
  *   - a retryable failure publishes a copy (same body, messageId and headers, `x-evgen-attempt`
@@ -213,10 +213,10 @@ export function parseDelivery(
   const bodyId = (body as { messageId?: unknown }).messageId;
   if (typeof bodyId !== 'string' || bodyId === '')
     throw new MalformedMessageError('body has no messageId');
+  // A producer that is not evgen may leave the property out: then the body's messageId stands.
+  // Only two ids that disagree make the message unusable.
   const propertyId: unknown = properties.messageId;
-  if (typeof propertyId !== 'string' || propertyId === '')
-    throw new MalformedMessageError(`messageId property is missing (body messageId ${bodyId})`);
-  if (propertyId !== bodyId)
+  if (typeof propertyId === 'string' && propertyId !== '' && propertyId !== bodyId)
     throw new MalformedMessageError(
       `messageId property ${propertyId} differs from body messageId ${bodyId}`,
     );
