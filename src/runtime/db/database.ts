@@ -58,11 +58,11 @@ export interface PgClientLike {
   query(text: string, params?: unknown[]): Promise<PgQueryResultLike>;
   on(
     event: 'notification',
-    listener: (message: { channel: string; payload?: string }) => void,
+    listener: (message: { channel: string; payload?: string | undefined }) => void,
   ): unknown;
   removeListener(
     event: 'notification',
-    listener: (message: { channel: string; payload?: string }) => void,
+    listener: (message: { channel: string; payload?: string | undefined }) => void,
   ): unknown;
 }
 export interface PgPoolClientLike extends PgClientLike {
@@ -75,13 +75,13 @@ export interface PgPoolClientLike extends PgClientLike {
   on(event: 'end', listener: () => void): unknown;
   on(
     event: 'notification',
-    listener: (message: { channel: string; payload?: string }) => void,
+    listener: (message: { channel: string; payload?: string | undefined }) => void,
   ): unknown;
   removeListener(event: 'error', listener: (error: Error) => void): unknown;
   removeListener(event: 'end', listener: () => void): unknown;
   removeListener(
     event: 'notification',
-    listener: (message: { channel: string; payload?: string }) => void,
+    listener: (message: { channel: string; payload?: string | undefined }) => void,
   ): unknown;
 }
 export interface PgPoolLike {
@@ -227,7 +227,7 @@ async function listenWithReconnect(
       // Reporting must not break the subscription.
     }
   };
-  const onMessage = (message: { channel: string; payload?: string }) => {
+  const onMessage = (message: { channel: string; payload?: string | undefined }) => {
     if (message.channel === channel) onNotify(message.payload ?? '');
   };
 

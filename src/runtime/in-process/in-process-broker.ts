@@ -1,0 +1,334 @@
+/**
+ * A broker inside the process: the outbox relay publishes to it and inbox-guarded consumers
+ * subscribe to it, with the RabbitMQ runner's rules — every subscriber of an event type gets its
+ * own copy; a retryable failure is tried again after the next delay (same body and messageId,
+ * attempt + 1); a non-retryable failure, the last attempt or a malformed message becomes a dead
+ * letter with its diagnostics; nothing is lost or retried forever. It needs no server, so a
+ * newcomer can run producer → relay → consumer on PGlite, and handler tests can assert on what
+ * was published, consumed, retried and dead-lettered (the lists below) after `settled()`.
+ *
+ * It is not durable: what is queued lives in memory only. The outbox row (SENT only after
+ * `publish` resolved) and the inbox row are the durable parts, as with a real broker.
+ */
+import type { Envelope } from '../envelope.js';
+import { classifyError, describeError, RetryableError } from '../errors.js';
+import type { MessageBodyLimits } from '../decode-message-body.js';
+import type { OutboundMessage, Publisher } from '../publisher.js';
+import { parseDelivery, type MessageHandler } from '../rabbitmq/consumer-runner.js';
+
+/** A consumer the broker delivers to: generated inbox consumers fit (`name`, `subscribes`, `handle`). */
+export interface InProcessSubscriber extends MessageHandler {
+  /** Event types delivered to it. */
+  readonly subscribes: readonly string[];
+}
+
+export interface InProcessBrokerOptions {
+  /**
+   * Delay before each retry, in ms: the n-th retry waits `retryDelaysMs[n-1]` (the last one
+   * repeats). Default `[100, 1000, 5000]`; tests often pass `[0]`.
+   */
+  readonly retryDelaysMs?: readonly number[];
+  /** Handling attempts before a retryable failure is dead-lettered. Default `retryDelaysMs.length + 1`. */
+  readonly maxAttempts?: number;
+  /** Same limits as the RabbitMQ runner's `messageLimits`. */
+  readonly messageLimits?: MessageBodyLimits;
+  /**
+   * What `publish` does with an event type nobody subscribes to: `'reject'` (default, as a
+   * mandatory RabbitMQ publish: a retryable error, so the outbox keeps the row) or
+   * `'accept'` (recorded in `published` only).
+   */
+  readonly unroutable?: 'reject' | 'accept';
+}
+
+/** A message as it travels: the JSON body and its messageId property, like an AMQP message. */
+export interface InProcessMessage {
+  readonly messageId: string;
+  readonly eventType: string;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface ConsumedRecord {
+  readonly consumer: string;
+  readonly messageId: string;
+  readonly eventType: string;
+  readonly attempt: number;
+  /** What the handler resolved with: `'handled'` or `'duplicate'` for inbox consumers. */
+  readonly result: unknown;
+}
+
+export interface RetriedRecord {
+  readonly consumer: string;
+  readonly messageId: string;
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly errorType: string;
+  readonly errorMessage: string;
+}
+
+export interface InProcessDeadLetter {
+  readonly consumer: string;
+  readonly message: InProcessMessage;
+  readonly errorType: string;
+  readonly errorMessage: string;
+  readonly attempts: number;
+  readonly firstFailureAt: string;
+  readonly deadLetteredAt: string;
+  /** Times it was replayed before this dead-lettering. */
+  readonly replays: number;
+}
+
+interface Delivery {
+  readonly subscriber: InProcessSubscriber;
+  readonly message: InProcessMessage;
+  readonly attempt: number;
+  readonly firstFailureAt: string | undefined;
+  readonly replays: number;
+}
+
+const DEFAULT_RETRY_DELAYS_MS = [100, 1000, 5000];
+
+export class InProcessBroker {
+  /** Every message accepted by `publish`, in order. */
+  readonly published: InProcessMessage[] = [];
+  /** Every delivery a handler resolved, in order (duplicates included, `result: 'duplicate'`). */
+  readonly consumed: ConsumedRecord[] = [];
+  /** Every retry scheduled after a retryable failure. */
+  readonly retried: RetriedRecord[] = [];
+  /** Messages given up on, with the reason. `replayDeadLetters` takes them out again. */
+  readonly deadLettered: InProcessDeadLetter[] = [];
+
+  private readonly subscribers = new Map<string, InProcessSubscriber>();
+  private readonly retryDelaysMs: readonly number[];
+  private readonly maxAttempts: number;
+  private readonly limits: MessageBodyLimits;
+  private readonly unroutable: 'reject' | 'accept';
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private pending = 0;
+  private closed = false;
+  private waiters: { ready: () => boolean; resolve: () => void }[] = [];
+
+  constructor(options: InProcessBrokerOptions = {}) {
+    this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    if (this.retryDelaysMs.some((delay) => !Number.isFinite(delay) || delay < 0)) {
+      throw new RangeError('retryDelaysMs must be finite, non-negative numbers');
+    }
+    this.maxAttempts = options.maxAttempts ?? this.retryDelaysMs.length + 1;
+    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) {
+      throw new RangeError('maxAttempts must be a positive integer');
+    }
+    if (this.maxAttempts > 1 && this.retryDelaysMs.length === 0) {
+      throw new RangeError('retryDelaysMs must not be empty when maxAttempts > 1');
+    }
+    this.limits = options.messageLimits ?? {};
+    this.unroutable = options.unroutable ?? 'reject';
+  }
+
+  /** Delivers every later message of the subscriber's event types to it. One subscriber per name. */
+  subscribe(subscriber: InProcessSubscriber): () => void {
+    if (this.subscribers.has(subscriber.name)) {
+      throw new Error(`a consumer named '${subscriber.name}' is already subscribed`);
+    }
+    this.subscribers.set(subscriber.name, subscriber);
+    return () => {
+      if (this.subscribers.get(subscriber.name) === subscriber) {
+        this.subscribers.delete(subscriber.name);
+      }
+    };
+  }
+
+  /** The outbox relay's `Publisher`: `createOutboxRelay({ db, publisher: broker.relayPublisher() })`. */
+  relayPublisher(): Publisher {
+    return {
+      publish: (message: OutboundMessage) => this.publish(message.envelope, message.headers),
+    };
+  }
+
+  /**
+   * Publishes an envelope: resolves once every subscriber has it queued (like a confirmed and
+   * routed RabbitMQ publish); handling happens afterwards.
+   */
+  async publish(envelope: Envelope, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+    this.publishRaw({
+      messageId: envelope.messageId,
+      eventType: envelope.eventType,
+      body: JSON.stringify(envelope),
+      headers: { ...headers },
+    });
+  }
+
+  /**
+   * Publishes a message as a producer that is not evgen might: any body, a messageId property
+   * that may be empty (then the body's own messageId is taken, as the RabbitMQ runner does).
+   */
+  publishRaw(message: InProcessMessage): void {
+    if (this.closed) throw new Error('the in-process broker is closed');
+    const targets = [...this.subscribers.values()].filter((subscriber) =>
+      subscriber.subscribes.includes(message.eventType),
+    );
+    if (targets.length === 0 && this.unroutable === 'reject') {
+      throw new RetryableError(
+        `message ${message.messageId} is unroutable: no consumer subscribes to ${message.eventType} (in-process broker)`,
+      );
+    }
+    this.published.push(message);
+    for (const subscriber of targets) {
+      this.enqueue({ subscriber, message, attempt: 1, firstFailureAt: undefined, replays: 0 }, 0);
+    }
+    this.notify();
+  }
+
+  /**
+   * Sends dead letters back to their consumer (attempt count reset, same messageId); the inbox
+   * skips one that was handled meanwhile. Returns how many were replayed.
+   */
+  replayDeadLetters(filter: (letter: InProcessDeadLetter) => boolean = () => true): number {
+    const chosen = this.deadLettered.filter(filter);
+    for (const letter of chosen) {
+      this.deadLettered.splice(this.deadLettered.indexOf(letter), 1);
+      const subscriber = this.subscribers.get(letter.consumer);
+      if (subscriber === undefined) {
+        throw new Error(`consumer '${letter.consumer}' is not subscribed: subscribe it first`);
+      }
+      this.enqueue(
+        {
+          subscriber,
+          message: letter.message,
+          attempt: 1,
+          firstFailureAt: undefined,
+          replays: letter.replays + 1,
+        },
+        0,
+      );
+    }
+    this.notify();
+    return chosen.length;
+  }
+
+  /** Resolves when nothing is queued, being handled or waiting for a retry. */
+  settled(): Promise<void> {
+    return this.waitFor(() => this.pending === 0);
+  }
+
+  /** Resolves once `ready()` holds (checked after every change); rejects after `timeoutMs`. */
+  waitFor(ready: () => boolean, timeoutMs = 30_000): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((waiter) => waiter !== entry);
+        reject(new Error(`in-process broker: condition not reached within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const entry = {
+        ready,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(entry);
+    });
+  }
+
+  /** Stops delivering: scheduled retries are dropped, handlers already running finish. */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.pending -= this.timers.size;
+    this.timers.clear();
+    this.notify();
+  }
+
+  private enqueue(delivery: Delivery, delayMs: number): void {
+    this.pending++;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void this.deliver(delivery).finally(() => {
+        this.pending--;
+        this.notify();
+      });
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private async deliver(delivery: Delivery): Promise<void> {
+    const { subscriber, message, attempt } = delivery;
+    let body: Record<string, unknown>;
+    try {
+      body = parseDelivery(Buffer.from(message.body, 'utf8'), message, this.limits);
+    } catch (error) {
+      this.deadLetter(delivery, error);
+      return;
+    }
+    const messageId = body.messageId as string;
+    try {
+      const result = await subscriber.handle(body);
+      this.consumed.push({
+        consumer: subscriber.name,
+        messageId,
+        eventType: message.eventType,
+        attempt,
+        result,
+      });
+    } catch (error) {
+      if (isRetryable(error) && attempt < this.maxAttempts && !this.closed) {
+        const delayMs = this.retryDelaysMs[Math.min(attempt, this.retryDelaysMs.length) - 1] ?? 0;
+        const described = describeError(error);
+        this.retried.push({
+          consumer: subscriber.name,
+          messageId,
+          attempt,
+          delayMs,
+          errorType: errorTypeOf(error),
+          errorMessage: described.message,
+        });
+        this.enqueue(
+          {
+            ...delivery,
+            attempt: attempt + 1,
+            firstFailureAt: delivery.firstFailureAt ?? new Date().toISOString(),
+          },
+          delayMs,
+        );
+        return;
+      }
+      this.deadLetter(delivery, error);
+    }
+  }
+
+  private deadLetter(delivery: Delivery, error: unknown): void {
+    const now = new Date().toISOString();
+    this.deadLettered.push({
+      consumer: delivery.subscriber.name,
+      message: delivery.message,
+      errorType: errorTypeOf(error),
+      errorMessage: describeError(error).message,
+      attempts: delivery.attempt,
+      firstFailureAt: delivery.firstFailureAt ?? now,
+      deadLetteredAt: now,
+      replays: delivery.replays,
+    });
+  }
+
+  private notify(): void {
+    const ready = this.waiters.filter((waiter) => waiter.ready());
+    this.waiters = this.waiters.filter((waiter) => !ready.includes(waiter));
+    for (const waiter of ready) waiter.resolve();
+  }
+}
+
+function isRetryable(error: unknown): boolean {
+  const flag =
+    typeof error === 'object' && error !== null
+      ? (error as { retryable?: unknown }).retryable
+      : undefined;
+  return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
+}
+
+/** The inbox wraps handler failures; name the original failure's type, as dead letters do. */
+function errorTypeOf(error: unknown): string {
+  const causeType =
+    typeof error === 'object' && error !== null
+      ? (error as { causeType?: unknown }).causeType
+      : undefined;
+  return typeof causeType === 'string' ? causeType : describeError(error).type;
+}
