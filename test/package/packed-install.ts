@@ -1,32 +1,46 @@
 /**
- * evgen as a service installs it: the package is compiled and packed like a release (`npm pack`
- * honours package.json `files`), the tarball is unpacked into a scratch service's
- * node_modules/evgen, and evgen's own dependencies are linked beside it from this repository's
- * node_modules (no registry needed). Everything lives in one temp folder outside the repository;
- * `remove()` deletes it.
+ * evgen as a service installs it today: the two release packages are packed by the repository's
+ * own `npm run release:pack` (from a copy of the repository), and a scratch service next to them
+ * runs the README's install lines against the npm registry. Everything lives in one temp folder
+ * outside the repository; `remove()` deletes it.
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  cp,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 
+/** Folder names the README's install lines use, relative to the service. */
+export const PACKAGES_DIR = 'evgen-packages';
+
 export interface PackageJson {
   readonly name: string;
   readonly version: string;
   readonly files: readonly string[];
-  readonly bin: Readonly<Record<string, string>>;
+  readonly bin?: Readonly<Record<string, string>>;
+  readonly scripts?: Readonly<Record<string, string>>;
   readonly exports: Readonly<Record<string, { readonly types: string; readonly default: string }>>;
-  readonly dependencies: Readonly<Record<string, string>>;
-  readonly devDependencies: Readonly<Record<string, string>>;
+  readonly dependencies?: Readonly<Record<string, string>>;
+  readonly devDependencies?: Readonly<Record<string, string>>;
+  readonly peerDependencies?: Readonly<Record<string, string>>;
 }
 
-export async function readPackageJson(): Promise<PackageJson> {
-  return JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as PackageJson;
+export async function readPackageJson(dir = REPO): Promise<PackageJson> {
+  return JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as PackageJson;
 }
 
 /** Paths `npm pack --dry-run` would put in the tarball (no scripts run, nothing written). */
@@ -42,9 +56,14 @@ export async function exec(
   file: string,
   args: readonly string[],
   cwd: string,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await run(file, [...args], { cwd, maxBuffer: 16 * 1024 * 1024 });
+    return await run(file, [...args], {
+      cwd,
+      maxBuffer: 16 * 1024 * 1024,
+      env: { ...process.env, ...env },
+    });
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     throw new Error(
@@ -53,91 +72,74 @@ export async function exec(
   }
 }
 
-export interface PackedInstall {
+/** The shell lines of the README's fenced block that follows `heading`, comments removed. */
+export async function readmeLines(heading: string): Promise<string[]> {
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  const at = readme.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`README has no heading '${heading}'`);
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
+  if (block === null) throw new Error(`README has no sh block after '${heading}'`);
+  return block[1]!
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+export interface ServiceWorkspace {
+  /** The temp folder holding `evgen/` (a copy of the repository), `evgen-packages/`, `my-service/`. */
+  readonly root: string;
+  readonly packages: string;
   /** The scratch service (its package.json says "type": "module"). */
   readonly app: string;
-  /** node_modules/evgen inside it, exactly the tarball's content. */
-  readonly installed: string;
-  /** Paths inside the tarball, sorted. */
-  readonly files: readonly string[];
   remove(): Promise<void>;
 }
 
 /**
- * Compiles the sources (what `prepare` does) into a staging copy of the package, packs it and
- * installs the tarball into a fresh service folder.
+ * Copies what a clone holds (sources, templates, package files, README, .ci) next to an empty
+ * service, with the repository's node_modules standing in for `npm ci`.
  */
-export async function packAndInstall(): Promise<PackedInstall> {
+export async function createServiceWorkspace(): Promise<ServiceWorkspace> {
   const root = await mkdtemp(join(tmpdir(), 'evgen-package-'));
   try {
-    const pkg = await readPackageJson();
-    const stage = join(root, 'stage');
-    await mkdir(stage);
-    // The staging copy is what `prepare` sees in a clone (sources, tsconfigs, package.json,
-    // README and every `files` entry); dist/ is compiled there fresh, so a stale or missing
-    // dist/ in the repository cannot hide a problem and source maps point where they would.
-    const entries = new Set([
-      'package.json',
+    const clone = join(root, 'evgen');
+    await mkdir(clone);
+    for (const entry of [
+      '.ci',
       'README.md',
-      'tsconfig.json',
-      'tsconfig.build.json',
+      'package.json',
       'src',
-      ...pkg.files,
-    ]);
-    entries.delete('dist');
-    for (const entry of [...entries].sort()) {
-      await cp(join(REPO, entry), join(stage, entry), { recursive: true });
+      'templates',
+      'tsconfig.build.json',
+      'tsconfig.json',
+    ]) {
+      await cp(join(REPO, entry), join(clone, entry), { recursive: true });
     }
-    await symlink(join(REPO, 'node_modules'), join(stage, 'node_modules'), 'dir');
-    const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
-    await exec(process.execPath, [tsc, '-p', 'tsconfig.build.json'], stage);
-    const { stdout } = await exec(
-      'npm',
-      ['pack', '--json', '--ignore-scripts', '--pack-destination', root],
-      stage,
-    );
-    const [report] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-    if (report === undefined) throw new Error('npm pack printed no report');
-
-    const app = join(root, 'service');
-    const installed = join(app, 'node_modules', pkg.name);
-    await mkdir(installed, { recursive: true });
-    await exec(
-      'tar',
-      ['-xzf', join(root, report.filename), '-C', installed, '--strip-components=1'],
-      root,
-    );
-    // What `npm install` would add: evgen's dependencies, plus the types a TypeScript service has.
-    const linked = [...Object.keys(pkg.dependencies), '@types/node', '@types/pg'];
-    for (const name of linked) {
-      const target = join(app, 'node_modules', name);
-      await mkdir(dirname(target), { recursive: true });
-      await symlink(join(REPO, 'node_modules', name), target, 'dir');
-    }
-    // Generated code imports `evgen-runtime`: until it is packed on its own, expose the
-    // generator package's compiled runtime under that name.
-    const runtime = join(app, 'node_modules', 'evgen-runtime');
-    await cp(join(installed, 'dist/runtime'), runtime, { recursive: true });
-    await writeFile(
-      join(runtime, 'package.json'),
-      JSON.stringify({
-        name: 'evgen-runtime',
-        type: 'module',
-        exports: { '.': { types: './index.d.ts', default: './index.js' } },
-      }),
-    );
+    await symlink(join(REPO, 'node_modules'), join(clone, 'node_modules'), 'dir');
+    const app = join(root, 'my-service');
+    await mkdir(app);
     await writeFile(
       join(app, 'package.json'),
-      `${JSON.stringify({ name: 'service', private: true, type: 'module' }, null, 2)}\n`,
+      `${JSON.stringify({ name: 'service', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
     );
     return {
+      root,
+      packages: join(root, PACKAGES_DIR),
       app,
-      installed,
-      files: report.files.map((file) => file.path).sort(),
       remove: () => rm(root, { recursive: true, force: true }),
     };
   } catch (error) {
     await rm(root, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Bytes of every file under `dir` (symlinks not followed). */
+export async function folderSize(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += await folderSize(path);
+    else if (entry.isFile()) total += (await stat(path)).size;
+  }
+  return total;
 }
