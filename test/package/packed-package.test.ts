@@ -123,7 +123,10 @@ describe('the release packages installed into a service as the README says', () 
     expect(bytes).toBeLessThanOrEqual(MAX_PRODUCTION_BYTES);
     const readme = await readFile(join(REPO, 'README.md'), 'utf8');
     const stated = /production install \(`npm ci --omit=dev`\) is ([\d.]+) MB/.exec(readme);
-    expect(stated, `README states the size (measured ${(bytes / 1024 / 1024).toFixed(1)} MB)`).not.toBeNull();
+    expect(
+      stated,
+      `README states the size (measured ${(bytes / 1024 / 1024).toFixed(1)} MB)`,
+    ).not.toBeNull();
     expect(Math.abs(Number(stated![1]) - bytes / 1024 / 1024)).toBeLessThan(1);
 
     const schema = uniqueName('evgen_pkg');
