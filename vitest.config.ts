@@ -9,6 +9,11 @@ export default defineConfig({
     alias: [
       { find: /^evgen\/runtime$/, replacement: src('runtime/index.ts') },
       { find: /^evgen-runtime$/, replacement: src('runtime/index.ts') },
+      { find: /^evgen-runtime\/kafkajs$/, replacement: src('runtime/kafkajs.ts') },
+      {
+        find: /^evgen-runtime\/platformatic-kafka$/,
+        replacement: src('runtime/platformatic-kafka.ts'),
+      },
       { find: /^evgen$/, replacement: src('index.ts') },
     ],
   },

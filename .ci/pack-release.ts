@@ -32,6 +32,11 @@ const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka'];
  * its 27 MB in `npm ci --omit=dev`. Node still finds it in the service's node_modules.
  */
 const UNDECLARED_ON_DEMAND = ['@electric-sql/pglite'];
+/** Runtime entry points besides the index (subpath → file in src/runtime without extension). */
+const RUNTIME_ADAPTER_ENTRIES: Readonly<Record<string, string>> = {
+  kafkajs: 'kafkajs',
+  'platformatic-kafka': 'platformatic-kafka',
+};
 /** Not imported by the runtime itself but by the validators.js files `evgen build` writes. */
 const GENERATED_CODE_IMPORTS = ['ajv', 'ajv-formats'];
 
@@ -113,9 +118,18 @@ export async function packRelease(outDir: string): Promise<ReleasePackage[]> {
         'Install it in dependencies and the `evgen` generator in devDependencies; see the evgen README.\n',
     );
     const reached = await reachableImports(join(dist, 'runtime'), ['index.js']);
+    // Imported only by an adapter's own entry point: installed by the services that use it.
+    const adapters = await reachableImports(
+      join(dist, 'runtime'),
+      Object.values(RUNTIME_ADAPTER_ENTRIES).map((file) => `${file}.js`),
+    );
     const runtimeImports: Imports = {
       static: new Set([...reached.static, ...GENERATED_CODE_IMPORTS]),
-      lazy: reached.lazy,
+      lazy: new Set(
+        [...reached.lazy, ...adapters.static, ...adapters.lazy].filter(
+          (name) => !reached.static.has(name),
+        ),
+      ),
     };
     const runtimeJson = {
       name: RUNTIME_PACKAGE,
@@ -124,7 +138,15 @@ export async function packRelease(outDir: string): Promise<ReleasePackage[]> {
       license: pkg.license,
       type: 'module',
       engines: pkg.engines,
-      exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } },
+      exports: {
+        '.': { types: './dist/index.d.ts', default: './dist/index.js' },
+        ...Object.fromEntries(
+          Object.entries(RUNTIME_ADAPTER_ENTRIES).map(([subpath, file]) => [
+            `./${subpath}`,
+            { types: `./dist/${file}.d.ts`, default: `./dist/${file}.js` },
+          ]),
+        ),
+      },
       files: ['dist', 'src'],
       ...dependencyFields(pkg, runtimeImports),
     };

@@ -1,8 +1,8 @@
-// The Kafka transport: the client interface with its two adapters, topic names, and publishing.
+// The Kafka transport: the client interface, topic names, and publishing. The two adapters are
+// entry points of their own (`evgen-runtime/kafkajs`, `evgen-runtime/platformatic-kafka`), so a
+// service installs and loads only the Kafka client it uses, or none.
 export * from './kafka-client.js';
 export * from './topic-names.js';
-export { kafkajsClient } from './kafkajs-client.js';
-export { platformaticClient } from './platformatic-client.js';
 export { KafkaTimeoutError } from './send-timeout.js';
 export * from './kafka-record.js';
 export * from './kafka-publishing.js';

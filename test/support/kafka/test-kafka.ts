@@ -4,9 +4,9 @@
  * answer fails the test loudly, never skips it.
  */
 import { randomBytes } from 'node:crypto';
+import { kafkajsClient } from 'evgen-runtime/kafkajs';
+import { platformaticClient } from 'evgen-runtime/platformatic-kafka';
 import {
-  kafkajsClient,
-  platformaticClient,
   type KafkaAdmin,
   type KafkaClient,
   type KafkaConnection,
