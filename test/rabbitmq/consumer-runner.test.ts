@@ -122,6 +122,9 @@ describe('consumer runner (real RabbitMQ)', () => {
       deadLettered: 0,
       settleFailures: 0,
       restarts: 0,
+      requeued: 0,
+      pauses: 0,
+      gapWaits: 0,
     });
 
     const copies = await drainQueue(broker.channel, spyQueue);
@@ -302,7 +305,8 @@ describe('consumer runner (real RabbitMQ)', () => {
       name: 'inventory-service',
       async handle() {
         calls++;
-        throw Object.assign(new Error('connection reset by peer'), { code: 'ECONNRESET' });
+        // Retryable (a deadlock), but about this message's transaction, not an unavailable database.
+        throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
       },
     });
     const sent = await publish('o-always-failing');
@@ -316,7 +320,7 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(letter!.properties.messageId).toBe(sent.messageId);
     const headers = letter!.properties.headers!;
     expect(headers[EVGEN_HEADERS.attempts]).toBe(3);
-    expect(headers[EVGEN_HEADERS.errorMessage]).toBe('connection reset by peer');
+    expect(headers[EVGEN_HEADERS.errorMessage]).toBe('deadlock detected');
     expect(Date.parse(headers[EVGEN_HEADERS.lastFailureAt] as string)).toBeGreaterThan(
       Date.parse(headers[EVGEN_HEADERS.firstFailureAt] as string),
     );

@@ -34,6 +34,8 @@ export const EVGEN_HEADERS = Object.freeze({
   // Set by replayDeadLetters on the copy it sends back to the work queue.
   replays: 'x-evgen-replays',
   replayedAt: 'x-evgen-replayed-at',
+  /** When the consumer first found this message ahead of a missing version (gap waits are not attempts). */
+  gapSince: 'x-evgen-gap-since',
 });
 
 /** Publish options the confirmed publisher requires: a messageId to match returns with. */

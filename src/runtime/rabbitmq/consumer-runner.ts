@@ -9,8 +9,14 @@
  *   - a retryable failure publishes a copy (same body, messageId and headers, `x-evgen-attempt`
  *     + 1, failure times, last error) to the next delay tier, waits for its confirm, then acks;
  *   - a non-retryable failure, or one on the last attempt, publishes the message with its
- *     diagnostics to the dead queue, waits for the confirm, then acks.
- * Nothing is ever nacked with requeue. A retry copy that cannot be published becomes a dead
+ *     diagnostics to the dead queue, waits for the confirm, then acks;
+ *   - deliveries of one aggregate run one after the other in delivery order (aggregate-lanes.ts),
+ *     so concurrency never makes a later version overtake an earlier one; a real gap (an
+ *     earlier version missing) parks the message on the first tier without using an attempt,
+ *     for at most `gapWaitMs`;
+ *   - a failure that says a dependency is unavailable (database down) puts the delivery back
+ *     unchanged and stops consumption for a backoff (circuit-breaker.ts): no attempt is used.
+ * Nothing else is ever nacked with requeue. A retry copy that cannot be published becomes a dead
  * letter; a dead letter that is refused is sent again with only evgen's diagnostics and the
  * received headers serialized (always encodable). Only when the dead queue takes neither does the
  * delivery stay unacked and the channel restart, so the broker redelivers it after a backoff.
@@ -25,13 +31,16 @@ import {
   messageBodyLimits,
   type MessageBodyLimits,
 } from '../decode-message-body.js';
-import { classifyError, describeError } from '../errors.js';
+import { classifyError, describeError, isUnavailableError } from '../errors.js';
+import { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
+import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import {
-  copyPublishProperties,
-  EVGEN_HEADERS,
-  headerString,
-  type PublishProperties,
-} from './amqp-message.js';
+  deadLetterCandidates,
+  deadLetterHeaders,
+  failureContext,
+  type FailureContext,
+} from './failure-headers.js';
+import { EVGEN_HEADERS, headerString } from './amqp-message.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import {
@@ -41,12 +50,7 @@ import {
   type AmqpConnector,
 } from './connector.js';
 import { MalformedMessageError } from './errors.js';
-import {
-  copyableHeaders,
-  serializeHeaders,
-  trustedHeaders,
-  UNENCODABLE_HEADERS,
-} from './received-headers.js';
+import { trustedHeaders } from './received-headers.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 
 /**
@@ -88,6 +92,14 @@ export type ConsumerRunnerEvent =
       readonly delayMs: number;
       readonly error: unknown;
     }
+  | {
+      readonly type: 'gap-wait';
+      readonly messageId: string;
+      readonly waitedMs: number;
+      readonly delayMs: number;
+    }
+  | { readonly type: 'paused'; readonly delayMs: number; readonly error: unknown }
+  | { readonly type: 'resumed' }
   | { readonly type: 'error'; readonly error: unknown };
 
 export interface ConsumerRunnerOptions {
@@ -99,8 +111,24 @@ export interface ConsumerRunnerOptions {
   /** The consumer's queues, from `resolveTopology(...).consumers[name]` / `assertTopology`. */
   readonly routes: ConsumerRoutes;
   readonly handler: MessageHandler;
-  /** Unacked deliveries (= concurrent handlers) at a time. Default 10. */
+  /**
+   * Unacked deliveries at a time. Default 20. Deliveries of one aggregate (same aggregateType and
+   * aggregateId) are handled one after the other in delivery order; different aggregates run
+   * concurrently, up to this many.
+   */
   readonly prefetch?: number;
+  /**
+   * How long a message that arrives ahead of a missing version of its aggregate (`ctx.inOrder`'s
+   * gap) waits for it, in ms (default 60 000): it is parked on the first delay tier with its
+   * attempt unchanged. After that, gaps count as failed attempts like any retryable error.
+   */
+  readonly gapWaitMs?: number;
+  /**
+   * When the handler fails because a dependency is unavailable (`isUnavailableError`: database
+   * connection lost or refused, UnavailableError), the delivery is put back unchanged and the
+   * runner stops consuming for a backoff, then resumes (after `healthCheck`, if given).
+   */
+  readonly circuitBreaker?: CircuitBreakerOptions;
   /** Backoff between attempts to rebuild a lost channel or connection. */
   readonly reconnectBackoff?: BackoffOptions;
   /**
@@ -126,6 +154,12 @@ export interface ConsumerRunnerMetrics {
   readonly settleFailures: number;
   /** Channel or connection rebuilds started. */
   readonly restarts: number;
+  /** Deliveries put back in the queue unchanged (dependency unavailable, breaker open). */
+  readonly requeued: number;
+  /** Times the circuit breaker stopped consumption. */
+  readonly pauses: number;
+  /** Messages parked ahead of a missing version (no attempt used). */
+  readonly gapWaits: number;
 }
 
 export interface ConsumerRunner {
@@ -138,8 +172,6 @@ export interface ConsumerRunner {
   metrics(): ConsumerRunnerMetrics;
 }
 
-const MAX_ERROR_TEXT = 2_000;
-
 interface Session {
   readonly model: ChannelModel;
   readonly channel: Channel;
@@ -148,8 +180,18 @@ interface Session {
   ended: boolean;
 }
 
-function truncate(text: string): string {
-  return text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}…`;
+/** Chosen by measurement (README, reliability section): per-aggregate lanes keep order at any prefetch. */
+const DEFAULT_PREFETCH = 20;
+
+type Parsed =
+  | { readonly body: Record<string, unknown>; readonly error?: undefined }
+  | { readonly body?: undefined; readonly error: unknown };
+
+/** `ctx.inOrder` found an earlier version missing (AggregateVersionGapError, possibly wrapped). */
+function isGapError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, causeType } = error as { code?: unknown; causeType?: unknown };
+  return code === 'AggregateVersionGapError' || causeType === 'AggregateVersionGapError';
 }
 
 function isRetryable(error: unknown): boolean {
@@ -162,14 +204,6 @@ function isRetryable(error: unknown): boolean {
 
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** Properties of a last-resort dead letter: the messageId and the given headers, nothing received. */
-function minimalProperties(
-  messageId: string | undefined,
-  headers: Record<string, unknown>,
-): PublishProperties {
-  return copyPublishProperties({ messageId } as MessageProperties, headers);
 }
 
 /** The `messageId` inside a JSON body, if it has one (best effort, for messages that failed parsing checks). */
@@ -225,7 +259,9 @@ export function parseDelivery(
 
 export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
   const { routes, handler } = options;
-  const prefetch = options.prefetch ?? 10;
+  const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
+  const gapWaitMs = options.gapWaitMs ?? 60_000;
+  if (!(gapWaitMs >= 0)) throw new RangeError('gapWaitMs must be a non-negative number');
   if (!Number.isInteger(prefetch) || prefetch < 1)
     throw new RangeError('prefetch must be a positive integer');
   const limits = messageBodyLimits(options.messageLimits);
@@ -251,7 +287,32 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     deadLettered: 0,
     settleFailures: 0,
     restarts: 0,
+    requeued: 0,
+    gapWaits: 0,
   };
+  const lanes = new AggregateLanes();
+  const breaker = new CircuitBreaker(options.circuitBreaker ?? {}, {
+    pause(error, delayMs) {
+      emit({ type: 'paused', delayMs, error });
+      const current = session;
+      if (current === undefined || current.ended || current.consumerTag === undefined) return;
+      const tag = current.consumerTag;
+      current.consumerTag = undefined;
+      void current.channel.cancel(tag).catch(() => undefined);
+    },
+    async resume() {
+      const current = session;
+      // No session: the restart loop opens one, and open() consumes once the breaker is closed.
+      if (stopping || current === undefined || current.ended) return;
+      if (current.consumerTag !== undefined) return;
+      try {
+        await consume(current);
+        emit({ type: 'resumed' });
+      } catch (error) {
+        emit({ type: 'error', error });
+      }
+    },
+  });
   const inFlight = new Set<Promise<void>>();
   let session: Session | undefined;
   let stopping = false;
@@ -281,10 +342,8 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     });
     try {
       await channel.prefetch(prefetch);
-      const reply = await channel.consume(routes.queue, (message) => onDelivery(current, message), {
-        noAck: false,
-      });
-      current.consumerTag = reply.consumerTag;
+      // While the breaker is open the queue keeps its messages; it resumes consuming.
+      if (!breaker.isOpen) await consume(current);
     } catch (error) {
       // Not consuming yet: the caller (start or the restart loop) decides what happens next.
       current.ended = true;
@@ -296,6 +355,15 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     session = current;
     emit({ type: 'consuming', queue: routes.queue });
     return current;
+  }
+
+  async function consume(current: Session): Promise<void> {
+    const reply = await current.channel.consume(
+      routes.queue,
+      (message) => onDelivery(current, message),
+      { noAck: false },
+    );
+    current.consumerTag = reply.consumerTag;
   }
 
   function restart(error: unknown): void {
@@ -332,9 +400,17 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       }
       return;
     }
-    const work = process(current, message).catch((error: unknown) =>
-      emit({ type: 'error', error }),
-    );
+    // Parsed here, in delivery order, so the aggregate key is known before anything runs.
+    let parsed: Parsed;
+    try {
+      parsed = { body: parseDelivery(message.content, message.properties, limits) };
+    } catch (error) {
+      parsed = { error };
+    }
+    const key = parsed.body !== undefined ? aggregateKey(parsed.body) : undefined;
+    const work = lanes
+      .run(key, () => process(current, message, parsed))
+      .catch((error: unknown) => emit({ type: 'error', error }));
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   }
@@ -350,26 +426,48 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }
   }
 
-  async function process(current: Session, message: ConsumeMessage): Promise<void> {
-    const attempt = deliveryAttempt(trustedHeaders(message));
-    let body: Record<string, unknown>;
+  /** Puts a delivery back in the queue untouched (same headers, so no attempt is used up). */
+  function requeue(current: Session, message: ConsumeMessage): void {
+    if (current.ended) return;
     try {
-      body = parseDelivery(message.content, message.properties, limits);
+      current.channel.nack(message, false, true);
+      counts.requeued++;
     } catch (error) {
-      await settleFailure(current, message, attempt, error, undefined);
+      emit({ type: 'error', error });
+    }
+  }
+
+  async function process(current: Session, message: ConsumeMessage, parsed: Parsed): Promise<void> {
+    const attempt = deliveryAttempt(trustedHeaders(message));
+    // The breaker is open: the handler's dependency is down, leave the message in the queue.
+    if (breaker.isOpen) {
+      requeue(current, message);
+      return;
+    }
+    const body = parsed.body;
+    if (body === undefined) {
+      await settleFailure(current, message, attempt, parsed.error, undefined);
       return;
     }
     try {
       const result = await handler.handle(body);
       ack(current, message);
+      breaker.succeeded();
       counts.handled++;
       if (result === 'duplicate') counts.duplicates++;
       emit({ type: 'handled', messageId: body.messageId as string, attempt, result });
     } catch (error) {
+      if (isUnavailableError(error)) {
+        // Infrastructure, not the message: no attempt is used, consumption pauses.
+        requeue(current, message);
+        breaker.trip(error);
+        return;
+      }
       await settleFailure(current, message, attempt, error, body);
     }
   }
 
+  /** Routes a failed delivery: gap wait, retry tier or dead letter; unacked if none can be published. */
   async function settleFailure(
     current: Session,
     message: ConsumeMessage,
@@ -377,95 +475,118 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     error: unknown,
     body: Record<string, unknown> | undefined,
   ): Promise<void> {
-    const now = new Date().toISOString();
-    const described = describeError(error);
-    // Wrapping errors (the inbox's InboxHandlerError) name the original failure's type.
-    const causeType =
-      typeof error === 'object' && error !== null
-        ? (error as { causeType?: unknown }).causeType
-        : undefined;
-    const errorType = typeof causeType === 'string' ? causeType : described.type;
-    // Producer-set runner headers are ignored; unencodable ones travel serialized.
-    const received = copyableHeaders(message);
-    const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
-    const originalExchange =
-      headerString(received, EVGEN_HEADERS.originalExchange) ?? message.fields.exchange;
-    const originalRoutingKey =
-      headerString(received, EVGEN_HEADERS.originalRoutingKey) ?? message.fields.routingKey;
-    const common = {
-      ...received,
-      [EVGEN_HEADERS.firstFailureAt]: firstFailureAt,
-      [EVGEN_HEADERS.lastFailureAt]: now,
-      [EVGEN_HEADERS.lastErrorType]: errorType,
-      [EVGEN_HEADERS.lastError]: truncate(described.message),
-      [EVGEN_HEADERS.originalExchange]: originalExchange,
-      [EVGEN_HEADERS.originalRoutingKey]: originalRoutingKey,
-    };
-    // The property when present; else the body's own id, so a dead letter never gets a new one.
     const messageId =
       nonEmptyString(message.properties.messageId) ?? bodyMessageId(message.content, limits);
-    const properties = (headers: Record<string, unknown>) =>
-      copyPublishProperties(
-        messageId !== undefined ? { ...message.properties, messageId } : message.properties,
-        headers,
-      );
+    const context = failureContext(message, error, messageId);
+    if (body !== undefined && isGapError(error) && (await sendGapWait(current, message, context)))
+      return;
     let retryFailure: string | undefined;
     if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
-      const tier = tierForAttempt(routes, attempt);
-      const headers = { ...common, [EVGEN_HEADERS.attempt]: attempt + 1 };
-      try {
-        await current.publisher.publish(
-          routes.retryExchange,
-          tier.routingKey,
-          message.content,
-          properties(headers),
-        );
-        ack(current, message);
-        counts.retried++;
-        emit({ type: 'retried', messageId: messageId!, attempt, delayMs: tier.delayMs, error });
-        return;
-      } catch (publishError) {
-        // No retry copy: the message goes to the dead queue instead (replayable), never round
-        // and round through redeliveries.
-        counts.settleFailures++;
-        emit({ type: 'error', error: publishError });
-        retryFailure = describeError(publishError).message;
-      }
+      retryFailure = await sendRetryCopy(current, message, context, attempt, error);
+      if (retryFailure === undefined) return;
     }
-    const traceId =
-      headerString(received, EVGEN_HEADERS.traceId) ??
-      (typeof body?.traceId === 'string' ? body.traceId : undefined);
-    const errorMessage = truncate(
-      retryFailure === undefined
-        ? described.message
-        : `${described.message} (its retry copy could not be published: ${retryFailure})`,
-    );
-    const diagnostics: Record<string, unknown> = {
-      [EVGEN_HEADERS.firstFailureAt]: firstFailureAt,
-      [EVGEN_HEADERS.lastFailureAt]: now,
-      [EVGEN_HEADERS.lastErrorType]: errorType,
-      [EVGEN_HEADERS.lastError]: truncate(described.message),
-      [EVGEN_HEADERS.originalExchange]: originalExchange,
-      [EVGEN_HEADERS.originalRoutingKey]: originalRoutingKey,
+    if (await sendDeadLetter(current, message, context, attempt, error, body, retryFailure)) return;
+    keepUnacked(current, message);
+  }
+
+  /**
+   * A message ahead of a missing version of its aggregate waits on the first delay tier, attempt
+   * unchanged, until `gapWaitMs` after it first found the gap; later gaps count as attempts.
+   * Resolves false when the wait is over (or the copy could not be published).
+   */
+  async function sendGapWait(
+    current: Session,
+    message: ConsumeMessage,
+    context: FailureContext,
+  ): Promise<boolean> {
+    const since = headerString(trustedHeaders(message), EVGEN_HEADERS.gapSince) ?? context.now;
+    const waitedMs = Date.parse(context.now) - Date.parse(since);
+    if (!(waitedMs < gapWaitMs)) return false;
+    const tier = tierForAttempt(routes, 1);
+    const attempt = deliveryAttempt(trustedHeaders(message));
+    const headers = {
+      ...context.received,
+      ...context.common,
       [EVGEN_HEADERS.attempt]: attempt,
-      [EVGEN_HEADERS.errorType]: errorType,
-      [EVGEN_HEADERS.errorMessage]: errorMessage,
-      [EVGEN_HEADERS.attempts]: attempt,
-      [EVGEN_HEADERS.consumer]: handler.name,
-      [EVGEN_HEADERS.deadLetteredAt]: now,
-      ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
+      [EVGEN_HEADERS.gapSince]: since,
     };
-    // First the full dead letter; if even that is refused, a minimal one whose headers are only
-    // evgen's diagnostics plus every received header serialized, which always encodes.
-    const letters = [
-      properties({ ...received, ...diagnostics }),
-      minimalProperties(messageId, {
-        ...diagnostics,
-        [UNENCODABLE_HEADERS]: serializeHeaders(message.properties.headers ?? {}),
-      }),
-    ];
-    let lastError: unknown;
-    for (const letter of letters) {
+    try {
+      await current.publisher.publish(
+        routes.retryExchange,
+        tier.routingKey,
+        message.content,
+        context.properties(headers),
+      );
+    } catch (publishError) {
+      counts.settleFailures++;
+      emit({ type: 'error', error: publishError });
+      return false;
+    }
+    ack(current, message);
+    counts.gapWaits++;
+    emit({ type: 'gap-wait', messageId: context.messageId!, waitedMs, delayMs: tier.delayMs });
+    return true;
+  }
+
+  /** Next delay tier, attempt + 1. Resolves undefined when sent, else why it could not be. */
+  async function sendRetryCopy(
+    current: Session,
+    message: ConsumeMessage,
+    context: FailureContext,
+    attempt: number,
+    error: unknown,
+  ): Promise<string | undefined> {
+    const tier = tierForAttempt(routes, attempt);
+    const headers = {
+      ...context.received,
+      ...context.common,
+      [EVGEN_HEADERS.attempt]: attempt + 1,
+    };
+    try {
+      await current.publisher.publish(
+        routes.retryExchange,
+        tier.routingKey,
+        message.content,
+        context.properties(headers),
+      );
+      ack(current, message);
+      counts.retried++;
+      emit({
+        type: 'retried',
+        messageId: context.messageId!,
+        attempt,
+        delayMs: tier.delayMs,
+        error,
+      });
+      return undefined;
+    } catch (publishError) {
+      // No retry copy: the message goes to the dead queue instead (replayable), never round
+      // and round through redeliveries.
+      counts.settleFailures++;
+      emit({ type: 'error', error: publishError });
+      return describeError(publishError).message;
+    }
+  }
+
+  /** The dead queue, full letter first, minimal one second. Resolves whether one was confirmed. */
+  async function sendDeadLetter(
+    current: Session,
+    message: ConsumeMessage,
+    context: FailureContext,
+    attempt: number,
+    error: unknown,
+    body: Record<string, unknown> | undefined,
+    retryFailure: string | undefined,
+  ): Promise<boolean> {
+    const traceId =
+      headerString(context.received, EVGEN_HEADERS.traceId) ??
+      (typeof body?.traceId === 'string' ? body.traceId : undefined);
+    const errorMessage =
+      retryFailure === undefined
+        ? context.errorMessage
+        : `${context.errorMessage} (its retry copy could not be published: ${retryFailure})`;
+    const diagnostics = deadLetterHeaders(context, attempt, handler.name, traceId, errorMessage);
+    for (const letter of deadLetterCandidates(context, message, diagnostics)) {
       try {
         await current.publisher.publish(
           routes.retryExchange,
@@ -475,29 +596,33 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         );
         ack(current, message);
         counts.deadLettered++;
-        emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
-        return;
+        emit({ type: 'dead-lettered', messageId: context.messageId, attempts: attempt, error });
+        return true;
       } catch (publishError) {
         counts.settleFailures++;
         emit({ type: 'error', error: publishError });
-        lastError = publishError;
       }
     }
-    // The dead queue cannot take it (broker or topology trouble, not this message): keep the
-    // delivery unacked and rebuild the channel so the broker redelivers it after a backoff.
-    if (!current.ended) {
-      current.ended = true;
-      if (session === current) session = undefined;
-      void current.channel.close().catch(() => undefined);
-      restart(lastError);
-    }
+    return false;
+  }
+
+  /**
+   * The dead queue cannot take it (broker or topology trouble, not this message): keep the
+   * delivery unacked and rebuild the channel so the broker redelivers it after a backoff.
+   */
+  function keepUnacked(current: Session, _message: ConsumeMessage): void {
+    if (current.ended) return;
+    current.ended = true;
+    if (session === current) session = undefined;
+    void current.channel.close().catch(() => undefined);
+    restart(new Error(`no dead letter confirmed for a delivery on ${routes.queue}`));
   }
 
   return {
     get inFlight() {
       return inFlight.size;
     },
-    metrics: () => ({ ...counts }),
+    metrics: () => ({ ...counts, pauses: breaker.trips }),
     async start() {
       if (stopping) throw new Error('a stopped consumer runner cannot be started again');
       if (session !== undefined) return;
@@ -505,6 +630,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     },
     async stop() {
       stopping = true;
+      breaker.stop();
       stopSignal.abort();
       await restarting;
       const current = session;

@@ -41,6 +41,8 @@ export {
   type ConsumerRunnerOptions,
   type MessageHandler,
 } from './consumer-runner.js';
+export { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
+export { type CircuitBreakerOptions } from './circuit-breaker.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
 export {
   deadLetterDiagnostics,

@@ -36,6 +36,7 @@ export const RUNNER_HEADERS: ReadonlySet<string> = new Set([
   EVGEN_HEADERS.deadLetteredAt,
   EVGEN_HEADERS.replays,
   EVGEN_HEADERS.replayedAt,
+  EVGEN_HEADERS.gapSince,
 ]);
 
 /** Where headers that could not be copied as they are go, as one JSON object text. */

@@ -1,0 +1,83 @@
+/**
+ * The consumer's circuit breaker. When a handler fails because a dependency is unavailable (the
+ * database, or anything that throws UnavailableError), every other message would fail the same
+ * way and burn its retry budget; instead the runner stops taking deliveries (cancels its
+ * consumer: messages stay in the queue), waits with backoff, optionally probes the dependency,
+ * and consumes again. Only message-specific failures use up attempts.
+ */
+import { backoffDelay, type BackoffOptions } from './backoff.js';
+
+export interface CircuitBreakerOptions {
+  /** Pause before consuming again, by consecutive trips (default 1 s doubling to 30 s). */
+  readonly backoff?: BackoffOptions;
+  /**
+   * Resolves when the dependency is back (e.g. `() => db.query('SELECT 1')`). Called before
+   * consuming again; a rejection keeps the breaker open for the next (longer) pause. Without it
+   * the next delivery is the probe.
+   */
+  readonly healthCheck?: () => Promise<unknown>;
+}
+
+export interface BreakerCallbacks {
+  /** Stop taking deliveries (cancel the consumer). */
+  pause(error: unknown, delayMs: number): void;
+  /** Take deliveries again. */
+  resume(): Promise<void>;
+}
+
+export class CircuitBreaker {
+  private open = false;
+  private streak = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
+  trips = 0;
+
+  constructor(
+    private readonly options: CircuitBreakerOptions,
+    private readonly callbacks: BreakerCallbacks,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  /** A handler succeeded: the next trip starts at the first pause again. */
+  succeeded(): void {
+    this.streak = 0;
+  }
+
+  /** A dependency is unavailable: pause now, try again after the backoff. */
+  trip(error: unknown): void {
+    if (this.open || this.stopped) return;
+    this.open = true;
+    this.trips++;
+    this.streak++;
+    const delayMs = backoffDelay(this.streak, {
+      baseMs: 1_000,
+      capMs: 30_000,
+      ...this.options.backoff,
+    });
+    this.callbacks.pause(error, delayMs);
+    this.timer = setTimeout(() => void this.close(), delayMs);
+  }
+
+  private async close(): Promise<void> {
+    this.timer = undefined;
+    if (this.stopped) return;
+    try {
+      await this.options.healthCheck?.();
+    } catch (error) {
+      this.open = false;
+      this.trip(error);
+      return;
+    }
+    this.open = false;
+    await this.callbacks.resume();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
