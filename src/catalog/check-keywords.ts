@@ -3,6 +3,7 @@
  * `"requried": [...]` or `"format": "uuidd"` would silently weaken validation. Unknown keywords
  * and formats are errors; custom annotations must start with `x-`.
  */
+import { catastrophicPatternReason } from './catastrophic-pattern.js';
 import type { CatalogProblem } from './catalog-error.js';
 import { suggestion } from './did-you-mean.js';
 import { pointerSegment } from './catalog-error.js';
@@ -138,7 +139,18 @@ export function checkKeywords(
     }
     for (const [at, source] of patterns) {
       const error = regexError(source);
-      if (error === undefined) continue;
+      if (error === undefined) {
+        const catastrophe = catastrophicPatternReason(source);
+        if (catastrophe !== undefined)
+          problems.push({
+            code: 'catastrophic-pattern',
+            file,
+            pointer: at,
+            message: `${JSON.stringify(source)} is refused: ${catastrophe}; one crafted value could stall every consumer`,
+            hint: 'make the repetition unambiguous: no loop directly inside a loop, no alternatives that start alike (e.g. ^[a-z]+(-[a-z]+)*$ instead of ^([a-z]+-?)*$)',
+          });
+        continue;
+      }
       problems.push({
         code: 'invalid-schema',
         file,
