@@ -285,6 +285,44 @@ describe('operator commands (real PostgreSQL and RabbitMQ)', () => {
     expect(text.stdout).toContain('blocked behind a DEAD row of their aggregate: 1');
     expect(text.stdout).toContain('Order: 1 row(s) in 1 aggregate(s)');
     expect(second).toBeDefined();
+
+    const dead = await evgen('outbox', 'dead', '--json');
+    expect(dead.code).toBe(EXIT_OK);
+    const deadRows = JSON.parse(dead.stdout) as { id: string; messageId: string }[];
+    expect(deadRows).toMatchObject([
+      { messageId: first!.messageId, lastError: 'poison', blocked: 1, aggregateType: 'Order' },
+    ]);
+    const deadText = await evgen('outbox', 'dead', '--aggregate-type', 'Order');
+    expect(deadText.stdout).toContain(`id ${deadRows[0]!.id}  ${first!.messageId}`);
+    expect(deadText.stdout).toContain('1 later row(s) waiting; last error: poison');
+    expect(
+      JSON.parse((await evgen('outbox', 'dead', '--json', '--event-type', 'x.Y')).stdout),
+    ).toEqual([]);
+
+    const unselected = await evgen('outbox', 'revive');
+    expect(unselected.code).toBe(EXIT_BAD_INPUT);
+    expect(unselected.stderr).toContain('give outbox ids, --message-id, or --all');
+    const badId = await evgen('outbox', 'revive', '--message-id', 'not-a-uuid');
+    expect(badId.code).toBe(EXIT_BAD_INPUT);
+
+    const revived = await evgen('outbox', 'revive', '--message-id', first!.messageId);
+    expect(revived.code).toBe(EXIT_OK);
+    expect(revived.stdout).toContain('revived 1 row(s)');
+    // The relay publishes the revived row, then the one that waited behind it.
+    await createOutboxRelay({
+      db,
+      publisher: rabbitRelayPublisher(confirmed, generated.rabbitRoutes, { prefix: broker.prefix }),
+      schema: pg.schema,
+      notifyChannel: false,
+    }).runOnce();
+    status = await evgen('outbox', 'status', '--json', '--fail-on-dead');
+    expect(status.code).toBe(EXIT_OK);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      ready: 0,
+      sent: 3,
+      dead: 0,
+      blockedByDead: 0,
+    });
   });
 
   it('answers exit 1 for an unknown messageId and exit 2 with a hint for bad input', async () => {

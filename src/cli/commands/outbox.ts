@@ -4,16 +4,22 @@
  *   status   backlog by status, oldest READY age, DEAD rows per aggregate type, rows blocked
  *            behind a DEAD row, live leases (claims of running relays); `--fail-on-dead` exits 1
  *            when a DEAD row exists (for health checks)
+ *   dead     the DEAD rows (the relay gave up on them), oldest first, each with how many later
+ *            rows of its aggregate wait behind it; filters by aggregate / event type
+ *   revive   DEAD rows back to READY with attempts reset (by outbox id, `--message-id`, or
+ *            `--all` with optional filters); running relays are notified; the aggregate's order
+ *            then resumes from the revived row
  * Exit 0 ok, 1 `--fail-on-dead` found DEAD rows, 2 bad input (no database URL, missing tables).
  */
 import type { Command } from 'commander';
 import type { OutboxStatusReport } from '../../runtime/outbox/outbox-status.js';
-import { reportingProblems } from '../command-support.js';
+import { refuse, reportingProblems } from '../command-support.js';
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 import {
   addDatabaseOptions,
   formatDuration,
   outboxTableOptions,
+  printable,
   withDatabase,
   type DatabaseFlags,
 } from '../operator-options.js';
@@ -21,6 +27,31 @@ import {
 export interface OutboxStatusOptions extends DatabaseFlags {
   readonly json?: boolean;
   readonly failOnDead?: boolean;
+}
+
+export interface OutboxDeadOptions extends DatabaseFlags {
+  readonly json?: boolean;
+  readonly aggregateType?: string;
+  readonly aggregateId?: string;
+  readonly eventType?: string;
+  readonly limit?: string;
+}
+
+export interface OutboxReviveOptions extends DatabaseFlags {
+  readonly json?: boolean;
+  readonly all?: boolean;
+  readonly messageId?: string[];
+  readonly aggregateType?: string;
+  readonly aggregateId?: string;
+  readonly eventType?: string;
+  readonly notifyChannel?: string;
+}
+
+function addDeadFilters(command: Command): Command {
+  return command
+    .option('--aggregate-type <type>', 'only rows of this aggregate type')
+    .option('--aggregate-id <id>', 'only rows of this aggregate')
+    .option('--event-type <type>', 'only rows of this event type');
 }
 
 export function registerOutbox(program: Command): void {
@@ -35,6 +66,139 @@ export function registerOutbox(program: Command): void {
       .option('--fail-on-dead', 'exit 1 when any row is DEAD'),
   ).action(async (options: OutboxStatusOptions) => {
     process.exitCode = await runOutboxStatus(options);
+  });
+  addDatabaseOptions(
+    addDeadFilters(
+      outbox
+        .command('dead')
+        .description(
+          'list DEAD rows, oldest first, with the rows of their aggregate waiting behind',
+        )
+        .option('--limit <n>', 'at most this many rows (default 100)')
+        .option('--json', 'print JSON'),
+    ),
+  ).action(async (options: OutboxDeadOptions) => {
+    process.exitCode = await runOutboxDead(options);
+  });
+  addDatabaseOptions(
+    addDeadFilters(
+      outbox
+        .command('revive')
+        .description(
+          'put DEAD rows back to READY (attempts reset) so the relay publishes them again',
+        )
+        .argument('[ids...]', 'outbox row ids (the `id` column, as `evgen outbox dead` shows)')
+        .option('--message-id <id...>', 'revive the rows of these messageIds')
+        .option('--all', 'revive every DEAD row (narrowed by the filters)')
+        .option('--notify-channel <name>', 'channel the relays LISTEN on (default evgen_outbox)')
+        .option('--json', 'print JSON'),
+    ),
+  ).action(async (ids: string[], options: OutboxReviveOptions) => {
+    process.exitCode = await runOutboxRevive(ids, options);
+  });
+}
+
+function filterOf(options: OutboxDeadOptions | OutboxReviveOptions) {
+  return {
+    ...(options.aggregateType !== undefined ? { aggregateType: options.aggregateType } : {}),
+    ...(options.aggregateId !== undefined ? { aggregateId: options.aggregateId } : {}),
+    ...(options.eventType !== undefined ? { eventType: options.eventType } : {}),
+  };
+}
+
+export function runOutboxDead(options: OutboxDeadOptions): Promise<number> {
+  return reportingProblems(async () => {
+    const limit = options.limit === undefined ? 100 : Number(options.limit);
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw refuse({
+        code: 'bad-limit',
+        file: '--limit',
+        message: `--limit ${printable(String(options.limit))} is not a positive integer`,
+        hint: 'give a whole number of rows, e.g. --limit 50',
+      });
+    }
+    const rows = await withDatabase(options, async (db) => {
+      const { listDeadOutboxEvents } = await import('../../runtime/outbox/dead-events.js');
+      return listDeadOutboxEvents(db, {
+        ...outboxTableOptions(options),
+        ...filterOf(options),
+        limit,
+      });
+    });
+    if (options.json === true) {
+      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      return EXIT_OK;
+    }
+    const lines = [
+      `${rows.length} DEAD row(s)${rows.length === limit ? ` (first ${limit}; use --limit)` : ''}`,
+    ];
+    for (const row of rows) {
+      lines.push(
+        `  id ${row.id}  ${row.messageId}  ${row.eventType} v${row.schemaVersion}  ${row.aggregateType} ${row.aggregateId}`,
+        `    attempts ${row.attempts}, written ${row.createdAt}, ${row.blocked} later row(s) waiting; last error: ${row.lastError ?? '-'}`,
+      );
+    }
+    process.stdout.write(`${lines.map(printable).join('\n')}\n`);
+    return EXIT_OK;
+  });
+}
+
+export function runOutboxRevive(
+  ids: readonly string[],
+  options: OutboxReviveOptions,
+): Promise<number> {
+  return reportingProblems(async () => {
+    const messageIds = options.messageId ?? [];
+    const chosen = [ids.length > 0, messageIds.length > 0, options.all === true].filter(
+      Boolean,
+    ).length;
+    if (chosen !== 1) {
+      throw refuse({
+        code: 'revive-needs-selection',
+        file: 'evgen outbox revive',
+        message:
+          chosen === 0
+            ? 'nothing selected: give outbox ids, --message-id, or --all'
+            : 'give only one of: outbox ids, --message-id, --all',
+        hint: 'list the DEAD rows first with evgen outbox dead',
+      });
+    }
+    const bad = [
+      ...ids.filter((id) => !/^[0-9]{1,19}$/.test(id)).map((id) => `outbox id ${id}`),
+      ...messageIds
+        .filter((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+        .map((id) => `messageId ${id}`),
+    ];
+    if (bad.length > 0) {
+      throw refuse({
+        code: 'bad-id',
+        file: 'evgen outbox revive',
+        message: `not an id: ${printable(bad.join(', '))}`,
+        hint: 'outbox ids are the numbers evgen outbox dead shows; messageIds are UUIDs',
+      });
+    }
+    const target =
+      ids.length > 0
+        ? { ids }
+        : messageIds.length > 0
+          ? { messageIds }
+          : { all: true as const, ...filterOf(options) };
+    const revived = await withDatabase(options, async (db) => {
+      const { reviveDeadOutboxEvents } = await import('../../runtime/outbox/dead-events.js');
+      return reviveDeadOutboxEvents(db, target, {
+        ...outboxTableOptions(options),
+        ...(options.notifyChannel !== undefined ? { notifyChannel: options.notifyChannel } : {}),
+      });
+    });
+    if (options.json === true) {
+      process.stdout.write(`${JSON.stringify(revived, null, 2)}\n`);
+      return EXIT_OK;
+    }
+    const lines = [`revived ${revived.length} row(s)`];
+    for (const row of revived)
+      lines.push(`  id ${row.id}  ${row.messageId}  ${row.aggregateType} ${row.aggregateId}`);
+    process.stdout.write(`${lines.map(printable).join('\n')}\n`);
+    return EXIT_OK;
   });
 }
 
