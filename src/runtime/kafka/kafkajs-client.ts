@@ -8,17 +8,9 @@
  * - Consumer: kafkajs restarts a crashed consumer itself (`restartOnFailure`); records are
  *   resolved one by one so a pause or seek re-fetches exactly what was not handed out.
  */
-import {
-  ConfigResourceTypes,
-  Kafka,
-  logLevel,
-  Partitioners,
-  type Admin,
-  type Consumer,
-  type EachBatchPayload,
-  type IHeaders,
-  type Producer,
-} from 'kafkajs';
+// kafkajs is CommonJS: Node's ESM loader gives it as one default export, not named exports.
+import kafkajs from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, Producer } from 'kafkajs';
 import {
   acksNumber,
   checkProducerOptions,
@@ -42,9 +34,11 @@ import {
 } from './kafka-client.js';
 import { withTimeout } from './send-timeout.js';
 
+const { ConfigResourceTypes, Kafka: KafkaClass, logLevel, Partitioners } = kafkajs;
+
 /** The kafkajs adapter. `kafkajs` is loaded by the caller's import of this module only. */
 export function kafkajsClient(connection: KafkaConnection): KafkaClient {
-  const kafka = new Kafka({
+  const kafka = new KafkaClass({
     clientId: connection.clientId ?? 'evgen',
     brokers: [...connection.brokers],
     logLevel: logLevel.NOTHING,
