@@ -7,11 +7,11 @@
 import pg from 'pg';
 import {
   createOutboxRelay,
-  kafkajsClient,
   kafkaRelayPublisher,
-  platformaticClient,
   postgresDatabase,
 } from '../../../src/runtime/index.js';
+import { kafkajsClient } from '../../../src/runtime/kafkajs.js';
+import { platformaticClient } from '../../../src/runtime/platformatic-kafka.js';
 
 const [url, schema, leaseMs, adapter, brokers, prefix, eventType, topic] = process.argv.slice(2);
 const client = (adapter === 'kafkajs' ? kafkajsClient : platformaticClient)({
