@@ -24,6 +24,83 @@ describe('evgen new', () => {
     expect(cli.output.stdout()).toContain('payment/PaymentCaptured/event.json');
   });
 
+  it('takes the aggregate from the event name (all words but the last), not from the domain', async () => {
+    expect(await runCli(['new', 'billing/InvoiceIssued', '--events', cli.catalog.events])).toBe(0);
+    expect(await runCli(['new', 'billing/LineItemAdded', '--events', cli.catalog.events])).toBe(0);
+    expect(await runCli(['new', 'billing/Reconciled', '--events', cli.catalog.events])).toBe(0);
+    const loaded = await loadCatalog(cli.catalog.events);
+    const byName = (name: string) => loaded.events.find((event) => event.name === name)!;
+    expect(byName('InvoiceIssued')).toMatchObject({
+      aggregate: 'Invoice',
+      aggregateId: 'invoiceId',
+    });
+    expect(byName('LineItemAdded')).toMatchObject({
+      aggregate: 'LineItem',
+      aggregateId: 'lineItemId',
+    });
+    // One word says nothing about the aggregate: the domain it is.
+    expect(byName('Reconciled')).toMatchObject({ aggregate: 'Billing', aggregateId: 'billingId' });
+    const schema = JSON.parse(
+      await readFile(join(cli.catalog.events, 'billing/InvoiceIssued/v1.schema.json'), 'utf8'),
+    ) as { required: string[]; properties: Record<string, unknown> };
+    expect(schema.required).toEqual(['invoiceId']);
+    expect(Object.keys(schema.properties)).toEqual(['invoiceId']);
+    expect(cli.output.stdout()).toContain('aggregate Invoice, id invoiceId');
+  });
+
+  it('takes --aggregate and --id over the name', async () => {
+    expect(
+      await runCli([
+        'new',
+        'billing/PaymentReminderSent',
+        '--aggregate',
+        'Invoice',
+        '--id',
+        'invoiceNumber',
+        '--events',
+        cli.catalog.events,
+      ]),
+    ).toBe(0);
+    expect(
+      await runCli([
+        'new',
+        'billing/DunningStarted',
+        '--aggregate',
+        'Account',
+        '--events',
+        cli.catalog.events,
+      ]),
+    ).toBe(0);
+    const loaded = await loadCatalog(cli.catalog.events);
+    const byName = (name: string) => loaded.events.find((event) => event.name === name)!;
+    expect(byName('PaymentReminderSent')).toMatchObject({
+      aggregate: 'Invoice',
+      aggregateId: 'invoiceNumber',
+    });
+    expect(byName('DunningStarted')).toMatchObject({
+      aggregate: 'Account',
+      aggregateId: 'accountId',
+    });
+  });
+
+  it('refuses an --aggregate or --id the catalog would reject, writing nothing (exit 2)', async () => {
+    const events = cli.catalog.events;
+    expect(
+      await runCli(['new', 'billing/InvoiceIssued', '--aggregate', 'invoice', '--events', events]),
+    ).toBe(2);
+    expect(
+      await runCli(['new', 'billing/InvoiceIssued', '--id', 'invoice-id', '--events', events]),
+    ).toBe(2);
+    expect(cli.output.stderr()).toContain(
+      '--aggregate: bad-option: "invoice" is not a PascalCase aggregate name',
+    );
+    expect(cli.output.stderr()).toContain('--id: bad-option: "invoice-id" is not a property name');
+    expect(cli.output.stderr()).toContain('hint: ');
+    await expect(
+      readFile(join(events, 'billing/InvoiceIssued/event.json'), 'utf8'),
+    ).rejects.toThrow();
+  });
+
   it('refuses to overwrite an existing event and changes nothing', async () => {
     const path = join(cli.catalog.events, 'shop/OrderPlaced/event.json');
     const before = await readFile(path, 'utf8');

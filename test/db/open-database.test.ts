@@ -88,5 +88,5 @@ describe('openDatabase', () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
-  });
+  }, 300_000); // two PGlite starts, slow on a loaded machine
 });

@@ -66,7 +66,7 @@ beforeAll(async () => {
   await migrateOutbox(db);
   await migrateInbox(db);
   await db.query('CREATE TABLE reservation (order_id text, sku text)');
-});
+}, 300_000); // PGlite starts slowly on a loaded machine
 afterAll(async () => {
   await db?.close();
 });

@@ -18,6 +18,23 @@ import { parseEventRef } from '../event-ref.js';
 export interface NewOptions {
   readonly events?: string;
   readonly config?: string;
+  /** The aggregate (PascalCase); default: the event name without its last word. */
+  readonly aggregate?: string;
+  /** The payload property holding the aggregate id; default: `<aggregate>Id` in camelCase. */
+  readonly id?: string;
+}
+
+const AGGREGATE = /^[A-Z][A-Za-z0-9]*$/;
+const AGGREGATE_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The aggregate an event name implies: every word but the last, which names what happened
+ * (`InvoiceIssued` → `Invoice`, `LineItemAdded` → `LineItem`); a one-word name falls back to
+ * the domain. `--aggregate` overrides it when the name does not fit that pattern.
+ */
+export function aggregateFromEventName(eventName: string, domain: string): string {
+  const words = eventName.match(/[A-Z]+(?![a-z])|[A-Z][a-z0-9]*|[0-9]+/g) ?? [];
+  return words.length >= 2 ? words.slice(0, -1).join('') : pascalCase(domain);
 }
 
 export function registerNew(program: Command): void {
@@ -25,7 +42,15 @@ export function registerNew(program: Command): void {
     program
       .command('new')
       .description('scaffold a new event: <domain>/<EventName>/event.json and v1.schema.json')
-      .argument('<domain/EventName>', 'e.g. order/OrderCreated'),
+      .argument('<domain/EventName>', 'e.g. order/OrderCreated')
+      .option(
+        '--aggregate <Name>',
+        'aggregate type, PascalCase (default: the event name without its last word, e.g. Invoice for InvoiceIssued)',
+      )
+      .option(
+        '--id <property>',
+        'payload property holding the aggregate id (default: <aggregate>Id, e.g. invoiceId)',
+      ),
   ).action(async (ref: string, options: NewOptions) => {
     process.exitCode = await runNew(ref, options);
   });
@@ -34,6 +59,22 @@ export function registerNew(program: Command): void {
 export function runNew(ref: string, options: NewOptions): Promise<number> {
   return reportingProblems(async () => {
     const parsed = parseEventRef(ref);
+    if (options.aggregate !== undefined && !AGGREGATE.test(options.aggregate)) {
+      throw refuse({
+        code: 'bad-option',
+        file: '--aggregate',
+        message: `"${options.aggregate}" is not a PascalCase aggregate name`,
+        hint: 'e.g. --aggregate Invoice (letters and digits, starting with a capital letter)',
+      });
+    }
+    if (options.id !== undefined && !AGGREGATE_ID.test(options.id)) {
+      throw refuse({
+        code: 'bad-option',
+        file: '--id',
+        message: `"${options.id}" is not a property name evgen can use as the aggregate id`,
+        hint: 'e.g. --id invoiceId (letters, digits and _, not starting with a digit)',
+      });
+    }
     const config = await loadConfig(options);
     const dir = join(config.events, parsed.domain, parsed.name);
     // Check both files first so a refusal never leaves half an event behind.
@@ -55,8 +96,8 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
     }
     await refuseNameClash(config.events, parsed);
 
-    const aggregate = pascalCase(parsed.domain);
-    const aggregateId = `${camelCase(parsed.domain)}Id`;
+    const aggregate = options.aggregate ?? aggregateFromEventName(parsed.name, parsed.domain);
+    const aggregateId = options.id ?? `${camelCase(aggregate)}Id`;
     const eventJson = {
       description: `TODO: describe what happened, e.g. "${aggregate} was …".`,
       aggregate,
@@ -88,7 +129,7 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
       written.push(displayPath(path));
     }
     process.stdout.write(
-      `created ${written.join(', ')}; describe the event and its payload, then run \`evgen build\`\n`,
+      `created ${written.join(', ')} (aggregate ${aggregate}, id ${aggregateId}; change them with --aggregate/--id); describe the event and its payload, then run \`evgen build\`\n`,
     );
     return EXIT_OK;
   });
