@@ -4,8 +4,11 @@
  * whole generation fails, so a build never writes a partial set of files.
  */
 import type { Catalog } from '../catalog/model.js';
+import { compareStrings } from '../common/json-value.js';
+import { formatTypeScript } from './render/format.js';
+import { commentToken, generatedHeader } from './render/header.js';
 import { DEFAULT_RUNTIME_IMPORT } from './runtime-import.js';
-import type { GeneratedFile, Target } from './target.js';
+import type { GeneratedFile, Target, TargetFile } from './target.js';
 
 export { DEFAULT_RUNTIME_IMPORT };
 
@@ -55,7 +58,7 @@ export async function generate(
   const owners = new Map<string, string>();
   const files: GeneratedFile[] = [];
   for (const target of selected) {
-    let produced: readonly GeneratedFile[];
+    let produced: readonly TargetFile[];
     try {
       produced = await target.generate(context);
     } catch (error) {
@@ -81,10 +84,17 @@ export async function generate(
         );
       }
       owners.set(file.path.toLowerCase(), target.name);
-      files.push({ path: file.path, content: normalizeContent(file.content) });
+      files.push({ path: file.path, content: await finishFile(file) });
     }
   }
-  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return files.sort((a, b) => compareStrings(a.path, b.path));
+}
+
+/** The one place a generated file gets its header and formatting (see TargetFile). */
+export async function finishFile(file: TargetFile): Promise<string> {
+  const content = `${generatedHeader(file.sources, commentToken(file.path))}\n${file.body}`;
+  const format = file.format ?? /\.(ts|js)$/.test(file.path);
+  return normalizeContent(format ? await formatTypeScript(content) : content);
 }
 
 /** LF line endings and exactly one trailing newline, whatever the target produced. */

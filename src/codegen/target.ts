@@ -11,6 +11,25 @@ export interface GeneratedFile {
   readonly content: string;
 }
 
+/**
+ * A file as a target produces it: the body only. `generate()` finishes every file the same way:
+ * the header naming `sources` in the file's comment syntax, then prettier for TypeScript and
+ * JavaScript, LF line endings and one trailing newline.
+ */
+export interface TargetFile {
+  /** Path relative to the output folder, `/`-separated. */
+  readonly path: string;
+  /** The content without the header. */
+  readonly body: string;
+  /** Catalog-relative files the body is generated from, named in the header (none: "the event catalog"). */
+  readonly sources: readonly string[];
+  /**
+   * Whether `generate()` runs prettier on it; default: for `.ts` and `.js` files. A target that
+   * emits code already in its final layout may say false to save the time.
+   */
+  readonly format?: boolean;
+}
+
 export interface TargetContext {
   readonly catalog: Catalog;
   /** Module specifier generated code uses for the runtime, normally `evgen-runtime`. */
@@ -21,5 +40,5 @@ export interface Target {
   /** Short kebab-case name used in config files and messages, e.g. `envelopes`. */
   readonly name: string;
   readonly description: string;
-  generate(context: TargetContext): Promise<readonly GeneratedFile[]> | readonly GeneratedFile[];
+  generate(context: TargetContext): Promise<readonly TargetFile[]> | readonly TargetFile[];
 }

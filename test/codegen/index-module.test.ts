@@ -1,3 +1,4 @@
+import { runTarget } from '../support/run-target.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +38,7 @@ const catalog = (events: EventDefinition[]): Catalog => ({
 describe('index target', () => {
   it('reports two events that would export the same names instead of shadowing one', async () => {
     const error = await Promise.resolve(
-      indexModuleTarget.generate({
+      runTarget(indexModuleTarget, {
         catalog: catalog([event('a', 'Created'), event('b', 'Created')]),
         runtimeImport: 'evgen/runtime',
       }),
@@ -51,7 +52,7 @@ describe('index target', () => {
   });
 
   it('lists every event in catalog.ts and index.ts', async () => {
-    const files = await indexModuleTarget.generate({
+    const files = await runTarget(indexModuleTarget, {
       catalog: catalog([event('a', 'Created'), event('b', 'Deleted')]),
       runtimeImport: 'evgen/runtime',
     });
@@ -63,7 +64,7 @@ describe('index target', () => {
   });
 
   it('an empty catalog still yields valid modules: no events, AnyEnvelope is never, parseEnvelope rejects everything', async () => {
-    const files = await indexModuleTarget.generate({
+    const files = await runTarget(indexModuleTarget, {
       catalog: catalog([]),
       runtimeImport: 'evgen/runtime',
     });

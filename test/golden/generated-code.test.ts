@@ -3,6 +3,7 @@
  * and run (under vitest and under plain Node ESM), and behave as promised — strict writers,
  * tolerant readers, pointers to every violation — even for a catalog full of injection attempts.
  */
+import { runTarget } from '../support/run-target.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -212,7 +213,7 @@ describe('validators.js under plain Node ESM', () => {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
     }).outputText;
     const catalog = await loadCatalog(caseEventsDir(EXAMPLE_CASE));
-    const files = await validatorsTarget.generate({ catalog, runtimeImport: '../../runtime.js' });
+    const files = await runTarget(validatorsTarget, { catalog, runtimeImport: '../../runtime.js' });
     mkdirSync(scratch, { recursive: true });
     writeFileSync(join(scratch, 'runtime.js'), adapter);
     writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');

@@ -3,6 +3,7 @@
  * never overwritten, and a new event version is added to the user's file with every line the
  * user wrote left byte-identical.
  */
+import { runTarget } from '../support/run-target.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,7 +24,10 @@ const generatedDir = join(base, 'generated');
 const handlersDir = join(base, 'handlers');
 
 async function generate(catalog: Catalog): Promise<void> {
-  for (const file of await consumersTarget.generate({ catalog, runtimeImport: 'evgen/runtime' })) {
+  for (const file of await runTarget(consumersTarget, {
+    catalog,
+    runtimeImport: 'evgen/runtime',
+  })) {
     mkdirSync(dirname(join(generatedDir, file.path)), { recursive: true });
     writeFileSync(join(generatedDir, file.path), file.content);
   }

@@ -15,8 +15,8 @@ import {
   versionNames,
   versionTypeName,
 } from '../naming.js';
-import { formatTypeScript, generatedHeader, renderTemplate, trusted } from '../render/index.js';
-import type { GeneratedFile, Target, TargetContext } from '../target.js';
+import { renderTemplate } from '../render/index.js';
+import type { TargetFile, Target, TargetContext } from '../target.js';
 
 /** Output path of a consumer's module: `consumers/inventory-service.ts`. */
 export function consumerModulePath(consumer: Pick<ConsumerDefinition, 'name'>): string {
@@ -60,11 +60,11 @@ export function subscribedEvents(
   });
 }
 
-async function renderConsumer(
+function renderConsumer(
   catalog: Catalog,
   consumer: ConsumerDefinition,
   runtimeImport: string,
-): Promise<GeneratedFile> {
+): TargetFile {
   const names = consumerNames(consumer);
   const path = consumerModulePath(consumer);
   const events = subscribedEvents(catalog, consumer);
@@ -98,8 +98,7 @@ async function renderConsumer(
     }));
     return { eventType: event.eventType, versions, upcasters };
   });
-  const source = renderTemplate('consumer', {
-    header: trusted(generatedHeader(sources)),
+  const body = renderTemplate('consumer', {
     description: `${consumer.description ? `${consumer.description}\n\n` : ''}The consumer's name: its inbox key and the stem of its queue names.`,
     runtimeImport,
     imports: [...imports.values()]
@@ -114,7 +113,7 @@ async function renderConsumer(
     exampleUpcaster: upcasterKey(1),
     ...names,
   });
-  return { path, content: await formatTypeScript(source) };
+  return { path, body, sources };
 }
 
 /** `consumers/x.ts` importing `order/order-created/envelope.js` → `../order/order-created/envelope.js`. */
@@ -127,8 +126,8 @@ export const consumersTarget: Target = {
   name: 'consumers',
   description:
     'Inbox-guarded consumers: typed handler and upcaster tables and a factory per consumer (consumers/<name>.ts)',
-  async generate(context: TargetContext): Promise<readonly GeneratedFile[]> {
-    const files: GeneratedFile[] = [];
+  async generate(context: TargetContext): Promise<readonly TargetFile[]> {
+    const files: TargetFile[] = [];
     for (const consumer of context.catalog.consumers) {
       files.push(await renderConsumer(context.catalog, consumer, context.runtimeImport));
     }

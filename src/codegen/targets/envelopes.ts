@@ -6,14 +6,14 @@
  */
 import { eventNames, versionNames } from '../naming.js';
 import { renderTemplate } from '../render/templates.js';
-import type { GeneratedFile, Target } from '../target.js';
+import type { TargetFile, Target } from '../target.js';
 import { eventFile } from './event-files.js';
 
 export const envelopesTarget: Target = {
   name: 'envelopes',
   description: 'typed envelopes, descriptors and constructors per event version',
   async generate({ catalog, runtimeImport }) {
-    const files: GeneratedFile[] = [];
+    const files: TargetFile[] = [];
     for (const event of catalog.events) {
       const body = renderTemplate('envelope', {
         runtimeImport,
@@ -29,7 +29,7 @@ export const envelopesTarget: Target = {
           version: version.version,
         })),
       });
-      files.push(await eventFile(event, 'envelope.ts', body));
+      files.push(eventFile(event, 'envelope.ts', body));
     }
     return files;
   },

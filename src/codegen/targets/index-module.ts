@@ -11,8 +11,6 @@
  */
 import { CatalogError, type CatalogProblem } from '../../catalog/catalog-error.js';
 import { eventModuleDir, eventNames, versionNames } from '../naming.js';
-import { formatTypeScript } from '../render/format.js';
-import { generatedHeader } from '../render/header.js';
 import { renderTemplate } from '../render/templates.js';
 import type { Target } from '../target.js';
 import { eventSources } from './event-files.js';
@@ -69,18 +67,8 @@ export const indexModuleTarget: Target = {
     // An empty catalog still gets valid modules (AnyEnvelope = never), so a new project builds.
     const context = { runtimeImport, events, hasEvents: events.length > 0 };
     return [
-      {
-        path: 'catalog.ts',
-        content: await formatTypeScript(
-          `${generatedHeader(sources)}\n${renderTemplate('catalog', context)}`,
-        ),
-      },
-      {
-        path: 'index.ts',
-        content: await formatTypeScript(
-          `${generatedHeader(sources)}\n${renderTemplate('index', context)}`,
-        ),
-      },
+      { path: 'catalog.ts', body: renderTemplate('catalog', context), sources },
+      { path: 'index.ts', body: renderTemplate('index', context), sources },
     ];
   },
 };

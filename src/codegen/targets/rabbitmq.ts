@@ -10,8 +10,8 @@
 import { posix } from 'node:path';
 import type { Catalog, EventDefinition } from '../../catalog/model.js';
 import { eventModuleDir, eventNames, pascalCase } from '../naming.js';
-import { formatTypeScript, generatedHeader, renderTemplate, trusted } from '../render/index.js';
-import type { GeneratedFile, Target, TargetContext } from '../target.js';
+import { renderTemplate } from '../render/index.js';
+import type { TargetFile, Target, TargetContext } from '../target.js';
 
 export const RABBITMQ_TOPOLOGY_PATH = 'rabbitmq/topology.ts';
 export const RABBITMQ_PUBLISHERS_PATH = 'rabbitmq/publishers.ts';
@@ -32,7 +32,7 @@ function relativeImport(fromFile: string, toFile: string): string {
   return relative.startsWith('.') ? relative : `./${relative}`;
 }
 
-async function renderTopology(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
   const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
   const sources = catalog.events.map(eventJson);
   const consumers = [...catalog.consumers]
@@ -56,16 +56,11 @@ async function renderTopology(catalog: Catalog, runtimeImport: string): Promise<
   const exchanges = [...new Set(catalog.events.map((event) => event.rabbitmq.exchange))].sort(
     byString,
   );
-  const source = renderTemplate('rabbitmq-topology', {
-    header: trusted(generatedHeader(sources)),
-    runtimeImport,
-    exchanges,
-    consumers,
-  });
-  return { path: RABBITMQ_TOPOLOGY_PATH, content: await formatTypeScript(source) };
+  const body = renderTemplate('rabbitmq-topology', { runtimeImport, exchanges, consumers });
+  return { path: RABBITMQ_TOPOLOGY_PATH, body, sources };
 }
 
-async function renderPublishers(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile {
   const events = [...catalog.events]
     .sort((a, b) => byString(a.eventType, b.eventType))
     .map((event) => ({
@@ -76,19 +71,15 @@ async function renderPublishers(catalog: Catalog, runtimeImport: string): Promis
       functionName: rabbitPublishFunctionName(event),
       importPath: relativeImport(RABBITMQ_PUBLISHERS_PATH, `${eventModuleDir(event)}/envelope.js`),
     }));
-  const source = renderTemplate('rabbitmq-publishers', {
-    header: trusted(generatedHeader(catalog.events.map(eventJson))),
-    runtimeImport,
-    events,
-  });
-  return { path: RABBITMQ_PUBLISHERS_PATH, content: await formatTypeScript(source) };
+  const body = renderTemplate('rabbitmq-publishers', { runtimeImport, events });
+  return { path: RABBITMQ_PUBLISHERS_PATH, body, sources: catalog.events.map(eventJson) };
 }
 
 export const rabbitmqTarget: Target = {
   name: 'rabbitmq',
   description:
     'RabbitMQ topology (exchanges, consumer subscriptions), route table and publish helper per event (rabbitmq/*.ts)',
-  async generate(context: TargetContext): Promise<readonly GeneratedFile[]> {
+  async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     if (context.catalog.events.length === 0) return [];
     return [
       await renderPublishers(context.catalog, context.runtimeImport),

@@ -12,7 +12,7 @@ import type { EventDefinition } from '../../catalog/model.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { eventNames, versionNames, versionTypeName } from '../naming.js';
 import { renderTemplate, trusted } from '../render/templates.js';
-import type { GeneratedFile, Target } from '../target.js';
+import type { TargetFile, Target } from '../target.js';
 import { eventFile } from './event-files.js';
 import { typesSchema } from './payload-schemas.js';
 
@@ -103,7 +103,7 @@ export const typesTarget: Target = {
   name: 'types',
   description: 'payload types per event version and a union per event (json-schema-to-typescript)',
   async generate({ catalog }) {
-    const files: GeneratedFile[] = [];
+    const files: TargetFile[] = [];
     for (const event of catalog.events) {
       const versions = [];
       for (const version of event.versions) {
@@ -122,7 +122,7 @@ export const typesTarget: Target = {
         union: eventNames(event).payloadUnion,
         versions,
       });
-      files.push(await eventFile(event, 'types.ts', body));
+      files.push(eventFile(event, 'types.ts', body));
     }
     return files;
   },

@@ -23,12 +23,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { EventDefinition, JsonSchema } from '../../catalog/model.js';
-import { eventModuleDir, versionNames } from '../naming.js';
-import { generatedHeader } from '../render/header.js';
+import { versionNames } from '../naming.js';
 import { identifier } from '../render/safe-code.js';
 import { renderTemplate, trusted } from '../render/templates.js';
-import type { GeneratedFile, Target } from '../target.js';
-import { eventFile, eventSources } from './event-files.js';
+import type { Target, TargetFile } from '../target.js';
+import { eventFile } from './event-files.js';
 import { dialectOf, readerSchema, writerSchema, type Dialect } from '../../schema/views.js';
 import { shareSubschemas } from './shared-subschemas.js';
 
@@ -147,7 +146,7 @@ export function standaloneValidators(sources: readonly ValidatorSource[]): {
 async function eventValidators(
   event: EventDefinition,
   runtimeImport: string,
-): Promise<GeneratedFile[]> {
+): Promise<TargetFile[]> {
   const versions = event.versions.map((version) => ({
     ...versionNames(event, version.version),
     version: version.version,
@@ -171,10 +170,10 @@ async function eventValidators(
     // Not formatted: machine-written validation code, compact on purpose (formatting it used to
     // be most of a build's time).
     {
-      path: `${eventModuleDir(event)}/validators.js`,
-      content: `${generatedHeader(eventSources(event))}\n${renderTemplate('validators.js', context)}`,
+      ...eventFile(event, 'validators.js', renderTemplate('validators.js', context)),
+      format: false,
     },
-    await eventFile(event, 'validators.d.ts', renderTemplate('validators.d', context)),
+    eventFile(event, 'validators.d.ts', renderTemplate('validators.d', context)),
   ];
 }
 
@@ -182,7 +181,7 @@ export const validatorsTarget: Target = {
   name: 'validators',
   description: 'ajv standalone validators per event version: strict writer and tolerant reader',
   async generate({ catalog, runtimeImport }) {
-    const files: GeneratedFile[] = [];
+    const files: TargetFile[] = [];
     for (const event of catalog.events)
       files.push(...(await eventValidators(event, runtimeImport)));
     return files;
