@@ -2,6 +2,7 @@
  * Writer and reader validators accept only finite numbers: `Infinity`/`NaN` would pass a writer
  * and go on the wire as `null` (poison every reader rejects), and `1e400` parses to Infinity.
  */
+import { runTarget } from '../support/run-target.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -48,7 +49,7 @@ describe('validators accept only finite numbers', () => {
       writeFileSync(join(events, 'event.json'), JSON.stringify(EVENT_JSON));
       writeFileSync(join(events, 'v1.schema.json'), JSON.stringify(schema(dialect)));
       const catalog = await loadCatalog(join(root, 'events'));
-      const files = await validatorsTarget.generate({ catalog, runtimeImport: 'evgen/runtime' });
+      const files = await runTarget(validatorsTarget, { catalog, runtimeImport: 'evgen/runtime' });
       for (const file of files) {
         mkdirSync(dirname(join(root, 'out', file.path)), { recursive: true });
         writeFileSync(join(root, 'out', file.path), file.content);
