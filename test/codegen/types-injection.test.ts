@@ -2,6 +2,7 @@
  * json-schema-to-typescript's output is not trusted: schema strings it copies into comments
  * (pattern keys above all) must not turn into statements of the generated types module.
  */
+import { runTarget } from '../support/run-target.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,7 +67,7 @@ describe('types target against comment injection', () => {
         );
         writeFileSync(join(folder, 'v1.schema.json'), JSON.stringify(issueSchema(dialect, value)));
         const catalog = await loadCatalog(events);
-        const [file] = await typesTarget.generate({ catalog, runtimeImport: 'evgen/runtime' });
+        const [file] = await runTarget(typesTarget, { catalog, runtimeImport: 'evgen/runtime' });
         expect(file!.path).toBe('shop/tagged/types.ts');
         expect(runtimeCode(file!.content)).toBe('');
         expect(file!.content).toContain('export interface TaggedV1Payload');

@@ -5,6 +5,7 @@
  * producer writes key = aggregateId, the envelope as value and evgen + CloudEvents headers, read
  * back by the `cloudevents` SDK.
  */
+import { runTarget } from '../support/run-target.js';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,11 +72,11 @@ describe('kafka target', () => {
   it('is registered and emits topics and producers deterministically', async () => {
     expect(allTargets).toContain(kafkaTarget);
     const context = { catalog: example.catalog, runtimeImport: 'evgen/runtime' };
-    const files = await kafkaTarget.generate(context);
+    const files = await runTarget(kafkaTarget, context);
     expect(files.map((f) => f.path)).toEqual(['kafka/producers.ts', 'kafka/topics.ts']);
-    expect(await kafkaTarget.generate(context)).toEqual(files);
+    expect(await runTarget(kafkaTarget, context)).toEqual(files);
     expect(
-      await kafkaTarget.generate({ ...context, catalog: { ...example.catalog, events: [] } }),
+      await runTarget(kafkaTarget, { ...context, catalog: { ...example.catalog, events: [] } }),
     ).toEqual([]);
   });
 
@@ -129,7 +130,7 @@ describe('kafka target', () => {
             : e,
       ),
     };
-    const [, topics] = await kafkaTarget.generate({ catalog, runtimeImport: 'evgen/runtime' });
+    const [, topics] = await runTarget(kafkaTarget, { catalog, runtimeImport: 'evgen/runtime' });
     expect(topics!.content).toContain(
       "{ topic: 'order.events', partitions: 12, retentionMs: -1, cleanupPolicy: 'compact' },",
     );

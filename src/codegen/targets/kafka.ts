@@ -20,8 +20,8 @@ import {
   kafkaConsumerTopics,
 } from '../../runtime/kafka/topic-names.js';
 import { eventModuleDir, pascalCase, versionNames } from '../naming.js';
-import { formatTypeScript, generatedHeader, renderTemplate, trusted } from '../render/index.js';
-import type { GeneratedFile, Target, TargetContext } from '../target.js';
+import { renderTemplate } from '../render/index.js';
+import type { Target, TargetContext, TargetFile } from '../target.js';
 
 export const KAFKA_TOPICS_PATH = 'kafka/topics.ts';
 export const KAFKA_PRODUCERS_PATH = 'kafka/producers.ts';
@@ -81,7 +81,7 @@ function topicSettings(catalog: Catalog): Map<string, TopicSettings> {
   return topics;
 }
 
-async function renderTopics(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+function renderTopics(catalog: Catalog, runtimeImport: string): TargetFile {
   const settings = topicSettings(catalog);
   const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
   const sources = catalog.events.map(eventJson);
@@ -108,16 +108,15 @@ async function renderTopics(catalog: Catalog, runtimeImport: string): Promise<Ge
         deadLetterRetentionMs: DEAD_LETTER_RETENTION_MS,
       };
     });
-  const source = renderTemplate('kafka-topics', {
-    header: trusted(generatedHeader(sources.sort(byString))),
+  const body = renderTemplate('kafka-topics', {
     runtimeImport,
     topics: [...settings.values()].sort((a, b) => byString(a.topic, b.topic)),
     consumers,
   });
-  return { path: KAFKA_TOPICS_PATH, content: await formatTypeScript(source) };
+  return { path: KAFKA_TOPICS_PATH, body, sources };
 }
 
-async function renderProducers(catalog: Catalog, runtimeImport: string): Promise<GeneratedFile> {
+function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile {
   const events = [...catalog.events].sort((a, b) => byString(a.eventType, b.eventType));
   const imports = events.map((event) => ({
     path: relativeImport(KAFKA_PRODUCERS_PATH, `${eventModuleDir(event)}/envelope.js`),
@@ -132,25 +131,24 @@ async function renderProducers(catalog: Catalog, runtimeImport: string): Promise
       functionName: kafkaPublishFunctionName(event, v.version),
     })),
   );
-  const source = renderTemplate('kafka-producers', {
-    header: trusted(generatedHeader(events.map(eventJson))),
+  const body = renderTemplate('kafka-producers', {
     runtimeImport,
     imports,
     events: events.map((event) => ({ eventType: event.eventType, topic: event.kafka.topic })),
     versions,
   });
-  return { path: KAFKA_PRODUCERS_PATH, content: await formatTypeScript(source) };
+  return { path: KAFKA_PRODUCERS_PATH, body, sources: events.map(eventJson) };
 }
 
 export const kafkaTarget: Target = {
   name: 'kafka',
   description:
     'Kafka topics (partitions, retention, cleanup policy, consumer retry and dead-letter topics), route table and publish helper per event version (kafka/*.ts)',
-  async generate(context: TargetContext): Promise<readonly GeneratedFile[]> {
+  generate(context: TargetContext): readonly TargetFile[] {
     if (context.catalog.events.length === 0) return [];
     return [
-      await renderProducers(context.catalog, context.runtimeImport),
-      await renderTopics(context.catalog, context.runtimeImport),
+      renderProducers(context.catalog, context.runtimeImport),
+      renderTopics(context.catalog, context.runtimeImport),
     ];
   },
 };
