@@ -22,7 +22,7 @@ import {
 import { dirname, join } from 'node:path';
 import { displayPath } from '../catalog/read-json-file.js';
 // Only files starting with one of evgen's headers (GENERATED_MARKERS) are ever deleted.
-import { GENERATED_MARKERS } from '../codegen/render/header.js';
+import { GENERATED_MARKER, GENERATED_MARKERS } from '../codegen/render/header.js';
 import type { GeneratedFile } from '../codegen/target.js';
 
 export interface PlannedWrite {
