@@ -4,14 +4,14 @@
  * inbox transaction. Counting those rows per messageId and reading them in commit order tells
  * whether anything was lost, applied twice or applied out of order.
  */
+// Relative imports of the sources (not the runtime index), so child processes run it under plain node.
+import type { Database } from '../../src/runtime/db/database.js';
+import type { Envelope, EventVersionDescriptor } from '../../src/runtime/envelope.js';
 import {
   createConsumer,
   type ConsumerHandler,
-  type Database,
-  type Envelope,
-  type EventVersionDescriptor,
   type InboxConsumer,
-} from 'evgen/runtime';
+} from '../../src/runtime/inbox/index.js';
 
 /** An OrderPlaced-like event whose aggregate is the payload's orderId. */
 export interface OrderEventPayload {

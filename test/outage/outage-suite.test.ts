@@ -1,0 +1,34 @@
+/**
+ * The outage suite: relays and consumers in their own processes, PostgreSQL and RabbitMQ behind
+ * TCP fault proxies, thousands of events over ≥ 20 aggregates, and an oracle that counts business
+ * effects per messageId and checks per-aggregate order. Pass = 0 lost, 0 applied twice, 0 out of
+ * order, nothing good in the dead queue, progress within the scenario's recovery limit after the
+ * fault ended.
+ *
+ * `npm test` runs the CI subset (shorter faults, fewer events); `npm run test:faults` runs the
+ * whole matrix (EVGEN_FAULTS=full) and prints the table the README's reliability section quotes.
+ */
+import { describe, expect, it } from 'vitest';
+import { OUTAGE_SCENARIOS } from './support/scenarios.js';
+import { runScenario, type ScenarioResult } from './support/outage-run.js';
+
+const full = process.env.EVGEN_FAULTS === 'full';
+const scenarios = OUTAGE_SCENARIOS(full).filter((scenario) => full || !scenario.fullOnly);
+const results: ScenarioResult[] = [];
+
+describe(`outage suite (${full ? 'full matrix' : 'CI subset'})`, () => {
+  it.each(scenarios.map((scenario) => [scenario.name, scenario] as const))(
+    '%s',
+    async (_name, scenario) => {
+      const result = await runScenario(scenario);
+      results.push(result);
+      console.log(
+        `| ${result.name} | ${result.events} | ${result.lost} | ${result.doubled} | ${result.outOfOrder} | ${result.goodDead} | ${result.poisonDead} | ${(result.recoveryMs / 1000).toFixed(1)} s (limit ${scenario.recoveryLimitMs / 1000} s) | ${result.notes.join('; ')} |`,
+      );
+      expect(result).toMatchObject({ lost: 0, doubled: 0, outOfOrder: 0, goodDead: 0 });
+      if (scenario.poisonAggregate !== undefined) expect(result.poisonDead).toBeGreaterThan(0);
+      expect(result.recoveryMs).toBeLessThanOrEqual(scenario.recoveryLimitMs);
+    },
+    full ? 900_000 : 150_000,
+  );
+});

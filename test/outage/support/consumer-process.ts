@@ -1,0 +1,36 @@
+/**
+ * A consumer runner in its own process (the effect oracle's consumer), reaching PostgreSQL and
+ * RabbitMQ through the outage suite's fault proxies. Runs until killed (SIGKILL) or SIGTERM.
+ * Usage: consumer-process.ts <database-url> <amqp-url> <schema> <queue-prefix> <poison-aggregate|->
+ */
+import pg from 'pg';
+import { postgresDatabase } from '../../../src/runtime/db/database.js';
+import { createConsumerRunner, resolveTopology } from '../../../src/runtime/rabbitmq/index.js';
+import { effectConsumer } from '../../support/effect-oracle.js';
+import { OUTAGE_TOPOLOGY, OUTAGE_TIERS } from './outage-topology.js';
+
+const [databaseUrl, amqpUrl, schema, prefix, poison] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 8, connectionTimeoutMillis: 2_000 });
+pool.on('error', () => undefined);
+const db = postgresDatabase(pool);
+const routes = resolveTopology(OUTAGE_TOPOLOGY, { prefix, tiers: OUTAGE_TIERS }).consumers[
+  'inventory-service'
+]!;
+const runner = createConsumerRunner({
+  connection: amqpUrl,
+  routes,
+  handler: effectConsumer(db, schema, 'inventory-service', (payload) => payload.orderId === poison),
+  reconnectBackoff: { baseMs: 100, capMs: 1_000 },
+  circuitBreaker: { backoff: { baseMs: 250, capMs: 2_000 } },
+});
+await runner.start();
+process.stdout.write('ready\n');
+process.on('SIGTERM', () => {
+  void runner.stop().finally(() => process.exit(0));
+});

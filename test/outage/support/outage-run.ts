@@ -1,0 +1,291 @@
+/**
+ * One outage scenario end to end: events written into the outbox at a steady rate over ≥ 20
+ * aggregates; relays and consumers in their own processes reaching PostgreSQL and RabbitMQ through
+ * fault proxies; a fault script run meanwhile; then the oracle: every messageId applied once, in
+ * aggregate order, nothing good in the dead queue, every outbox row SENT, and how long it took to
+ * recover after the fault ended.
+ */
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import {
+  migrateInbox,
+  migrateOutbox,
+  postgresDatabase,
+  writeOutboxEvent,
+  type Database,
+  type ResolvedTopology,
+} from 'evgen/runtime';
+import { ORDER_EVENT, checkEffects, createEffectsTable } from '../../support/effect-oracle.js';
+import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
+import { createTestSchema, type TestSchema } from '../../support/postgres.js';
+import { createTestBroker, drainQueue, type TestBroker } from '../../support/rabbitmq.js';
+import { spawnTypeScript } from '../../support/typescript-child.js';
+import { OUTAGE_TIERS, OUTAGE_TOPOLOGY } from './outage-topology.js';
+
+const relayScript = fileURLToPath(new URL('./relay-process.ts', import.meta.url));
+const consumerScript = fileURLToPath(new URL('./consumer-process.ts', import.meta.url));
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface ScenarioContext {
+  readonly pg: { readonly relay: FaultProxy; readonly consumer: FaultProxy };
+  readonly amqp: { readonly relay: FaultProxy; readonly consumer: FaultProxy };
+  /** SIGKILLs relay `index`; resolves when it is gone. */
+  killRelay(index: number): Promise<void>;
+  startRelay(index: number): Promise<void>;
+  killConsumer(index: number): Promise<void>;
+  startConsumer(index: number): Promise<void>;
+  /** Records the moment the fault ended (recovery is measured from the last one). */
+  faultEnded(): void;
+  /** Rows PROCESSING now, for measuring how long a killed relay's rows stay stranded. */
+  processingIds(): Promise<string[]>;
+  /** Resolves when all `ids` are SENT; the time it took, in ms. */
+  sentWithin(ids: readonly string[]): Promise<number>;
+  /** Adds a measurement to the result. */
+  note(text: string): void;
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly events: number;
+  readonly aggregates: number;
+  /** Events written per second while the scenario runs. */
+  readonly ratePerSecond: number;
+  readonly relays: number;
+  readonly consumers: number;
+  /** An aggregate whose every message the consumer rejects (must end in the dead queue, only it). */
+  readonly poisonAggregate?: string;
+  /** Recovery promised: progress within this long after the fault ended. */
+  readonly recoveryLimitMs: number;
+  /** Starts after 1 s of traffic. */
+  fault(context: ScenarioContext): Promise<void>;
+  /** Only in `npm run test:faults`. */
+  readonly fullOnly?: boolean;
+}
+
+export interface ScenarioResult {
+  readonly name: string;
+  readonly events: number;
+  readonly lost: number;
+  readonly doubled: number;
+  readonly outOfOrder: number;
+  /** Dead letters that are not the poison aggregate's. */
+  readonly goodDead: number;
+  readonly poisonDead: number;
+  /** ms from the end of the fault to the next applied effect (or to the end, when all were applied already). */
+  readonly recoveryMs: number;
+  /** Extra measurements reported by the fault script (e.g. kill → stranded rows SENT). */
+  readonly notes: string[];
+  readonly totalMs: number;
+}
+
+interface Child {
+  process: ChildProcessWithoutNullStreams;
+  output: string;
+}
+
+async function startChild(script: string, args: string[]): Promise<Child> {
+  const child: Child = { process: spawnTypeScript(script, args, 'ignore'), output: '' };
+  child.process.stdout.on('data', (chunk: Buffer) => (child.output += chunk.toString()));
+  child.process.stderr.on('data', (chunk: Buffer) => (child.output += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const onData = () => {
+      if (child.output.includes('ready\n')) resolve();
+    };
+    child.process.stdout.on('data', onData);
+    child.process.once('exit', (code) =>
+      reject(new Error(`${script} exited early (${code}): ${child.output}`)),
+    );
+  });
+  return child;
+}
+
+async function kill(child: Child | undefined): Promise<void> {
+  if (child === undefined || child.process.exitCode !== null || child.process.signalCode !== null)
+    return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGKILL');
+  await exited;
+}
+
+export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
+  const started = Date.now();
+  let test: TestSchema | undefined;
+  let broker: TestBroker | undefined;
+  const proxies: FaultProxy[] = [];
+  const relays: (Child | undefined)[] = [];
+  const consumers: (Child | undefined)[] = [];
+  try {
+    test = await createTestSchema('evgen_outage');
+    const db: Database = postgresDatabase(test.pool);
+    await migrateOutbox(db, { schema: test.schema });
+    await migrateInbox(db, { schema: test.schema });
+    await createEffectsTable(db, test.schema);
+    broker = await createTestBroker();
+    const topology: ResolvedTopology = await broker.declare(OUTAGE_TOPOLOGY, {
+      tiers: OUTAGE_TIERS,
+    });
+    const deadQueue = topology.consumers['inventory-service']!.deadQueue;
+    const pgRelay = await startFaultProxy({ targetPort: 5432 });
+    const pgConsumer = await startFaultProxy({ targetPort: 5432 });
+    const amqpRelay = await startFaultProxy({ targetPort: 5672 });
+    const amqpConsumer = await startFaultProxy({ targetPort: 5672 });
+    proxies.push(pgRelay, pgConsumer, amqpRelay, amqpConsumer);
+    const pgUrl = (proxy: FaultProxy) => `postgres://postgres@127.0.0.1:${proxy.port}/test`;
+    const amqpUrl = (proxy: FaultProxy) => `amqp://guest:guest@127.0.0.1:${proxy.port}`;
+    const schema = test.schema;
+    const prefix = broker.prefix;
+
+    const startRelay = async (index: number) => {
+      relays[index] = await startChild(relayScript, [
+        pgUrl(pgRelay),
+        amqpUrl(amqpRelay),
+        schema,
+        prefix,
+      ]);
+    };
+    const startConsumer = async (index: number) => {
+      consumers[index] = await startChild(consumerScript, [
+        pgUrl(pgConsumer),
+        amqpUrl(amqpConsumer),
+        schema,
+        prefix,
+        scenario.poisonAggregate ?? '-',
+      ]);
+    };
+    await Promise.all([
+      ...Array.from({ length: scenario.relays }, (_, i) => startRelay(i)),
+      ...Array.from({ length: scenario.consumers }, (_, i) => startConsumer(i)),
+    ]);
+
+    // Progress: the effects count over time, to measure recovery after the fault.
+    const effectCount = async () =>
+      Number(
+        (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${schema}".effects`))
+          .rows[0]!.n,
+      );
+    const progress: { at: number; count: number }[] = [];
+    let watching = true;
+    const watcher = (async () => {
+      let last = -1;
+      while (watching) {
+        const count = await effectCount();
+        if (count !== last) progress.push({ at: Date.now(), count });
+        last = count;
+        await sleep(100);
+      }
+    })();
+
+    // The writer: ratePerSecond events, round-robin over the aggregates, directly (no proxy).
+    const expected = new Map<string, string>();
+    const poisonIds = new Set<string>();
+    const writer = (async () => {
+      const interval = 1_000 / scenario.ratePerSecond;
+      const begin = Date.now();
+      for (let i = 0; i < scenario.events; i++) {
+        const orderId =
+          scenario.poisonAggregate !== undefined && i % scenario.aggregates === 0
+            ? scenario.poisonAggregate
+            : `order-${i % scenario.aggregates}`;
+        const envelope = await db.transaction((tx) =>
+          writeOutboxEvent(
+            tx,
+            ORDER_EVENT,
+            { orderId, seq: i },
+            {},
+            { schema, notifyChannel: false, assignAggregateVersion: true },
+          ),
+        );
+        expected.set(envelope.messageId, orderId);
+        if (orderId === scenario.poisonAggregate) poisonIds.add(envelope.messageId);
+        const due = begin + (i + 1) * interval;
+        if (due > Date.now()) await sleep(due - Date.now());
+      }
+    })();
+
+    let faultEnd = 0;
+    const notes: string[] = [];
+    const context: ScenarioContext = {
+      pg: { relay: pgRelay, consumer: pgConsumer },
+      amqp: { relay: amqpRelay, consumer: amqpConsumer },
+      killRelay: (index) => kill(relays[index]),
+      startRelay,
+      killConsumer: (index) => kill(consumers[index]),
+      startConsumer,
+      faultEnded: () => {
+        faultEnd = Date.now();
+      },
+      note: (text) => notes.push(text),
+      async processingIds() {
+        const { rows } = await db.query<{ id: string }>(
+          `SELECT id::text AS id FROM "${schema}".outbox_event WHERE status = 'PROCESSING'`,
+        );
+        return rows.map((row) => row.id);
+      },
+      async sentWithin(ids) {
+        const from = Date.now();
+        if (ids.length === 0) return 0;
+        for (;;) {
+          const { rows } = await db.query<{ n: string }>(
+            `SELECT count(*)::text AS n FROM "${schema}".outbox_event WHERE id = ANY($1::bigint[]) AND status <> 'SENT'`,
+            [ids],
+          );
+          if (rows[0]!.n === '0') return Date.now() - from;
+          await sleep(50);
+        }
+      },
+    };
+    const faultDone = (async () => {
+      await sleep(1_000);
+      await scenario.fault(context);
+      if (faultEnd === 0) context.faultEnded();
+    })();
+    await Promise.all([writer, faultDone]);
+
+    // Converge: every good event applied, every row SENT (or the poison ones DEAD-lettered).
+    const good = scenario.events - poisonIds.size;
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      const count = await effectCount();
+      const unsent = Number(
+        (
+          await db.query<{ n: string }>(
+            `SELECT count(*)::text AS n FROM "${schema}".outbox_event WHERE status <> 'SENT'`,
+          )
+        ).rows[0]!.n,
+      );
+      if (count >= good && unsent === 0) break;
+      if (Date.now() > deadline) break;
+      await sleep(200);
+    }
+    // A little longer, so a late duplicate would show up.
+    await sleep(1_000);
+    watching = false;
+    await watcher;
+
+    const report = await checkEffects(db, schema, expected, poisonIds);
+    const dead = await drainQueue(broker.channel, deadQueue);
+    const deadIds = dead.map((letter) => String(letter.properties.messageId));
+    const afterFault = progress.find((p) => p.at > faultEnd);
+    const finalCount = progress.at(-1)?.count ?? 0;
+    const recoveryMs = afterFault === undefined ? 0 : Math.max(0, afterFault.at - faultEnd);
+    const allDoneBeforeEnd = progress.every((p) => p.at <= faultEnd) && finalCount >= good;
+    return {
+      name: scenario.name,
+      events: scenario.events,
+      lost: report.lost.length,
+      doubled: report.doubled.length,
+      outOfOrder: report.outOfOrder.length,
+      goodDead: deadIds.filter((id) => !poisonIds.has(id)).length,
+      poisonDead: deadIds.filter((id) => poisonIds.has(id)).length,
+      recoveryMs: allDoneBeforeEnd ? 0 : recoveryMs,
+      notes,
+      totalMs: Date.now() - started,
+    };
+  } finally {
+    await Promise.all([...relays, ...consumers].map((child) => kill(child)));
+    await Promise.all(proxies.map((proxy) => proxy.close()));
+    await broker?.cleanup();
+    await test?.drop();
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * An outbox relay in its own process, reaching PostgreSQL and RabbitMQ through the outage
+ * suite's fault proxies. Runs until killed (SIGKILL) or SIGTERM.
+ * Usage: relay-process.ts <database-url> <amqp-url> <schema> <prefix>
+ */
+import pg from 'pg';
+import { postgresDatabase } from '../../../src/runtime/db/database.js';
+import { createOutboxRelay } from '../../../src/runtime/outbox/index.js';
+import {
+  ConfirmedPublisher,
+  createAmqpConnector,
+  rabbitRelayPublisher,
+} from '../../../src/runtime/rabbitmq/index.js';
+
+const [databaseUrl, amqpUrl, schema, prefix] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+];
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 2_000 });
+pool.on('error', () => undefined);
+const connector = createAmqpConnector({
+  url: amqpUrl,
+  connectionName: 'evgen outage relay',
+  backoff: { baseMs: 100, capMs: 1_000 },
+});
+const publisher = new ConfirmedPublisher(connector);
+const relay = createOutboxRelay({
+  db: postgresDatabase(pool, { listenReconnect: { baseMs: 100, capMs: 1_000 } }),
+  schema,
+  publisher: rabbitRelayPublisher(
+    publisher,
+    { 'order.OrderCreated': { exchange: 'order', routingKey: 'order.created' } },
+    { prefix },
+  ),
+  notifyChannel: false,
+  pollIntervalMs: 200,
+  unavailableBackoff: { baseMs: 200, capMs: 2_000, jitterMs: 200 },
+});
+await relay.start();
+process.stdout.write('ready\n');
+process.on('SIGTERM', () => {
+  void relay.stop({ timeoutMs: 2_000 }).finally(() => process.exit(0));
+});
