@@ -5,6 +5,7 @@
  */
 import type { ChannelModel } from 'amqplib';
 import type { DeadLetter } from '../runtime/rabbitmq/dead-letters.js';
+import type { KafkaDeadLetter } from '../runtime/kafka/consumer/kafka-dead-letters.js';
 import { resolveTopology } from '../runtime/rabbitmq/topology.js';
 
 /** One dead letter, transport-neutral. Absent fields were not recorded by whoever dead-lettered it. */
@@ -133,6 +134,83 @@ export async function rabbitDeadLetterSource(
     },
     async close() {
       await connection.close().catch(() => undefined);
+    },
+  };
+}
+
+function fromKafka(consumer: string, letter: KafkaDeadLetter): DeadLetterRecord {
+  const d = letter.diagnostics;
+  const origin =
+    d.originalTopic !== undefined
+      ? `topic ${d.originalTopic}, partition ${d.originalPartition ?? '?'}, offset ${d.originalOffset ?? '?'}`
+      : undefined;
+  const entries: [string, unknown][] = [
+    ['transport', 'kafka'],
+    ['consumer', consumer],
+    ['messageId', letter.messageId],
+    ['eventType', letter.eventType],
+    ['errorType', d.errorType],
+    ['errorMessage', d.errorMessage],
+    ['attempts', d.attempts],
+    ['firstFailureAt', d.firstFailureAt],
+    ['lastFailureAt', d.lastFailureAt],
+    ['deadLetteredAt', d.deadLetteredAt],
+    ['traceId', d.traceId],
+    ['origin', origin],
+    ['replays', d.replays],
+    [
+      'headers',
+      Object.fromEntries(
+        Object.entries(letter.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      ),
+    ],
+    ['body', letter.value?.toString('utf8') ?? ''],
+  ];
+  return Object.fromEntries(
+    entries.filter(([, value]) => value !== undefined),
+  ) as unknown as DeadLetterRecord;
+}
+
+/**
+ * Kafka dead-letter topics (`<prefix><consumer>.dlt`), read in a throwaway consumer group and
+ * replayed into the consumer's first retry topic by the runtime's functions. `tiers` must be the
+ * retry tiers the services run with (the first tier's topic receives replays).
+ */
+export async function kafkaDeadLetterSource(
+  brokers: readonly string[],
+  prefix: string,
+  tiers: readonly number[] | undefined,
+): Promise<DeadLetterSource> {
+  const [
+    { kafkajsClient },
+    { listKafkaDeadLetters, replayKafkaDeadLetters },
+    { kafkaConsumerTopics },
+  ] = await Promise.all([
+    import('../runtime/kafka/kafkajs-client.js'),
+    import('../runtime/kafka/consumer/kafka-dead-letters.js'),
+    import('../runtime/kafka/topic-names.js'),
+  ]);
+  const client = kafkajsClient({ brokers, clientId: 'evgen-cli' });
+  const routesOf = (consumer: string) => ({
+    groupId: `${prefix}${consumer}`,
+    ...kafkaConsumerTopics(consumer, tiers, prefix),
+  });
+  return {
+    transport: 'kafka',
+    async list(consumer) {
+      const letters = await listKafkaDeadLetters({ client, routes: routesOf(consumer) });
+      return letters.map((letter) => fromKafka(consumer, letter));
+    },
+    async replay(consumer, filter) {
+      const result = await replayKafkaDeadLetters({
+        client,
+        routes: routesOf(consumer),
+        filter: (letter) => matchesFilter(fromKafka(consumer, letter), filter),
+      });
+      return { replayed: result.replayed, kept: result.kept };
+    },
+    async close() {
+      // The list/replay functions close the consumers and producers they open.
     },
   };
 }

@@ -22,6 +22,12 @@ export interface AmqpFlags {
   readonly prefix?: string;
 }
 
+export interface KafkaFlags {
+  readonly kafkaBrokers?: string;
+  readonly kafkaTiers?: string;
+  readonly prefix?: string;
+}
+
 export function addDatabaseOptions(command: Command): Command {
   return command
     .option('--database-url <url>', 'PostgreSQL URL (default: $DATABASE_URL)')
@@ -34,6 +40,46 @@ export function addAmqpOptions(command: Command): Command {
   return command
     .option('--amqp-url <url>', 'RabbitMQ URL (default: $AMQP_URL)')
     .option('--prefix <prefix>', 'topology prefix the services use (default: $EVGEN_PREFIX or "")');
+}
+
+export function addKafkaOptions(command: Command): Command {
+  return command
+    .option(
+      '--kafka-brokers <list>',
+      'Kafka bootstrap servers, host:port,… (default: $KAFKA_BROKERS)',
+    )
+    .option(
+      '--kafka-tiers <ms,…>',
+      'retry tiers the Kafka consumers run with, in ms (default: 1000,10000,60000)',
+    );
+}
+
+export function kafkaBrokers(flags: KafkaFlags): string[] | undefined {
+  const list = nonEmpty(flags.kafkaBrokers) ?? nonEmpty(process.env.KAFKA_BROKERS);
+  return list
+    ?.split(',')
+    .map((broker) => broker.trim())
+    .filter((broker) => broker !== '');
+}
+
+/** `--kafka-tiers 300,600` → [300, 600]; undefined for the runtime's default tiers. */
+export function kafkaTiers(flags: KafkaFlags): number[] | undefined {
+  if (flags.kafkaTiers === undefined) return undefined;
+  const tiers = flags.kafkaTiers.split(',').map((tier) => Number(tier.trim()));
+  if (
+    tiers.length === 0 ||
+    tiers.some(
+      (tier, i) => !Number.isInteger(tier) || tier <= 0 || (i > 0 && tier <= tiers[i - 1]!),
+    )
+  ) {
+    throw refuse({
+      code: 'bad-tiers',
+      file: '--kafka-tiers',
+      message: `--kafka-tiers ${printable(flags.kafkaTiers)} is not a list of ascending positive milliseconds`,
+      hint: 'give the tiers your consumers run with, e.g. --kafka-tiers 1000,10000,60000',
+    });
+  }
+  return tiers;
 }
 
 export function outboxTableOptions(flags: DatabaseFlags): OutboxTableOptions {

@@ -1,12 +1,13 @@
 /**
- * `evgen dlq list|show|replay`: the consumers' dead letters (RabbitMQ dead queues), with the
- * diagnostics recorded when each was dead-lettered.
+ * `evgen dlq list|show|replay`: the consumers' dead letters (RabbitMQ dead queues or Kafka
+ * dead-letter topics, `--transport`), with the diagnostics recorded when each was dead-lettered.
  *   list              every letter of each consumer (or `--consumer`), filtered
  *   show <messageId>  one message's letters in full: headers and body
- *   replay            sends the selected letters back to their consumer's work queue, same
+ *   replay            sends the selected letters back to their consumer (RabbitMQ: its work
+ *                     queue; Kafka: its first retry topic, due at once), same
  *                     messageId, through the inbox again (a consumer that already handled it
  *                     skips it); needs a filter or `--all`; `--dry-run` only says what it would do
- * Nothing is removed by list or show. Consumers come from the catalog (`--events`).
+ * Nothing is removed by list or show (a Kafka letter stays in its log even after a replay). Consumers come from the catalog (`--events`).
  * Exit 0 ok, 1 `show` found nothing, 2 bad input (unknown consumer, no broker URL, missing queue).
  */
 import { Option, type Command } from 'commander';
@@ -14,6 +15,7 @@ import { loadCatalog } from '../../catalog/load-catalog.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { loadConfig } from '../config.js';
 import {
+  kafkaDeadLetterSource,
   matchesFilter,
   rabbitDeadLetterSource,
   type DeadLetterFilter,
@@ -23,14 +25,19 @@ import {
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 import {
   addAmqpOptions,
+  addKafkaOptions,
   amqpUrl,
+  kafkaBrokers,
+  kafkaTiers,
   printable,
   redactUrl,
   topologyPrefix,
   type AmqpFlags,
+  type KafkaFlags,
 } from '../operator-options.js';
 
-export interface DlqOptions extends AmqpFlags {
+export interface DlqOptions extends AmqpFlags, KafkaFlags {
+  readonly transport?: 'rabbitmq' | 'kafka';
   readonly events?: string;
   readonly config?: string;
   readonly consumer?: string;
@@ -47,6 +54,13 @@ export interface DlqOptions extends AmqpFlags {
 function addSelection(command: Command, filters: boolean): Command {
   addFolderOptions(command);
   addAmqpOptions(command);
+  addKafkaOptions(command);
+  command.addOption(
+    new Option(
+      '--transport <transport>',
+      'where the dead letters are (default: the one configured)',
+    ).choices(['rabbitmq', 'kafka']),
+  );
   command.option(
     '--consumer <name>',
     'only this consumer (default: every consumer in the catalog)',
@@ -65,7 +79,9 @@ function addSelection(command: Command, filters: boolean): Command {
 export function registerDlq(program: Command): void {
   const dlq = program
     .command('dlq')
-    .description("inspect and replay consumers' dead letters (RabbitMQ dead queues)");
+    .description(
+      "inspect and replay consumers' dead letters (RabbitMQ dead queues, Kafka dead-letter topics)",
+    );
   addSelection(
     dlq.command('list').description('list dead letters with their diagnostics'),
     true,
@@ -139,23 +155,37 @@ async function consumersOf(options: DlqOptions): Promise<string[]> {
   return [options.consumer];
 }
 
-/** Opens the dead-letter source, runs `work`, closes it; a missing dead queue is a refusal. */
-async function withSource<T>(
-  options: DlqOptions,
-  work: (source: DeadLetterSource) => Promise<T>,
-): Promise<T> {
+/**
+ * The dead letters' transport: `--transport`, else the one whose connection is configured
+ * (RabbitMQ first when both are).
+ */
+export async function openSource(options: DlqOptions): Promise<DeadLetterSource> {
   const url = amqpUrl(options);
+  const brokers = kafkaBrokers(options);
+  const transport =
+    options.transport ??
+    (url !== undefined ? 'rabbitmq' : brokers !== undefined ? 'kafka' : undefined);
+  if (transport === 'kafka') {
+    if (brokers === undefined) {
+      throw refuse({
+        code: 'kafka-brokers-missing',
+        file: '--kafka-brokers',
+        message: 'no Kafka to read: neither --kafka-brokers nor KAFKA_BROKERS is set',
+        hint: 'pass --kafka-brokers host:9092, or set KAFKA_BROKERS',
+      });
+    }
+    return kafkaDeadLetterSource(brokers, topologyPrefix(options), kafkaTiers(options));
+  }
   if (url === undefined) {
     throw refuse({
       code: 'amqp-url-missing',
       file: '--amqp-url',
-      message: 'no broker to read: neither --amqp-url nor AMQP_URL is set',
-      hint: 'pass --amqp-url amqp://user:pass@host:5672, or set AMQP_URL',
+      message: 'no broker to read: neither --amqp-url nor AMQP_URL is set (nor --kafka-brokers)',
+      hint: 'pass --amqp-url amqp://user:pass@host:5672 or --kafka-brokers host:9092 (or set AMQP_URL / KAFKA_BROKERS)',
     });
   }
-  let source: DeadLetterSource;
   try {
-    source = await rabbitDeadLetterSource(url, topologyPrefix(options));
+    return await rabbitDeadLetterSource(url, topologyPrefix(options));
   } catch (error) {
     throw refuse({
       code: 'broker-unreachable',
@@ -164,14 +194,24 @@ async function withSource<T>(
       hint: 'check that RabbitMQ is running and the URL (host, port, user, vhost) is right',
     });
   }
+}
+
+/** Opens the dead-letter source, runs `work`, closes it; a missing dead queue is a refusal. */
+async function withSource<T>(
+  options: DlqOptions,
+  work: (source: DeadLetterSource) => Promise<T>,
+): Promise<T> {
+  const source = await openSource(options);
   try {
     return await work(source);
   } catch (error) {
-    if (/NOT_FOUND/.test((error as Error).message)) {
+    if (
+      /NOT_FOUND|does not host this topic-partition|UNKNOWN_TOPIC/i.test((error as Error).message)
+    ) {
       throw refuse({
         code: 'dead-queue-missing',
         file: '--prefix',
-        message: `a dead queue does not exist: ${printable((error as Error).message)}`,
+        message: `a dead queue or dead-letter topic does not exist: ${printable((error as Error).message)}`,
         hint: 'give the --prefix your services declare their topology with, and check that the consumer has run once',
       });
     }

@@ -2,8 +2,9 @@
  * `evgen trace <messageId>`: where one event is, in one answer: its outbox row (written? SENT?
  * how many publish attempts, last error, DEAD?), which consumers committed it in their inbox and
  * when, which subscribed consumers have not, and the dead letters holding it (with the handling
- * attempts they record). Reads the same tables and queues the runtime uses; with no broker URL
- * the dead letters are left out and the output says so.
+ * attempts they record) in RabbitMQ dead queues and Kafka dead-letter topics. Reads the same
+ * tables, queues and topics the runtime uses; with no broker configured the dead letters are left
+ * out and the output says so.
  * Exit 0 found, 1 found nowhere, 2 bad input.
  */
 import type { Command } from 'commander';
@@ -12,12 +13,20 @@ import type { InboxEntry } from '../../runtime/inbox/find-inbox-entries.js';
 import type { OutboxEventRecord } from '../../runtime/outbox/find-outbox-event.js';
 import { addFolderOptions, reportingProblems } from '../command-support.js';
 import { loadConfig } from '../config.js';
-import { rabbitDeadLetterSource, type DeadLetterRecord } from '../dead-letter-sources.js';
+import {
+  kafkaDeadLetterSource,
+  rabbitDeadLetterSource,
+  type DeadLetterRecord,
+  type DeadLetterSource,
+} from '../dead-letter-sources.js';
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 import {
   addAmqpOptions,
   addDatabaseOptions,
+  addKafkaOptions,
   amqpUrl,
+  kafkaBrokers,
+  kafkaTiers,
   inboxTableOptions,
   outboxTableOptions,
   printable,
@@ -25,9 +34,23 @@ import {
   withDatabase,
   type AmqpFlags,
   type DatabaseFlags,
+  type KafkaFlags,
 } from '../operator-options.js';
 
-export interface TraceOptions extends DatabaseFlags, AmqpFlags {
+/** Every transport whose connection is configured (RabbitMQ, Kafka). */
+async function deadLetterSources(options: TraceOptions): Promise<DeadLetterSource[]> {
+  const sources: DeadLetterSource[] = [];
+  const url = amqpUrl(options);
+  if (url !== undefined) sources.push(await rabbitDeadLetterSource(url, topologyPrefix(options)));
+  const brokers = kafkaBrokers(options);
+  if (brokers !== undefined)
+    sources.push(
+      await kafkaDeadLetterSource(brokers, topologyPrefix(options), kafkaTiers(options)),
+    );
+  return sources;
+}
+
+export interface TraceOptions extends DatabaseFlags, AmqpFlags, KafkaFlags {
   readonly events?: string;
   readonly config?: string;
   readonly json?: boolean;
@@ -45,14 +68,16 @@ export interface MessageTrace {
 }
 
 export function registerTrace(program: Command): void {
-  addAmqpOptions(
-    addDatabaseOptions(
-      addFolderOptions(
-        program
-          .command('trace')
-          .description('where one event is: outbox row, inbox rows per consumer, dead letters')
-          .argument('<messageId>', 'the envelope messageId')
-          .option('--json', 'print JSON'),
+  addKafkaOptions(
+    addAmqpOptions(
+      addDatabaseOptions(
+        addFolderOptions(
+          program
+            .command('trace')
+            .description('where one event is: outbox row, inbox rows per consumer, dead letters')
+            .argument('<messageId>', 'the envelope messageId')
+            .option('--json', 'print JSON'),
+        ),
       ),
     ),
   ).action(async (messageId: string, options: TraceOptions) => {
@@ -74,18 +99,20 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
         inbox: await findInboxEntries(db, messageId, inboxTableOptions(options)),
       };
     });
-    const url = amqpUrl(options);
+    const sources = await deadLetterSources(options);
     let deadLetters: DeadLetterRecord[] | null = null;
-    if (url !== undefined) {
-      const source = await rabbitDeadLetterSource(url, topologyPrefix(options));
+    if (sources.length > 0) {
       deadLetters = [];
-      try {
-        for (const consumer of catalog.consumers) {
-          const letters = await source.list(consumer.name).catch(() => []);
-          deadLetters.push(...letters.filter((letter) => letter.messageId === messageId));
+      for (const source of sources) {
+        try {
+          for (const consumer of catalog.consumers) {
+            // A consumer not deployed on this transport has no dead queue/topic: nothing to show.
+            const letters = await source.list(consumer.name).catch(() => []);
+            deadLetters.push(...letters.filter((letter) => letter.messageId === messageId));
+          }
+        } finally {
+          await source.close();
         }
-      } finally {
-        await source.close();
       }
     }
     const eventType = outbox?.eventType ?? deadLetters?.find((l) => l.eventType)?.eventType;
@@ -125,7 +152,9 @@ function formatTrace(trace: MessageTrace): string {
   for (const consumer of trace.notHandledBy)
     lines.push(`inbox: ${consumer} (subscribed) has not committed it`);
   if (trace.deadLetters === null) {
-    lines.push('dead letters: not looked at (give --amqp-url or set AMQP_URL)');
+    lines.push(
+      'dead letters: not looked at (give --amqp-url / --kafka-brokers, or set AMQP_URL / KAFKA_BROKERS)',
+    );
   } else if (trace.deadLetters.length === 0) {
     lines.push('dead letters: none');
   } else {
