@@ -25,8 +25,8 @@ export const compareSchemas: CompareSchemas = (ctx, original, update) => {
     ctx.add('SCHEMA_REMOVED');
     return;
   }
-  const from = followReferences(original);
-  const to = followReferences(update);
+  const from = ctx.locating(() => followReferences(original));
+  const to = ctx.locating(() => followReferences(update));
   ctx.memoized(from, to, (pairCtx) => comparePair(pairCtx, shapeOf(from), shapeOf(to)));
 };
 

@@ -11,6 +11,7 @@
  * differences in the next round (a greatest fixed point; the set only grows, so it ends).
  */
 import { pointerSegment } from '../catalog/catalog-error.js';
+import { ComparisonLimitError } from './comparison-problem.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import type { SchemaNode } from './schema-document.js';
 
@@ -48,6 +49,31 @@ interface Shared {
   readonly knownIncompatible: ReadonlyMap<string, readonly Difference[]>;
   readonly identities: Identities;
   readonly reading: Reading;
+  readonly budget: Budget;
+}
+
+/**
+ * What one comparison may cost. Schema pairs compared plus differences replayed from the memo
+ * bound time and memory (a union of n branches against one of m compares n × m pairs, and
+ * nested unions multiply); the nesting depth of pairs bounds the stack, since `$ref` chains and
+ * rings make it as deep as the user writes. Past either, the comparison stops with a
+ * ComparisonLimitError at the pair it was comparing, instead of running for minutes or crashing.
+ */
+export interface ComparisonLimits {
+  /** Schema pairs compared (memo misses). */
+  readonly work: number;
+  /** Differences copied from the memo into callers. */
+  readonly replayed: number;
+  readonly depth: number;
+}
+
+export const DEFAULT_LIMITS: ComparisonLimits = { work: 100_000, replayed: 500_000, depth: 400 };
+
+interface Budget {
+  readonly limits: ComparisonLimits;
+  work: number;
+  replayed: number;
+  depth: number;
 }
 
 export class DiffContext {
@@ -64,8 +90,11 @@ export class DiffContext {
     compatibleTypes: ReadonlySet<DifferenceType>,
     compare: (ctx: DiffContext) => void,
     reading: Reading = 'confluent',
+    limits: ComparisonLimits = DEFAULT_LIMITS,
   ): DiffContext {
     const identities: Identities = { ids: new WeakMap(), nextId: 1 };
+    // One budget for every round: a repeated round costs as much as the first.
+    const budget: Budget = { limits, work: 0, replayed: 0, depth: 0 };
     const knownIncompatible = new Map<string, readonly Difference[]>();
     for (;;) {
       const shared: Shared = {
@@ -75,6 +104,7 @@ export class DiffContext {
         knownIncompatible,
         identities,
         reading,
+        budget,
       };
       const ctx = new DiffContext(compatibleTypes, [], shared);
       compare(ctx);
@@ -148,23 +178,85 @@ export class DiffContext {
       else this.shared.assumedClean.add(key);
       return;
     }
+    this.spend(1);
+    const budget = this.shared.budget;
+    if (budget.depth >= budget.limits.depth)
+      throw new ComparisonLimitError(
+        'schemas nested (through $ref or subschemas) deeper than the comparison can follow',
+        budget.limits.depth,
+        pathOf(this.segments),
+      );
     this.shared.inProgress.add(key);
+    budget.depth++;
     try {
       const root = new DiffContext(this.compatibleTypes, [], this.shared);
-      compare(root);
+      try {
+        compare(root);
+      } catch (error) {
+        // The pair was compared from a fresh root: put the limit's place back under this one.
+        if (error instanceof ComparisonLimitError)
+          throw new ComparisonLimitError(
+            error.what,
+            error.limit,
+            this.rebasedPath(error.path === '' ? '#/' : error.path),
+          );
+        throw error;
+      }
       this.shared.memo.set(key, root.found);
       this.addRebased(root.found);
     } finally {
+      budget.depth--;
       this.shared.inProgress.delete(key);
     }
   }
 
-  private addRebased(relative: readonly Difference[], viaCycle = false): void {
+  /** Runs `body`; a limit it meets without a place of its own is placed here. */
+  locating<T>(body: () => T): T {
+    try {
+      return body();
+    } catch (error) {
+      if (error instanceof ComparisonLimitError && error.path === '')
+        throw new ComparisonLimitError(error.what, error.limit, pathOf(this.segments));
+      throw error;
+    }
+  }
+
+  /** Differences replayed from the memo: bounded separately, as a union re-reads them per trial. */
+  private spendReplay(units: number): void {
+    const budget = this.shared.budget;
+    budget.replayed += units;
+    if (budget.replayed > budget.limits.replayed)
+      throw new ComparisonLimitError(
+        'too many differences to replay (unions of many branches, nested unions)',
+        budget.limits.replayed,
+        pathOf(this.segments),
+      );
+  }
+
+  /** Counts work against the budget; past it, the comparison stops where it is. */
+  spend(units: number): void {
+    const budget = this.shared.budget;
+    budget.work += units;
+    if (budget.work > budget.limits.work)
+      throw new ComparisonLimitError(
+        'too many schema pairs to compare (unions of many branches, nested unions)',
+        budget.limits.work,
+        pathOf(this.segments),
+      );
+  }
+
+  /** A `#/…` path relative to this context's memo root, made relative to the enclosing one. */
+  private rebasedPath(relative: string): string {
+    const rest = relative.slice(2);
+    if (this.segments.length === 0) return relative;
     const prefix = pathOf(this.segments);
+    return rest === '' ? prefix : `${prefix}/${rest}`;
+  }
+
+  private addRebased(relative: readonly Difference[], viaCycle = false): void {
+    this.spendReplay(relative.length);
     for (const difference of relative) {
-      const rest = difference.path.slice(2);
-      const path =
-        this.segments.length === 0 ? difference.path : rest === '' ? prefix : `${prefix}/${rest}`;
+      const path = this.rebasedPath(difference.path);
       this.found.push(
         viaCycle || difference.viaCycle === true
           ? { type: difference.type, path, viaCycle: true }

@@ -5,6 +5,7 @@
  * a `$ref` next to `properties`, `type: [a, b]` — becomes a *synthetic* `allOf`/`anyOf` of its
  * facets. Synthetic combinations add no segment to reported paths, so pointers stay real.
  */
+import { ComparisonLimitError } from './comparison-problem.js';
 import { isJsonObject, type SchemaDialect, type SchemaNode } from './schema-document.js';
 
 export type CombinedCriterion = 'allOf' | 'anyOf' | 'oneOf';
@@ -84,7 +85,8 @@ const TYPE_KEYWORDS: Readonly<Record<'object' | 'array' | 'string' | 'number', r
 
 const COMBINERS: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf']);
 const NO_META: SchemaMeta = { hasDefault: false };
-const MAX_REF_HOPS = 64;
+/** `$ref` hops followed iteratively; far beyond any real chain, it only stops circles. */
+const MAX_REF_HOPS = 10_000;
 
 function metaOf(keywords: { readonly [keyword: string]: unknown }): SchemaMeta {
   return {
@@ -173,8 +175,7 @@ export function shapeOf(node: SchemaNode): Shape {
       subschemas: facets.map((facet) => ({ ...current, facet })),
     };
   }
-  // A chain of references that never reaches a schema accepts anything.
-  return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
+  throw refChainTooLong();
 }
 
 function facetShape(
@@ -239,7 +240,16 @@ export function followReferences(node: SchemaNode): SchemaNode {
     if (facets.length !== 1 || facets[0] !== 'ref') return current;
     current = current.doc.resolve(current, value['$ref'] as string);
   }
-  return current;
+  throw refChainTooLong();
+}
+
+/** A `$ref` that only leads to another `$ref`, too many times (or in a circle): never a schema. */
+function refChainTooLong(): ComparisonLimitError {
+  return new ComparisonLimitError(
+    '$ref leads only to other $refs (a chain that long, or a circle of $refs)',
+    MAX_REF_HOPS,
+    '',
+  );
 }
 
 /** A subschema of `shape` (e.g. a property's schema). */

@@ -27,11 +27,49 @@ function criterionChange(original: Shape, update: Shape): DifferenceType | undef
   return loosens ? 'COMBINED_TYPE_EXTENDED' : 'COMBINED_TYPE_CHANGED';
 }
 
+const canonicalKeys = new WeakMap<object, string>();
+
+/** The canonical JSON of a subschema, computed once per schema object (unions compare it often). */
+function keyOf(node: SchemaNode): string {
+  const value = node.value;
+  if (typeof value !== 'object' || value === null)
+    return `${node.facet ?? ''}:${canonicalJson(value)}`;
+  let key = canonicalKeys.get(value);
+  if (key === undefined) {
+    key = canonicalJson(value);
+    canonicalKeys.set(value, key);
+  }
+  return `${node.facet ?? ''}:${key}`;
+}
+
+/**
+ * Pairs subschemas written identically on both sides (and free of references, whose targets may
+ * differ between the documents). When these pairs already cover the smaller side, the matching is
+ * maximum and no other pair needs comparing: a union of n unchanged branches costs n, not n².
+ */
+function identicalPairs(
+  left: readonly SchemaNode[],
+  right: readonly SchemaNode[],
+): Map<number, number> | undefined {
+  const byKey = new Map<string, number[]>();
+  right.forEach((node, j) => {
+    const key = keyOf(node);
+    if (!key.includes('"$ref"') && !key.includes('Ref"'))
+      byKey.set(key, [...(byKey.get(key) ?? []), j]);
+  });
+  const matching = new Map<number, number>();
+  left.forEach((node, i) => {
+    const j = byKey.get(keyOf(node))?.shift();
+    if (j !== undefined) matching.set(j, i);
+  });
+  return matching.size === Math.min(left.length, right.length) ? matching : undefined;
+}
+
 /** Equal subschemas collapse, as in a set. */
 function distinct(nodes: readonly SchemaNode[]): SchemaNode[] {
   const seen = new Set<string>();
   return nodes.filter((node) => {
-    const key = `${node.facet ?? ''}:${canonicalJson(node.value)}`;
+    const key = keyOf(node);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -99,11 +137,14 @@ export function compareCombined(
   update: Shape,
   compareSchemas: CompareSchemas,
 ): void {
+  // Confluent reads `type` + a combiner as a real allOf (see Shape.indexed); by meaning, the parts
+  // of one schema object are compared part by part like any other facets.
+  const indexed = (shape: Shape) => shape.indexed === true && ctx.reading === 'confluent';
   if (
     original.synthetic === true &&
     update.synthetic === true &&
-    original.indexed !== true &&
-    update.indexed !== true &&
+    !indexed(original) &&
+    !indexed(update) &&
     original.criterion === 'allOf' &&
     update.criterion === 'allOf'
   ) {
@@ -126,6 +167,8 @@ export function compareCombined(
         : 'PRODUCT_TYPE_NARROWED',
     );
 
+  if (identicalPairs(left, right) !== undefined) return;
+
   const edges: number[][] = [];
   const found = new Map<string, readonly Difference[]>();
   left.forEach((originalSub, i) => {
@@ -133,7 +176,7 @@ export function compareCombined(
     right.forEach((updateSub, j) => {
       const trial = ctx.sub();
       const compare = () => compareSchemas(trial, originalSub, updateSub);
-      if (original.synthetic === true && original.indexed !== true) compare();
+      if (original.synthetic === true && !indexed(original)) compare();
       else trial.enter([`${original.criterion ?? 'allOf'}`, i], compare);
       if (trial.isCompatible()) {
         edges[i]!.push(j);
