@@ -39,6 +39,10 @@ export interface InventoryOnKafka {
   handler(): ReturnType<typeof createInventoryServiceConsumer>;
   /** Publishes an OrderCancelled for `orderId` (the key); returns its envelope. */
   publish(orderId?: string, note?: string): Promise<ReturnType<typeof orderCancelledV1>>;
+  /** An OrderCancelled envelope, not sent. */
+  envelope(orderId?: string, note?: string): ReturnType<typeof orderCancelledV1>;
+  /** Sends an envelope (again: a producer retrying after an unacknowledged send). */
+  send(envelope: ReturnType<typeof orderCancelledV1>): Promise<void>;
   /** Sends raw bytes to the event topic. */
   publishRaw(key: string, value: string, headers?: Record<string, string>): Promise<void>;
   /** Effect rows per messageId. */
@@ -121,6 +125,24 @@ export async function inventoryOnKafka(
       },
     });
 
+  const makeEnvelope = (orderId: string = randomUUID(), note?: string) =>
+    orderCancelledV1({
+      orderId,
+      cancelledAt: new Date().toISOString(),
+      reason: 'customer_request',
+      ...(note !== undefined ? { note } : {}),
+    });
+  const send = async (envelope: ReturnType<typeof orderCancelledV1>) => {
+    await producer.send([
+      {
+        topic: topic!,
+        key: envelope.aggregateId,
+        value: JSON.stringify(envelope),
+        headers: { messageId: envelope.messageId, eventType: envelope.eventType },
+      },
+    ]);
+  };
+
   return {
     kafka,
     client,
@@ -131,21 +153,11 @@ export async function inventoryOnKafka(
     failures,
     calls,
     handler,
+    envelope: makeEnvelope,
+    send,
     async publish(orderId = randomUUID(), note?: string) {
-      const envelope = orderCancelledV1({
-        orderId,
-        cancelledAt: new Date().toISOString(),
-        reason: 'customer_request',
-        ...(note !== undefined ? { note } : {}),
-      });
-      await producer.send([
-        {
-          topic: topic!,
-          key: envelope.aggregateId,
-          value: JSON.stringify(envelope),
-          headers: { messageId: envelope.messageId, eventType: envelope.eventType },
-        },
-      ]);
+      const envelope = makeEnvelope(orderId, note);
+      await send(envelope);
       return envelope;
     },
     async publishRaw(key, value, headers = {}) {
