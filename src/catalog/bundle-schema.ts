@@ -148,7 +148,9 @@ function collectReferences(file: SchemaFile, context: BundleContext): Reference[
     const hash = ref.indexOf('#');
     const filePart = hash < 0 ? ref : ref.slice(0, hash);
     const fragment = hash < 0 ? '' : ref.slice(hash + 1);
-    if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(filePart) || filePart.startsWith('//')) {
+    // `C:/x.json` and `C:\x.json` are Windows paths, not URLs with scheme "C".
+    const drivePath = /^[A-Za-z]:([\\/]|$)/.test(filePart);
+    if (!drivePath && (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(filePart) || filePart.startsWith('//'))) {
       report(
         'ref-url',
         `$ref "${ref}" points to a URL; evgen never fetches schemas`,

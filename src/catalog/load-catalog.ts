@@ -131,7 +131,7 @@ export async function loadCatalog(
   let consumerFiles: string[] = [];
   for (const entry of await sortedEntries(root)) {
     const path = join(root, entry.name);
-    if (entry.name.startsWith('.')) continue;
+    if (isHidden(entry.name) || refuseOddEntry(entry, path, context)) continue;
     if (entry.name === '_consumers' && entry.isDirectory()) {
       consumerFiles = await listConsumerFiles(path, context);
     } else if (entry.name.startsWith('_')) {
@@ -152,6 +152,40 @@ export async function loadCatalog(
 async function sortedEntries(dir: string): Promise<Dirent[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   return entries.sort((a, b) => compare(a.name, b.name));
+}
+
+/** Hidden entries (`.git`, `.DS_Store`) are skipped silently; a name like `...` is not hidden. */
+function isHidden(name: string): boolean {
+  return /^\.[^.]/.test(name);
+}
+
+/**
+ * Entries evgen cannot read as what they look like get a problem instead of being skipped
+ * silently: symbolic links (evgen never follows them inside the events folder) and names made of
+ * dots such as `...`. Returns true when the entry was reported.
+ */
+function refuseOddEntry(entry: Dirent, path: string, context: LoadContext): boolean {
+  if (entry.isSymbolicLink()) {
+    context.problems.add({
+      code: 'symbolic-link',
+      file: displayPath(path),
+      pointer: '',
+      message: 'is a symbolic link; evgen does not follow links inside the events folder',
+      hint: 'replace the link with the folder or file itself (shared schemas belong in events/_common/)',
+    });
+    return true;
+  }
+  if (entry.name.startsWith('..')) {
+    context.problems.add({
+      code: 'invalid-name',
+      file: displayPath(path),
+      pointer: '',
+      message: `${JSON.stringify(entry.name)} is not a domain, event or file name evgen can use`,
+      hint: 'rename or remove it',
+    });
+    return true;
+  }
+  return false;
 }
 
 function unexpectedFile(path: string, hint: string, context: LoadContext): void {
@@ -195,7 +229,7 @@ async function loadDomain(
   const events: EventDefinition[] = [];
   for (const entry of await sortedEntries(dir)) {
     const path = join(dir, entry.name);
-    if (entry.name.startsWith('.')) continue;
+    if (isHidden(entry.name) || refuseOddEntry(entry, path, context)) continue;
     if (entry.isDirectory()) {
       const event = await loadEvent(domain, entry.name, path, context);
       if (event !== undefined && domainOk) events.push(event);
@@ -240,7 +274,8 @@ async function loadEvent(
   const versionNumbers: number[] = [];
   let hasEventJson = false;
   for (const entry of entries) {
-    if (entry.name.startsWith('.') || !entry.isFile()) continue;
+    if (isHidden(entry.name) || refuseOddEntry(entry, join(dir, entry.name), context)) continue;
+    if (!entry.isFile()) continue;
     if (entry.name === 'event.json') hasEventJson = true;
     else {
       const version = schemaFileVersion(entry.name);
@@ -572,8 +607,8 @@ function checkKafkaTopicSettings(events: readonly EventDefinition[], context: Lo
 async function listConsumerFiles(dir: string, context: LoadContext): Promise<string[]> {
   const files: string[] = [];
   for (const entry of await sortedEntries(dir)) {
-    if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
+    if (isHidden(entry.name) || refuseOddEntry(entry, path, context)) continue;
     if (entry.isFile() && entry.name.endsWith('.json')) files.push(path);
     else unexpectedFile(path, 'consumers are declared as events/_consumers/<name>.json', context);
   }

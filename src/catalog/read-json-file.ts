@@ -62,7 +62,52 @@ export async function readJsonFile(absolutePath: string, problems: ProblemList):
     });
     return { ok: false };
   }
+  const lone = findLoneSurrogate(value, '');
+  if (lone !== undefined) {
+    problems.add({
+      code: 'lone-surrogate',
+      file,
+      pointer: lone.pointer,
+      message: `${lone.where} contains a lone UTF-16 surrogate (${lone.escape}): it is not a Unicode character, so no validator, $ref or generated file can carry it`,
+      hint: 'remove that \\u escape, or write the whole character (a high and a low surrogate together)',
+    });
+    return { ok: false };
+  }
   return { ok: true, value };
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function pointerSegment(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** The first key or string (depth-first, in document order) holding a lone surrogate. */
+function findLoneSurrogate(
+  value: unknown,
+  pointer: string,
+): { pointer: string; where: string; escape: string } | undefined {
+  const escapeOf = (text: string) =>
+    `\\u${LONE_SURROGATE.exec(text)![0].charCodeAt(0).toString(16).toUpperCase()}`;
+  if (typeof value === 'string')
+    return LONE_SURROGATE.test(value)
+      ? { pointer, where: 'this string', escape: escapeOf(value) }
+      : undefined;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = findLoneSurrogate(item, `${pointer}/${index}`);
+      if (found !== undefined) return found;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      // The key cannot be written as a valid pointer either: point at its parent.
+      if (LONE_SURROGATE.test(key))
+        return { pointer, where: `the key ${JSON.stringify(key)}`, escape: escapeOf(key) };
+      const found = findLoneSurrogate(item, `${pointer}/${pointerSegment(key)}`);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
 
 /** `at line 3, column 5: Unexpected token ...`, stable across Node versions (we compute the position). */
