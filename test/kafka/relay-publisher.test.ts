@@ -75,7 +75,7 @@ describe('kafkaRelayPublisher', () => {
 
   it('never has two unacknowledged records of one aggregate; a failed send rejects all of its publishes', async () => {
     const producer = new FakeProducer();
-    const publisher = kafkaRelayPublisher(producer, routes);
+    const publisher = kafkaRelayPublisher(producer, routes, { maxInFlightSends: 1 });
     const a1 = publisher.publish(message('a'));
     await tick();
     const a2 = publisher.publish(message('a'));
@@ -101,6 +101,28 @@ describe('kafkaRelayPublisher', () => {
     expect(producer.sends[3]!.records).toHaveLength(1);
     producer.sends[3]!.settle();
     await a4;
+  });
+
+  it('runs several sends at once, but never two with records of one aggregate', async () => {
+    const producer = new FakeProducer();
+    const publisher = kafkaRelayPublisher(producer, routes, { maxInFlightSends: 2 });
+    const a1 = publisher.publish(message('a'));
+    await tick();
+    const b1 = publisher.publish(message('b'));
+    const a2 = publisher.publish(message('a'));
+    await tick();
+    expect(producer.sends.map((s) => s.records.map((r) => r.key))).toEqual([['a'], ['b']]);
+    producer.sends[1]!.settle();
+    await b1;
+    await tick();
+    // a2 still waits for a1, although a send slot is free.
+    expect(producer.sends).toHaveLength(2);
+    producer.sends[0]!.settle();
+    await a1;
+    await tick();
+    expect(producer.sends[2]!.records.map((r) => r.key)).toEqual(['a']);
+    producer.sends[2]!.settle();
+    await a2;
   });
 
   it('refuses an event type without a topic as a non-retryable error; checks its options', async () => {

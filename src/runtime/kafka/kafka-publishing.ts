@@ -56,6 +56,11 @@ export interface KafkaRelayPublisherOptions {
   readonly prefix?: string;
   /** Most records in one send (default 500). */
   readonly maxBatchSize?: number;
+  /**
+   * Sends in flight at once (default 5, the most an idempotent producer keeps in order per
+   * partition). Records of one aggregate are still never in two of them.
+   */
+  readonly maxInFlightSends?: number;
 }
 
 /**
@@ -63,8 +68,8 @@ export interface KafkaRelayPublisherOptions {
  * acknowledged its record (the producer must be idempotent with acks = all, the default of both
  * adapters), so the relay marks it SENT only then.
  *
- * Throughput: publishes that arrive while a send is in flight are gathered into the next send,
- * so the relay's parallel aggregates travel in one produce request.
+ * Throughput: publishes that arrive in the same tick, or while `maxInFlightSends` sends are in
+ * flight, are gathered into the next send, so the relay's parallel aggregates share requests.
  * Order: records with one key (aggregate) are never unacknowledged together: a record waits
  * until the previous record of its key settled, and a batch never holds two records of one key.
  * Same key → same partition (murmur2), so the per-aggregate order the relay keeps is the order
@@ -76,6 +81,10 @@ export function kafkaRelayPublisher(
   options: KafkaRelayPublisherOptions = {},
 ): Publisher {
   const maxBatchSize = options.maxBatchSize ?? 500;
+  const maxInFlightSends = options.maxInFlightSends ?? 5;
+  if (!Number.isInteger(maxInFlightSends) || maxInFlightSends < 1) {
+    throw new RangeError(`maxInFlightSends must be a positive integer (got ${maxInFlightSends})`);
+  }
   if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) {
     throw new RangeError(`maxBatchSize must be a positive integer (got ${maxBatchSize})`);
   }
@@ -88,10 +97,10 @@ export function kafkaRelayPublisher(
   let queue: Pending[] = [];
   /** Keys with a record in flight. */
   const inFlight = new Set<string>();
-  let sending = false;
+  let sending = 0;
 
   const pump = (): void => {
-    if (sending || queue.length === 0) return;
+    if (sending >= maxInFlightSends || queue.length === 0) return;
     const batch: Pending[] = [];
     const rest: Pending[] = [];
     const keys = new Set<string>();
@@ -106,7 +115,7 @@ export function kafkaRelayPublisher(
     }
     if (batch.length === 0) return;
     queue = rest;
-    sending = true;
+    sending += 1;
     for (const key of keys) inFlight.add(key);
     producer
       .send(batch.map((pending) => pending.record))
@@ -116,7 +125,7 @@ export function kafkaRelayPublisher(
       )
       .finally(() => {
         for (const key of keys) inFlight.delete(key);
-        sending = false;
+        sending -= 1;
         pump();
       });
   };
