@@ -88,6 +88,30 @@ export async function planOutput(
   return { outDir, writes, unchanged, removals, foreign };
 }
 
+/**
+ * Whether the output folder holds exactly the files whose hashes are given (path → sha256), with
+ * no evgen-generated orphan beside them, read without generating anything. Files evgen did not
+ * generate are listed in `foreign`, as in a full plan.
+ */
+export async function outputMatches(
+  outDir: string,
+  hashes: Readonly<Record<string, string>>,
+): Promise<{ matches: boolean; files: number; foreign: string[] }> {
+  const existing = await listFiles(outDir);
+  const existingSet = new Set(existing);
+  const wanted = Object.keys(hashes);
+  const foreign: string[] = [];
+  let matches = wanted.every((path) => existingSet.has(path));
+  for (const path of existing) {
+    if (Object.hasOwn(hashes, path)) {
+      if (matches && sha256(await readFile(join(outDir, path), 'utf8')) !== hashes[path])
+        matches = false;
+    } else if (await startsWithMarker(join(outDir, path))) matches = false;
+    else foreign.push(path);
+  }
+  return { matches, files: wanted.length, foreign };
+}
+
 /** True when `--check` should fail. */
 export function isOutOfDate(plan: OutputPlan): boolean {
   return plan.writes.length > 0 || plan.removals.length > 0;

@@ -7,8 +7,9 @@ import type { Catalog } from '../catalog/model.js';
 import { compareStrings } from '../common/json-value.js';
 import { formatTypeScript } from './render/format.js';
 import { commentToken, generatedHeader } from './render/header.js';
+import { cacheKey, type GenerationCache } from './generation-cache.js';
 import { DEFAULT_RUNTIME_IMPORT } from './runtime-import.js';
-import type { GeneratedFile, Target, TargetFile } from './target.js';
+import type { GeneratedFile, Target, TargetContext, TargetFile } from './target.js';
 
 export { DEFAULT_RUNTIME_IMPORT };
 
@@ -17,6 +18,12 @@ export interface GenerateOptions {
   readonly targetNames?: readonly string[];
   /** Module specifier generated code imports the runtime from; default `evgen-runtime`. */
   readonly runtimeImport?: string;
+  /**
+   * Reuse files of earlier runs: event-scoped targets are run per event and only for events
+   * whose inputs changed; catalog-scoped targets only when the catalog changed. The cache's keys
+   * must already include the generator's version (see the CLI's build cache).
+   */
+  readonly cache?: GenerationCache;
 }
 
 /** Why generation failed: an unknown target name, a target that threw, or bad/colliding paths. */
@@ -58,9 +65,12 @@ export async function generate(
   const owners = new Map<string, string>();
   const files: GeneratedFile[] = [];
   for (const target of selected) {
-    let produced: readonly TargetFile[];
+    let produced: readonly GeneratedFile[];
     try {
-      produced = await target.generate(context);
+      produced =
+        options.cache === undefined
+          ? await finishFiles(await target.generate(context))
+          : await generateCached(target, context, options.cache);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new GenerateError(`target "${target.name}" failed: ${reason}`, target.name, {
@@ -84,10 +94,23 @@ export async function generate(
         );
       }
       owners.set(file.path.toLowerCase(), target.name);
-      files.push({ path: file.path, content: await finishFile(file) });
+      files.push(file);
     }
   }
   return files.sort((a, b) => compareStrings(a.path, b.path));
+}
+
+async function finishFiles(files: readonly TargetFile[]): Promise<GeneratedFile[]> {
+  const finished: GeneratedFile[] = [];
+  for (const file of files) {
+    const problem = pathProblem(file.path);
+    // An invalid path is reported by the caller, without formatting anything.
+    finished.push({
+      path: file.path,
+      content: problem === undefined ? await finishFile(file) : '',
+    });
+  }
+  return finished;
 }
 
 /** The one place a generated file gets its header and formatting (see TargetFile). */
@@ -95,6 +118,42 @@ export async function finishFile(file: TargetFile): Promise<string> {
   const content = `${generatedHeader(file.sources, commentToken(file.path))}\n${file.body}`;
   const format = file.format ?? /\.(ts|js)$/.test(file.path);
   return normalizeContent(format ? await formatTypeScript(content) : content);
+}
+
+/**
+ * A target's files through the cache. An event-scoped target runs on the catalog without events
+ * and on each event alone (see `Target.scope`); the parts are merged by path, and two parts that
+ * disagree about one path are an error rather than a silent choice.
+ */
+async function generateCached(
+  target: Target,
+  context: TargetContext,
+  cache: GenerationCache,
+): Promise<GeneratedFile[]> {
+  const run = async (catalog: Catalog, key: string): Promise<readonly GeneratedFile[]> => {
+    const cached = await cache.get(key);
+    if (cached !== undefined) return cached;
+    const produced = await finishFiles(await target.generate({ ...context, catalog }));
+    await cache.set(key, produced);
+    return produced;
+  };
+  const { catalog, runtimeImport } = context;
+  if (target.scope !== 'event') {
+    const inputs = JSON.stringify([catalog.root, catalog.events, catalog.consumers]);
+    return [...(await run(catalog, cacheKey(['catalog', target.name, runtimeImport, inputs])))];
+  }
+  const parts = [[], ...catalog.events.map((event) => [event])];
+  const byPath = new Map<string, string>();
+  for (const events of parts) {
+    const key = cacheKey(['event', target.name, runtimeImport, JSON.stringify(events)]);
+    for (const file of await run({ ...catalog, events }, key)) {
+      const previous = byPath.get(file.path);
+      if (previous !== undefined && previous !== file.content)
+        throw new Error(`produced two different versions of ${file.path} for different events`);
+      byPath.set(file.path, file.content);
+    }
+  }
+  return [...byPath].map(([path, content]) => ({ path, content }));
 }
 
 /** LF line endings and exactly one trailing newline, whatever the target produced. */

@@ -40,5 +40,12 @@ export interface Target {
   /** Short kebab-case name used in config files and messages, e.g. `envelopes`. */
   readonly name: string;
   readonly description: string;
+  /**
+   * `event`: what the target generates for a catalog is exactly the union of what it generates
+   * for the catalog without events and for each event alone (each event's files depend on that
+   * event and the runtime import only). generate() then runs it per event, and an incremental
+   * build reuses the files of unchanged events. Default `catalog`: always run on the whole catalog.
+   */
+  readonly scope?: 'event' | 'catalog';
   generate(context: TargetContext): Promise<readonly TargetFile[]> | readonly TargetFile[];
 }

@@ -3,20 +3,20 @@
  * targets, and bring the output folder up to date (or, with --check, only say whether it is).
  * A bad catalog prints every problem to stderr, exits 2 and writes nothing.
  */
-import { isAbsolute, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
-import { loadCatalog } from '../../catalog/load-catalog.js';
 import { displayPath } from '../../catalog/read-json-file.js';
-import { generate, GenerateError } from '../../codegen/generate.js';
+import { GenerateError } from '../../codegen/generate.js';
 import { GENERATED_MARKER } from '../../codegen/render/header.js';
-import type { Target } from '../../codegen/target.js';
-import { allTargets } from '../../codegen/targets/index.js';
+import type { GeneratedFile, Target } from '../../codegen/target.js';
+import { BuildCache, DEFAULT_CACHE_DIR } from '../build-cache.js';
 import { addFolderOptions, printProblems, refuse } from '../command-support.js';
 import { loadConfig } from '../config.js';
 import {
   applyPlan,
   isOutOfDate,
+  outputMatches,
   OutputConflictError,
   planOutput,
   type OutputPlan,
@@ -31,8 +31,12 @@ export interface BuildOptions {
   readonly check?: boolean;
   /** `--only a,b`: the targets to run, overriding `targets` in the config file. */
   readonly only?: string;
-  /** Targets to choose from; the registry's by default (tests pass their own). */
+  /** Targets to choose from; the registry's by default (tests pass their own, never cached). */
   readonly targets?: readonly Target[];
+  /** `--no-cache`: generate everything, read and write no cache. */
+  readonly cache?: boolean;
+  /** `--cache-dir DIR`: default `.evgen-cache` beside the output folder. */
+  readonly cacheDir?: string;
 }
 
 export function registerBuild(program: Command): void {
@@ -49,6 +53,11 @@ export function registerBuild(program: Command): void {
       'comma-separated targets to run (default: all, or "targets" in evgen.config.json)',
     )
     .option('--check', 'write nothing; list stale, missing and orphaned files and exit 1 if any')
+    .option(
+      '--cache-dir <dir>',
+      `incremental build cache (default: ${DEFAULT_CACHE_DIR} beside the output folder)`,
+    )
+    .option('--no-cache', 'regenerate everything; neither read nor write the cache')
     .action(async (options: BuildOptions) => {
       process.exitCode = await runBuild(options);
     });
@@ -62,13 +71,40 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   try {
     const config = await loadConfig(options);
     assertSeparateFolders(config.events, config.out);
-    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     const targetNames = options.only !== undefined ? parseTargetList(options.only) : config.targets;
-    const files = await generate(catalog, options.targets ?? allTargets, {
+    // Custom targets (tests) are not part of the generator fingerprint: never cache them.
+    const cache =
+      options.cache === false || options.targets !== undefined
+        ? undefined
+        : await BuildCache.open(options.cacheDir ?? join(dirname(config.out), DEFAULT_CACHE_DIR));
+    const settings = {
+      targets: targetNames ?? null,
+      runtimeImport: config.runtimeImport,
+      eventTypeFormat: config.eventTypeFormat,
+    };
+    const inputs = await cache?.inputsDigest(config.events, settings);
+    // Unchanged inputs and an output folder that still holds what the last build wrote: done,
+    // without loading the catalog or the generator.
+    const manifest = inputs === undefined ? undefined : await cache?.readManifest(config.out);
+    if (manifest !== undefined && manifest.inputs === inputs) {
+      const current = await outputMatches(config.out, manifest.files);
+      if (current.matches)
+        return reportUnchanged(options, config.out, current.files, current.foreign, started);
+    }
+    const [{ loadCatalog }, { generate }, { allTargets }] = await Promise.all([
+      import('../../catalog/load-catalog.js'),
+      import('../../codegen/generate.js'),
+      import('../../codegen/targets/index.js'),
+    ]);
+    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const files: GeneratedFile[] = await generate(catalog, options.targets ?? allTargets, {
       ...(targetNames !== undefined ? { targetNames } : {}),
       runtimeImport: config.runtimeImport,
+      ...(cache !== undefined ? { cache } : {}),
     });
     plan = await planOutput(config.out, files);
+    if (cache !== undefined && inputs !== undefined)
+      await cache.writeManifest(config.out, inputs, files);
     summary = {
       events: catalog.events.length,
       versions: catalog.events.reduce((sum, event) => sum + event.versions.length, 0),
@@ -108,6 +144,32 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   process.stdout.write(
     `evgen: ${summary.events} events, ${summary.versions} versions → ${summary.files} files in ${out || '.'}: ` +
       `${plan.writes.length} written, ${plan.unchanged.length} unchanged, ${plan.removals.length} removed (${elapsed} ms)\n`,
+  );
+  return 0;
+}
+
+/** The output folder is what the last build of the same inputs wrote. */
+function reportUnchanged(
+  options: BuildOptions,
+  outDir: string,
+  files: number,
+  foreign: readonly string[],
+  started: number,
+): number {
+  const out = displayPath(outDir);
+  for (const path of foreign) {
+    process.stderr.write(
+      `warning: ${out}/${path} is not generated by evgen (no "${GENERATED_MARKER}" header); left alone\n`,
+    );
+  }
+  const prefix = out === '' ? '' : `${out}/`;
+  if (options.check === true) {
+    process.stdout.write(`evgen: ${prefix || './'} is up to date (${files} files)\n`);
+    return 0;
+  }
+  const elapsed = Math.round(performance.now() - started);
+  process.stdout.write(
+    `evgen: inputs unchanged → ${files} files in ${out || '.'}: 0 written, ${files} unchanged, 0 removed (${elapsed} ms)\n`,
   );
   return 0;
 }

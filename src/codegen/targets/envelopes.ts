@@ -12,6 +12,7 @@ import { eventFile } from './event-files.js';
 export const envelopesTarget: Target = {
   name: 'envelopes',
   description: 'typed envelopes, descriptors and constructors per event version',
+  scope: 'event',
   async generate({ catalog, runtimeImport }) {
     const files: TargetFile[] = [];
     for (const event of catalog.events) {

@@ -180,6 +180,7 @@ async function eventValidators(
 export const validatorsTarget: Target = {
   name: 'validators',
   description: 'ajv standalone validators per event version: strict writer and tolerant reader',
+  scope: 'event',
   async generate({ catalog, runtimeImport }) {
     const files: TargetFile[] = [];
     for (const event of catalog.events)
