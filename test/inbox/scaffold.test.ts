@@ -218,7 +218,7 @@ describe('evgen scaffold (CLI)', () => {
         join(dir, 'src/handlers/inventory-service/order-created.ts'),
         'utf8',
       );
-      expect(mine.startsWith("import { NonRetryableError } from 'evgen/runtime';")).toBe(true);
+      expect(mine.startsWith("import { NonRetryableError } from 'evgen-runtime';")).toBe(true);
       expect(mine).toContain('// mine\n');
       expect(await runCli(args)).toBe(0);
       expect(
