@@ -1,0 +1,183 @@
+/**
+ * Kafka consumer runner with the inbox guard vs a raw consumer doing the same work, measured in
+ * the same run on the real broker and the real PostgreSQL, for each client adapter:
+ * - subject: `createKafkaConsumerRunner` with an inbox-guarded handler (`handleWithInbox` + one
+ *   INSERT), committing positions after the transaction (coalesced);
+ * - baseline: a consumer on the same transport interface doing the same SQL (BEGIN, inbox INSERT
+ *   … ON CONFLICT, INSERT, UPDATE processed_at, COMMIT) and committing offset + 1 after each
+ *   record without waiting for it (the cheapest a raw consumer can do), same partition concurrency.
+ * Both read the same records (own consumer groups, from the beginning).
+ */
+import {
+  createEnvelope,
+  createKafkaConsumerRunner,
+  handleWithInbox,
+  migrateInbox,
+  postgresDatabase,
+  type Envelope,
+  type EventVersionDescriptor,
+} from '../../src/runtime/index.js';
+import { createTestSchema } from '../support/postgres.js';
+import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
+import type { BenchResult } from './bench-result.js';
+
+const MESSAGES = 2_000;
+const PARTITIONS = 4;
+const CONCURRENCY = 4;
+
+type Counted = { sku: string; quantity: number };
+const stockCounted: EventVersionDescriptor<'bench.StockCounted', 1, Counted> = {
+  eventType: 'bench.StockCounted',
+  schemaVersion: 1,
+  aggregateType: 'Stock',
+  aggregateIdProperty: 'sku',
+  validatePayload: (payload) => ({ ok: true, value: payload as Counted }),
+  readPayload: (payload) => ({ ok: true, value: payload as Counted }),
+};
+
+async function until(what: string, done: () => boolean, timeoutMs = 180_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+async function timed(work: () => Promise<void>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await work();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  for (const { name, create } of KAFKA_CLIENTS) {
+    const kafka = await createTestKafka(create);
+    const pg = await createTestSchema('evgen_bench_kafka');
+    const client = create({ brokers: [kafka.brokers] });
+    const producer = await client.producer();
+    const { schema } = pg;
+    const db = postgresDatabase(pg.pool);
+    try {
+      await migrateInbox(db, { schema });
+      await pg.pool.query(
+        `CREATE TABLE "${schema}".stock_count (sku text NOT NULL, quantity int NOT NULL, message_id text NOT NULL)`,
+      );
+      const [topic, retry, dlt] = await kafka.createTopics([
+        { topic: 'bench.events', partitions: PARTITIONS },
+        { topic: 'bench-consumer.retry.1s', partitions: PARTITIONS },
+        { topic: 'bench-consumer.dlt', partitions: 1 },
+      ]);
+      const envelopes: Envelope[] = [];
+      for (let i = 0; i < MESSAGES; i++)
+        envelopes.push(createEnvelope(stockCounted, { sku: `SKU-${i % 300}`, quantity: i }));
+      for (let start = 0; start < MESSAGES; start += 200) {
+        await producer.send(
+          envelopes.slice(start, start + 200).map((envelope) => ({
+            topic: topic!,
+            key: envelope.aggregateId,
+            value: JSON.stringify(envelope),
+            headers: { messageId: envelope.messageId, eventType: envelope.eventType },
+          })),
+        );
+      }
+      const insert = (tx: { query: typeof pg.pool.query }, envelope: Envelope) => {
+        const payload = envelope.payload as Counted;
+        return tx.query(
+          `INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`,
+          [payload.sku, payload.quantity, envelope.messageId],
+        );
+      };
+
+      // Subject: the runner with the inbox guard.
+      const runner = createKafkaConsumerRunner({
+        client,
+        routes: {
+          consumer: 'bench-consumer',
+          groupId: kafka.group('bench-runner'),
+          topics: [topic!],
+          retry: [{ topic: retry!, delayMs: 1_000 }],
+          deadLetter: dlt!,
+        },
+        partitionConcurrency: CONCURRENCY,
+        handler: {
+          name: 'bench-consumer',
+          handle: (raw) =>
+            handleWithInbox(
+              db,
+              { schema, consumer: 'bench-consumer', envelope: raw as Envelope },
+              (tx, envelope) => insert(tx as never, envelope).then(() => undefined),
+            ),
+        },
+      });
+      const runnerTime = await timed(async () => {
+        await runner.start();
+        await until(
+          'the runner to handle every record',
+          () => runner.metrics().handled >= MESSAGES,
+        );
+      });
+      await runner.stop();
+
+      // Baseline: a raw consumer doing the same SQL.
+      await pg.pool.query(`TRUNCATE "${schema}".stock_count, "${schema}".inbox_message`);
+      const raw = client.consumer({
+        groupId: kafka.group('bench-raw'),
+        topics: [topic!],
+        partitionConcurrency: CONCURRENCY,
+      });
+      let rawHandled = 0;
+      const rawTime = await timed(async () => {
+        await raw.start({
+          onRecord: async (record) => {
+            const envelope = JSON.parse(record.value!.toString('utf8')) as Envelope;
+            const connection = await pg.pool.connect();
+            try {
+              await connection.query('BEGIN');
+              const claimed = await connection.query(
+                `INSERT INTO "${schema}".inbox_message (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
+                [envelope.messageId, 'bench-consumer'],
+              );
+              if (claimed.rows.length === 1) {
+                await insert(connection as never, envelope);
+                await connection.query(
+                  `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+                  [envelope.messageId, 'bench-consumer'],
+                );
+              }
+              await connection.query('COMMIT');
+            } finally {
+              connection.release();
+            }
+            void raw
+              .commit([
+                {
+                  topic: record.topic,
+                  partition: record.partition,
+                  offset: (BigInt(record.offset) + 1n).toString(),
+                },
+              ])
+              .catch(() => undefined);
+            rawHandled++;
+          },
+        });
+        await until('the raw consumer to handle every record', () => rawHandled >= MESSAGES);
+      });
+      await raw.close();
+
+      results.push({
+        name: `Kafka consumer runner + inbox guard (${name}, ${CONCURRENCY} partitions at once)`,
+        unit: 'msg/s',
+        subject: MESSAGES / runnerTime,
+        baselineName: `raw ${name} consumer doing the same SQL, commit per record not awaited`,
+        baseline: MESSAGES / rawTime,
+        note: `${MESSAGES} records, ${PARTITIONS} partitions, pg pool of 10; includes group join`,
+      });
+    } finally {
+      await producer.close();
+      await kafka.cleanup();
+      await pg.drop();
+    }
+  }
+  return results;
+}
