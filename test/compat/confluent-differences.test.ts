@@ -5,7 +5,14 @@
  * `evgen` policy judges by meaning instead, what it says.
  */
 import { describe, expect, it } from 'vitest';
-import { checkReadable, diffSchemas, type CompatibilityPolicy, type JsonSchema } from 'evgen';
+import {
+  ALL_DIFFERENCE_TYPES,
+  checkReadable,
+  diffSchemas,
+  type CompatibilityPolicy,
+  type JsonSchema,
+} from 'evgen';
+import { HINT_RULES } from '../../src/compat/rules/hints.js';
 
 const confluent = (original: JsonSchema, update: JsonSchema) => {
   const result = diffSchemas(original, update);
@@ -189,5 +196,23 @@ describe('5. Kafka Connect decimal as bytes', () => {
 
   it('policy evgen still calls it a type change: its readers validate the JSON type', () => {
     expect(verdict(bytes('string'), bytes('number'), 'evgen')).toBe(false);
+  });
+});
+
+describe('every difference type has its own hint', () => {
+  it('none of the 132 types falls back to the generic hint, in either direction', () => {
+    const generic = HINT_RULES[HINT_RULES.length - 1]!;
+    const fallbacks = (['backward', 'forward'] as const).flatMap((direction) =>
+      ALL_DIFFERENCE_TYPES.filter(
+        (type) =>
+          HINT_RULES.find(
+            (rule) =>
+              rule.types.test(type) &&
+              (rule.direction === undefined || rule.direction === direction),
+          ) === generic,
+      ).map((type) => `${direction}:${type}`),
+    );
+    expect(ALL_DIFFERENCE_TYPES).toHaveLength(132);
+    expect(fallbacks).toEqual([]);
   });
 });

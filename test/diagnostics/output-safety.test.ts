@@ -107,7 +107,9 @@ describe('evgen check output', () => {
 
     const github = await evgen('check', '--events', copy.events, '--format', 'github');
     expect(github.code).toBe(1);
-    const commands = workflowCommands(github.stdout);
+    const commands = workflowCommands(github.stdout).filter(
+      (command) => !command.startsWith('::notice title=evgen check::no --against given'),
+    );
     expect(commands.length).toBeGreaterThan(0);
     for (const command of commands)
       expect(command).toMatch(
@@ -172,5 +174,24 @@ describe('evgen check output', () => {
     expect(result.code).toBe(2);
     const report = JSON.parse(result.stdout) as { problems: Diagnostic[] };
     expect(report.problems.map((problem) => problem.code)).toEqual(['git-ref']);
+  });
+});
+
+describe('evgen check without a baseline', () => {
+  it('says once that released versions were not checked and suggests --against origin/main', async () => {
+    const copy = await exampleCopy();
+    try {
+      const text = await evgen('check', '--events', copy.events);
+      expect(text.code).toBe(0);
+      expect(text.stdout.match(/--against origin\/main/g)).toHaveLength(1);
+      const github = await evgen('check', '--events', copy.events, '--format', 'github');
+      expect(github.stdout).toMatch(
+        /^::notice title=evgen check::no --against given: .*--against origin\/main$/m,
+      );
+      const json = await evgen('check', '--events', copy.events, '--format', 'json');
+      expect(() => JSON.parse(json.stdout) as unknown).not.toThrow();
+    } finally {
+      await copy.dispose();
+    }
   });
 });

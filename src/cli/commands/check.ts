@@ -79,6 +79,16 @@ function problemAt(file: string, code: string, message: string, hint: string): D
   return { file, pointer: '', code, message, hint };
 }
 
+const NO_BASELINE =
+  'no --against given: versions were compared with each other only, so an edit of a released version is not caught (and may be blamed on the next version); in CI run evgen check --against origin/main';
+
+/** Said once per run without a baseline. */
+function noBaselineNote(format: ReportFormat): string {
+  return format === 'github'
+    ? `::notice title=evgen check::${NO_BASELINE}\n`
+    : `note: ${NO_BASELINE}\n`;
+}
+
 /** The check itself, returning the exit code; usable without commander. */
 export async function runCheck(options: CheckOptions): Promise<number> {
   const format = options.format ?? 'text';
@@ -128,6 +138,8 @@ export async function runCheck(options: CheckOptions): Promise<number> {
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
     });
     process.stdout.write(formatReport(format, report, context));
+    if (options.against === undefined && format !== 'json')
+      process.stdout.write(noBaselineNote(format));
     return report.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (error) {
     if (error instanceof ComparisonProblem) return fail([error.diagnostic]);

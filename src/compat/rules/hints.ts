@@ -91,6 +91,35 @@ export const HINT_RULES: readonly HintRule[] = [
     hint: 'do not tighten constraints on released data; enforce the stricter rule in the producer, or add a new event version',
   },
   {
+    types: /^RESERVED_PROPERTY_(CONFLICTS_WITH_PROPERTY|REMOVED)$/,
+    describe: 'reserved property {name} was declared or un-reserved ({type})',
+    hint: 'keep reserved names reserved; pick a new name for the new property',
+  },
+  {
+    types:
+      /^REQUIRED_(PROPERTY_WITH_DEFAULT_ADDED_TO_(OPEN|UNOPEN)_CONTENT_MODEL|ATTRIBUTE_REMOVED)$/,
+    describe:
+      'whether {name} is required changed ({type}); data written with the other version may lack it or carry any value',
+    hint: 'close the object (additionalProperties: false) before relying on a default, or keep {name} as it was',
+  },
+  {
+    types:
+      /^(PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL|PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL|PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL|PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL|PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL|OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL)$/,
+    describe: 'property {name} was added or removed where extras are still read ({type})',
+    hint: 'no action needed under STRICT; under a stricter custom policy keep the property declared (optional, deprecated)',
+  },
+  {
+    types:
+      /^(COMBINED_TYPE_EXTENDED|SUM_TYPE_EXTENDED|TYPE_EXTENDED|PRODUCT_TYPE_NARROWED|NOT_TYPE_NARROWED|ENUM_ARRAY_EXTENDED|SCHEMA_REMOVED)$/,
+    describe: 'the accepted values of {name} were widened ({type})',
+    hint: 'readers of the other version may meet values they do not accept: deploy readers of the wider version first',
+  },
+  {
+    types: /^(.*_REMOVED|MULTIPLE_OF_REDUCED)$/,
+    describe: 'a constraint on {name} was loosened ({type})',
+    hint: 'older readers still enforce it: deploy readers before writers that rely on the looser rule',
+  },
+  {
     types: /.*/,
     describe: '{name}: {type}',
     hint: 'revert this change, or publish it as a new event version/type',
