@@ -25,7 +25,7 @@ export const REPO = fileURLToPath(new URL('../', import.meta.url));
 export const RUNTIME_PACKAGE = 'evgen-runtime';
 
 /** Loaded by the runtime only when a caller asks for them (dynamic `import()`). */
-const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka'];
+const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka', '@opentelemetry/api'];
 /**
  * Loaded on demand but not declared at all: npm counts an optional peer edge from a production
  * package as production, so a service that keeps PGlite in devDependencies (for tests) would get

@@ -14,3 +14,4 @@ export * from './outbox/index.js';
 export * from './rabbitmq/index.js';
 export * from './in-process/index.js';
 export * from './kafka/index.js';
+export * from './metrics.js';

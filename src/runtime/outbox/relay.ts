@@ -41,6 +41,7 @@ import {
   type PublishFailure,
   type RelayBatchResult,
 } from './relay-options.js';
+import { tracePublish } from '../telemetry.js';
 import { SentFlusher } from './sent-flusher.js';
 
 export * from './relay-options.js';
@@ -231,7 +232,17 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           return;
         }
         const message = toOutboundMessage(row);
-        const outcome = await publisher.publish(message);
+        // A PRODUCER span continuing the trace stored with the row; the broker carries its context.
+        const outcome = await tracePublish(
+          message.headers,
+          {
+            messageId: message.envelope.messageId,
+            eventType: message.envelope.eventType,
+            aggregateId: message.envelope.aggregateId,
+          },
+          (headers) => publisher.publish({ ...message, headers }),
+          (result) => (result.kind === 'failed' ? result.error : undefined),
+        );
         if (outcome.kind === 'abandoned') {
           abandonedIds.push(row.id);
           releasedIds.push(...chain.slice(index + 1).map((r) => r.id));

@@ -11,6 +11,7 @@ import {
   type EventVersionDescriptor,
 } from '../envelope.js';
 import { ValidationError } from '../errors.js';
+import { withActiveTraceContext } from '../telemetry.js';
 import {
   DEFAULT_OUTBOX_NOTIFY_CHANNEL,
   outboxTableNames,
@@ -106,7 +107,7 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
       envelope.traceId ?? null,
       envelope.correlationId ?? null,
       envelope.causationId ?? null,
-      JSON.stringify(headers),
+      JSON.stringify(await withActiveTraceContext(headers)),
       notifyChannel === false ? null : notifyChannel,
     ],
   );

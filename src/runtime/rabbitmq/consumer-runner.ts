@@ -51,6 +51,7 @@ import {
 } from './connector.js';
 import { MalformedMessageError } from './errors.js';
 import { trustedHeaders } from './received-headers.js';
+import { traceProcess } from '../telemetry.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 
 /**
@@ -450,7 +451,16 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       return;
     }
     try {
-      const result = await handler.handle(body);
+      const result = await traceProcess(
+        message.properties.headers,
+        {
+          messageId: String(body.messageId),
+          eventType: String(body.eventType),
+          system: 'rabbitmq',
+          consumer: routes.consumer,
+        },
+        () => handler.handle(body),
+      );
       ack(current, message);
       breaker.succeeded();
       counts.handled++;

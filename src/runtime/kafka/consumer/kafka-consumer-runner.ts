@@ -50,6 +50,7 @@ import {
 } from './consumer-headers.js';
 import { deadLetterHeaders, retryCopyHeaders, type FailureFacts } from './dead-letter-record.js';
 import { routeFailure, type InPlaceBackoff, type KafkaRetryTier } from './failure-routing.js';
+import { traceProcess } from '../../telemetry.js';
 import { OffsetCommitter } from './offset-committer.js';
 
 /** The header that carries the envelope's messageId on every evgen record. */
@@ -419,7 +420,16 @@ export function createKafkaConsumerRunner(
     }
     if (body !== undefined) {
       try {
-        const result = await handler.handle(body);
+        const result = await traceProcess(
+          record.headers,
+          {
+            messageId: String(body.messageId),
+            eventType: String(body.eventType),
+            system: 'kafka',
+            consumer: routes.consumer,
+          },
+          () => handler.handle(body!),
+        );
         settle(record);
         counts.handled++;
         if (result === 'duplicate') counts.duplicates++;
