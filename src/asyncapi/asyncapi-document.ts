@@ -6,8 +6,9 @@
  * subscribed event. Pure: catalog in, document out; the CLI writes it.
  */
 import type { Catalog, ConsumerDefinition, EventDefinition, JsonSchema } from '../catalog/model.js';
-import { mapSchemaObjects } from '../catalog/schema-walk.js';
-import { pointerSegment } from '../catalog/catalog-error.js';
+import { pointerSegment } from '../common/json-pointer.js';
+import { mapSchema } from '../schema/walk.js';
+import { compareStrings } from '../common/json-value.js';
 
 export const ASYNCAPI_VERSION = '3.0.0';
 
@@ -26,8 +27,6 @@ function componentKey(text: string): string {
   return text.replace(/[^a-zA-Z0-9.\-_]/g, '_');
 }
 
-const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 /** The JSON Schema dialect a version's schema declares: 2020-12 or draft-07 (the default). */
 function schemaFormat(schema: JsonSchema): string {
   const declared = typeof schema === 'object' ? schema.$schema : undefined;
@@ -44,17 +43,21 @@ function schemaFormat(schema: JsonSchema): string {
  */
 function relocatedSchema(schema: JsonSchema, base: string): Json {
   if (typeof schema === 'boolean') return schema;
-  const relocated = mapSchemaObjects(schema, (node, pointer) => {
-    const copy: Record<string, unknown> = { ...node };
-    if (typeof copy.$ref === 'string' && copy.$ref.startsWith('#')) {
-      copy.$ref = `#${base}${copy.$ref.slice(1)}`;
-    }
-    if (pointer === '') {
-      delete copy.$schema;
-      delete copy.$id;
-    }
-    return copy;
-  });
+  const relocated = mapSchema(
+    schema,
+    (node, { pointer }) => {
+      const copy: Record<string, unknown> = { ...node };
+      if (typeof copy.$ref === 'string' && copy.$ref.startsWith('#')) {
+        copy.$ref = `#${base}${copy.$ref.slice(1)}`;
+      }
+      if (pointer === '') {
+        delete copy.$schema;
+        delete copy.$id;
+      }
+      return copy;
+    },
+    { copyData: true },
+  );
   return relocated as Json;
 }
 
@@ -170,7 +173,7 @@ function channelMessages(entries: readonly MessageEntry[]): JsonObject {
 
 /** The AsyncAPI document (as a plain JSON value, keys in a fixed order). */
 export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions = {}): JsonObject {
-  const events = [...catalog.events].sort((a, b) => byString(a.eventType, b.eventType));
+  const events = [...catalog.events].sort((a, b) => compareStrings(a.eventType, b.eventType));
   const versionsOf = (event: EventDefinition): MessageEntry[] =>
     event.versions.map((v) => ({ key: messageKey(event, v.version), event, version: v.version }));
 
@@ -187,7 +190,7 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
   }
   const channels: JsonObject = {};
   const operations: JsonObject = {};
-  for (const topic of [...topics.keys()].sort(byString)) {
+  for (const topic of [...topics.keys()].sort(compareStrings)) {
     const key = kafkaChannelKey(topic);
     const entries = topics.get(topic)!;
     channels[key] = {
@@ -235,10 +238,10 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
   // Consumers: one receive operation per subscribed event and transport.
   const byType = new Map(events.map((event) => [event.eventType, event]));
   const consumers: ConsumerDefinition[] = [...catalog.consumers].sort((a, b) =>
-    byString(a.name, b.name),
+    compareStrings(a.name, b.name),
   );
   for (const consumer of consumers) {
-    for (const eventType of [...consumer.subscribes].sort(byString)) {
+    for (const eventType of [...consumer.subscribes].sort(compareStrings)) {
       const event = byType.get(eventType);
       if (event === undefined) continue;
       const entries = versionsOf(event);
@@ -275,7 +278,7 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
 function sortKeys(object: JsonObject): JsonObject {
   return Object.fromEntries(
     Object.keys(object)
-      .sort(byString)
+      .sort(compareStrings)
       .map((key) => [key, object[key]!]),
   );
 }

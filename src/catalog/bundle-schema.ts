@@ -16,11 +16,12 @@
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { JsonSchema } from './model.js';
-import { isObject, resolvePointer } from './json-pointer.js';
+import { resolvePointer } from '../common/json-pointer.js';
+import { isObject } from '../common/json-value.js';
 import type { ProblemList } from './problem-list.js';
 import { definitionsKeyword, type Dialect } from './schema-dialect.js';
 import type { SchemaFile, SchemaFiles } from './schema-files.js';
-import { mapSchemaObjects, walkSchemaObjects } from './schema-walk.js';
+import { mapSchema, walkSchema, type SchemaObject } from '../schema/walk.js';
 
 /** One `$ref` as written, with where it points once resolved. */
 interface Reference {
@@ -138,7 +139,7 @@ export async function bundleSchema(
 /** Every `$ref` in a file, classified; refused ones are reported and left out. */
 function collectReferences(file: SchemaFile, context: BundleContext): Reference[] {
   const found: Reference[] = [];
-  walkSchemaObjects(file.value, ({ node, pointer }) => {
+  walkSchema(file.value, (node, { pointer }) => {
     const ref = node.$ref;
     if (ref === undefined) return;
     const at = `${pointer}/$ref`;
@@ -296,34 +297,38 @@ function inline(
     names.set(file, name);
   }
 
-  const rewrite = (file: string) => (node: Record<string, unknown>, pointer: string) => {
-    const copy = { ...node };
-    if (pointer === '') {
-      delete copy.$id;
-      if (file !== rootFile.absolutePath) delete copy.$schema;
-    }
-    if (typeof copy.$ref === 'string') {
-      const reference = references
-        .get(file)
-        ?.find((candidate) => candidate.pointer === `${pointer}/$ref`);
-      if (reference !== undefined) {
-        const name = names.get(reference.targetFile);
-        copy.$ref =
-          name === undefined
-            ? `#${reference.fragment}`
-            : `#/${defsKey}/${name}${reference.fragment}`;
+  const rewrite =
+    (file: string) =>
+    (node: SchemaObject, { pointer }: { pointer: string }) => {
+      const copy = { ...node };
+      if (pointer === '') {
+        delete copy.$id;
+        if (file !== rootFile.absolutePath) delete copy.$schema;
       }
-    }
-    return copy;
-  };
+      if (typeof copy.$ref === 'string') {
+        const reference = references
+          .get(file)
+          ?.find((candidate) => candidate.pointer === `${pointer}/$ref`);
+        if (reference !== undefined) {
+          const name = names.get(reference.targetFile);
+          copy.$ref =
+            name === undefined
+              ? `#${reference.fragment}`
+              : `#/${defsKey}/${name}${reference.fragment}`;
+        }
+      }
+      return copy;
+    };
 
-  const bundled = mapSchemaObjects(rootValue, rewrite(rootFile.absolutePath));
+  const bundled = mapSchema(rootValue, rewrite(rootFile.absolutePath), { copyData: true });
   if (externals.length === 0 || !isObject(bundled)) return bundled as JsonSchema;
   const definitions: Record<string, unknown> = isObject(bundled[defsKey])
     ? { ...bundled[defsKey] }
     : {};
   for (const file of externals) {
-    definitions[names.get(file)!] = mapSchemaObjects(loaded.get(file)!.value, rewrite(file));
+    definitions[names.get(file)!] = mapSchema(loaded.get(file)!.value, rewrite(file), {
+      copyData: true,
+    });
   }
   return { ...bundled, [defsKey]: definitions };
 }

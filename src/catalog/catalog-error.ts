@@ -19,13 +19,3 @@ export class CatalogError extends Error {
 export function formatProblem(problem: CatalogProblem): string {
   return formatDiagnosticText(problem);
 }
-
-/** Escapes one JSON pointer segment (RFC 6901). */
-export function pointerSegment(segment: string | number): string {
-  return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-/** Builds a JSON pointer from segments: `['properties', 'a/b']` → `/properties/a~1b`. */
-export function jsonPointer(segments: readonly (string | number)[]): string {
-  return segments.map((segment) => `/${pointerSegment(segment)}`).join('');
-}

@@ -4,7 +4,8 @@
  * object is looked at through local `$ref`s and `allOf` members (how shared bases are composed).
  */
 import type { CatalogProblem } from './catalog-error.js';
-import { isObject, resolvePointer } from './json-pointer.js';
+import { pointerSegment, resolvePointer } from '../common/json-pointer.js';
+import { isObject } from '../common/json-value.js';
 import type { JsonSchema } from './model.js';
 
 export function checkAggregateId(
@@ -14,7 +15,7 @@ export function checkAggregateId(
 ): CatalogProblem | undefined {
   const shape = objectShape(bundled, bundled, 0);
   const property = shape.properties.get(aggregateId);
-  const at = `/properties/${aggregateId.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  const at = `/properties/${pointerSegment(aggregateId)}`;
   const rootProperties = isObject(bundled) && isObject(bundled.properties);
   if (property === undefined) {
     return {

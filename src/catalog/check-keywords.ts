@@ -6,10 +6,10 @@
 import { catastrophicPatternReason } from './catastrophic-pattern.js';
 import type { CatalogProblem } from './catalog-error.js';
 import { suggestion } from './did-you-mean.js';
-import { pointerSegment } from './catalog-error.js';
-import { isObject } from './json-pointer.js';
+import { pointerSegment } from '../common/json-pointer.js';
+import { isObject } from '../common/json-value.js';
 import type { Dialect } from './schema-dialect.js';
-import { walkSchemaObjects } from './schema-walk.js';
+import { walkSchema } from '../schema/walk.js';
 
 const COMMON = [
   '$comment',
@@ -100,7 +100,7 @@ export function checkKeywords(
 ): CatalogProblem[] {
   const problems: CatalogProblem[] = [];
   const known = KNOWN[dialect];
-  walkSchemaObjects(schema, ({ node, pointer }) => {
+  walkSchema(schema, (node, { pointer }) => {
     for (const keyword of Object.keys(node)) {
       if (known.has(keyword) || keyword.startsWith('x-')) continue;
       const only2020 = dialect === 'draft-07' && ONLY_2020.includes(keyword);

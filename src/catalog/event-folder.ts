@@ -7,8 +7,8 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CatalogProblem } from './catalog-error.js';
-import { compare } from './problem-list.js';
 import { displayPath } from './read-json-file.js';
+import { compareStrings } from '../common/json-value.js';
 
 /** `v1.schema.json`, `v2.schema.json`, …: no leading zeros, no v0. */
 export const VERSION_FILE = /^v([1-9][0-9]*)\.schema\.json$/;
@@ -86,7 +86,7 @@ export async function listEventFolders(eventsDir: string): Promise<EventFolder[]
           entry.isDirectory() && !entry.name.startsWith('.') && !entry.name.startsWith('_'),
       )
       .map((entry) => entry.name)
-      .sort(compare);
+      .sort(compareStrings);
   const folders: EventFolder[] = [];
   for (const domain of await visible(eventsDir)) {
     for (const name of await visible(join(eventsDir, domain))) {

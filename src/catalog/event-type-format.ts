@@ -4,7 +4,7 @@
  * `order.order-created`, `order.order_created`), and the string travels in every envelope, so it
  * is chosen once per catalog.
  */
-import { kebabCase } from '../codegen/naming.js';
+import { kebabCase } from '../common/naming.js';
 
 export const DEFAULT_EVENT_TYPE_FORMAT = '{domain}.{EventName}';
 

@@ -19,7 +19,7 @@ import {
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
 import { bundleSchema } from './bundle-schema.js';
 import { suggestion } from './did-you-mean.js';
-import { resolvePointer } from './json-pointer.js';
+import { pointerSegment, resolvePointer } from '../common/json-pointer.js';
 import {
   CONSUMER_JSON_KEYS,
   consumerJsonSchema,
@@ -53,13 +53,14 @@ import {
   reservedDomainName,
   reservedEventName,
 } from './name-rules.js';
-import { compare, ProblemList } from './problem-list.js';
+import { ProblemList } from './problem-list.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
 import { SchemaCheckers } from './schema-dialect.js';
 import { SchemaFiles } from './schema-files.js';
-import { eventNames, pascalCase, versionNames } from '../codegen/naming.js';
+import { eventNames, pascalCase, versionNames } from '../common/naming.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 import { schemaFileVersion, versionListProblems } from './event-folder.js';
+import { compareStrings } from '../common/json-value.js';
 
 interface EventJson {
   description: string;
@@ -151,7 +152,7 @@ export async function loadCatalog(
 
 async function sortedEntries(dir: string): Promise<Dirent[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  return entries.sort((a, b) => compare(a.name, b.name));
+  return entries.sort((a, b) => compareStrings(a.name, b.name));
 }
 
 /** Hidden entries (`.git`, `.DS_Store`) are skipped silently; a name like `...` is not hidden. */
@@ -394,7 +395,7 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
     return {
       code: 'unknown-key',
       file,
-      pointer: `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+      pointer: `${at}/${pointerSegment(key)}`,
       message: `unknown key ${JSON.stringify(key)}`,
       hint: suggestion(key, known, `remove it; allowed keys: ${known.join(', ')}`),
     };
@@ -693,9 +694,9 @@ async function loadConsumers(
         name,
         description: declared.description,
         file: `_consumers/${name}.json`,
-        subscribes: [...declared.subscribes].sort(compare),
+        subscribes: [...declared.subscribes].sort(compareStrings),
       });
     }
   }
-  return consumers.sort((a, b) => compare(a.name, b.name));
+  return consumers.sort((a, b) => compareStrings(a.name, b.name));
 }

@@ -2,7 +2,7 @@
  * Which domain and event names are safe to turn into TypeScript identifiers and paths, and which
  * generated names two events would share. Collisions are reported, never renamed.
  */
-import { camelCase, eventModuleDir, eventNames, versionNames } from '../codegen/naming.js';
+import { camelCase, eventModuleDir, eventNames, versionNames } from '../common/naming.js';
 
 export const DOMAIN_NAME = /^[a-z][a-z0-9-]*$/;
 export const EVENT_NAME = /^[A-Z][A-Za-z0-9]*$/;

@@ -4,6 +4,7 @@
  */
 import { compareDiagnostics } from '../diagnostics/diagnostic.js';
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
+import { compareStrings } from '../common/json-value.js';
 
 export class ProblemList {
   readonly #problems: CatalogProblem[] = [];
@@ -22,11 +23,6 @@ export class ProblemList {
     const sorted = [...this.#problems].sort(compareDiagnostics);
     throw new CatalogError(dedupe(sorted));
   }
-}
-
-/** Code-unit order, independent of the locale, so output is the same on every machine. */
-export function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function dedupe(problems: readonly CatalogProblem[]): CatalogProblem[] {

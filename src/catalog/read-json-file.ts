@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
+import { pointerSegment } from '../common/json-pointer.js';
 import type { ProblemList } from './problem-list.js';
 
 /**
@@ -78,10 +79,6 @@ export async function readJsonFile(absolutePath: string, problems: ProblemList):
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function pointerSegment(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
 /** The first key or string (depth-first, in document order) holding a lone surrogate. */
 function findLoneSurrogate(
   value: unknown,
@@ -141,7 +138,7 @@ function findTooDeep(root: unknown): string | undefined {
       stack.push({
         value: child,
         depth: depth + 1,
-        pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        pointer: `${pointer}/${pointerSegment(key)}`,
       });
     }
   }

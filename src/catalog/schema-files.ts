@@ -6,7 +6,7 @@ import { checkKeywords } from './check-keywords.js';
 import type { ProblemList } from './problem-list.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
 import { declaredDialect, type Dialect, type SchemaCheckers } from './schema-dialect.js';
-import { walkSchemaObjects } from './schema-walk.js';
+import { walkSchema } from '../schema/walk.js';
 
 export interface SchemaFile {
   readonly absolutePath: string;
@@ -94,7 +94,7 @@ export class SchemaFiles {
 /** `$id` below the root would change how `#/...` references resolve there; evgen does not support it. */
 function nestedIdPointers(file: SchemaFile): string[] {
   const found: string[] = [];
-  walkSchemaObjects(file.value, ({ node, pointer }) => {
+  walkSchema(file.value, (node, { pointer }) => {
     if (pointer !== '' && Object.prototype.hasOwnProperty.call(node, '$id'))
       found.push(`${pointer}/$id`);
   });

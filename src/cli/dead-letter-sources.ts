@@ -7,6 +7,7 @@ import type { ChannelModel } from 'amqplib';
 import type { DeadLetter } from '../runtime/rabbitmq/dead-letters.js';
 import type { KafkaDeadLetter } from '../runtime/kafka/consumer/kafka-dead-letters.js';
 import { resolveTopology } from '../runtime/rabbitmq/topology.js';
+import { compareStrings } from '../common/json-value.js';
 
 /** One dead letter, transport-neutral. Absent fields were not recorded by whoever dead-lettered it. */
 export interface DeadLetterRecord {
@@ -92,7 +93,7 @@ function fromRabbit(consumer: string, letter: DeadLetter): DeadLetterRecord {
       'headers',
       Object.fromEntries(
         Object.entries(letter.headers)
-          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .sort(([a], [b]) => compareStrings(a, b))
           .map(([name, value]) => [name, headerText(value)]),
       ),
     ],

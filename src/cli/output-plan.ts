@@ -24,6 +24,7 @@ import { displayPath } from '../catalog/read-json-file.js';
 // Only files starting with one of evgen's headers (GENERATED_MARKERS) are ever deleted.
 import { GENERATED_MARKER, GENERATED_MARKERS } from '../codegen/render/header.js';
 import type { GeneratedFile } from '../codegen/target.js';
+import { compareStrings } from '../common/json-value.js';
 
 export interface PlannedWrite {
   readonly path: string;
@@ -151,7 +152,7 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
     throw error;
   }
   const files: string[] = [];
-  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  for (const entry of entries.sort((a, b) => compareStrings(a.name, b.name))) {
     const relativePath = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
     if (entry.isDirectory()) {
       if (!entry.name.startsWith('.') && !SKIPPED_DIRS.has(entry.name))

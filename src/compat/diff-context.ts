@@ -10,7 +10,7 @@
  * is contradicted: a pair assumed clean that turned out incompatible is replayed with its real
  * differences in the next round (a greatest fixed point; the set only grows, so it ends).
  */
-import { pointerSegment } from '../catalog/catalog-error.js';
+import { pointerSegment } from '../common/json-pointer.js';
 import { ComparisonLimitError } from './comparison-problem.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import type { SchemaNode } from './schema-document.js';

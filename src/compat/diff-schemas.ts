@@ -8,7 +8,7 @@ import { DiffContext, type Difference, type Reading } from './diff-context.js';
 import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { SchemaDocument } from './schema-document.js';
-import { compareText } from './violation.js';
+import { compareStrings } from '../common/json-value.js';
 
 export interface SchemaChange {
   readonly type: DifferenceType;
@@ -28,7 +28,7 @@ export interface SchemaDiffResult {
 function sorted(changes: readonly Difference[]): SchemaChange[] {
   return changes
     .map(({ type, path }) => ({ type, path }))
-    .sort((a, b) => compareText(a.path, b.path) || compareText(a.type, b.type));
+    .sort((a, b) => compareStrings(a.path, b.path) || compareStrings(a.type, b.type));
 }
 
 /** Leaves out repeats of a recursive pair's differences where its cycle closes, unless the verdict needs them. */

@@ -4,6 +4,8 @@
  * embedded `$id` resources, as produced by the catalog's bundler); evgen compares bundled,
  * self-contained schemas, so an unresolvable reference is bad input, never a silent pass.
  */
+import { unescapeSegment } from '../common/json-pointer.js';
+import { isObject } from '../common/json-value.js';
 
 export class SchemaInputError extends Error {
   constructor(message: string) {
@@ -22,12 +24,6 @@ export interface SchemaNode {
   readonly facet?: string;
 }
 
-type JsonObject = { readonly [key: string]: unknown };
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Which loader Confluent would use: `$schema` naming 2019-09 or 2020-12 selects its newer loader,
  * anything else (or none) draft-07's. Needed where the two read the same keywords differently.
@@ -35,7 +31,7 @@ export function isJsonObject(value: unknown): value is JsonObject {
 export type SchemaDialect = 'draft-07' | '2020-12';
 
 export function dialectOf(root: unknown): SchemaDialect {
-  const declared = isJsonObject(root) ? root['$schema'] : undefined;
+  const declared = isObject(root) ? root['$schema'] : undefined;
   return typeof declared === 'string' && /draft\/(2019-09|2020-12)\/schema/.test(declared)
     ? '2020-12'
     : 'draft-07';
@@ -60,7 +56,7 @@ export class SchemaDocument {
   /** A subschema found under `parent` (keeps the parent's resource unless it declares its own `$id`). */
   child(parent: SchemaNode, value: unknown): SchemaNode {
     const base =
-      isJsonObject(value) && typeof value['$id'] === 'string' && !value['$id'].startsWith('#')
+      isObject(value) && typeof value['$id'] === 'string' && !value['$id'].startsWith('#')
         ? value
         : parent.base;
     return { doc: this, base, value };
@@ -88,9 +84,9 @@ export class SchemaDocument {
     }
     let current: unknown = resource;
     for (const raw of fragment.slice(1).split('/')) {
-      const segment = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+      const segment = unescapeSegment(decodeURIComponent(raw));
       if (Array.isArray(current)) current = current[Number(segment)];
-      else if (isJsonObject(current)) current = current[segment];
+      else if (isObject(current)) current = current[segment];
       else current = undefined;
       if (current === undefined)
         throw new SchemaInputError(`cannot resolve $ref "${ref}": pointer leads nowhere`);
@@ -115,7 +111,7 @@ export class SchemaDocument {
       for (const item of value) this.index(item, false);
       return;
     }
-    if (!isJsonObject(value)) return;
+    if (!isObject(value)) return;
     const id = value['$id'];
     if (typeof id === 'string') {
       if (id.startsWith('#')) this.anchors.set(id.slice(1), value);

@@ -5,8 +5,9 @@
  * a `$ref` next to `properties`, `type: [a, b]` — becomes a *synthetic* `allOf`/`anyOf` of its
  * facets. Synthetic combinations add no segment to reported paths, so pointers stay real.
  */
+import { isObject } from '../common/json-value.js';
 import { ComparisonLimitError } from './comparison-problem.js';
-import { isJsonObject, type SchemaDialect, type SchemaNode } from './schema-document.js';
+import type { SchemaDialect, SchemaNode } from './schema-document.js';
 
 export type CombinedCriterion = 'allOf' | 'anyOf' | 'oneOf';
 export type ShapeKind =
@@ -115,7 +116,7 @@ function constrains(
   if (
     dialect === '2020-12' &&
     ENTRY_WISE_2020_12.has(keyword) &&
-    isJsonObject(value) &&
+    isObject(value) &&
     Object.keys(value).length === 0
   )
     return false;
@@ -152,7 +153,7 @@ export function shapeOf(node: SchemaNode): Shape {
   for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
     const { value } = current;
     if (value === false) return { kind: 'false', at: current, keywords: {}, meta: NO_META };
-    if (!isJsonObject(value)) return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
+    if (!isObject(value)) return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
     if (current.facet !== undefined) return facetShape(current, value, current.facet);
     const facets = facetsOf(value, current.doc.dialect);
     if (facets.length === 0)
@@ -235,7 +236,7 @@ export function followReferences(node: SchemaNode): SchemaNode {
   let current = node;
   for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
     const { value } = current;
-    if (current.facet !== undefined || !isJsonObject(value)) return current;
+    if (current.facet !== undefined || !isObject(value)) return current;
     const facets = facetsOf(value, current.doc.dialect);
     if (facets.length !== 1 || facets[0] !== 'ref') return current;
     current = current.doc.resolve(current, value['$ref'] as string);
@@ -260,6 +261,6 @@ export function childOf(shape: Shape, value: unknown): SchemaNode {
 /** `true` and `{}` (without any keyword that constrains) accept every value. */
 export function acceptsEverything(value: unknown, dialect: SchemaDialect = 'draft-07'): boolean {
   if (value === true) return true;
-  if (!isJsonObject(value)) return false;
+  if (!isObject(value)) return false;
   return facetsOf(value, dialect).length === 0;
 }

@@ -2,6 +2,7 @@
 import type { CompatibilityMode, CompatibilityPolicy } from '../catalog/model.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import type { Direction } from './modes.js';
+import { compareStrings } from '../common/json-value.js';
 
 /**
  * Which side must be deployed first for the change to be safe: `consumers` when only backward
@@ -40,18 +41,13 @@ export function deployOrderText(order: DeployOrder): string {
   }
 }
 
-/** Code-unit order, the same on every machine (no locale). */
-export function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Stable order: file, pointer, rule, compared version, direction. */
 export function compareViolations(a: CompatibilityViolation, b: CompatibilityViolation): number {
   return (
-    compareText(a.file, b.file) ||
-    compareText(a.path, b.path) ||
-    compareText(a.code, b.code) ||
+    compareStrings(a.file, b.file) ||
+    compareStrings(a.path, b.path) ||
+    compareStrings(a.code, b.code) ||
     (a.against ?? 0) - (b.against ?? 0) ||
-    compareText(a.direction ?? '', b.direction ?? '')
+    compareStrings(a.direction ?? '', b.direction ?? '')
   );
 }

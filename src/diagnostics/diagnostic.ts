@@ -3,6 +3,7 @@
  * exit 2), compatibility findings (exit 1) and generator errors. Where (file + JSON pointer), a
  * stable code, what is wrong, what to do. Printed by the formatters in `format.ts`.
  */
+import { compareStrings } from '../common/json-value.js';
 
 export type Severity = 'error' | 'warning';
 
@@ -27,18 +28,13 @@ export function severityOf(diagnostic: Diagnostic): Severity {
   return diagnostic.severity ?? 'error';
 }
 
-/** Code-unit order, independent of the locale, so output is the same on every machine. */
-export function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** File, then pointer, then code, then message. */
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   return (
-    compareText(a.file, b.file) ||
-    compareText(a.pointer, b.pointer) ||
-    compareText(a.code, b.code) ||
-    compareText(a.message, b.message)
+    compareStrings(a.file, b.file) ||
+    compareStrings(a.pointer, b.pointer) ||
+    compareStrings(a.code, b.code) ||
+    compareStrings(a.message, b.message)
   );
 }
 

@@ -27,6 +27,7 @@ import {
   wiringSource,
   type WiringEntry,
 } from './stub-source.js';
+import { compareStrings } from '../common/json-value.js';
 
 export interface ScaffoldOptions {
   /** Handlers folder and generated folder, relative to one common base; used for import paths. */
@@ -136,7 +137,7 @@ export async function planScaffold(
       notes.push(`${consumer.name}: wire the new stubs into ${wiringPath}: ${added.join(', ')}`);
     }
   }
-  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  changes.sort((a, b) => compareStrings(a.path, b.path));
   return { changes, notes };
 }
 

@@ -1,11 +1,11 @@
 /**
  * Names and paths of handler stubs. The stubs import the types the consumers target exports,
- * so both derive names from the same functions (src/codegen/naming.ts, targets/consumers.ts).
+ * so both derive names from the same functions (src/common/naming.ts, codegen/targets/consumers.ts).
  */
 import { posix } from 'node:path';
 import type { ConsumerDefinition, EventDefinition } from '../catalog/model.js';
 import { consumerModulePath, consumerNames } from '../codegen/targets/consumers.js';
-import { camelCase, kebabCase, versionTypeName } from '../codegen/naming.js';
+import { camelCase, kebabCase, versionTypeName } from '../common/naming.js';
 
 /** `inventory-service/order-created.ts` (relative to the handlers folder). */
 export function handlerFilePath(

@@ -56,6 +56,30 @@ describe('import boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
+  /** Relative imports of files under `from` that land under one of `forbidden` (folders under src/). */
+  function importsInto(from: string, forbidden: readonly string[]): string[] {
+    const offenders: string[] = [];
+    for (const file of filesUnder(join(root, 'src', from), ['.ts'])) {
+      for (const specifier of importSpecifiers(readFileSync(file, 'utf8'))) {
+        if (!specifier.startsWith('.')) continue;
+        const target = relative(join(root, 'src'), resolve(dirname(file), specifier));
+        if (forbidden.some((folder) => target === folder || target.startsWith(`${folder}/`)))
+          offenders.push(`${relative(root, file)} → ${specifier}`);
+      }
+    }
+    return offenders;
+  }
+
+  it('src/catalog imports nothing from the generator, the checker or the CLI', () => {
+    expect(importsInto('catalog', ['codegen', 'compat', 'cli', 'scaffold'])).toEqual([]);
+  });
+
+  it('src/common and src/schema (shared by catalog, compat and codegen) import none of them', () => {
+    const layers = ['catalog', 'codegen', 'compat', 'cli', 'scaffold', 'runtime'];
+    expect(importsInto('common', [...layers, 'schema'])).toEqual([]);
+    expect(importsInto('schema', layers)).toEqual([]);
+  });
+
   it('src/runtime does not depend on generator-only packages', () => {
     const generatorOnly = [
       'ts-morph',

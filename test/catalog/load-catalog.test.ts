@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogError, type CatalogProblem } from '../../src/catalog/catalog-error.js';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
-import { mapSchemaObjects } from '../../src/catalog/schema-walk.js';
+import { mapSchema } from '../../src/schema/walk.js';
 import {
   DRAFT_2020,
   eventJson,
@@ -325,7 +325,7 @@ describe('loadCatalog rules', () => {
     expect(await problems(oneEvent({}, schema as unknown as Record<string, unknown>))).toEqual([
       expect.objectContaining({ code: 'reserved-property-name', pointer: '/properties/__proto__' }),
     ]);
-    const mapped = mapSchemaObjects(JSON.parse(schema), (node) => node) as {
+    const mapped = mapSchema(JSON.parse(schema), (node) => node, { copyData: true }) as {
       properties: Record<string, unknown>;
     };
     expect(Object.keys(mapped.properties)).toEqual(['orderId', '__proto__', 'constructor']);

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { runBuild } from '../../src/cli/commands/build.js';
 import { runCli } from '../../src/cli/main.js';
 import type { Target } from '../../src/codegen/target.js';
-import { eventModuleDir } from '../../src/codegen/naming.js';
+import { eventModuleDir } from '../../src/common/naming.js';
 import { oneEvent, payloadSchema, tempCatalog } from '../catalog/temp-catalog.js';
 import { listFiles } from '../golden/golden-support.js';
 import { useCliFixture } from './cli-fixture.js';

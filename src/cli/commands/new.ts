@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { listEventFolders } from '../../catalog/event-folder.js';
 import { generatedNames } from '../../catalog/name-rules.js';
 import { displayPath } from '../../catalog/read-json-file.js';
-import { camelCase, kebabCase, pascalCase } from '../../codegen/naming.js';
+import { camelCase, kebabCase, pascalCase } from '../../common/naming.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { loadConfig } from '../config.js';
 import { EXIT_OK } from '../exit-codes.js';

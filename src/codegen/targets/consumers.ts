@@ -14,9 +14,10 @@ import {
   pascalCase,
   versionNames,
   versionTypeName,
-} from '../naming.js';
+} from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target, TargetContext } from '../target.js';
+import { compareStrings } from '../../common/json-value.js';
 
 /** Output path of a consumer's module: `consumers/inventory-service.ts`. */
 export function consumerModulePath(consumer: Pick<ConsumerDefinition, 'name'>): string {
@@ -102,7 +103,7 @@ function renderConsumer(
     description: `${consumer.description ? `${consumer.description}\n\n` : ''}The consumer's name: its inbox key and the stem of its queue names.`,
     runtimeImport,
     imports: [...imports.values()]
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+      .sort((a, b) => compareStrings(a.path, b.path))
       .map((entry) => ({
         path: entry.path,
         values: [...entry.values].sort(),
@@ -131,6 +132,6 @@ export const consumersTarget: Target = {
     for (const consumer of context.catalog.consumers) {
       files.push(await renderConsumer(context.catalog, consumer, context.runtimeImport));
     }
-    return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return files.sort((a, b) => compareStrings(a.path, b.path));
   },
 };

@@ -4,7 +4,7 @@
  * constructor (`orderCreatedV2(payload, meta?)`, which takes the aggregate id from the payload),
  * plus the union over versions (`OrderCreatedEnvelope`) and the list `orderCreatedDescriptors`.
  */
-import { eventNames, versionNames } from '../naming.js';
+import { eventNames, versionNames } from '../../common/naming.js';
 import { renderTemplate } from '../render/templates.js';
 import type { TargetFile, Target } from '../target.js';
 import { eventFile } from './event-files.js';

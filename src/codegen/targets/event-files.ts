@@ -1,6 +1,6 @@
 /** Small shared pieces of the per-event targets: sources for headers, file paths. */
 import type { EventDefinition } from '../../catalog/model.js';
-import { eventModuleDir } from '../naming.js';
+import { eventModuleDir } from '../../common/naming.js';
 import type { TargetFile } from '../target.js';
 
 /** Catalog-relative paths an event's generated files come from: `event.json` and every version. */

@@ -10,7 +10,7 @@
  * the same name are reported, never silently shadowed by `export *`.
  */
 import { CatalogError, type CatalogProblem } from '../../catalog/catalog-error.js';
-import { eventModuleDir, eventNames, versionNames } from '../naming.js';
+import { eventModuleDir, eventNames, versionNames } from '../../common/naming.js';
 import { renderTemplate } from '../render/templates.js';
 import type { Target } from '../target.js';
 import { eventSources } from './event-files.js';

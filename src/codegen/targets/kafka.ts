@@ -19,9 +19,10 @@ import {
   DEFAULT_KAFKA_RETRY_TIERS_MS,
   kafkaConsumerTopics,
 } from '../../runtime/kafka/topic-names.js';
-import { eventModuleDir, pascalCase, versionNames } from '../naming.js';
+import { eventModuleDir, pascalCase, versionNames } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { Target, TargetContext, TargetFile } from '../target.js';
+import { compareStrings } from '../../common/json-value.js';
 
 export const KAFKA_TOPICS_PATH = 'kafka/topics.ts';
 export const KAFKA_PRODUCERS_PATH = 'kafka/producers.ts';
@@ -38,7 +39,6 @@ export function kafkaPublishFunctionName(
   return `publish${pascalCase(event.name)}V${version}`;
 }
 
-const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const eventJson = (event: EventDefinition) => `${event.dir}/event.json`;
 
 function relativeImport(fromFile: string, toFile: string): string {
@@ -56,7 +56,7 @@ interface TopicSettings {
 /** One entry per topic: what its events declare (the loader refused conflicts), else defaults. */
 function topicSettings(catalog: Catalog): Map<string, TopicSettings> {
   const topics = new Map<string, TopicSettings>();
-  const events = [...catalog.events].sort((a, b) => byString(a.eventType, b.eventType));
+  const events = [...catalog.events].sort((a, b) => compareStrings(a.eventType, b.eventType));
   for (const event of events) {
     const { topic } = event.kafka;
     if (!topics.has(topic)) {
@@ -86,10 +86,10 @@ function renderTopics(catalog: Catalog, runtimeImport: string): TargetFile {
   const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
   const sources = catalog.events.map(eventJson);
   const consumers = [...catalog.consumers]
-    .sort((a, b) => byString(a.name, b.name))
+    .sort((a, b) => compareStrings(a.name, b.name))
     .map((consumer) => {
       sources.push(consumer.file);
-      const subscriptions = [...consumer.subscribes].sort(byString).map((eventType) => {
+      const subscriptions = [...consumer.subscribes].sort(compareStrings).map((eventType) => {
         const event = byType.get(eventType);
         if (event === undefined)
           throw new Error(
@@ -110,14 +110,14 @@ function renderTopics(catalog: Catalog, runtimeImport: string): TargetFile {
     });
   const body = renderTemplate('kafka-topics', {
     runtimeImport,
-    topics: [...settings.values()].sort((a, b) => byString(a.topic, b.topic)),
+    topics: [...settings.values()].sort((a, b) => compareStrings(a.topic, b.topic)),
     consumers,
   });
   return { path: KAFKA_TOPICS_PATH, body, sources };
 }
 
 function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile {
-  const events = [...catalog.events].sort((a, b) => byString(a.eventType, b.eventType));
+  const events = [...catalog.events].sort((a, b) => compareStrings(a.eventType, b.eventType));
   const imports = events.map((event) => ({
     path: relativeImport(KAFKA_PRODUCERS_PATH, `${eventModuleDir(event)}/envelope.js`),
     types: event.versions.map((v) => versionNames(event, v.version).envelopeType),

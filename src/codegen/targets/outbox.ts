@@ -6,10 +6,11 @@
  */
 import type { EventDefinition } from '../../catalog/model.js';
 import { outboxMigrationSql } from '../../runtime/outbox/migration.js';
-import { versionNames, versionTypeName } from '../naming.js';
+import { versionNames, versionTypeName } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target } from '../target.js';
 import { eventFile } from './event-files.js';
+import { compareStrings } from '../../common/json-value.js';
 
 /** Name of the typed outbox writer of one event version: `writeOrderCreatedV2`. */
 export function outboxWriterName(event: Pick<EventDefinition, 'name'>, version: number): string {
@@ -52,6 +53,6 @@ export const outboxTarget: Target = {
       files.push(eventFile(event, 'outbox.ts', body));
     }
     files.push(migrationFile());
-    return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return files.sort((a, b) => compareStrings(a.path, b.path));
   },
 };

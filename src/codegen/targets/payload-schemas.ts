@@ -10,7 +10,7 @@ import type { JsonSchema } from '../../catalog/model.js';
 import { isObject } from '../../common/json-value.js';
 import { writerSchema } from '../../schema/views.js';
 import { mapSchema, type SchemaObject } from '../../schema/walk.js';
-import { pascalCase } from '../naming.js';
+import { pascalCase } from '../../common/naming.js';
 import { commentText, isSafeIdentifier, sortKeysDeep } from '../render/safe-code.js';
 
 /** Keywords json-schema-to-typescript copies into output verbatim: never let catalog text through them. */

@@ -9,9 +9,10 @@
  */
 import { posix } from 'node:path';
 import type { Catalog, EventDefinition } from '../../catalog/model.js';
-import { eventModuleDir, eventNames, pascalCase } from '../naming.js';
+import { eventModuleDir, eventNames, pascalCase } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target, TargetContext } from '../target.js';
+import { compareStrings } from '../../common/json-value.js';
 
 export const RABBITMQ_TOPOLOGY_PATH = 'rabbitmq/topology.ts';
 export const RABBITMQ_PUBLISHERS_PATH = 'rabbitmq/publishers.ts';
@@ -20,8 +21,6 @@ export const RABBITMQ_PUBLISHERS_PATH = 'rabbitmq/publishers.ts';
 export function rabbitPublishFunctionName(event: Pick<EventDefinition, 'name'>): string {
   return `publish${pascalCase(event.name)}`;
 }
-
-const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function eventJson(event: EventDefinition): string {
   return `${event.dir}/event.json`;
@@ -36,10 +35,10 @@ function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
   const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
   const sources = catalog.events.map(eventJson);
   const consumers = [...catalog.consumers]
-    .sort((a, b) => byString(a.name, b.name))
+    .sort((a, b) => compareStrings(a.name, b.name))
     .map((consumer) => {
       sources.push(consumer.file);
-      const subscriptions = [...consumer.subscribes].sort(byString).map((eventType) => {
+      const subscriptions = [...consumer.subscribes].sort(compareStrings).map((eventType) => {
         const event = byType.get(eventType);
         if (event === undefined)
           throw new Error(
@@ -54,7 +53,7 @@ function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
       return { name: consumer.name, subscriptions };
     });
   const exchanges = [...new Set(catalog.events.map((event) => event.rabbitmq.exchange))].sort(
-    byString,
+    compareStrings,
   );
   const body = renderTemplate('rabbitmq-topology', { runtimeImport, exchanges, consumers });
   return { path: RABBITMQ_TOPOLOGY_PATH, body, sources };
@@ -62,7 +61,7 @@ function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
 
 function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile {
   const events = [...catalog.events]
-    .sort((a, b) => byString(a.eventType, b.eventType))
+    .sort((a, b) => compareStrings(a.eventType, b.eventType))
     .map((event) => ({
       eventType: event.eventType,
       exchange: event.rabbitmq.exchange,

@@ -10,7 +10,7 @@ import { ts } from 'ts-morph';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import type { EventDefinition } from '../../catalog/model.js';
 import { displayPath } from '../../catalog/read-json-file.js';
-import { eventNames, versionNames, versionTypeName } from '../naming.js';
+import { eventNames, versionNames, versionTypeName } from '../../common/naming.js';
 import { renderTemplate, trusted } from '../render/templates.js';
 import type { TargetFile, Target } from '../target.js';
 import { eventFile } from './event-files.js';

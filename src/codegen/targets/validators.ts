@@ -23,7 +23,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { EventDefinition, JsonSchema } from '../../catalog/model.js';
-import { versionNames } from '../naming.js';
+import { versionNames } from '../../common/naming.js';
 import { identifier } from '../render/safe-code.js';
 import { renderTemplate, trusted } from '../render/templates.js';
 import type { Target, TargetFile } from '../target.js';

@@ -4,7 +4,7 @@
  * that match a schema (`patternProperties`, `additionalProperties: {…}`, `additionalItems: {…}`,
  * `unevaluated…: {…}`). Whether a removed or added property is compatible depends on it.
  */
-import { isJsonObject } from '../schema-document.js';
+import { isObject } from '../../common/json-value.js';
 import { acceptsEverything, type Shape } from '../schema-shape.js';
 
 /** What the schema says about extras beyond the declared properties/items. */
@@ -72,7 +72,7 @@ function partialSchema(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string):
 
 function patternEntries(shape: Shape): [string, unknown][] {
   const patterns = shape.keywords['patternProperties'];
-  return isJsonObject(patterns) ? Object.entries(patterns) : [];
+  return isObject(patterns) ? Object.entries(patterns) : [];
 }
 
 const regexCache = new Map<string, RegExp | null>();

@@ -3,6 +3,7 @@
  * (seen from the direction that failed) and a one-line hint on how to make the change compatible.
  * The first matching entry wins; the last entry catches everything.
  */
+import { unescapeSegment } from '../../common/json-pointer.js';
 import type { Direction } from '../modes.js';
 
 interface HintRule {
@@ -163,7 +164,7 @@ export function subjectOf(path: string): string {
     segments.pop();
   const last = segments[segments.length - 1];
   if (last === undefined) return 'the payload';
-  return `"${last.replace(/~1/g, '/').replace(/~0/g, '~')}"`;
+  return `"${unescapeSegment(last)}"`;
 }
 
 export function explain(

@@ -3,7 +3,7 @@
  * schema dependencies (`dependencies` with schemas, `dependentSchemas`). Paths use Confluent's
  * draft-07 name in both dialects: `#/dependencies/<property>`.
  */
-import { isJsonObject } from '../schema-document.js';
+import { isObject } from '../../common/json-value.js';
 import { childOf, type Shape } from '../schema-shape.js';
 import type { ShapeRule } from './shape-rule.js';
 
@@ -15,7 +15,7 @@ function propertyDependencies(shape: Shape): Map<string, Dependency<ReadonlySet<
   const result = new Map<string, Dependency<ReadonlySet<string>>>();
   for (const name of ['dependencies', 'dependentRequired']) {
     const map = shape.keywords[name];
-    if (!isJsonObject(map)) continue;
+    if (!isObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
       if (Array.isArray(value))
         result.set(key, {
@@ -30,7 +30,7 @@ function schemaDependencies(shape: Shape): Map<string, Dependency<unknown>> {
   const result = new Map<string, Dependency<unknown>>();
   for (const name of ['dependencies', 'dependentSchemas']) {
     const map = shape.keywords[name];
-    if (!isJsonObject(map)) continue;
+    if (!isObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
       if (!Array.isArray(value)) result.set(key, { value });
     }

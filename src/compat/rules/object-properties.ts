@@ -6,7 +6,7 @@
  */
 import type { CompareSchemas } from '../compare-schemas.js';
 import type { DiffContext } from '../diff-context.js';
-import { isJsonObject } from '../schema-document.js';
+import { isObject } from '../../common/json-value.js';
 import { acceptsEverything, childOf, shapeOf, type Shape } from '../schema-shape.js';
 import type { DifferenceType } from './difference-types.js';
 import { isOpenObject, objectExtraSchema } from './content-model.js';
@@ -14,7 +14,7 @@ import type { ShapeRule } from './shape-rule.js';
 
 export function propertiesOf(shape: Shape): Readonly<Record<string, unknown>> {
   const properties = shape.keywords['properties'];
-  return isJsonObject(properties) ? properties : {};
+  return isObject(properties) ? properties : {};
 }
 
 export function requiredOf(shape: Shape): ReadonlySet<string> {
@@ -158,7 +158,7 @@ export const patternPropertiesRule: ShapeRule = {
     if (ctx.reading === 'confluent') return;
     const before = original.keywords['patternProperties'];
     const after = update.keywords['patternProperties'];
-    if (!isJsonObject(before) || !isJsonObject(after)) return;
+    if (!isObject(before) || !isObject(after)) return;
     for (const pattern of Object.keys(before).sort()) {
       if (!hasOwn(after, pattern)) continue;
       ctx.enter(['patternProperties', pattern], () =>

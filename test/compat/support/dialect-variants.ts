@@ -5,7 +5,7 @@
  *   with `additionalItems` → `items`, `dependencies` → `dependentRequired` / `dependentSchemas`.
  * - wrapped: the schema as the only member of an `allOf`.
  */
-import { mapSchema } from '../../../src/compat/schema-walk.js';
+import { mapSchema } from '../../../src/schema/walk.js';
 
 export function toDraft2020(schema: unknown): unknown {
   const rewritten = mapSchema(schema, (node) => {

@@ -2,7 +2,6 @@
  * How catalog names become TypeScript names and output paths. Every target derives names only
  * through these functions, so two targets can never disagree on what an event is called.
  */
-import type { EventDefinition } from '../catalog/model.js';
 
 /** `OrderCreated` → `order-created`; `StockReserved` → `stock-reserved`. */
 export function kebabCase(name: string): string {
@@ -30,12 +29,12 @@ export function camelCase(name: string): string {
 }
 
 /** Folder of an event's generated files, relative to the output folder: `order/order-created`. */
-export function eventModuleDir(event: Pick<EventDefinition, 'domain' | 'name'>): string {
+export function eventModuleDir(event: { readonly domain: string; readonly name: string }): string {
   return `${kebabCase(event.domain)}/${kebabCase(event.name)}`;
 }
 
 /** Base TypeScript name of an event version: `OrderCreatedV2`. */
-export function versionTypeName(event: Pick<EventDefinition, 'name'>, version: number): string {
+export function versionTypeName(event: { readonly name: string }, version: number): string {
   return `${pascalCase(event.name)}V${version}`;
 }
 
@@ -43,7 +42,7 @@ export function versionTypeName(event: Pick<EventDefinition, 'name'>, version: n
  * Names every target uses for one event version. Payload type `OrderCreatedV2Payload`, envelope
  * type `OrderCreatedV2Envelope`, constructor `orderCreatedV2`, descriptor `orderCreatedV2Descriptor`.
  */
-export function versionNames(event: Pick<EventDefinition, 'name'>, version: number) {
+export function versionNames(event: { readonly name: string }, version: number) {
   const base = versionTypeName(event, version);
   const lower = camelCase(base);
   return {
@@ -58,7 +57,7 @@ export function versionNames(event: Pick<EventDefinition, 'name'>, version: numb
 }
 
 /** Names for the union over all versions of an event: `OrderCreatedPayload`, `OrderCreatedEnvelope`. */
-export function eventNames(event: Pick<EventDefinition, 'name'>) {
+export function eventNames(event: { readonly name: string }) {
   const base = pascalCase(event.name);
   return {
     payloadUnion: `${base}Payload`,
