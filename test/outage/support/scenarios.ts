@@ -37,7 +37,7 @@ async function killRelays(context: ScenarioContext, times: number, relays: numbe
 }
 
 export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
-  const events = full ? 3_000 : 300;
+  const events = full ? 2_000 : 300;
   const rate = full ? 100 : 100;
   const base = { events, aggregates: 24, ratePerSecond: rate, relays: 1, consumers: 1 };
   const s = (seconds: number, ciSeconds: number) => (full ? seconds : ciSeconds) * 1_000;
