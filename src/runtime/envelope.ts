@@ -1,5 +1,5 @@
 /**
- * The envelope every evgen message travels in (design notes §1). The same `messageId`
+ * The envelope every evgen message travels in. The same `messageId`
  * identifies the event from the outbox row to the broker, every retry copy, the dead letter
  * and the inbox row: nothing downstream ever mints a new one.
  */

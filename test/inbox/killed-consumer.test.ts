@@ -1,5 +1,5 @@
 /**
- * Consumer-side fault injection (design notes §7) with a real process killed by SIGKILL on the
+ * Consumer-side fault injection with a real process killed by SIGKILL on the
  * real PostgreSQL: before the transaction, after the inbox insert, after the business write
  * (uncommitted → the redelivery handles it, one effect) and after the commit before the ack
  * (committed, unacked → the redelivery is a duplicate, still one effect).

@@ -1,5 +1,5 @@
 /**
- * Outbox-side fault injection (design notes §7), on the real PostgreSQL with a real service
+ * Outbox-side fault injection, on the real PostgreSQL with a real service
  * process SIGKILLed at each point of the acceptance matrix:
  *   after the business write / after the outbox write (both before commit) → neither row exists;
  *   after commit, before publish → both rows, READY; a restarted relay publishes it exactly once;

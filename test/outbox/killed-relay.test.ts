@@ -1,5 +1,5 @@
 /**
- * A relay process killed with SIGKILL while it holds a lease (design notes §7: "after commit,
+ * A relay process killed with SIGKILL while it holds a lease ("after commit,
  * before publish"): its rows stay PROCESSING until the lease expires, then another relay
  * publishes them. Real PostgreSQL, real separate process.
  */

@@ -111,7 +111,7 @@ describe('ConfirmedPublisher', () => {
     );
     expect(delivered.map((m) => m.properties.messageId)).toEqual([kept.messageId]);
     expect(publisher.inFlight).toBe(0);
-    // Confirm failures are counted for metrics (design notes §8).
+    // Confirm failures are counted for metrics.
     expect(publisher.stats).toEqual({
       confirmed: 1,
       returned: 1,

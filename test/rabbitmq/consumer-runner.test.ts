@@ -268,7 +268,7 @@ describe('consumer runner (real RabbitMQ)', () => {
       topology.consumers['inventory-service']!.deadQueue,
     );
     expect(more).toHaveLength(0);
-    // A dead letter never mints a new id when the message carries one (design notes §1).
+    // A dead letter never mints a new id when the message carries one.
     expect(letter!.properties.messageId).toBe('body-only-id');
     expect(letter!.properties.headers![EVGEN_HEADERS.errorType]).toBe('RetryableError');
   });

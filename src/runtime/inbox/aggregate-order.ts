@@ -1,5 +1,5 @@
 /**
- * Per-aggregate ordering for consumers (design notes §4, seed §十四.2). Deduplication is by
+ * Per-aggregate ordering for consumers. Deduplication is by
  * message id; ordering is by the envelope's `aggregateVersion`, checked against the last version
  * this consumer applied for the aggregate, in the handler's own transaction.
  */

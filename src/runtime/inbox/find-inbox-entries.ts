@@ -1,5 +1,5 @@
 /**
- * The inbox's answer for one messageId (design notes §8): which consumers took it and committed
+ * The inbox's answer for one messageId: which consumers took it and committed
  * their handling. A row exists only once a handling transaction committed (a failed one rolls
  * its row back), so every entry is a committed, processed message for that consumer.
  */

@@ -1,5 +1,5 @@
 /**
- * The inbox guard (design notes §4): the inbox row and the handler's writes commit in ONE
+ * The inbox guard: the inbox row and the handler's writes commit in ONE
  * transaction, so a message is either handled exactly once per consumer or not at all.
  */
 import type { Database, Transaction } from '../db/database.js';

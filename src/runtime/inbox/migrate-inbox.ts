@@ -1,5 +1,5 @@
 /**
- * DDL of the inbox (design notes §4) and of the ordering table, plus an idempotent migration
+ * DDL of the inbox and of the ordering table, plus an idempotent migration
  * that is safe when several processes start at once.
  */
 import type { Database } from '../db/database.js';

@@ -1,4 +1,4 @@
-/** Retry delays for failed publishes (design notes §5). */
+/** Retry delays for failed publishes. */
 
 export interface BackoffOptions {
   /** Delay after the first failure, in ms. */

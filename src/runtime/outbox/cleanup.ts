@@ -1,4 +1,4 @@
-/** Retention for SENT rows (design notes §6): deleted in small batches, never a long lock. */
+/** Retention for SENT rows: deleted in small batches, never a long lock. */
 import type { Database } from '../db/database.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 

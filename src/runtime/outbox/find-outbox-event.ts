@@ -1,5 +1,5 @@
 /**
- * The outbox's answer for one messageId (design notes §8): was it written, is it published (SENT),
+ * The outbox's answer for one messageId: was it written, is it published (SENT),
  * how often was it tried, did it go DEAD and why. The broker and inbox sides answer the rest
  * (`findInboxEntries`, the consumer runner's events and dead-letter headers).
  */

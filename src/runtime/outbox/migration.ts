@@ -1,5 +1,5 @@
 /**
- * The outbox schema (design notes §6) as idempotent SQL, and a migrate() that is safe to run
+ * The outbox schema as idempotent SQL, and a migrate() that is safe to run
  * repeatedly and from several processes at once.
  */
 import type { Database } from '../db/database.js';

@@ -1,4 +1,4 @@
-/** Backlog numbers for dashboards and health checks (design notes §8). */
+/** Backlog numbers for dashboards and health checks. */
 import type { Database } from '../db/database.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 

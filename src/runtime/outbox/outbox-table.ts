@@ -8,7 +8,7 @@ import { qualifiedName, quoteIdentifier } from '../db/sql-identifier.js';
 export const OUTBOX_STATUSES = ['READY', 'PROCESSING', 'SENT', 'DEAD'] as const;
 export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 
-/** Default table name (design notes §6). */
+/** Default table name. */
 export const DEFAULT_OUTBOX_TABLE = 'outbox_event';
 
 /** Channel the writer NOTIFYs and the relay LISTENs on unless configured otherwise. */

@@ -1,6 +1,6 @@
 /**
  * Writes one event into the outbox inside the caller's transaction, so the event commits or
- * rolls back together with the business rows (design notes §6).
+ * rolls back together with the business rows.
  */
 import type { Transaction } from '../db/database.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';

@@ -1,4 +1,4 @@
-/** Exponential backoff with jitter: `min(cap, base × 2^(n-1)) + jitter`, n from 1 (design notes §5). */
+/** Exponential backoff with jitter: `min(cap, base × 2^(n-1)) + jitter`, n from 1. */
 import { backoffDelayMs } from '../outbox/backoff.js';
 
 export interface BackoffOptions {

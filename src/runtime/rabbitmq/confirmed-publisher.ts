@@ -52,7 +52,7 @@ export interface ConfirmedPublisherOptions {
 // whichever fires first counts as broker unavailability, so either way no attempt is used up.
 const DEFAULT_CONFIRM_TIMEOUT_MS = 10_000;
 
-/** Outcomes of publishes since the publisher was created (for metrics, design notes §8). */
+/** Outcomes of publishes since the publisher was created (for metrics). */
 export interface ConfirmedPublisherStats {
   /** Confirmed and routed. */
   readonly confirmed: number;

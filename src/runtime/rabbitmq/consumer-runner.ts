@@ -1,5 +1,5 @@
 /**
- * Runs one consumer on its work queue with manual acks (design notes §2, §5; seed 001 §5–7).
+ * Runs one consumer on its work queue with manual acks.
  *
  * For every delivery:
  *   - the body must be a JSON object with a `messageId`, equal to the AMQP messageId property
@@ -141,7 +141,7 @@ export interface ConsumerRunnerOptions {
   readonly onEvent?: (event: ConsumerRunnerEvent) => void;
 }
 
-/** Counts since the runner was created (design notes §8: retry and dead-letter counts). */
+/** Counts since the runner was created (retry and dead-letter counts, for metrics). */
 export interface ConsumerRunnerMetrics {
   /** Deliveries whose handler resolved (and that were acked), duplicates included. */
   readonly handled: number;

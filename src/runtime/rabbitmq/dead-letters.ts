@@ -1,5 +1,5 @@
 /**
- * A consumer's dead queue: `listDeadLetters` shows what is there and why (design notes §5, §8);
+ * A consumer's dead queue: `listDeadLetters` shows what is there and why;
  * `replayDeadLetters` sends letters back once the cause is fixed (a replay goes through the same
  * inbox guard and never mints a new messageId).
  *
@@ -17,7 +17,7 @@ import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { currentConnection, type ConnectionSource } from './connector.js';
 import type { ConsumerRoutes } from './topology.js';
 
-/** What evgen recorded when it dead-lettered a message (design notes §5); absent fields were not recorded. */
+/** What evgen recorded when it dead-lettered a message; absent fields were not recorded. */
 export interface DeadLetterDiagnostics {
   readonly consumer?: string;
   readonly errorType?: string;
@@ -162,7 +162,7 @@ async function visitDeadLetters(
 /**
  * The letters in a consumer's dead queue, oldest first, with their diagnostics. Nothing is
  * removed: each letter is taken unacked and released again. For "was messageId X dead-lettered,
- * and why?" (design notes §8) and for choosing what to replay.
+ * and why?" and for choosing what to replay.
  */
 export async function listDeadLetters(options: ListDeadLettersOptions): Promise<DeadLetter[]> {
   const letters: DeadLetter[] = [];

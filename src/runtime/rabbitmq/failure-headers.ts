@@ -76,7 +76,7 @@ export function failureContext(
   };
 }
 
-/** Dead-letter diagnostics (design notes: error, attempts, times, consumer, original route, trace). */
+/** Dead-letter diagnostics (error, attempts, times, consumer, original route, trace). */
 export function deadLetterHeaders(
   context: FailureContext,
   attempt: number,

@@ -1,5 +1,5 @@
 /**
- * Broker-side numbers for one consumer (design notes §8: consumer lag, retries waiting, dead
+ * Broker-side numbers for one consumer (consumer lag, retries waiting, dead
  * letters), read with passive declarations: nothing is created or changed.
  */
 import { currentConnection, type ConnectionSource } from './connector.js';

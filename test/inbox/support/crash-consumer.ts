@@ -1,5 +1,5 @@
 /**
- * Child process for the consumer-side fault-injection test (design notes §7): handles one
+ * Child process for the consumer-side fault-injection test: handles one
  * delivery through an inbox-guarded consumer on the real PostgreSQL and SIGKILLs itself at the
  * requested point. Usage: crash-consumer.ts <databaseUrl> <schema> <envelopeJson> <killPoint>.
  */

@@ -1,5 +1,5 @@
 /**
- * Shared by the outbox fault-injection test and its child process (design notes §7, outbox side):
+ * Shared by the outbox fault-injection test and its child process (outbox side):
  * the kill points, the event the service writes, the test tables, and a publisher that records
  * every confirmed publish in the database, so publishes by a process that was later killed stay
  * visible to the test. Imports the runtime by path: the child runs outside vitest's aliases.

@@ -1,5 +1,5 @@
 /**
- * A producing service in its own process, for the outbox fault-injection test (design notes §7).
+ * A producing service in its own process, for the outbox fault-injection test.
  *
  * `<point>` mode: in one transaction it inserts the invoice row and writes the outbox event
  * (with the message id the parent chose and the next aggregate version), commits, then runs one relay round through a
