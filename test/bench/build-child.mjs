@@ -1,0 +1,66 @@
+/**
+ * One timed run in a fresh plain-node process (no TypeScript loader: evgen runs from dist/, as
+ * users run it), for build.bench.ts: prints `BENCH {"wallMs","cpuMs","rssMb"}`
+ * as its last line. Modes:
+ *
+ *   evgen <evgen CLI args…>            the real CLI (build, build --check, check, …)
+ *   baseline <events dir> <out dir>    what a plain script does with the same schemas:
+ *                                      json-schema-to-typescript (its defaults) and ajv
+ *                                      standalone code per version schema, written to files
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const started = performance.now();
+const [mode, ...args] = process.argv.slice(2);
+
+function files(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...files(path));
+    else if (entry.name.endsWith('.schema.json')) found.push(path);
+  }
+  return found.sort();
+}
+
+if (mode === 'evgen') {
+  const { runCli } = await import('../../dist/cli/main.js');
+  const code = await runCli(args);
+  if (code > 1) process.exit(code);
+} else if (mode === 'baseline') {
+  const [events, out] = args;
+  const { compile } = await import('json-schema-to-typescript');
+  const { Ajv } = await import('ajv');
+  const addFormats = (await import('ajv-formats')).default.default;
+  const standaloneCode = (await import('ajv/dist/standalone/index.js')).default.default;
+  const all = files(events);
+  const common = all.filter((file) => file.includes('/_common/'));
+  for (const file of all.filter((path) => !common.includes(path))) {
+    const schema = JSON.parse(readFileSync(file, 'utf8'));
+    const target = join(out, relative(events, file).replace(/\.schema\.json$/, ''));
+    mkdirSync(join(target, '..'), { recursive: true });
+    const types = await compile(schema, 'Payload', { cwd: join(file, '..') });
+    const ajv = new Ajv({ code: { source: true, esm: true }, allErrors: true, strict: false });
+    addFormats(ajv);
+    for (const shared of common)
+      ajv.addSchema({
+        ...JSON.parse(readFileSync(shared, 'utf8')),
+        $id: pathToFileURL(shared).href,
+      });
+    const validate = ajv.compile({ ...schema, $id: pathToFileURL(file).href });
+    writeFileSync(`${target}.types.ts`, types);
+    writeFileSync(`${target}.validator.js`, standaloneCode(ajv, validate));
+  }
+} else {
+  throw new Error(`unknown mode ${String(mode)}`);
+}
+const usage = process.resourceUsage();
+console.log(
+  `BENCH ${JSON.stringify({
+    wallMs: performance.now() - started,
+    cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
+    rssMb: usage.maxRSS / 1024,
+  })}`,
+);
