@@ -128,6 +128,25 @@ interface Connection {
   readonly pipes: readonly Pipe[];
 }
 
+/**
+ * Listens on a free port below the kernel's ephemeral range (32768–60999 here). refuse() closes
+ * the listener and restore() must get the same port back; an ephemeral port could meanwhile be
+ * taken as the local port of some outgoing connection (EADDRINUSE seen in CI), a port below the
+ * range only by another listener.
+ */
+async function listenOutsideEphemeralRange(
+  listen: (port: number) => Promise<number>,
+): Promise<number> {
+  for (let tries = 0; ; tries++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    try {
+      return await listen(candidate);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || tries >= 100) throw error;
+    }
+  }
+}
+
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const targetHost = options.targetHost ?? '127.0.0.1';
   const host = '127.0.0.1';
@@ -169,7 +188,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         resolve((listener.address() as net.AddressInfo).port);
       });
     });
-  const port = await listen(options.port ?? 0);
+  const port = options.port ?? (await listenOutsideEphemeralRange(listen));
+  if (options.port !== undefined) await listen(options.port);
   let listening = true;
 
   const stopListening = () =>
