@@ -9,6 +9,10 @@ import type { Database } from '../runtime/db/database.js';
 import type { OutboxTableOptions } from '../runtime/outbox/outbox-table.js';
 import type { InboxTableOptions } from '../runtime/inbox/inbox-tables.js';
 import { refuse } from './command-support.js';
+import { printable } from '../diagnostics/diagnostic.js';
+
+/** The one terminal-safe text helper, for the operator commands' output (escapes removed, control characters shown). */
+export { printable };
 
 export interface DatabaseFlags {
   readonly databaseUrl?: string;
@@ -180,16 +184,4 @@ export function formatDuration(ms: number): string {
   const seconds = Math.round(ms / 1000);
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
   return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
-}
-
-/**
- * Text from brokers and databases made safe for a terminal: control characters (ANSI escapes,
- * newlines that would forge extra output lines) are shown as `\u001b`-style escapes.
- */
-export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(
-    /[\u0000-\u001f\u007f-\u009f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
 }
