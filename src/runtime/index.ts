@@ -3,6 +3,7 @@
 export * from './errors.js';
 export * from './envelope.js';
 export * from './publisher.js';
+export * from './backoff.js';
 export * from './db/database.js';
 export * from './db/open-database.js';
 export * from './db/sql-identifier.js';

@@ -10,7 +10,7 @@
  * Every handler does one business INSERT, and so does the baseline.
  */
 import {
-  createConsumer,
+  createInboxConsumer,
   handleBatchWithInbox,
   handleWithInbox,
   migrateInbox,
@@ -119,7 +119,7 @@ export async function run(): Promise<BenchResult[]> {
       'handler skipped, nothing written',
     );
 
-    const consumer = createConsumer(
+    const consumer = createInboxConsumer(
       { name: 'bench-consumer', descriptors: parcelDescriptors },
       {
         db,

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createConsumer,
+  createInboxConsumer,
   InboxHandlerError,
   migrateInbox,
   NonRetryableError,
@@ -110,7 +110,7 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
         },
       },
     };
-    const consumer: InboxConsumer = createConsumer<ParcelHandlers, ParcelUpcasters>(
+    const consumer: InboxConsumer = createInboxConsumer<ParcelHandlers, ParcelUpcasters>(
       { name: 'parcel-tracker', descriptors: parcelDescriptors },
       {
         db: b.db,
@@ -239,7 +239,7 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
   it('ordering options reach ctx.inOrder: with allowGaps a state projection skips ahead but never back', async () => {
     const b = backend();
     const effects = await createEffectsTable(b);
-    const consumer = createConsumer<ParcelHandlers>(
+    const consumer = createInboxConsumer<ParcelHandlers>(
       { name: 'parcel-projection', descriptors: parcelDescriptors },
       {
         db: b.db,
@@ -296,7 +296,7 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
   it('refuses handler tables that name events or versions it does not subscribe to', () => {
     const b = backend();
     const make = (handlers: unknown, upcasters?: unknown) => () =>
-      createConsumer(
+      createInboxConsumer(
         { name: 'parcel-tracker', descriptors: parcelDescriptors },
         { db: b.db, handlers, upcasters },
       );

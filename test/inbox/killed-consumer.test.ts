@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createConsumer,
+  createInboxConsumer,
   migrateInbox,
   postgresDatabase,
   type Database,
@@ -69,7 +69,7 @@ describe('a consumer process killed mid-delivery', () => {
       expect(await effects()).toBe(committed ? 1 : 0);
 
       // The broker redelivers the unacknowledged message to a fresh consumer process.
-      const consumer = createConsumer(
+      const consumer = createInboxConsumer(
         { name: 'tracker', descriptors: parcelDescriptors },
         {
           db,

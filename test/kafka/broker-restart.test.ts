@@ -81,7 +81,7 @@ describe.each(KAFKA_CLIENTS)(
         leaseMs: 20_000,
         publishTimeoutMs: 8_000,
         maxAttempts: 1_000,
-        backoff: { baseMs: 200, capMs: 2_000, jitterMs: 100 },
+        backoff: { baseMs: 200, capMs: 2_000, jitter: 0.2 },
         concurrency: 8,
         publisher: kafkaRelayPublisher(
           producer,

@@ -94,7 +94,7 @@ describe('outbox relay outages (real PostgreSQL)', () => {
       clock: clock.clock,
       notifyChannel: false,
       maxAttempts: 3,
-      unavailableBackoff: { baseMs: 100, capMs: 1_600, jitterMs: 0 },
+      unavailableBackoff: { baseMs: 100, capMs: 1_600, jitter: 0 },
       hooks: { onFailed: (_m, failure) => failures.push(failure) },
     });
     // 30 rounds: ten times the attempt budget.
@@ -107,9 +107,7 @@ describe('outbox relay outages (real PostgreSQL)', () => {
     // The outage backoff grows and is capped. Aggregates 'a' and 'b' fail concurrently, so the
     // hooks of one round may report in either order: compare the delays sorted.
     const firstDelays = failures.slice(0, 6).map((failure) => failure.retryInMs ?? -1);
-    expect(firstDelays.sort((x, y) => x - y)).toEqual([
-      100, 200, 400, 800, 1_600, 1_600,
-    ]);
+    expect(firstDelays.sort((x, y) => x - y)).toEqual([100, 200, 400, 800, 1_600, 1_600]);
     let rows = await outboxRows(f);
     expect(rows.map((r) => [r.status, r.attempts])).toEqual([
       ['READY', 0],

@@ -151,7 +151,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       leaseMs: 10_000,
       publishTimeoutMs: 2_000,
       random: () => 0,
-      unavailableBackoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 },
+      unavailableBackoff: { baseMs: 1_000, capMs: 60_000, jitter: 0 },
       hooks: { onFailed: (_m, failure) => failures.push(failure) },
     });
     const run = relay.runOnce();
@@ -202,7 +202,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       timers: time.timers,
       leaseMs: 10_000,
       publishTimeoutMs: 1_000,
-      unavailableBackoff: { baseMs: 100, capMs: 100, jitterMs: 0 },
+      unavailableBackoff: { baseMs: 100, capMs: 100, jitter: 0 },
     });
     const runA = relayA.runOnce();
     await first.waitForCalls(1);

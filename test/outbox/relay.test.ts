@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   NonRetryableError,
   RecordingPublisher,
-  cleanupSentOutbox,
+  pruneOutbox,
   createOutboxRelay,
   findOutboxEvent,
   listDeadOutboxEvents,
@@ -136,7 +136,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       publisher,
       clock: clock.clock,
       random: () => 0,
-      backoff: { baseMs: 1_000, capMs: 60_000, jitterMs: 0 },
+      backoff: { baseMs: 1_000, capMs: 60_000, jitter: 0 },
     });
     // a1 fails; a2 and a3 were claimed behind it and are given back untried.
     expect(await relay.runOnce()).toEqual({
@@ -173,10 +173,10 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       clock: clock.clock,
       random: () => 0.5,
       maxAttempts: 10,
-      backoff: { baseMs: 100, capMs: 350, jitterMs: 10 },
+      backoff: { baseMs: 100, capMs: 350, jitter: 0.1 },
     });
     const seen: number[][] = [];
-    for (const expectedDelay of [105, 205, 355, 355]) {
+    for (const expectedDelay of [105, 210, 368, 368]) {
       const before = clock.now();
       expect(await relay.runOnce()).toMatchObject({ claimed: 1, failed: 1 });
       const [row] = await outboxRows(f);
@@ -208,7 +208,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       publisher,
       clock: clock.clock,
       maxAttempts: 3,
-      backoff: { baseMs: 10, capMs: 10, jitterMs: 0 },
+      backoff: { baseMs: 10, capMs: 10, jitter: 0 },
       hooks: { onFailed: (_message, failure) => failures.push(failure.dead) },
     });
     for (let round = 0; round < 3; round++) {
@@ -446,10 +446,10 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       ready: 0,
     });
     // Just sent: younger than a one-hour retention, nothing goes.
-    expect(await cleanupSentOutbox(f.db, { schema: f.schema, olderThanMs: 3_600_000 })).toBe(0);
+    expect(await pruneOutbox(f.db, { schema: f.schema, olderThanMs: 3_600_000 })).toBe(0);
     const later = new Date(Date.now() + 2 * 3_600_000);
     expect(
-      await cleanupSentOutbox(f.db, {
+      await pruneOutbox(f.db, {
         schema: f.schema,
         olderThanMs: 3_600_000,
         batchSize: 2,

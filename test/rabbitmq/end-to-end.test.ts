@@ -187,7 +187,7 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
       publisher,
       schema: pg.schema,
       notifyChannel: false,
-      backoff: { baseMs: 1, capMs: 1, jitterMs: 0 },
+      backoff: { baseMs: 1, capMs: 1, jitter: 0 },
     });
   }
 

@@ -8,7 +8,7 @@
 import type { Database } from '../../src/runtime/db/database.js';
 import type { Envelope, EventVersionDescriptor } from '../../src/runtime/envelope.js';
 import {
-  createConsumer,
+  createInboxConsumer,
   type ConsumerHandler,
   type InboxConsumer,
 } from '../../src/runtime/inbox/index.js';
@@ -44,7 +44,7 @@ export function effectConsumer(
   name = 'inventory-service',
   poison?: (payload: OrderEventPayload) => boolean,
 ): InboxConsumer {
-  return createConsumer(
+  return createInboxConsumer(
     { name, descriptors: [ORDER_EVENT] },
     {
       db,

@@ -1,7 +1,7 @@
 /**
  * Target `consumers`: one module per consumer in `events/_consumers/`, at
  * `consumers/<consumer-name>.ts`, with typed handler and upcaster tables and a factory that
- * binds them to the runtime's `createConsumer` (parse, validate, upcast, inbox guard). The
+ * binds them to the runtime's `createInboxConsumer` (parse, validate, upcast, inbox guard). The
  * generated code stays thin: descriptors and envelope types come from each event's
  * `envelope.ts` (envelopes target), behaviour from `evgen-runtime`.
  */

@@ -46,7 +46,7 @@ export type Upcaster<From = unknown, To = unknown> = (
   envelope: Envelope<string, number, From>,
 ) => To;
 
-export interface ConsumerOptions<THandlers, TUpcasters = unknown> {
+export interface InboxConsumerOptions<THandlers, TUpcasters = unknown> {
   readonly db: Database;
   /** Event type → schema version → handler. */
   readonly handlers: THandlers;
@@ -112,9 +112,9 @@ interface DispatchPlan {
   }[];
 }
 
-export function createConsumer<THandlers, TUpcasters = unknown>(
+export function createInboxConsumer<THandlers, TUpcasters = unknown>(
   definition: InboxConsumerDefinition,
-  options: ConsumerOptions<THandlers, TUpcasters>,
+  options: InboxConsumerOptions<THandlers, TUpcasters>,
 ): InboxConsumer {
   const name = definition.name;
   const index = new DescriptorIndex(definition.descriptors);

@@ -2,7 +2,7 @@
 import type { Database } from '../db/database.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
-import type { BackoffOptions } from './backoff.js';
+import type { BackoffOptions, BackoffSettings } from '../backoff.js';
 import { REAL_TIMERS, type RelayTimers } from './bounded-publish.js';
 import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, type OutboxTableOptions } from './outbox-table.js';
 
@@ -64,12 +64,12 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
   readonly publishTimeoutMs?: number;
   /** Message-specific failed attempts before a row goes DEAD (default 10). */
   readonly maxAttempts?: number;
-  /** Retry delay after a message-specific failure: min(cap, base·2^(n-1)) + jitter (default 1 s, 5 min, 1 s). */
+  /** Retry delay after a message-specific failure: min(cap, base·2^(n-1)) plus up to `jitter` of it (default 1 s, 5 min, 0.2). */
   readonly backoff?: BackoffOptions;
   /**
    * Delay after the broker was unavailable (refused, closed, publish or confirm timeout), by
-   * consecutive outage failures of this relay: min(cap, base·2^(n-1)) + jitter (default 500 ms,
-   * 30 s, 500 ms). Such failures never use up attempts, so an outage of any length ends in
+   * consecutive outage failures of this relay: min(cap, base·2^(n-1)) plus up to `jitter` of it
+   * (default 500 ms, 30 s, 0.2). Such failures never use up attempts, so an outage of any length ends in
    * publishing, not in DEAD rows.
    */
   readonly unavailableBackoff?: BackoffOptions;
@@ -98,8 +98,8 @@ export interface ResolvedRelayOptions {
   readonly leaseMs: number;
   readonly publishTimeoutMs: number;
   readonly maxAttempts: number;
-  readonly backoff: BackoffOptions;
-  readonly unavailableBackoff: BackoffOptions;
+  readonly backoff: BackoffSettings;
+  readonly unavailableBackoff: BackoffSettings;
   readonly pollIntervalMs: number;
   readonly notifyChannel: string | false;
   readonly maxInFlight: number;
@@ -108,8 +108,8 @@ export interface ResolvedRelayOptions {
 }
 
 export const DEFAULT_LEASE_MS = 6_000;
-const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, capMs: 300_000, jitterMs: 1_000 };
-const DEFAULT_UNAVAILABLE_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000, jitterMs: 500 };
+const DEFAULT_BACKOFF: BackoffSettings = { baseMs: 1_000, capMs: 300_000, jitter: 0.2 };
+const DEFAULT_UNAVAILABLE_BACKOFF: BackoffSettings = { baseMs: 500, capMs: 30_000, jitter: 0.2 };
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0)
@@ -132,8 +132,11 @@ export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayO
     leaseMs,
     publishTimeoutMs,
     maxAttempts: Math.floor(positive('maxAttempts', options.maxAttempts ?? 10)),
-    backoff: options.backoff ?? DEFAULT_BACKOFF,
-    unavailableBackoff: options.unavailableBackoff ?? DEFAULT_UNAVAILABLE_BACKOFF,
+    backoff: { ...DEFAULT_BACKOFF, ...definedOnly(options.backoff) },
+    unavailableBackoff: {
+      ...DEFAULT_UNAVAILABLE_BACKOFF,
+      ...definedOnly(options.unavailableBackoff),
+    },
     pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs ?? 1_000),
     notifyChannel,
     maxInFlight: Math.floor(
@@ -142,4 +145,11 @@ export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayO
     random: options.random ?? Math.random,
     timers: options.timers ?? REAL_TIMERS,
   };
+}
+
+/** The settings that are given (an explicit `undefined` keeps the default). */
+function definedOnly(options: BackoffOptions | undefined): BackoffOptions {
+  return Object.fromEntries(
+    Object.entries(options ?? {}).filter(([, value]) => value !== undefined),
+  ) as BackoffOptions;
 }

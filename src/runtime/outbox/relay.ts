@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { classifyError, describeError, isUnavailableError } from '../errors.js';
 import type { OutboundMessage } from '../publisher.js';
 import { groupByAggregate } from './aggregate-chains.js';
-import { backoffDelayMs } from './backoff.js';
+import { backoffDelay } from '../backoff.js';
 import { boundedPublisher } from './bounded-publish.js';
 import {
   abandonSql,
@@ -176,7 +176,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     const { type, message: text } = describeError(error);
     if (isUnavailableError(error)) {
       outageStreak++;
-      const delay = backoffDelayMs(outageStreak, config.unavailableBackoff, config.random);
+      const delay = backoffDelay(outageStreak, undefined, config.unavailableBackoff, config.random);
       outageUntil = Math.max(outageUntil, nowMs() + delay);
       await db.query(sql.deferred, [
         row.id,
@@ -194,7 +194,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
     const attempts = Number(row.attempts);
     const dead = attempts >= maxAttempts || classifyError(error) === 'non-retryable';
-    const delay = dead ? 0 : backoffDelayMs(attempts, config.backoff, config.random);
+    const delay = dead ? 0 : backoffDelay(attempts, undefined, config.backoff, config.random);
     await db.query(sql.failed, [
       row.id,
       token,

@@ -5,7 +5,7 @@
  * consumer: messages stay in the queue), waits with backoff, optionally probes the dependency,
  * and consumes again. Only message-specific failures use up attempts.
  */
-import { backoffDelay, type BackoffOptions } from './backoff.js';
+import { backoffDelay, type BackoffOptions } from '../backoff.js';
 
 export interface CircuitBreakerOptions {
   /** Pause before consuming again, by consecutive trips (default 1 s doubling to 30 s). */
@@ -52,10 +52,10 @@ export class CircuitBreaker {
     this.open = true;
     this.trips++;
     this.streak++;
-    const delayMs = backoffDelay(this.streak, {
+    const delayMs = backoffDelay(this.streak, this.options.backoff, {
       baseMs: 1_000,
       capMs: 30_000,
-      ...this.options.backoff,
+      jitter: 0.2,
     });
     this.callbacks.pause(error, delayMs);
     this.timer = setTimeout(() => void this.close(), delayMs);

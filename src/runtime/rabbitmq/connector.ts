@@ -4,7 +4,15 @@
  * and rebuild their channels on what they get.
  */
 import type { ChannelModel } from 'amqplib';
-import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
+import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../backoff.js';
+import { sleep } from '../sleep.js';
+
+/** Reconnect delays where the options leave a setting out (100 ms doubling to 5 s, 0.2 jitter). */
+export const DEFAULT_RECONNECT_BACKOFF: BackoffSettings = {
+  baseMs: 100,
+  capMs: 5_000,
+  jitter: 0.2,
+};
 
 export interface AmqpConnectorOptions {
   /** e.g. `amqp://guest:guest@127.0.0.1:5672`. */
@@ -79,7 +87,10 @@ export function createAmqpConnector(options: AmqpConnectorOptions): AmqpConnecto
         if (closed) throw error;
         options.onError?.(error instanceof Error ? error : new Error(String(error)));
         if (options.maxAttempts !== undefined && attempt >= options.maxAttempts) throw error;
-        await sleep(backoffDelay(attempt, options.backoff), abort.signal);
+        await sleep(
+          backoffDelay(attempt, options.backoff, DEFAULT_RECONNECT_BACKOFF),
+          abort.signal,
+        );
       }
     }
   }

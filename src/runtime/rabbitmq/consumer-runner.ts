@@ -41,10 +41,12 @@ import {
   type FailureContext,
 } from './failure-headers.js';
 import { EVGEN_HEADERS, headerString } from './amqp-message.js';
-import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
+import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { sleep } from '../sleep.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import {
   createAmqpConnector,
+  DEFAULT_RECONNECT_BACKOFF,
   fixedConnector,
   isConnector,
   type AmqpConnector,
@@ -377,7 +379,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     const firstAttempt = restartStreak;
     restarting = (async () => {
       for (let attempt = firstAttempt; !stopping; attempt++) {
-        const delayMs = backoffDelay(attempt, options.reconnectBackoff);
+        const delayMs = backoffDelay(attempt, options.reconnectBackoff, DEFAULT_RECONNECT_BACKOFF);
         emit({ type: 'restarting', attempt, delayMs, error });
         await sleep(delayMs, stopSignal.signal);
         if (stopping) return;

@@ -55,4 +55,3 @@ export {
   type ReplayDeadLettersOptions,
   type ReplayDeadLettersResult,
 } from './dead-letters.js';
-export type { BackoffOptions as RabbitBackoffOptions } from './backoff.js';

@@ -4,7 +4,11 @@
  * requested point. Usage: crash-consumer.ts <databaseUrl> <schema> <envelopeJson> <killPoint>.
  */
 import pg from 'pg';
-import { createConsumer, postgresDatabase, type Transaction } from '../../../src/runtime/index.js';
+import {
+  createInboxConsumer,
+  postgresDatabase,
+  type Transaction,
+} from '../../../src/runtime/index.js';
 import { recordParcel, type KillPoint } from './kill-points.js';
 import { parcelDescriptors } from './test-events.js';
 
@@ -23,7 +27,7 @@ async function main(): Promise<void> {
     KillPoint,
   ];
   const pool = new pg.Pool({ connectionString: url, max: 2 });
-  const consumer = createConsumer(
+  const consumer = createInboxConsumer(
     { name: 'tracker', descriptors: parcelDescriptors },
     {
       db: postgresDatabase(pool),

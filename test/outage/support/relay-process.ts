@@ -36,7 +36,7 @@ const relay = createOutboxRelay({
   ),
   notifyChannel: false,
   pollIntervalMs: 200,
-  unavailableBackoff: { baseMs: 200, capMs: 2_000, jitterMs: 200 },
+  unavailableBackoff: { baseMs: 200, capMs: 2_000, jitter: 0.2 },
 });
 await relay.start();
 process.stdout.write('ready\n');

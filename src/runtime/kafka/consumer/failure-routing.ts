@@ -10,7 +10,7 @@
  * - Non-retryable failure (unparseable, unknown type or version, invalid payload, a handler's
  *   NonRetryableError) or attempts exhausted: the dead-letter topic.
  */
-import { backoffDelayMs } from '../../outbox/backoff.js';
+import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../../backoff.js';
 
 export interface KafkaRetryTier {
   /** The consumer's retry topic for this delay. */
@@ -19,15 +19,12 @@ export interface KafkaRetryTier {
   readonly delayMs: number;
 }
 
-/** How a strict-ordering record is retried in place. */
-export interface InPlaceBackoff {
-  /** Delay before the second attempt, ms. Default 500. */
-  readonly baseMs?: number;
-  /** Largest delay, ms. Default 30 000. */
-  readonly capMs?: number;
-  /** Random extra share of the delay, 0–1. Default 0.2. */
-  readonly jitter?: number;
-}
+/** How a strict-ordering record is retried in place, when the options leave a setting out. */
+export const DEFAULT_IN_PLACE_BACKOFF: BackoffSettings = {
+  baseMs: 500,
+  capMs: 30_000,
+  jitter: 0.2,
+};
 
 export type FailureRoute =
   | {
@@ -53,7 +50,8 @@ export interface FailureRoutingInput {
   readonly tiers: readonly KafkaRetryTier[];
   /** Handling attempts in all, the first delivery included. */
   readonly maxAttempts: number;
-  readonly inPlaceBackoff?: InPlaceBackoff;
+  /** Default DEFAULT_IN_PLACE_BACKOFF (500 ms, 30 s, 0.2). */
+  readonly inPlaceBackoff?: BackoffOptions;
   readonly now: number;
   /** [0, 1); Math.random by default. */
   readonly random?: () => number;
@@ -74,16 +72,13 @@ export function routeFailure(input: FailureRoutingInput): FailureRoute {
     return { kind: 'dead-letter', reason: 'attempts-exhausted' };
   const nextAttempt = input.attempt + 1;
   if (input.strict) {
-    const base = input.inPlaceBackoff?.baseMs ?? 500;
-    const cap = input.inPlaceBackoff?.capMs ?? 30_000;
-    const jitter = input.inPlaceBackoff?.jitter ?? 0.2;
-    const delay = backoffDelayMs(input.attempt, { baseMs: base, capMs: cap, jitterMs: 0 });
-    const random = input.random ?? Math.random;
-    return {
-      kind: 'retry-in-place',
-      nextAttempt,
-      delayMs: Math.round(delay * (1 + jitter * random())),
-    };
+    const delayMs = backoffDelay(
+      input.attempt,
+      input.inPlaceBackoff,
+      DEFAULT_IN_PLACE_BACKOFF,
+      input.random,
+    );
+    return { kind: 'retry-in-place', nextAttempt, delayMs };
   }
   const tier = tierForFailedAttempt(input.tiers, input.attempt);
   if (tier === undefined) return { kind: 'dead-letter', reason: 'attempts-exhausted' };

@@ -34,6 +34,5 @@ export {
   routeFailure,
   tierForFailedAttempt,
   type FailureRoute,
-  type InPlaceBackoff,
   type KafkaRetryTier,
 } from './failure-routing.js';

@@ -30,7 +30,7 @@ import {
   type MessageBodyLimits,
 } from '../../decode-message-body.js';
 import { classifyError, describeError } from '../../errors.js';
-import { backoffDelayMs } from '../../outbox/backoff.js';
+import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../../backoff.js';
 import { MalformedMessageError } from '../../rabbitmq/errors.js';
 import type { MessageHandler } from '../../rabbitmq/consumer-runner.js';
 import type {
@@ -49,7 +49,7 @@ import {
   headerTime,
 } from './consumer-headers.js';
 import { deadLetterHeaders, retryCopyHeaders, type FailureFacts } from './dead-letter-record.js';
-import { routeFailure, type InPlaceBackoff, type KafkaRetryTier } from './failure-routing.js';
+import { routeFailure, type KafkaRetryTier } from './failure-routing.js';
 import { traceProcess } from '../../telemetry.js';
 import { OffsetCommitter } from './offset-committer.js';
 
@@ -137,9 +137,9 @@ export interface KafkaConsumerRunnerOptions {
   /** Group session timeout, ms (adapter default 10 000). */
   readonly sessionTimeoutMs?: number;
   /** Backoff of strict events retried in place. */
-  readonly strictBackoff?: InPlaceBackoff;
+  readonly strictBackoff?: BackoffOptions;
   /** Backoff before a record whose retry copy or dead letter failed is tried again. Default 200 ms → 10 s. */
-  readonly settleBackoff?: { readonly baseMs?: number; readonly capMs?: number };
+  readonly settleBackoff?: BackoffOptions;
   /** Largest value and deepest nesting accepted (see decodeMessageBody); beyond them: dead letter. */
   readonly messageLimits?: MessageBodyLimits;
   /** Client id for the consumer and producer. */
@@ -205,6 +205,9 @@ export interface KafkaConsumerRunner {
    */
   lag(): Promise<KafkaPartitionLag[]>;
 }
+
+/** Delays before a record whose dead-letter or retry copy could not be sent is tried again. */
+const DEFAULT_SETTLE_BACKOFF: BackoffSettings = { baseMs: 200, capMs: 10_000, jitter: 0 };
 
 const tpKey = (tp: KafkaTopicPartition) => `${tp.topic}:${tp.partition}`;
 
@@ -534,11 +537,7 @@ export function createKafkaConsumerRunner(
       counts.settleFailures++;
       const streak = (settleStreak.get(key) ?? 0) + 1;
       settleStreak.set(key, streak);
-      const delayMs = backoffDelayMs(streak, {
-        baseMs: options.settleBackoff?.baseMs ?? 200,
-        capMs: options.settleBackoff?.capMs ?? 10_000,
-        jitterMs: 0,
-      });
+      const delayMs = backoffDelay(streak, options.settleBackoff, DEFAULT_SETTLE_BACKOFF);
       emit({
         type: 'settle-failed',
         topic: record.topic,

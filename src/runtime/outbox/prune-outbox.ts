@@ -2,7 +2,7 @@
 import type { Database } from '../db/database.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
-export interface OutboxCleanupOptions extends OutboxTableOptions {
+export interface PruneOutboxOptions extends OutboxTableOptions {
   /** Delete SENT rows whose `sent_at` is older than this many ms. */
   readonly olderThanMs: number;
   /** Rows per DELETE statement (default 1 000). */
@@ -15,10 +15,7 @@ export interface OutboxCleanupOptions extends OutboxTableOptions {
  * Deletes SENT rows older than the retention, one batch per statement, until none are left.
  * READY, PROCESSING and DEAD rows are never touched. Returns how many rows were deleted.
  */
-export async function cleanupSentOutbox(
-  db: Database,
-  options: OutboxCleanupOptions,
-): Promise<number> {
+export async function pruneOutbox(db: Database, options: PruneOutboxOptions): Promise<number> {
   const { table } = outboxTableNames(options);
   const batchSize = Math.floor(options.batchSize ?? 1_000);
   if (!(batchSize > 0))
