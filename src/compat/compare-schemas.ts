@@ -4,6 +4,7 @@
  * one); everything keyword-specific is a rule in `rules/`.
  */
 import type { DiffContext } from './diff-context.js';
+import { readByParts } from './read-by-parts.js';
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
 import type { SchemaNode } from './schema-document.js';
@@ -31,6 +32,20 @@ export const compareSchemas: CompareSchemas = (ctx, original, update) => {
 };
 
 function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
+  if (ctx.reading === 'meaning' && (original.kind === 'combined' || update.kind === 'combined')) {
+    const trial = ctx.sub();
+    compareShapes(trial, original, update);
+    // When Confluent's pairing of subschemas fails, set inclusion part by part may still prove it.
+    const parts = trial.isCompatible()
+      ? undefined
+      : readByParts(ctx, original, update, compareSchemas);
+    ctx.addAll(parts ?? trial.differences);
+    return;
+  }
+  compareShapes(ctx, original, update);
+}
+
+function compareShapes(ctx: DiffContext, original: Shape, update: Shape): void {
   if (original.kind !== 'combined' && update.kind === 'combined') {
     if (plainAgainstCombined(ctx, original, update)) return;
   } else if (original.kind === 'combined' && update.kind !== 'combined') {

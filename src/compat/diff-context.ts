@@ -34,10 +34,48 @@ export interface Difference {
   readonly viaCycle?: true;
 }
 
-/** Node identities, stable across rounds so pair keys can be carried from one round to the next. */
+/**
+ * Node identities, stable across rounds so pair keys can be carried from one round to the next.
+ * Subschemas without references are identified by content (`c…`), so equal ones written in many
+ * places — the same property schema in each of 100 union branches — are compared once; a schema
+ * with a reference is identified by the object, as its targets depend on where it lives.
+ */
 interface Identities {
-  readonly ids: WeakMap<object, number>;
+  readonly ids: WeakMap<object, string>;
+  /** Content id of a reference-free value (null: it contains a reference). */
+  readonly contentIds: WeakMap<object, number | null>;
+  readonly byContent: Map<string, number>;
   nextId: number;
+}
+
+const REFERENCES: ReadonlySet<string> = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
+
+/** A number per distinct reference-free value, computed bottom up so each object is read once. */
+function contentIdOf(value: object, identities: Identities): number | null {
+  const known = identities.contentIds.get(value);
+  if (known !== undefined) return known;
+  let free = true;
+  const parts: string[] = [];
+  const part = (child: unknown): string => {
+    if (typeof child !== 'object' || child === null) return JSON.stringify(child) ?? 'null';
+    const id = contentIdOf(child, identities);
+    if (id === null) free = false;
+    return `#${id}`;
+  };
+  if (Array.isArray(value)) for (const item of value) parts.push(part(item));
+  else
+    for (const key of Object.keys(value).sort()) {
+      if (REFERENCES.has(key)) free = false;
+      parts.push(`${JSON.stringify(key)}:${part((value as Record<string, unknown>)[key])}`);
+    }
+  let id: number | null = null;
+  if (free) {
+    const text = `${Array.isArray(value) ? '[' : '{'}${parts.join(',')}`;
+    id = identities.byContent.get(text) ?? identities.byContent.size;
+    identities.byContent.set(text, id);
+  }
+  identities.contentIds.set(value, id);
+  return id;
 }
 
 interface Shared {
@@ -92,7 +130,12 @@ export class DiffContext {
     reading: Reading = 'confluent',
     limits: ComparisonLimits = DEFAULT_LIMITS,
   ): DiffContext {
-    const identities: Identities = { ids: new WeakMap(), nextId: 1 };
+    const identities: Identities = {
+      ids: new WeakMap(),
+      contentIds: new WeakMap(),
+      byContent: new Map(),
+      nextId: 1,
+    };
     // One budget for every round: a repeated round costs as much as the first.
     const budget: Budget = { limits, work: 0, replayed: 0, depth: 0 };
     const knownIncompatible = new Map<string, readonly Difference[]>();
@@ -269,9 +312,12 @@ export class DiffContext {
     const value = node.value;
     if (typeof value !== 'object' || value === null) return `${String(value)}:${node.facet ?? ''}`;
     const identities = this.shared.identities;
+    const content = contentIdOf(value, identities);
+    // The dialect decides how some keywords read, so equal content in two dialects differs.
+    if (content !== null) return `c${content}:${node.doc.dialect}:${node.facet ?? ''}`;
     let id = identities.ids.get(value);
     if (id === undefined) {
-      id = identities.nextId++;
+      id = `${identities.nextId++}`;
       identities.ids.set(value, id);
     }
     return `${id}:${node.facet ?? ''}`;
