@@ -167,7 +167,6 @@ function pathProblem(path: string): string | undefined {
   if (path === '') return 'it is empty';
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'it is absolute';
   if (path.includes('\\')) return 'it contains a backslash';
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f]/.test(path)) return 'it contains control characters';
   if (path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..'))
     return 'it has an empty, "." or ".." segment';

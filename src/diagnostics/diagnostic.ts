@@ -40,10 +40,8 @@ export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
 
 // ANSI/VT escape sequences (CSI … final byte, OSC … BEL/ST, and two-byte ESC forms), then any
 // other C0/C1 control character.
-// eslint-disable-next-line no-control-regex
 const ESCAPE_SEQUENCE =
   /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])|\u009b[0-?]*[ -/]*[@-~]/g;
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 /**

@@ -85,7 +85,6 @@ describe('stringLiteral', () => {
         const source = `const value = ${literal};`;
         expect(syntaxErrors(source)).toEqual([]);
         expect(statementCount(source)).toBe(1);
-        // eslint-disable-next-line no-new-func
         expect(new Function(`return ${literal};`)()).toBe(attack);
         expect(literal).not.toMatch(/[\n\r\u2028\u2029]/);
       }

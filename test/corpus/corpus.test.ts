@@ -4,7 +4,7 @@
  * events folder shown as `events/`). Each case must exit 2 and leave the output folder untouched.
  *
  * To regenerate the expected files after an intended message change:
- *   EVGEN_UPDATE_CORPUS=1 npx vitest run test/corpus   (then review the diff!)
+ *   EVGEN_UPDATE=1 npx vitest run test/corpus   (then review the diff!)
  */
 import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { displayPath } from '../../src/catalog/read-json-file.js';
 import { runCli } from '../../src/cli/main.js';
+import { UPDATE_EXPECTED } from '../support/update-expected.js';
 import { captureOutput, type CapturedOutput } from '../cli/capture-output.js';
 
 const corpusDir = fileURLToPath(new URL('.', import.meta.url));
@@ -76,7 +77,7 @@ describe('error corpus', () => {
       .split(`${displayPath(eventsDir)}/`)
       .join('events/');
     const expectedFile = join(corpusDir, name, 'expected-stderr.txt');
-    if (process.env.EVGEN_UPDATE_CORPUS === '1') await writeFile(expectedFile, actual);
+    if (UPDATE_EXPECTED) await writeFile(expectedFile, actual);
     expect(code).toBe(2);
     expect(actual).toBe(await readFile(expectedFile, 'utf8'));
     expect(output.stdout()).toBe('');

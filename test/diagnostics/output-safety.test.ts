@@ -28,7 +28,6 @@ function workflowCommands(output: string): string[] {
 
 function expectNoControlCharacters(output: string): void {
   // Only the line breaks evgen writes itself remain; no ESC, CR, BEL or other control character.
-  // eslint-disable-next-line no-control-regex
   expect(output.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
 }
 

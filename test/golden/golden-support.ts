@@ -2,7 +2,7 @@
  * Golden test cases in the style of sqlc: `test/golden/<case>/events/` is an input catalog,
  * `test/golden/<case>/expected/` the output committed beside it. One more case, `example`, is the
  * repository's own catalog: `events/` in, the committed `generated/` (every target) as expected
- * output, so the example is pinned without a second copy of it. `UPDATE_GOLDEN=1 npx vitest run
+ * output, so the example is pinned without a second copy of it. `EVGEN_UPDATE=1 npx vitest run
  * test/golden` rewrites the expected folders from the current generator.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -24,8 +24,6 @@ export const EXAMPLE_CASE = 'example';
  * Outbox, inbox and transport targets keep their own tests, so a change there does not ripple here.
  */
 export const GOLDEN_TARGETS = ['types', 'validators', 'envelopes', 'index'] as const;
-
-export const UPDATE_GOLDEN = process.env.UPDATE_GOLDEN === '1';
 
 /** Case names (folders with an `events/` folder, plus `example`), sorted. */
 export function goldenCases(): string[] {

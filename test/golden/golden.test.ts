@@ -1,7 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCase, expectedDir, goldenCases, listFiles, readExpected, UPDATE_GOLDEN } from './golden-support.js';
+import { buildCase, expectedDir, goldenCases, listFiles, readExpected } from './golden-support.js';
+import { UPDATE_EXPECTED } from '../support/update-expected.js';
 
 const cases = goldenCases();
 
@@ -13,7 +14,7 @@ describe('golden output', () => {
   describe.each(cases)('%s', (name) => {
     it('matches expected/ byte for byte', async () => {
       const files = await buildCase(name);
-      if (UPDATE_GOLDEN) {
+      if (UPDATE_EXPECTED) {
         rmSync(expectedDir(name), { recursive: true, force: true });
         for (const file of files) {
           const target = join(expectedDir(name), file.path);
@@ -23,7 +24,7 @@ describe('golden output', () => {
       }
       expect(files.map((file) => file.path)).toEqual(listFiles(expectedDir(name)));
       for (const file of files) {
-        expect(file.content, `${expectedDir(name)}/${file.path} is stale: run UPDATE_GOLDEN=1 npx vitest run test/golden`).toBe(
+        expect(file.content, `${expectedDir(name)}/${file.path} is stale: run EVGEN_UPDATE=1 npx vitest run test/golden`).toBe(
           readExpected(name, file.path),
         );
       }
