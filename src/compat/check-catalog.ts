@@ -15,7 +15,8 @@ import type {
 import { displayPath } from '../catalog/read-json-file.js';
 import { canonicalJson } from './canonical-json.js';
 import { checkReadable, type SchemaDiffResult } from './diff-schemas.js';
-import { MODES, versionsToCheckAgainst, type Direction } from './modes.js';
+import { locatePath } from './locate-path.js';
+import { MODES, versionsToCheckAgainst } from './modes.js';
 import { explain } from './rules/hints.js';
 import { ComparisonLimitError, ComparisonProblem } from './comparison-problem.js';
 import { SchemaInputError } from './schema-document.js';
@@ -34,11 +35,6 @@ export interface CatalogCheckReport {
   /** Events looked at, and (new version, earlier version) pairs compared. */
   readonly events: number;
   readonly pairsChecked: number;
-}
-
-function pointerOf(path: string): string {
-  const rest = path.replace(/^#\/?/, '');
-  return rest === '' ? '' : `/${rest}`;
 }
 
 function deployOrder(backward: SchemaDiffResult, forward: SchemaDiffResult): DeployOrder {
@@ -63,7 +59,7 @@ function comparePair(
     if (error instanceof ComparisonLimitError)
       throw new ComparisonProblem({
         file,
-        pointer: pointerOf(error.path),
+        pointer: locatePath(newer.schema, error.path).pointer,
         code: 'too-complex',
         message: `${error.message.replace(/ at #.*$/, '')} — comparing v${newer.version} with v${older.version} of ${event.eventType}`,
         hint: 'simplify the schema (fewer alternatives in anyOf/oneOf, shorter $ref chains), or split the event',
@@ -97,13 +93,18 @@ function checkVersion(
     const order = deployOrder(results.backward, results.forward);
     for (const direction of MODES[mode].directions) {
       for (const change of results[direction].incompatibleChanges) {
-        const { description, hint } = explain(change.type, change.path, direction);
+        const { description, hint } = explain(change.type, change.path, direction, {
+          new: `v${newer.version}`,
+          old: `v${older.version}`,
+        });
         violations.push({
           file,
-          pointer: pointerOf(change.path),
+          // The path may name what only the older version has (a removed property): point at
+          // the deepest place of it that exists in the file being checked.
+          pointer: locatePath(newer.schema, change.path).pointer,
           path: change.path,
           code: change.type,
-          message: `${description} — ${readerSentence(direction, older.version, newer.version)}`,
+          message: description,
           hint,
           deployFirst: order,
           eventType: event.eventType,
@@ -117,12 +118,6 @@ function checkVersion(
     }
   }
   return pairs;
-}
-
-function readerSentence(direction: Direction, older: number, newer: number): string {
-  return direction === 'backward'
-    ? `consumers on v${newer} cannot read data written with v${older} (backward)`
-    : `consumers still on v${older} cannot read data written with v${newer} (forward)`;
 }
 
 export function checkCatalog(

@@ -60,9 +60,12 @@ describe('evgen check', () => {
     const result = await evgen('check', '--events', copy.events);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'events/order/OrderCreated/v3.schema.json#/properties/customerId: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: property "customerId" is required by the older version but no longer always sent — consumers still on v1 cannot read data written with v3 (forward)',
+      // The property no longer exists in v3: the pointer names the place it was removed from.
+      'events/order/OrderCreated/v3.schema.json#/properties: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: v3 removes required property "customerId"; consumers still on v1 require it (forward)',
     );
-    expect(result.stdout).toContain('hint: keep sending "customerId"');
+    expect(result.stdout).toContain(
+      'hint: keep sending "customerId" (keep it required) until no consumer on v1 remains',
+    );
     expect(result.stdout).toContain(
       'deploy: deploy consumers first (the change is backward-compatible only)',
     );
@@ -76,7 +79,7 @@ describe('evgen check', () => {
     const result = await evgen('check', '--events', copy.events);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'v3.schema.json#/properties/placedAt: TYPE_CHANGED: the type of "placedAt" changed incompatibly',
+      'v3.schema.json#/properties/placedAt: TYPE_CHANGED: v3 changes the type of "placedAt" (TYPE_CHANGED); consumers on v3 cannot read data written with v1 (backward)',
     );
     expect(result.stdout).toContain('deploy: no deploy order is safe');
   });
@@ -88,7 +91,7 @@ describe('evgen check', () => {
     const result = await evgen('check', '--events', copy.events);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'v3.schema.json#/properties/channel/enum: ENUM_ARRAY_NARROWED: allowed values of "channel" were removed; older data may carry them — consumers on v3 cannot read data written with v2 (backward)',
+      'v3.schema.json#/properties/channel/enum: ENUM_ARRAY_NARROWED: v3 removes allowed values of "channel"; data written with v2 may carry them (backward)',
     );
   });
 
@@ -101,7 +104,7 @@ describe('evgen check', () => {
     const result = await evgen('check', '--events', copy.events);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'v3.schema.json#/properties/priority: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: required property "priority" was added',
+      'v3.schema.json#/properties/priority: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: v3 adds required property "priority"; data written with v1 does not have it (backward)',
     );
     expect(result.stdout).toContain('hint: make "priority" optional, or give it a default');
     // FULL_TRANSITIVE: v3 against v1 and v2, both directions for the type change.
@@ -180,7 +183,7 @@ describe('evgen check', () => {
     const result = await evgen('check', '--events', copy.events, '--policy', 'confluent');
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'v2.schema.json#/properties/couponCode: PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL: property "couponCode" was added, and the older version (a closed content model) rejects it',
+      'v2.schema.json#/properties/couponCode: PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL: v2 adds property "couponCode"; consumers still on v1 reject it, as v1 closes the object (forward)',
     );
     expect(
       (await evgen('check', '--events', copy.events, '--policy', 'confluent-lenient')).code,

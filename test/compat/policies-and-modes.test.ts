@@ -209,7 +209,9 @@ describe('modes', () => {
     ]);
     const priority = report.violations[2]!;
     expect(priority.file).toBe('/catalog/test/Thing/v2.schema.json');
-    expect(priority.message).toContain('required property "priority" was added');
+    expect(priority.message).toBe(
+      'v2 adds required property "priority"; data written with v1 does not have it (backward)',
+    );
     expect(priority.hint).toBe('make "priority" optional, or give it a default');
   });
 });
