@@ -45,6 +45,7 @@ export class MessageBodyError extends EvgenError {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER).length;
+const DEFAULT_LIMITS = messageBodyLimits();
 
 function checkLimit(name: string, value: number): number {
   if (!(Number.isInteger(value) && value >= 1) && value !== Number.POSITIVE_INFINITY)
@@ -58,6 +59,34 @@ export function messageBodyLimits(limits: MessageBodyLimits = {}): Required<Mess
     maxBytes: checkLimit('maxBytes', limits.maxBytes ?? DEFAULT_MESSAGE_BODY_LIMITS.maxBytes),
     maxDepth: checkLimit('maxDepth', limits.maxDepth ?? DEFAULT_MESSAGE_BODY_LIMITS.maxDepth),
   };
+}
+
+/** Opening brackets anywhere in the text (strings included), counted up to `limit + 1`. */
+function openingBracketsAbove(text: string, limit: number): boolean {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1))
+      if (++count > limit) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a parsed value holds a number that is an integer beyond ±(2^53 − 1). Every unsafe
+ * integer literal parses to one (it rounds to 2^53 or more), so when none is found the text had
+ * none; when one is found, `scanJson` decides (a literal like `1e20` is fine). Recursion is
+ * bounded: it runs only on text with at most `maxDepth` opening brackets.
+ */
+function hasLargeInteger(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (hasLargeInteger(item)) return true;
+    return false;
+  }
+  for (const key in value)
+    if (hasLargeInteger((value as Record<string, unknown>)[key])) return true;
+  return false;
 }
 
 /**
@@ -114,10 +143,14 @@ export function decodeMessageBody(
   content: Uint8Array | string,
   limits: MessageBodyLimits = {},
 ): unknown {
-  const { maxBytes, maxDepth } = messageBodyLimits(limits);
+  const { maxBytes, maxDepth } =
+    limits.maxBytes === undefined && limits.maxDepth === undefined
+      ? DEFAULT_LIMITS
+      : messageBodyLimits(limits);
   let text: string;
   if (typeof content === 'string') {
-    const size = Buffer.byteLength(content, 'utf8');
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: short texts need no byte count.
+    const size = content.length * 3 <= maxBytes ? 0 : Buffer.byteLength(content, 'utf8');
     if (size > maxBytes)
       throw new MessageBodyError(
         'too-large',
@@ -138,10 +171,18 @@ export function decodeMessageBody(
       throw new MessageBodyError('invalid-utf8', 'body is not valid UTF-8');
     }
   }
-  scanJson(text, maxDepth);
+  // Fast path for typical bodies: at most `maxDepth` opening brackets (counted with native
+  // string search, strings included) cannot nest deeper, and the parsed value tells whether an
+  // integer literal may have been rounded. The character-by-character scan, several times the
+  // cost of JSON.parse itself, runs only when one of them cannot rule a problem out.
+  const shallow = !openingBracketsAbove(text, maxDepth);
+  if (!shallow) scanJson(text, maxDepth);
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new MessageBodyError('invalid-json', `body is not JSON: ${(error as Error).message}`);
   }
+  if (shallow && hasLargeInteger(value)) scanJson(text, maxDepth);
+  return value;
 }

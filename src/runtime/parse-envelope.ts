@@ -41,6 +41,23 @@ function decode(input: unknown): { value: unknown } | { violation: Violation } {
   }
 }
 
+/** A required non-empty string field, or undefined after recording why it is not one. */
+function requiredString(
+  record: Record<string, unknown>,
+  field: string,
+  violations: Violation[],
+): string | undefined {
+  const v = record[field];
+  if (typeof v === 'string' && v.length > 0) return v;
+  if (v === undefined)
+    violations.push({ pointer: `/${field}`, keyword: 'required', message: 'is required' });
+  else if (typeof v !== 'string')
+    violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
+  else
+    violations.push({ pointer: `/${field}`, keyword: 'minLength', message: 'must not be empty' });
+  return undefined;
+}
+
 function invalid(violations: Violation[]): { ok: false; error: ValidationError } {
   return { ok: false, error: new ValidationError('envelope', violations) };
 }
@@ -72,27 +89,11 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
     }
     const record = value as Record<string, unknown>;
     const violations: Violation[] = [];
-    const requireString = (field: string): string | undefined => {
-      const v = record[field];
-      if (v === undefined)
-        violations.push({ pointer: `/${field}`, keyword: 'required', message: 'is required' });
-      else if (typeof v !== 'string')
-        violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
-      else if (v.length === 0)
-        violations.push({
-          pointer: `/${field}`,
-          keyword: 'minLength',
-          message: 'must not be empty',
-        });
-      else return v;
-      return undefined;
-    };
-
-    const messageId = requireString('messageId');
+    const messageId = requiredString(record, 'messageId', violations);
     if (messageId !== undefined && !isUuid(messageId)) {
       violations.push({ pointer: '/messageId', keyword: 'format', message: 'must be a UUID' });
     }
-    const eventType = requireString('eventType');
+    const eventType = requiredString(record, 'eventType', violations);
     const schemaVersion = record.schemaVersion;
     const versionOk =
       typeof schemaVersion === 'number' &&
@@ -106,9 +107,9 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
         keyword: 'type',
         message: 'must be a positive integer',
       });
-    const aggregateType = requireString('aggregateType');
-    const aggregateId = requireString('aggregateId');
-    const occurredAt = requireString('occurredAt');
+    const aggregateType = requiredString(record, 'aggregateType', violations);
+    const aggregateId = requiredString(record, 'aggregateId', violations);
+    const occurredAt = requiredString(record, 'occurredAt', violations);
     if (occurredAt !== undefined && !isDateTime(occurredAt)) {
       violations.push({
         pointer: '/occurredAt',
@@ -193,19 +194,39 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
     }
     if (violations.length > 0 || descriptor === undefined) return invalid(violations);
 
-    const envelope: Envelope = {
-      messageId: messageId!,
-      eventType: descriptor.eventType,
-      schemaVersion: descriptor.schemaVersion,
-      aggregateType: aggregateType!,
-      aggregateId: aggregateId!,
-      ...(aggregateVersion !== undefined ? { aggregateVersion: aggregateVersion as number } : {}),
-      occurredAt: occurredAt!,
-      ...(typeof record.traceId === 'string' ? { traceId: record.traceId } : {}),
-      ...(typeof record.correlationId === 'string' ? { correlationId: record.correlationId } : {}),
-      ...(typeof record.causationId === 'string' ? { causationId: record.causationId } : {}),
-      payload,
-    };
+    const traceId = record.traceId;
+    const correlationId = record.correlationId;
+    const causationId = record.causationId;
+    // Without optional fields (the common case), one object literal of a fixed shape.
+    const envelope: Envelope =
+      aggregateVersion === undefined &&
+      traceId === undefined &&
+      correlationId === undefined &&
+      causationId === undefined
+        ? {
+            messageId: messageId!,
+            eventType: descriptor.eventType,
+            schemaVersion: descriptor.schemaVersion,
+            aggregateType: aggregateType!,
+            aggregateId: aggregateId!,
+            occurredAt: occurredAt!,
+            payload,
+          }
+        : {
+            messageId: messageId!,
+            eventType: descriptor.eventType,
+            schemaVersion: descriptor.schemaVersion,
+            aggregateType: aggregateType!,
+            aggregateId: aggregateId!,
+            ...(aggregateVersion !== undefined
+              ? { aggregateVersion: aggregateVersion as number }
+              : {}),
+            occurredAt: occurredAt!,
+            ...(typeof traceId === 'string' ? { traceId } : {}),
+            ...(typeof correlationId === 'string' ? { correlationId } : {}),
+            ...(typeof causationId === 'string' ? { causationId } : {}),
+            payload,
+          };
     return { ok: true, envelope: envelope as EnvelopeOf<D> };
   };
 }

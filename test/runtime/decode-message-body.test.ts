@@ -56,6 +56,13 @@ describe('decodeMessageBody', () => {
     expect(problemOf('{"s":"9007199254740993"}')).toBe('none');
     expect(problemOf('{"n":1e400}')).toBe('none'); // not an integer literal: the validators refuse Infinity
     expect(problemOf('{"n":90071992547409930.5}')).toBe('none');
+    // A large value written as an exponent is fine, beside it an unsafe literal is still found.
+    expect(problemOf('{"n":1e20}')).toBe('none');
+    expect(problemOf('{"a":[1e20,{"b":9007199254740993}]}')).toBe('unsafe-integer');
+    // Over the bracket count of the fast path: the full scan decides.
+    const many = `[${Array.from({ length: 70 }, () => '[1]').join(',')}, 9007199254740993]`;
+    expect(problemOf(many)).toBe('unsafe-integer');
+    expect(problemOf(`[${Array.from({ length: 70 }, () => '[1]').join(',')}]`)).toBe('none');
   });
 
   it('reports bad JSON as invalid-json', () => {

@@ -1,0 +1,136 @@
+/**
+ * In-process envelope costs against raw ajv measured in the same run, on the generated
+ * order.OrderCreated v2 (15 properties, nested objects, an array, enums, formats, patterns):
+ * - constructor: the generated `orderCreatedV2(payload)` (strict writer validation, aggregate id,
+ *   UUIDv7 message id, timestamp) vs ajv compiling the same writer-view schema with the same
+ *   options, validating, and building the envelope as an object literal (`randomUUID`, ISO time);
+ * - parseEnvelope: the generated `parseEnvelope(json)` (envelope fields, reader validation,
+ *   aggregate id check) vs `JSON.parse` + the same reader-view schema compiled by ajv.
+ * Subject and baseline alternate within each sample; ≥ 3 samples, medians with spread.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import AjvModule from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import { readerSchema, writerSchema } from '../../src/schema/views.js';
+import { orderCreatedV2, parseEnvelope } from '../../generated/index.js';
+import type { OrderCreatedV2Payload } from '../../generated/order/order-created/types.js';
+import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
+
+const Ajv = AjvModule.default;
+const addFormats = addFormatsModule.default;
+const ITERATIONS = SMOKE ? 2_000 : 50_000;
+const ROUNDS = 5;
+
+function payload(i: number): OrderCreatedV2Payload {
+  return {
+    orderId: randomUUID(),
+    customerId: randomUUID(),
+    placedAt: '2026-01-02T03:04:05Z',
+    channel: 'web',
+    lines: [
+      { sku: `SKU-${i % 100}`, quantity: 2, unitPrice: { amountMinor: 500, currency: 'EUR' } },
+    ],
+    total: { amountMinor: 1000, currency: 'EUR' },
+    shippingAddress: { line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+  };
+}
+
+/** Operations per second of `work(i)` over `count` calls. */
+function rate(count: number, work: (i: number) => unknown): number {
+  const start = process.hrtime.bigint();
+  let sink = 0;
+  for (let i = 0; i < count; i++) if (work(i) !== undefined) sink++;
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  if (sink !== count) throw new Error('a benchmarked call returned nothing');
+  return count / seconds;
+}
+
+/** Samples of both sides, alternating in rounds so machine-load drift hits both alike. */
+function compare(
+  subject: (i: number) => unknown,
+  baseline: (i: number) => unknown,
+): { subject: number[]; baseline: number[] } {
+  rate(ITERATIONS / 5, subject);
+  rate(ITERATIONS / 5, baseline);
+  const samples = { subject: [] as number[], baseline: [] as number[] };
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    let subjectSeconds = 0;
+    let baselineSeconds = 0;
+    const perRound = ITERATIONS / ROUNDS;
+    for (let round = 0; round < ROUNDS; round++) {
+      baselineSeconds += perRound / rate(perRound, baseline);
+      subjectSeconds += perRound / rate(perRound, subject);
+    }
+    samples.subject.push(ITERATIONS / subjectSeconds);
+    samples.baseline.push(ITERATIONS / baselineSeconds);
+  }
+  return samples;
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const catalog = await loadCatalog(fileURLToPath(new URL('../../events', import.meta.url)));
+  const event = catalog.events.find((e) => e.eventType === 'order.OrderCreated')!;
+  const bundled = event.versions.find((v) => v.version === 2)!.bundled;
+  // The options the generated standalone validators are compiled with.
+  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, ownProperties: true });
+  addFormats(ajv);
+  const validateWriter = ajv.compile(writerSchema(bundled));
+  const validateReader = ajv.compile(readerSchema(bundled));
+
+  const payloads = Array.from({ length: 1_000 }, (_, i) => payload(i));
+  const constructed = compare(
+    (i) => orderCreatedV2(payloads[i % payloads.length]!),
+    (i) => {
+      const p = payloads[i % payloads.length]!;
+      if (!validateWriter(p)) throw new Error('invalid payload');
+      return {
+        messageId: randomUUID(),
+        eventType: 'order.OrderCreated',
+        schemaVersion: 2,
+        aggregateType: 'Order',
+        aggregateId: p.orderId,
+        occurredAt: new Date().toISOString(),
+        payload: p,
+      };
+    },
+  );
+
+  const texts = payloads.map((p) => JSON.stringify(orderCreatedV2(p)));
+  const parsed = compare(
+    (i) => {
+      const result = parseEnvelope(texts[i % texts.length]!);
+      if (!result.ok) throw result.error;
+      return result.envelope;
+    },
+    (i) => {
+      const value = JSON.parse(texts[i % texts.length]!) as { payload: unknown };
+      if (!validateReader(value.payload)) throw new Error('invalid payload');
+      return value;
+    },
+  );
+
+  return [
+    fromSamples(
+      {
+        name: 'envelope constructor, OrderCreated v2 (strict validate)',
+        unit: 'ops/s',
+        baselineName: 'raw ajv (same schema and options) + object literal',
+        goal: { ratio: 0.8, better: 'higher' },
+      },
+      constructed.subject,
+      constructed.baseline,
+    ),
+    fromSamples(
+      {
+        name: 'parseEnvelope, OrderCreated v2 JSON text (tolerant reader)',
+        unit: 'ops/s',
+        baselineName: 'JSON.parse + raw ajv of the reader schema',
+        goal: { ratio: 0.9, better: 'higher' },
+      },
+      parsed.subject,
+      parsed.baseline,
+    ),
+  ];
+}
