@@ -39,6 +39,14 @@ export interface OutboxWriteOptions extends OutboxTableOptions {
   readonly notifyChannel?: string | false;
 }
 
+/**
+ * Transaction-local setting that remembers the channel this transaction already notified, so a
+ * transaction writing many events calls pg_notify once (the first write), not once per row. It is
+ * a server-side setting, not client state, so it is right however the caller manages transactions:
+ * it ends with the transaction, and a rolled-back savepoint undoes it together with its NOTIFY.
+ */
+const NOTIFIED_SETTING = 'evgen.outbox_notified';
+
 function invalid(subject: string, pointer: string, message: string): ValidationError {
   return new ValidationError(subject, [{ pointer, keyword: 'format', message }]);
 }
@@ -93,8 +101,11 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
          payload, occurred_at, trace_id, correlation_id, causation_id, headers)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12::jsonb)
        RETURNING id
+     ), notified AS MATERIALIZED (
+       SELECT pg_notify($13::text, ''), set_config('${NOTIFIED_SETTING}', $13::text, true)
+       WHERE $13::text IS NOT NULL AND current_setting('${NOTIFIED_SETTING}', true) IS DISTINCT FROM $13::text
      )
-     SELECT id, CASE WHEN $13::text IS NULL THEN NULL ELSE pg_notify($13::text, '') END AS notified FROM inserted`,
+     SELECT id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
     [
       envelope.messageId,
       envelope.aggregateType,
