@@ -79,7 +79,13 @@ export function createInventoryServiceConsumer(
   return createInboxConsumer(
     {
       name: inventoryServiceConsumerName,
-      descriptors: [orderCancelledV1Descriptor, orderCreatedV1Descriptor, orderCreatedV2Descriptor],
+      // A tuple (`as const`): an array literal's type would be the union of its elements, which
+      // TypeScript refuses (TS2590) for consumers of about a thousand event versions.
+      descriptors: [
+        orderCancelledV1Descriptor,
+        orderCreatedV1Descriptor,
+        orderCreatedV2Descriptor,
+      ] as const,
     },
     options,
   );

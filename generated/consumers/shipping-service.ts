@@ -61,7 +61,9 @@ export function createShippingServiceConsumer(
   return createInboxConsumer(
     {
       name: shippingServiceConsumerName,
-      descriptors: [stockReservedV1Descriptor, orderPaidV1Descriptor],
+      // A tuple (`as const`): an array literal's type would be the union of its elements, which
+      // TypeScript refuses (TS2590) for consumers of about a thousand event versions.
+      descriptors: [stockReservedV1Descriptor, orderPaidV1Descriptor] as const,
     },
     options,
   );

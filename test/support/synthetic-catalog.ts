@@ -12,6 +12,26 @@ export interface SyntheticCatalogOptions {
   readonly events: number;
   /** Seed of the deterministic variation between events (default 1). */
   readonly seed?: number;
+  /**
+   * Payloads of one required id plus one optional property per later version instead of the
+   * realistic ~15: for tests where only the number of events matters (cheap to generate).
+   */
+  readonly minimal?: boolean;
+}
+
+/** The `minimal` payload schema: `id`, and `addedInV2`… for later versions. */
+export function minimalSchema(index: number, version: number): Json {
+  const properties: Json = { id: { type: 'string' } };
+  for (let later = 2; later <= version; later++)
+    properties[`addedInV${later}`] = { type: 'integer' };
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: `Minimal${index}`,
+    type: 'object',
+    properties,
+    required: ['id'],
+    additionalProperties: false,
+  };
 }
 
 /** A small deterministic PRNG (mulberry32). */
@@ -181,7 +201,13 @@ export function writeSyntheticCatalog(
     for (let version = 1; version <= syntheticVersionCount(index); version++) {
       writeFileSync(
         join(eventDir, `v${version}.schema.json`),
-        `${JSON.stringify(syntheticSchema(index, version, options.seed ?? 1), null, 2)}\n`,
+        `${JSON.stringify(
+          options.minimal === true
+            ? minimalSchema(index, version)
+            : syntheticSchema(index, version, options.seed ?? 1),
+          null,
+          2,
+        )}\n`,
       );
     }
   });

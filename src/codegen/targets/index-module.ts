@@ -2,7 +2,8 @@
  * Target `index`: the top of the output folder.
  *
  * - `catalog.ts`: `EnvelopeMap` (`EnvelopeMap['order.OrderCreated'][2]`), `EventType`,
- *   `AnyEnvelope`, the `descriptors` registry and `parseEnvelope` (the runtime's
+ *   `EnvelopeOfType`, `AnyEnvelope` (a union up to `UNION_ENVELOPE_LIMIT` versions), the
+ *   `isEventType` guard, the `descriptors` registry and `parseEnvelope` (the runtime's
  *   `createEnvelopeParser` over every descriptor).
  * - `index.ts`: re-exports `catalog.ts` and every event's types, validators and envelopes.
  *
@@ -15,7 +16,24 @@ import { renderTemplate } from '../render/templates.js';
 import type { Target } from '../target.js';
 import { eventSources } from './event-files.js';
 
-const CATALOG_NAMES = ['AnyEnvelope', 'EnvelopeMap', 'EventType', 'descriptors', 'parseEnvelope'];
+const CATALOG_NAMES = [
+  'AnyEnvelope',
+  'EnvelopeMap',
+  'EnvelopeOfType',
+  'EventType',
+  'descriptors',
+  'isEventType',
+  'parseEnvelope',
+];
+
+/**
+ * Up to this many event versions `AnyEnvelope` is the discriminated union of every version's
+ * envelope; above it, the common envelope type. TypeScript gives up (TS2590) on an expression
+ * whose union needs more than about a million subtype checks, i.e. a union of ~1000 object types
+ * (`r.ok ? r.envelope : undefined` at 500 events of 2–3 versions); half of that leaves room for
+ * the unions services build on top.
+ */
+export const UNION_ENVELOPE_LIMIT = 500;
 
 export const indexModuleTarget: Target = {
   name: 'index',
@@ -65,7 +83,14 @@ export const indexModuleTarget: Target = {
 
     const sources = catalog.events.flatMap(eventSources);
     // An empty catalog still gets valid modules (AnyEnvelope = never), so a new project builds.
-    const context = { runtimeImport, events, hasEvents: events.length > 0 };
+    const versionCount = events.reduce((sum, event) => sum + event.versions.length, 0);
+    const context = {
+      runtimeImport,
+      events,
+      hasEvents: events.length > 0,
+      versionCount,
+      unionEnvelope: versionCount <= UNION_ENVELOPE_LIMIT,
+    };
     return [
       { path: 'catalog.ts', body: renderTemplate('catalog', context), sources },
       { path: 'index.ts', body: renderTemplate('index', context), sources },

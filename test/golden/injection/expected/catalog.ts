@@ -13,8 +13,22 @@ export interface EnvelopeMap {
 /** Every event type of the catalog. */
 export type EventType = keyof EnvelopeMap;
 
-/** Any envelope of any event and version: narrow it on `eventType` and `schemaVersion`. */
+/** Envelope of any version of one event type, e.g. `EnvelopeOfType<'order.OrderCreated'>`. */
+export type EnvelopeOfType<T extends EventType> = EnvelopeMap[T][keyof EnvelopeMap[T]];
+
+/**
+ * Any envelope of any event and version: narrow it on `eventType` and `schemaVersion` (or with
+ * `isEventType`).
+ */
 export type AnyEnvelope = InjectedV1Envelope;
+
+/** Narrows an envelope to one event type; narrow the result further on `schemaVersion`. */
+export function isEventType<T extends EventType>(
+  envelope: AnyEnvelope,
+  eventType: T,
+): envelope is Extract<AnyEnvelope, { readonly eventType: T }> {
+  return envelope.eventType === eventType;
+}
 
 /** Every event version's descriptor, sorted by event type, then version. */
 export const descriptors = [injectedV1Descriptor] as const;
