@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { CatalogError, formatProblem, type CatalogProblem } from '../catalog/catalog-error.js';
+import type { DiagnosticError } from '../diagnostics/diagnostic-error.js';
 import { EXIT_BAD_INPUT } from './exit-codes.js';
 
 /** Folder/config flags a command accepts; each overrides evgen.config.json. */
@@ -45,8 +46,8 @@ export function refuse(
   return new CatalogError([{ pointer: '', ...problem }]);
 }
 
-/** Prints every problem of a CatalogError to stderr, in the one format all commands use. */
-export function printProblems(error: CatalogError): void {
+/** Prints every problem of a CatalogError (or any DiagnosticError) to stderr, in the one format all commands use. */
+export function printProblems(error: DiagnosticError): void {
   for (const problem of error.problems) process.stderr.write(`${formatProblem(problem)}\n`);
 }
 

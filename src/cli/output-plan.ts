@@ -25,6 +25,7 @@ import { displayPath } from '../catalog/read-json-file.js';
 import { GENERATED_MARKER, GENERATED_MARKERS } from '../codegen/render/header.js';
 import type { GeneratedFile } from '../codegen/target.js';
 import { compareStrings } from '../common/json-value.js';
+import { DiagnosticError } from '../diagnostics/diagnostic-error.js';
 
 export interface PlannedWrite {
   readonly path: string;
@@ -46,9 +47,15 @@ export interface OutputPlan {
   readonly foreign: readonly string[];
 }
 
-/** A generated path cannot be written (a folder or file is in the way). Nothing was touched. */
-export class OutputConflictError extends Error {
-  override readonly name = 'OutputConflictError';
+/**
+ * A generated path cannot be written (a folder, file, link or hand-written file is in the way):
+ * code `output-conflict` at the path in the way. Nothing was touched.
+ */
+export class OutputConflictError extends DiagnosticError {
+  constructor(file: string, message: string, hint: string) {
+    super([{ file, pointer: '', code: 'output-conflict', message, hint }]);
+    this.name = 'OutputConflictError';
+  }
 }
 
 /** Folders never scanned for orphans, even when the output folder contains them. */
@@ -74,8 +81,9 @@ export async function planOutput(
     else if (!hasMarker(current))
       // A hand-written index.ts or catalog.ts is the user's: never replace it.
       throw new OutputConflictError(
-        `refusing to overwrite ${file.path}: it does not start with evgen's "${GENERATED_MARKER}" header ` +
-          '(a hand-written file?); move it away or choose another --out',
+        displayPath(join(outDir, file.path)),
+        `refusing to overwrite ${file.path}: it does not start with evgen's "${GENERATED_MARKER}" header (a hand-written file?)`,
+        'move it away or choose another --out',
       );
     else writes.push({ path: file.path, content: file.content, reason: 'stale', current });
   }
@@ -147,7 +155,9 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
     if (code === 'ENOENT' && prefix === '') return [];
     if (code === 'ENOTDIR' && prefix === '')
       throw new OutputConflictError(
-        `the output folder ${displayPath(dir)} is a file, not a folder; remove it or choose another --out`,
+        displayPath(dir),
+        `the output folder ${displayPath(dir)} is a file, not a folder`,
+        'remove it or choose another --out',
       );
     throw error;
   }
@@ -177,13 +187,16 @@ async function assertWritable(outDir: string, path: string): Promise<void> {
     if (found === undefined) return;
     if (found.isSymbolicLink())
       throw new OutputConflictError(
-        `cannot write ${path}: ${join(...segments.slice(0, index))} is a symbolic link; evgen never ` +
-          'writes through links in the output folder (replace it with a real folder or remove it)',
+        displayPath(at),
+        `cannot write ${path}: ${join(...segments.slice(0, index))} is a symbolic link; evgen never writes through links in the output folder`,
+        'replace it with a real folder or remove it',
       );
     const isLast = index === segments.length;
     if (isLast ? found.isDirectory() : !found.isDirectory()) {
       throw new OutputConflictError(
+        displayPath(at),
         `cannot write ${path}: ${join(...segments.slice(0, index))} is in the way (a ${found.isDirectory() ? 'folder' : 'file'})`,
+        'move it away or choose another --out',
       );
     }
   }

@@ -4,7 +4,10 @@
  * whole generation fails, so a build never writes a partial set of files.
  */
 import type { Catalog } from '../catalog/model.js';
+import { displayPath } from '../catalog/read-json-file.js';
 import { compareStrings } from '../common/json-value.js';
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import { DiagnosticError } from '../diagnostics/diagnostic-error.js';
 import { formatTypeScript } from './render/format.js';
 import { commentToken, generatedHeader } from './render/header.js';
 import { cacheKey, type GenerationCache } from './generation-cache.js';
@@ -16,6 +19,8 @@ export { DEFAULT_RUNTIME_IMPORT };
 export interface GenerateOptions {
   /** Names of the targets to run (config `targets`); all given targets when omitted. */
   readonly targetNames?: readonly string[];
+  /** Where `targetNames` came from, named as the file of a problem with them (default `targets`). */
+  readonly targetSource?: string;
   /** Module specifier generated code imports the runtime from; default `evgen-runtime`. */
   readonly runtimeImport?: string;
   /**
@@ -26,33 +31,78 @@ export interface GenerateOptions {
   readonly cache?: GenerationCache;
 }
 
-/** Why generation failed: an unknown target name, a target that threw, or bad/colliding paths. */
-export class GenerateError extends Error {
+/**
+ * Why generation failed, as diagnostics: an unknown target name (`unknown-target`), a selection
+ * without a target another one needs (`target-requires`), a target that threw (`target-failed`),
+ * an unsafe output path (`invalid-output-path`) or two targets writing one path
+ * (`output-path-collision`). `target` names the target at fault, when there is one.
+ */
+export class GenerateError extends DiagnosticError {
   constructor(
-    message: string,
+    problem: Diagnostic,
     readonly target?: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super([problem], options);
     this.name = 'GenerateError';
   }
 }
 
-/** Picks targets by name, in the registry's order; unknown names are an error listing the known ones. */
+const quoted = (names: readonly string[]) => names.map((name) => JSON.stringify(name)).join(', ');
+
+/**
+ * Picks targets by name, in the registry's order. Unknown names are an error listing the known
+ * ones; so is a selection that leaves out a target a selected one `requires` (its files would
+ * import files that are not generated). `source` names where the names came from in the problem.
+ */
 export function selectTargets(
   targets: readonly Target[],
   names: readonly string[] | undefined,
+  source = 'targets',
 ): Target[] {
-  if (names === undefined) return [...targets];
   const known = new Set(targets.map((target) => target.name));
-  const unknown = names.filter((name) => !known.has(name));
+  const unknown = (names ?? []).filter((name) => !known.has(name));
   if (unknown.length > 0) {
+    throw new GenerateError({
+      file: source,
+      pointer: '',
+      code: 'unknown-target',
+      message: `unknown target${unknown.length > 1 ? 's' : ''} ${quoted(unknown)}; known targets: ${[...known].sort(compareStrings).join(', ') || '(none)'}`,
+      hint: 'use the names of known targets',
+    });
+  }
+  const wanted = new Set(names ?? known);
+  const selected = targets.filter((target) => wanted.has(target.name));
+  for (const target of selected) {
+    const missing = (target.requires ?? []).filter((name) => !wanted.has(name));
+    if (missing.length === 0) continue;
+    const withRequired = requiredClosure(targets, [...wanted]);
     throw new GenerateError(
-      `unknown target${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => JSON.stringify(name)).join(', ')}; known targets: ${[...known].sort().join(', ') || '(none)'}`,
+      {
+        file: source,
+        pointer: '',
+        code: 'target-requires',
+        message: `target "${target.name}" needs ${quoted(missing)}, which ${missing.length > 1 ? 'are' : 'is'} not selected: its files import theirs`,
+        hint: `select them too, e.g. ${withRequired.join(',')}`,
+      },
+      target.name,
     );
   }
-  const wanted = new Set(names);
-  return targets.filter((target) => wanted.has(target.name));
+  return selected;
+}
+
+/** `names` and every target they require, transitively, in the registry's order (unknown names last). */
+export function requiredClosure(targets: readonly Target[], names: readonly string[]): string[] {
+  const byName = new Map(targets.map((target) => [target.name, target]));
+  const closed = new Set<string>();
+  const visit = (name: string): void => {
+    if (closed.has(name)) return;
+    closed.add(name);
+    for (const required of byName.get(name)?.requires ?? []) visit(required);
+  };
+  names.forEach(visit);
+  const ordered = targets.map((target) => target.name).filter((name) => closed.delete(name));
+  return [...ordered, ...closed];
 }
 
 export async function generate(
@@ -60,7 +110,8 @@ export async function generate(
   targets: readonly Target[],
   options: GenerateOptions = {},
 ): Promise<GeneratedFile[]> {
-  const selected = selectTargets(targets, options.targetNames);
+  const selected = selectTargets(targets, options.targetNames, options.targetSource);
+  const root = displayPath(catalog.root);
   const context = { catalog, runtimeImport: options.runtimeImport ?? DEFAULT_RUNTIME_IMPORT };
   const owners = new Map<string, string>();
   const files: GeneratedFile[] = [];
@@ -73,15 +124,29 @@ export async function generate(
           : await generateCached(target, context, options.cache);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new GenerateError(`target "${target.name}" failed: ${reason}`, target.name, {
-        cause: error,
-      });
+      throw new GenerateError(
+        {
+          file: root,
+          pointer: '',
+          code: 'target-failed',
+          message: `target "${target.name}" failed: ${reason}`,
+          hint: 'a bug in the target, or input it does not handle: report it with the catalog that causes it',
+        },
+        target.name,
+        { cause: error },
+      );
     }
     for (const file of produced) {
       const problem = pathProblem(file.path);
       if (problem !== undefined) {
         throw new GenerateError(
-          `target "${target.name}" produced an invalid path ${JSON.stringify(file.path)}: ${problem}`,
+          {
+            file: root,
+            pointer: '',
+            code: 'invalid-output-path',
+            message: `target "${target.name}" produced an invalid path ${JSON.stringify(file.path)}: ${problem}`,
+            hint: 'targets must produce relative, /-separated paths inside the output folder',
+          },
           target.name,
         );
       }
@@ -89,7 +154,13 @@ export async function generate(
       if (owner !== undefined) {
         // Compared case-insensitively: on macOS/Windows two such files would overwrite each other.
         throw new GenerateError(
-          `targets "${owner}" and "${target.name}" both produce ${file.path}`,
+          {
+            file: root,
+            pointer: '',
+            code: 'output-path-collision',
+            message: `targets "${owner}" and "${target.name}" both produce ${file.path}`,
+            hint: 'select only one of them, or change one to write another path',
+          },
           target.name,
         );
       }

@@ -39,7 +39,12 @@ export interface TargetContext {
 export interface Target {
   /** Short kebab-case name used in config files and messages, e.g. `envelopes`. */
   readonly name: string;
-  readonly description: string;
+  /**
+   * Names of the targets whose files this target's files import (e.g. `outbox` imports each
+   * event's `envelope.ts` and `types.ts`). generate() refuses a selection that leaves one out,
+   * so no build writes a file that imports one it did not generate.
+   */
+  readonly requires?: readonly string[];
   /**
    * `event`: what the target generates for a catalog is exactly the union of what it generates
    * for the catalog without events and for each event alone (each event's files depend on that

@@ -6,6 +6,7 @@ export {
   type Diagnostic,
   type Severity,
 } from './diagnostic.js';
+export { DiagnosticError } from './diagnostic-error.js';
 export {
   diagnosticJson,
   DIAGNOSTIC_FORMATS,

@@ -8,7 +8,6 @@ const catalog: Catalog = { root: '/nowhere', events: [], consumers: [] };
 function target(name: string, files: readonly { path: string; content: string }[]): Target {
   return {
     name,
-    description: name,
     generate: () =>
       files.map(({ path, content }) => ({ path, body: content, sources: [], format: false })),
   };
@@ -32,12 +31,10 @@ describe('generate', () => {
     const seen: string[] = [];
     const spy: Target = {
       name: 'spy',
-      description: 'spy',
       generate: (context) => (seen.push(context.runtimeImport), []),
     };
     const other: Target = {
       name: 'other',
-      description: 'other',
       generate: () => {
         throw new Error('must not run');
       },

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { GenerateError } from '../../codegen/generate.js';
+import { DiagnosticError } from '../../diagnostics/diagnostic-error.js';
 import { GENERATED_MARKER } from '../../codegen/render/header.js';
 import type { GeneratedFile, Target } from '../../codegen/target.js';
 import { BuildCache, DEFAULT_CACHE_DIR } from '../build-cache.js';
@@ -17,7 +18,6 @@ import {
   applyPlan,
   isOutOfDate,
   outputMatches,
-  OutputConflictError,
   planOutput,
   type OutputPlan,
 } from '../output-plan.js';
@@ -72,6 +72,8 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const config = await loadConfig(options);
     assertSeparateFolders(config.events, config.out);
     const targetNames = options.only !== undefined ? parseTargetList(options.only) : config.targets;
+    const targetSource =
+      options.only !== undefined ? '--only' : displayPath(config.file ?? 'evgen.config.json');
     // Custom targets (tests) are not part of the generator fingerprint: never cache them.
     const cache =
       options.cache === false || options.targets !== undefined
@@ -98,7 +100,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     ]);
     const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     const files: GeneratedFile[] = await generate(catalog, options.targets ?? allTargets, {
-      ...(targetNames !== undefined ? { targetNames } : {}),
+      ...(targetNames !== undefined ? { targetNames, targetSource } : {}),
       runtimeImport: config.runtimeImport,
       ...(cache !== undefined ? { cache } : {}),
     });
@@ -113,22 +115,17 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   } catch (thrown) {
     // A target that finds a catalog problem (e.g. two schemas claiming one type name) reports it
     // like the loader does: file#pointer, hint, count.
+    // Generator errors and output conflicts are diagnostics too: one format, codes printed.
     const error =
       thrown instanceof GenerateError && thrown.cause instanceof CatalogError
         ? thrown.cause
         : thrown;
-    if (error instanceof CatalogError) {
-      printProblems(error);
-      process.stderr.write(
-        `evgen: ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'} found; nothing was written\n`,
-      );
-      return EXIT_BAD_INPUT;
-    }
-    if (error instanceof GenerateError || error instanceof OutputConflictError) {
-      process.stderr.write(`evgen: ${error.message}; nothing was written\n`);
-      return EXIT_BAD_INPUT;
-    }
-    throw error;
+    if (!(error instanceof DiagnosticError)) throw error;
+    printProblems(error);
+    process.stderr.write(
+      `evgen: ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'} found; nothing was written\n`,
+    );
+    return EXIT_BAD_INPUT;
   }
 
   const out = displayPath(plan.outDir);

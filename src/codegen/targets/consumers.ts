@@ -125,8 +125,7 @@ function relativeImport(fromFile: string, toFile: string): string {
 
 export const consumersTarget: Target = {
   name: 'consumers',
-  description:
-    'Inbox-guarded consumers: typed handler and upcaster tables and a factory per consumer (consumers/<name>.ts)',
+  requires: ['envelopes'],
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     const files: TargetFile[] = [];
     for (const consumer of context.catalog.consumers) {

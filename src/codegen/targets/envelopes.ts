@@ -11,7 +11,7 @@ import { eventFile } from './event-files.js';
 
 export const envelopesTarget: Target = {
   name: 'envelopes',
-  description: 'typed envelopes, descriptors and constructors per event version',
+  requires: ['types', 'validators'],
   scope: 'event',
   async generate({ catalog, runtimeImport }) {
     const files: TargetFile[] = [];

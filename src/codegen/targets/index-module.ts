@@ -37,8 +37,7 @@ export const UNION_ENVELOPE_LIMIT = 500;
 
 export const indexModuleTarget: Target = {
   name: 'index',
-  description:
-    'catalog.ts (EnvelopeMap, AnyEnvelope, descriptors, parseEnvelope) and index.ts re-exporting everything',
+  requires: ['envelopes', 'types', 'validators'],
   async generate({ catalog, runtimeImport }) {
     const owners = new Map<string, string>(CATALOG_NAMES.map((name) => [name, 'catalog.ts']));
     const problems: CatalogProblem[] = [];

@@ -142,8 +142,7 @@ function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile {
 
 export const kafkaTarget: Target = {
   name: 'kafka',
-  description:
-    'Kafka topics (partitions, retention, cleanup policy, consumer retry and dead-letter topics), route table and publish helper per event version (kafka/*.ts)',
+  requires: ['envelopes'],
   generate(context: TargetContext): readonly TargetFile[] {
     if (context.catalog.events.length === 0) return [];
     return [

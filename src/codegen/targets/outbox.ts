@@ -30,7 +30,7 @@ function migrationFile(): TargetFile {
 
 export const outboxTarget: Target = {
   name: 'outbox',
-  description: 'typed transactional-outbox writers per event version, and the outbox migration SQL',
+  requires: ['envelopes', 'types'],
   scope: 'event',
   async generate({ catalog, runtimeImport }) {
     const files: TargetFile[] = [];

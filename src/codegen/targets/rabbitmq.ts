@@ -76,8 +76,7 @@ function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile {
 
 export const rabbitmqTarget: Target = {
   name: 'rabbitmq',
-  description:
-    'RabbitMQ topology (exchanges, consumer subscriptions), route table and publish helper per event (rabbitmq/*.ts)',
+  requires: ['envelopes'],
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     if (context.catalog.events.length === 0) return [];
     return [

@@ -101,7 +101,6 @@ function inCatalog(error: unknown, root: string): unknown {
 
 export const typesTarget: Target = {
   name: 'types',
-  description: 'payload types per event version and a union per event (json-schema-to-typescript)',
   scope: 'event',
   async generate({ catalog }) {
     const files: TargetFile[] = [];

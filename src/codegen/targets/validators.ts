@@ -179,7 +179,7 @@ async function eventValidators(
 
 export const validatorsTarget: Target = {
   name: 'validators',
-  description: 'ajv standalone validators per event version: strict writer and tolerant reader',
+  requires: ['types'],
   scope: 'event',
   async generate({ catalog, runtimeImport }) {
     const files: TargetFile[] = [];
