@@ -87,6 +87,8 @@ interface LoadContext {
   readonly eventTypeFormat: string;
 }
 
+/** The released-versions lock `evgen check` keeps at the root of the events folder. */
+export const RELEASE_LOCK_FILE = 'evgen.lock.json';
 export interface LoadCatalogOptions {
   /** Template for event types not set in event.json (config `naming.eventType`), e.g. `{domain}.{event-name}`. */
   readonly eventTypeFormat?: string;
@@ -139,6 +141,8 @@ export async function loadCatalog(
       continue; // _common and other shared folders: read when referenced
     } else if (entry.isDirectory()) {
       events.push(...(await loadDomain(entry.name, path, context)));
+    } else if (entry.name === RELEASE_LOCK_FILE && entry.isFile()) {
+      continue; // read by evgen check, not part of the catalog
     } else if (entry.name.endsWith('.json')) {
       unexpectedFile(path, 'move it into events/<domain>/<EventName>/ or events/_common/', context);
     }

@@ -19,14 +19,22 @@ import { locatePath } from './locate-path.js';
 import { MODES, versionsToCheckAgainst } from './modes.js';
 import { explain } from './rules/hints.js';
 import { ComparisonLimitError, ComparisonProblem } from './comparison-problem.js';
+import { versionHash, type ReleaseLock } from './release-lock.js';
 import { SchemaInputError } from './schema-document.js';
-import { compareViolations, type CompatibilityViolation, type DeployOrder } from './violation.js';
+import {
+  compareViolations,
+  IMMUTABILITY_RULES,
+  type CompatibilityViolation,
+  type DeployOrder,
+} from './violation.js';
 
 export interface CheckCatalogOptions {
   /** The released catalog; versions in it are immutable. */
   readonly against?: Catalog;
   /** Overrides every event's own policy. */
   readonly policy?: CompatibilityPolicy;
+  /** The released-versions lock; a locked version must be present and hash the same. */
+  readonly lock?: ReleaseLock;
 }
 
 export interface CatalogCheckReport {
@@ -164,26 +172,78 @@ export function checkCatalog(
       );
     }
   }
+  if (options.lock !== undefined) violations.push(...lockViolations(catalog, options, violations));
   violations.sort(compareViolations);
   return { ok: violations.length === 0, violations, events: catalog.events.length, pairsChecked };
 }
 
+/**
+ * Locked versions that changed or disappeared. A version `--against` already reported is not
+ * reported twice; versions not in the lock are left to `--against` and the per-mode checks.
+ */
+function lockViolations(
+  catalog: Catalog,
+  options: CheckCatalogOptions,
+  already: readonly CompatibilityViolation[],
+): CompatibilityViolation[] {
+  const lock = options.lock!;
+  const reported = new Set(already.filter(isImmutability).map((v) => `${v.file}@${v.version}`));
+  const byDir = new Map(catalog.events.map((event) => [event.dir, event]));
+  const found: CompatibilityViolation[] = [];
+  for (const [dir, versions] of lock.events) {
+    const event = byDir.get(dir);
+    for (const [number, hash] of versions) {
+      const version = event?.versions.find((candidate) => candidate.version === number);
+      const policy = options.policy ?? event?.policy ?? 'evgen';
+      let violation: CompatibilityViolation;
+      if (event === undefined || version === undefined) {
+        const file = `${dir}/v${number}.schema.json`;
+        violation = immutability(
+          'RELEASED_VERSION_DELETED',
+          event ?? { eventType: dir, compatibility: 'FULL_TRANSITIVE', versions: [] },
+          { version: number, file },
+          catalog.root,
+          policy,
+          lock.file,
+        );
+      } else if (versionHash(version.bundled) !== hash) {
+        violation = immutability(
+          'RELEASED_VERSION_CHANGED',
+          event,
+          version,
+          catalog.root,
+          policy,
+          lock.file,
+        );
+      } else continue;
+      if (!reported.has(`${violation.file}@${number}`)) found.push(violation);
+    }
+  }
+  return found;
+}
+
+function isImmutability(violation: CompatibilityViolation): boolean {
+  return (IMMUTABILITY_RULES as readonly string[]).includes(violation.code);
+}
+
 function immutability(
-  rule: 'RELEASED_VERSION_CHANGED' | 'RELEASED_VERSION_DELETED',
-  event: EventDefinition,
-  version: EventVersion,
+  rule: (typeof IMMUTABILITY_RULES)[number],
+  event: Pick<EventDefinition, 'eventType' | 'compatibility' | 'versions'>,
+  version: Pick<EventVersion, 'version' | 'file'>,
   root: string,
   policy: CompatibilityPolicy,
+  lockFile?: string,
 ): CompatibilityViolation {
   const changed = rule === 'RELEASED_VERSION_CHANGED';
+  const source = lockFile === undefined ? '' : ` (locked in ${lockFile})`;
   return {
     file: displayPath(join(root, version.file)),
     pointer: '',
     path: '#/',
     code: rule,
     message: changed
-      ? `v${version.version} of ${event.eventType} was released and has changed (including schemas it references)`
-      : `v${version.version} of ${event.eventType} was released and has been deleted`,
+      ? `v${version.version} of ${event.eventType} was released${source} and has changed (including schemas it references)`
+      : `v${version.version} of ${event.eventType} was released${source} and has been deleted`,
     hint: changed
       ? `released versions are immutable: revert the edit and add v${event.versions.length + 1} with the change`
       : 'restore the file: data and consumers may still use this version; retire it by adding a new version instead',

@@ -1,9 +1,12 @@
 /**
- * `evgen check [--events DIR] [--against REF] [--policy P] [--format text|json|github]`: is every
- * new event version compatible with the versions before it (per its mode and policy), and —
- * with --against — is every released version unchanged? Prints every violation.
- * Exit 0 compatible, 1 violations, 2 bad input (invalid catalog, unknown ref, …).
+ * `evgen check [--events DIR] [--against REF] [--policy P] [--format text|json|github]
+ * [--update-lock]`: is every new event version compatible with the versions before it (per its
+ * mode and policy), and is every released version unchanged — against the git ref given with
+ * --against, and against the lock `events/evgen.lock.json` when there is one? Prints every
+ * violation. `--update-lock` then locks the versions not locked yet (only when the check passes).
+ * Exit 0 compatible, 1 violations, 2 bad input (invalid catalog or lock, unknown ref, …).
  */
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
@@ -22,9 +25,18 @@ import {
   type ReportContext,
   type ReportFormat,
 } from '../../compat/report-format.js';
+import {
+  formatLock,
+  LOCK_FILE_NAME,
+  lockPath,
+  readReleaseLock,
+  withCatalogReleased,
+  type LockedVersions,
+  type ReleaseLock,
+} from '../../compat/release-lock.js';
 import { SchemaInputError } from '../../compat/schema-document.js';
 import { displayPath } from '../../catalog/read-json-file.js';
-import type { Diagnostic } from '../../diagnostics/diagnostic.js';
+import { printable, type Diagnostic } from '../../diagnostics/diagnostic.js';
 import { loadConfig } from '../config.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 
@@ -34,6 +46,7 @@ export interface CheckOptions {
   readonly against?: string;
   readonly policy?: CompatibilityPolicy;
   readonly format?: ReportFormat;
+  readonly updateLock?: boolean;
 }
 
 export function registerCheck(program: Command): void {
@@ -57,6 +70,10 @@ export function registerCheck(program: Command): void {
     .addOption(
       new Option('--format <format>', 'output format').choices([...REPORT_FORMATS]).default('text'),
     )
+    .option(
+      '--update-lock',
+      `after a passing check, record every version not locked yet in <events>/${LOCK_FILE_NAME} (release them)`,
+    )
     .action(async (options: CheckOptions) => {
       process.exitCode = await runCheck(options);
     });
@@ -79,14 +96,47 @@ function problemAt(file: string, code: string, message: string, hint: string): D
   return { file, pointer: '', code, message, hint };
 }
 
-const NO_BASELINE =
-  'no --against given: versions were compared with each other only, so an edit of a released version is not caught (and may be blamed on the next version); in CI run evgen check --against origin/main';
-
 /** Said once per run without a baseline. */
-function noBaselineNote(format: ReportFormat): string {
-  return format === 'github'
-    ? `::notice title=evgen check::${NO_BASELINE}\n`
-    : `note: ${NO_BASELINE}\n`;
+function noBaselineNote(format: ReportFormat, lock: ReleaseLock | undefined): string {
+  const text =
+    lock === undefined
+      ? `no --against given and no ${LOCK_FILE_NAME}: versions were compared with each other only, so an edit of a released version is not caught (and may be blamed on the next version); in CI run evgen check --against origin/main, and lock released versions with evgen check --update-lock`
+      : `no --against given: released versions were compared with ${printable(lock.file)} only (versions added since it was updated are not protected); in CI run evgen check --against origin/main`;
+  return format === 'github' ? `::notice title=evgen check::${text}\n` : `note: ${text}\n`;
+}
+
+/** Locks the versions not locked yet; says what it did (on stderr for json, to keep stdout JSON). */
+async function updateLock(
+  eventsRoot: string,
+  catalog: Catalog,
+  lock: ReleaseLock | undefined,
+  format: ReportFormat,
+): Promise<void> {
+  const before = lock?.events;
+  const after = withCatalogReleased(before, catalog);
+  const count = (events: LockedVersions | undefined) =>
+    [...(events?.values() ?? [])].reduce((sum, versions) => sum + versions.size, 0);
+  const added = count(after) - count(before);
+  const path = lockPath(eventsRoot);
+  const text = formatLock(after);
+  const current = await readFile(path, 'utf8').catch(() => undefined);
+  if (current !== text) await writeFileAtomically(path, text);
+  const message =
+    added === 0
+      ? `evgen check: ${displayPath(path)} already locks every version\n`
+      : `evgen check: locked ${added} new version${added === 1 ? '' : 's'} in ${displayPath(path)}\n`;
+  (format === 'json' ? process.stderr : process.stdout).write(message);
+}
+
+/** Writes next to the target and renames, so an interrupted run never leaves half a lock. */
+async function writeFileAtomically(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, text, 'utf8');
+    await rename(temporary, path);
+  } finally {
+    await rm(temporary, { force: true });
+  }
 }
 
 /** The check itself, returning the exit code; usable without commander. */
@@ -96,11 +146,13 @@ export async function runCheck(options: CheckOptions): Promise<number> {
   const fail = (problems: readonly Diagnostic[]) => printProblems(format, problems, context);
   let catalog: Catalog;
   let released: Catalog | undefined;
+  let lock: ReleaseLock | undefined;
   let events = options.events ?? 'events';
   try {
     const config = await loadConfig(options);
     events = config.events;
     catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    lock = await readReleaseLock(config.events);
     if (options.against !== undefined) {
       try {
         released = await loadCatalogAtRef(config.events, options.against, {
@@ -136,10 +188,18 @@ export async function runCheck(options: CheckOptions): Promise<number> {
     const report = checkCatalog(catalog, {
       ...(released !== undefined ? { against: released } : {}),
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
+      ...(lock !== undefined ? { lock } : {}),
     });
     process.stdout.write(formatReport(format, report, context));
     if (options.against === undefined && format !== 'json')
-      process.stdout.write(noBaselineNote(format));
+      process.stdout.write(noBaselineNote(format, lock));
+    if (options.updateLock === true) {
+      if (report.ok) await updateLock(events, catalog, lock, format);
+      else
+        process.stderr.write(
+          `evgen check: ${LOCK_FILE_NAME} not updated: versions are locked only after a passing check\n`,
+        );
+    }
     return report.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (error) {
     if (error instanceof ComparisonProblem) return fail([error.diagnostic]);
