@@ -1,8 +1,9 @@
-// Generator API (`evgen`). The runtime lives in `evgen-runtime`.
+// Generator API (`evgen`); the supported surface is listed in api-report/evgen.txt and described
+// in the README ("Public API"). The runtime lives in `evgen-runtime`.
 export type * from './catalog/model.js';
 export type * from './codegen/target.js';
 export { loadCatalog } from './catalog/load-catalog.js';
-export { CatalogError, formatProblem, type CatalogProblem } from './catalog/catalog-error.js';
+export { CatalogError, type CatalogProblem } from './catalog/catalog-error.js';
 export {
   formatDiagnostics,
   printable,
@@ -20,7 +21,19 @@ export {
   type GenerateOptions,
 } from './codegen/generate.js';
 export * from './compat/index.js';
-export * from './codegen/render/index.js';
+// For custom targets: the injection-safe helpers every built-in target renders values with, and
+// the marker that tells evgen a file is generated. Templates and formatting stay internal:
+// generate() finishes every target file (header, prettier) itself.
+export {
+  commentText,
+  docComment,
+  identifier,
+  isSafeIdentifier,
+  jsonLiteral,
+  sortKeysDeep,
+  stringLiteral,
+} from './codegen/render/safe-code.js';
+export { GENERATED_MARKER } from './codegen/render/header.js';
 export { allTargets } from './codegen/targets/index.js';
 export { typesTarget } from './codegen/targets/types.js';
 export { validatorsTarget } from './codegen/targets/validators.js';

@@ -2,7 +2,6 @@
 export * from './topology.js';
 export {
   assertTopology,
-  declareResolvedTopology,
   deleteResolvedTopology,
   parsePreconditionFailed,
 } from './assert-topology.js';
@@ -33,15 +32,12 @@ export {
 } from './envelope-publishing.js';
 export {
   createConsumerRunner,
-  deliveryAttempt,
-  parseDelivery,
   type ConsumerRunner,
   type ConsumerRunnerEvent,
   type ConsumerRunnerMetrics,
   type ConsumerRunnerOptions,
   type MessageHandler,
 } from './consumer-runner.js';
-export { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
 export { type CircuitBreakerOptions } from './circuit-breaker.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
 export {

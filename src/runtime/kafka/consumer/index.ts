@@ -2,9 +2,6 @@
 // dead-letter inspector/replayer.
 export {
   createKafkaConsumerRunner,
-  failureFacts,
-  isRetryableFailure,
-  parseKafkaRecord,
   KAFKA_MESSAGE_ID_HEADER,
   type KafkaConsumerRoutes,
   type KafkaConsumerRunner,

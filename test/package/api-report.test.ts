@@ -1,0 +1,69 @@
+/**
+ * The supported surface of the two package entries, `evgen` (src/index.ts) and `evgen/runtime` /
+ * `evgen-runtime` (src/runtime/index.ts), pinned in committed lists (api-report/*.txt: one
+ * exported name a line with whether it is a value or only a type). Adding, removing or turning a
+ * value into a type fails here until the list is rewritten on purpose:
+ *
+ *   EVGEN_UPDATE=1 npx vitest run test/package/api-report.test.ts   (then review the diff)
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { UPDATE_EXPECTED } from '../support/update-expected.js';
+import { REPO } from './packed-install.js';
+
+const ENTRIES = [
+  { name: 'evgen', source: 'src/index.ts', report: 'api-report/evgen.txt' },
+  { name: 'evgen-runtime', source: 'src/runtime/index.ts', report: 'api-report/evgen-runtime.txt' },
+] as const;
+
+/** `name<TAB>value|type`, sorted, for every name the entry exports (re-exports followed). */
+function exportedNames(program: ts.Program, source: string): string[] {
+  const checker = program.getTypeChecker();
+  const file = program.getSourceFile(join(REPO, source));
+  const module = file === undefined ? undefined : checker.getSymbolAtLocation(file);
+  if (module === undefined) throw new Error(`${source}: not part of the program`);
+  return checker
+    .getExportsOfModule(module)
+    .map((symbol) => {
+      const target =
+        symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      return `${symbol.name}\t${target.flags & ts.SymbolFlags.Value ? 'value' : 'type'}`;
+    })
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function reportText(entry: (typeof ENTRIES)[number], names: readonly string[]): string {
+  return [
+    `# Public API of ${entry.name} (${entry.source}): ${names.length} names.`,
+    '# Checked by test/package/api-report.test.ts; rewrite with EVGEN_UPDATE=1 and review the diff.',
+    ...names,
+    '',
+  ].join('\n');
+}
+
+describe('public API report', () => {
+  const program = ts.createProgram(
+    ENTRIES.map((entry) => join(REPO, entry.source)),
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+    },
+  );
+
+  it.each(ENTRIES)('$name exports exactly the names in $report', async (entry) => {
+    const actual = reportText(entry, exportedNames(program, entry.source));
+    const path = join(REPO, entry.report);
+    if (UPDATE_EXPECTED) await writeFile(path, actual);
+    const expected = await readFile(path, 'utf8').catch(() => '');
+    expect(
+      actual,
+      `${entry.report} differs from what ${entry.source} exports: if the change is deliberate, run EVGEN_UPDATE=1 npx vitest run test/package/api-report.test.ts`,
+    ).toBe(expected);
+  });
+});
