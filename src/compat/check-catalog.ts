@@ -21,6 +21,7 @@ import { explain } from './rules/hints.js';
 import { ComparisonLimitError, ComparisonProblem } from './comparison-problem.js';
 import { versionHash, type ReleaseLock } from './release-lock.js';
 import { SchemaInputError } from './schema-document.js';
+import { UNJUDGED_HINT, UnjudgedChangeError } from './unjudged-change.js';
 import {
   compareViolations,
   IMMUTABILITY_RULES,
@@ -71,6 +72,14 @@ function comparePair(
         code: 'too-complex',
         message: `${error.message.replace(/ at #.*$/, '')} — comparing v${newer.version} with v${older.version} of ${event.eventType}`,
         hint: 'simplify the schema (fewer alternatives in anyOf/oneOf, shorter $ref chains), or split the event',
+      });
+    if (error instanceof UnjudgedChangeError)
+      throw new ComparisonProblem({
+        file,
+        pointer: pointerOf(error.path),
+        code: 'unjudged-change',
+        message: `evgen cannot judge changes to "${error.keyword}" — comparing v${newer.version} with v${older.version} of ${event.eventType} (policy evgen compares by meaning and will not guess whether readers still accept every writer's data)`,
+        hint: UNJUDGED_HINT,
       });
     if (error instanceof SchemaInputError)
       throw new ComparisonProblem({

@@ -4,7 +4,9 @@
  * one); everything keyword-specific is a rule in `rules/`.
  */
 import type { DiffContext } from './diff-context.js';
+import { canonicalJson } from './canonical-json.js';
 import { readByParts } from './read-by-parts.js';
+import { compareUnshapedKeywords } from './unshaped-keywords.js';
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
 import type { SchemaNode } from './schema-document.js';
@@ -32,17 +34,64 @@ export const compareSchemas: CompareSchemas = (ctx, original, update) => {
 };
 
 function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
-  if (ctx.reading === 'meaning' && (original.kind === 'combined' || update.kind === 'combined')) {
-    const trial = ctx.sub();
-    compareShapes(trial, original, update);
-    // When Confluent's pairing of subschemas fails, set inclusion part by part may still prove it.
-    const parts = trial.isCompatible()
-      ? undefined
-      : readByParts(ctx, original, update, compareSchemas);
-    ctx.addAll(parts ?? trial.differences);
+  if (ctx.reading === 'confluent') {
+    compareShapes(ctx, original, update);
     return;
   }
-  compareShapes(ctx, original, update);
+  const trial = ctx.sub();
+  // Once per pair of whole schema objects (facets of one object share its keywords).
+  if (update.at.facet === undefined) {
+    compareUnshapedKeywords(trial, original.at, update.at, compareSchemas);
+    if (acceptsOtherTypes(original) && hasType(update)) trial.add('TYPE_CHANGED');
+  }
+  if (!compareValueSets(trial, original, update)) compareShapes(trial, original, update);
+  // When Confluent's pairing of subschemas fails, set inclusion part by part may still prove it.
+  const parts =
+    trial.isCompatible() || (original.kind !== 'combined' && update.kind !== 'combined')
+      ? undefined
+      : readByParts(ctx, original, update, compareSchemas);
+  ctx.addAll(parts ?? trial.differences);
+}
+
+/**
+ * A schema object whose kind is only inferred from its keywords (`{"minLength": 2}` is read as a
+ * string schema) still accepts every value of another type; a reader with a `type` does not.
+ */
+function acceptsOtherTypes(shape: Shape): boolean {
+  const inferred = ['string', 'number', 'object', 'array'].includes(shape.kind);
+  return inferred && shape.at.facet === undefined && !hasType(shape);
+}
+
+function hasType(shape: Shape): boolean {
+  const value = shape.at.value;
+  return typeof value === 'object' && value !== null && 'type' in value;
+}
+
+/**
+ * By meaning, `const: x` is `enum: [x]`: a const and an enum compare as value sets (reported at
+ * the reader's keyword). False when the pair is not a const/enum mix.
+ */
+function compareValueSets(ctx: DiffContext, original: Shape, update: Shape): boolean {
+  const valued = (shape: Shape) => shape.kind === 'const' || shape.kind === 'enum';
+  if (!valued(original) || !valued(update) || original.kind === update.kind) return false;
+  const values = (shape: Shape) =>
+    new Set(
+      (shape.kind === 'const'
+        ? [shape.keywords['const']]
+        : Array.isArray(shape.keywords['enum'])
+          ? shape.keywords['enum']
+          : []
+      ).map(canonicalJson),
+    );
+  const before = values(original);
+  const after = values(update);
+  const lost = [...before].some((value) => !after.has(value));
+  const gained = [...after].some((value) => !before.has(value));
+  const at = update.kind;
+  if (lost && gained) ctx.add('ENUM_ARRAY_CHANGED', at);
+  else if (lost) ctx.add('ENUM_ARRAY_NARROWED', at);
+  else if (gained) ctx.add('ENUM_ARRAY_EXTENDED', at);
+  return true;
 }
 
 function compareShapes(ctx: DiffContext, original: Shape, update: Shape): void {

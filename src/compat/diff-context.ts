@@ -32,6 +32,12 @@ export interface Difference {
    * comparisons correctly; reports may leave them out, as the pair reports them where it starts.
    */
   readonly viaCycle?: true;
+  /**
+   * Set on a difference policy `evgen` cannot judge: a change to this keyword (e.g. `format`).
+   * Its type is an incompatible one, so trials treat it as a mismatch; a verdict that would
+   * rest on it is refused (see diff-schemas.ts) rather than guessed.
+   */
+  readonly unjudged?: string;
 }
 
 /**
@@ -199,6 +205,15 @@ export class DiffContext {
     this.found.push({ type, path: pathOf([...this.segments, ...attribute.map(pointerSegment)]) });
   }
 
+  /** A change to `keyword` that cannot be judged by meaning (see Difference.unjudged). */
+  addUnjudged(keyword: string): void {
+    this.found.push({
+      type: 'COMBINED_TYPE_CHANGED',
+      path: pathOf([...this.segments, pointerSegment(keyword)]),
+      unjudged: keyword,
+    });
+  }
+
   addAll(differences: readonly Difference[]): void {
     this.found.push(...differences);
   }
@@ -302,8 +317,8 @@ export class DiffContext {
       const path = this.rebasedPath(difference.path);
       this.found.push(
         viaCycle || difference.viaCycle === true
-          ? { type: difference.type, path, viaCycle: true }
-          : { type: difference.type, path },
+          ? { ...difference, path, viaCycle: true }
+          : { ...difference, path },
       );
     }
   }

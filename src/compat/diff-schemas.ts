@@ -9,6 +9,7 @@ import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { SchemaDocument } from './schema-document.js';
 import { compareStrings } from '../common/json-value.js';
+import { UnjudgedChangeError } from './unjudged-change.js';
 
 export interface SchemaChange {
   readonly type: DifferenceType;
@@ -51,7 +52,20 @@ function run(
   const from = new SchemaDocument(original).rootNode;
   const to = new SchemaDocument(update).rootNode;
   const ctx = DiffContext.run(compatibleTypes, (root) => compareSchemas(root, from, to), reading);
-  const changes = sorted(reported(ctx.differences, compatibleTypes));
+  const all = ctx.differences;
+  // Refuse only when nothing else already makes the pair incompatible.
+  const unjudged = all.find((difference) => difference.unjudged !== undefined);
+  if (unjudged !== undefined) {
+    const judged = all.filter((difference) => difference.unjudged === undefined);
+    if (judged.every((difference) => compatibleTypes.has(difference.type)))
+      throw new UnjudgedChangeError(unjudged.unjudged!, unjudged.path);
+  }
+  const changes = sorted(
+    reported(
+      all.filter((difference) => difference.unjudged === undefined),
+      compatibleTypes,
+    ),
+  );
   const incompatibleChanges = changes.filter((change) => !compatibleTypes.has(change.type));
   return { compatible: incompatibleChanges.length === 0, changes, incompatibleChanges };
 }

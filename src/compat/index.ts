@@ -19,6 +19,7 @@ export {
 } from './report-format.js';
 export { ComparisonLimitError, ComparisonProblem } from './comparison-problem.js';
 export { SchemaInputError } from './schema-document.js';
+export { UnjudgedChangeError } from './unjudged-change.js';
 export { MODES, type Direction, type ModeDefinition } from './modes.js';
 export { POLICIES, STRICT_COMPATIBLE, LENIENT_COMPATIBLE } from './policy.js';
 export {

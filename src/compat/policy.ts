@@ -3,8 +3,9 @@
  * presented to the difference engine.
  * - `confluent`: Confluent Schema Registry STRICT (its default), schemas as written.
  * - `confluent-lenient`: Confluent LENIENT, schemas as written.
- * - `evgen`: STRICT verdicts on the writer schema closed and the reader schema open: the same views
- *   the generated validators enforce (src/schema/views.ts).
+ * - `evgen`: STRICT verdicts (less the two a `default` excuses) on the writer schema closed and the
+ *   reader schema open — the same views the generated validators enforce (src/schema/views.ts) —
+ *   with keywords read by meaning (see diff-context.ts `Reading`).
  */
 import type { CompatibilityPolicy } from '../catalog/model.js';
 import { readerSchema, writerSchema } from '../schema/views.js';
@@ -32,6 +33,19 @@ export interface PolicyDefinition {
   readonly reading: Reading;
 }
 
+/**
+ * STRICT minus what Confluent forgives because of a `default`: a property made required with a
+ * default is compatible only for readers that fill defaults in. evgen's validators do not (they
+ * check the payload as sent), so a writer that left the property out would be rejected.
+ */
+export const EVGEN_COMPATIBLE: ReadonlySet<DifferenceType> = new Set(
+  [...STRICT_COMPATIBLE].filter(
+    (type) =>
+      type !== 'REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED' &&
+      type !== 'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL',
+  ),
+);
+
 const asWritten = (schema: unknown) => schema;
 
 export const POLICIES: Readonly<Record<CompatibilityPolicy, PolicyDefinition>> = {
@@ -48,7 +62,7 @@ export const POLICIES: Readonly<Record<CompatibilityPolicy, PolicyDefinition>> =
     reading: 'confluent',
   },
   evgen: {
-    compatibleTypes: STRICT_COMPATIBLE,
+    compatibleTypes: EVGEN_COMPATIBLE,
     writerView: writerSchema,
     readerView: readerSchema,
     reading: 'meaning',

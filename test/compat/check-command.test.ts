@@ -111,12 +111,17 @@ describe('evgen check', () => {
     expect(result.stdout).toMatch(/^evgen check: 6 violations /m);
   });
 
-  it('accepts a required field with a default', async () => {
+  it('refuses a required field even with a default (readers validate what was sent; they fill in no defaults)', async () => {
     await addV3((schema) => {
       schema.properties['priority'] = { type: 'integer', default: 0 };
       schema.required.push('priority');
     });
-    expect((await evgen('check', '--events', copy.events)).code).toBe(0);
+    const result = await evgen('check', '--events', copy.events);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL/);
+    expect(
+      (await evgen('check', '--events', copy.events, '--policy', 'confluent')).stdout,
+    ).not.toMatch(/REQUIRED_PROPERTY_WITH_DEFAULT_ADDED/);
   });
 
   it('--format json is a stable, sorted machine-readable report', async () => {

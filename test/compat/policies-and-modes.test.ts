@@ -69,7 +69,7 @@ describe('evgen policy: writer closed, reader open', () => {
     },
   );
 
-  it('adding a required property breaks backward only; with a default it is fine', () => {
+  it('adding a required property breaks backward only, with or without a default', () => {
     expect(rulesOf([v1, addRequired], 'BACKWARD')).toEqual([
       'backward:REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL',
     ]);
@@ -77,7 +77,14 @@ describe('evgen policy: writer closed, reader open', () => {
     expect(rulesOf([v1, addRequired], 'FULL')).toEqual([
       'backward:REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL',
     ]);
-    expect(rulesOf([v1, addRequiredWithDefault], 'FULL')).toEqual([]);
+    // Confluent forgives a default (its readers fill it in); evgen's validators check the payload
+    // as sent, so data without the property is rejected.
+    expect(rulesOf([v1, addRequiredWithDefault], 'FULL')).toEqual([
+      'backward:REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL',
+    ]);
+    expect(rulesOf([v1, addRequiredWithDefault], 'FULL', 'confluent')).not.toContain(
+      'backward:REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL',
+    );
   });
 
   it('removing a required property breaks forward only', () => {

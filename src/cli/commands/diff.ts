@@ -28,6 +28,8 @@ import {
 import { MODES, type Direction } from '../../compat/modes.js';
 import { explain } from '../../compat/rules/hints.js';
 import { SchemaInputError } from '../../compat/schema-document.js';
+import { UNJUDGED_HINT, UnjudgedChangeError } from '../../compat/unjudged-change.js';
+import { printable } from '../../diagnostics/diagnostic.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 
 export interface DiffOptions {
@@ -133,6 +135,12 @@ export async function runDiff(
   } catch (error) {
     if (error instanceof SchemaInputError) {
       process.stderr.write(`evgen diff: ${error.message}\n`);
+      return EXIT_BAD_INPUT;
+    }
+    if (error instanceof UnjudgedChangeError) {
+      process.stderr.write(
+        `evgen diff: ${printable(error.message)} (policy ${policy})\n  hint: ${UNJUDGED_HINT}\n`,
+      );
       return EXIT_BAD_INPUT;
     }
     throw error;

@@ -135,18 +135,40 @@ const NUMBER_RANGE_KEYWORDS = new Set([
   'exclusiveMaximum',
 ]);
 
+type ReadLimit = (keywords: Shape['keywords'], keyword: string) => number | undefined;
+
+const asWritten: ReadLimit = (keywords, keyword) => number(keywords[keyword]);
+
+/** Floors of 0 that constrain nothing (`minLength: 0` is no limit at all). */
+const NO_OP_ZERO = new Set(['minLength', 'minItems', 'minProperties']);
+
+/**
+ * By meaning: a floor of 0 is no limit, and `minContains` defaults to 1 beside `contains`, so
+ * adding `minLength: 0` or `minContains: 1` changes nothing. (Where only one side has `contains`,
+ * the change is `contains`' own, judged with it.)
+ */
+const byMeaning =
+  (bothContain: boolean): ReadLimit =>
+  (keywords, keyword) => {
+    const value = number(keywords[keyword]);
+    if (NO_OP_ZERO.has(keyword) && value === 0) return undefined;
+    if (keyword === 'minContains' && bothContain) return value ?? 1;
+    return value;
+  };
+
 /** Keyword by keyword, numbers only: Confluent ignores the draft-04 boolean exclusive bounds. */
 function compareWritten(
   ctx: DiffContext,
   original: Shape,
   update: Shape,
   only?: Set<string>,
+  read: ReadLimit = asWritten,
 ): void {
   for (const rule of BOUND_KEYWORDS) {
     if (rule.kind !== original.kind) continue;
     if (only !== undefined && !only.has(rule.keyword)) continue;
-    const before = number(original.keywords[rule.keyword]);
-    const after = number(update.keywords[rule.keyword]);
+    const before = read(original.keywords, rule.keyword);
+    const after = read(update.keywords, rule.keyword);
     if (before === after) continue;
     if (before === undefined) ctx.add(rule.added, rule.keyword);
     else if (after === undefined) ctx.add(rule.removed, rule.keyword);
@@ -231,8 +253,14 @@ export const numericBoundsRule: ShapeRule = {
   name: 'numeric-bounds',
   kinds: ['string', 'number', 'object', 'array'],
   compare(ctx, original, update) {
-    if (ctx.reading === 'confluent' || original.kind !== 'number') {
+    if (ctx.reading === 'confluent') {
       compareWritten(ctx, original, update);
+      return;
+    }
+    if (original.kind !== 'number') {
+      const bothContain =
+        original.keywords['contains'] !== undefined && update.keywords['contains'] !== undefined;
+      compareWritten(ctx, original, update, undefined, byMeaning(bothContain));
       return;
     }
     compareRange(ctx, original, update, 'minimum');

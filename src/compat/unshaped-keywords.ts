@@ -1,0 +1,107 @@
+/**
+ * Keywords Confluent's checker never compares, judged by meaning for policy `evgen` (the
+ * `meaning` reading). Each is compared on the whole schema objects of a pair, whatever their
+ * shapes:
+ * - `format`: removing it widens; adding or changing it cannot be judged here (no Confluent
+ *   difference type names it), so it is refused (see unjudged-change.ts).
+ * - `contains`, `propertyNames`: "some item / every name matches S" only widens when the reader's
+ *   S reads everything the writer's S accepted; anything else is refused. A reader's `maxContains`
+ *   with a different `contains` is refused too (more items may match).
+ * - `if`/`then`/`else`: with the same `if` (equivalent both ways), `then` and `else` are compared
+ *   like any subschemas; a reader that adds or changes `if` is refused. A reader without them
+ *   only dropped a constraint.
+ * - `required` names the reader's `properties` do not declare: Confluent only looks at declared
+ *   ones, but a reader requiring a name the writer did not require rejects data without it.
+ */
+import type { CompareSchemas } from './compare-schemas.js';
+import type { DiffContext } from './diff-context.js';
+import { isObject } from '../common/json-value.js';
+import type { SchemaNode } from './schema-document.js';
+import { acceptsEverything } from './schema-shape.js';
+import { canonicalJson } from './canonical-json.js';
+
+type Keywords = { readonly [keyword: string]: unknown };
+
+/** Does `reader` read every value `writer` accepts (a trial, nothing recorded)? */
+function reads(
+  ctx: DiffContext,
+  writer: SchemaNode,
+  reader: SchemaNode,
+  compareSchemas: CompareSchemas,
+): boolean {
+  const trial = ctx.sub();
+  compareSchemas(trial, writer, reader);
+  return trial.isCompatible();
+}
+
+function child(node: SchemaNode, value: unknown): SchemaNode {
+  return node.doc.child({ ...node, facet: undefined }, value);
+}
+
+function requiredOf(keywords: Keywords): Set<string> {
+  const required = keywords['required'];
+  return new Set(
+    Array.isArray(required)
+      ? required.filter((name): name is string => typeof name === 'string')
+      : [],
+  );
+}
+
+export function compareUnshapedKeywords(
+  ctx: DiffContext,
+  original: SchemaNode,
+  update: SchemaNode,
+  compareSchemas: CompareSchemas,
+): void {
+  if (original.value === false || !isObject(update.value)) return;
+  const writer: Keywords = isObject(original.value) ? original.value : {};
+  const reader: Keywords = update.value;
+  const dialect = update.doc.dialect;
+  const present = (keywords: Keywords, keyword: string) =>
+    keywords[keyword] !== undefined && !acceptsEverything(keywords[keyword], dialect);
+
+  if (reader['format'] !== undefined && reader['format'] !== writer['format'])
+    ctx.addUnjudged('format');
+
+  for (const keyword of ['contains', 'propertyNames']) {
+    if (!present(reader, keyword)) continue;
+    if (
+      writer[keyword] === undefined ||
+      !reads(ctx, child(original, writer[keyword]), child(update, reader[keyword]), compareSchemas)
+    )
+      ctx.addUnjudged(keyword);
+  }
+  if (
+    reader['maxContains'] !== undefined &&
+    canonicalJson(writer['contains']) !== canonicalJson(reader['contains'])
+  )
+    ctx.addUnjudged('maxContains');
+
+  if (
+    reader['if'] !== undefined &&
+    (reader['then'] !== undefined || reader['else'] !== undefined)
+  ) {
+    const sameIf =
+      writer['if'] !== undefined &&
+      reads(ctx, child(original, writer['if']), child(update, reader['if']), compareSchemas) &&
+      reads(ctx, child(update, reader['if']), child(original, writer['if']), compareSchemas);
+    if (!sameIf) ctx.addUnjudged('if');
+    else
+      for (const keyword of ['then', 'else'] as const) {
+        if (reader[keyword] === undefined) continue;
+        ctx.enter([keyword], () =>
+          compareSchemas(
+            ctx,
+            child(original, writer[keyword] ?? true),
+            child(update, reader[keyword]),
+          ),
+        );
+      }
+  }
+
+  const declared = isObject(reader['properties']) ? reader['properties'] : {};
+  const before = requiredOf(writer);
+  for (const name of [...requiredOf(reader)].sort())
+    if (!before.has(name) && !Object.hasOwn(declared, name))
+      ctx.add('REQUIRED_ATTRIBUTE_ADDED', 'required', name);
+}

@@ -1,0 +1,228 @@
+/**
+ * Policy `evgen` judges by meaning the keywords Confluent's checker does not compare (or compares
+ * by spelling): `format`, `contains`, `propertyNames`, `if`/`then`/`else`, dependencies,
+ * `const` ↔ one-value `enum`, no-op floors, `required` names without a declaration, and type-less
+ * schemas. What it cannot judge it refuses (UnjudgedChangeError; a catalog problem in `check`).
+ * Policy `confluent` keeps Confluent's verdicts on the same pairs.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  checkCatalog,
+  checkReadable,
+  ComparisonProblem,
+  UnjudgedChangeError,
+  type JsonSchema,
+} from 'evgen';
+import { catalogOf, eventWith } from './support/hand-catalog.js';
+
+const D2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+/** A payload with one property `x` (draft-07 unless `dialect` says otherwise). */
+const withX = (x: JsonSchema, extra: Record<string, unknown> = {}): JsonSchema => ({
+  type: 'object',
+  properties: { x },
+  ...extra,
+});
+
+/** evgen's BACKWARD verdict (writer: original, reader: update), or the refused keyword. */
+function verdict(original: JsonSchema, update: JsonSchema): string {
+  try {
+    const result = checkReadable(original, update, 'evgen');
+    return result.compatible
+      ? 'compatible'
+      : `incompatible: ${result.incompatibleChanges.map((c) => `${c.type} ${c.path}`).join(', ')}`;
+  } catch (error) {
+    if (error instanceof UnjudgedChangeError) return `refused: ${error.keyword} at ${error.path}`;
+    throw error;
+  }
+}
+
+const confluent = (original: JsonSchema, update: JsonSchema) =>
+  checkReadable(original, update, 'confluent').compatible;
+
+describe('format', () => {
+  const plain = withX({ type: 'string' });
+  const email = withX({ type: 'string', format: 'email' });
+  it('adding or changing a format is refused; removing or keeping it is compatible', () => {
+    expect(verdict(plain, email)).toBe('refused: format at #/properties/x/format');
+    expect(verdict(email, withX({ type: 'string', format: 'uuid' }))).toMatch(/^refused: format/);
+    expect(verdict(email, plain)).toBe('compatible');
+    expect(verdict(email, email)).toBe('compatible');
+    expect(confluent(plain, email)).toBe(true);
+  });
+});
+
+describe('contains', () => {
+  const array = (extra: Record<string, unknown>) =>
+    withX({ type: 'array', items: { type: 'string' }, ...extra });
+  it('a reader contains that reads the writer’s is compatible; adding one is refused', () => {
+    expect(
+      verdict(array({ contains: { const: 'a' } }), array({ contains: { enum: ['a', 'b'] } })),
+    ).toBe('compatible');
+    expect(verdict(array({}), array({ contains: { const: 'a' } }))).toBe(
+      'refused: contains at #/properties/x/contains',
+    );
+    expect(
+      verdict(array({ contains: { enum: ['a', 'b'] } }), array({ contains: { const: 'a' } })),
+    ).toMatch(/^refused: contains/);
+    expect(verdict(array({ contains: { const: 'a' } }), array({}))).toBe('compatible');
+  });
+  it('minContains: 1 beside contains is the default, not a new limit', () => {
+    expect(
+      verdict(
+        { $schema: D2020, ...(array({ contains: { const: 'a' } }) as object) },
+        { $schema: D2020, ...(array({ contains: { const: 'a' }, minContains: 1 }) as object) },
+      ),
+    ).toBe('compatible');
+  });
+});
+
+describe('propertyNames', () => {
+  const map = (extra: Record<string, unknown>) =>
+    withX({ type: 'object', additionalProperties: { type: 'string' }, ...extra });
+  it('a wider reader propertyNames is compatible; a new or narrower one is refused', () => {
+    expect(verdict(map({ propertyNames: { maxLength: 3 } }), map({}))).toBe('compatible');
+    expect(
+      verdict(map({ propertyNames: { maxLength: 3 } }), map({ propertyNames: { maxLength: 5 } })),
+    ).toBe('compatible');
+    expect(verdict(map({}), map({ propertyNames: { maxLength: 3 } }))).toBe(
+      'refused: propertyNames at #/properties/x/propertyNames',
+    );
+  });
+});
+
+describe('if/then/else', () => {
+  const conditional = (ifSchema: JsonSchema, then: JsonSchema): JsonSchema => ({
+    type: 'object',
+    properties: { kind: { type: 'string' }, a: { type: 'string' }, b: { type: 'string' } },
+    if: ifSchema,
+    then,
+  });
+  const isX = { properties: { kind: { const: 'x' } }, required: ['kind'] };
+  it('with the same if, then/else compare as subschemas', () => {
+    expect(
+      verdict(conditional(isX, { required: ['a', 'b'] }), conditional(isX, { required: ['a'] })),
+    ).toBe('compatible');
+    expect(
+      verdict(conditional(isX, { required: ['a'] }), conditional(isX, { required: ['a', 'b'] })),
+    ).toMatch(/^incompatible: REQUIRED_ATTRIBUTE_ADDED #\/then\/required\/b/);
+  });
+  it('a changed or added if is refused; dropping the condition is compatible', () => {
+    const isY = { properties: { kind: { const: 'y' } }, required: ['kind'] };
+    expect(
+      verdict(conditional(isX, { required: ['a'] }), conditional(isY, { required: ['a'] })),
+    ).toBe('refused: if at #/if');
+    const {
+      if: _if,
+      then: _then,
+      ...unconditional
+    } = conditional(isX, {}) as Record<string, unknown>;
+    expect(verdict(unconditional, conditional(isX, { required: ['a'] }))).toBe(
+      'refused: if at #/if',
+    );
+    expect(verdict(conditional(isX, { required: ['a'] }), unconditional)).toBe('compatible');
+  });
+});
+
+describe('dependencies', () => {
+  const object = (extra: Record<string, unknown>, dialect?: string) => ({
+    ...(dialect === undefined ? {} : { $schema: dialect }),
+    type: 'object',
+    properties: { a: { type: 'string' }, b: { type: 'string' } },
+    ...extra,
+  });
+  it('dependentRequired / dependentSchemas (2020-12) and dependencies (draft-07): adding narrows, removing widens', () => {
+    expect(verdict(object({}, D2020), object({ dependentRequired: { a: ['b'] } }, D2020))).toMatch(
+      /^incompatible: DEPENDENCY_ARRAY_ADDED/,
+    );
+    expect(verdict(object({ dependentRequired: { a: ['b'] } }, D2020), object({}, D2020))).toBe(
+      'compatible',
+    );
+    expect(
+      verdict(object({}, D2020), object({ dependentSchemas: { a: { required: ['b'] } } }, D2020)),
+    ).toMatch(/^incompatible: DEPENDENCY_SCHEMA_ADDED/);
+    expect(verdict(object({}), object({ dependencies: { a: ['b'] } }))).toMatch(
+      /^incompatible: DEPENDENCY_ARRAY_ADDED/,
+    );
+    expect(verdict(object({ dependencies: { a: { required: ['b'] } } }), object({}))).toBe(
+      'compatible',
+    );
+  });
+});
+
+describe('const and a one-value enum', () => {
+  it('are the same set of values', () => {
+    expect(verdict(withX({ const: 'a' }), withX({ enum: ['a'] }))).toBe('compatible');
+    expect(verdict(withX({ enum: ['a'] }), withX({ const: 'a' }))).toBe('compatible');
+    expect(verdict(withX({ const: 'a' }), withX({ enum: ['a', 'b'] }))).toBe('compatible');
+    expect(verdict(withX({ enum: ['a', 'b'] }), withX({ const: 'a' }))).toMatch(
+      /^incompatible: ENUM_ARRAY_NARROWED #\/properties\/x\/const/,
+    );
+    // Confluent compares them as different kinds of schema.
+    expect(confluent(withX({ const: 'a' }), withX({ enum: ['a'] }))).toBe(false);
+  });
+});
+
+describe('no-op constraints', () => {
+  it('minLength/minItems/minProperties: 0 add no limit', () => {
+    expect(verdict(withX({ type: 'string' }), withX({ type: 'string', minLength: 0 }))).toBe(
+      'compatible',
+    );
+    expect(verdict(withX({ type: 'array' }), withX({ type: 'array', minItems: 0 }))).toBe(
+      'compatible',
+    );
+    expect(verdict(withX({ type: 'object' }), withX({ type: 'object', minProperties: 0 }))).toBe(
+      'compatible',
+    );
+    expect(verdict(withX({ type: 'string' }), withX({ type: 'string', minLength: 1 }))).toMatch(
+      /^incompatible: MIN_LENGTH_ADDED/,
+    );
+    expect(confluent(withX({ type: 'string' }), withX({ type: 'string', minLength: 0 }))).toBe(
+      false,
+    );
+  });
+});
+
+describe('what Confluent does not look at', () => {
+  it('a required name the reader does not declare is still required', () => {
+    expect(verdict(withX({ type: 'string' }), withX({ type: 'string' }, { required: ['y'] }))).toBe(
+      'incompatible: REQUIRED_ATTRIBUTE_ADDED #/required/y',
+    );
+    expect(
+      confluent(withX({ type: 'string' }), withX({ type: 'string' }, { required: ['y'] })),
+    ).toBe(true);
+  });
+  it('a schema without type accepts other types: a reader that adds a type narrows it', () => {
+    expect(verdict(withX({ minLength: 2 }), withX({ type: 'string', minLength: 2 }))).toMatch(
+      /^incompatible: TYPE_CHANGED #\/properties\/x/,
+    );
+    expect(verdict(withX({ type: 'string', minLength: 2 }), withX({ minLength: 2 }))).toBe(
+      'compatible',
+    );
+  });
+});
+
+describe('evgen check', () => {
+  it('an unjudged change is a problem in the new version’s file, at the keyword', () => {
+    const catalog = catalogOf(
+      eventWith([withX({ type: 'string' }), withX({ type: 'string', format: 'email' })], {
+        mode: 'BACKWARD',
+      }),
+    );
+    let problem: ComparisonProblem | undefined;
+    try {
+      checkCatalog(catalog);
+    } catch (error) {
+      if (!(error instanceof ComparisonProblem)) throw error;
+      problem = error;
+    }
+    expect(problem?.diagnostic).toMatchObject({
+      code: 'unjudged-change',
+      file: expect.stringContaining('test/Thing/v2.schema.json'),
+      pointer: '/properties/x/format',
+      message: expect.stringMatching(
+        /^evgen cannot judge changes to "format" — comparing v2 with v1 of test\.Thing/,
+      ),
+    });
+  });
+});

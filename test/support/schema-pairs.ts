@@ -1,0 +1,199 @@
+/**
+ * Random pairs of small, related payload schemas for the soundness test of policy `evgen`: an
+ * original and an update made from it by one to three edits (add, drop or change a keyword, swap
+ * `const` and a one-value `enum`, add a no-op, replace a subschema). Covers the keywords whose
+ * compatibility is easy to get wrong: formats, string/number/array/object bounds, `pattern`,
+ * `contains`, `propertyNames`, `if`/`then`/`else`, dependencies in both spellings,
+ * `patternProperties`, combinators and `not`. Deterministic for a seed.
+ */
+import { isObject } from '../../src/common/json-value.js';
+import { walkSchema, type SchemaObject } from '../../src/schema/walk.js';
+import type { Random } from './schema-instances.js';
+
+export type PairDialect = 'draft-07' | '2020-12';
+
+const DIALECT_URI: Readonly<Record<PairDialect, string>> = {
+  'draft-07': 'http://json-schema.org/draft-07/schema#',
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+};
+
+const pick = <T>(random: Random, items: readonly T[]): T =>
+  items[Math.floor(random() * items.length)]!;
+const chance = (random: Random, p: number) => random() < p;
+
+const NAMES = ['a', 'b', 'c'];
+const FORMATS = ['date', 'email', 'uuid', 'date-time'];
+
+/** A small value schema (`depth` bounds nesting). */
+function valueSchema(random: Random, dialect: PairDialect, depth: number): SchemaObject {
+  const kinds = ['string', 'string', 'number', 'enum', 'const', 'empty', 'boolean'];
+  if (depth > 0) kinds.push('array', 'object', 'object', 'anyOf', 'not', 'oneOf');
+  switch (pick(random, kinds)) {
+    case 'string': {
+      const schema: SchemaObject = { type: 'string' };
+      if (chance(random, 0.3)) schema.format = pick(random, FORMATS);
+      if (chance(random, 0.3)) schema.minLength = pick(random, [0, 1, 2]);
+      if (chance(random, 0.2)) schema.maxLength = pick(random, [3, 8, 40]);
+      if (chance(random, 0.15)) schema.pattern = pick(random, ['^[a-c]+$', '^x', '^[a-z0-9-]*$']);
+      return schema;
+    }
+    case 'number': {
+      const schema: SchemaObject = { type: pick(random, ['number', 'integer']) };
+      if (chance(random, 0.3)) schema.minimum = pick(random, [0, 1, 5]);
+      if (chance(random, 0.2)) schema.exclusiveMaximum = pick(random, [10, 100]);
+      if (chance(random, 0.15)) schema.multipleOf = pick(random, [1, 2, 5]);
+      return schema;
+    }
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'enum':
+      return { enum: chance(random, 0.5) ? ['x'] : ['x', 'y'] };
+    case 'const':
+      return { const: pick(random, ['x', 'y', 1]) };
+    case 'array': {
+      const schema: SchemaObject = {
+        type: 'array',
+        items: valueSchema(random, dialect, depth - 1),
+      };
+      if (chance(random, 0.3)) schema.contains = valueSchema(random, dialect, 0);
+      if (chance(random, 0.2)) schema.minItems = pick(random, [0, 1]);
+      if (chance(random, 0.2)) schema.maxItems = pick(random, [2, 5]);
+      if (chance(random, 0.1)) schema.uniqueItems = pick(random, [true, false]);
+      return schema;
+    }
+    case 'object':
+      return objectSchema(random, dialect, depth - 1);
+    case 'anyOf':
+    case 'oneOf': {
+      const keyword = pick(random, ['anyOf', 'oneOf']);
+      return {
+        [keyword]: [valueSchema(random, dialect, depth - 1), valueSchema(random, dialect, 0)],
+      };
+    }
+    case 'not':
+      return { not: valueSchema(random, dialect, 0) };
+    default:
+      return {};
+  }
+}
+
+function objectSchema(random: Random, dialect: PairDialect, depth: number): SchemaObject {
+  const properties: SchemaObject = {};
+  for (const name of NAMES)
+    if (chance(random, 0.6)) properties[name] = valueSchema(random, dialect, depth);
+  const schema: SchemaObject = { type: 'object', properties };
+  const declared = Object.keys(properties);
+  if (declared.length > 0 && chance(random, 0.5)) schema.required = [pick(random, declared)];
+  if (chance(random, 0.15)) schema.additionalProperties = false;
+  if (chance(random, 0.1)) schema.propertyNames = { maxLength: 1 };
+  if (chance(random, 0.1)) schema.patternProperties = { '^x': valueSchema(random, dialect, 0) };
+  if (declared.length > 1 && chance(random, 0.15)) addDependency(schema, random, dialect);
+  if (declared.length > 0 && chance(random, 0.1)) {
+    const name = pick(random, declared);
+    schema.if = { properties: { [name]: { const: 'x' } }, required: [name] };
+    schema.then = { required: [pick(random, NAMES)] };
+    if (chance(random, 0.5)) schema.else = { properties: { c: { type: 'number' } } };
+  }
+  return schema;
+}
+
+function addDependency(schema: SchemaObject, random: Random, dialect: PairDialect): void {
+  const [from, to] = [pick(random, NAMES), pick(random, NAMES)];
+  const asSchema = chance(random, 0.5);
+  const value = asSchema ? { required: [to] } : [to];
+  if (dialect === 'draft-07') schema.dependencies = { [from]: value };
+  else if (asSchema) schema.dependentSchemas = { [from]: value };
+  else schema.dependentRequired = { [from]: value };
+}
+
+/** A random payload schema (an object at the root). */
+export function randomPayloadSchema(random: Random, dialect: PairDialect): SchemaObject {
+  return { $schema: DIALECT_URI[dialect], ...objectSchema(random, dialect, 2) };
+}
+
+/** One random edit of one subschema (in place on a copy). */
+function edit(schema: SchemaObject, random: Random, dialect: PairDialect): void {
+  const nodes: SchemaObject[] = [];
+  walkSchema(schema, (node) => nodes.push(node));
+  const node = pick(random, nodes);
+  const keys = Object.keys(node).filter((key) => key !== '$schema');
+  switch (pick(random, ['drop', 'drop', 'add', 'add', 'change', 'swap', 'replace'])) {
+    case 'drop':
+      if (keys.length > 0) delete node[pick(random, keys)];
+      return;
+    case 'add': {
+      const additions: SchemaObject[] = [
+        { format: pick(random, FORMATS) },
+        { minLength: pick(random, [0, 1]) },
+        { maxLength: 4 },
+        { minItems: 0 },
+        { minProperties: 0 },
+        { minimum: pick(random, [0, 3]) },
+        { exclusiveMinimum: 0 },
+        { uniqueItems: false },
+        { required: [] },
+        { required: [pick(random, NAMES)] },
+        { contains: { const: 'x' } },
+        { propertyNames: pick(random, [{ maxLength: 1 }, { pattern: '^[a-c]$' }, {}]) },
+        { pattern: '^x' },
+        { const: 'x' },
+        { enum: ['x'] },
+        { type: pick(random, ['string', 'object', 'number']) },
+        { additionalProperties: pick(random, [false, true, { type: 'string' }]) },
+        { not: { const: 'y' } },
+        { if: { required: ['a'] }, then: { required: ['b'] } },
+      ];
+      if (isObject(node.properties) && chance(random, 0.1)) {
+        // A required property with a default: Confluent forgives it, evgen's readers do not.
+        const name = pick(random, NAMES);
+        node.properties[name] = { type: 'string', default: 'd' };
+        node.required = [...(Array.isArray(node.required) ? node.required : []), name];
+        return;
+      }
+      const addition = pick(random, additions);
+      if (chance(random, 0.3) && isObject(node.properties)) addDependency(node, random, dialect);
+      else Object.assign(node, structuredClone(addition));
+      return;
+    }
+    case 'change': {
+      if (typeof node.format === 'string') node.format = pick(random, FORMATS);
+      else if (typeof node.minLength === 'number')
+        node.minLength = Math.max(0, node.minLength + pick(random, [-1, 1]));
+      else if (typeof node.minimum === 'number') node.minimum += pick(random, [-1, 1]);
+      else if (Array.isArray(node.required)) node.required = [pick(random, NAMES)];
+      else if (Array.isArray(node.enum)) node.enum = [...node.enum, 'z'];
+      else if (isObject(node.properties)) node.properties[pick(random, NAMES)] = {};
+      return;
+    }
+    case 'swap':
+      // const ↔ a one-value enum: the same meaning, spelled differently.
+      if (node.const !== undefined) {
+        node.enum = [node.const];
+        delete node.const;
+      } else if (Array.isArray(node.enum) && node.enum.length === 1) {
+        node.const = node.enum[0];
+        delete node.enum;
+      }
+      return;
+    default: {
+      if (isObject(node.properties) && Object.keys(node.properties).length > 0)
+        node.properties[pick(random, Object.keys(node.properties))] = valueSchema(
+          random,
+          dialect,
+          1,
+        );
+    }
+  }
+}
+
+/** An update of `original`: one to three random edits. */
+export function editedSchema(
+  original: SchemaObject,
+  random: Random,
+  dialect: PairDialect,
+): SchemaObject {
+  const update = structuredClone(original);
+  const edits = 1 + Math.floor(random() * 3);
+  for (let index = 0; index < edits; index++) edit(update, random, dialect);
+  return update;
+}
