@@ -16,7 +16,7 @@ import { displayPath } from '../catalog/read-json-file.js';
 import { canonicalJson } from './canonical-json.js';
 import { checkReadable, type SchemaDiffResult } from './diff-schemas.js';
 import { locatePath } from './locate-path.js';
-import { MODES, versionsToCheckAgainst } from './modes.js';
+import { MODES, versionsToCheckAgainst, type Direction } from './modes.js';
 import { explain } from './rules/hints.js';
 import { ComparisonLimitError, ComparisonProblem } from './comparison-problem.js';
 import { versionHash, type ReleaseLock } from './release-lock.js';
@@ -59,11 +59,11 @@ function comparePair(
   policy: CompatibilityPolicy,
   file: string,
 ): { backward: SchemaDiffResult; forward: SchemaDiffResult } {
+  let direction: Direction = 'backward';
   try {
-    return {
-      backward: checkReadable(older.bundled, newer.bundled, policy),
-      forward: checkReadable(newer.bundled, older.bundled, policy),
-    };
+    const backward = checkReadable(older.bundled, newer.bundled, policy);
+    direction = 'forward';
+    return { backward, forward: checkReadable(newer.bundled, older.bundled, policy) };
   } catch (error) {
     if (error instanceof ComparisonLimitError)
       throw new ComparisonProblem({
@@ -76,9 +76,9 @@ function comparePair(
     if (error instanceof UnjudgedChangeError)
       throw new ComparisonProblem({
         file,
-        pointer: pointerOf(error.path),
+        pointer: locatePath(newer.schema, error.path).pointer,
         code: 'unjudged-change',
-        message: `evgen cannot judge changes to "${error.keyword}" — comparing v${newer.version} with v${older.version} of ${event.eventType} (policy evgen compares by meaning and will not guess whether readers still accept every writer's data)`,
+        message: `evgen cannot judge changes to "${error.keyword}" — comparing v${newer.version} with v${older.version} of ${event.eventType} (${direction}: policy evgen compares by meaning and will not guess whether ${direction === 'backward' ? `v${newer.version}` : `v${older.version}`} readers still accept every value the other version's writers send)`,
         hint: UNJUDGED_HINT,
       });
     if (error instanceof SchemaInputError)
