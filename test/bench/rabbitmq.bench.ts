@@ -1,46 +1,64 @@
 /**
- * RabbitMQ transport costs against raw amqplib baselines measured in the same run (real
- * PostgreSQL, real RabbitMQ):
- * - relay → RabbitMQ: the outbox relay publishing through `rabbitRelayPublisher` (claim, confirmed
- *   + routed publish, mark SENT) vs raw amqplib confirm-channel publishing of the same messages
- *   (publish all, `waitForConfirms`) — no database at all, so this is the ceiling;
- * - consumer: the consumer runner with an inbox-guarded handler (`handleWithInbox` + one INSERT)
- *   vs a raw amqplib consumer doing the same SQL (BEGIN, inbox INSERT … ON CONFLICT, INSERT,
- *   UPDATE processed_at, COMMIT, ack) with the same prefetch.
+ * RabbitMQ transport against raw amqplib doing the same work in the same run (real PostgreSQL,
+ * real RabbitMQ), medians of ≥ 3 alternating samples with their spread:
+ * - relay: the outbox relay with its DEFAULT batch (100) and in-flight window (100) — claim,
+ *   confirmed + routed publish, mark SENT — vs a raw confirm channel publishing the same
+ *   envelopes in windows of the same size, waiting for each window's confirms (no database);
+ *   directly, and through the TCP fault proxy with +200 ms each way (both sides proxied);
+ * - consumer: the consumer runner at its DEFAULT prefetch with an inbox consumer
+ *   (`createInboxConsumer`: parse, validate, dispatch, inbox guard, one business INSERT) vs a raw
+ *   amqplib consumer with the same prefetch doing the same SQL (BEGIN, inbox INSERT … ON
+ *   CONFLICT, INSERT, UPDATE processed_at, COMMIT, ack); plus the runner at prefetch 1–100, which
+ *   is how DEFAULT_PREFETCH was chosen;
+ * - end to end: a burst of 1 000 events offered at 500 events/s (writer transactions → NOTIFY →
+ *   relay → broker → runner → inbox handler), all defaults; latency from the commit to the
+ *   handler's transaction, p50 and p99.
  */
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import {
   ConfirmedPublisher,
   createConsumerRunner,
+  createInboxConsumer,
   createOutboxRelay,
   envelopeToAmqpMessage,
-  handleWithInbox,
   migrateInbox,
   migrateOutbox,
   postgresDatabase,
   rabbitRelayPublisher,
   writeOutboxEvent,
+  type Database,
   type Envelope,
   type EventVersionDescriptor,
   type RabbitTopology,
+  type Transaction,
 } from '../../src/runtime/index.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestBroker, waitFor } from '../support/rabbitmq.js';
-import type { BenchResult } from './bench-result.js';
+import { SAMPLES, SMOKE, fromSamples, median, type BenchResult } from './bench-result.js';
 
-const MESSAGES = 3_000;
-const PREFETCH = 20;
+const RELAY_EVENTS = SMOKE ? 200 : 2_000;
+const LATENCY_EVENTS = SMOKE ? 200 : 1_000;
+const CONSUMER_MESSAGES = SMOKE ? 200 : 2_000;
+const AGGREGATES = 200;
+/** The relay's defaults (relay-options.ts), so the baseline uses the same window. */
+const RELAY_DEFAULT_WINDOW = 100;
+/** The consumer runner's default prefetch (consumer-runner.ts). */
+const RUNNER_DEFAULT_PREFETCH = 20;
+const BURST = SMOKE ? 100 : 1_000;
+const OFFERED_PER_SECOND = 500;
 
-const stockCounted: EventVersionDescriptor<
-  'bench.StockCounted',
-  1,
-  { sku: string; quantity: number }
-> = {
+interface StockCounted {
+  sku: string;
+  quantity: number;
+}
+const stockCounted: EventVersionDescriptor<'bench.StockCounted', 1, StockCounted> = {
   eventType: 'bench.StockCounted',
   schemaVersion: 1,
   aggregateType: 'Stock',
   aggregateIdProperty: 'sku',
-  validatePayload: (payload) => ({ ok: true, value: payload as { sku: string; quantity: number } }),
-  readPayload: (payload) => ({ ok: true, value: payload as { sku: string; quantity: number } }),
+  validatePayload: (payload) => ({ ok: true, value: payload as StockCounted }),
+  readPayload: (payload) => ({ ok: true, value: payload as StockCounted }),
 };
 const routes = { 'bench.StockCounted': { exchange: 'bench', routingKey: 'stock.counted' } };
 const topology: RabbitTopology = {
@@ -61,185 +79,393 @@ async function timed(work: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
+function progress(text: string): void {
+  if (process.env.EVGEN_BENCH_VERBOSE === '1') console.error(`  ${text}`);
+}
+
 export async function run(): Promise<BenchResult[]> {
-  const pg = await createTestSchema('evgen_bench');
+  const pg = await createTestSchema('evgen_bench_rabbit');
   const broker = await createTestBroker();
   const schema = pg.schema;
-  const db = postgresDatabase(pg.pool);
+  const db: Database = postgresDatabase(pg.pool);
+  const results: BenchResult[] = [];
+  let counter = 0;
   try {
     await migrateOutbox(db, { schema });
     await migrateInbox(db, { schema });
-    await pg.pool.query(
+    await db.query(
       `CREATE TABLE "${schema}".stock_count (sku text NOT NULL, quantity int NOT NULL, message_id text NOT NULL)`,
     );
-    const resolved = await broker.declare(topology, { tiers: [1000] });
-    const queue = resolved.consumers['bench-consumer']!.queue;
+    const resolved = await broker.declare(topology, { tiers: [1_000] });
+    const consumerRoutes = resolved.consumers['bench-consumer']!;
+    const queue = consumerRoutes.queue;
     const exchange = `${broker.prefix}bench`;
+    const purge = () => broker.channel.purgeQueue(queue);
 
-    // Outbox rows (300 aggregates so the relay can publish in parallel), and their envelopes.
-    const envelopes: Envelope[] = [];
-    for (let start = 0; start < MESSAGES; start += 500) {
-      await db.transaction(async (tx) => {
-        for (let i = start; i < Math.min(MESSAGES, start + 500); i++) {
-          envelopes.push(
-            await writeOutboxEvent(
-              tx,
-              stockCounted,
-              { sku: `SKU-${i % 300}`, quantity: i },
-              {},
-              { schema, notifyChannel: false },
-            ),
+    /** Writes `count` events into the outbox (untimed) and returns their envelopes. */
+    const writeEvents = async (count: number): Promise<Envelope[]> => {
+      const envelopes: Envelope[] = [];
+      for (let start = 0; start < count; start += 100) {
+        await db.transaction(async (tx) => {
+          for (let i = start; i < Math.min(count, start + 100); i++) {
+            envelopes.push(
+              await writeOutboxEvent(
+                tx,
+                stockCounted,
+                { sku: `SKU-${i % AGGREGATES}`, quantity: counter++ },
+                {},
+                { schema, notifyChannel: false },
+              ),
+            );
+          }
+        });
+      }
+      return envelopes;
+    };
+
+    /**
+     * Events per second of the relay (defaults) publishing `count` fresh outbox rows through
+     * `publisher` (opened by the warm-up, as the raw side's channel is opened before its timing).
+     */
+    const relaySample = async (publisher: ConfirmedPublisher, count: number): Promise<number> => {
+      await writeEvents(count);
+      const relay = createOutboxRelay({
+        db,
+        schema,
+        publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
+        notifyChannel: false,
+      });
+      try {
+        return (
+          count /
+          (await timed(async () => {
+            let published = 0;
+            while (published < count) {
+              const result = await relay.runOnce();
+              if (result.failed + result.dead > 0)
+                throw new Error(`relay bench: ${result.failed + result.dead} publishes failed`);
+              if (result.claimed === 0) throw new Error('relay bench: outbox empty too early');
+              published += result.published;
+            }
+          }))
+        );
+      } finally {
+        await purge();
+      }
+    };
+
+    /** Raw confirm channel: the same kind of envelopes, windows of `window`, each window's confirms awaited. */
+    const rawSample = async (
+      connection: ChannelModel,
+      count: number,
+      window: number,
+    ): Promise<number> => {
+      const envelopes = Array.from({ length: count }, (_, i) => ({
+        messageId: crypto.randomUUID(),
+        eventType: 'bench.StockCounted',
+        schemaVersion: 1,
+        aggregateType: 'Stock',
+        aggregateId: `SKU-${i % AGGREGATES}`,
+        occurredAt: new Date().toISOString(),
+        payload: { sku: `SKU-${i % AGGREGATES}`, quantity: i },
+      }));
+      const channel: ConfirmChannel = await connection.createConfirmChannel();
+      try {
+        return (
+          count /
+          (await timed(async () => {
+            for (let i = 0; i < count; i += window) {
+              for (const envelope of envelopes.slice(i, i + window)) {
+                const message = envelopeToAmqpMessage(envelope);
+                channel.publish(exchange, 'stock.counted', message.content, {
+                  ...message.properties,
+                  mandatory: true,
+                });
+              }
+              await channel.waitForConfirms();
+            }
+          }))
+        );
+      } finally {
+        await channel.close();
+        await purge();
+      }
+    };
+
+    for (const latencyMs of [0, 200]) {
+      const proxy = latencyMs > 0 ? await startFaultProxy({ targetPort: 5672 }) : undefined;
+      proxy?.latency(latencyMs);
+      const connection = await amqp.connect(`amqp://guest:guest@127.0.0.1:${proxy?.port ?? 5672}`);
+      const count = latencyMs > 0 ? LATENCY_EVENTS : RELAY_EVENTS;
+      const publisher = new ConfirmedPublisher(connection);
+      try {
+        // Warm-up: the publisher's channel, query plans, JIT.
+        await relaySample(publisher, Math.min(count, 200));
+        await rawSample(connection, Math.min(count, 200), RELAY_DEFAULT_WINDOW);
+        const relay: number[] = [];
+        const raw: number[] = [];
+        for (let sample = 0; sample < SAMPLES; sample++) {
+          raw.push(await rawSample(connection, count, RELAY_DEFAULT_WINDOW));
+          relay.push(await relaySample(publisher, count));
+          progress(
+            `relay +${latencyMs} ms sample ${sample}: ${relay.at(-1)!.toFixed(0)} vs raw ${raw.at(-1)!.toFixed(0)}`,
           );
         }
-      });
+        const label = latencyMs > 0 ? `, +${latencyMs} ms broker latency each way` : '';
+        results.push(
+          fromSamples(
+            {
+              name: `relay → RabbitMQ, defaults (batch ${RELAY_DEFAULT_WINDOW}, maxInFlight ${RELAY_DEFAULT_WINDOW}), ${AGGREGATES} aggregates${label}`,
+              unit: 'events/s',
+              baselineName: `raw confirm channel, windows of ${RELAY_DEFAULT_WINDOW} + waitForConfirms${label}`,
+              goal: { ratio: latencyMs > 0 ? 1 : 0.7, better: 'higher' },
+              note: `${count} events per sample`,
+            },
+            relay,
+            raw,
+          ),
+        );
+      } finally {
+        await publisher.close();
+        await connection.close().catch(() => undefined);
+        await proxy?.close();
+      }
     }
 
-    // Baseline 1: raw amqplib confirmed publishing of the same messages.
-    const rawChannel = await broker.connection.createConfirmChannel();
-    const rawPublish = await timed(async () => {
-      for (const envelope of envelopes) {
-        const message = envelopeToAmqpMessage(envelope);
-        if (!rawChannel.publish(exchange, 'stock.counted', message.content, message.properties)) {
-          await new Promise((resolve) => rawChannel.once('drain', resolve));
-        }
+    // Consumer: fill the queue with the same messages for both sides, then drain it.
+    const fill = async (count: number) => {
+      await rawSample(broker.connection, 0, 1); // purge
+      const channel = await broker.connection.createConfirmChannel();
+      for (let i = 0; i < count; i++) {
+        const message = envelopeToAmqpMessage({
+          messageId: crypto.randomUUID(),
+          eventType: 'bench.StockCounted',
+          schemaVersion: 1,
+          aggregateType: 'Stock',
+          aggregateId: `SKU-${i % AGGREGATES}`,
+          occurredAt: new Date().toISOString(),
+          payload: { sku: `SKU-${i % AGGREGATES}`, quantity: i },
+        });
+        if (!channel.publish(exchange, 'stock.counted', message.content, message.properties))
+          await new Promise((resolve) => channel.once('drain', resolve));
       }
-      await rawChannel.waitForConfirms();
-    });
-    await rawChannel.close();
-    await broker.channel.purgeQueue(queue);
-
-    // Subject 1: the relay publishing the outbox rows through the confirmed publisher.
-    const publisher = new ConfirmedPublisher(broker.connection);
-    const relay = createOutboxRelay({
-      db,
-      publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
-      schema,
-      notifyChannel: false,
-      batchSize: 500,
-      concurrency: 32,
-    });
-    let published = 0;
-    const relayTime = await timed(async () => {
-      while (published < MESSAGES) {
-        const result = await relay.runOnce();
-        if (result.failed + result.dead > 0)
-          throw new Error(`relay failed ${result.failed + result.dead} publishes`);
-        published += result.published;
-      }
-    });
-    await publisher.close();
-
-    // Subject 2: the consumer runner with the inbox guard, draining the queue the relay filled.
-    let handled = 0;
-    const runner = createConsumerRunner({
-      connection: broker.connection,
-      routes: resolved.consumers['bench-consumer']!,
-      prefetch: PREFETCH,
-      handler: {
-        name: 'bench-consumer',
-        handle: (raw) => {
-          const envelope = raw as Envelope<string, number, { sku: string; quantity: number }>;
-          return handleWithInbox(
-            db,
-            { schema, consumer: 'bench-consumer', envelope },
-            async (tx) => {
-              await tx.query(
+      await channel.waitForConfirms();
+      await channel.close();
+      await db.query(`TRUNCATE "${schema}".stock_count, "${schema}".inbox_message`);
+    };
+    const inboxConsumer = createInboxConsumer(
+      { name: 'bench-consumer', descriptors: [stockCounted] },
+      {
+        db,
+        inbox: { schema },
+        handlers: {
+          'bench.StockCounted': {
+            1: async (
+              envelope: Envelope<string, number, StockCounted>,
+              ctx: { tx: Transaction },
+            ) => {
+              await ctx.tx.query(
                 `INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`,
                 [envelope.payload.sku, envelope.payload.quantity, envelope.messageId],
               );
             },
-          );
+          },
         },
       },
-      onEvent: (event) => {
-        if (event.type === 'handled') handled++;
-      },
-    });
-    const runnerTime = await timed(async () => {
-      await runner.start();
-      await waitFor(
-        'the runner to drain the queue',
-        () => (handled >= MESSAGES ? true : undefined),
-        120_000,
-      );
-    });
-    await runner.stop();
-
-    // Baseline 2: a raw consumer doing the same database work, on the same messages re-published.
-    const refill = await broker.connection.createConfirmChannel();
-    for (const envelope of envelopes) {
-      const message = envelopeToAmqpMessage(envelope);
-      if (!refill.publish(exchange, 'stock.counted', message.content, message.properties))
-        await new Promise((resolve) => refill.once('drain', resolve));
-    }
-    await refill.waitForConfirms();
-    await refill.close();
-    await pg.pool.query(`TRUNCATE "${schema}".stock_count, "${schema}".inbox_message`);
-    const rawConsumer = await broker.connection.createChannel();
-    await rawConsumer.prefetch(PREFETCH);
-    let rawHandled = 0;
-    const rawConsumeTime = await timed(async () => {
-      await rawConsumer.consume(queue, (message) => {
-        if (message === null) return;
-        void (async () => {
-          const envelope = JSON.parse(message.content.toString()) as Envelope<
-            string,
-            number,
-            { sku: string; quantity: number }
-          >;
-          const client = await pg.pool.connect();
-          try {
-            await client.query('BEGIN');
-            const claimed = await client.query(
-              `INSERT INTO "${schema}".inbox_message (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
-              [envelope.messageId, 'bench-consumer'],
-            );
-            if (claimed.rows.length === 1) {
-              await client.query(
-                `INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`,
-                [envelope.payload.sku, envelope.payload.quantity, envelope.messageId],
-              );
-              await client.query(
-                `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+    );
+    const runnerSample = async (count: number, prefetch: number): Promise<number> => {
+      await fill(count);
+      const runner = createConsumerRunner({
+        connection: broker.connection,
+        routes: consumerRoutes,
+        handler: inboxConsumer,
+        prefetch,
+      });
+      const seconds = await timed(async () => {
+        await runner.start();
+        await waitFor(
+          'the runner to drain the queue',
+          () => (runner.metrics().handled >= count ? true : undefined),
+          300_000,
+        );
+      });
+      await runner.stop();
+      return count / seconds;
+    };
+    const rawConsumerSample = async (count: number, prefetch: number): Promise<number> => {
+      await fill(count);
+      const channel = await broker.connection.createChannel();
+      await channel.prefetch(prefetch);
+      let handled = 0;
+      const seconds = await timed(async () => {
+        await channel.consume(queue, (message) => {
+          if (message === null) return;
+          void (async () => {
+            const envelope = JSON.parse(message.content.toString()) as Envelope<
+              string,
+              number,
+              StockCounted
+            >;
+            const client = await pg.pool.connect();
+            try {
+              await client.query('BEGIN');
+              const claimed = await client.query(
+                `INSERT INTO "${schema}".inbox_message (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
                 [envelope.messageId, 'bench-consumer'],
               );
+              if (claimed.rows.length === 1) {
+                await client.query(
+                  `INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`,
+                  [envelope.payload.sku, envelope.payload.quantity, envelope.messageId],
+                );
+                await client.query(
+                  `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+                  [envelope.messageId, 'bench-consumer'],
+                );
+              }
+              await client.query('COMMIT');
+            } finally {
+              client.release();
             }
-            await client.query('COMMIT');
-          } finally {
-            client.release();
-          }
-          rawConsumer.ack(message);
-          rawHandled++;
-        })();
+            channel.ack(message);
+            handled++;
+          })();
+        });
+        await waitFor(
+          'the raw consumer to drain the queue',
+          () => (handled >= count ? true : undefined),
+          300_000,
+        );
       });
-      await waitFor(
-        'the raw consumer to drain the queue',
-        () => (rawHandled >= MESSAGES ? true : undefined),
-        120_000,
-      );
-    });
-    await rawConsumer.close();
+      await channel.close();
+      return count / seconds;
+    };
 
-    return [
-      {
-        name: 'relay → RabbitMQ (outbox claim, confirmed + routed publish, mark SENT)',
-        unit: 'msg/s',
-        subject: MESSAGES / relayTime,
-        baselineName: 'raw amqplib confirm channel, publish all + waitForConfirms (no database)',
-        baseline: MESSAGES / rawPublish,
-        note: `${MESSAGES} messages, batch 500, 32 aggregates in parallel`,
+    await runnerSample(Math.min(CONSUMER_MESSAGES, 200), RUNNER_DEFAULT_PREFETCH);
+    await rawConsumerSample(Math.min(CONSUMER_MESSAGES, 200), RUNNER_DEFAULT_PREFETCH);
+    const runnerRates: number[] = [];
+    const rawRates: number[] = [];
+    for (let sample = 0; sample < SAMPLES; sample++) {
+      rawRates.push(await rawConsumerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
+      runnerRates.push(await runnerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
+      progress(
+        `consumer sample ${sample}: ${runnerRates.at(-1)!.toFixed(0)} vs raw ${rawRates.at(-1)!.toFixed(0)}`,
+      );
+    }
+    results.push(
+      fromSamples(
+        {
+          name: `consumer runner + inbox consumer, default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
+          unit: 'msg/s',
+          baselineName: 'raw amqplib consumer, same SQL, same prefetch',
+          goal: { ratio: 0.9, better: 'higher' },
+          note: `${CONSUMER_MESSAGES} messages over ${AGGREGATES} aggregates; pg pool of 10`,
+        },
+        runnerRates,
+        rawRates,
+      ),
+    );
+
+    // Prefetch series, to choose the default: the runner against itself at prefetch 20.
+    const prefetches = SMOKE ? [1, 20] : [1, 10, 20, 50, 100];
+    const byPrefetch = new Map<number, number[]>();
+    for (let sample = 0; sample < SAMPLES; sample++) {
+      for (const prefetch of prefetches) {
+        const rate = await runnerSample(CONSUMER_MESSAGES, prefetch);
+        byPrefetch.set(prefetch, [...(byPrefetch.get(prefetch) ?? []), rate]);
+      }
+    }
+    for (const prefetch of prefetches) {
+      if (prefetch === RUNNER_DEFAULT_PREFETCH) continue;
+      results.push(
+        fromSamples(
+          {
+            name: `consumer runner + inbox consumer, prefetch ${prefetch}`,
+            unit: 'msg/s',
+            baselineName: `the same at the default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
+            note: 'how the default prefetch was chosen',
+          },
+          byPrefetch.get(prefetch)!,
+          byPrefetch.get(RUNNER_DEFAULT_PREFETCH)!,
+        ),
+      );
+    }
+
+    // End to end, all defaults: writers offer BURST events at OFFERED_PER_SECOND.
+    await fill(0);
+    const commitTimes = new Map<string, number>();
+    const handledTimes = new Map<string, number>();
+    const e2eRunner = createConsumerRunner({
+      connection: broker.connection,
+      routes: consumerRoutes,
+      handler: {
+        name: inboxConsumer.name,
+        handle: async (raw) => {
+          const result = await inboxConsumer.handle(raw);
+          const id = (raw as { messageId?: string }).messageId;
+          if (id !== undefined) handledTimes.set(id, performance.now());
+          return result;
+        },
       },
-      {
-        name: `consumer runner + inbox guard (prefetch ${PREFETCH})`,
-        unit: 'msg/s',
-        subject: MESSAGES / runnerTime,
-        baselineName: 'raw amqplib consumer doing the same SQL, same prefetch',
-        baseline: MESSAGES / rawConsumeTime,
-        note: `${MESSAGES} messages; pg pool of 10`,
-      },
-    ];
+    });
+    const publisher = new ConfirmedPublisher(broker.connection);
+    const relay = createOutboxRelay({
+      db,
+      schema,
+      publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
+    });
+    await e2eRunner.start();
+    await relay.start();
+    try {
+      const started = performance.now();
+      const writers: Promise<void>[] = [];
+      for (let i = 0; i < BURST; i++) {
+        const due = started + (i * 1_000) / OFFERED_PER_SECOND;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+        writers.push(
+          db
+            .transaction((tx) =>
+              writeOutboxEvent(
+                tx,
+                stockCounted,
+                { sku: `SKU-${i % AGGREGATES}`, quantity: i },
+                {},
+                { schema },
+              ),
+            )
+            .then((envelope) => {
+              commitTimes.set(envelope.messageId, performance.now());
+            }),
+        );
+      }
+      await Promise.all(writers);
+      await waitFor(
+        'every burst event to be handled',
+        () => (handledTimes.size >= BURST ? true : undefined),
+        300_000,
+      );
+    } finally {
+      await relay.stop();
+      await e2eRunner.stop();
+      await publisher.close();
+    }
+    const sorted = [...commitTimes]
+      .map(([id, at]) => handledTimes.get(id)! - at)
+      .sort((a, b) => a - b);
+    const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
+    results.push({
+      name: `end to end, ${BURST}-event burst at ${OFFERED_PER_SECOND}/s offered, defaults: commit → handler p99`,
+      unit: 'ms',
+      subject: p99,
+      baselineName: 'the goal, p99 ≤ 1 s',
+      baseline: 1_000,
+      goal: { ratio: 1, better: 'lower' },
+      note: `p50 ${median(sorted).toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms; one sample`,
+    });
   } finally {
     await broker.cleanup();
     await pg.drop();
   }
+  return results;
 }
