@@ -9,6 +9,7 @@ import { readByParts } from './read-by-parts.js';
 import { compareUnshapedKeywords } from './unshaped-keywords.js';
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
+import type { RuleInfo } from './rules/shape-rule.js';
 import type { SchemaNode } from './schema-document.js';
 import { followReferences, shapeOf, type CombinedCriterion, type Shape } from './schema-shape.js';
 
@@ -17,6 +18,20 @@ export type CompareSchemas = (
   original: SchemaNode | undefined,
   update: SchemaNode | undefined,
 ) => void;
+
+/** What the walk itself reports, beside the keyword rules. */
+export const SCHEMA_WALK_RULE: RuleInfo = {
+  id: 'schema-walk',
+  purpose:
+    'A schema present on one side only, a change of kind (string → object, …), and a plain schema against a combined one (a union that still has a fitting alternative, an allOf with a fitting conjunct).',
+  emits: [
+    'SCHEMA_ADDED',
+    'SCHEMA_REMOVED',
+    'TYPE_CHANGED',
+    'SUM_TYPE_EXTENDED',
+    'PRODUCT_TYPE_NARROWED',
+  ],
+};
 
 export const compareSchemas: CompareSchemas = (ctx, original, update) => {
   if (original === undefined && update === undefined) return;

@@ -11,8 +11,40 @@ import type { ShapeRule } from './shape-rule.js';
 
 type Stem =
   'ADDITIONAL_PROPERTIES' | 'ADDITIONAL_ITEMS' | 'UNEVALUATED_PROPERTIES' | 'UNEVALUATED_ITEMS';
-const type = (stem: Stem, change: 'ADDED' | 'REMOVED' | 'NARROWED' | 'EXTENDED') =>
-  `${stem}_${change}` as DifferenceType;
+type Change = 'ADDED' | 'REMOVED' | 'NARROWED' | 'EXTENDED';
+
+/** The difference type of each keyword family and change, spelled out so the compiler checks it. */
+const TYPES = {
+  ADDITIONAL_PROPERTIES: {
+    ADDED: 'ADDITIONAL_PROPERTIES_ADDED',
+    REMOVED: 'ADDITIONAL_PROPERTIES_REMOVED',
+    NARROWED: 'ADDITIONAL_PROPERTIES_NARROWED',
+    EXTENDED: 'ADDITIONAL_PROPERTIES_EXTENDED',
+  },
+  ADDITIONAL_ITEMS: {
+    ADDED: 'ADDITIONAL_ITEMS_ADDED',
+    REMOVED: 'ADDITIONAL_ITEMS_REMOVED',
+    NARROWED: 'ADDITIONAL_ITEMS_NARROWED',
+    EXTENDED: 'ADDITIONAL_ITEMS_EXTENDED',
+  },
+  UNEVALUATED_PROPERTIES: {
+    ADDED: 'UNEVALUATED_PROPERTIES_ADDED',
+    REMOVED: 'UNEVALUATED_PROPERTIES_REMOVED',
+    NARROWED: 'UNEVALUATED_PROPERTIES_NARROWED',
+    EXTENDED: 'UNEVALUATED_PROPERTIES_EXTENDED',
+  },
+  UNEVALUATED_ITEMS: {
+    ADDED: 'UNEVALUATED_ITEMS_ADDED',
+    REMOVED: 'UNEVALUATED_ITEMS_REMOVED',
+    NARROWED: 'UNEVALUATED_ITEMS_NARROWED',
+    EXTENDED: 'UNEVALUATED_ITEMS_EXTENDED',
+  },
+} as const satisfies Record<Stem, Record<Change, DifferenceType>>;
+
+const type = (stem: Stem, change: Change): DifferenceType => TYPES[stem][change];
+
+/** Every type of a family, for the rules' metadata. */
+const typesOf = (stem: Stem): readonly DifferenceType[] => Object.values(TYPES[stem]);
 
 /** `path` is Confluent's name for the keyword (`additionalItems` also for 2020-12's rest `items`). */
 function compareAdditional(
@@ -61,7 +93,10 @@ function compareUnevaluated(
 }
 
 export const additionalPropertiesRule: ShapeRule = {
-  name: 'additional-properties',
+  id: 'additional-properties',
+  purpose:
+    'Whether an object accepts extra properties (`additionalProperties`, `unevaluatedProperties`), and under which schema.',
+  emits: [...typesOf('ADDITIONAL_PROPERTIES'), ...typesOf('UNEVALUATED_PROPERTIES')],
   kinds: ['object'],
   compare(ctx, original, update, compareSchemas) {
     compareAdditional(
@@ -85,7 +120,10 @@ export const additionalPropertiesRule: ShapeRule = {
 };
 
 export const additionalItemsRule: ShapeRule = {
-  name: 'additional-items',
+  id: 'additional-items',
+  purpose:
+    'Whether an array accepts items past its tuple (`additionalItems`, 2020-12 `items` after `prefixItems`, `unevaluatedItems`), and under which schema.',
+  emits: [...typesOf('ADDITIONAL_ITEMS'), ...typesOf('UNEVALUATED_ITEMS')],
   kinds: ['array'],
   compare(ctx, original, update, compareSchemas) {
     compareAdditional(

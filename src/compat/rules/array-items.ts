@@ -44,7 +44,10 @@ function allItemsOf(shape: Shape): unknown {
 }
 
 export const arrayItemsRule: ShapeRule = {
-  name: 'array-items',
+  id: 'array-items',
+  purpose:
+    'The schema every item of an array must match (`items` as one schema), compared as a subschema.',
+  emits: [],
   kinds: ['array'],
   compare(ctx, original, update, compareSchemas) {
     const before = allItemsOf(original);
@@ -116,7 +119,21 @@ function addedItem(
 }
 
 export const arrayTupleRule: ShapeRule = {
-  name: 'array-tuple',
+  id: 'array-tuple',
+  purpose:
+    "Tuple positions (`items` arrays, `prefixItems`) added or removed, judged by the array's content model.",
+  emits: [
+    'ITEM_ADDED_TO_OPEN_CONTENT_MODEL',
+    'ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL',
+    'ITEM_ADDED_TO_CLOSED_CONTENT_MODEL',
+    'ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    'ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    'ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL',
+    'ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL',
+    'ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL',
+    'ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    'ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+  ],
   kinds: ['array'],
   compare(ctx, original, update, compareSchemas) {
     const before = tupleOf(original);

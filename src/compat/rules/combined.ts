@@ -192,7 +192,18 @@ export function compareCombined(
 }
 
 export const combinedRule: ShapeRule = {
-  name: 'combined',
+  id: 'combined',
+  purpose:
+    'allOf/anyOf/oneOf: the combining keyword may only loosen, and every subschema of the smaller side must pair with a compatible one of the other (maximum matching).',
+  emits: [
+    'COMBINED_TYPE_EXTENDED',
+    'COMBINED_TYPE_CHANGED',
+    'COMBINED_TYPE_SUBSCHEMAS_CHANGED',
+    'PRODUCT_TYPE_EXTENDED',
+    'PRODUCT_TYPE_NARROWED',
+    'SUM_TYPE_EXTENDED',
+    'SUM_TYPE_NARROWED',
+  ],
   kinds: ['combined'],
   compare: compareCombined,
 };

@@ -7,7 +7,9 @@ function valueSet(values: unknown): Set<string> {
 }
 
 export const enumRule: ShapeRule = {
-  name: 'enum',
+  id: 'enum',
+  purpose: '`enum` values: the reader must keep every value the writer may send.',
+  emits: ['ENUM_ARRAY_EXTENDED', 'ENUM_ARRAY_NARROWED', 'ENUM_ARRAY_CHANGED'],
   kinds: ['enum'],
   compare(ctx, original, update) {
     const before = valueSet(original.keywords['enum']);
@@ -22,7 +24,10 @@ export const enumRule: ShapeRule = {
 };
 
 export const constRule: ShapeRule = {
-  name: 'const',
+  id: 'const',
+  purpose:
+    '`const`: any change of the single allowed value breaks readers (reported as an enum change, as Confluent does).',
+  emits: ['ENUM_ARRAY_CHANGED'],
   kinds: ['const'],
   compare(ctx, original, update) {
     if (canonicalJson(original.keywords['const']) !== canonicalJson(update.keywords['const']))

@@ -3,7 +3,10 @@ import { canonicalJson } from '../canonical-json.js';
 import type { ShapeRule } from './shape-rule.js';
 
 export const metadataRule: ShapeRule = {
-  name: 'metadata',
+  id: 'metadata',
+  purpose:
+    '`$id`, `title`, `description` and `default` changed: reported for completeness, never a break.',
+  emits: ['ID_CHANGED', 'TITLE_CHANGED', 'DESCRIPTION_CHANGED', 'DEFAULT_CHANGED'],
   kinds: 'all',
   compare(ctx, original, update) {
     const a = original.meta;

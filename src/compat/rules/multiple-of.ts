@@ -11,7 +11,16 @@ function isMultiple(a: number, b: number): boolean {
 }
 
 export const multipleOfRule: ShapeRule = {
-  name: 'multiple-of',
+  id: 'multiple-of',
+  purpose:
+    '`multipleOf` added, removed, or changed to a divisor (looser) or a multiple (stricter) of the old one.',
+  emits: [
+    'MULTIPLE_OF_ADDED',
+    'MULTIPLE_OF_REMOVED',
+    'MULTIPLE_OF_EXPANDED',
+    'MULTIPLE_OF_REDUCED',
+    'MULTIPLE_OF_CHANGED',
+  ],
   kinds: ['number'],
   compare(ctx, original, update) {
     const before = original.keywords['multipleOf'];

@@ -3,7 +3,10 @@ import { childOf } from '../schema-shape.js';
 import type { ShapeRule } from './shape-rule.js';
 
 export const notRule: ShapeRule = {
-  name: 'not',
+  id: 'not',
+  purpose:
+    '`not`: the reader may exclude only what the writer excluded (its negated schema may only shrink).',
+  emits: ['NOT_TYPE_NARROWED', 'NOT_TYPE_EXTENDED'],
   kinds: ['not'],
   compare(ctx, original, update, compareSchemas) {
     ctx.enter(['not'], () => {

@@ -2,7 +2,10 @@
 import type { ShapeRule } from './shape-rule.js';
 
 export const numberTypeRule: ShapeRule = {
-  name: 'number-type',
+  id: 'number-type',
+  purpose:
+    '`integer` ↔ `number`: widening to number reads every integer, narrowing to integer does not.',
+  emits: ['TYPE_EXTENDED', 'TYPE_NARROWED'],
   kinds: ['number'],
   compare(ctx, original, update) {
     if (original.integer === update.integer) return;

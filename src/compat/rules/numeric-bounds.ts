@@ -250,7 +250,15 @@ function compareRange(
 }
 
 export const numericBoundsRule: ShapeRule = {
-  name: 'numeric-bounds',
+  id: 'numeric-bounds',
+  purpose:
+    'Every numeric limit (length, value, property and item counts, contains counts): a ceiling loosens when it rises, a floor when it falls; adding one tightens.',
+  emits: BOUND_KEYWORDS.flatMap((bound) => [
+    bound.added,
+    bound.removed,
+    bound.increased,
+    bound.decreased,
+  ]),
   kinds: ['string', 'number', 'object', 'array'],
   compare(ctx, original, update) {
     if (ctx.reading === 'confluent') {

@@ -45,7 +45,18 @@ const keysOf = (a: Map<string, unknown>, b: Map<string, unknown>) =>
   [...new Set([...a.keys(), ...b.keys()])].sort();
 
 export const objectDependenciesRule: ShapeRule = {
-  name: 'object-dependencies',
+  id: 'object-dependencies',
+  purpose:
+    'Property dependencies (`dependencies` arrays, `dependentRequired`) and schema dependencies (`dependencies` schemas, `dependentSchemas`) may only loosen.',
+  emits: [
+    'DEPENDENCY_ARRAY_ADDED',
+    'DEPENDENCY_ARRAY_REMOVED',
+    'DEPENDENCY_ARRAY_EXTENDED',
+    'DEPENDENCY_ARRAY_NARROWED',
+    'DEPENDENCY_ARRAY_CHANGED',
+    'DEPENDENCY_SCHEMA_ADDED',
+    'DEPENDENCY_SCHEMA_REMOVED',
+  ],
   kinds: ['object'],
   compare(ctx, original, update, compareSchemas) {
     const beforeArrays = propertyDependencies(original);

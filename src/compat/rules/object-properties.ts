@@ -109,7 +109,26 @@ function added(
 }
 
 export const objectPropertiesRule: ShapeRule = {
-  name: 'object-properties',
+  id: 'object-properties',
+  purpose:
+    'Properties added or removed, judged by the content model (open, closed, partially open) and by whether they are required or have a default.',
+  emits: [
+    'PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL',
+    'PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL',
+    'OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL',
+    'OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL',
+    'REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL',
+    'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL',
+    'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL',
+    'REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL',
+    'PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    'PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    'PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL',
+    'PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL',
+    'PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL',
+    'PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+    'PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL',
+  ],
   kinds: ['object'],
   compare(ctx, original, update, compareSchemas) {
     const before = propertiesOf(original);
@@ -127,7 +146,14 @@ export const objectPropertiesRule: ShapeRule = {
 
 /** A property both declare that became required (or stopped being required). */
 export const objectRequiredRule: ShapeRule = {
-  name: 'object-required',
+  id: 'object-required',
+  purpose:
+    'A property both versions declare became required (breaks old data unless it has a default) or optional.',
+  emits: [
+    'REQUIRED_ATTRIBUTE_ADDED',
+    'REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED',
+    'REQUIRED_ATTRIBUTE_REMOVED',
+  ],
   kinds: ['object'],
   compare(ctx, original, update) {
     const before = requiredOf(original);
@@ -151,7 +177,10 @@ export const objectRequiredRule: ShapeRule = {
 
 /** Schemas of `patternProperties` both sides declare must stay compatible. */
 export const patternPropertiesRule: ShapeRule = {
-  name: 'pattern-properties',
+  id: 'pattern-properties',
+  purpose:
+    'Schemas of `patternProperties` both versions declare must stay compatible (by meaning only: Confluent does not compare them).',
+  emits: [],
   kinds: ['object'],
   compare(ctx, original, update, compareSchemas) {
     // Confluent's checker never compares pattern property schemas; their meaning still binds readers.

@@ -2,7 +2,10 @@
 import type { ShapeRule } from './shape-rule.js';
 
 export const stringPatternRule: ShapeRule = {
-  name: 'string-pattern',
+  id: 'string-pattern',
+  purpose:
+    'A string `pattern` added, removed or rewritten (patterns are not compared by meaning, so any rewrite may narrow).',
+  emits: ['PATTERN_ADDED', 'PATTERN_REMOVED', 'PATTERN_CHANGED'],
   kinds: ['string'],
   compare(ctx, original, update) {
     const before = original.keywords['pattern'];

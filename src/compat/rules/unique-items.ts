@@ -2,7 +2,9 @@
 import type { ShapeRule } from './shape-rule.js';
 
 export const uniqueItemsRule: ShapeRule = {
-  name: 'unique-items',
+  id: 'unique-items',
+  purpose: '`uniqueItems` added (stricter) or removed (looser).',
+  emits: ['UNIQUE_ITEMS_ADDED', 'UNIQUE_ITEMS_REMOVED'],
   kinds: ['array'],
   compare(ctx, original, update) {
     const before = original.keywords['uniqueItems'] === true;
