@@ -1,0 +1,104 @@
+/**
+ * Rules that look at several events at once. Each event alone can be valid while two of them
+ * together are not: clashing generated names, one event type or routing key used twice, or one
+ * Kafka topic declared with different settings.
+ */
+import { join } from 'node:path';
+import { eventNames, pascalCase, versionNames } from '../common/naming.js';
+import type { LoadContext } from './load-context.js';
+import type { EventDefinition } from './model.js';
+import { generatedNames } from './name-rules.js';
+import { displayPath } from './read-json-file.js';
+
+/** Rules that look at several events at once: generated-name collisions, event types, routing keys. */
+export function checkCrossEventRules(
+  events: readonly EventDefinition[],
+  context: LoadContext,
+): void {
+  const eventJson = (event: EventDefinition) =>
+    displayPath(join(context.root, event.dir, 'event.json'));
+  const names = new Map<string, EventDefinition>();
+  for (const event of events) {
+    const clashes = new Map<EventDefinition, string[]>();
+    for (const name of generatedNames(
+      event,
+      event.versions.map((version) => version.version),
+    )) {
+      const owner = names.get(name);
+      if (owner === undefined) names.set(name, event);
+      else clashes.set(owner, [...(clashes.get(owner) ?? []), name.replace(/^module:/, 'folder ')]);
+    }
+    for (const [owner, clashing] of clashes) {
+      // Name one representative clash (the payload type when it is among them) so the message stays
+      // stable when targets add more derived names.
+      const preferred = [
+        eventNames(event).payloadUnion,
+        ...event.versions.map((v) => versionNames(event, v.version).payloadType),
+      ];
+      const example = preferred.find((name) => clashing.includes(name)) ?? clashing[0]!;
+      context.problems.add({
+        code: 'name-collision',
+        file: eventJson(event),
+        pointer: '',
+        message: `generated names clash with ${eventJson(owner)} (both would generate ${example})`,
+        hint: `rename one of the two events (evgen never renames silently), e.g. prefix it with its domain: "${pascalCase(event.domain)}${event.name}"`,
+      });
+    }
+  }
+  checkKafkaTopicSettings(events, context);
+  const types = new Map<string, EventDefinition>();
+  const routes = new Map<string, EventDefinition>();
+  for (const event of events) {
+    const sameType = types.get(event.eventType);
+    if (sameType !== undefined) {
+      context.problems.add({
+        code: 'duplicate-event-type',
+        file: eventJson(event),
+        pointer: '',
+        message: `event type "${event.eventType}" is also used by ${eventJson(sameType)}`,
+        hint: 'give each event its own "eventType"',
+      });
+    } else types.set(event.eventType, event);
+    const route = `${event.rabbitmq.exchange}\0${event.rabbitmq.routingKey}`;
+    const sameRoute = routes.get(route);
+    if (sameRoute !== undefined) {
+      context.problems.add({
+        code: 'duplicate-routing-key',
+        file: eventJson(event),
+        pointer: '/rabbitmq/routingKey',
+        message: `routing key "${event.rabbitmq.routingKey}" on exchange "${event.rabbitmq.exchange}" is also used by ${eventJson(sameRoute)}`,
+        hint: 'give each event its own routing key so consumers can bind to it alone',
+      });
+    } else routes.set(route, event);
+  }
+}
+
+/**
+ * Events sharing a Kafka topic must not declare different settings for it (one topic has one
+ * partition count); settings one event leaves out are taken from the others.
+ */
+function checkKafkaTopicSettings(events: readonly EventDefinition[], context: LoadContext): void {
+  const settings = ['partitions', 'retentionMs', 'cleanupPolicy'] as const;
+  const eventJson = (event: EventDefinition) =>
+    displayPath(join(context.root, event.dir, 'event.json'));
+  const declared = new Map<string, EventDefinition>();
+  for (const event of events) {
+    for (const setting of settings) {
+      const value = event.kafka[setting];
+      if (value === undefined) continue;
+      const key = `${event.kafka.topic}\0${setting}`;
+      const first = declared.get(key);
+      if (first === undefined) {
+        declared.set(key, event);
+      } else if (first.kafka[setting] !== value) {
+        context.problems.add({
+          code: 'conflicting-kafka-topic',
+          file: eventJson(event),
+          pointer: `/kafka/${setting}`,
+          message: `topic "${event.kafka.topic}" is declared with ${setting} ${JSON.stringify(value)} here and ${JSON.stringify(first.kafka[setting])} in ${eventJson(first)}`,
+          hint: `declare ${setting} once for the topic, or give both events the same value`,
+        });
+      }
+    }
+  }
+}

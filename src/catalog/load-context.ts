@@ -1,0 +1,18 @@
+/** State shared by the parts of one catalog load (loadCatalog and the modules it calls). */
+import type { ValidateFunction } from 'ajv';
+import type { ProblemList } from './problem-list.js';
+import type { SchemaCheckers } from './schema-dialect.js';
+import type { SchemaFiles } from './schema-files.js';
+
+/** Shared state of one load. */
+export interface LoadContext {
+  readonly root: string;
+  readonly problems: ProblemList;
+  readonly checkers: SchemaCheckers;
+  readonly files: SchemaFiles;
+  readonly validateEventJson: ValidateFunction;
+  readonly validateConsumerJson: ValidateFunction;
+  /** Event types of every event folder, valid or not, so consumers of a broken event get no extra error. */
+  readonly declaredEventTypes: Set<string>;
+  readonly eventTypeFormat: string;
+}
