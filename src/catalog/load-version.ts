@@ -7,6 +7,7 @@ import { bundleSchema } from './bundle-schema.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 import type { LoadContext } from './load-context.js';
 import type { EventVersion, JsonSchema } from './model.js';
+import { schemaComplexityProblems } from './schema-complexity.js';
 
 export async function loadVersion(
   dir: string,
@@ -25,6 +26,12 @@ export async function loadVersion(
     problems: context.problems,
   });
   if (bundled === undefined) return undefined;
+  // Before ajv compiles it: a hostile schema would otherwise take minutes or overflow the stack.
+  const tooComplex = schemaComplexityProblems(bundled, file.display);
+  if (tooComplex.length > 0) {
+    for (const problem of tooComplex) context.problems.add(problem);
+    return undefined;
+  }
   const compileError = context.checkers.compileError(bundled, dialect);
   if (compileError !== undefined) {
     context.problems.add({

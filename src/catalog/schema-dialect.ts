@@ -7,6 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { CatalogProblem } from './catalog-error.js';
 import { isObject } from '../common/json-value.js';
+import { withLinearEnumUniqueness } from '../schema/linear-enum-uniqueness.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule.default;
@@ -46,8 +47,13 @@ export class SchemaCheckers {
       strict: false,
       logger: false,
       validateFormats: true,
+      // Every file is checked against its meta-schema once, below; not again on compile.
+      validateSchema: false,
+      // Only whether a schema compiles matters here, not the code: ajv's optimising pass is
+      // quadratic in nested branches (anyOf of 400 objects: seconds).
+      code: { optimize: false },
     } as const;
-    const draft07 = new Ajv(options);
+    const draft07 = withLinearEnumUniqueness(new Ajv(options));
     const draft2020 = new Ajv2020(options);
     addFormats(draft07);
     addFormats(draft2020);

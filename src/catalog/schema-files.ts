@@ -3,6 +3,7 @@
  * checks it against its dialect's meta-schema, and remembers the result.
  */
 import { checkKeywords } from './check-keywords.js';
+import { duplicateEnumValues } from './duplicate-enum-values.js';
 import type { ProblemList } from './problem-list.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
 import { declaredDialect, type Dialect, type SchemaCheckers } from './schema-dialect.js';
@@ -50,12 +51,15 @@ export class SchemaFiles {
       file.display,
     );
     if (found.length === 0)
-      found = checkKeywords(
-        file.value,
-        file.dialect ?? dialect,
-        this.checkers.knownFormats,
-        file.display,
-      );
+      found = [
+        ...checkKeywords(
+          file.value,
+          file.dialect ?? dialect,
+          this.checkers.knownFormats,
+          file.display,
+        ),
+        ...duplicateEnumValues(file.value, file.display),
+      ];
     for (const problem of found) this.problems.add(problem);
     const nestedIds = nestedIdPointers(file);
     for (const pointer of nestedIds) {

@@ -8,7 +8,7 @@ import { displayPath } from '../catalog/read-json-file.js';
 import { compareStrings } from '../common/json-value.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { DiagnosticError } from '../diagnostics/diagnostic-error.js';
-import { formatTypeScript } from './render/format.js';
+import { formatTypeScript, MAX_FORMATTED_LENGTH } from './render/format.js';
 import { commentToken, generatedHeader } from './render/header.js';
 import { cacheKey, type GenerationCache } from './generation-cache.js';
 import { DEFAULT_RUNTIME_IMPORT } from './runtime-import.js';
@@ -187,7 +187,8 @@ async function finishFiles(files: readonly TargetFile[]): Promise<GeneratedFile[
 /** The one place a generated file gets its header and formatting (see TargetFile). */
 export async function finishFile(file: TargetFile): Promise<string> {
   const content = `${generatedHeader(file.sources, commentToken(file.path))}\n${file.body}`;
-  const format = file.format ?? /\.(ts|js)$/.test(file.path);
+  const format =
+    (file.format ?? /\.(ts|js)$/.test(file.path)) && content.length <= MAX_FORMATTED_LENGTH;
   return normalizeContent(format ? await formatTypeScript(content) : content);
 }
 

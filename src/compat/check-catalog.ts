@@ -13,7 +13,7 @@ import type {
   EventVersion,
 } from '../catalog/model.js';
 import { displayPath } from '../catalog/read-json-file.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../common/canonical-json.js';
 import { checkReadable, type SchemaDiffResult } from './diff-schemas.js';
 import { locatePath } from './locate-path.js';
 import { MODES, versionsToCheckAgainst, type Direction } from './modes.js';

@@ -18,7 +18,7 @@ import { CatalogError, type CatalogProblem } from '../catalog/catalog-error.js';
 import { displayPath } from '../catalog/read-json-file.js';
 import { jsonPointer } from '../common/json-pointer.js';
 import { compareStrings, isObject } from '../common/json-value.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../common/canonical-json.js';
 import type { JsonSchema } from '../catalog/model.js';
 
 export const LOCK_FILE_NAME = RELEASE_LOCK_FILE;

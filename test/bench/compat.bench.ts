@@ -6,7 +6,7 @@
  */
 import { Ajv } from 'ajv';
 import { checkCatalog } from '../../src/compat/check-catalog.js';
-import { canonicalJson } from '../../src/compat/canonical-json.js';
+import { canonicalJson } from '../../src/common/canonical-json.js';
 import type {
   Catalog,
   EventDefinition,

@@ -104,13 +104,13 @@ return errors === 0;
 }
 
 const schema10 = {"type":"string","maxLength":500};
-const func52 = require("ajv/dist/runtime/ucs2length").default;
+const func51 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func52(data) > 500){
+if(func51(data) > 500){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err0];

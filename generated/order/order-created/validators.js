@@ -296,13 +296,13 @@ return errors === 0;
 
 const schema15 = {"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
 const schema16 = {"type":"string","minLength":1,"maxLength":200};
-const func74 = require("ajv/dist/runtime/ucs2length").default;
+const func73 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func74(data) > 200){
+if(func73(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -312,7 +312,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func74(data) < 1){
+if(func73(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err1];
@@ -343,7 +343,7 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func74(data) > 200){
+if(func73(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -374,7 +374,7 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func74(data) < 1){
+if(func73(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -405,7 +405,7 @@ function validate47(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func74(data) > 16){
+if(func73(data) > 16){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -415,7 +415,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func74(data) < 1){
+if(func73(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err1];
@@ -1350,7 +1350,7 @@ function validate90(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func74(data) > 20){
+if(func73(data) > 20){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -1360,7 +1360,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func74(data) < 3){
+if(func73(data) < 3){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
 if(vErrors === null){
 vErrors = [err1];

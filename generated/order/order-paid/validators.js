@@ -43,13 +43,13 @@ return errors === 0;
 }
 
 const schema8 = {"type":"string","minLength":1};
-const func52 = require("ajv/dist/runtime/ucs2length").default;
+const func51 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func52(data) < 1){
+if(func51(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err0];

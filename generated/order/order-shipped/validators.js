@@ -104,13 +104,13 @@ return errors === 0;
 }
 
 const schema10 = {"type":"string","minLength":4,"maxLength":64};
-const func55 = require("ajv/dist/runtime/ucs2length").default;
+const func54 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func55(data) > 64){
+if(func54(data) > 64){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -120,7 +120,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func55(data) < 4){
+if(func54(data) < 4){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"};
 if(vErrors === null){
 vErrors = [err1];
@@ -241,7 +241,7 @@ function validate35(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func55(data) > 200){
+if(func54(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -251,7 +251,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func55(data) < 1){
+if(func54(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err1];
@@ -282,7 +282,7 @@ function validate37(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func55(data) > 200){
+if(func54(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -313,7 +313,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func55(data) < 1){
+if(func54(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -344,7 +344,7 @@ function validate41(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func55(data) > 16){
+if(func54(data) > 16){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -354,7 +354,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func55(data) < 1){
+if(func54(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err1];

@@ -2,7 +2,8 @@
  * `evgen diff OLD NEW [--mode M] [--policy P] [--format text|json]`: compares two schema files.
  * Lists every difference from OLD to NEW (Confluent difference names) and whether NEW may follow
  * OLD under the mode (default FULL) and policy (default evgen).
- * Exit 0 compatible, 1 incompatible, 2 bad input (unreadable file, invalid JSON, bad $ref).
+ * Exit 0 compatible, 1 incompatible, 2 bad input (unreadable file, invalid JSON, bad $ref, or
+ * schemas too complex to compare within the engine's budget: a located too-complex problem).
  */
 import { readFile } from 'node:fs/promises';
 import { parse, resolve } from 'node:path';
@@ -25,7 +26,10 @@ import {
   type SchemaChange,
   type SchemaDiffResult,
 } from '../../compat/diff-schemas.js';
+import { ComparisonLimitError } from '../../compat/comparison-problem.js';
 import { MODES, type Direction } from '../../compat/modes.js';
+import type { Diagnostic } from '../../diagnostics/diagnostic.js';
+import { formatDiagnosticText } from '../../diagnostics/format.js';
 import { explain } from '../../compat/rules/hints.js';
 import { SchemaInputError } from '../../compat/schema-document.js';
 import { UNJUDGED_HINT, UnjudgedChangeError } from '../../compat/unjudged-change.js';
@@ -113,6 +117,30 @@ async function bundle(absolutePath: string, value: unknown): Promise<JsonSchema>
   return bundled;
 }
 
+/** A comparison limit placed in the file whose schema the engine was walking. */
+class LocatedLimit extends Error {
+  constructor(readonly diagnostic: Diagnostic) {
+    super(diagnostic.message);
+  }
+}
+
+/** Runs one comparison; a limit it meets is located in `updateFile` (the engine's paths are the update's). */
+function locating<T>(updateFile: string, compare: () => T): T {
+  try {
+    return compare();
+  } catch (error) {
+    if (!(error instanceof ComparisonLimitError)) throw error;
+    const rest = error.path.replace(/^#\/?/, '');
+    throw new LocatedLimit({
+      file: updateFile,
+      pointer: rest === '' ? '' : `/${rest}`,
+      code: 'too-complex',
+      message: error.message.replace(/ at #.*$/, ''),
+      hint: 'simplify the schema (fewer alternatives in anyOf/oneOf, shorter $ref chains)',
+    });
+  }
+}
+
 const line = (change: SchemaChange) => `${change.type} ${change.path}`;
 
 export async function runDiff(
@@ -127,10 +155,10 @@ export async function runDiff(
   try {
     const [before, after] = await Promise.all([readSchema(oldFile), readSchema(newFile)]);
     // The differences as written; the verdicts as the policy sees the pair.
-    changes = diffSchemas(before, after).changes;
+    changes = locating(newFile, () => diffSchemas(before, after).changes);
     results = {
-      backward: checkReadable(before, after, policy),
-      forward: checkReadable(after, before, policy),
+      backward: locating(newFile, () => checkReadable(before, after, policy)),
+      forward: locating(oldFile, () => checkReadable(after, before, policy)),
     };
   } catch (error) {
     if (error instanceof SchemaInputError) {
@@ -141,6 +169,11 @@ export async function runDiff(
       process.stderr.write(
         `evgen diff: ${printable(error.message)} (policy ${policy})\n  hint: ${UNJUDGED_HINT}\n`,
       );
+      return EXIT_BAD_INPUT;
+    }
+    if (error instanceof LocatedLimit) {
+      // The engine's budget ran out: bad input like any other, located where it stopped.
+      process.stderr.write(`${formatDiagnosticText(error.diagnostic)}\n`);
       return EXIT_BAD_INPUT;
     }
     throw error;

@@ -15,6 +15,14 @@ export const PRETTIER_OPTIONS: prettier.Options = Object.freeze({
   endOfLine: 'lf',
 });
 
+/**
+ * Generated sources longer than this are written as generated, unformatted: prettier needs
+ * seconds and hundreds of MB for a multi-megabyte file (an enum of 100,000 values gives a 3 MB
+ * union type), and nobody reads such a file by eye. The choice depends only on the content, so
+ * output stays deterministic.
+ */
+export const MAX_FORMATTED_LENGTH = 512 * 1024;
+
 /** Formats TypeScript source; the result uses LF line endings and ends with one newline. */
 export async function formatTypeScript(source: string): Promise<string> {
   const formatted = await prettier.format(source.replace(/\r\n?/g, '\n'), PRETTIER_OPTIONS);

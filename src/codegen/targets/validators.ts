@@ -30,6 +30,7 @@ import type { Target, TargetFile } from '../target.js';
 import { eventFile } from './event-files.js';
 import { dialectOf, readerSchema, writerSchema, type Dialect } from '../../schema/views.js';
 import { shareSubschemas } from './shared-subschemas.js';
+import { withLinearEnumUniqueness } from '../../schema/linear-enum-uniqueness.js';
 
 // Both are CommonJS; under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;
@@ -60,7 +61,7 @@ function newAjv(dialect: Dialect) {
     case '2019-09':
       return new Ajv2019(AJV_OPTIONS);
     default:
-      return new Ajv(AJV_OPTIONS);
+      return withLinearEnumUniqueness(new Ajv(AJV_OPTIONS));
   }
 }
 

@@ -7,7 +7,7 @@
  * that lost conjuncts narrowed a product (compatible) even when the reader is a union.
  */
 import { maximumMatching } from '../bipartite-matching.js';
-import { canonicalJson } from '../canonical-json.js';
+import { canonicalJson } from '../../common/canonical-json.js';
 import type { CompareSchemas } from '../compare-schemas.js';
 import type { DiffContext, Difference } from '../diff-context.js';
 import type { SchemaNode } from '../schema-document.js';

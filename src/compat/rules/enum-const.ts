@@ -1,5 +1,5 @@
 /** `enum` values as a set (deep equality); `const` may only stay the same. */
-import { canonicalJson } from '../canonical-json.js';
+import { canonicalJson } from '../../common/canonical-json.js';
 import type { ShapeRule } from './shape-rule.js';
 
 function valueSet(values: unknown): Set<string> {

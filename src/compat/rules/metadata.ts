@@ -1,5 +1,5 @@
 /** `$id`, `title`, `description`, `default`: reported, always compatible. */
-import { canonicalJson } from '../canonical-json.js';
+import { canonicalJson } from '../../common/canonical-json.js';
 import type { ShapeRule } from './shape-rule.js';
 
 export const metadataRule: ShapeRule = {

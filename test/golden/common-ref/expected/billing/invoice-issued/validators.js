@@ -44,13 +44,13 @@ return errors === 0;
 
 const schema8 = {"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"],"additionalProperties":false}},"required":["name","address"],"additionalProperties":false};
 const schema9 = {"type":"string","minLength":1};
-const func54 = require("ajv/dist/runtime/ucs2length").default;
+const func53 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func54(data) < 1){
+if(func53(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err0];

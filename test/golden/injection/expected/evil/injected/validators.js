@@ -11,13 +11,13 @@ const require = createRequire(import.meta.url);
 const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"*/ process.exit(1) /*","description":"Root description */ process.exit(1) /* \"'`${x}`\nline two\u2028line three\\","type":"object","properties":{"id":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"integer","title":"\"'`${x}`"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","title":"\"; process.exit(1); \"","description":"nested */ process.exit(1) /*","properties":{"x":{"$ref":"urn:evgen:shared:3"},"tsTyped":{"$ref":"urn:evgen:shared:4"}},"required":["x"],"additionalProperties":false},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"],"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const schema7 = {"type":"string","minLength":1,"description":"*/ process.exit(1) /*"};
-const func48 = require("ajv/dist/runtime/ucs2length").default;
+const func47 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func48(data) < 1){
+if(func47(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err0];
