@@ -3,7 +3,8 @@
  * users run it), for build.bench.ts: prints `BENCH {"wallMs","cpuMs","rssMb"}`
  * as its last line. Modes:
  *
- *   evgen <evgen CLI args…>            the real CLI (build, build --check, check, …)
+ *   evgen <evgen CLI args…>            the real CLI (build, build --check, check, …); exits
+ *                                      with the CLI's code when it is 2 (after the measurement)
  *   baseline <events dir> <out dir>    what a plain script does with the same schemas:
  *                                      json-schema-to-typescript (its defaults) and ajv
  *                                      standalone code per version schema, written to files
@@ -25,10 +26,12 @@ function files(dir) {
   return found.sort();
 }
 
+// Bad input (exit 2) still prints its measurement, then exits with the CLI's code.
+let exitCode = 0;
 if (mode === 'evgen') {
   const { runCli } = await import('../../dist/cli/main.js');
   const code = await runCli(args);
-  if (code > 1) process.exit(code);
+  if (code > 1) exitCode = code;
 } else if (mode === 'baseline') {
   const [events, out] = args;
   const { compile } = await import('json-schema-to-typescript');
@@ -64,3 +67,4 @@ console.log(
     rssMb: usage.maxRSS / 1024,
   })}`,
 );
+if (exitCode !== 0) process.exit(exitCode);
