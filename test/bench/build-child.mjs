@@ -3,7 +3,8 @@
  * users run it), for build.bench.ts: prints `BENCH {"wallMs","cpuMs","rssMb"}`
  * as its last line. Modes:
  *
- *   evgen <evgen CLI args…>            the real CLI (build, build --check, check, …); exits
+ *   evgen <evgen CLI args…>            the real CLI (build, build --check, check, …); `code` in
+ *                                      the measurement is the CLI's exit code; exits
  *                                      with the CLI's code when it is 2 (after the measurement)
  *   baseline <events dir> <out dir>    what a plain script does with the same schemas:
  *                                      json-schema-to-typescript (its defaults) and ajv
@@ -28,10 +29,11 @@ function files(dir) {
 
 // Bad input (exit 2) still prints its measurement, then exits with the CLI's code.
 let exitCode = 0;
+let cliCode = 0;
 if (mode === 'evgen') {
   const { runCli } = await import('../../dist/cli/main.js');
-  const code = await runCli(args);
-  if (code > 1) exitCode = code;
+  cliCode = await runCli(args);
+  if (cliCode > 1) exitCode = cliCode;
 } else if (mode === 'baseline') {
   const [events, out] = args;
   const { compile } = await import('json-schema-to-typescript');
@@ -65,6 +67,7 @@ console.log(
     wallMs: performance.now() - started,
     cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
     rssMb: usage.maxRSS / 1024,
+    code: cliCode,
   })}`,
 );
 if (exitCode !== 0) process.exit(exitCode);

@@ -55,10 +55,9 @@ async function measure(cwd: string, args: readonly string[]): Promise<Outcome> {
     .reverse()
     .find((text) => text.startsWith('BENCH '));
   const measured = line === undefined ? undefined : (JSON.parse(line.slice(6)) as Outcome);
-  // Exit 1 (findings) is not an error for build-child; the first printed code tells which.
   const problem = /: ([a-z][a-z-]+|[A-Z_]+): /.exec(result.stderr || result.stdout)?.[1];
   return {
-    code: result.code === 0 && problem !== undefined && /^[A-Z_]+$/.test(problem) ? 1 : result.code,
+    code: measured?.code ?? result.code,
     cpuMs: measured?.cpuMs ?? NaN,
     wallMs: measured?.wallMs ?? wallMs,
     rssMb: measured?.rssMb ?? NaN,
