@@ -53,19 +53,28 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
     compareShapes(ctx, original, update);
     return;
   }
-  const trial = ctx.sub();
-  // Once per pair of whole schema objects (facets of one object share its keywords).
+  // Keywords of the whole schema objects, once per such pair (facets of one object share them).
+  const whole = ctx.sub();
   if (update.at.facet === undefined) {
-    compareUnshapedKeywords(trial, original.at, update.at, compareSchemas);
-    if (acceptsOtherTypes(original) && hasType(update)) trial.add('TYPE_CHANGED');
+    compareUnshapedKeywords(whole, original.at, update.at, compareSchemas);
+    if (acceptsOtherTypes(original) && hasType(update)) whole.add('TYPE_CHANGED');
   }
+  const trial = ctx.sub();
   if (!compareValueSets(trial, original, update)) compareShapes(trial, original, update);
+  if (whole.isCompatible() && trial.isCompatible()) {
+    ctx.addAll(whole.differences);
+    ctx.addAll(trial.differences);
+    return;
+  }
   // When Confluent's pairing of subschemas fails, set inclusion part by part may still prove it.
   const parts =
-    trial.isCompatible() || (original.kind !== 'combined' && update.kind !== 'combined')
-      ? undefined
-      : readByParts(ctx, original, update, compareSchemas);
-  ctx.addAll(parts ?? trial.differences);
+    original.kind === 'combined' || update.kind === 'combined'
+      ? readByParts(ctx, original, update, compareSchemas)
+      : undefined;
+  // Split on the writer's side, every part met the whole reader (and its keywords); split on the
+  // reader's side, the parts are its facets, so the whole reader's keywords still count.
+  if (parts?.split !== 'writer') ctx.addAll(whole.differences);
+  ctx.addAll(parts?.differences ?? trial.differences);
 }
 
 /**
@@ -73,8 +82,7 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
  * string schema) still accepts every value of another type; a reader with a `type` does not.
  */
 function acceptsOtherTypes(shape: Shape): boolean {
-  const inferred = ['string', 'number', 'object', 'array'].includes(shape.kind);
-  return inferred && shape.at.facet === undefined && !hasType(shape);
+  return ['string', 'number', 'object', 'array'].includes(shape.kind) && !hasType(shape);
 }
 
 function hasType(shape: Shape): boolean {

@@ -45,6 +45,12 @@ function some(
 
 const isUnion = (shape: Shape) => shape.criterion === 'anyOf' || shape.criterion === 'oneOf';
 
+export interface PartsReading {
+  /** Which side was split into parts. */
+  readonly split: 'writer' | 'reader';
+  readonly differences: readonly Difference[];
+}
+
 /**
  * Tries the rules above, exact ones first (they lose nothing); returns the differences of the
  * first that proves the pair compatible, or undefined.
@@ -54,46 +60,24 @@ export function readByParts(
   original: Shape,
   update: Shape,
   compareSchemas: CompareSchemas,
-): readonly Difference[] | undefined {
+): PartsReading | undefined {
   const writerParts = original.kind === 'combined' ? (original.subschemas ?? []) : [];
   const readerParts = update.kind === 'combined' ? (update.subschemas ?? []) : [];
-  const attempts: (() => readonly Difference[] | undefined)[] = [];
+  const writerPairs = writerParts.map((part) => [part, update.at] as const);
+  const readerPairs = readerParts.map((part) => [original.at, part] as const);
+  const attempts: [PartsReading['split'], () => readonly Difference[] | undefined][] = [];
   if (writerParts.length > 0 && isUnion(original))
-    attempts.push(() =>
-      all(
-        ctx,
-        writerParts.map((part) => [part, update.at] as const),
-        compareSchemas,
-      ),
-    );
+    attempts.push(['writer', () => all(ctx, writerPairs, compareSchemas)]);
   if (readerParts.length > 0 && update.criterion === 'allOf')
-    attempts.push(() =>
-      all(
-        ctx,
-        readerParts.map((part) => [original.at, part] as const),
-        compareSchemas,
-      ),
-    );
+    attempts.push(['reader', () => all(ctx, readerPairs, compareSchemas)]);
   if (writerParts.length > 0 && original.criterion === 'allOf')
-    attempts.push(() =>
-      some(
-        ctx,
-        writerParts.map((part) => [part, update.at] as const),
-        compareSchemas,
-      ),
-    );
+    attempts.push(['writer', () => some(ctx, writerPairs, compareSchemas)]);
   // Only anyOf: a reader's oneOf also rejects a value that two branches accept.
   if (readerParts.length > 0 && (update.criterion === 'anyOf' || readerParts.length === 1))
-    attempts.push(() =>
-      some(
-        ctx,
-        readerParts.map((part) => [original.at, part] as const),
-        compareSchemas,
-      ),
-    );
-  for (const attempt of attempts) {
-    const found = attempt();
-    if (found !== undefined) return found;
+    attempts.push(['reader', () => some(ctx, readerPairs, compareSchemas)]);
+  for (const [split, attempt] of attempts) {
+    const differences = attempt();
+    if (differences !== undefined) return { split, differences };
   }
   return undefined;
 }

@@ -63,8 +63,10 @@ export function compareUnshapedKeywords(
   if (reader['format'] !== undefined && reader['format'] !== writer['format'])
     ctx.addUnjudged('format');
 
+  // `contains: {}` still asks for one item; `propertyNames: {}` asks for nothing.
   for (const keyword of ['contains', 'propertyNames']) {
-    if (!present(reader, keyword)) continue;
+    if (keyword === 'contains' ? reader[keyword] === undefined : !present(reader, keyword))
+      continue;
     if (
       writer[keyword] === undefined ||
       !reads(ctx, child(original, writer[keyword]), child(update, reader[keyword]), compareSchemas)

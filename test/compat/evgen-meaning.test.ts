@@ -202,6 +202,41 @@ describe('what Confluent does not look at', () => {
   });
 });
 
+describe('found by the soundness test', () => {
+  const branches = [
+    { type: 'object', properties: { a: { type: 'string' } } },
+    { type: 'string', minLength: 2 },
+  ];
+  it('keywords beside a union still bind the reader', () => {
+    expect(verdict(withX({ anyOf: branches }), withX({ anyOf: branches, required: ['c'] }))).toBe(
+      'incompatible: REQUIRED_ATTRIBUTE_ADDED #/properties/x/required/c',
+    );
+    expect(
+      verdict(withX({ oneOf: branches }), withX({ oneOf: branches, format: 'date' })),
+      // Refused would be more precise; a trial that meets the unjudged format counts it as a mismatch.
+    ).not.toBe('compatible');
+  });
+  it('a required property with an empty schema is still required (in an open then)', () => {
+    const conditional = (then: JsonSchema): JsonSchema => ({
+      type: 'object',
+      properties: { k: { type: 'string' }, y: {} },
+      if: { required: ['k'] },
+      then,
+    });
+    expect(
+      verdict(
+        conditional({ properties: { k: {} } }),
+        conditional({ properties: { k: {}, y: {} }, required: ['y'] }),
+      ),
+    ).toBe('incompatible: REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL #/then/properties/y');
+  });
+  it('contains: {} still asks for one item', () => {
+    expect(verdict(withX({ type: 'array' }), withX({ type: 'array', contains: {} }))).toBe(
+      'refused: contains at #/properties/x/contains',
+    );
+  });
+});
+
 describe('evgen check', () => {
   it('an unjudged change is a problem in the new version’s file, at the keyword', () => {
     const catalog = catalogOf(

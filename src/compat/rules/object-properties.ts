@@ -79,7 +79,12 @@ function added(
   const required = requiredOf(update).has(key);
   const hasDefault = () => shapeOf(childOf(update, updateSchema)).meta.hasDefault;
   if (isOpenObject(original)) {
-    if (acceptsEverything(updateSchema, update.at.doc.dialect))
+    // Confluent forgives any property with an empty schema; by meaning a required one still
+    // rejects data without it.
+    if (
+      acceptsEverything(updateSchema, update.at.doc.dialect) &&
+      (ctx.reading === 'confluent' || !required)
+    )
       ctx.add('PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL');
     else if (!required) ctx.add('OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL');
     else
