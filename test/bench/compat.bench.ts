@@ -3,8 +3,15 @@
  * policy (600 version pairs, each in both directions). Baselines measured in the same run:
  * ajv compiling the same 600 schemas (what any validator build pays), and canonicalising and
  * comparing each pair as JSON (the cheapest possible "did it change" check).
+ *
+ * Against another checker, json-schema-diff (one call per pair reports additions and removals,
+ * i.e. both directions): a smaller catalog of the same schemas, and the hardest single pair we
+ * know, a oneOf of 100 object branches against a copy with every branch changed (no branch pairs
+ * identically, so every branch is compared with every other). The budget is 1 s per pair.
  */
 import { Ajv } from 'ajv';
+import jsonSchemaDiff from 'json-schema-diff';
+import { checkReadable } from '../../src/compat/diff-schemas.js';
 import { checkCatalog } from '../../src/compat/check-catalog.js';
 import { canonicalJson } from '../../src/common/canonical-json.js';
 import type {
@@ -13,10 +20,15 @@ import type {
   EventVersion,
   JsonSchema,
 } from '../../src/catalog/model.js';
-import type { BenchResult } from './bench-result.js';
+import { fromSamples, SAMPLES, SMOKE, type BenchResult } from './bench-result.js';
 
 const EVENTS = 200;
 const VERSIONS = 3;
+/** Events of the catalog both checkers run on (json-schema-diff is too slow for all 200). */
+const SHARED_EVENTS = SMOKE ? 3 : 20;
+/** Branches of the hardest pair's oneOf. */
+const BRANCHES = SMOKE ? 10 : 100;
+const PAIR_BUDGET_MS = 1000;
 
 function payloadSchema(event: number, version: number): JsonSchema {
   const properties: Record<string, unknown> = {
@@ -44,10 +56,8 @@ function payloadSchema(event: number, version: number): JsonSchema {
   };
   const required = ['id', 'occurred', 'amount', 'status', 'lines'];
   if (version >= 2) properties[`extra${event}`] = { type: 'string', minLength: 1 };
-  if (version >= 3) {
-    properties['priority'] = { type: 'integer', default: 0 };
-    required.push('priority');
-  }
+  // Optional: a default does not make a validator accept data without the property.
+  if (version >= 3) properties['priority'] = { type: 'integer', default: 0 };
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: `Event${event}`,
@@ -69,9 +79,9 @@ function payloadSchema(event: number, version: number): JsonSchema {
   };
 }
 
-function syntheticCatalog(): Catalog {
+function syntheticCatalog(size = EVENTS): Catalog {
   const events: EventDefinition[] = [];
-  for (let event = 0; event < EVENTS; event++) {
+  for (let event = 0; event < size; event++) {
     const name = `Event${String(event).padStart(3, '0')}`;
     events.push({
       domain: 'bench',
@@ -111,6 +121,100 @@ function measure(rounds: number, body: () => void): number {
   return times[Math.floor(times.length / 2)]!;
 }
 
+/** ms of each of SAMPLES runs of `body`. */
+async function samples(count: number, body: () => unknown): Promise<number[]> {
+  const times: number[] = [];
+  for (let sample = 0; sample < count; sample++) {
+    const started = performance.now();
+    await body();
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** json-schema-diff over every pair evgen check compares in a FULL_TRANSITIVE catalog. */
+async function jsonSchemaDiffCatalog(catalog: Catalog): Promise<void> {
+  for (const event of catalog.events)
+    for (const newer of event.versions)
+      for (const older of event.versions.filter((version) => version.version < newer.version))
+        await jsonSchemaDiff.diffSchemas({
+          sourceSchema: older.bundled as object,
+          destinationSchema: newer.bundled as object,
+        });
+}
+
+/** A oneOf of object branches told apart by `kind`, and a copy with every branch changed. */
+function hardestPair(): [JsonSchema, JsonSchema] {
+  const branch = (index: number, maxLength: number, valueType = 'string') => ({
+    type: 'object',
+    properties: {
+      kind: { const: `k${index}` },
+      value: valueType === 'string' ? { type: 'string', maxLength } : { type: valueType },
+    },
+    required: ['kind', 'value'],
+    additionalProperties: false,
+  });
+  const schema = (changed: boolean): JsonSchema => ({
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    oneOf: Array.from({ length: BRANCHES }, (_, index) =>
+      branch(
+        index,
+        10 + index + (changed ? 1 : 0),
+        changed && index === BRANCHES >> 1 ? 'integer' : 'string',
+      ),
+    ),
+  });
+  return [schema(false), schema(true)];
+}
+
+async function versusJsonSchemaDiff(): Promise<BenchResult[]> {
+  const catalog = syntheticCatalog(SHARED_EVENTS);
+  const pairs = (SHARED_EVENTS * VERSIONS * (VERSIONS - 1)) / 2;
+  checkCatalog(catalog);
+  await jsonSchemaDiffCatalog(catalog);
+  const catalogRow = fromSamples(
+    {
+      name: `evgen check (${SHARED_EVENTS}×${VERSIONS} catalog)`,
+      unit: 'ms',
+      baselineName: 'json-schema-diff of the same pairs',
+      note: `${pairs} pairs; evgen checks both directions, json-schema-diff reports both in one call per pair`,
+    },
+    await samples(SAMPLES, () => checkCatalog(catalog)),
+    await samples(SAMPLES, () => jsonSchemaDiffCatalog(catalog)),
+  );
+
+  const [original, update] = hardestPair();
+  const backward: number[] = [];
+  const forward: number[] = [];
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    backward.push(...(await samples(1, () => checkReadable(original, update, 'evgen'))));
+    forward.push(...(await samples(1, () => checkReadable(update, original, 'evgen'))));
+  }
+  const both = backward.map((time, index) => time + forward[index]!);
+  // The budget holds for the pair: both directions together, slowest sample.
+  const slowest = Math.max(...both);
+  // json-schema-diff needs minutes on 100 branches: one sample.
+  const baseline = await samples(1, () =>
+    jsonSchemaDiff.diffSchemas({
+      sourceSchema: original as object,
+      destinationSchema: update as object,
+    }),
+  );
+  const pairRow = fromSamples(
+    {
+      name: `evgen diff, oneOf of ${BRANCHES} branches vs every branch changed (both directions)`,
+      unit: 'ms',
+      baselineName: 'json-schema-diff of the same pair (1 sample)',
+      note: `slowest sample ${slowest.toFixed(0)} ms; budget ${PAIR_BUDGET_MS} ms per pair: ${
+        slowest <= PAIR_BUDGET_MS ? 'met' : 'NOT met'
+      }`,
+    },
+    both,
+    baseline,
+  );
+  return [catalogRow, pairRow];
+}
+
 export async function run(): Promise<BenchResult[]> {
   const catalog = syntheticCatalog();
   const schemas = catalog.events.flatMap((event) =>
@@ -146,6 +250,7 @@ export async function run(): Promise<BenchResult[]> {
 
   const note = `${EVENTS} events × ${VERSIONS} versions, ${pairs.length} pairs × 2 directions, FULL_TRANSITIVE, evgen policy; median`;
   return [
+    ...(await versusJsonSchemaDiff()),
     {
       name: 'evgen check (200×3 catalog)',
       unit: 'ms',

@@ -40,6 +40,36 @@ export const HINT_RULES: readonly HintRule[] = [
     hint: 'keep sending {name} (keep it required) until no consumer on {old} remains, or add a new event type',
   },
   {
+    types: /^REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_(OPEN|UNOPEN)_CONTENT_MODEL$/,
+    direction: 'backward',
+    describe: '{new} adds required property {name} with a default',
+    effect:
+      'data written with {old} does not have it, and a default does not make a validator accept that',
+    hint: 'make {name} optional and keep the default for readers to fill in',
+  },
+  {
+    types: /^REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_(OPEN|UNOPEN)_CONTENT_MODEL$/,
+    direction: 'forward',
+    describe: '{new} removes required property {name} (it had a default)',
+    effect: 'consumers still on {old} require it',
+    hint: 'keep sending {name} (keep it required) until no consumer on {old} remains, or add a new event type',
+  },
+  {
+    types: /^REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED$/,
+    direction: 'backward',
+    describe: '{new} makes property {name} required (it has a default)',
+    effect:
+      'data written with {old} may not have it, and a default does not make a validator accept that',
+    hint: 'keep {name} optional; the default still lets readers fill it in',
+  },
+  {
+    types: /^REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED$/,
+    direction: 'forward',
+    describe: '{new} makes required property {name} optional',
+    effect: 'consumers still on {old} require it',
+    hint: 'keep {name} required until no consumer on {old} remains, or add a new event type',
+  },
+  {
     types: /^REQUIRED_ATTRIBUTE_ADDED$/,
     direction: 'backward',
     describe: '{new} makes property {name} required',
