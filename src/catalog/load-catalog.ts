@@ -7,6 +7,7 @@
  * declares consumers. Directory entries are read in sorted order so results never depend on the
  * file system.
  */
+import type { CompiledSchemas } from './compiled-schemas.js';
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { CatalogError } from './catalog-error.js';
@@ -35,6 +36,8 @@ export const RELEASE_LOCK_FILE = 'evgen.lock.json';
 export interface LoadCatalogOptions {
   /** Template for event types not set in event.json (config `naming.eventType`), e.g. `{domain}.{event-name}`. */
   readonly eventTypeFormat?: string;
+  /** Schemas known to compile with this version of evgen (see `CompiledSchemas`). */
+  readonly compiledSchemas?: CompiledSchemas;
 }
 
 export async function loadCatalog(
@@ -71,6 +74,7 @@ export async function loadCatalog(
     validateConsumerJson: checkers.metadataValidator(consumerJsonSchema),
     declaredEventTypes: new Set(),
     eventTypeFormat,
+    compiledSchemas: options.compiledSchemas,
   };
 
   const events: EventDefinition[] = [];

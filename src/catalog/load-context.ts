@@ -1,5 +1,6 @@
 /** State shared by the parts of one catalog load (loadCatalog and the modules it calls). */
 import type { ValidateFunction } from 'ajv';
+import type { CompiledSchemas } from './compiled-schemas.js';
 import type { ProblemList } from './problem-list.js';
 import type { SchemaCheckers } from './schema-dialect.js';
 import type { SchemaFiles } from './schema-files.js';
@@ -15,4 +16,6 @@ export interface LoadContext {
   /** Event types of every event folder, valid or not, so consumers of a broken event get no extra error. */
   readonly declaredEventTypes: Set<string>;
   readonly eventTypeFormat: string;
+  /** Schemas known to compile; compiled and added when missing (see `CompiledSchemas`). */
+  readonly compiledSchemas: CompiledSchemas | undefined;
 }

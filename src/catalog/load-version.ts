@@ -2,6 +2,7 @@
  * One payload schema `v<N>.schema.json`: read, checked against its dialect, bundled with the
  * schemas it references, compiled once by ajv, and checked to declare the event's aggregateId.
  */
+import { compiledSchemaKey } from './compiled-schemas.js';
 import { join } from 'node:path';
 import { bundleSchema } from './bundle-schema.js';
 import { checkAggregateId } from './check-aggregate-id.js';
@@ -32,7 +33,13 @@ export async function loadVersion(
     for (const problem of tooComplex) context.problems.add(problem);
     return undefined;
   }
-  const compileError = context.checkers.compileError(bundled, dialect);
+  const known = context.compiledSchemas;
+  const key = known && compiledSchemaKey(bundled, dialect);
+  const compileError =
+    key !== undefined && known?.has(key) === true
+      ? undefined
+      : context.checkers.compileError(bundled, dialect);
+  if (compileError === undefined && key !== undefined) known?.add(key);
   if (compileError !== undefined) {
     context.problems.add({
       code: 'invalid-schema',

@@ -17,6 +17,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CompiledSchemas } from '../catalog/compiled-schemas.js';
 import { cacheKey, type GenerationCache } from '../codegen/generation-cache.js';
 import type { GeneratedFile } from '../codegen/target.js';
 
@@ -53,10 +54,13 @@ async function listTree(dir: string, prefix = ''): Promise<string[]> {
   return files;
 }
 
-/** Hash of the relative paths and contents of every file under `dir`. */
-async function treeDigest(dir: string): Promise<string> {
+/** Hash of the relative paths and contents of every file under `dir` (or those `include` accepts). */
+async function treeDigest(
+  dir: string,
+  include: (path: string) => boolean = () => true,
+): Promise<string> {
   const hash = createHash('sha256');
-  for (const path of await listTree(dir)) {
+  for (const path of (await listTree(dir)).filter(include)) {
     const content = await readFile(join(dir, path));
     hash.update(`${path}\u0000${content.length}\u0000`).update(content);
   }
@@ -84,7 +88,8 @@ export function generatorFingerprint(): Promise<string> {
     });
     return cacheKey([
       await readFile(join(packageDir, 'package.json'), 'utf8'),
-      await treeDigest(codeDir),
+      // Declarations and source maps cannot change what the code generates.
+      await treeDigest(codeDir, (path) => !/\.d\.ts$|\.map$/.test(path)),
       await treeDigest(join(packageDir, 'templates')),
       ...versions,
     ]);
@@ -134,6 +139,36 @@ export interface BuildManifest {
   readonly files: Readonly<Record<string, string>>;
 }
 
+/**
+ * Schemas known to compile, as read from the cache; remembers which of them this build used so
+ * that only those are written back (entries of deleted or edited schemas fall away).
+ */
+export class CompiledSchemaSet implements CompiledSchemas {
+  readonly #known: ReadonlySet<string>;
+  readonly #used = new Set<string>();
+
+  constructor(known: Iterable<string>) {
+    this.#known = new Set(known);
+  }
+
+  has(key: string): boolean {
+    if (!this.#known.has(key)) return false;
+    this.#used.add(key);
+    return true;
+  }
+
+  add(key: string): void {
+    this.#used.add(key);
+  }
+
+  /** The keys to remember, sorted; undefined when they equal what was read. */
+  changes(): string[] | undefined {
+    const same =
+      this.#used.size === this.#known.size && [...this.#used].every((key) => this.#known.has(key));
+    return same ? undefined : [...this.#used].sort();
+  }
+}
+
 export class BuildCache implements GenerationCache {
   private constructor(
     readonly dir: string,
@@ -175,6 +210,29 @@ export class BuildCache implements GenerationCache {
    */
   async inputsDigest(eventsDir: string, settings: unknown): Promise<string> {
     return cacheKey([this.fingerprint, JSON.stringify(settings), await treeDigest(eventsDir)]);
+  }
+
+  private compiledSchemasPath(): string {
+    return join(this.dir, 'compiled-schemas', `${this.fingerprint}.json`);
+  }
+
+  /** Schemas this generator compiled successfully in the last build (empty when unknown). */
+  async readCompiledSchemas(): Promise<CompiledSchemaSet> {
+    const stored = (await readJson(this.compiledSchemasPath())) as
+      { keys?: unknown; digest?: unknown } | undefined;
+    const keys = stored?.keys;
+    const valid =
+      Array.isArray(keys) &&
+      keys.every((key) => typeof key === 'string') &&
+      stored?.digest === sha256(JSON.stringify(keys));
+    return new CompiledSchemaSet(valid ? (keys as string[]) : []);
+  }
+
+  async writeCompiledSchemas(schemas: CompiledSchemaSet): Promise<void> {
+    const keys = schemas.changes();
+    if (keys === undefined) return;
+    const body = JSON.stringify({ keys, digest: sha256(JSON.stringify(keys)) });
+    await writeAtomically(this.compiledSchemasPath(), body).catch(() => undefined);
   }
 
   private manifestPath(outDir: string): string {

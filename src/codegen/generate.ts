@@ -3,7 +3,7 @@
  * Pure: nothing is written here (the CLI's output plan does that). If any target fails, the
  * whole generation fails, so a build never writes a partial set of files.
  */
-import type { Catalog } from '../catalog/model.js';
+import type { Catalog, EventVersion } from '../catalog/model.js';
 import { displayPath } from '../catalog/read-json-file.js';
 import { compareStrings } from '../common/json-value.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
@@ -115,13 +115,15 @@ export async function generate(
   const context = { catalog, runtimeImport: options.runtimeImport ?? DEFAULT_RUNTIME_IMPORT };
   const owners = new Map<string, string>();
   const files: GeneratedFile[] = [];
+  const metadataOnly = { ...context, catalog: withoutSchemas(catalog) };
   for (const target of selected) {
     let produced: readonly GeneratedFile[];
+    const targetContext = target.readsSchemas === false ? metadataOnly : context;
     try {
       produced =
         options.cache === undefined
-          ? await finishFiles(await target.generate(context))
-          : await generateCached(target, context, options.cache);
+          ? await finishFiles(await target.generate(targetContext))
+          : await generateCached(target, targetContext, options.cache);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new GenerateError(
@@ -226,6 +228,34 @@ async function generateCached(
     }
   }
   return [...byPath].map(([path, content]) => ({ path, content }));
+}
+
+/**
+ * The catalog as a target that does not read schemas sees it (see `Target.readsSchemas`): each
+ * version keeps its number and file, while `schema` and `bundled` become non-enumerable getters
+ * that throw. JSON.stringify skips them, so the cache key holds the metadata only, and a target
+ * that reads a schema anyway fails loudly instead of being served stale output.
+ */
+function withoutSchemas(catalog: Catalog): Catalog {
+  const refuse = (file: string) => () => {
+    throw new Error(`read the schema of ${file} although it declares readsSchemas: false`);
+  };
+  return {
+    ...catalog,
+    events: catalog.events.map((event) => ({
+      ...event,
+      versions: event.versions.map(
+        (version) =>
+          Object.defineProperties(
+            { version: version.version, file: version.file },
+            {
+              schema: { get: refuse(version.file), enumerable: false },
+              bundled: { get: refuse(version.file), enumerable: false },
+            },
+          ) as EventVersion,
+      ),
+    })),
+  };
 }
 
 /** LF line endings and exactly one trailing newline, whatever the target produced. */

@@ -52,5 +52,12 @@ export interface Target {
    * build reuses the files of unchanged events. Default `catalog`: always run on the whole catalog.
    */
   readonly scope?: 'event' | 'catalog';
+  /**
+   * false: the target never reads payload schemas (`schema`, `bundled`), only the catalog's
+   * metadata and version numbers. It then always runs on a catalog whose versions carry no
+   * schema (reading one throws), so an incremental build keys it on the metadata alone and a
+   * schema edit does not regenerate it. Default true.
+   */
+  readonly readsSchemas?: boolean;
   generate(context: TargetContext): Promise<readonly TargetFile[]> | readonly TargetFile[];
 }

@@ -118,6 +118,14 @@ const EDITS: (() => string)[] = [
     return `version ${versions + 1} of ${folder}`;
   },
   () => {
+    // Consumers, topology and catalog.ts read metadata only (readsSchemas: false).
+    const file = join(events, '_consumers', 'synthetic-service.json');
+    const consumer = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    consumer.description = `edited consumer ${Math.floor(random() * 1e6)}`;
+    writeFileSync(file, JSON.stringify(consumer, null, 2));
+    return 'consumer description';
+  },
+  () => {
     // A shared schema: every event that references it changes.
     const file = join(events, '_common', 'money.schema.json');
     const schema = JSON.parse(readFileSync(file, 'utf8')) as {
@@ -186,4 +194,26 @@ it('a damaged cache or a hand-edited output folder never changes a byte', async 
   rmSync(incremental(), { recursive: true });
   await build({ out: incremental(), cacheDir: cacheDir() });
   expect(tree(incremental())).toEqual(expected);
+}, 600_000);
+
+it('a schema that does not compile is reported on a warm cache too (only successes are remembered)', async () => {
+  await build({ out: incremental(), cacheDir: cacheDir() });
+  const file = join(events, schemaFiles()[0]!);
+  const original = readFileSync(file, 'utf8');
+  const schema = JSON.parse(original) as { properties: Record<string, unknown> };
+  schema.properties['broken'] = { type: 'string', pattern: '([' };
+  writeFileSync(file, JSON.stringify(schema, null, 2));
+  const output = captureOutput();
+  try {
+    for (let run = 0; run < 2; run++)
+      expect(await runBuild({ events, out: incremental(), cacheDir: cacheDir() })).toBe(2);
+    const [first, second] = output.stderr().split('nothing was written\n');
+    expect(first).toContain('invalid-schema');
+    expect(second).toBe(first);
+  } finally {
+    output.restore();
+    writeFileSync(file, original);
+  }
+  await build({ out: incremental(), cacheDir: cacheDir() });
+  expect(tree(incremental())).toEqual(tree(cold()));
 }, 600_000);

@@ -98,7 +98,12 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       import('../../codegen/generate.js'),
       import('../../codegen/targets/index.js'),
     ]);
-    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const compiledSchemas = await cache?.readCompiledSchemas();
+    const catalog = await loadCatalog(config.events, {
+      eventTypeFormat: config.eventTypeFormat,
+      ...(compiledSchemas !== undefined ? { compiledSchemas } : {}),
+    });
+    if (compiledSchemas !== undefined) await cache?.writeCompiledSchemas(compiledSchemas);
     const files: GeneratedFile[] = await generate(catalog, options.targets ?? allTargets, {
       ...(targetNames !== undefined ? { targetNames, targetSource } : {}),
       runtimeImport: config.runtimeImport,

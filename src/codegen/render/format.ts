@@ -1,7 +1,7 @@
 /** Formats generated TypeScript in memory, with one fixed configuration, so output never depends on the user's prettier setup. */
-import * as prettier from 'prettier';
+import type { Options } from 'prettier';
 
-export const PRETTIER_OPTIONS: prettier.Options = Object.freeze({
+export const PRETTIER_OPTIONS: Options = Object.freeze({
   parser: 'typescript',
   printWidth: 100,
   tabWidth: 2,
@@ -23,8 +23,12 @@ export const PRETTIER_OPTIONS: prettier.Options = Object.freeze({
  */
 export const MAX_FORMATTED_LENGTH = 512 * 1024;
 
+let prettier: Promise<typeof import('prettier')> | undefined;
+
 /** Formats TypeScript source; the result uses LF line endings and ends with one newline. */
 export async function formatTypeScript(source: string): Promise<string> {
-  const formatted = await prettier.format(source.replace(/\r\n?/g, '\n'), PRETTIER_OPTIONS);
+  // Loaded on first use: a build whose files all come from the cache never needs prettier.
+  prettier ??= import('prettier');
+  const formatted = await (await prettier).format(source.replace(/\r\n?/g, '\n'), PRETTIER_OPTIONS);
   return formatted.endsWith('\n') ? formatted : `${formatted}\n`;
 }

@@ -126,6 +126,7 @@ function relativeImport(fromFile: string, toFile: string): string {
 export const consumersTarget: Target = {
   name: 'consumers',
   requires: ['envelopes'],
+  readsSchemas: false,
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     const files: TargetFile[] = [];
     for (const consumer of context.catalog.consumers) {

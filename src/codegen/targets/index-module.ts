@@ -38,6 +38,7 @@ export const UNION_ENVELOPE_LIMIT = 500;
 export const indexModuleTarget: Target = {
   name: 'index',
   requires: ['envelopes', 'types', 'validators'],
+  readsSchemas: false,
   async generate({ catalog, runtimeImport }) {
     const owners = new Map<string, string>(CATALOG_NAMES.map((name) => [name, 'catalog.ts']));
     const problems: CatalogProblem[] = [];

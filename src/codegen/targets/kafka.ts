@@ -143,6 +143,7 @@ function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile {
 export const kafkaTarget: Target = {
   name: 'kafka',
   requires: ['envelopes'],
+  readsSchemas: false,
   generate(context: TargetContext): readonly TargetFile[] {
     if (context.catalog.events.length === 0) return [];
     return [

@@ -77,6 +77,7 @@ function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile {
 export const rabbitmqTarget: Target = {
   name: 'rabbitmq',
   requires: ['envelopes'],
+  readsSchemas: false,
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     if (context.catalog.events.length === 0) return [];
     return [
