@@ -40,6 +40,7 @@ import { SAMPLES, SMOKE, fromSamples, median, type BenchResult } from './bench-r
 const RELAY_EVENTS = SMOKE ? 200 : 2_000;
 const LATENCY_EVENTS = SMOKE ? 200 : 1_000;
 const CONSUMER_MESSAGES = SMOKE ? 200 : 2_000;
+const PREFETCH_SERIES_MESSAGES = SMOKE ? 100 : 1_000;
 const AGGREGATES = 200;
 /** The relay's defaults (relay-options.ts), so the baseline uses the same window. */
 const RELAY_DEFAULT_WINDOW = 100;
@@ -129,27 +130,35 @@ export async function run(): Promise<BenchResult[]> {
      */
     const relaySample = async (publisher: ConfirmedPublisher, count: number): Promise<number> => {
       await writeEvents(count);
+      // As a relay runs in a service: its loop (start), which claims the next batch while one publishes.
+      let publishedCount = 0;
+      let done!: () => void;
+      let failed!: (error: Error) => void;
+      const allPublished = new Promise<void>((resolve, reject) => {
+        done = resolve;
+        failed = reject;
+      });
       const relay = createOutboxRelay({
         db,
         schema,
         publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
         notifyChannel: false,
+        hooks: {
+          onFailed: (_message, failure) =>
+            failed(new Error(`relay bench: a publish failed: ${String(failure.error)}`)),
+          onPublished: () => {
+            if (++publishedCount >= count) done();
+          },
+        },
       });
       try {
-        return (
-          count /
-          (await timed(async () => {
-            let published = 0;
-            while (published < count) {
-              const result = await relay.runOnce();
-              if (result.failed + result.dead > 0)
-                throw new Error(`relay bench: ${result.failed + result.dead} publishes failed`);
-              if (result.claimed === 0) throw new Error('relay bench: outbox empty too early');
-              published += result.published;
-            }
-          }))
-        );
+        const seconds = await timed(async () => {
+          await relay.start();
+          await allPublished;
+        });
+        return count / seconds;
       } finally {
+        await relay.stop();
         await purge();
       }
     };
@@ -371,7 +380,7 @@ export async function run(): Promise<BenchResult[]> {
     const byPrefetch = new Map<number, number[]>();
     for (let sample = 0; sample < SAMPLES; sample++) {
       for (const prefetch of prefetches) {
-        const rate = await runnerSample(CONSUMER_MESSAGES, prefetch);
+        const rate = await runnerSample(PREFETCH_SERIES_MESSAGES, prefetch);
         byPrefetch.set(prefetch, [...(byPrefetch.get(prefetch) ?? []), rate]);
       }
     }

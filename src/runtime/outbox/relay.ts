@@ -42,6 +42,7 @@ import {
   type RelayBatchResult,
 } from './relay-options.js';
 import { tracePublish } from '../telemetry.js';
+import { PublishWindow } from './publish-window.js';
 import { SentFlusher } from './sent-flusher.js';
 
 export * from './relay-options.js';
@@ -121,6 +122,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   // Broker outage: consecutive unavailability failures and when the relay may try again.
   let outageStreak = 0;
   let outageUntil = 0;
+  // Unconfirmed publishes of every batch together (two batches overlap in the loop).
+  const window = new PublishWindow(config.maxInFlight);
 
   const now = () => options.clock?.() ?? null;
   const nowMs = () => (options.clock ? options.clock().getTime() : Date.now());
@@ -129,8 +132,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     observe(() => hooks.onError?.(error));
   };
 
-  function runOnce(): Promise<RelayBatchResult> {
-    const run = runBatch();
+  function runOnce(onClaimed?: (claimed: number) => void): Promise<RelayBatchResult> {
+    const run = runBatch(onClaimed);
     active.add(run);
     const untrack = () => active.delete(run);
     run.then(untrack, untrack);
@@ -209,10 +212,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     observe(() => hooks.onFailed?.(message, failure));
   }
 
-  async function runBatch(): Promise<RelayBatchResult> {
+  async function runBatch(onClaimed?: (claimed: number) => void): Promise<RelayBatchResult> {
     const token = randomUUID();
     const claimedAt = nowMs();
     const claimed = await db.query<ClaimedRow>(sql.claim, [batchSize, token, leaseMs, now()]);
+    onClaimed?.(claimed.rows.length);
     const chains = groupByAggregate(claimed.rows);
     const result = { claimed: claimed.rows.length, published: 0, failed: 0, dead: 0, released: 0 };
     const lease = leaseOf(token, claimedAt);
@@ -226,12 +230,15 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     const runChain = async (chain: ClaimedRow[]) => {
       for (let index = 0; index < chain.length; index++) {
         const row = chain[index]!;
+        const message = toOutboundMessage(row);
+        // The slot first, so the checks below see the lease as it is when the publish starts.
+        await window.acquire();
         lease.heartbeat();
         if (stopping || nowMs() < outageUntil || !lease.allowsPublish()) {
+          window.release();
           releasedIds.push(...chain.slice(index).map((r) => r.id));
           return;
         }
-        const message = toOutboundMessage(row);
         // A PRODUCER span continuing the trace stored with the row; the broker carries its context.
         const outcome = await tracePublish(
           message.headers,
@@ -242,7 +249,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           },
           (headers) => publisher.publish({ ...message, headers }),
           (result) => (result.kind === 'failed' ? result.error : undefined),
-        );
+        ).finally(() => window.release());
         if (outcome.kind === 'abandoned') {
           abandonedIds.push(row.id);
           releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
@@ -315,22 +322,43 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     else wakePending = true;
   }
 
+  /**
+   * The loop keeps up to two batches going: once a batch has claimed a full batch, the next one
+   * is claimed while it publishes and records its outcome, so the claim query and the SENT
+   * updates overlap publishing instead of adding to it (measured: without overlap the relay
+   * reached 0.4× of a raw confirm channel with the same window). Order per aggregate holds as it
+   * does between two relays: a claim takes no row behind one that is not SENT yet.
+   */
   async function runLoop(): Promise<void> {
+    let previous: Promise<unknown> | undefined;
     while (!stopping) {
-      let full = false;
-      try {
-        const result = await runOnce();
-        full = result.claimed >= batchSize;
-      } catch (error) {
-        reportError(error);
+      const overlapped = previous !== undefined;
+      let claimed = 0;
+      let claimedNow!: () => void;
+      const claimDone = new Promise<void>((resolve) => (claimedNow = resolve));
+      const batch = runOnce((count) => {
+        claimed = count;
+        claimedNow();
+      }).catch(reportError);
+      // A claim that fails settles the batch without calling back.
+      await Promise.race([claimDone, batch]);
+      if (previous !== undefined) await previous;
+      previous = undefined;
+      const full = claimed >= batchSize;
+      if (full && !stopping && outageUntil <= nowMs()) {
+        previous = batch;
+        continue;
       }
+      await batch;
       if (stopping) break;
       const outage = outageUntil - nowMs();
       // During a broker outage a NOTIFY must not bring the next attempt forward.
       if (outage > 0) await sleep(outage, true);
-      // A full batch means more is probably due: go again at once.
-      else if (!full) await sleep(pollIntervalMs);
+      // A full batch means more is probably due, and a batch claimed beside another may have
+      // found rows held back by it: go again at once.
+      else if (!full && !overlapped) await sleep(pollIntervalMs);
     }
+    if (previous !== undefined) await previous;
   }
 
   return {

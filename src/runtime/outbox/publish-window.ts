@@ -1,0 +1,26 @@
+/**
+ * The relay's in-flight window: at most `size` publishes awaiting their confirm, across every
+ * batch the relay has going. Waiters are served in arrival order.
+ */
+export class PublishWindow {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  /** Resolves once a slot is free (at once when one is). */
+  acquire(): Promise<void> {
+    if (this.used < this.size) {
+      this.used++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Frees a slot, handing it to the longest waiter if there is one. */
+  release(): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) next();
+    else this.used--;
+  }
+}
