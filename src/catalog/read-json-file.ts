@@ -2,7 +2,7 @@
  * Reads one JSON file of the catalog, reporting unreadable files, invalid JSON (with line and
  * column) and documents nested deeper than evgen accepts.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
 import { pointerSegment } from '../common/json-pointer.js';
 import type { ProblemList } from './problem-list.js';
@@ -12,6 +12,13 @@ import type { ProblemList } from './problem-list.js';
  * limit keeps recursive walkers (ours, ajv's, json-schema-to-typescript's) away from stack overflows.
  */
 export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Largest catalog file evgen reads. Real schemas and event.json files are a few KB (an enum of
+ * 100,000 values is under 1 MB); a 100 MB description once took the build to 4 GB. The file is
+ * refused before it is read.
+ */
+export const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
 /** How problems name a file: relative to the working folder, or absolute when outside it. */
 export function displayPath(absolutePath: string): string {
@@ -27,6 +34,17 @@ export async function readJsonFile(absolutePath: string, problems: ProblemList):
   const file = displayPath(absolutePath);
   let text: string;
   try {
+    const { size } = await stat(absolutePath);
+    if (size > MAX_FILE_BYTES) {
+      problems.add({
+        code: 'file-too-large',
+        file,
+        pointer: '',
+        message: `the file is ${(size / 1024 / 1024).toFixed(1)} MB; evgen reads catalog files up to ${MAX_FILE_BYTES / 1024 / 1024} MB (limit ${MAX_FILE_BYTES} bytes)`,
+        hint: 'shorten it: move long documentation out of descriptions, split the payload into smaller events',
+      });
+      return { ok: false };
+    }
     text = await readFile(absolutePath, 'utf8');
   } catch (error) {
     problems.add({

@@ -1,5 +1,5 @@
 /**
- * Loader bounds against hostile schemas: enum uniqueness checked in linear time (ajv's
+ * Loader bounds against hostile files: a size limit per file, enum uniqueness checked in linear time (ajv's
  * meta-schema check compares every pair of values), and `$ref` depth, union width and schema
  * size limits that stop a schema before ajv, json-schema-to-typescript or the checker can take
  * minutes or overflow the stack. Outcomes only; time is measured by test/bench/hostile.bench.ts.
@@ -9,6 +9,7 @@ import { CatalogError, type CatalogProblem } from '../../src/catalog/catalog-err
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import {
   DRAFT_2020,
+  eventJson,
   oneEvent,
   payloadSchema,
   tempCatalog,
@@ -160,6 +161,24 @@ describe('schema complexity limits', () => {
         expect.stringMatching(/^\/properties\/c\/properties\/v\d+$/),
         'more than 2000 subschemas in one version (limit 2000)',
       ],
+    ]);
+  });
+
+  it('a catalog file over 2 MB is refused before it is read (a 3 MB description)', async () => {
+    const found = await problems(
+      oneEvent({
+        'shop/OrderPlaced/event.json': eventJson('shop', 'OrderPlaced', {
+          description: 'x'.repeat(3 * 1024 * 1024),
+        }),
+      }),
+    );
+    expect(found).toEqual([
+      expect.objectContaining({
+        code: 'file-too-large',
+        file: expect.stringMatching(/shop\/OrderPlaced\/event\.json$/),
+        pointer: '',
+        message: expect.stringMatching(/^the file is 3\.0 MB; .* \(limit 2097152 bytes\)$/),
+      }),
     ]);
   });
 });
