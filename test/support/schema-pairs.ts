@@ -124,6 +124,13 @@ export function randomPayloadSchema(random: Random, dialect: PairDialect): Schem
 function edit(schema: SchemaObject, random: Random, dialect: PairDialect): void {
   const nodes: SchemaObject[] = [];
   walkSchema(schema, (node) => nodes.push(node));
+  const enums = nodes.filter((node) => Array.isArray(node.enum) && node.enum.length > 1);
+  if (enums.length > 0 && chance(random, 0.15)) {
+    // Narrowing a value set: the commonest breaking edit, made often enough to be seen.
+    const node = pick(random, enums);
+    node.enum = (node.enum as unknown[]).slice(1);
+    return;
+  }
   const node = pick(random, nodes);
   const keys = Object.keys(node).filter((key) => key !== '$schema');
   switch (pick(random, ['drop', 'drop', 'add', 'add', 'change', 'swap', 'replace'])) {
@@ -171,7 +178,11 @@ function edit(schema: SchemaObject, random: Random, dialect: PairDialect): void 
         node.minLength = Math.max(0, node.minLength + pick(random, [-1, 1]));
       else if (typeof node.minimum === 'number') node.minimum += pick(random, [-1, 1]);
       else if (Array.isArray(node.required)) node.required = [pick(random, NAMES)];
-      else if (Array.isArray(node.enum)) node.enum = [...new Set([...node.enum, 'z'])];
+      else if (Array.isArray(node.enum))
+        node.enum =
+          node.enum.length > 1 && chance(random, 0.5)
+            ? node.enum.slice(1)
+            : [...new Set([...node.enum, 'z'])];
       else if (isObject(node.properties)) node.properties[pick(random, NAMES)] = {};
       return;
     }
