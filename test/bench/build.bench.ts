@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { writeSyntheticCatalog } from '../support/synthetic-catalog.js';
-import { fromSamples, SAMPLES, SMOKE, type BenchResult } from './bench-result.js';
+import { fromSamples, median, SAMPLES, SMOKE, type BenchResult } from './bench-result.js';
 
 const execFileAsync = promisify(execFile);
 const child = fileURLToPath(new URL('./build-child.mjs', import.meta.url));
@@ -85,6 +85,22 @@ export async function run(): Promise<BenchResult[]> {
     { cwd: repo },
   );
   const results: BenchResult[] = [];
+  // CLI start: `evgen --version` against a bare node process doing nothing (same child script).
+  const version = await samples(() => ['evgen', '--version']);
+  const bare = await samples(() => ['bare']);
+  results.push(
+    fromSamples(
+      {
+        name: 'evgen --version, CPU ms',
+        unit: 'ms',
+        baselineName: 'goal 150 ms',
+        goal: { ratio: 1, better: 'lower' },
+        note: `the child runs with the tsx loader; bare node in the same child script: ${Math.round(median(cpu(bare)))} ms CPU, so evgen's own share is ${Math.round(median(cpu(version)) - median(cpu(bare)))} ms`,
+      },
+      cpu(version),
+      version.map(() => 150),
+    ),
+  );
   for (const size of SIZES) {
     const dir = mkdtempSync(join(tmpdir(), `evgen-bench-build-${size}-`));
     try {
@@ -114,6 +130,19 @@ export async function run(): Promise<BenchResult[]> {
           },
           perEvent(cold),
           perEvent(baseline),
+        ),
+      );
+      // Peak memory of the same cold runs (goal: flat in the number of events; compare sizes).
+      results.push(
+        fromSamples(
+          {
+            name: `peak RSS, cold evgen build, ${size} events, MB`,
+            unit: 'MB',
+            baselineName: 'json-schema-to-typescript + ajv standalone, same schemas',
+            note: 'compare across catalog sizes: the goal is memory flat in the number of events',
+          },
+          cold.map((r) => r.rssMb),
+          baseline.map((r) => r.rssMb),
         ),
       );
       // Output size.
