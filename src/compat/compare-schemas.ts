@@ -23,13 +23,16 @@ export type CompareSchemas = (
 export const SCHEMA_WALK_RULE: RuleInfo = {
   id: 'schema-walk',
   purpose:
-    'A schema present on one side only, a change of kind (string → object, …), and a plain schema against a combined one (a union that still has a fitting alternative, an allOf with a fitting conjunct).',
+    'A schema present on one side only, a change of kind (string → object, …), a plain schema against a combined one (a union that still has a fitting alternative, an allOf with a fitting conjunct), and a const against an enum compared by their values.',
   emits: [
     'SCHEMA_ADDED',
     'SCHEMA_REMOVED',
     'TYPE_CHANGED',
     'SUM_TYPE_EXTENDED',
     'PRODUCT_TYPE_NARROWED',
+    'ENUM_ARRAY_CHANGED',
+    'ENUM_ARRAY_NARROWED',
+    'ENUM_ARRAY_EXTENDED',
   ],
 };
 

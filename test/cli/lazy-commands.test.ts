@@ -88,7 +88,7 @@ it('build loads the code generator (the recorder sees it)', async () => {
     'build',
     '--no-cache',
     '--only',
-    'index',
+    'types',
     '--out',
     join(dir, 'out'),
   ]);
