@@ -4,7 +4,10 @@
  * and the inbox row: nothing downstream ever mints a new one.
  */
 import { ValidationError, type Violation } from './errors.js';
+import { checkField, ENVELOPE_FIELDS, OCCURRED_AT_FIELD } from './envelope-fields.js';
 import { uuidV7 } from './uuid-v7.js';
+
+export { isAggregateVersion, isDateTime, isUuid } from './envelope-values.js';
 
 export interface Envelope<
   TType extends string = string,
@@ -74,100 +77,22 @@ export interface EventVersionDescriptor<
   readonly rabbitmq?: { readonly exchange: string; readonly routingKey: string };
 }
 
-/** Days of each month in a common year (index 0 = January). */
-const DAYS_IN_MONTH: readonly number[] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-// Both checks run on every envelope built or parsed; they read character codes instead of
-// matching a regular expression (several times faster, and no match arrays to collect).
-
-function isHexDigit(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-}
-
-/** A UUID in its canonical text form (any version: ids minted elsewhere are accepted too). */
-export function isUuid(value: string): boolean {
-  if (value.length !== 36) return false;
-  for (let i = 0; i < 36; i++) {
-    const c = value.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 0x2d /* - */) return false;
-    } else if (!isHexDigit(c)) return false;
-  }
-  return true;
-}
-
-/** The value of `length` decimal digits at `at`, or -1 if any is not a digit. */
-function digits(value: string, at: number, length: number): number {
-  let n = 0;
-  for (let i = at; i < at + length; i++) {
-    const d = value.charCodeAt(i) - 0x30;
-    if (!(d >= 0 && d <= 9)) return -1;
-    n = n * 10 + d;
-  }
-  return n;
-}
-
-/** RFC 3339 date-time with a real calendar date (no 2024-02-30) and an offset. */
-export function isDateTime(value: string): boolean {
-  // YYYY-MM-DDTHH:MM:SS, then an optional fraction, then Z or ±HH:MM.
-  if (value.length < 20) return false;
-  const year = digits(value, 0, 4);
-  const month = digits(value, 5, 2);
-  const day = digits(value, 8, 2);
-  const hour = digits(value, 11, 2);
-  const minute = digits(value, 14, 2);
-  const second = digits(value, 17, 2);
-  const t = value.charCodeAt(10);
-  if (
-    year < 0 ||
-    value.charCodeAt(4) !== 0x2d ||
-    value.charCodeAt(7) !== 0x2d ||
-    !(t === 0x54 /* T */ || t === 0x74 /* t */ || t === 0x20) ||
-    value.charCodeAt(13) !== 0x3a ||
-    value.charCodeAt(16) !== 0x3a ||
-    month < 1 ||
-    month > 12 ||
-    day < 1 ||
-    hour < 0 ||
-    hour > 23 ||
-    minute < 0 ||
-    minute > 59 ||
-    second < 0 ||
-    second > 60
-  )
-    return false;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
-  let at = 19;
-  if (value.charCodeAt(at) === 0x2e /* . */) {
-    const first = ++at;
-    while (at < value.length && digits(value, at, 1) >= 0) at++;
-    if (at === first) return false;
-  }
-  const zone = value.charCodeAt(at);
-  if (zone === 0x5a /* Z */ || zone === 0x7a /* z */) return at + 1 === value.length;
-  if (zone !== 0x2b /* + */ && zone !== 0x2d /* - */) return false;
-  const offsetHour = digits(value, at + 1, 2);
-  const offsetMinute = digits(value, at + 4, 2);
-  return (
-    at + 6 === value.length &&
-    value.charCodeAt(at + 3) === 0x3a &&
-    offsetHour >= 0 &&
-    offsetHour <= 23 &&
-    offsetMinute >= 0 &&
-    offsetMinute <= 59
-  );
-}
-
-/** A per-aggregate sequence number: a non-negative safe integer. */
-export function isAggregateVersion(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
-
 /** Generates a new message id: a UUIDv7, later than every id this process generated before. */
 export function newMessageId(): string {
   return uuidV7();
 }
+
+/** Envelope fields a caller may set (EnvelopeMeta), in the table's order. */
+const CALLER_FIELDS = ENVELOPE_FIELDS.filter((field) =>
+  [
+    'messageId',
+    'occurredAt',
+    'aggregateVersion',
+    'traceId',
+    'correlationId',
+    'causationId',
+  ].includes(field.name),
+);
 
 /**
  * Builds an envelope for a payload: validates it, takes the aggregate id from the payload
@@ -181,30 +106,27 @@ export function createEnvelope<TType extends string, TVersion extends number, TP
   payload: TPayload,
   meta: EnvelopeMeta = {},
 ): Envelope<TType, TVersion, TPayload> {
-  // The caller's envelope fields get the same checks parseEnvelope makes, so what a constructor
-  // builds every consumer accepts.
+  // The caller's envelope fields get the same checks parseEnvelope makes (one table), so what a
+  // constructor builds every consumer accepts.
   const metaViolations: Violation[] = [];
-  if (meta.messageId !== undefined && !isUuid(meta.messageId)) {
-    metaViolations.push({ pointer: '/messageId', keyword: 'format', message: 'must be a UUID' });
-  }
   const occurredAt =
     meta.occurredAt instanceof Date
       ? dateTimeOf(meta.occurredAt)
       : (meta.occurredAt ?? new Date().toISOString());
-  // A timestamp made here from the clock is valid by construction; only the caller's is checked.
-  if (meta.occurredAt !== undefined && (occurredAt === undefined || !isDateTime(occurredAt))) {
-    metaViolations.push({
-      pointer: '/occurredAt',
-      keyword: 'format',
-      message: 'must be an RFC 3339 date-time (or a valid Date)',
-    });
-  }
-  if (meta.aggregateVersion !== undefined && !isAggregateVersion(meta.aggregateVersion)) {
-    metaViolations.push({
-      pointer: '/aggregateVersion',
-      keyword: 'type',
-      message: 'must be a non-negative integer',
-    });
+  for (const field of CALLER_FIELDS) {
+    if (field !== OCCURRED_AT_FIELD) {
+      const value = meta[field.name as keyof EnvelopeMeta];
+      if (value !== undefined) checkField(field, value, metaViolations);
+    } else if (meta.occurredAt !== undefined) {
+      // A timestamp made here from the clock is valid by construction; only the caller's is checked.
+      if (occurredAt !== undefined) checkField(field, occurredAt, metaViolations);
+      else
+        metaViolations.push({
+          pointer: '/occurredAt',
+          keyword: 'format',
+          message: 'must be a valid Date',
+        });
+    }
   }
   const checked = descriptor.validatePayload(payload);
   const aggregateId = (payload as Record<string, unknown>)[descriptor.aggregateIdProperty];

@@ -4,13 +4,18 @@
  * returns a discriminated union narrowed by `eventType` and `schemaVersion`, or one error that
  * lists every violation with its JSON pointer (`/payload/lines/0/quantity`).
  */
-import {
-  isAggregateVersion,
-  isDateTime,
-  isUuid,
-  type Envelope,
-  type EventVersionDescriptor,
-} from './envelope.js';
+import type { Envelope, EventVersionDescriptor } from './envelope.js';
+import { checkField, ENVELOPE_FIELDS } from './envelope-fields.js';
+
+/** Positions in ENVELOPE_FIELDS of the fields the parser reads. */
+const FIELD = Object.fromEntries(
+  ENVELOPE_FIELDS.map((field, index) => [field.name, index]),
+) as Readonly<
+  Record<
+    'messageId' | 'eventType' | 'schemaVersion' | 'aggregateType' | 'aggregateId' | 'occurredAt',
+    number
+  >
+>;
 import { decodeMessageBody, MessageBodyError } from './decode-message-body.js';
 import { UnknownEventError, ValidationError, type Violation } from './errors.js';
 
@@ -29,8 +34,6 @@ export type ParseEnvelopeResult<TEnvelope> =
 
 export type EnvelopeParser<TEnvelope> = (input: unknown) => ParseEnvelopeResult<TEnvelope>;
 
-const OPTIONAL_STRINGS = ['traceId', 'correlationId', 'causationId'] as const;
-
 function decode(input: unknown): { value: unknown } | { violation: Violation } {
   if (typeof input !== 'string' && !(input instanceof Uint8Array)) return { value: input };
   try {
@@ -39,23 +42,6 @@ function decode(input: unknown): { value: unknown } | { violation: Violation } {
     if (!(error instanceof MessageBodyError)) throw error;
     return { violation: { pointer: '', keyword: error.problem, message: error.message } };
   }
-}
-
-/** A required non-empty string field, or undefined after recording why it is not one. */
-function requiredString(
-  record: Record<string, unknown>,
-  field: string,
-  violations: Violation[],
-): string | undefined {
-  const v = record[field];
-  if (typeof v === 'string' && v.length > 0) return v;
-  if (v === undefined)
-    violations.push({ pointer: `/${field}`, keyword: 'required', message: 'is required' });
-  else if (typeof v !== 'string')
-    violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
-  else
-    violations.push({ pointer: `/${field}`, keyword: 'minLength', message: 'must not be empty' });
-  return undefined;
 }
 
 function invalid(violations: Violation[]): { ok: false; error: ValidationError } {
@@ -89,47 +75,24 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
     }
     const record = value as Record<string, unknown>;
     const violations: Violation[] = [];
-    const messageId = requiredString(record, 'messageId', violations);
-    if (messageId !== undefined && !isUuid(messageId)) {
-      violations.push({ pointer: '/messageId', keyword: 'format', message: 'must be a UUID' });
+    // One pass over the field table. Fields the rest of the parse reads are kept only when they
+    // passed, so a bad one is reported once, not again as a mismatch. (A bit mask: this runs for
+    // every message.)
+    let passed = 0;
+    for (let i = 0; i < ENVELOPE_FIELDS.length; i++) {
+      const field = ENVELOPE_FIELDS[i]!;
+      if (checkField(field, record[field.name], violations)) passed |= 1 << i;
     }
-    const eventType = requiredString(record, 'eventType', violations);
+    const messageId = passed & (1 << FIELD.messageId) ? (record.messageId as string) : undefined;
+    const eventType = passed & (1 << FIELD.eventType) ? (record.eventType as string) : undefined;
+    const aggregateType =
+      passed & (1 << FIELD.aggregateType) ? (record.aggregateType as string) : undefined;
+    const aggregateId =
+      passed & (1 << FIELD.aggregateId) ? (record.aggregateId as string) : undefined;
+    const occurredAt = passed & (1 << FIELD.occurredAt) ? (record.occurredAt as string) : undefined;
     const schemaVersion = record.schemaVersion;
-    const versionOk =
-      typeof schemaVersion === 'number' &&
-      Number.isSafeInteger(schemaVersion) &&
-      schemaVersion >= 1;
-    if (schemaVersion === undefined)
-      violations.push({ pointer: '/schemaVersion', keyword: 'required', message: 'is required' });
-    else if (!versionOk)
-      violations.push({
-        pointer: '/schemaVersion',
-        keyword: 'type',
-        message: 'must be a positive integer',
-      });
-    const aggregateType = requiredString(record, 'aggregateType', violations);
-    const aggregateId = requiredString(record, 'aggregateId', violations);
-    const occurredAt = requiredString(record, 'occurredAt', violations);
-    if (occurredAt !== undefined && !isDateTime(occurredAt)) {
-      violations.push({
-        pointer: '/occurredAt',
-        keyword: 'format',
-        message: 'must be an RFC 3339 date-time',
-      });
-    }
+    const versionOk = (passed & (1 << FIELD.schemaVersion)) !== 0;
     const aggregateVersion = record.aggregateVersion;
-    if (aggregateVersion !== undefined && !isAggregateVersion(aggregateVersion)) {
-      violations.push({
-        pointer: '/aggregateVersion',
-        keyword: 'type',
-        message: 'must be a non-negative integer',
-      });
-    }
-    for (const field of OPTIONAL_STRINGS) {
-      if (record[field] !== undefined && typeof record[field] !== 'string') {
-        violations.push({ pointer: `/${field}`, keyword: 'type', message: 'must be a string' });
-      }
-    }
     if (!('payload' in record))
       violations.push({ pointer: '/payload', keyword: 'required', message: 'is required' });
 
