@@ -7,8 +7,13 @@ import { SCHEMA_WALK_RULE } from './compare-schemas.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { SHAPE_RULES } from './rules/index.js';
 import type { RuleInfo } from './rules/shape-rule.js';
+import { MEANING_ONLY_KEYWORDS_RULE } from './unshaped-keywords.js';
 
-export const COMPAT_RULES: readonly RuleInfo[] = [SCHEMA_WALK_RULE, ...SHAPE_RULES];
+export const COMPAT_RULES: readonly RuleInfo[] = [
+  SCHEMA_WALK_RULE,
+  MEANING_ONLY_KEYWORDS_RULE,
+  ...SHAPE_RULES,
+];
 
 /**
  * Confluent reports these from a subject's registry metadata (`confluent:reserved` property

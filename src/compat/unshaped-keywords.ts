@@ -17,6 +17,7 @@ import type { CompareSchemas } from './compare-schemas.js';
 import type { DiffContext } from './diff-context.js';
 import { isObject } from '../common/json-value.js';
 import type { SchemaNode } from './schema-document.js';
+import type { RuleInfo } from './rules/shape-rule.js';
 import { acceptsEverything } from './schema-shape.js';
 import { canonicalJson } from './canonical-json.js';
 
@@ -107,3 +108,11 @@ export function compareUnshapedKeywords(
     if (!before.has(name) && !Object.hasOwn(declared, name))
       ctx.add('REQUIRED_ATTRIBUTE_ADDED', 'required', name);
 }
+
+/** This module as a rule (policy evgen only); refused changes are reported through addUnjudged. */
+export const MEANING_ONLY_KEYWORDS_RULE: RuleInfo = {
+  id: 'meaning-only-keywords',
+  purpose:
+    'Policy evgen: keywords Confluent never compares (format, contains, propertyNames, if/then/else, required names not declared) judged by meaning, or refused when they cannot be.',
+  emits: ['REQUIRED_ATTRIBUTE_ADDED', 'COMBINED_TYPE_CHANGED'],
+};

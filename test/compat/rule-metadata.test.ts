@@ -48,12 +48,13 @@ describe('compatibility rule metadata', () => {
     expect(ALL_DIFFERENCE_TYPES.filter((type) => !emitted.has(type)).sort()).toEqual(notReported);
   });
 
-  it("each rule's file names exactly the types its rules declare", async () => {
+  it("each rule's file names only the types its rules declare (rules/: exactly those)", async () => {
     const files = [
       ...readdirSync(new URL('rules/', COMPAT_DIR))
         .filter((name) => !['difference-types.ts', 'hints.ts', 'index.ts'].includes(name))
         .map((name) => `rules/${name}`),
       'compare-schemas.ts',
+      'unshaped-keywords.ts',
     ];
     const seen = new Set<string>();
     for (const file of files) {
@@ -62,8 +63,14 @@ describe('compatibility rule metadata', () => {
         (await import(fileURLToPath(url))) as Record<string, unknown>,
       ).filter(isRule);
       for (const rule of rules) seen.add(rule.id);
-      const declared = new Set<string>(rules.flatMap((rule) => rule.emits));
-      expect([...namedIn(readFileSync(url, 'utf8'))].sort(), file).toEqual([...declared].sort());
+      const declared = [...new Set<string>(rules.flatMap((rule) => rule.emits))].sort();
+      const named = [...namedIn(readFileSync(url, 'utf8'))].sort();
+      expect(
+        named.filter((type) => !declared.includes(type)),
+        `${file} names undeclared types`,
+      ).toEqual([]);
+      // Outside rules/, a rule may also report through a context helper (an unjudged change).
+      if (file.startsWith('rules/')) expect(named, file).toEqual(declared);
     }
     // Every rule of the catalog lives in one of the files looked at.
     expect(COMPAT_RULES.map((rule) => rule.id).filter((id) => !seen.has(id))).toEqual([]);
