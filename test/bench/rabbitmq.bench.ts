@@ -301,7 +301,12 @@ export async function run(): Promise<BenchResult[]> {
       await runner.stop();
       return count / seconds;
     };
-    const rawConsumerSample = async (count: number, prefetch: number): Promise<number> => {
+    /** `plain`: one INSERT and the ack, no inbox (the issue's second baseline). */
+    const rawConsumerSample = async (
+      count: number,
+      prefetch: number,
+      plain = false,
+    ): Promise<number> => {
       await fill(count);
       const channel = await broker.connection.createChannel();
       await channel.prefetch(prefetch);
@@ -315,6 +320,15 @@ export async function run(): Promise<BenchResult[]> {
               number,
               StockCounted
             >;
+            if (plain) {
+              await pg.pool.query(
+                `INSERT INTO "${schema}".stock_count (sku, quantity, message_id) VALUES ($1, $2, $3)`,
+                [envelope.payload.sku, envelope.payload.quantity, envelope.messageId],
+              );
+              channel.ack(message);
+              handled++;
+              return;
+            }
             const client = await pg.pool.connect();
             try {
               await client.query('BEGIN');
@@ -354,7 +368,9 @@ export async function run(): Promise<BenchResult[]> {
     await rawConsumerSample(Math.min(CONSUMER_MESSAGES, 200), RUNNER_DEFAULT_PREFETCH);
     const runnerRates: number[] = [];
     const rawRates: number[] = [];
+    const plainRates: number[] = [];
     for (let sample = 0; sample < SAMPLES; sample++) {
+      plainRates.push(await rawConsumerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH, true));
       rawRates.push(await rawConsumerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
       runnerRates.push(await runnerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
       progress(
@@ -372,6 +388,18 @@ export async function run(): Promise<BenchResult[]> {
         },
         runnerRates,
         rawRates,
+      ),
+    );
+    results.push(
+      fromSamples(
+        {
+          name: `consumer runner + inbox consumer, default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
+          unit: 'msg/s',
+          baselineName: 'raw amqplib consumer, one plain INSERT + ack (no inbox), same prefetch',
+          note: 'what the inbox transaction costs on top of the cheapest possible handler',
+        },
+        runnerRates,
+        plainRates,
       ),
     );
 
