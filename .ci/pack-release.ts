@@ -325,6 +325,7 @@ async function exec(
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     throw new Error(
       `${file} ${args.join(' ')} exited ${String(failed.code)}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}`,
+      { cause: error },
     );
   }
 }

@@ -62,7 +62,7 @@ function objectShape(document: JsonSchema, schema: unknown, depth: number): Obje
       shape.properties.set(name, value);
   if (Array.isArray(schema.required))
     for (const name of schema.required) if (typeof name === 'string') shape.required.add(name);
-  const parts: unknown[] = Array.isArray(schema.allOf) ? [...schema.allOf] : [];
+  const parts: unknown[] = Array.isArray(schema.allOf) ? [...(schema.allOf as unknown[])] : [];
   const target = localRefTarget(document, schema);
   if (target !== undefined) parts.push(target);
   for (const part of parts) {

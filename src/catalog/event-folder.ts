@@ -58,7 +58,7 @@ export function versionListProblems(dir: string, sorted: readonly number[]): Cat
       code: 'version-gap',
       file: displayPath(dir),
       pointer: '',
-      message: `versions must be 1..${sorted.at(-1)} without gaps; missing ${missing.map((n) => `v${n}.schema.json`).join(', ')}`,
+      message: `versions must be 1..${sorted[sorted.length - 1]!} without gaps; missing ${missing.map((n) => `v${n}.schema.json`).join(', ')}`,
       hint: 'renumber the schema files so versions run 1, 2, 3, … (released versions never change)',
     },
   ];

@@ -62,7 +62,7 @@ export async function readEventJson(
   if (!read.ok) return {};
   const file = displayPath(path);
   if (context.validateEventJson(read.value)) {
-    const meta = read.value as unknown as EventJson;
+    const meta = read.value as EventJson;
     return { meta, aggregateId: meta.aggregateId };
   }
   const aggregateId = (read.value as { aggregateId?: unknown } | null)?.aggregateId;

@@ -26,7 +26,7 @@ export function eventTypeFormatProblem(format: string): string | undefined {
   const unknown =
     format.match(/\{[^}]*\}/g)?.filter((placeholder) => !(placeholder in PLACEHOLDERS)) ?? [];
   if (unknown.length > 0)
-    return `unknown placeholder ${unknown[0]}; use ${Object.keys(PLACEHOLDERS).join(', ')}`;
+    return `unknown placeholder ${unknown[0]!}; use ${Object.keys(PLACEHOLDERS).join(', ')}`;
   // Without both parts two events could get the same type string.
   if (!format.includes('{domain}')) return 'must contain {domain}';
   if (!EVENT_PLACEHOLDERS.some((placeholder) => format.includes(placeholder)))

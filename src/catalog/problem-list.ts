@@ -4,7 +4,6 @@
  */
 import { compareDiagnostics } from '../diagnostics/diagnostic.js';
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
-import { compareStrings } from '../common/json-value.js';
 
 export class ProblemList {
   readonly #problems: CatalogProblem[] = [];

@@ -66,7 +66,7 @@ function contentIdOf(value: object, identities: Identities): number | null {
     if (typeof child !== 'object' || child === null) return JSON.stringify(child) ?? 'null';
     const id = contentIdOf(child, identities);
     if (id === null) free = false;
-    return `#${id}`;
+    return `#${String(id)}`;
   };
   if (Array.isArray(value)) for (const item of value) parts.push(part(item));
   else

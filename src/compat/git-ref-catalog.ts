@@ -41,15 +41,20 @@ function catFiles(cwd: string, objects: readonly string[]): Promise<Buffer[]> {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`git cat-file failed: ${stderr.trim()}`));
+      if (code !== 0) {
+        reject(new Error(`git cat-file failed: ${stderr.trim()}`));
+        return;
+      }
       const out = Buffer.concat(chunks);
       const contents: Buffer[] = [];
       let offset = 0;
       for (const object of objects) {
         const headerEnd = out.indexOf(0x0a, offset);
         const header = out.toString('utf8', offset, headerEnd).split(' ');
-        if (header[0] !== object || header[1] !== 'blob')
-          return reject(new Error(`git cat-file: unexpected answer for ${object}`));
+        if (header[0] !== object || header[1] !== 'blob') {
+          reject(new Error(`git cat-file: unexpected answer for ${object}`));
+          return;
+        }
         const size = Number(header[2]);
         contents.push(out.subarray(headerEnd + 1, headerEnd + 1 + size));
         offset = headerEnd + 1 + size + 1;

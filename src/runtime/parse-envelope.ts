@@ -58,7 +58,8 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
   const byType = new Map<string, Map<number, EventVersionDescriptor>>();
   for (const descriptor of descriptors) {
     let versions = byType.get(descriptor.eventType);
-    if (versions === undefined) byType.set(descriptor.eventType, (versions = new Map()));
+    if (versions === undefined)
+      byType.set(descriptor.eventType, (versions = new Map<number, EventVersionDescriptor>()));
     if (versions.has(descriptor.schemaVersion)) {
       throw new Error(`two descriptors for ${descriptor.eventType} v${descriptor.schemaVersion}`);
     }
@@ -104,27 +105,25 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
           ok: false,
           error: new UnknownEventError(
             eventType,
-            versionOk ? (schemaVersion as number) : undefined,
+            versionOk ? schemaVersion : undefined,
             `unknown event type ${JSON.stringify(eventType)} (known: ${knownTypes.join(', ')})`,
           ),
         };
       }
-      if (versionOk && !versions.has(schemaVersion as number)) {
+      if (versionOk && !versions.has(schemaVersion)) {
         const known = [...versions.keys()].sort((a, b) => a - b).join(', ');
         return {
           ok: false,
           error: new UnknownEventError(
             eventType,
-            schemaVersion as number,
+            schemaVersion,
             `unknown version ${String(schemaVersion)} of ${eventType} (known: ${known})`,
           ),
         };
       }
     }
     const descriptor =
-      eventType !== undefined && versionOk
-        ? byType.get(eventType)?.get(schemaVersion as number)
-        : undefined;
+      eventType !== undefined && versionOk ? byType.get(eventType)?.get(schemaVersion) : undefined;
 
     let payload: unknown = record.payload;
     if (descriptor !== undefined) {

@@ -1,7 +1,10 @@
 /** Resolves after `ms`, or early when `signal` aborts (without rejecting). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
     const timer = setTimeout(done, ms);
     function done() {
       clearTimeout(timer);

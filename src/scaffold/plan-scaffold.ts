@@ -5,7 +5,7 @@
  * stub at the end), located with ts-morph, so every line the user wrote stays byte-identical.
  */
 import { Project, type SourceFile } from 'ts-morph';
-import type { Catalog, ConsumerDefinition, EventDefinition } from '../catalog/model.js';
+import type { Catalog, ConsumerDefinition } from '../catalog/model.js';
 import { formatTypeScript } from '../codegen/render/index.js';
 import { subscribedEvents } from '../codegen/targets/consumers.js';
 import {

@@ -228,7 +228,10 @@ export function readerSchema<S>(schema: S): S {
         Object.entries(copy).map(([key, value]) => [key === 'oneOf' ? 'anyOf' : key, value]),
       );
     const { oneOf, ...rest } = copy;
-    return { ...rest, allOf: [...(Array.isArray(rest.allOf) ? rest.allOf : []), { anyOf: oneOf }] };
+    return {
+      ...rest,
+      allOf: [...(Array.isArray(rest.allOf) ? (rest.allOf as unknown[]) : []), { anyOf: oneOf }],
+    };
   };
   return mapSchema(schema, open, { keepAsWritten: keepFilter(schema) }) as S;
 }

@@ -39,10 +39,11 @@ export async function timed(args: readonly string[]): Promise<Run> {
     maxBuffer: 64 * 1024 * 1024,
     // Plain node: no TypeScript loader inherited from the bench runner (tsx sets NODE_OPTIONS).
     env: { ...process.env, NODE_OPTIONS: '' },
-  }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+  }).catch((caught: unknown) => {
+    const error = caught as { code?: number; stdout?: string; stderr?: string };
     // `build --check` on a stale folder exits 1 and still reports its measurement.
     if (error.code === 1 && error.stdout !== undefined) return { stdout: error.stdout };
-    throw new Error(`${args.join(' ')} failed: ${error.stderr ?? String(error)}`);
+    throw new Error(`${args.join(' ')} failed: ${error.stderr ?? String(caught)}`);
   });
   const line = stdout
     .split('\n')

@@ -139,7 +139,7 @@ export async function run(): Promise<BenchResult[]> {
                 [envelope.messageId, 'bench-consumer'],
               );
               if (claimed.rows.length === 1) {
-                await insert(connection as never, envelope);
+                await insert(connection, envelope);
                 await connection.query(
                   `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
                   [envelope.messageId, 'bench-consumer'],

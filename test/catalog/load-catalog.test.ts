@@ -355,14 +355,14 @@ describe('loadCatalog rules', () => {
 describe('loadCatalog and symbolic links', () => {
   it('refuses a $ref that leaves the events folder through a symbolic link', async () => {
     const { mkdir, symlink, writeFile } = await import('node:fs/promises');
-    const { join } = await import('node:path');
+    const path = await import('node:path');
     current = await temp(
       oneEvent({}, payloadSchema({ secret: { $ref: '../../_common/outside/secret.schema.json' } })),
     );
-    await mkdir(join(current.dir, 'outside'));
-    await writeFile(join(current.dir, 'outside/secret.schema.json'), '{"type":"string"}');
-    await mkdir(join(current.events, '_common'));
-    await symlink(join(current.dir, 'outside'), join(current.events, '_common/outside'));
+    await mkdir(path.join(current.dir, 'outside'));
+    await writeFile(path.join(current.dir, 'outside/secret.schema.json'), '{"type":"string"}');
+    await mkdir(path.join(current.events, '_common'));
+    await symlink(path.join(current.dir, 'outside'), path.join(current.events, '_common/outside'));
     await expect(loadCatalog(current.events)).rejects.toMatchObject({
       problems: [{ code: 'ref-escapes-catalog', pointer: '/properties/secret/$ref' }],
     });

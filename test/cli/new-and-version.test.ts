@@ -121,7 +121,7 @@ describe('evgen new', () => {
   it('says what to do when the event already exists', async () => {
     expect(await runCli(['new', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
     expect(cli.output.stderr()).toMatch(
-      /shop\/OrderPlaced\/event\.json: .*already exists[^\n]*\n  hint: .*evgen version shop\/OrderPlaced/,
+      /shop\/OrderPlaced\/event\.json: .*already exists[^\n]*\n {2}hint: .*evgen version shop\/OrderPlaced/,
     );
   });
 
@@ -175,14 +175,16 @@ describe('evgen version', () => {
       await readFile(join(dir, 'v1.schema.json'), 'utf8'),
     );
     expect(await runCli(['version', 'shop/OrderPlaced', '--events', cli.catalog.events])).toBe(2);
-    expect(cli.output.stderr()).toMatch(/shop\/OrderPlaced: .*missing v2\.schema\.json\n  hint: /);
+    expect(cli.output.stderr()).toMatch(
+      /shop\/OrderPlaced: .*missing v2\.schema\.json\n {2}hint: /,
+    );
     await expect(readFile(join(dir, 'v4.schema.json'), 'utf8')).rejects.toThrow();
   });
 
   it('says what to do when the event has no schema yet', async () => {
     await writeFiles(cli.catalog.events, { 'shop/Empty/event.json': eventJson('shop', 'Empty') });
     expect(await runCli(['version', 'shop/Empty', '--events', cli.catalog.events])).toBe(2);
-    expect(cli.output.stderr()).toMatch(/shop\/Empty: .*no v1\.schema\.json\n  hint: /);
+    expect(cli.output.stderr()).toMatch(/shop\/Empty: .*no v1\.schema\.json\n {2}hint: /);
   });
 
   it('fails with exit 2 for an unknown event', async () => {

@@ -26,5 +26,7 @@ it('says there is nothing to scaffold when no consumer is declared, instead of "
 
 it('reports a bad catalog like build does: problems on stderr, exit 2', async () => {
   expect(await runCli(['scaffold', '--events', join(cli.catalog.dir, 'missing')])).toBe(2);
-  expect(cli.output.stderr()).toMatch(/missing: the events folder does not exist[^\n]*\n  hint: /);
+  expect(cli.output.stderr()).toMatch(
+    /missing: the events folder does not exist[^\n]*\n {2}hint: /,
+  );
 });

@@ -143,11 +143,14 @@ describe('3. draft-04 boolean exclusiveMinimum / exclusiveMaximum', () => {
 describe('4. keywords are read by the schema’s own dialect', () => {
   it('draft-07: prefixItems is unknown and items:false allows only the empty array', () => {
     expect(
-      confluent({ type: 'array', items: [{ type: 'integer' }], additionalItems: false }, {
-        type: 'array',
-        prefixItems: [{ type: 'integer' }],
-        items: false,
-      } as JsonSchema),
+      confluent(
+        { type: 'array', items: [{ type: 'integer' }], additionalItems: false },
+        {
+          type: 'array',
+          prefixItems: [{ type: 'integer' }],
+          items: false,
+        },
+      ),
     ).toEqual({
       compatible: false,
       changes: [
@@ -160,10 +163,13 @@ describe('4. keywords are read by the schema’s own dialect', () => {
 
   it('draft-07: a prefixItems beside no items constrains nothing', () => {
     expect(
-      confluent({ type: 'array', items: { type: 'integer' } }, {
-        type: 'array',
-        prefixItems: [{ type: 'string' }],
-      } as JsonSchema),
+      confluent(
+        { type: 'array', items: { type: 'integer' } },
+        {
+          type: 'array',
+          prefixItems: [{ type: 'string' }],
+        },
+      ),
     ).toEqual({ compatible: true, changes: ['SCHEMA_REMOVED #/items'] });
   });
 
@@ -171,8 +177,8 @@ describe('4. keywords are read by the schema’s own dialect', () => {
     const $schema = 'https://json-schema.org/draft/2020-12/schema';
     expect(
       confluent(
-        { $schema, type: 'array', prefixItems: [{ type: 'integer' }], items: false } as JsonSchema,
-        { $schema, type: 'array', prefixItems: [{ type: 'integer' }], items: false } as JsonSchema,
+        { $schema, type: 'array', prefixItems: [{ type: 'integer' }], items: false },
+        { $schema, type: 'array', prefixItems: [{ type: 'integer' }], items: false },
       ),
     ).toEqual({ compatible: true, changes: [] });
   });
@@ -189,8 +195,7 @@ describe('5. Kafka Connect decimal as bytes', () => {
   it('without the annotation on both sides it is a type change', () => {
     expect(confluent({ type: 'string' }, bytes('number')).changes).toEqual(['TYPE_CHANGED #/']);
     expect(
-      confluent(bytes('string'), { type: 'boolean', 'connect.type': 'bytes' } as JsonSchema)
-        .compatible,
+      confluent(bytes('string'), { type: 'boolean', 'connect.type': 'bytes' }).compatible,
     ).toBe(false);
   });
 

@@ -102,7 +102,7 @@ function wrapKeepingDialect(schema: JsonSchema): JsonSchema {
   if (typeof schema !== 'object' || schema === null) return wrapInAllOf(schema) as JsonSchema;
   const { $schema, ...rest } = schema as Record<string, unknown>;
   const wrapped = wrapInAllOf(rest) as Record<string, unknown>;
-  return ($schema === undefined ? wrapped : { $schema, ...wrapped }) as JsonSchema;
+  return $schema === undefined ? wrapped : { $schema, ...wrapped };
 }
 
 describe('the same cases inside a combined schema (allOf with one member)', () => {

@@ -279,7 +279,7 @@ describe('bounds and other keywords', () => {
       true,
     ],
   ] as const)('%j → %j: %s', (original, update, expected, compatible) => {
-    const result = diffSchemas(original as JsonSchema, update as JsonSchema);
+    const result = diffSchemas(original, update);
     expect(result.changes.map((c) => `${c.type} ${c.path}`)).toEqual([expected]);
     expect(result.compatible).toBe(compatible);
   });

@@ -27,8 +27,9 @@ const branch = (i: number, changed = false): JsonSchema => ({
   },
   required: ['kind'],
 });
-const union = (keyword: string, count: number, changed = false): JsonSchema =>
-  ({ [keyword]: Array.from({ length: count }, (_, i) => branch(i, changed)) }) as JsonSchema;
+const union = (keyword: string, count: number, changed = false): JsonSchema => ({
+  [keyword]: Array.from({ length: count }, (_, i) => branch(i, changed)),
+});
 
 /** A binary anyOf tree: 2^depth leaves, and every pair of nodes at one depth is a candidate pair. */
 function anyOfTree(depth: number, seed = 1): JsonSchema {
@@ -40,7 +41,7 @@ function refChain(length: number, end: JsonSchema): JsonSchema {
   const definitions: Record<string, JsonSchema> = {};
   for (let i = 0; i < length; i++)
     definitions[`d${i}`] = i === length - 1 ? end : { $ref: `#/definitions/d${i + 1}` };
-  return { definitions, $ref: '#/definitions/d0' } as JsonSchema;
+  return { definitions, $ref: '#/definitions/d0' };
 }
 
 function propertyRing(length: number): JsonSchema {
@@ -50,7 +51,7 @@ function propertyRing(length: number): JsonSchema {
       type: 'object',
       properties: { n: { $ref: `#/definitions/d${(i + 1) % length}` } },
     };
-  return { definitions, $ref: '#/definitions/d0' } as JsonSchema;
+  return { definitions, $ref: '#/definitions/d0' };
 }
 
 function limitOf(run: () => unknown): ComparisonLimitError {

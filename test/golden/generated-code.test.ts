@@ -50,9 +50,9 @@ describe('injection catalog', () => {
   const QUOTES = "\"'`${x}`";
 
   it('imports without executing anything and keeps hostile names as plain data', async () => {
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation(() => {
       throw new Error('generated code called process.exit');
-    }) as never);
+    });
     try {
       const mod = await importCase('injection');
       expect(exit).not.toHaveBeenCalled();
@@ -114,9 +114,9 @@ describe('injection catalog', () => {
 
 describe('injection through keys json-schema-to-typescript copies into comments', () => {
   it('imports without executing anything; the validators still use the real patterns', async () => {
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation(() => {
       throw new Error('generated code called process.exit');
-    }) as never);
+    });
     try {
       const mod = await importCase('injection-keys');
       expect(exit).not.toHaveBeenCalled();

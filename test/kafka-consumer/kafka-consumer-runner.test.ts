@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createKafkaConsumerRunner,
-  KAFKA_CONSUMER_HEADERS as H,
   listKafkaDeadLetters,
   replayKafkaDeadLetters,
   type KafkaConsumerRunner,

@@ -68,6 +68,7 @@ export async function exec(
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     throw new Error(
       `${file} ${args.join(' ')} exited ${String(failed.code)}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}`,
+      { cause: error },
     );
   }
 }

@@ -97,14 +97,14 @@ describe('ConfirmedPublisher', () => {
       publishEnvelope(publisher, lost, routes['order.OrderArchived'], { prefix: broker.prefix }),
       publishEnvelope(publisher, kept, routes['order.OrderCreated'], { prefix: broker.prefix }),
     ]);
-    expect(results[0]!.status).toBe('rejected');
+    expect(results[0].status).toBe('rejected');
     const error = (results[0] as PromiseRejectedResult).reason as UnroutableError;
     expect(error).toBeInstanceOf(UnroutableError);
     expect(error.messageId).toBe(lost.messageId);
     expect(error.routingKey).toBe('order.archived');
     expect(error.replyText).toBe('NO_ROUTE');
     expect(error.retryable).toBe(true);
-    expect(results[1]!.status).toBe('fulfilled');
+    expect(results[1].status).toBe('fulfilled');
     const delivered = await drainQueue(
       broker.channel,
       topology.consumers['inventory-service']!.queue,

@@ -194,7 +194,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
 
   const stopListening = () =>
     new Promise<void>((resolve) => {
-      if (!listening) return resolve();
+      if (!listening) {
+        resolve();
+        return;
+      }
       listening = false;
       // close() stops accepting at once; its callback waits for open connections, so do not wait.
       listener.close();

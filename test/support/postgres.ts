@@ -33,6 +33,7 @@ export async function createTestSchema(prefix = 'evgen_t'): Promise<TestSchema> 
   } catch (error) {
     throw new Error(
       `PostgreSQL is not reachable at ${TEST_DATABASE_URL}: start it (see README) — ${(error as Error).message}`,
+      { cause: error },
     );
   }
   await admin.query(`CREATE SCHEMA "${schema}"`);

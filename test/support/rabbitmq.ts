@@ -35,6 +35,7 @@ export async function connectTestBroker(connectionName?: string): Promise<Channe
   } catch (error) {
     throw new Error(
       `RabbitMQ is not reachable at ${TEST_RABBITMQ_URL}: start it (rabbitmq-server -detached) — ${(error as Error).message}`,
+      { cause: error },
     );
   }
 }

@@ -227,7 +227,7 @@ class InstanceGenerator {
     const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
     const max = typeof schema.maxLength === 'number' ? schema.maxLength : Math.max(min, 12);
     const length = between(this.random, min, Math.min(max, min + 8));
-    return Array.from({ length }, () => pick(this.random, [...'abcxyzAB09 -'])).join('');
+    return Array.from({ length }, () => pick(this.random, Array.from('abcxyzAB09 -'))).join('');
   }
 
   private numberFor(schema: Record<string, unknown>, integer: boolean): number {
@@ -300,15 +300,15 @@ export function stringMatching(pattern: string, random: Random): string | undefi
       const escaped = body[index + 1];
       choices =
         escaped === 'd'
-          ? [...'0123456789']
+          ? Array.from('0123456789')
           : escaped === 'w'
-            ? [...'abcXYZ019_']
+            ? Array.from('abcXYZ019_')
             : escaped !== undefined && !/[a-zA-Z]/.test(escaped)
               ? [escaped]
               : [];
       index += 2;
     } else if (char === '.') {
-      choices = [...'abc123'];
+      choices = Array.from('abc123');
       index += 1;
     } else if ('()|*+?{}'.includes(char)) {
       return undefined;
@@ -349,7 +349,7 @@ function classMembers(spec: string): string[] {
       index += 2;
     } else if (from === '\\') {
       const escaped = spec[index + 1];
-      if (escaped === 'd') members.push(...'0123456789');
+      if (escaped === 'd') members.push(...Array.from('0123456789'));
       else if (escaped !== undefined) members.push(escaped);
       index += 1;
     } else {

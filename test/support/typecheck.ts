@@ -13,7 +13,7 @@ let repoOptions: ts.CompilerOptions | undefined;
 
 function compilerOptions(): ts.CompilerOptions {
   if (repoOptions === undefined) {
-    const config = ts.readConfigFile(`${REPO_ROOT}tsconfig.json`, ts.sys.readFile);
+    const config = ts.readConfigFile(`${REPO_ROOT}tsconfig.json`, (path) => ts.sys.readFile(path));
     if (config.error)
       throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
     repoOptions = {

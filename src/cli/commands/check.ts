@@ -153,9 +153,10 @@ export async function runCheck(options: CheckOptions): Promise<number> {
     events = config.events;
     catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
     lock = await readReleaseLock(config.events);
-    if (options.against !== undefined) {
+    const against = options.against;
+    if (against !== undefined) {
       try {
-        released = await loadCatalogAtRef(config.events, options.against, {
+        released = await loadCatalogAtRef(config.events, against, {
           eventTypeFormat: config.eventTypeFormat,
         });
       } catch (error) {
@@ -163,7 +164,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
           return fail(
             error.problems.map((problem) => ({
               ...problem,
-              message: `in the catalog at ${options.against}: ${problem.message}`,
+              message: `in the catalog at ${against}: ${problem.message}`,
             })),
           );
         }

@@ -132,7 +132,7 @@ function filterOf(options: DlqOptions): DeadLetterFilter {
         ['until', options.until],
       ] as const
     ).filter(([, value]) => value !== undefined),
-  ) as DeadLetterFilter;
+  );
 }
 
 /** The consumers to look at: `--consumer`, checked against the catalog, or all of them. */

@@ -175,10 +175,12 @@ function neutraliseComment(text: string): string {
  * indented by `indent`. Returns an empty string for empty text so templates can omit it.
  */
 export function docComment(text: unknown, indent = ''): string {
-  const body = neutraliseComment(String(text ?? '')).trim();
+  // Any value a template hands over prints as String() does; null and undefined print nothing.
+  const value: unknown = text ?? '';
+  const body = neutraliseComment(String(value)).trim();
   if (body === '') return '';
   const lines = body.split('\n').map((line) => line.trimEnd());
-  if (lines.length === 1) return `${indent}/** ${lines[0]} */`;
+  if (lines.length === 1) return `${indent}/** ${lines[0]!} */`;
   return [
     `${indent}/**`,
     ...lines.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)),

@@ -130,7 +130,7 @@ export const consumersTarget: Target = {
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     const files: TargetFile[] = [];
     for (const consumer of context.catalog.consumers) {
-      files.push(await renderConsumer(context.catalog, consumer, context.runtimeImport));
+      files.push(renderConsumer(context.catalog, consumer, context.runtimeImport));
     }
     return files.sort((a, b) => compareStrings(a.path, b.path));
   },

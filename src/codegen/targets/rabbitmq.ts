@@ -81,8 +81,8 @@ export const rabbitmqTarget: Target = {
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     if (context.catalog.events.length === 0) return [];
     return [
-      await renderPublishers(context.catalog, context.runtimeImport),
-      await renderTopology(context.catalog, context.runtimeImport),
+      renderPublishers(context.catalog, context.runtimeImport),
+      renderTopology(context.catalog, context.runtimeImport),
     ];
   },
 };

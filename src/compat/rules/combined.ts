@@ -177,7 +177,7 @@ export function compareCombined(
       const trial = ctx.sub();
       const compare = () => compareSchemas(trial, originalSub, updateSub);
       if (original.synthetic === true && !indexed(original)) compare();
-      else trial.enter([`${original.criterion ?? 'allOf'}`, i], compare);
+      else trial.enter([original.criterion ?? 'allOf', i], compare);
       if (trial.isCompatible()) {
         edges[i]!.push(j);
         found.set(`${i}:${j}`, trial.differences);

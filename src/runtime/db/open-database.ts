@@ -2,7 +2,7 @@
  * One entry point to a database: a PostgreSQL server when a URL says so, embedded PGlite
  * otherwise. The drivers are loaded on demand, so a service installs only the one it uses.
  */
-import { pgliteDatabase, postgresDatabase, type Database, type PgliteLike } from './database.js';
+import { pgliteDatabase, postgresDatabase, type Database } from './database.js';
 
 export interface OpenedDatabase extends Database {
   /** Ends the pool (PostgreSQL) or closes the embedded instance (PGlite). */
@@ -70,7 +70,7 @@ export async function openDatabase(
     '0.5.17',
   );
   const lite = resolved.dataDir === undefined ? new PGlite() : new PGlite(resolved.dataDir);
-  return { ...pgliteDatabase(lite as unknown as PgliteLike), close: () => lite.close() };
+  return { ...pgliteDatabase(lite), close: () => lite.close() };
 }
 
 async function loadDriver<T>(load: () => Promise<T>, name: string, version: string): Promise<T> {

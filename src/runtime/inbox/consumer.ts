@@ -87,8 +87,10 @@ export interface InboxConsumer {
 export type ConsumerBatchResult =
   { readonly outcome: InboxOutcome } | { readonly outcome: 'failed'; readonly error: EvgenError };
 
-type AnyHandler = ConsumerHandler<any>;
-type AnyUpcaster = Upcaster<any, any>;
+// Tables hold handlers and upcasters of many payload types. Method parameters are checked
+// bivariantly, so a handler of one specific envelope type fits without an `any`.
+type AnyHandler = { handle(envelope: Envelope, ctx: ConsumerContext): Promise<void> }['handle'];
+type AnyUpcaster = { upcast(payload: unknown, envelope: Envelope): unknown }['upcast'];
 type HandlerTable = Readonly<
   Record<string, Readonly<Record<number, AnyHandler | undefined>> | undefined>
 >;
@@ -308,7 +310,11 @@ class DescriptorIndex {
   constructor(descriptors: readonly EventVersionDescriptor[]) {
     for (const descriptor of descriptors) {
       let versions = this.byType.get(descriptor.eventType);
-      if (versions === undefined) this.byType.set(descriptor.eventType, (versions = new Map()));
+      if (versions === undefined)
+        this.byType.set(
+          descriptor.eventType,
+          (versions = new Map<number, EventVersionDescriptor>()),
+        );
       versions.set(descriptor.schemaVersion, descriptor);
     }
   }

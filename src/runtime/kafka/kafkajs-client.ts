@@ -25,7 +25,6 @@ import {
   type KafkaHeaders,
   type KafkaInboundRecord,
   type KafkaOutboundHeaders,
-  type KafkaOutboundRecord,
   type KafkaProducer,
   type KafkaProducerOptions,
   type KafkaTopicDescription,

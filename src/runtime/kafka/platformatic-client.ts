@@ -77,7 +77,7 @@ type BaseOptions = {
 
 /** Java's partition for a key: murmur2 of the UTF-8 bytes, positive, modulo the partition count. */
 function keyPartition(key: string, partitionCount: number): number {
-  const hash = compatibilityPartitioner({ topic: '' } as never, Buffer.from(key, 'utf8'));
+  const hash = compatibilityPartitioner({ topic: '' }, Buffer.from(key, 'utf8'));
   return hash % partitionCount;
 }
 
@@ -148,7 +148,7 @@ interface PartitionState {
   seeking: boolean;
   /** How many times the stream's position was corrected for the pending seek. */
   corrections: number;
-  queue: Message<Buffer, Buffer, Buffer, Buffer>[];
+  queue: Message[];
   running: boolean;
 }
 
@@ -158,7 +158,7 @@ const HIGH_WATER = 500;
 class PlatformaticConsumer implements KafkaConsumer {
   readonly #base: BaseOptions;
   readonly #options: KafkaConsumerOptions;
-  #consumer: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
+  #consumer: Consumer | undefined;
   #stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
   #handlers: KafkaConsumerHandlers | undefined;
   readonly #partitions = new Map<string, PartitionState>();
@@ -181,9 +181,9 @@ class PlatformaticConsumer implements KafkaConsumer {
     await this.#open();
   }
 
-  #newConsumer(): Consumer<Buffer, Buffer, Buffer, Buffer> {
+  #newConsumer(): Consumer {
     const sessionTimeout = this.#options.sessionTimeoutMs ?? 10_000;
-    const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+    const consumer = new Consumer({
       ...this.#base,
       clientId: this.#options.clientId ?? this.#base.clientId,
       groupId: this.#options.groupId,
@@ -274,7 +274,7 @@ class PlatformaticConsumer implements KafkaConsumer {
     return state;
   }
 
-  #onMessage(message: Message<Buffer, Buffer, Buffer, Buffer>): void {
+  #onMessage(message: Message): void {
     const key = partitionKey(message.topic, message.partition);
     const state = this.#state(key);
     state.queue.push(message);
@@ -413,7 +413,7 @@ class PlatformaticConsumer implements KafkaConsumer {
   }
 }
 
-function toInbound(message: Message<Buffer, Buffer, Buffer, Buffer>): KafkaInboundRecord {
+function toInbound(message: Message): KafkaInboundRecord {
   const headers: Record<string, string> = {};
   for (const [name, value] of message.headers) {
     headers[name.toString('utf8')] = value === undefined ? '' : value.toString('utf8');
@@ -438,7 +438,7 @@ function safely(callback: () => void): void {
 }
 
 /** Closes a client without waiting for its in-flight requests; errors are irrelevant then. */
-function forceClose(consumer: Consumer<Buffer, Buffer, Buffer, Buffer>): Promise<void> {
+function forceClose(consumer: Consumer): Promise<void> {
   return new Promise((resolve) => consumer.close(true, () => resolve()));
 }
 

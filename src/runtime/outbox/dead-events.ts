@@ -157,7 +157,7 @@ export async function reviveDeadOutboxEvents(
     if (target.messageIds.length === 0) return [];
     params.push(`{${target.messageIds.join(',')}}`);
     where = `r.event_id = ANY($1::text::uuid[])`;
-  } else if (target.all === true) {
+  } else if (target.all) {
     where = `TRUE ${filterSql(target, params, 'r')}`;
   } else {
     throw new TypeError('revive target must give ids, messageIds or all: true');

@@ -19,7 +19,7 @@ export async function pruneOutbox(db: Database, options: PruneOutboxOptions): Pr
   const { table } = outboxTableNames(options);
   const batchSize = Math.floor(options.batchSize ?? 1_000);
   if (!(batchSize > 0))
-    throw new RangeError(`batchSize must be positive, got ${options.batchSize}`);
+    throw new RangeError(`batchSize must be positive, got ${String(options.batchSize)}`);
   if (!(options.olderThanMs >= 0))
     throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
   const sql = `DELETE FROM ${table} WHERE id IN (

@@ -5,7 +5,10 @@
 import type { OutboundMessage, Publisher } from '../publisher.js';
 
 /** Decides per call: return an error to reject with it, `'hang'` to never settle, or nothing to accept. */
-export type PublishBehaviour = (message: OutboundMessage, call: number) => unknown;
+export type PublishBehaviour = (
+  message: OutboundMessage,
+  call: number,
+) => Error | 'hang' | undefined;
 
 export class RecordingPublisher implements Publisher {
   /** Accepted messages, in the order publish() was called. */

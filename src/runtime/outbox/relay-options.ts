@@ -151,5 +151,5 @@ export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayO
 function definedOnly(options: BackoffOptions | undefined): BackoffOptions {
   return Object.fromEntries(
     Object.entries(options ?? {}).filter(([, value]) => value !== undefined),
-  ) as BackoffOptions;
+  );
 }

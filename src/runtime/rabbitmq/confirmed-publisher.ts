@@ -139,7 +139,7 @@ export class ConfirmedPublisher {
     });
     try {
       // The send goes on after a timeout only to drop the message unsent or to ignore its confirm.
-      return await Promise.race([
+      await Promise.race([
         this.send(attempt, exchange, routingKey, content, { ...properties, messageId }),
         deadline,
       ]);

@@ -106,9 +106,7 @@ export function deadLetterDiagnostics(
     ['originalRoutingKey', text(EVGEN_HEADERS.originalRoutingKey)],
     ['replays', headerNumber(headers, EVGEN_HEADERS.replays)],
   ];
-  return Object.fromEntries(
-    entries.filter(([, value]) => value !== undefined),
-  ) as DeadLetterDiagnostics;
+  return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
 }
 
 function toDeadLetter(message: GetMessage): DeadLetter {

@@ -185,9 +185,7 @@ export function resolveTopology(
         ...typeArguments,
         'x-dead-letter-exchange': retryExchange,
         'x-dead-letter-routing-key': DEAD_ROUTING_KEY,
-        ...(queueType === 'quorum'
-          ? ({ 'x-delivery-limit': deliveryLimit } as Record<string, number>)
-          : {}),
+        ...(queueType === 'quorum' ? { 'x-delivery-limit': deliveryLimit } : {}),
       },
     });
     const keys = new Set<string>();

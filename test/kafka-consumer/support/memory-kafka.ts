@@ -43,7 +43,8 @@ export class MemoryKafka implements KafkaClient {
     const partitions = this.topics.get(record.topic);
     if (partitions === undefined) throw new Error(`unknown topic ${record.topic}`);
     const partition =
-      [...record.key].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % partitions.length;
+      Array.from(record.key).reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) %
+      partitions.length;
     const log = partitions[partition]!;
     const rawHeaders = { ...(record.headers ?? {}) } as Record<string, string | Buffer>;
     const headers: Record<string, string> = {};

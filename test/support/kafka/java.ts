@@ -21,6 +21,8 @@ export async function runJava(program: string, args: readonly string[]): Promise
     return stdout;
   } catch (error) {
     const failed = error as Error & { stderr?: string; stdout?: string };
-    throw new Error(`java ${program} failed: ${failed.message}\n${failed.stderr ?? ''}`);
+    throw new Error(`java ${program} failed: ${failed.message}\n${failed.stderr ?? ''}`, {
+      cause: error,
+    });
   }
 }

@@ -431,7 +431,7 @@ export function createKafkaConsumerRunner(
             system: 'kafka',
             consumer: routes.consumer,
           },
-          () => handler.handle(body!),
+          () => handler.handle(body),
         );
         settle(record);
         counts.handled++;

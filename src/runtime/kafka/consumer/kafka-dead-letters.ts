@@ -111,9 +111,7 @@ export function kafkaDeadLetterDiagnostics(headers: KafkaHeaders): KafkaDeadLett
     ['originalTimestamp', text(H.originalTimestamp)],
     ['replays', headerInteger(headers, H.replays)],
   ];
-  return Object.fromEntries(
-    entries.filter(([, value]) => value !== undefined),
-  ) as KafkaDeadLetterDiagnostics;
+  return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
 }
 
 function valueField(value: Buffer | null, name: string): string | undefined {

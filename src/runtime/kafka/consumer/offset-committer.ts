@@ -64,10 +64,7 @@ export class OffsetCommitter {
    */
   async flush(): Promise<void> {
     while (this.running !== undefined) await this.running;
-    if (this.pending.size > 0) {
-      this.start();
-      await this.running;
-    }
+    if (this.pending.size > 0) await this.start();
   }
 
   /**
@@ -88,10 +85,12 @@ export class OffsetCommitter {
   }
 
   private kick(): void {
-    if (this.running === undefined && this.pending.size > 0) this.start();
+    // The request never rejects (failures go to onError and back into pending).
+    if (this.running === undefined && this.pending.size > 0) void this.start();
   }
 
-  private start(): void {
+  /** Sends what is pending; returns the request, also kept in `running` until it settles. */
+  private start(): Promise<void> {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const batch = [...this.pending.values()];
@@ -128,5 +127,6 @@ export class OffsetCommitter {
         // Positions settled while the request was out go in the next one, at once.
         if (this.retryTimer === undefined) this.kick();
       });
+    return this.running;
   }
 }
