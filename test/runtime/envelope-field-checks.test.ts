@@ -12,8 +12,8 @@ const DATE_TIME =
 function referenceDateTime(value: string): boolean {
   const match = DATE_TIME.exec(value);
   if (match === null) return false;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as number[];
-  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
+  const daysInMonth = new Date(Date.UTC(year!, month, 0)).getUTCDate();
   const offsetOk = match[9] === undefined || (Number(match[9]) <= 23 && Number(match[10]) <= 59);
   return (
     month! >= 1 &&
