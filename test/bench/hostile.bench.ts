@@ -41,12 +41,15 @@ async function measure(cwd: string, args: readonly string[]): Promise<Outcome> {
     env: { ...process.env, NODE_OPTIONS: '' },
   }).then(
     (done) => ({ code: 0, stdout: done.stdout, stderr: done.stderr, killed: false }),
-    (error: { code?: number; stdout?: string; stderr?: string; killed?: boolean }) => ({
-      code: error.code ?? 1,
-      stdout: error.stdout ?? '',
-      stderr: error.stderr ?? '',
-      killed: error.killed === true,
-    }),
+    (caught: unknown) => {
+      const error = caught as { code?: number; stdout?: string; stderr?: string; killed?: boolean };
+      return {
+        code: error.code ?? 1,
+        stdout: error.stdout ?? '',
+        stderr: error.stderr ?? '',
+        killed: error.killed === true,
+      };
+    },
   );
   const wallMs = performance.now() - started;
   if (result.killed) return { code: 'timeout', cpuMs: NaN, wallMs, rssMb: NaN };
