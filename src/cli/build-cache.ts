@@ -225,7 +225,7 @@ export class BuildCache implements GenerationCache {
       Array.isArray(keys) &&
       keys.every((key) => typeof key === 'string') &&
       stored?.digest === sha256(JSON.stringify(keys));
-    return new CompiledSchemaSet(valid ? (keys as string[]) : []);
+    return new CompiledSchemaSet(valid ? keys : []);
   }
 
   async writeCompiledSchemas(schemas: CompiledSchemaSet): Promise<void> {

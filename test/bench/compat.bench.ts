@@ -138,8 +138,8 @@ async function jsonSchemaDiffCatalog(catalog: Catalog): Promise<void> {
     for (const newer of event.versions)
       for (const older of event.versions.filter((version) => version.version < newer.version))
         await jsonSchemaDiff.diffSchemas({
-          sourceSchema: older.bundled as object,
-          destinationSchema: newer.bundled as object,
+          sourceSchema: older.bundled,
+          destinationSchema: newer.bundled,
         });
 }
 
@@ -196,8 +196,8 @@ async function versusJsonSchemaDiff(): Promise<BenchResult[]> {
   // json-schema-diff needs minutes on 100 branches: one sample.
   const baseline = await samples(1, () =>
     jsonSchemaDiff.diffSchemas({
-      sourceSchema: original as object,
-      destinationSchema: update as object,
+      sourceSchema: original,
+      destinationSchema: update,
     }),
   );
   const pairRow = fromSamples(
