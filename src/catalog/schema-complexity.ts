@@ -23,7 +23,7 @@ import {
   resolveSegments,
 } from '../common/json-pointer.js';
 import { isObject } from '../common/json-value.js';
-import { subschemasOf, type SchemaObject } from '../schema/walk.js';
+import { subschemasOf } from '../schema/walk.js';
 
 export const SCHEMA_LIMITS = {
   /** `$ref`s followed one inside another (depth-first, each definition entered once). */
@@ -111,7 +111,7 @@ function deepestRef(root: unknown, limit: number): string | undefined {
         stack.push({ node: target.value, pointer: jsonPointer(segments!), depth: depth + 1 });
       }
     }
-    const children = subschemasOf(node as SchemaObject);
+    const children = subschemasOf(node);
     for (let index = children.length - 1; index >= 0; index--) {
       const { keyword, key, value } = children[index]!;
       stack.push({
