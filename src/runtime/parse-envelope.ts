@@ -105,25 +105,27 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
           ok: false,
           error: new UnknownEventError(
             eventType,
-            versionOk ? schemaVersion : undefined,
+            versionOk ? (schemaVersion as number) : undefined,
             `unknown event type ${JSON.stringify(eventType)} (known: ${knownTypes.join(', ')})`,
           ),
         };
       }
-      if (versionOk && !versions.has(schemaVersion)) {
+      if (versionOk && !versions.has(schemaVersion as number)) {
         const known = [...versions.keys()].sort((a, b) => a - b).join(', ');
         return {
           ok: false,
           error: new UnknownEventError(
             eventType,
-            schemaVersion,
+            schemaVersion as number,
             `unknown version ${String(schemaVersion)} of ${eventType} (known: ${known})`,
           ),
         };
       }
     }
     const descriptor =
-      eventType !== undefined && versionOk ? byType.get(eventType)?.get(schemaVersion) : undefined;
+      eventType !== undefined && versionOk
+        ? byType.get(eventType)?.get(schemaVersion as number)
+        : undefined;
 
     let payload: unknown = record.payload;
     if (descriptor !== undefined) {
