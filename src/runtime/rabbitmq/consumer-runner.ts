@@ -186,8 +186,8 @@ interface Session {
 /**
  * Per-aggregate lanes keep order at any prefetch, so the prefetch only bounds memory and work in
  * flight. 20 was chosen by measurement (`npm run bench -- rabbitmq`, runner + inbox consumer, 200
- * aggregates, pg pool of 10, medians of 3): relative to prefetch 20, prefetch 1 reached 0.10×,
- * 10 0.82–1.02×, 50 0.79–0.92×, 100 0.74–0.96× in two runs. Beyond ~20 the database pool (10
+ * aggregates, pg pool of 10, medians of 3): relative to prefetch 20, prefetch 1 reached 0.10–0.32×,
+ * 10 0.82–1.02×, 50 0.78–0.92×, 100 0.74–0.96× in three runs. Beyond ~20 the database pool (10
  * connections) is the limit, so a larger prefetch only holds more unacked messages.
  */
 const DEFAULT_PREFETCH = 20;
