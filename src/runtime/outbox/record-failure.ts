@@ -1,0 +1,57 @@
+/**
+ * Records a failed publish. Broker unavailability gives the row back with its attempts kept and
+ * starts (or extends) the relay's outage backoff; any other failure counts against
+ * `maxAttempts` and reschedules the row with backoff, or moves it to DEAD.
+ */
+import { backoffDelay } from '../backoff.js';
+import { classifyError, describeError, isUnavailableError } from '../errors.js';
+import type { OutboundMessage } from '../publisher.js';
+import type { ClaimedRow } from './claim-query.js';
+import { observe } from './observe-hook.js';
+import type { RelayContext } from './relay-context.js';
+import type { PublishFailure } from './relay-options.js';
+
+export async function recordFailure(
+  context: RelayContext,
+  row: ClaimedRow,
+  token: string,
+  message: OutboundMessage,
+  error: unknown,
+  result: { failed: number; dead: number },
+): Promise<void> {
+  const { db, sql, config, hooks, outage, totals, now, nowMs } = context;
+  const { type, message: text } = describeError(error);
+  if (isUnavailableError(error)) {
+    outage.streak++;
+    const delay = backoffDelay(outage.streak, undefined, config.unavailableBackoff, config.random);
+    outage.until = Math.max(outage.until, nowMs() + delay);
+    await db.query(sql.deferred, [
+      row.id,
+      token,
+      now(),
+      delay,
+      `broker unavailable: ${type}: ${text}`,
+    ]);
+    result.failed++;
+    totals.unavailable++;
+    observe(() =>
+      hooks.onFailed?.(message, { error, dead: false, retryInMs: delay, unavailable: true }),
+    );
+    return;
+  }
+  const attempts = Number(row.attempts);
+  const dead = attempts >= config.maxAttempts || classifyError(error) === 'non-retryable';
+  const delay = dead ? 0 : backoffDelay(attempts, undefined, config.backoff, config.random);
+  await db.query(sql.failed, [
+    row.id,
+    token,
+    dead ? 'DEAD' : 'READY',
+    now(),
+    delay,
+    `${type}: ${text}`,
+  ]);
+  if (dead) result.dead++;
+  else result.failed++;
+  const failure: PublishFailure = dead ? { error, dead } : { error, dead, retryInMs: delay };
+  observe(() => hooks.onFailed?.(message, failure));
+}

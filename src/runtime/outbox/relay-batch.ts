@@ -1,0 +1,112 @@
+/**
+ * One relay batch: claim due rows, publish each aggregate's rows in id order (each after the
+ * previous one's confirm, aggregates concurrently within the shared window), then record the
+ * outcome: SENT marks as confirms arrive, failures as they happen, untried rows released and
+ * abandoned ones given back at the end.
+ */
+import { randomUUID } from 'node:crypto';
+import { groupByAggregate } from './aggregate-chains.js';
+import { idArray, toOutboundMessage, type ClaimedRow } from './claim-query.js';
+import { observe } from './observe-hook.js';
+import { recordFailure } from './record-failure.js';
+import type { RelayContext } from './relay-context.js';
+import { leaseOf } from './relay-lease.js';
+import type { RelayBatchResult } from './relay-options.js';
+import { tracePublish } from '../telemetry.js';
+import { SentFlusher } from './sent-flusher.js';
+
+/** Runs one batch; `onClaimed` is called with the number of claimed rows once the claim is in. */
+export async function runBatch(
+  context: RelayContext,
+  onClaimed?: (claimed: number) => void,
+): Promise<RelayBatchResult> {
+  const { db, sql, config, hooks, publisher, window, outage, totals, now, nowMs } = context;
+  const token = randomUUID();
+  const claimedAt = nowMs();
+  const claimed = await db.query<ClaimedRow>(sql.claim, [
+    config.batchSize,
+    token,
+    config.leaseMs,
+    now(),
+  ]);
+  onClaimed?.(claimed.rows.length);
+  const chains = groupByAggregate(claimed.rows);
+  const result = { claimed: claimed.rows.length, published: 0, failed: 0, dead: 0, released: 0 };
+  const lease = leaseOf(context, token, claimedAt);
+  const releasedIds: string[] = [];
+  const abandonedIds: string[] = [];
+  const sent = new SentFlusher((ids) =>
+    db.query(sql.sent, [idArray(ids), token, now()]).then(() => undefined),
+  );
+
+  // One aggregate's rows one by one, each after the previous one's confirm.
+  const runChain = async (chain: ClaimedRow[]) => {
+    for (let index = 0; index < chain.length; index++) {
+      const row = chain[index]!;
+      const message = toOutboundMessage(row);
+      // The slot first, so the checks below see the lease as it is when the publish starts.
+      await window.acquire();
+      lease.heartbeat();
+      if (context.isStopping() || nowMs() < outage.until || !lease.allowsPublish()) {
+        window.release();
+        releasedIds.push(...chain.slice(index).map((r) => r.id));
+        return;
+      }
+      // A PRODUCER span continuing the trace stored with the row; the broker carries its context.
+      const outcome = await tracePublish(
+        message.headers,
+        {
+          messageId: message.envelope.messageId,
+          eventType: message.envelope.eventType,
+          aggregateId: message.envelope.aggregateId,
+        },
+        (headers) => publisher.publish({ ...message, headers }),
+        (result) => (result.kind === 'failed' ? result.error : undefined),
+      ).finally(() => window.release());
+      if (outcome.kind === 'abandoned') {
+        abandonedIds.push(row.id);
+        releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
+        return;
+      }
+      if (outcome.kind === 'failed') {
+        await recordFailure(context, row, token, message, outcome.error, result);
+        // The rest of this aggregate waits behind the failed row.
+        releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
+        return;
+      }
+      outage.streak = 0;
+      sent.mark(row.id);
+      result.published++;
+      observe(() => hooks.onPublished?.(message));
+    }
+  };
+
+  const queue = [...chains];
+  const workers = Array.from({ length: Math.min(config.maxInFlight, queue.length) }, async () => {
+    for (let chain = queue.shift(); chain; chain = queue.shift()) {
+      try {
+        await runChain(chain);
+      } finally {
+        sent.flush();
+      }
+    }
+  });
+  // Every chain runs to its end even if another failed to record its outcome.
+  const settled = await Promise.allSettled(workers);
+  await sent.drain();
+  await lease.settled();
+  if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
+  if (abandonedIds.length > 0) await db.query(sql.abandon, [idArray(abandonedIds), token, now()]);
+  const rejected = settled.find(
+    (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+  );
+  if (rejected) throw rejected.reason;
+  if (sent.errors.length > 0) throw sent.errors[0];
+  result.released = releasedIds.length + abandonedIds.length;
+
+  totals.batches++;
+  for (const key of ['claimed', 'published', 'failed', 'dead', 'released'] as const)
+    totals[key] += result[key];
+  observe(() => hooks.onBatch?.(result));
+  return result;
+}

@@ -1,0 +1,75 @@
+/**
+ * What the relay's parts share: the resolved options, the SQL, the bounded publisher, the
+ * in-flight window, the outage state and the running totals. Built once by createOutboxRelay.
+ */
+import type { Database } from '../db/database.js';
+import type { BoundedPublisher } from './bounded-publish.js';
+import type { BrokerOutage } from './broker-outage.js';
+import {
+  abandonSql,
+  claimSql,
+  markDeferredSql,
+  markFailedSql,
+  markSentSql,
+  releaseSql,
+  renewLeaseSql,
+} from './claim-query.js';
+import type { OutboxTableNames } from './outbox-table.js';
+import type { PublishWindow } from './publish-window.js';
+import type { OutboxRelayHooks, ResolvedRelayOptions } from './relay-options.js';
+
+/** The relay's statements, built once for its table. */
+export interface RelaySql {
+  readonly claim: string;
+  readonly sent: string;
+  readonly failed: string;
+  readonly deferred: string;
+  readonly release: string;
+  readonly abandon: string;
+  readonly renew: string;
+}
+
+export function relaySql(names: OutboxTableNames): RelaySql {
+  return {
+    claim: claimSql(names),
+    sent: markSentSql(names),
+    failed: markFailedSql(names),
+    deferred: markDeferredSql(names),
+    release: releaseSql(names),
+    abandon: abandonSql(names),
+    renew: renewLeaseSql(names),
+  };
+}
+
+/** Totals since the relay was created (mutable; `metrics()` hands out a copy). */
+export interface RelayTotals {
+  claimed: number;
+  published: number;
+  failed: number;
+  dead: number;
+  released: number;
+  batches: number;
+  errors: number;
+  unavailable: number;
+  leaseRenewals: number;
+}
+
+export interface RelayContext {
+  readonly db: Database;
+  readonly config: ResolvedRelayOptions;
+  readonly hooks: OutboxRelayHooks;
+  readonly sql: RelaySql;
+  readonly publisher: BoundedPublisher;
+  /** Unconfirmed publishes of every batch together (two batches overlap in the loop). */
+  readonly window: PublishWindow;
+  readonly outage: BrokerOutage;
+  readonly totals: RelayTotals;
+  /** The injected clock's time, or null for the database clock (passed to SQL). */
+  readonly now: () => Date | null;
+  /** Epoch ms from the injected clock, else Date.now(). */
+  readonly nowMs: () => number;
+  /** Whether stop() was called: no new publish may start. */
+  readonly isStopping: () => boolean;
+  /** Counts an error and hands it to the onError hook. */
+  readonly reportError: (error: unknown) => void;
+}
