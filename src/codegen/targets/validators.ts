@@ -31,6 +31,7 @@ import { eventFile } from './event-files.js';
 import { dialectOf, readerSchema, writerSchema, type Dialect } from '../../schema/views.js';
 import { shareSubschemas } from './shared-subschemas.js';
 import { withLinearEnumUniqueness } from '../../schema/linear-enum-uniqueness.js';
+import { withContainsItemFloor } from './contains-item-floor.js';
 
 // Both are CommonJS; under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;
@@ -108,7 +109,11 @@ export function standaloneValidators(sources: readonly ValidatorSource[]): {
     const group = sources.filter((source) => dialectOf(source.schema) === dialect);
     const ajv = newAjv(dialect);
     addFormats(ajv);
-    const { views, shared } = shareSubschemas(group.map((source) => source.schema));
+    // ajv 8.20 lets an empty array pass `contains` under `items`/`additionalProperties` once an
+    // earlier instance passed (contains-item-floor.ts); an implied `minItems` avoids it.
+    const { views, shared } = shareSubschemas(
+      group.map((source) => withContainsItemFloor(source.schema, dialect)),
+    );
     for (const { id, schema } of shared) ajv.addSchema(schema, id);
     const refs: Record<string, string> = {};
     group.forEach((source, index) => {
