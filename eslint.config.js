@@ -91,16 +91,6 @@ export default tseslint.config(
     },
   },
   {
-    files: ['generated/**/*.ts'],
-    rules: {
-      // One consumer template for all: a consumer without multi-version events still imports
-      // Upcaster and declares its (empty) Upcasters interface, so every consumer module has the
-      // same exports.
-      '@typescript-eslint/no-unused-vars': 'off',
-      '@typescript-eslint/no-empty-object-type': 'off',
-    },
-  },
-  {
     // Plain-node helper scripts (loader hooks, the bench child): no types to check against.
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],

@@ -5,7 +5,6 @@ import {
   type ConsumerHandler,
   type InboxConsumerOptions,
   type InboxConsumer,
-  type Upcaster,
 } from 'evgen-runtime';
 import {
   stockReservedV1Descriptor,
@@ -42,8 +41,11 @@ export interface ShippingServiceHandlers {
   };
 }
 
-/** Optional upcasters, by event type, one per consecutive version pair (`v1ToV2`). */
-export interface ShippingServiceUpcasters {}
+/**
+ * No upcasters: every subscribed event has a single version, so the table must stay empty (`{}`).
+ * Kept so every consumer module exports the same names.
+ */
+export type ShippingServiceUpcasters = Readonly<Record<string, never>>;
 
 export type ShippingServiceConsumerOptions = InboxConsumerOptions<
   ShippingServiceHandlers,

@@ -111,6 +111,8 @@ function renderConsumer(
       })),
     name: consumer.name,
     events: eventContexts,
+    // Only consumers of multi-version events import `Upcaster` and get a non-empty table type.
+    hasUpcasters: eventContexts.some((event) => event.upcasters.length > 0),
     exampleUpcaster: upcasterKey(1),
     ...names,
   });
