@@ -69,15 +69,33 @@ function headerText(value: unknown): unknown {
   return Buffer.isBuffer(value) ? value.toString('utf8') : value;
 }
 
-function fromRabbit(consumer: string, letter: DeadLetter): DeadLetterRecord {
+/** The diagnostics both transports record with a dead letter. */
+interface CommonDiagnostics {
+  readonly errorType?: string;
+  readonly errorMessage?: string;
+  readonly attempts?: number;
+  readonly firstFailureAt?: string;
+  readonly lastFailureAt?: string;
+  readonly deadLetteredAt?: string;
+  readonly traceId?: string;
+  readonly replays?: number;
+}
+
+/** One record from what every transport knows; fields left undefined are omitted. */
+function deadLetterRecord(letter: {
+  readonly transport: DeadLetterRecord['transport'];
+  readonly consumer: string;
+  readonly messageId: string | undefined;
+  readonly eventType: string | undefined;
+  readonly diagnostics: CommonDiagnostics;
+  readonly origin: string | undefined;
+  readonly headers: Readonly<Record<string, unknown>>;
+  readonly body: string;
+}): DeadLetterRecord {
   const d = letter.diagnostics;
-  const origin =
-    d.originalExchange !== undefined || d.originalRoutingKey !== undefined
-      ? `exchange ${d.originalExchange ?? '(default)'}, routing key ${d.originalRoutingKey ?? ''}`
-      : undefined;
   const entries: [string, unknown][] = [
-    ['transport', 'rabbitmq'],
-    ['consumer', consumer],
+    ['transport', letter.transport],
+    ['consumer', letter.consumer],
     ['messageId', letter.messageId],
     ['eventType', letter.eventType],
     ['errorType', d.errorType],
@@ -87,21 +105,36 @@ function fromRabbit(consumer: string, letter: DeadLetter): DeadLetterRecord {
     ['lastFailureAt', d.lastFailureAt],
     ['deadLetteredAt', d.deadLetteredAt],
     ['traceId', d.traceId],
-    ['origin', origin],
+    ['origin', letter.origin],
     ['replays', d.replays],
     [
       'headers',
-      Object.fromEntries(
-        Object.entries(letter.headers)
-          .sort(([a], [b]) => compareStrings(a, b))
-          .map(([name, value]) => [name, headerText(value)]),
-      ),
+      Object.fromEntries(Object.entries(letter.headers).sort(([a], [b]) => compareStrings(a, b))),
     ],
-    ['body', letter.content.toString('utf8')],
+    ['body', letter.body],
   ];
   return Object.fromEntries(
     entries.filter(([, value]) => value !== undefined),
   ) as unknown as DeadLetterRecord;
+}
+
+function fromRabbit(consumer: string, letter: DeadLetter): DeadLetterRecord {
+  const d = letter.diagnostics;
+  return deadLetterRecord({
+    transport: 'rabbitmq',
+    consumer,
+    messageId: letter.messageId,
+    eventType: letter.eventType,
+    diagnostics: d,
+    origin:
+      d.originalExchange !== undefined || d.originalRoutingKey !== undefined
+        ? `exchange ${d.originalExchange ?? '(default)'}, routing key ${d.originalRoutingKey ?? ''}`
+        : undefined,
+    headers: Object.fromEntries(
+      Object.entries(letter.headers).map(([name, value]) => [name, headerText(value)]),
+    ),
+    body: letter.content.toString('utf8'),
+  });
 }
 
 /** RabbitMQ dead queues (`<prefix><consumer>.dead`), read and replayed by the runtime's functions. */
@@ -141,35 +174,19 @@ export async function rabbitDeadLetterSource(
 
 function fromKafka(consumer: string, letter: KafkaDeadLetter): DeadLetterRecord {
   const d = letter.diagnostics;
-  const origin =
-    d.originalTopic !== undefined
-      ? `topic ${d.originalTopic}, partition ${d.originalPartition ?? '?'}, offset ${d.originalOffset ?? '?'}`
-      : undefined;
-  const entries: [string, unknown][] = [
-    ['transport', 'kafka'],
-    ['consumer', consumer],
-    ['messageId', letter.messageId],
-    ['eventType', letter.eventType],
-    ['errorType', d.errorType],
-    ['errorMessage', d.errorMessage],
-    ['attempts', d.attempts],
-    ['firstFailureAt', d.firstFailureAt],
-    ['lastFailureAt', d.lastFailureAt],
-    ['deadLetteredAt', d.deadLetteredAt],
-    ['traceId', d.traceId],
-    ['origin', origin],
-    ['replays', d.replays],
-    [
-      'headers',
-      Object.fromEntries(
-        Object.entries(letter.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-      ),
-    ],
-    ['body', letter.value?.toString('utf8') ?? ''],
-  ];
-  return Object.fromEntries(
-    entries.filter(([, value]) => value !== undefined),
-  ) as unknown as DeadLetterRecord;
+  return deadLetterRecord({
+    transport: 'kafka',
+    consumer,
+    messageId: letter.messageId,
+    eventType: letter.eventType,
+    diagnostics: d,
+    origin:
+      d.originalTopic !== undefined
+        ? `topic ${d.originalTopic}, partition ${d.originalPartition ?? '?'}, offset ${d.originalOffset ?? '?'}`
+        : undefined,
+    headers: letter.headers,
+    body: letter.value?.toString('utf8') ?? '',
+  });
 }
 
 /**
