@@ -16,14 +16,9 @@
  * parts, `/definitions/<file>…` for schemas inlined from shared files).
  */
 import type { CatalogProblem } from './catalog-error.js';
-import {
-  jsonPointer,
-  parseRefPointer,
-  pointerSegment,
-  resolveSegments,
-} from '../common/json-pointer.js';
+import { jsonPointer, parseRefPointer, resolveSegments } from '../common/json-pointer.js';
 import { isObject } from '../common/json-value.js';
-import { subschemasOf } from '../schema/walk.js';
+import { childPointer, subschemasOf } from '../schema/walk.js';
 
 export const SCHEMA_LIMITS = {
   /** `$ref`s followed one inside another (depth-first, each definition entered once). */
@@ -70,7 +65,7 @@ export function schemaComplexityProblems(
       const { keyword, key, value } = children[index]!;
       stack.push({
         node: value,
-        pointer: `${pointer}/${pointerSegment(keyword)}${key === undefined ? '' : `/${pointerSegment(key)}`}`,
+        pointer: childPointer(pointer, keyword, key),
       });
     }
   }
@@ -116,7 +111,7 @@ function deepestRef(root: unknown, limit: number): string | undefined {
       const { keyword, key, value } = children[index]!;
       stack.push({
         node: value,
-        pointer: `${pointer}/${pointerSegment(keyword)}${key === undefined ? '' : `/${pointerSegment(key)}`}`,
+        pointer: childPointer(pointer, keyword, key),
         depth,
       });
     }

@@ -83,7 +83,12 @@ export function subschemasOf(node: SchemaObject): Subschema[] {
   return found;
 }
 
-function childPointer(pointer: string, keyword: string, key: string | number | undefined): string {
+/** The JSON pointer of a subschema (`keyword`, then `key` when inside a map or array) below `pointer`. */
+export function childPointer(
+  pointer: string,
+  keyword: string,
+  key: string | number | undefined,
+): string {
   return `${pointer}/${pointerSegment(keyword)}${key === undefined ? '' : `/${pointerSegment(key)}`}`;
 }
 
