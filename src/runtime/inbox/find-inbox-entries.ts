@@ -4,6 +4,7 @@
  * its row back), so every entry is a committed, processed message for that consumer.
  */
 import type { Database } from '../db/database.js';
+import { isoTimestampSql } from '../db/sql-timestamp.js';
 import { inboxTableName, type InboxTableOptions } from './inbox-tables.js';
 
 export interface InboxEntry {
@@ -14,9 +15,6 @@ export interface InboxEntry {
   readonly processedAt: string | null;
 }
 
-const iso = (column: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /** Inbox rows of `messageId`, one per consumer that handled it, sorted by consumer. */
 export async function findInboxEntries(
   db: Database,
@@ -25,7 +23,7 @@ export async function findInboxEntries(
 ): Promise<InboxEntry[]> {
   const table = inboxTableName(options);
   const result = await db.query<InboxEntry>(
-    `SELECT message_id AS "messageId", consumer, ${iso('received_at')} AS "receivedAt", ${iso('processed_at')} AS "processedAt"
+    `SELECT message_id AS "messageId", consumer, ${isoTimestampSql('received_at')} AS "receivedAt", ${isoTimestampSql('processed_at')} AS "processedAt"
      FROM ${table} WHERE message_id = $1 ORDER BY consumer COLLATE "C"`,
     [messageId],
   );

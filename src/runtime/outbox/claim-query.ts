@@ -11,6 +11,7 @@
  * publish a run of one aggregate in order. Another relay cannot claim those followers: their
  * head stays unsent until this relay finishes with it.
  */
+import { isoTimestampSql } from '../db/sql-timestamp.js';
 import type { OutboundMessage } from '../publisher.js';
 import type { OutboxTableNames } from './outbox-table.js';
 
@@ -65,7 +66,7 @@ FROM picked
 WHERE r.id = picked.id AND ${due('r')}
 RETURNING r.id::text AS id, r.event_id::text AS event_id, r.aggregate_type, r.aggregate_id,
   r.aggregate_version::text AS aggregate_version, r.event_type, r.schema_version, r.payload,
-  to_char(r.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
+  ${isoTimestampSql('r.occurred_at')} AS occurred_at,
   r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts`;
 }
 

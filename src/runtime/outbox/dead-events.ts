@@ -7,7 +7,9 @@
  * many. Reviving puts the row back to READY with `attempts` 0 and due at once: the relay publishes
  * it and then the rows that waited behind it, in order.
  */
+import { isoTimestampSql } from '../db/sql-timestamp.js';
 import type { Database } from '../db/database.js';
+import { isUuid } from '../envelope-values.js';
 import {
   DEFAULT_OUTBOX_NOTIFY_CHANNEL,
   outboxTableNames,
@@ -65,11 +67,12 @@ export interface RevivedOutboxEvent {
 }
 
 const DIGITS = /^[0-9]{1,19}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function checkIds(ids: readonly string[], pattern: RegExp, what: string): void {
+const isOutboxId = (id: string) => DIGITS.test(id);
+
+function checkIds(ids: readonly string[], valid: (id: string) => boolean, what: string): void {
   for (const id of ids)
-    if (typeof id !== 'string' || !pattern.test(id))
+    if (typeof id !== 'string' || !valid(id))
       throw new TypeError(`invalid ${what} ${JSON.stringify(id)}`);
 }
 
@@ -96,7 +99,7 @@ export async function listDeadOutboxEvents(
   const limit = options.limit ?? 100;
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new RangeError(`limit must be a positive integer, got ${limit}`);
-  if (options.afterId !== undefined) checkIds([options.afterId], DIGITS, 'outbox id');
+  if (options.afterId !== undefined) checkIds([options.afterId], isOutboxId, 'outbox id');
   const params: unknown[] = [limit, options.afterId ?? '0'];
   const filters = filterSql(options, params, 'd');
   const result = await db.query<{
@@ -115,7 +118,7 @@ export async function listDeadOutboxEvents(
     `SELECT d.id::text AS id, d.event_id::text AS "messageId", d.event_type AS "eventType",
        d.schema_version AS "schemaVersion", d.aggregate_type AS "aggregateType", d.aggregate_id AS "aggregateId",
        d.aggregate_version::text AS "aggregateVersion", d.attempts, d.last_error AS "lastError",
-       to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+       ${isoTimestampSql('d.created_at')} AS "createdAt",
        (SELECT count(*) FROM ${table} w
          WHERE w.aggregate_type = d.aggregate_type AND w.aggregate_id = d.aggregate_id AND w.id > d.id
            AND w.status IN ('READY', 'PROCESSING'))::text AS blocked
@@ -148,12 +151,12 @@ export async function reviveDeadOutboxEvents(
   const params: unknown[] = [];
   let where: string;
   if ('ids' in target) {
-    checkIds(target.ids, DIGITS, 'outbox id');
+    checkIds(target.ids, isOutboxId, 'outbox id');
     if (target.ids.length === 0) return [];
     params.push(`{${target.ids.join(',')}}`);
     where = `r.id = ANY($1::text::bigint[])`;
   } else if ('messageIds' in target) {
-    checkIds(target.messageIds, UUID, 'messageId');
+    checkIds(target.messageIds, isUuid, 'messageId');
     if (target.messageIds.length === 0) return [];
     params.push(`{${target.messageIds.join(',')}}`);
     where = `r.event_id = ANY($1::text::uuid[])`;

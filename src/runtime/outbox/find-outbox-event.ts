@@ -4,6 +4,8 @@
  * (`findInboxEntries`, the consumer runner's events and dead-letter headers).
  */
 import type { Database } from '../db/database.js';
+import { isoTimestampSql } from '../db/sql-timestamp.js';
+import { isUuid } from '../envelope-values.js';
 import { outboxTableNames, type OutboxStatus, type OutboxTableOptions } from './outbox-table.js';
 
 export interface OutboxEventRecord {
@@ -22,10 +24,6 @@ export interface OutboxEventRecord {
   readonly sentAt: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const iso = (column: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /** The outbox row of `messageId`, or undefined when none was written (or it was cleaned up after SENT). */
 export async function findOutboxEvent(
   db: Database,
@@ -34,7 +32,7 @@ export async function findOutboxEvent(
 ): Promise<OutboxEventRecord | undefined> {
   const { table } = outboxTableNames(options);
   // event_id is a UUID column: any other text cannot be there (and would be a cast error).
-  if (!UUID.test(messageId)) return undefined;
+  if (!isUuid(messageId)) return undefined;
   const result = await db.query<
     Omit<OutboxEventRecord, 'attempts' | 'schemaVersion'> & {
       attempts: number | string;
@@ -43,7 +41,7 @@ export async function findOutboxEvent(
   >(
     `SELECT event_id::text AS "messageId", event_type AS "eventType", schema_version AS "schemaVersion",
        aggregate_type AS "aggregateType", aggregate_id AS "aggregateId", status, attempts, last_error AS "lastError",
-       ${iso('created_at')} AS "createdAt", ${iso('available_at')} AS "availableAt", ${iso('sent_at')} AS "sentAt"
+       ${isoTimestampSql('created_at')} AS "createdAt", ${isoTimestampSql('available_at')} AS "availableAt", ${isoTimestampSql('sent_at')} AS "sentAt"
      FROM ${table} WHERE event_id = $1::uuid`,
     [messageId],
   );

@@ -4,6 +4,7 @@
  * breakdowns behind `evgen outbox status`. Read-only, a few scans: not for a hot path.
  */
 import type { Database } from '../db/database.js';
+import { isoTimestampSql } from '../db/sql-timestamp.js';
 import { outboxStats, type OutboxStats } from './outbox-stats.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
@@ -36,9 +37,6 @@ export interface OutboxStatusReport extends OutboxStats {
   readonly leases: readonly OutboxLease[];
 }
 
-const iso = (expression: string) =>
-  `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 export async function outboxStatus(
   db: Database,
   options: OutboxTableOptions = {},
@@ -56,7 +54,7 @@ export async function outboxStatus(
     oldestCreatedAt: string;
   }>(
     `SELECT aggregate_type AS "aggregateType", count(*)::text AS dead,
-            count(DISTINCT aggregate_id)::text AS aggregates, ${iso('min(created_at)')} AS "oldestCreatedAt"
+            count(DISTINCT aggregate_id)::text AS aggregates, ${isoTimestampSql('min(created_at)')} AS "oldestCreatedAt"
        FROM ${table} WHERE status = 'DEAD'
       GROUP BY aggregate_type ORDER BY aggregate_type COLLATE "C"`,
   );
@@ -68,7 +66,7 @@ export async function outboxStatus(
                       AND d.aggregate_id = waiting.aggregate_id AND d.id < waiting.id)`,
   );
   const leases = await db.query<{ leaseToken: string; rows: string; lockedUntil: string }>(
-    `SELECT lease_token::text AS "leaseToken", count(*)::text AS rows, ${iso('max(locked_until)')} AS "lockedUntil"
+    `SELECT lease_token::text AS "leaseToken", count(*)::text AS rows, ${isoTimestampSql('max(locked_until)')} AS "lockedUntil"
        FROM ${table}
       WHERE status = 'PROCESSING' AND lease_token IS NOT NULL AND locked_until > now()
       GROUP BY lease_token ORDER BY max(locked_until), lease_token`,
