@@ -75,25 +75,32 @@ describe('types target against comment injection', () => {
     }
   }
 
-  it('refuses output of json-schema-to-typescript that is more than type declarations', () => {
+  it('refuses output of json-schema-to-typescript that is more than type declarations', async () => {
     const escaped = '/**\n * via "x*\\/x*/;process.exit(7);/*".\n */\nexport type A = string;';
-    expect(() => assertDeclarationsOnly(escaped, 'v1.schema.json')).toThrow(
+    await expect(assertDeclarationsOnly(escaped, 'v1.schema.json')).rejects.toThrow(
       /v1\.schema\.json: json-schema-to-typescript produced a statement that is not an exported type declaration/,
     );
-    expect(() =>
+    await expect(
       assertDeclarationsOnly('export interface A { a: string; }\nconsole.log(1);', 'f'),
-    ).toThrow(/not an exported type declaration/);
-    expect(() => assertDeclarationsOnly('export interface A { */ a: string }', 'f')).toThrow(
-      /does not parse/,
-    );
-    expect(() => assertDeclarationsOnly('export const enum E { A = 1 }', 'f')).toThrow(
+    ).rejects.toThrow(/not an exported type declaration/);
+    await expect(
+      assertDeclarationsOnly('export interface A { */ a: string }', 'f'),
+    ).rejects.toThrow(/does not parse/);
+    await expect(assertDeclarationsOnly('export const enum E { A = 1 }', 'f')).rejects.toThrow(
       /not an exported type declaration/,
     );
-    expect(() =>
+    await expect(
       assertDeclarationsOnly(
         '/** ok */\nexport interface A {\n  a: string;\n}\nexport type B = A[];',
         'f',
       ),
-    ).not.toThrow();
+    ).resolves.toBeUndefined();
+    // A stray semicolon or a re-export is no declaration either.
+    await expect(assertDeclarationsOnly('export type A = 1;;', 'f')).rejects.toThrow(
+      /not an exported type declaration/,
+    );
+    await expect(assertDeclarationsOnly("export type { A } from './a';", 'f')).rejects.toThrow(
+      /not an exported type declaration/,
+    );
   });
 });
