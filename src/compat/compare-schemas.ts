@@ -167,6 +167,7 @@ function plainAgainstCombined(ctx: DiffContext, original: Shape, update: Shape):
   }
   if (update.criterion === 'anyOf' || update.criterion === 'oneOf') {
     for (const alternative of alternatives) {
+      if (ctx.cannotRead(original.at, alternative)) continue;
       const trial = ctx.sub();
       compareSchemas(trial, original.at, alternative);
       if (trial.isCompatible()) {
@@ -204,6 +205,7 @@ function combinedAgainstPlain(ctx: DiffContext, original: Shape, update: Shape):
   }
   if (original.criterion !== 'allOf') return false;
   for (const part of parts) {
+    if (ctx.cannotRead(part, update.at)) continue;
     const trial = ctx.sub();
     compareSchemas(trial, part, update.at);
     if (trial.isCompatible()) {

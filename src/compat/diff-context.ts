@@ -13,6 +13,7 @@
 import { pointerSegment } from '../common/json-pointer.js';
 import { ComparisonLimitError } from './comparison-problem.js';
 import type { DifferenceType } from './rules/difference-types.js';
+import { tagsExclude } from './discriminators.js';
 import type { SchemaNode } from './schema-document.js';
 
 /**
@@ -94,6 +95,8 @@ interface Shared {
   readonly identities: Identities;
   readonly reading: Reading;
   readonly budget: Budget;
+  /** Compare every candidate pair, without the shortcut of `cannotRead` (tests check the shortcut). */
+  readonly exhaustive: boolean;
 }
 
 /**
@@ -135,6 +138,7 @@ export class DiffContext {
     compare: (ctx: DiffContext) => void,
     reading: Reading = 'confluent',
     limits: ComparisonLimits = DEFAULT_LIMITS,
+    exhaustive = false,
   ): DiffContext {
     const identities: Identities = {
       ids: new WeakMap(),
@@ -154,6 +158,7 @@ export class DiffContext {
         identities,
         reading,
         budget,
+        exhaustive,
       };
       const ctx = new DiffContext(compatibleTypes, [], shared);
       compare(ctx);
@@ -176,6 +181,14 @@ export class DiffContext {
   /** A fresh context at the same path, for a trial comparison whose result is used only if it fits. */
   sub(): DiffContext {
     return new DiffContext(this.compatibleTypes, [...this.segments], this.shared);
+  }
+
+  /**
+   * True when a trial of `writer` against `reader` is sure to find them incompatible without
+   * comparing them (see discriminators.ts); callers that only need "compatible?" skip the trial.
+   */
+  cannotRead(writer: SchemaNode, reader: SchemaNode): boolean {
+    return !this.shared.exhaustive && tagsExclude(writer, reader);
   }
 
   get reading(): Reading {

@@ -4,7 +4,7 @@
  */
 import type { CompatibilityPolicy, JsonSchema } from '../catalog/model.js';
 import { compareSchemas } from './compare-schemas.js';
-import { DiffContext, type Difference, type Reading } from './diff-context.js';
+import { DEFAULT_LIMITS, DiffContext, type Difference, type Reading } from './diff-context.js';
 import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { SchemaDocument } from './schema-document.js';
@@ -48,10 +48,17 @@ function run(
   update: unknown,
   compatibleTypes: ReadonlySet<DifferenceType>,
   reading: Reading,
+  exhaustive = false,
 ): SchemaDiffResult {
   const from = new SchemaDocument(original).rootNode;
   const to = new SchemaDocument(update).rootNode;
-  const ctx = DiffContext.run(compatibleTypes, (root) => compareSchemas(root, from, to), reading);
+  const ctx = DiffContext.run(
+    compatibleTypes,
+    (root) => compareSchemas(root, from, to),
+    reading,
+    DEFAULT_LIMITS,
+    exhaustive,
+  );
   const all = ctx.differences;
   // Refuse only when nothing else already makes the pair incompatible.
   const unjudged = all.find((difference) => difference.unjudged !== undefined);
@@ -75,11 +82,15 @@ export function diffSchemas(original: JsonSchema, update: JsonSchema): SchemaDif
   return run(original, update, STRICT_COMPATIBLE, 'confluent');
 }
 
-/** One direction under a policy: can `reader` read what `writer` wrote? */
+/**
+ * One direction under a policy: can `reader` read what `writer` wrote? `exhaustive` compares
+ * every union branch pair, even those a tag value already tells apart (for tests of that shortcut).
+ */
 export function checkReadable(
   writer: JsonSchema,
   reader: JsonSchema,
   policy: CompatibilityPolicy,
+  exhaustive = false,
 ): SchemaDiffResult {
   const definition = POLICIES[policy];
   return run(
@@ -87,5 +98,6 @@ export function checkReadable(
     definition.readerView(reader),
     definition.compatibleTypes,
     definition.reading,
+    exhaustive,
   );
 }

@@ -20,6 +20,8 @@ function all(
   pairs: readonly (readonly [SchemaNode, SchemaNode])[],
   compareSchemas: CompareSchemas,
 ): readonly Difference[] | undefined {
+  // Any pair a tag value tells apart fails the whole conjunction before anything is compared.
+  if (pairs.some(([writer, reader]) => ctx.cannotRead(writer, reader))) return undefined;
   const found: Difference[] = [];
   for (const [writer, reader] of pairs) {
     const trial = ctx.sub();
