@@ -26,7 +26,9 @@ CREATE TABLE IF NOT EXISTS "outbox_event" (
   sent_at           TIMESTAMPTZ NULL
 );
 
-CREATE INDEX IF NOT EXISTS "outbox_event_claim_idx" ON "outbox_event" (id) INCLUDE (status, available_at, locked_until) WHERE status IN ('READY', 'PROCESSING');
+CREATE INDEX IF NOT EXISTS "outbox_event_claimable_idx" ON "outbox_event" (id) INCLUDE (status, available_at, locked_until) WHERE status NOT IN ('SENT', 'DEAD');
+
+DROP INDEX IF EXISTS "outbox_event_claim_idx";
 
 CREATE INDEX IF NOT EXISTS "outbox_event_aggregate_open_idx" ON "outbox_event" (aggregate_type, aggregate_id, id) WHERE status <> 'SENT';
 

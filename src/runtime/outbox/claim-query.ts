@@ -27,14 +27,20 @@ export function claimSql(names: OutboxTableNames): string {
   return `WITH heads AS (
   SELECT o.id, o.aggregate_type, o.aggregate_id
   FROM ${t} o
-  WHERE ${due('o')}
-    -- The earliest row of its aggregate that is not SENT (a DEAD one blocks the rest until
-    -- revived). A scalar subquery (not NOT EXISTS) so the plan is an index probe per scanned
-    -- row even without statistics (PGlite never auto-analyzes).
-    AND o.id = (
-      SELECT min(e.id) FROM ${t} e
-      WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
-        AND e.status <> 'SENT')
+  -- The claim index's predicate. The due and head checks are one CASE so that, without
+  -- statistics, the planner estimates them at one half instead of multiplying default
+  -- selectivities into a one-row guess; with that guess it bitmap-scans the whole backlog and
+  -- sorts it instead of walking the index in id order up to a full batch.
+  WHERE o.status NOT IN ('SENT', 'DEAD')
+    AND CASE WHEN ${due('o')}
+      -- The earliest row of its aggregate that is not SENT (a DEAD one blocks the rest until
+      -- revived). A scalar subquery (not NOT EXISTS) so the plan is an index probe per scanned
+      -- due row even without statistics (PGlite never auto-analyzes).
+      THEN o.id = (
+        SELECT min(e.id) FROM ${t} e
+        WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+          AND e.status <> 'SENT')
+      ELSE false END
   ORDER BY o.id
   LIMIT $1::int
   FOR UPDATE OF o SKIP LOCKED
@@ -53,8 +59,6 @@ export function claimSql(names: OutboxTableNames): string {
     LIMIT GREATEST(1, $1::int - (SELECT count(*) FROM heads) + 1)
   ) f
   WINDOW run AS (PARTITION BY f.aggregate_type, f.aggregate_id ORDER BY f.id)
-), picked AS (
-  SELECT id FROM chain WHERE claimable ORDER BY position, id LIMIT $1
 )
 UPDATE ${t} r
 SET status = 'PROCESSING',
@@ -62,8 +66,10 @@ SET status = 'PROCESSING',
     locked_until = ${NOW} + $3::float8 * interval '1 millisecond',
     lease_token = $2::uuid,
     last_error = CASE WHEN r.status = 'PROCESSING' THEN 'lease expired before the publish was confirmed' ELSE r.last_error END
-FROM picked
-WHERE r.id = picked.id AND ${due('r')}
+-- The picked ids as an array: primary-key probes whatever the statistics say (joined to the
+-- table, stale statistics made it re-run the picking once per due row).
+WHERE r.id = ANY(ARRAY(SELECT id FROM chain WHERE claimable ORDER BY position, id LIMIT $1::int))
+  AND ${due('r')}
 RETURNING r.id::text AS id, r.event_id::text AS event_id, r.aggregate_type, r.aggregate_id,
   r.aggregate_version::text AS aggregate_version, r.event_type, r.schema_version, r.payload,
   ${isoTimestampSql('r.occurred_at')} AS occurred_at,

@@ -29,6 +29,8 @@ export interface OutboxTableNames {
   readonly versionTable: string;
   /** Quoted names of the table's indexes (unqualified: an index lives in its table's schema). */
   readonly claimIndex: string;
+  /** The claim index of an earlier schema version (same rows, predicate spelled `status IN`), dropped by the migration. */
+  readonly legacyClaimIndex: string;
   readonly aggregateIndex: string;
   /** The per-aggregate index of an earlier schema version (unsent rows only), dropped by the migration. */
   readonly legacyAggregateIndex: string;
@@ -45,7 +47,8 @@ export function outboxTableNames(options: OutboxTableOptions = {}): OutboxTableN
   return {
     table: qualifiedName(schema, table),
     versionTable: qualifiedName(schema, `${table}_aggregate_version`),
-    claimIndex: quoteIdentifier(`${table}_claim_idx`),
+    claimIndex: quoteIdentifier(`${table}_claimable_idx`),
+    legacyClaimIndex: quoteIdentifier(`${table}_claim_idx`),
     aggregateIndex: quoteIdentifier(`${table}_aggregate_open_idx`),
     legacyAggregateIndex: quoteIdentifier(`${table}_aggregate_idx`),
     sentIndex: quoteIdentifier(`${table}_sent_idx`),
