@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReleased; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"StockReleased","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"$ref":"urn:evgen:shared:2"},"releasedAt":{"$ref":"urn:evgen:shared:3"}},"required":["reservationId","orderId","reason","releasedAt"],"additionalProperties":false};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"$ref":"urn:evgen:shared:2"},"releasedAt":{"$ref":"urn:evgen:shared:3"}},"required":["reservationId","orderId","reason","releasedAt"],"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const schema20 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -232,7 +232,7 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"StockReleased","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"$ref":"urn:evgen:shared:2"},"releasedAt":{"$ref":"urn:evgen:shared:3"}},"required":["reservationId","orderId","reason","releasedAt"]};
+const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"$ref":"urn:evgen:shared:2"},"releasedAt":{"$ref":"urn:evgen:shared:3"}},"required":["reservationId","orderId","reason","releasedAt"]};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReserved; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"StockReserved","type":"object","$defs":{"reservedItem":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:1"},"quantity":{"$ref":"urn:evgen:shared:2"},"bin":{"type":"string","description":"Warehouse bin location, e.g. A-12-3."}},"required":["sku","quantity"],"additionalProperties":false}},"properties":{"reservationId":{"$ref":"urn:evgen:shared:3"},"orderId":{"$ref":"urn:evgen:shared:3"},"warehouseId":{"$ref":"urn:evgen:shared:4"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/reservedItem"}},"expiresAt":{"$ref":"urn:evgen:shared:5"}},"required":["reservationId","orderId","warehouseId","items","expiresAt"],"additionalProperties":false};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:3"}},"properties":{"reservationId":{"$ref":"urn:evgen:shared:4"},"orderId":{"$ref":"urn:evgen:shared:4"},"warehouseId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:3"}},"expiresAt":{"$ref":"urn:evgen:shared:6"}},"required":["reservationId","orderId","warehouseId","items","expiresAt"],"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const schema20 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -90,7 +90,7 @@ return errors === 0;
 }
 validate56.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema22 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:1"},"quantity":{"$ref":"urn:evgen:shared:2"},"bin":{"type":"string","description":"Warehouse bin location, e.g. A-12-3."}},"required":["sku","quantity"],"additionalProperties":false};
+const schema22 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:1"},"quantity":{"$ref":"urn:evgen:shared:2"},"bin":{"type":"string"}},"required":["sku","quantity"],"additionalProperties":false};
 const schema23 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
 const pattern3 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
 
@@ -441,8 +441,8 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema26 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"StockReserved","type":"object","$defs":{"reservedItem":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:1"},"quantity":{"$ref":"urn:evgen:shared:2"},"bin":{"type":"string","description":"Warehouse bin location, e.g. A-12-3."}},"required":["sku","quantity"]}},"properties":{"reservationId":{"$ref":"urn:evgen:shared:3"},"orderId":{"$ref":"urn:evgen:shared:3"},"warehouseId":{"$ref":"urn:evgen:shared:4"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/reservedItem"}},"expiresAt":{"$ref":"urn:evgen:shared:5"}},"required":["reservationId","orderId","warehouseId","items","expiresAt"]};
-const schema27 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:1"},"quantity":{"$ref":"urn:evgen:shared:2"},"bin":{"type":"string","description":"Warehouse bin location, e.g. A-12-3."}},"required":["sku","quantity"]};
+const schema26 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:7"}},"properties":{"reservationId":{"$ref":"urn:evgen:shared:4"},"orderId":{"$ref":"urn:evgen:shared:4"},"warehouseId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:7"}},"expiresAt":{"$ref":"urn:evgen:shared:6"}},"required":["reservationId","orderId","warehouseId","items","expiresAt"]};
+const schema27 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:1"},"quantity":{"$ref":"urn:evgen:shared:2"},"bin":{"type":"string"}},"required":["sku","quantity"]};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

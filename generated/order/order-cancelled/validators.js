@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCancelled; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderCancelled","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"cancelledAt":{"$ref":"urn:evgen:shared:2"},"reason":{"$ref":"urn:evgen:shared:3"},"note":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","cancelledAt","reason"],"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"cancelledAt":{"$ref":"urn:evgen:shared:2"},"reason":{"$ref":"urn:evgen:shared:3"},"note":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","cancelledAt","reason"],"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const schema7 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -222,7 +222,7 @@ return errors === 0;
 }
 
 
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderCancelled","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"cancelledAt":{"$ref":"urn:evgen:shared:2"},"reason":{"$ref":"urn:evgen:shared:3"},"note":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","cancelledAt","reason"]};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"cancelledAt":{"$ref":"urn:evgen:shared:2"},"reason":{"$ref":"urn:evgen:shared:3"},"note":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","cancelledAt","reason"]};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

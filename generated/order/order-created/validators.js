@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCreated; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderCreated","description":"Payload of OrderCreated, version 1.","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"type":"array","minItems":1,"items":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"#/definitions/_common.money"}},"required":["sku","quantity","unitPrice"],"additionalProperties":false}},"total":{"$ref":"#/definitions/_common.money"},"shippingAddress":{"$ref":"#/definitions/_common.address"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"additionalProperties":false,"definitions":{"_common.address":{"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"],"additionalProperties":false},"_common.money":{"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"],"additionalProperties":false}}};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:8"},"total":{"$ref":"urn:evgen:shared:6"},"shippingAddress":{"$ref":"urn:evgen:shared:9"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:9"},"_common.money":{"$ref":"urn:evgen:shared:6"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const schema7 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -103,10 +103,12 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
+const schema10 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:7"}};
+const schema11 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"urn:evgen:shared:6"}},"required":["sku","quantity","unitPrice"],"additionalProperties":false};
+const schema12 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
 const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -131,13 +133,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
-const schema11 = {"type":"integer","minimum":1};
+const schema13 = {"type":"integer","minimum":1};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -162,14 +164,14 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate31.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
-const schema12 = {"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"],"additionalProperties":false};
-const schema13 = {"type":"integer","minimum":0,"description":"Amount in the currency's minor unit."};
+const schema14 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:15"},"currency":{"$ref":"urn:evgen:shared:16"}},"required":["amountMinor","currency"],"additionalProperties":false};
+const schema15 = {"type":"integer","minimum":0};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -194,14 +196,14 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate34.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
 
-const schema14 = {"type":"string","pattern":"^[A-Z]{3}$","description":"ISO-4217 code, e.g. EUR."};
+const schema16 = {"type":"string","pattern":"^[A-Z]{3}$"};
 const pattern1 = new RegExp("^[A-Z]{3}$", "u");
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -226,12 +228,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -268,14 +270,14 @@ errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate34(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate36(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate36(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate38(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
@@ -290,15 +292,132 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
 
-const schema15 = {"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
-const schema16 = {"type":"string","minLength":1,"maxLength":200};
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if((data.sku === undefined) || (!(func0.call(data, "sku")))){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((data.unitPrice === undefined) || (!(func0.call(data, "unitPrice")))){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "sku") || (key0 === "quantity")) || (key0 === "unitPrice"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.sku !== undefined && func0.call(data, "sku")){
+if(!(validate31(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+errors = vErrors.length;
+}
+}
+if(data.quantity !== undefined && func0.call(data, "quantity")){
+if(!(validate33(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
+if(!(validate35(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(Array.isArray(data)){
+if(data.length < 1){
+const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate30(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+
+const schema17 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:10"},"line2":{"$ref":"urn:evgen:shared:11"},"city":{"$ref":"urn:evgen:shared:12"},"postalCode":{"$ref":"urn:evgen:shared:13"},"country":{"$ref":"urn:evgen:shared:14"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
+const schema18 = {"type":"string","minLength":1,"maxLength":200};
 const func73 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -333,13 +452,13 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-const schema17 = {"type":"string","maxLength":200};
+const schema19 = {"type":"string","maxLength":200};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -364,13 +483,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
 
-const schema18 = {"type":"string","minLength":1};
+const schema20 = {"type":"string","minLength":1};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -395,13 +514,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
 
-const schema19 = {"type":"string","minLength":1,"maxLength":16};
+const schema21 = {"type":"string","minLength":1,"maxLength":16};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -436,14 +555,14 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"type":"string","pattern":"^[A-Z]{2}$","description":"ISO-3166-1 alpha-2."};
+const schema22 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern2 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -468,12 +587,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -530,32 +649,32 @@ errors++;
 }
 }
 if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate41(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate43(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate45(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
+if(!(validate45(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
 vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
-if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate47(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
+if(data.line2 !== undefined && func0.call(data, "line2")){
+if(!(validate47(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
 vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 }
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate49(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+if(data.city !== undefined && func0.call(data, "city")){
+if(!(validate49(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
 vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+errors = vErrors.length;
+}
+}
+if(data.postalCode !== undefined && func0.call(data, "postalCode")){
+if(!(validate51(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+if(data.country !== undefined && func0.call(data, "country")){
+if(!(validate53(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -570,7 +689,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
@@ -686,10 +805,26 @@ errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data4 = data.lines;
-if(Array.isArray(data4)){
-if(data4.length < 1){
-const err8 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(!(validate29(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate35(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
+if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -698,126 +833,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.sku === undefined) || (!(func0.call(data5, "sku")))){
-const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((data5.quantity === undefined) || (!(func0.call(data5, "quantity")))){
-const err10 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if((data5.unitPrice === undefined) || (!(func0.call(data5, "unitPrice")))){
-const err11 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-for(const key1 of Object.keys(data5)){
-if(!(((key1 === "sku") || (key1 === "quantity")) || (key1 === "unitPrice"))){
-const err12 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data5.sku !== undefined && func0.call(data5, "sku")){
-if(!(validate29(data5.sku, {instancePath:instancePath+"/lines/" + i0+"/sku",parentData:data5,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-errors = vErrors.length;
-}
-}
-if(data5.quantity !== undefined && func0.call(data5, "quantity")){
-if(!(validate31(data5.quantity, {instancePath:instancePath+"/lines/" + i0+"/quantity",parentData:data5,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data5.unitPrice !== undefined && func0.call(data5, "unitPrice")){
-if(!(validate33(data5.unitPrice, {instancePath:instancePath+"/lines/" + i0+"/unitPrice",parentData:data5,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate33(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate40(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
 validate21.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema21 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderCreated","description":"Payload of OrderCreated, version 1.","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"type":"array","minItems":1,"items":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"#/definitions/_common.money"}},"required":["sku","quantity","unitPrice"]}},"total":{"$ref":"#/definitions/_common.money"},"shippingAddress":{"$ref":"#/definitions/_common.address"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"]},"_common.money":{"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"]}}};
-const schema22 = {"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"]};
+const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:19"},"total":{"$ref":"urn:evgen:shared:17"},"shippingAddress":{"$ref":"urn:evgen:shared:20"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:20"},"_common.money":{"$ref":"urn:evgen:shared:17"}}};
+const schema24 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:18"}};
+const schema25 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"urn:evgen:shared:17"}},"required":["sku","quantity","unitPrice"]};
+const schema26 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:15"},"currency":{"$ref":"urn:evgen:shared:16"}},"required":["amountMinor","currency"]};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -842,14 +868,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate34(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate36(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate36(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate38(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
@@ -864,13 +890,118 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
 
-const schema23 = {"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"]};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if((data.sku === undefined) || (!(func0.call(data, "sku")))){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((data.unitPrice === undefined) || (!(func0.call(data, "unitPrice")))){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.sku !== undefined && func0.call(data, "sku")){
+if(!(validate31(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+errors = vErrors.length;
+}
+}
+if(data.quantity !== undefined && func0.call(data, "quantity")){
+if(!(validate33(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
+if(!(validate65(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate62.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(Array.isArray(data)){
+if(data.length < 1){
+const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate62(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+
+const schema27 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:10"},"line2":{"$ref":"urn:evgen:shared:11"},"city":{"$ref":"urn:evgen:shared:12"},"postalCode":{"$ref":"urn:evgen:shared:13"},"country":{"$ref":"urn:evgen:shared:14"}},"required":["line1","city","postalCode","country"]};
+
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -915,32 +1046,32 @@ vErrors.push(err3);
 errors++;
 }
 if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate41(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate43(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate45(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
+if(!(validate45(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
 vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
-if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate47(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
+if(data.line2 !== undefined && func0.call(data, "line2")){
+if(!(validate47(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
 vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 }
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate49(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+if(data.city !== undefined && func0.call(data, "city")){
+if(!(validate49(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
 vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+errors = vErrors.length;
+}
+}
+if(data.postalCode !== undefined && func0.call(data, "postalCode")){
+if(!(validate51(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+if(data.country !== undefined && func0.call(data, "country")){
+if(!(validate53(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -955,12 +1086,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1059,10 +1190,26 @@ errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data4 = data.lines;
-if(Array.isArray(data4)){
-if(data4.length < 1){
-const err7 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(!(validate61(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate65(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+errors = vErrors.length;
+}
+}
+if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
+if(!(validate72(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1071,282 +1218,15 @@ vErrors.push(err7);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.sku === undefined) || (!(func0.call(data5, "sku")))){
-const err8 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if((data5.quantity === undefined) || (!(func0.call(data5, "quantity")))){
-const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((data5.unitPrice === undefined) || (!(func0.call(data5, "unitPrice")))){
-const err10 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data5.sku !== undefined && func0.call(data5, "sku")){
-if(!(validate29(data5.sku, {instancePath:instancePath+"/lines/" + i0+"/sku",parentData:data5,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-errors = vErrors.length;
-}
-}
-if(data5.quantity !== undefined && func0.call(data5, "quantity")){
-if(!(validate31(data5.quantity, {instancePath:instancePath+"/lines/" + i0+"/quantity",parentData:data5,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data5.unitPrice !== undefined && func0.call(data5, "unitPrice")){
-if(!(validate59(data5.unitPrice, {instancePath:instancePath+"/lines/" + i0+"/unitPrice",parentData:data5,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-else {
-const err12 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate59(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate64(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-validate52.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderCreated","description":"Payload of OrderCreated, version 2: adds an optional coupon code.","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"type":"array","minItems":1,"items":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"#/definitions/_common.money"}},"required":["sku","quantity","unitPrice"],"additionalProperties":false}},"total":{"$ref":"#/definitions/_common.money"},"shippingAddress":{"$ref":"#/definitions/_common.address"},"couponCode":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"additionalProperties":false,"definitions":{"_common.address":{"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"],"additionalProperties":false},"_common.money":{"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"],"additionalProperties":false}}};
-const schema25 = {"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"],"additionalProperties":false};
+const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:8"},"total":{"$ref":"urn:evgen:shared:6"},"shippingAddress":{"$ref":"urn:evgen:shared:9"},"couponCode":{"$ref":"urn:evgen:shared:21"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:9"},"_common.money":{"$ref":"urn:evgen:shared:6"}}};
+const schema29 = {"type":"string","minLength":3,"maxLength":20};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate34(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate36(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate78.errors = vErrors;
-return errors === 0;
-}
-
-const schema26 = {"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
-
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"},message:"must have required property '"+"line1"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"},message:"must have required property '"+"postalCode"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate41(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate43(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate45(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
-errors = vErrors.length;
-}
-}
-if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate47(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
-errors = vErrors.length;
-}
-}
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate49(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-validate83.errors = vErrors;
-return errors === 0;
-}
-
-const schema27 = {"type":"string","minLength":3,"maxLength":20,"description":"Promotion code the customer applied, if any."};
-
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -1381,12 +1261,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1497,10 +1377,32 @@ errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data4 = data.lines;
-if(Array.isArray(data4)){
-if(data4.length < 1){
-const err8 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(!(validate29(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate35(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
+if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+errors = vErrors.length;
+}
+}
+if(data.couponCode !== undefined && func0.call(data, "couponCode")){
+if(!(validate87(data.couponCode, {instancePath:instancePath+"/couponCode",parentData:data,parentDataProperty:"couponCode",rootData}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1509,275 +1411,14 @@ vErrors.push(err8);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.sku === undefined) || (!(func0.call(data5, "sku")))){
-const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((data5.quantity === undefined) || (!(func0.call(data5, "quantity")))){
-const err10 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if((data5.unitPrice === undefined) || (!(func0.call(data5, "unitPrice")))){
-const err11 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-for(const key1 of Object.keys(data5)){
-if(!(((key1 === "sku") || (key1 === "quantity")) || (key1 === "unitPrice"))){
-const err12 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data5.sku !== undefined && func0.call(data5, "sku")){
-if(!(validate29(data5.sku, {instancePath:instancePath+"/lines/" + i0+"/sku",parentData:data5,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-errors = vErrors.length;
-}
-}
-if(data5.quantity !== undefined && func0.call(data5, "quantity")){
-if(!(validate31(data5.quantity, {instancePath:instancePath+"/lines/" + i0+"/quantity",parentData:data5,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data5.unitPrice !== undefined && func0.call(data5, "unitPrice")){
-if(!(validate78(data5.unitPrice, {instancePath:instancePath+"/lines/" + i0+"/unitPrice",parentData:data5,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate78(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate83(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
-errors = vErrors.length;
-}
-}
-if(data.couponCode !== undefined && func0.call(data, "couponCode")){
-if(!(validate90(data.couponCode, {instancePath:instancePath+"/couponCode",parentData:data,parentDataProperty:"couponCode",rootData}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-validate71.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderCreated","description":"Payload of OrderCreated, version 2: adds an optional coupon code.","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"type":"array","minItems":1,"items":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"#/definitions/_common.money"}},"required":["sku","quantity","unitPrice"]}},"total":{"$ref":"#/definitions/_common.money"},"shippingAddress":{"$ref":"#/definitions/_common.address"},"couponCode":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"]},"_common.money":{"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"]}}};
-const schema29 = {"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:11"},"currency":{"$ref":"urn:evgen:shared:12"}},"required":["amountMinor","currency"]};
+const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:19"},"total":{"$ref":"urn:evgen:shared:17"},"shippingAddress":{"$ref":"urn:evgen:shared:20"},"couponCode":{"$ref":"urn:evgen:shared:21"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:20"},"_common.money":{"$ref":"urn:evgen:shared:17"}}};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate34(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate36(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate99.errors = vErrors;
-return errors === 0;
-}
-
-const schema30 = {"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:6"},"line2":{"$ref":"urn:evgen:shared:7"},"city":{"$ref":"urn:evgen:shared:8"},"postalCode":{"$ref":"urn:evgen:shared:9"},"country":{"$ref":"urn:evgen:shared:10"}},"required":["line1","city","postalCode","country"]};
-
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"},message:"must have required property '"+"line1"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"},message:"must have required property '"+"postalCode"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate41(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate43(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate45(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
-errors = vErrors.length;
-}
-}
-if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate47(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
-errors = vErrors.length;
-}
-}
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate49(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate104.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1876,10 +1517,32 @@ errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data4 = data.lines;
-if(Array.isArray(data4)){
-if(data4.length < 1){
-const err7 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(!(validate61(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate65(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+errors = vErrors.length;
+}
+}
+if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
+if(!(validate72(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+errors = vErrors.length;
+}
+}
+if(data.couponCode !== undefined && func0.call(data, "couponCode")){
+if(!(validate87(data.couponCode, {instancePath:instancePath+"/couponCode",parentData:data,parentDataProperty:"couponCode",rootData}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1888,118 +1551,13 @@ vErrors.push(err7);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.sku === undefined) || (!(func0.call(data5, "sku")))){
-const err8 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if((data5.quantity === undefined) || (!(func0.call(data5, "quantity")))){
-const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((data5.unitPrice === undefined) || (!(func0.call(data5, "unitPrice")))){
-const err10 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data5.sku !== undefined && func0.call(data5, "sku")){
-if(!(validate29(data5.sku, {instancePath:instancePath+"/lines/" + i0+"/sku",parentData:data5,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-errors = vErrors.length;
-}
-}
-if(data5.quantity !== undefined && func0.call(data5, "quantity")){
-if(!(validate31(data5.quantity, {instancePath:instancePath+"/lines/" + i0+"/quantity",parentData:data5,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data5.unitPrice !== undefined && func0.call(data5, "unitPrice")){
-if(!(validate99(data5.unitPrice, {instancePath:instancePath+"/lines/" + i0+"/unitPrice",parentData:data5,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-else {
-const err12 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate99(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate104(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
-errors = vErrors.length;
-}
-}
-if(data.couponCode !== undefined && func0.call(data, "couponCode")){
-if(!(validate90(data.couponCode, {instancePath:instancePath+"/couponCode",parentData:data,parentDataProperty:"couponCode",rootData}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-validate92.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
 const validateOrderCreatedV1PayloadCompiled = validate21;
-const readOrderCreatedV1PayloadCompiled = validate52;
-const validateOrderCreatedV2PayloadCompiled = validate71;
-const readOrderCreatedV2PayloadCompiled = validate92;
+const readOrderCreatedV1PayloadCompiled = validate56;
+const validateOrderCreatedV2PayloadCompiled = validate79;
+const readOrderCreatedV2PayloadCompiled = validate89;
 
 /** Strict writer validator of order.OrderCreated v1 (order/OrderCreated/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderCreatedV1Payload = payloadValidator(validateOrderCreatedV1PayloadCompiled);

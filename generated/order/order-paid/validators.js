@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderPaid; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderPaid","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"paymentId":{"$ref":"urn:evgen:shared:2"},"method":{"$ref":"urn:evgen:shared:3"},"amount":{"$ref":"#/definitions/_common.money"},"paidAt":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","paymentId","method","amount","paidAt"],"additionalProperties":false,"definitions":{"_common.money":{"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"],"additionalProperties":false}}};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"paymentId":{"$ref":"urn:evgen:shared:2"},"method":{"$ref":"urn:evgen:shared:3"},"amount":{"$ref":"urn:evgen:shared:4"},"paidAt":{"$ref":"urn:evgen:shared:5"}},"required":["orderId","paymentId","method","amount","paidAt"],"additionalProperties":false,"definitions":{"_common.money":{"$ref":"urn:evgen:shared:4"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const schema7 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -103,8 +103,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"],"additionalProperties":false};
-const schema11 = {"type":"integer","minimum":0,"description":"Amount in the currency's minor unit."};
+const schema10 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:6"},"currency":{"$ref":"urn:evgen:shared:7"}},"required":["amountMinor","currency"],"additionalProperties":false};
+const schema11 = {"type":"integer","minimum":0};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -135,7 +135,7 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-const schema12 = {"type":"string","pattern":"^[A-Z]{3}$","description":"ISO-4217 code, e.g. EUR."};
+const schema12 = {"type":"string","pattern":"^[A-Z]{3}$"};
 const pattern0 = new RegExp("^[A-Z]{3}$", "u");
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -376,8 +376,8 @@ return errors === 0;
 }
 
 
-const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderPaid","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"paymentId":{"$ref":"urn:evgen:shared:2"},"method":{"$ref":"urn:evgen:shared:3"},"amount":{"$ref":"#/definitions/_common.money"},"paidAt":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","paymentId","method","amount","paidAt"],"definitions":{"_common.money":{"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"]}}};
-const schema15 = {"title":"Money","description":"An amount in minor units (cents) of an ISO-4217 currency.","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"]};
+const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"paymentId":{"$ref":"urn:evgen:shared:2"},"method":{"$ref":"urn:evgen:shared:3"},"amount":{"$ref":"urn:evgen:shared:8"},"paidAt":{"$ref":"urn:evgen:shared:5"}},"required":["orderId","paymentId","method","amount","paidAt"],"definitions":{"_common.money":{"$ref":"urn:evgen:shared:8"}}};
+const schema15 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:6"},"currency":{"$ref":"urn:evgen:shared:7"}},"required":["amountMinor","currency"]};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

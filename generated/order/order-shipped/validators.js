@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderShipped; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderShipped","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"shippedAt":{"$ref":"urn:evgen:shared:2"},"carrier":{"$ref":"urn:evgen:shared:3"},"trackingNumber":{"$ref":"urn:evgen:shared:4"},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"$ref":"urn:evgen:shared:5"},"skus":{"$ref":"urn:evgen:shared:6"}},"required":["parcelId","weightGrams","skus"],"additionalProperties":false}},"deliveryAddress":{"$ref":"#/definitions/_common.address"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"additionalProperties":false,"definitions":{"_common.address":{"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:7"},"line2":{"$ref":"urn:evgen:shared:8"},"city":{"$ref":"urn:evgen:shared:9"},"postalCode":{"$ref":"urn:evgen:shared:10"},"country":{"$ref":"urn:evgen:shared:11"}},"required":["line1","city","postalCode","country"],"additionalProperties":false}}};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"shippedAt":{"$ref":"urn:evgen:shared:2"},"carrier":{"$ref":"urn:evgen:shared:3"},"trackingNumber":{"$ref":"urn:evgen:shared:4"},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"$ref":"urn:evgen:shared:5"},"skus":{"$ref":"urn:evgen:shared:6"}},"required":["parcelId","weightGrams","skus"],"additionalProperties":false}},"deliveryAddress":{"$ref":"urn:evgen:shared:7"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:7"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const schema7 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -234,7 +234,7 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-const schema13 = {"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:7"},"line2":{"$ref":"urn:evgen:shared:8"},"city":{"$ref":"urn:evgen:shared:9"},"postalCode":{"$ref":"urn:evgen:shared:10"},"country":{"$ref":"urn:evgen:shared:11"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
+const schema13 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:8"},"line2":{"$ref":"urn:evgen:shared:9"},"city":{"$ref":"urn:evgen:shared:10"},"postalCode":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
 const schema14 = {"type":"string","minLength":1,"maxLength":200};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -379,7 +379,7 @@ validate41.errors = vErrors;
 return errors === 0;
 }
 
-const schema18 = {"type":"string","pattern":"^[A-Z]{2}$","description":"ISO-3166-1 alpha-2."};
+const schema18 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern0 = new RegExp("^[A-Z]{2}$", "u");
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -743,8 +743,8 @@ return errors === 0;
 }
 
 
-const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"OrderShipped","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"shippedAt":{"$ref":"urn:evgen:shared:2"},"carrier":{"$ref":"urn:evgen:shared:3"},"trackingNumber":{"$ref":"urn:evgen:shared:4"},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"$ref":"urn:evgen:shared:5"},"skus":{"$ref":"urn:evgen:shared:6"}},"required":["parcelId","weightGrams","skus"]}},"deliveryAddress":{"$ref":"#/definitions/_common.address"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"definitions":{"_common.address":{"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:7"},"line2":{"$ref":"urn:evgen:shared:8"},"city":{"$ref":"urn:evgen:shared:9"},"postalCode":{"$ref":"urn:evgen:shared:10"},"country":{"$ref":"urn:evgen:shared:11"}},"required":["line1","city","postalCode","country"]}}};
-const schema20 = {"title":"Address","type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:7"},"line2":{"$ref":"urn:evgen:shared:8"},"city":{"$ref":"urn:evgen:shared:9"},"postalCode":{"$ref":"urn:evgen:shared:10"},"country":{"$ref":"urn:evgen:shared:11"}},"required":["line1","city","postalCode","country"]};
+const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"shippedAt":{"$ref":"urn:evgen:shared:2"},"carrier":{"$ref":"urn:evgen:shared:3"},"trackingNumber":{"$ref":"urn:evgen:shared:4"},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"$ref":"urn:evgen:shared:5"},"skus":{"$ref":"urn:evgen:shared:6"}},"required":["parcelId","weightGrams","skus"]}},"deliveryAddress":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"}}};
+const schema20 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:8"},"line2":{"$ref":"urn:evgen:shared:9"},"city":{"$ref":"urn:evgen:shared:10"},"postalCode":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["line1","city","postalCode","country"]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -32,6 +32,7 @@ import { dialectOf, readerSchema, writerSchema, type Dialect } from '../../schem
 import { shareSubschemas } from './shared-subschemas.js';
 import { withLinearEnumUniqueness } from '../../schema/linear-enum-uniqueness.js';
 import { withContainsItemFloor } from './contains-item-floor.js';
+import { withoutAnnotations } from './without-annotations.js';
 
 // Both are CommonJS; under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;
@@ -55,7 +56,8 @@ const AJV_OPTIONS: Options = {
   ownProperties: true,
 };
 
-function newAjv(dialect: Dialect) {
+/** A fresh ajv instance of `dialect` with evgen's options (formats not yet added). */
+export function newAjv(dialect: Dialect) {
   switch (dialect) {
     case '2020-12':
       return new Ajv2020(AJV_OPTIONS);
@@ -112,7 +114,7 @@ export function standaloneValidators(sources: readonly ValidatorSource[]): {
     // ajv 8.20 lets an empty array pass `contains` under `items`/`additionalProperties` once an
     // earlier instance passed (contains-item-floor.ts); an implied `minItems` avoids it.
     const { views, shared } = shareSubschemas(
-      group.map((source) => withContainsItemFloor(source.schema, dialect)),
+      group.map((source) => withContainsItemFloor(withoutAnnotations(source.schema), dialect)),
     );
     for (const { id, schema } of shared) ajv.addSchema(schema, id);
     const refs: Record<string, string> = {};

@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoiceIssued; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InvoiceIssued","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"#/definitions/_common.party"},"total":{"$ref":"#/definitions/_common.money"},"lines":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"#/definitions/_common.money"}},"required":["text","amount"],"additionalProperties":false}}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"],"additionalProperties":false},"_common.party":{"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"],"additionalProperties":false}},"required":["name","address"],"additionalProperties":false}},"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:2"},"total":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:5"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:3"},"_common.party":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const schema7 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -42,7 +42,7 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema8 = {"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"],"additionalProperties":false}},"required":["name","address"],"additionalProperties":false};
+const schema8 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:9"},"address":{"$ref":"urn:evgen:shared:10"}},"required":["name","address"],"additionalProperties":false};
 const schema9 = {"type":"string","minLength":1};
 const func53 = require("ajv/dist/runtime/ucs2length").default;
 
@@ -75,10 +75,11 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"type":"string","pattern":"^[A-Z]{2}$"};
+const schema10 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:7"}},"required":["city","country"],"additionalProperties":false};
+const schema11 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern0 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -100,6 +101,76 @@ vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+validate28.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if((data.city === undefined) || (!(func0.call(data, "city")))){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((data.country === undefined) || (!(func0.call(data, "country")))){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 of Object.keys(data)){
+if(!((key0 === "city") || (key0 === "country"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.city !== undefined && func0.call(data, "city")){
+if(typeof data.city !== "string"){
+const err3 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.country !== undefined && func0.call(data, "country")){
+if(!(validate28(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -151,10 +222,14 @@ errors = vErrors.length;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-let data1 = data.address;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if((data1.city === undefined) || (!(func0.call(data1, "city")))){
-const err3 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
+if(!(validate27(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -163,77 +238,14 @@ vErrors.push(err3);
 }
 errors++;
 }
-if((data1.country === undefined) || (!(func0.call(data1, "country")))){
-const err4 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key1 of Object.keys(data1)){
-if(!((key1 === "city") || (key1 === "country"))){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data1.city !== undefined && func0.call(data1, "city")){
-if(typeof data1.city !== "string"){
-const err6 = {instancePath:instancePath+"/address/city",schemaPath:"#/properties/address/properties/city/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data1.country !== undefined && func0.call(data1, "country")){
-if(!(validate27(data1.country, {instancePath:instancePath+"/address/country",parentData:data1,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
 validate24.errors = vErrors;
 return errors === 0;
 }
 
-const schema11 = {"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"],"additionalProperties":false};
-const schema12 = {"type":"integer","minimum":0};
+const schema12 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:8"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"],"additionalProperties":false};
+const schema13 = {"type":"integer","minimum":0};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -258,13 +270,13 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate31.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
-const schema13 = {"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."};
+const schema14 = {"type":"string","enum":["EUR","USD","CHF"]};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -278,7 +290,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema14.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -287,12 +299,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -329,14 +341,14 @@ errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate31(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate33(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate33(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate35(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -351,7 +363,106 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate32.errors = vErrors;
+return errors === 0;
+}
+
+const schema15 = {"type":"array","items":{"$ref":"urn:evgen:shared:4"}};
+const schema16 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:3"}},"required":["text","amount"],"additionalProperties":false};
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if((data.text === undefined) || (!(func0.call(data, "text")))){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((data.amount === undefined) || (!(func0.call(data, "amount")))){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 of Object.keys(data)){
+if(!((key0 === "text") || (key0 === "amount"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.text !== undefined && func0.call(data, "text")){
+if(typeof data.text !== "string"){
+const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.amount !== undefined && func0.call(data, "amount")){
+if(!(validate32(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(Array.isArray(data)){
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate39(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate38.errors = vErrors;
 return errors === 0;
 }
 
@@ -425,20 +536,20 @@ errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate30(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate32(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data3 = data.lines;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if((data4.text === undefined) || (!(func0.call(data4, "text")))){
-const err5 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(!(validate38(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -447,96 +558,21 @@ vErrors.push(err5);
 }
 errors++;
 }
-if((data4.amount === undefined) || (!(func0.call(data4, "amount")))){
-const err6 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-for(const key1 of Object.keys(data4)){
-if(!((key1 === "text") || (key1 === "amount"))){
-const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data4.text !== undefined && func0.call(data4, "text")){
-if(typeof data4.text !== "string"){
-const err8 = {instancePath:instancePath+"/lines/" + i0+"/text",schemaPath:"#/properties/lines/items/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data4.amount !== undefined && func0.call(data4, "amount")){
-if(!(validate30(data4.amount, {instancePath:instancePath+"/lines/" + i0+"/amount",parentData:data4,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
 validate21.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InvoiceIssued","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"#/definitions/_common.party"},"total":{"$ref":"#/definitions/_common.money"},"lines":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"#/definitions/_common.money"}},"required":["text","amount"]}}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"]},"_common.party":{"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"]}},"required":["name","address"]}}};
-const schema15 = {"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"]}},"required":["name","address"]};
-const schema16 = {"type":"string","pattern":"^[A-Z]{2}$"};
+const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:11"},"total":{"$ref":"urn:evgen:shared:12"},"lines":{"$ref":"urn:evgen:shared:14"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:12"},"_common.party":{"$ref":"urn:evgen:shared:11"}}};
+const schema18 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:9"},"address":{"$ref":"urn:evgen:shared:15"}},"required":["name","address"]};
+const schema19 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:7"}},"required":["city","country"]};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data === "string"){
-if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if((data.city === undefined) || (!(func0.call(data, "city")))){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -545,9 +581,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((data.country === undefined) || (!(func0.call(data, "country")))){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -556,12 +591,41 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate41.errors = vErrors;
+if(data.city !== undefined && func0.call(data, "city")){
+if(typeof data.city !== "string"){
+const err2 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.country !== undefined && func0.call(data, "country")){
+if(!(validate28(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate47.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -592,10 +656,14 @@ errors = vErrors.length;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-let data1 = data.address;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if((data1.city === undefined) || (!(func0.call(data1, "city")))){
-const err2 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
+if(!(validate47(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -604,93 +672,13 @@ vErrors.push(err2);
 }
 errors++;
 }
-if((data1.country === undefined) || (!(func0.call(data1, "country")))){
-const err3 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data1.city !== undefined && func0.call(data1, "city")){
-if(typeof data1.city !== "string"){
-const err4 = {instancePath:instancePath+"/address/city",schemaPath:"#/properties/address/properties/city/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data1.country !== undefined && func0.call(data1, "country")){
-if(!(validate41(data1.country, {instancePath:instancePath+"/address/country",parentData:data1,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-validate39.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-const schema17 = {"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"]};
-const schema18 = {"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."};
+const schema20 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:8"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema18.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate46.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -715,14 +703,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate31(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate33(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate46(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate35(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -737,12 +725,99 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate51.errors = vErrors;
+return errors === 0;
+}
+
+const schema21 = {"type":"array","items":{"$ref":"urn:evgen:shared:13"}};
+const schema22 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:12"}},"required":["text","amount"]};
+
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if((data.text === undefined) || (!(func0.call(data, "text")))){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((data.amount === undefined) || (!(func0.call(data, "amount")))){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.text !== undefined && func0.call(data, "text")){
+if(typeof data.text !== "string"){
+const err2 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.amount !== undefined && func0.call(data, "amount")){
+if(!(validate51(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate56.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(Array.isArray(data)){
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate56(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -793,26 +868,26 @@ errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate39(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate45(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate44(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate51(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data3 = data.lines;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if((data4.text === undefined) || (!(func0.call(data4, "text")))){
-const err4 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(!(validate55(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -821,328 +896,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-if((data4.amount === undefined) || (!(func0.call(data4, "amount")))){
-const err5 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.text !== undefined && func0.call(data4, "text")){
-if(typeof data4.text !== "string"){
-const err6 = {instancePath:instancePath+"/lines/" + i0+"/text",schemaPath:"#/properties/lines/items/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data4.amount !== undefined && func0.call(data4, "amount")){
-if(!(validate44(data4.amount, {instancePath:instancePath+"/lines/" + i0+"/amount",parentData:data4,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-validate37.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InvoiceIssued","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"#/definitions/_common.party"},"total":{"$ref":"#/definitions/_common.money"},"lines":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"#/definitions/_common.money"}},"required":["text","amount"],"additionalProperties":false}},"dueDate":{"$ref":"urn:evgen:shared:4"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"],"additionalProperties":false},"_common.party":{"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"],"additionalProperties":false}},"required":["name","address"],"additionalProperties":false}},"additionalProperties":false};
-const schema20 = {"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"],"additionalProperties":false}},"required":["name","address"],"additionalProperties":false};
-const schema21 = {"type":"string","pattern":"^[A-Z]{2}$"};
-
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate54.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.name === undefined) || (!(func0.call(data, "name")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.address === undefined) || (!(func0.call(data, "address")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "address"},message:"must have required property '"+"address"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((key0 === "name") || (key0 === "address"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.name !== undefined && func0.call(data, "name")){
-if(!(validate25(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data.address !== undefined && func0.call(data, "address")){
-let data1 = data.address;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if((data1.city === undefined) || (!(func0.call(data1, "city")))){
-const err3 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if((data1.country === undefined) || (!(func0.call(data1, "country")))){
-const err4 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key1 of Object.keys(data1)){
-if(!((key1 === "city") || (key1 === "country"))){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data1.city !== undefined && func0.call(data1, "city")){
-if(typeof data1.city !== "string"){
-const err6 = {instancePath:instancePath+"/address/city",schemaPath:"#/properties/address/properties/city/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data1.country !== undefined && func0.call(data1, "country")){
-if(!(validate54(data1.country, {instancePath:instancePath+"/address/country",parentData:data1,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-validate52.errors = vErrors;
-return errors === 0;
-}
-
-const schema22 = {"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"],"additionalProperties":false};
-const schema23 = {"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."};
-
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema23.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate59.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate31(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate59(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate57.errors = vErrors;
-return errors === 0;
-}
-
-const schema24 = {"type":"string","format":"date","description":"Payment due date (added in v2, optional)."};
+const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:2"},"total":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:5"},"dueDate":{"$ref":"urn:evgen:shared:16"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:3"},"_common.party":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
+const schema24 = {"type":"string","format":"date"};
 const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -1167,12 +930,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1235,228 +998,32 @@ errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate52(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate57(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate32(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data3 = data.lines;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if((data4.text === undefined) || (!(func0.call(data4, "text")))){
-const err5 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if((data4.amount === undefined) || (!(func0.call(data4, "amount")))){
-const err6 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-for(const key1 of Object.keys(data4)){
-if(!((key1 === "text") || (key1 === "amount"))){
-const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data4.text !== undefined && func0.call(data4, "text")){
-if(typeof data4.text !== "string"){
-const err8 = {instancePath:instancePath+"/lines/" + i0+"/text",schemaPath:"#/properties/lines/items/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data4.amount !== undefined && func0.call(data4, "amount")){
-if(!(validate57(data4.amount, {instancePath:instancePath+"/lines/" + i0+"/amount",parentData:data4,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate38(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
-}
-}
-}
-else {
-const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
 }
 }
 if(data.dueDate !== undefined && func0.call(data, "dueDate")){
-if(!(validate63(data.dueDate, {instancePath:instancePath+"/dueDate",parentData:data,parentDataProperty:"dueDate",rootData}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate65(data.dueDate, {instancePath:instancePath+"/dueDate",parentData:data,parentDataProperty:"dueDate",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-validate50.errors = vErrors;
-return errors === 0;
-}
-
-
-const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InvoiceIssued","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"#/definitions/_common.party"},"total":{"$ref":"#/definitions/_common.money"},"lines":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"#/definitions/_common.money"}},"required":["text","amount"]}},"dueDate":{"$ref":"urn:evgen:shared:4"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"]},"_common.party":{"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"]}},"required":["name","address"]}}};
-const schema26 = {"title":"Party","description":"A customer or supplier with a postal address.","type":"object","properties":{"name":{"$ref":"urn:evgen:shared:3"},"address":{"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"#/definitions/_common.codes/definitions/country"}},"required":["city","country"]}},"required":["name","address"]};
-const schema27 = {"type":"string","pattern":"^[A-Z]{2}$"};
-
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate69.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.name === undefined) || (!(func0.call(data, "name")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.address === undefined) || (!(func0.call(data, "address")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "address"},message:"must have required property '"+"address"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.name !== undefined && func0.call(data, "name")){
-if(!(validate25(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data.address !== undefined && func0.call(data, "address")){
-let data1 = data.address;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if((data1.city === undefined) || (!(func0.call(data1, "city")))){
-const err2 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data1.country === undefined) || (!(func0.call(data1, "country")))){
-const err3 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data1.city !== undefined && func0.call(data1, "city")){
-if(typeof data1.city !== "string"){
-const err4 = {instancePath:instancePath+"/address/city",schemaPath:"#/properties/address/properties/city/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data1.country !== undefined && func0.call(data1, "country")){
-if(!(validate69(data1.country, {instancePath:instancePath+"/address/country",parentData:data1,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1465,106 +1032,14 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-validate67.errors = vErrors;
-return errors === 0;
-}
-
-const schema28 = {"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:2"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"]};
-const schema29 = {"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."};
-
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema29.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate74.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate31(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate74(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate72.errors = vErrors;
-return errors === 0;
-}
+const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:11"},"total":{"$ref":"urn:evgen:shared:12"},"lines":{"$ref":"urn:evgen:shared:14"},"dueDate":{"$ref":"urn:evgen:shared:16"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:12"},"_common.party":{"$ref":"urn:evgen:shared:11"}}};
 
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1615,26 +1090,32 @@ errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate67(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate45(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate72(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate51(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-let data3 = data.lines;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if((data4.text === undefined) || (!(func0.call(data4, "text")))){
-const err4 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(!(validate55(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+errors = vErrors.length;
+}
+}
+if(data.dueDate !== undefined && func0.call(data, "dueDate")){
+if(!(validate65(data.dueDate, {instancePath:instancePath+"/dueDate",parentData:data,parentDataProperty:"dueDate",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1643,82 +1124,13 @@ vErrors.push(err4);
 }
 errors++;
 }
-if((data4.amount === undefined) || (!(func0.call(data4, "amount")))){
-const err5 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.text !== undefined && func0.call(data4, "text")){
-if(typeof data4.text !== "string"){
-const err6 = {instancePath:instancePath+"/lines/" + i0+"/text",schemaPath:"#/properties/lines/items/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data4.amount !== undefined && func0.call(data4, "amount")){
-if(!(validate72(data4.amount, {instancePath:instancePath+"/lines/" + i0+"/amount",parentData:data4,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.dueDate !== undefined && func0.call(data, "dueDate")){
-if(!(validate63(data.dueDate, {instancePath:instancePath+"/dueDate",parentData:data,parentDataProperty:"dueDate",rootData}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
 const validateInvoiceIssuedV1PayloadCompiled = validate21;
-const readInvoiceIssuedV1PayloadCompiled = validate37;
-const validateInvoiceIssuedV2PayloadCompiled = validate50;
-const readInvoiceIssuedV2PayloadCompiled = validate65;
+const readInvoiceIssuedV1PayloadCompiled = validate43;
+const validateInvoiceIssuedV2PayloadCompiled = validate60;
+const readInvoiceIssuedV2PayloadCompiled = validate67;
 
 /** Strict writer validator of billing.InvoiceIssued v1 (billing/InvoiceIssued/v1.schema.json): producers never emit undeclared properties. */
 export const validateInvoiceIssuedV1Payload = payloadValidator(validateInvoiceIssuedV1PayloadCompiled);

@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoicePaid; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InvoicePaid","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"amount":{"$ref":"#/definitions/_common.money"},"paidAt":{"$ref":"urn:evgen:shared:2"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:3"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"],"additionalProperties":false}},"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"$ref":"urn:evgen:shared:3"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:4"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const schema7 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -42,7 +42,7 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema8 = {"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:3"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"],"additionalProperties":false};
+const schema8 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:4"}},"required":["amountMinor","currency"],"additionalProperties":false};
 const schema9 = {"type":"integer","minimum":0};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -74,7 +74,7 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."};
+const schema10 = {"type":"string","enum":["EUR","USD","CHF"]};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -280,37 +280,8 @@ return errors === 0;
 }
 
 
-const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InvoicePaid","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"amount":{"$ref":"#/definitions/_common.money"},"paidAt":{"$ref":"urn:evgen:shared:2"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:3"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"]}}};
-const schema13 = {"title":"Money","type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:3"},"currency":{"$ref":"#/definitions/_common.codes/definitions/currency"}},"required":["amountMinor","currency"]};
-const schema14 = {"type":"string","enum":["EUR","USD","CHF"],"description":"ISO-4217 code."};
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema14.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate36.errors = vErrors;
-return errors === 0;
-}
-
+const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"amount":{"$ref":"urn:evgen:shared:6"},"paidAt":{"$ref":"urn:evgen:shared:3"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:4"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:6"}}};
+const schema13 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:4"}},"required":["amountMinor","currency"]};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -343,8 +314,8 @@ errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate36(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate27(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }

@@ -8,7 +8,7 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of shop.CartCheckedOut; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CartCheckedOut","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","description":"One cart line.","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false},"discount":{"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"],"unevaluatedProperties":false};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false},"discount":{"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"],"unevaluatedProperties":false};
 const schema20 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
 const func0 = Object.prototype.hasOwnProperty;
 const schema21 = {"type":"string","format":"date-time"};
@@ -147,7 +147,7 @@ return errors === 0;
 }
 validate57.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema23 = {"type":"object","description":"One cart line.","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false};
+const schema23 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false};
 const schema24 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
 const pattern3 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
 
@@ -793,7 +793,7 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema30 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CartCheckedOut","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","description":"One cart line.","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"]},"discount":{"anyOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"]},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"]}]}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"]};
+const schema30 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"$ref":"urn:evgen:shared:8"},"item":{"$ref":"urn:evgen:shared:9"},"discount":{"$ref":"urn:evgen:shared:10"}},"allOf":[{"$ref":"urn:evgen:shared:8"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:9"}},"discount":{"$ref":"urn:evgen:shared:10"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"]};
 const schema31 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -851,7 +851,7 @@ return errors === 0;
 }
 validate75.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema32 = {"type":"object","description":"One cart line.","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"]};
+const schema32 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"]};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

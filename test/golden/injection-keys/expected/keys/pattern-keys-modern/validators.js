@@ -4,7 +4,7 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeysModern; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"#/$defs/tag"},"a*/\n;process.exit(8);/*":{"type":"string","title":"x*/x*/;process.exit(7);/*"}},"additionalProperties":false},"items":{"type":"array","prefixItems":[{"type":"string","description":"*/ process.exit(1) /*"}],"items":{"$ref":"#/$defs/*~1 process.exit(1) ~1*"}}},"required":["id"],"$defs":{"tag":{"type":"string"},"*/ process.exit(1) /*":{"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}},"additionalProperties":false}},"additionalProperties":false};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{"type":"string"}},"additionalProperties":false},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:2"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const pattern3 = new RegExp("x*/x*/;process.exit(7);/*", "u");
 const pattern4 = new RegExp("a*/\n;process.exit(8);/*", "u");
@@ -243,40 +243,13 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"#/$defs/tag"},"a*/\n;process.exit(8);/*":{"type":"string","title":"x*/x*/;process.exit(7);/*"}}},"items":{"type":"array","prefixItems":[{"type":"string","description":"*/ process.exit(1) /*"}],"items":{"$ref":"#/$defs/*~1 process.exit(1) ~1*"}}},"required":["id"],"$defs":{"tag":{"type":"string"},"*/ process.exit(1) /*":{"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}}}};
-const schema23 = {"type":"string"};
+const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:3"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"}}};
+const schema23 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate58.errors = vErrors;
-return errors === 0;
-}
-validate58.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-const schema24 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}};
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -311,11 +284,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate59.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate60.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate59.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -357,8 +330,8 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 var props0 = {};
 for(const key0 of Object.keys(data1)){
 if(pattern3.test(key0)){
-if(!(validate58(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate53(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 props0[key0] = true;
@@ -412,8 +385,8 @@ var valid3 = len1 <= 1;
 if(!valid3){
 for(let i0=1; i0<len1; i0++){
 const _errs12 = errors;
-if(!(validate60(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate59(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid3 = _errs12 === errors;

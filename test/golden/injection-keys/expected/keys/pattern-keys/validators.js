@@ -4,7 +4,7 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeys; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","$comment":"*/ process.exit(1) /*","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"#/definitions/tag"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"#/definitions/*~1 process.exit(1) ~1*"},"a*/\n;process.exit(8);/*":{"type":"string","title":"x*/x*/;process.exit(7);/*"}},"additionalProperties":false},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer","title":"*/ process.exit(2) /*","description":"via title */ process.exit(1) /*"}},"additionalProperties":false},"open":{"$ref":"urn:evgen:shared:1"}},"required":["id"],"definitions":{"tag":{"type":"string"},"*/ process.exit(1) /*":{"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}},"additionalProperties":false},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}},"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:2"},"a*/\n;process.exit(8);/*":{"type":"string"}},"additionalProperties":false},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}},"additionalProperties":false},"open":{"$ref":"urn:evgen:shared:3"}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("x*/x*/;process.exit(7);/*", "u");
 const pattern1 = new RegExp(".*/ process.exit(1) /* \"'`\\$\\{x\\}`", "u");
@@ -283,29 +283,10 @@ return errors === 0;
 }
 
 
-const schema10 = {"$schema":"http://json-schema.org/draft-07/schema#","$comment":"*/ process.exit(1) /*","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"#/definitions/tag"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"#/definitions/*~1 process.exit(1) ~1*"},"a*/\n;process.exit(8);/*":{"type":"string","title":"x*/x*/;process.exit(7);/*"}}},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer","title":"*/ process.exit(2) /*","description":"via title */ process.exit(1) /*"}}},"open":{"$ref":"urn:evgen:shared:1"}},"required":["id"],"definitions":{"tag":{"type":"string"},"*/ process.exit(1) /*":{"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}}};
-const schema11 = {"type":"string"};
+const schema10 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:4"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}}},"open":{"$ref":"urn:evgen:shared:3"}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:4"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}}};
+const schema11 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}};
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate29.errors = vErrors;
-return errors === 0;
-}
-
-const schema12 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}};
-
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -345,7 +326,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
 
@@ -381,16 +362,16 @@ let data1 = data.meta;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key0 of Object.keys(data1)){
 if(pattern0.test(key0)){
-if(!(validate29(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate22(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
 }
 }
 for(const key1 of Object.keys(data1)){
 if(pattern1.test(key1)){
-if(!(validate31(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate30(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 }

@@ -8,9 +8,9 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of evil.Injected; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"*/ process.exit(1) /*","description":"Root description */ process.exit(1) /* \"'`${x}`\nline two\u2028line three\\","type":"object","properties":{"id":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"integer","title":"\"'`${x}`"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","title":"\"; process.exit(1); \"","description":"nested */ process.exit(1) /*","properties":{"x":{"$ref":"urn:evgen:shared:3"},"tsTyped":{"$ref":"urn:evgen:shared:4"}},"required":["x"],"additionalProperties":false},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"],"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"$ref":"urn:evgen:shared:3"},"tsTyped":{"$ref":"urn:evgen:shared:4"}},"required":["x"],"additionalProperties":false},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"],"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
-const schema7 = {"type":"string","minLength":1,"description":"*/ process.exit(1) /*"};
+const schema7 = {"type":"string","minLength":1};
 const func47 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -42,7 +42,7 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema8 = {"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"],"description":"enum of attacks \"'`${x}`"};
+const schema8 = {"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"]};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -71,7 +71,7 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"type":"string","default":"*/ process.exit(1) /*","examples":["\"'`${x}`"],"pattern":"^[^'\"`]*$"};
+const schema9 = {"type":"string","pattern":"^[^'\"`]*$"};
 const pattern0 = new RegExp("^[^'\"`]*$", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -285,7 +285,7 @@ return errors === 0;
 }
 
 
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"*/ process.exit(1) /*","description":"Root description */ process.exit(1) /* \"'`${x}`\nline two\u2028line three\\","type":"object","properties":{"id":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"integer","title":"\"'`${x}`"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","title":"\"; process.exit(1); \"","description":"nested */ process.exit(1) /*","properties":{"x":{"$ref":"urn:evgen:shared:3"},"tsTyped":{"$ref":"urn:evgen:shared:4"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"$ref":"urn:evgen:shared:3"},"tsTyped":{"$ref":"urn:evgen:shared:4"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -1,0 +1,189 @@
+/**
+ * The event module's validators (one ajv instance per event, annotations dropped, identical
+ * subschemas and every `$ref` target moved into shared schemas) accept and reject exactly what
+ * plain ajv accepts and rejects when it compiles each writer and reader view on its own with the
+ * same options, and report the same errors (instance path, keyword, parameters, message; order
+ * and ajv's `schemaPath` may differ). Checked on generated instances of the example catalog,
+ * every golden case, a synthetic catalog, hand-written reference shapes and random schemas.
+ */
+import addFormatsModule from 'ajv-formats';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import type { JsonSchema } from '../../src/catalog/model.js';
+import { withContainsItemFloor } from '../../src/codegen/targets/contains-item-floor.js';
+import { newAjv, standaloneValidators } from '../../src/codegen/targets/validators.js';
+import { dialectOf, readerSchema, writerSchema } from '../../src/schema/views.js';
+import { caseEventsDir, goldenCases } from '../golden/golden-support.js';
+import { randomSchema, schemaInstances, seededRandom } from '../support/schema-instances.js';
+import { writeSyntheticCatalog } from '../support/synthetic-catalog.js';
+
+const addFormats = addFormatsModule.default;
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const scratch = join(REPO, 'tmp', `shared-validators-${randomBytes(4).toString('hex')}`);
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: unknown;
+  message?: string;
+}
+type Check = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
+
+/** Plain ajv, one view alone, with the target's options and its `contains` floor. */
+function plain(view: JsonSchema): Check {
+  const ajv = newAjv(dialectOf(view));
+  addFormats(ajv);
+  return ajv.compile(withContainsItemFloor(view, dialectOf(view)) as object) as Check;
+}
+
+let modules = 0;
+/** The target's shared standalone code for `views`, imported as a module. */
+async function shared(views: readonly JsonSchema[]): Promise<Check[]> {
+  const names = views.map((_, index) => `view${index}`);
+  const { code } = standaloneValidators(
+    views.map((schema, index) => ({ name: names[index]!, schema })),
+  );
+  mkdirSync(scratch, { recursive: true });
+  const file = join(scratch, `module${modules++}.mjs`);
+  writeFileSync(
+    file,
+    `import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${code}\nexport { ${names.join(', ')} };\n`,
+  );
+  const module = (await import(pathToFileURL(file).href)) as Record<string, Check>;
+  return names.map((name) => module[name]!);
+}
+
+const errorSet = (errors: readonly AjvError[] | null | undefined) =>
+  (errors ?? [])
+    .map(({ instancePath, keyword, params, message }) =>
+      JSON.stringify([instancePath, keyword, params, message]),
+    )
+    .sort();
+
+/** Compares the shared module with plain ajv on instances of every schema; returns how many passed. */
+async function compare(schemas: readonly JsonSchema[], count: number): Promise<number> {
+  const views = schemas.flatMap((schema) => [writerSchema(schema), readerSchema(schema)]);
+  const compiled = await shared(views);
+  let accepted = 0;
+  for (const [index, schema] of schemas.entries()) {
+    const instances = schemaInstances(schema, { seed: index + 1, count });
+    for (const offset of [0, 1]) {
+      const view = views[index * 2 + offset]!;
+      const reference = plain(view);
+      const subject = compiled[index * 2 + offset]!;
+      for (const instance of instances) {
+        const expected = reference(instance);
+        const actual = subject(instance);
+        const where = `${JSON.stringify(view)}\n${JSON.stringify(instance)}`;
+        expect(actual, where).toBe(expected);
+        if (expected) accepted += 1;
+        else expect(errorSet(subject.errors), where).toEqual(errorSet(reference.errors));
+      }
+    }
+  }
+  return accepted;
+}
+
+const DRAFT7 = 'http://json-schema.org/draft-07/schema#';
+const D2020 = 'https://json-schema.org/draft/2020-12/schema';
+const MONEY = {
+  type: 'object',
+  properties: { amount: { type: 'integer', minimum: 0 }, currency: { enum: ['EUR', 'USD'] } },
+  required: ['amount', 'currency'],
+};
+
+/** Reference shapes the sharing must keep: nested, recursive, into-definition and root refs. */
+function referenceShapes(dialect: string): JsonSchema[] {
+  const defs = dialect === D2020 ? '$defs' : 'definitions';
+  const base = (extra: Record<string, unknown>) => ({
+    $schema: dialect,
+    type: 'object',
+    [defs]: {
+      money: MONEY,
+      line: {
+        type: 'object',
+        properties: { price: { $ref: `#/${defs}/money` }, sku: { type: 'string', minLength: 2 } },
+        required: ['sku'],
+      },
+      tree: {
+        type: 'object',
+        properties: {
+          label: { type: 'string' },
+          children: { type: 'array', items: { $ref: `#/${defs}/tree` } },
+        },
+      },
+      identified: {
+        $id: 'urn:test:identified',
+        type: 'object',
+        properties: { id: { type: 'string', minLength: 1 } },
+      },
+    },
+    properties: {
+      total: { $ref: `#/${defs}/money` },
+      lines: { type: 'array', items: { $ref: `#/${defs}/line` } },
+      amountOnly: { $ref: `#/${defs}/money/properties/amount` },
+      tree: { $ref: `#/${defs}/tree` },
+      who: { $ref: `#/${defs}/identified` },
+      self: { anyOf: [{ type: 'null' }, { $ref: '#' }] },
+      not: { not: { $ref: `#/${defs}/money` } },
+      ...extra,
+    },
+    required: ['total'],
+  });
+  return [
+    base({}),
+    base({ tax: { $ref: `#/${defs}/money` }, note: { type: 'string', maxLength: 5 } }),
+    base({ tax: { allOf: [{ $ref: `#/${defs}/money` }], title: 'documented' } }),
+  ];
+}
+
+describe('shared validators behave as each view compiled alone', () => {
+  it.each(goldenCases())('every event of the %s catalog', async (name) => {
+    const catalog = await loadCatalog(caseEventsDir(name));
+    let accepted = 0;
+    for (const event of catalog.events)
+      accepted += await compare(
+        event.versions.map((version) => version.bundled),
+        60,
+      );
+    expect(accepted).toBeGreaterThan(0);
+  });
+
+  it('a synthetic catalog (definitions shared by versions, nested objects, arrays)', async () => {
+    const dir = join(scratch, 'synthetic');
+    writeSyntheticCatalog(dir, { events: 4 });
+    const catalog = await loadCatalog(dir);
+    let accepted = 0;
+    for (const event of catalog.events)
+      accepted += await compare(
+        event.versions.map((version) => version.bundled),
+        60,
+      );
+    expect(accepted).toBeGreaterThan(0);
+  });
+
+  it.each([DRAFT7, D2020])(
+    'nested, recursive, into-definition and root references (%s)',
+    async (dialect) => {
+      expect(await compare(referenceShapes(dialect), 80)).toBeGreaterThan(0);
+    },
+  );
+
+  it.each(['draft-07', '2020-12'] as const)(
+    'random %s schemas, three per module',
+    async (dialect) => {
+      const random = seededRandom(dialect === 'draft-07' ? 17 : 2021);
+      let accepted = 0;
+      for (let index = 0; index < 20; index += 1) {
+        const schemas = [0, 1, 2].map(() => randomSchema(random, { dialect }) as JsonSchema);
+        accepted += await compare(schemas, 30);
+      }
+      expect(accepted).toBeGreaterThan(100);
+    },
+  );
+});
