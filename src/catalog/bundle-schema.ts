@@ -49,6 +49,8 @@ export interface BundleContext {
   readonly catalogRoot: string;
   readonly files: SchemaFiles;
   readonly problems: ProblemList;
+  /** Called with every other file a successful bundle inlined. */
+  readonly onInlined?: (file: SchemaFile) => void;
 }
 
 /**
@@ -133,6 +135,7 @@ export async function bundleSchema(
   await visit(rootFile, []);
   checkSelfReferences(references, loaded, context);
   if (context.problems.size > before) return undefined;
+  for (const file of loaded.values()) if (file !== rootFile) context.onInlined?.(file);
   return inline(rootFile, dialect, references, loaded, context);
 }
 
@@ -334,7 +337,7 @@ function inline(
 }
 
 /** True when the file, with symbolic links resolved, is still inside the (resolved) events folder. */
-async function staysInside(file: string, root: string): Promise<boolean> {
+export async function staysInside(file: string, root: string): Promise<boolean> {
   const [realFile, realRoot] = await Promise.all([realpath(file), realpath(root)]);
   const inside = relative(realRoot, realFile);
   return inside !== '' && !inside.startsWith('..') && !isAbsolute(inside);

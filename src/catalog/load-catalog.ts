@@ -8,6 +8,7 @@
  * file system.
  */
 import type { CompiledSchemas } from './compiled-schemas.js';
+import type { LoadedVersions } from './loaded-versions.js';
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { CatalogError } from './catalog-error.js';
@@ -38,6 +39,8 @@ export interface LoadCatalogOptions {
   readonly eventTypeFormat?: string;
   /** Schemas known to compile with this version of evgen (see `CompiledSchemas`). */
   readonly compiledSchemas?: CompiledSchemas;
+  /** Versions an earlier run loaded (see `LoadedVersions`). */
+  readonly loadedVersions?: LoadedVersions;
 }
 
 export async function loadCatalog(
@@ -75,6 +78,7 @@ export async function loadCatalog(
     declaredEventTypes: new Set(),
     eventTypeFormat,
     compiledSchemas: options.compiledSchemas,
+    loadedVersions: options.loadedVersions,
   };
 
   const events: EventDefinition[] = [];

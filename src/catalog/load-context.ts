@@ -1,6 +1,7 @@
 /** State shared by the parts of one catalog load (loadCatalog and the modules it calls). */
 import type { ValidateFunction } from 'ajv';
 import type { CompiledSchemas } from './compiled-schemas.js';
+import type { LoadedVersions } from './loaded-versions.js';
 import type { ProblemList } from './problem-list.js';
 import type { SchemaCheckers } from './schema-dialect.js';
 import type { SchemaFiles } from './schema-files.js';
@@ -18,4 +19,6 @@ export interface LoadContext {
   readonly eventTypeFormat: string;
   /** Schemas known to compile; compiled and added when missing (see `CompiledSchemas`). */
   readonly compiledSchemas: CompiledSchemas | undefined;
+  /** Versions loaded by an earlier run; reused when their inputs are unchanged, else added. */
+  readonly loadedVersions: LoadedVersions | undefined;
 }

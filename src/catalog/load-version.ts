@@ -2,13 +2,16 @@
  * One payload schema `v<N>.schema.json`: read, checked against its dialect, bundled with the
  * schemas it references, compiled once by ajv, and checked to declare the event's aggregateId.
  */
+import { stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import { compiledSchemaKey } from './compiled-schemas.js';
-import { join } from 'node:path';
-import { bundleSchema } from './bundle-schema.js';
+import { bundleSchema, staysInside } from './bundle-schema.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 import type { LoadContext } from './load-context.js';
+import type { LoadedVersion } from './loaded-versions.js';
 import type { EventVersion, JsonSchema } from './model.js';
 import { schemaComplexityProblems } from './schema-complexity.js';
+import type { SchemaFile } from './schema-files.js';
 
 export async function loadVersion(
   dir: string,
@@ -19,12 +22,28 @@ export async function loadVersion(
   const path = join(dir, `v${version}.schema.json`);
   const file = await context.files.load(path);
   if (file === undefined) return undefined;
+  const catalogFile = `${dir
+    .slice(context.root.length + 1)
+    .split(/[\\/]/)
+    .join('/')}/v${version}.schema.json`;
+  const remembered = context.loadedVersions?.get(catalogFile);
+  if (remembered !== undefined && (await stillValid(remembered, file, aggregateId, context))) {
+    context.loadedVersions?.add(catalogFile, remembered);
+    return {
+      version,
+      file: catalogFile,
+      schema: file.value as JsonSchema,
+      bundled: remembered.bundled,
+    };
+  }
   const dialect = file.dialect ?? 'draft-07';
   if (!context.files.validate(file, dialect)) return undefined;
+  const inlined: SchemaFile[] = [];
   const bundled = await bundleSchema(file, dialect, {
     catalogRoot: context.root,
     files: context.files,
     problems: context.problems,
+    onInlined: (dependency) => inlined.push(dependency),
   });
   if (bundled === undefined) return undefined;
   // Before ajv compiles it: a hostile schema would otherwise take minutes or overflow the stack.
@@ -57,13 +76,45 @@ export async function loadVersion(
       return undefined;
     }
   }
-  return {
-    version,
-    file: `${dir
-      .slice(context.root.length + 1)
-      .split(/[\\/]/)
-      .join('/')}/v${version}.schema.json`,
-    schema: file.value as JsonSchema,
+  context.loadedVersions?.add(catalogFile, {
+    content: file.content,
+    aggregateId: aggregateId ?? null,
+    dependencies: inlined.map((dependency) => ({
+      file: catalogPath(dependency.absolutePath, context.root),
+      content: dependency.content,
+    })),
     bundled,
-  };
+  });
+  return { version, file: catalogFile, schema: file.value as JsonSchema, bundled };
+}
+
+/** Path relative to the events folder, `/`-separated. */
+function catalogPath(absolutePath: string, root: string): string {
+  return relative(root, absolutePath).split(sep).join('/');
+}
+
+/**
+ * Whether a remembered load still holds: the same schema text and aggregateId, and each inlined
+ * file, checked in the order bundling reached it and as bundling checks it (a file, inside the
+ * events folder through any links, readable), with the same text. The first difference stops
+ * the check, so nothing is read that a fresh load would not read too.
+ */
+async function stillValid(
+  remembered: LoadedVersion,
+  file: SchemaFile,
+  aggregateId: string | undefined,
+  context: LoadContext,
+): Promise<boolean> {
+  if (remembered.content !== file.content || remembered.aggregateId !== (aggregateId ?? null))
+    return false;
+  for (const dependency of remembered.dependencies) {
+    const path = join(context.root, ...dependency.file.split('/'));
+    const isFile = await stat(path).then(
+      (found) => found.isFile(),
+      () => false,
+    );
+    if (!isFile || !(await staysInside(path, context.root))) return false;
+    if ((await context.files.load(path))?.content !== dependency.content) return false;
+  }
+  return true;
 }

@@ -28,7 +28,7 @@ export function displayPath(absolutePath: string): string {
   return shown.split(sep).join('/');
 }
 
-export type JsonRead = { ok: true; value: unknown } | { ok: false };
+export type JsonRead = { ok: true; value: unknown; text: string } | { ok: false };
 
 export async function readJsonFile(absolutePath: string, problems: ProblemList): Promise<JsonRead> {
   const file = displayPath(absolutePath);
@@ -92,7 +92,7 @@ export async function readJsonFile(absolutePath: string, problems: ProblemList):
     });
     return { ok: false };
   }
-  return { ok: true, value };
+  return { ok: true, value, text };
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

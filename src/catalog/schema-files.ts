@@ -2,6 +2,7 @@
  * Loads each schema file of the catalog once (event versions and the shared files they `$ref`),
  * checks it against its dialect's meta-schema, and remembers the result.
  */
+import { createHash } from 'node:crypto';
 import { checkKeywords } from './check-keywords.js';
 import { duplicateEnumValues } from './duplicate-enum-values.js';
 import type { ProblemList } from './problem-list.js';
@@ -16,6 +17,8 @@ export interface SchemaFile {
   readonly value: unknown;
   /** Declared by `$schema`; undefined when the file does not say. */
   readonly dialect: Dialect | undefined;
+  /** sha256 of the file's text: what a remembered load of it is compared against. */
+  readonly content: string;
 }
 
 export class SchemaFiles {
@@ -91,7 +94,8 @@ export class SchemaFiles {
       });
       return undefined;
     }
-    return { absolutePath, display, value: read.value, dialect };
+    const content = createHash('sha256').update(read.text).digest('hex');
+    return { absolutePath, display, value: read.value, dialect, content };
   }
 }
 

@@ -18,6 +18,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CompiledSchemas } from '../catalog/compiled-schemas.js';
+import type { LoadedVersion, LoadedVersions } from '../catalog/loaded-versions.js';
 import { cacheKey, type GenerationCache } from '../codegen/generation-cache.js';
 import type { GeneratedFile } from '../codegen/target.js';
 
@@ -169,6 +170,54 @@ export class CompiledSchemaSet implements CompiledSchemas {
   }
 }
 
+function isLoadedVersion(value: unknown): value is LoadedVersion {
+  if (typeof value !== 'object' || value === null) return false;
+  const entry = value as Partial<Record<keyof LoadedVersion, unknown>>;
+  return (
+    typeof entry.content === 'string' &&
+    (entry.aggregateId === null || typeof entry.aggregateId === 'string') &&
+    Array.isArray(entry.dependencies) &&
+    entry.dependencies.every(
+      (dependency: unknown) =>
+        typeof dependency === 'object' &&
+        dependency !== null &&
+        typeof (dependency as { file?: unknown }).file === 'string' &&
+        typeof (dependency as { content?: unknown }).content === 'string',
+    ) &&
+    (typeof entry.bundled === 'boolean' ||
+      (typeof entry.bundled === 'object' && entry.bundled !== null))
+  );
+}
+
+/**
+ * Versions loaded in the last build, as read from the cache; remembers what this build loaded
+ * so that only those are written back (entries of deleted or edited schemas fall away).
+ */
+export class LoadedVersionMap implements LoadedVersions {
+  readonly #known: ReadonlyMap<string, LoadedVersion>;
+  readonly #used = new Map<string, LoadedVersion>();
+
+  constructor(known: Iterable<[string, LoadedVersion]>) {
+    this.#known = new Map(known);
+  }
+
+  get(file: string): LoadedVersion | undefined {
+    return this.#known.get(file);
+  }
+
+  add(file: string, loaded: LoadedVersion): void {
+    this.#used.set(file, loaded);
+  }
+
+  /** The entries to remember, sorted by file; undefined when they are what was read. */
+  changes(): [string, LoadedVersion][] | undefined {
+    const same =
+      this.#used.size === this.#known.size &&
+      [...this.#used].every(([file, loaded]) => this.#known.get(file) === loaded);
+    return same ? undefined : [...this.#used].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+}
+
 export class BuildCache implements GenerationCache {
   private constructor(
     readonly dir: string,
@@ -233,6 +282,49 @@ export class BuildCache implements GenerationCache {
     if (keys === undefined) return;
     const body = JSON.stringify({ keys, digest: sha256(JSON.stringify(keys)) });
     await writeAtomically(this.compiledSchemasPath(), body).catch(() => undefined);
+  }
+
+  private loadedVersionsPath(eventsDir: string): string {
+    return join(
+      this.dir,
+      'loaded-versions',
+      `${cacheKey([this.fingerprint, resolve(eventsDir)])}.json`,
+    );
+  }
+
+  /** Versions of `eventsDir` this generator loaded in the last build (empty when unknown). */
+  async readLoadedVersions(eventsDir: string): Promise<LoadedVersionMap> {
+    const text = await readFile(this.loadedVersionsPath(eventsDir), 'utf8').catch(() => '');
+    // The digest covers the entries' exact text, checked before anything is parsed.
+    const separator = text.indexOf('\n');
+    const entries = text.slice(separator + 1);
+    if (separator < 0 || text.slice(0, separator) !== sha256(entries))
+      return new LoadedVersionMap([]);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(entries);
+    } catch {
+      return new LoadedVersionMap([]);
+    }
+    const valid =
+      Array.isArray(parsed) &&
+      parsed.every(
+        (entry: unknown) =>
+          Array.isArray(entry) &&
+          entry.length === 2 &&
+          typeof entry[0] === 'string' &&
+          isLoadedVersion(entry[1]),
+      );
+    return new LoadedVersionMap(valid ? (parsed as [string, LoadedVersion][]) : []);
+  }
+
+  async writeLoadedVersions(eventsDir: string, versions: LoadedVersionMap): Promise<void> {
+    const entries = versions.changes();
+    if (entries === undefined) return;
+    const text = JSON.stringify(entries);
+    await writeAtomically(this.loadedVersionsPath(eventsDir), `${sha256(text)}\n${text}`).catch(
+      () => undefined,
+    );
   }
 
   private manifestPath(outDir: string): string {

@@ -4,7 +4,15 @@
  * recognises unchanged inputs without generating; a damaged cache (truncated, edited, swapped
  * entries, a manifest that no longer matches the output folder) never changes a byte.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -215,5 +223,51 @@ it('a schema that does not compile is reported on a warm cache too (only success
     writeFileSync(file, original);
   }
   await build({ out: incremental(), cacheDir: cacheDir() });
+  expect(tree(incremental())).toEqual(tree(cold()));
+}, 600_000);
+
+it('a remembered schema load is not reused when the aggregateId or a shared file changed outside it', async () => {
+  await build({ out: incremental(), cacheDir: cacheDir() });
+  /** Exit code and stderr of a build through the cache and of a cold one: they must agree. */
+  const bothWays = async () => {
+    const results: { code: number; stderr: string }[] = [];
+    for (const options of [{ cacheDir: cacheDir() }, { cache: false }]) {
+      const output = captureOutput();
+      try {
+        const code = await runBuild({ events, out: incremental(), ...options });
+        results.push({ code, stderr: output.stderr() });
+      } finally {
+        output.restore();
+      }
+    }
+    expect(results[0]).toEqual(results[1]);
+    return results[0]!;
+  };
+
+  // The schemas are unchanged, but they no longer declare the event's aggregateId.
+  const eventJson = join(events, schemaFiles()[0]!.replace(/v\d+\.schema\.json$/, 'event.json'));
+  const meta = readFileSync(eventJson, 'utf8');
+  writeFileSync(eventJson, meta.replace('"aggregateId": "id"', '"aggregateId": "noSuchId"'));
+  try {
+    expect((await bothWays()).stderr).toContain('aggregate-id-missing');
+  } finally {
+    writeFileSync(eventJson, meta);
+  }
+
+  // A shared file keeps its bytes but becomes a link out of the events folder.
+  const money = join(events, '_common', 'money.schema.json');
+  const outside = join(dir, 'money-outside.schema.json');
+  writeFileSync(outside, readFileSync(money));
+  renameSync(money, `${money}.moved`);
+  symlinkSync(outside, money);
+  try {
+    expect((await bothWays()).stderr).toContain('ref-escapes-catalog');
+  } finally {
+    rmSync(money);
+    renameSync(`${money}.moved`, money);
+  }
+
+  await build({ out: incremental(), cacheDir: cacheDir() });
+  await build({ out: cold(), cache: false });
   expect(tree(incremental())).toEqual(tree(cold()));
 }, 600_000);

@@ -99,11 +99,15 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       import('../../codegen/targets/index.js'),
     ]);
     const compiledSchemas = await cache?.readCompiledSchemas();
+    const loadedVersions = await cache?.readLoadedVersions(config.events);
     const catalog = await loadCatalog(config.events, {
       eventTypeFormat: config.eventTypeFormat,
       ...(compiledSchemas !== undefined ? { compiledSchemas } : {}),
+      ...(loadedVersions !== undefined ? { loadedVersions } : {}),
     });
     if (compiledSchemas !== undefined) await cache?.writeCompiledSchemas(compiledSchemas);
+    if (loadedVersions !== undefined)
+      await cache?.writeLoadedVersions(config.events, loadedVersions);
     const files: GeneratedFile[] = await generate(catalog, options.targets ?? allTargets, {
       ...(targetNames !== undefined ? { targetNames, targetSource } : {}),
       runtimeImport: config.runtimeImport,
