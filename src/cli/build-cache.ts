@@ -342,12 +342,12 @@ export class BuildCache implements GenerationCache {
     return { inputs: stored.inputs, files: files as Record<string, string> };
   }
 
+  /** `hashes`: path → sha256 of every file the build produced. */
   async writeManifest(
     outDir: string,
     inputs: string,
-    files: readonly GeneratedFile[],
+    hashes: Readonly<Record<string, string>>,
   ): Promise<void> {
-    const hashes = Object.fromEntries(files.map((file) => [file.path, sha256(file.content)]));
     const body = JSON.stringify({
       inputs,
       files: hashes,

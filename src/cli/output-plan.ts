@@ -1,9 +1,11 @@
 /**
  * Compares generated files with the output folder and applies the difference safely.
  *
- * The whole plan is computed before anything is touched. Applying it writes each changed file to
- * a temporary name in the same folder and renames it over the old one (atomic on POSIX), then
- * deletes orphans. An orphan is a file in the output folder that evgen no longer generates AND
+ * Files are compared one by one as the generator yields them; a new or changed file waits in a
+ * staging folder beside the output folder, so only paths and hashes stay in memory. The whole
+ * plan is known before the output folder is touched: applying it renames each staged file over
+ * the old one (atomic on POSIX), then deletes orphans; a failed build removes the staging folder
+ * and leaves the output folder as it was. An orphan is a file in the output folder that evgen no longer generates AND
  * that starts with evgen's header; any other file is kept and reported, never deleted.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -19,7 +21,7 @@ import {
   rmdir,
   writeFile,
 } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { displayPath } from '../catalog/read-json-file.js';
 // Only files starting with one of evgen's headers (GENERATED_MARKERS) are ever deleted.
 import { GENERATED_MARKER, GENERATED_MARKERS } from '../codegen/render/header.js';
@@ -29,10 +31,12 @@ import { DiagnosticError } from '../diagnostics/diagnostic-error.js';
 
 export interface PlannedWrite {
   readonly path: string;
-  readonly content: string;
   /** `missing`: not on disk yet; `stale`: on disk with other content. */
   readonly reason: 'missing' | 'stale';
-  /** Current content when stale (for --check diffs). */
+  /** Where the new content waits (a build), absolute. */
+  readonly staged?: string;
+  /** New and current content of a stale file when nothing is staged (for --check diffs). */
+  readonly content?: string;
   readonly current?: string;
 }
 
@@ -45,6 +49,10 @@ export interface OutputPlan {
   readonly removals: readonly string[];
   /** Files in the output folder that evgen did not generate and will not delete. */
   readonly foreign: readonly string[];
+  /** Path → sha256 of every generated file. */
+  readonly hashes: Readonly<Record<string, string>>;
+  /** The staging folder to remove once the plan is applied or dropped. */
+  readonly stagingDir?: string;
 }
 
 /**
@@ -61,40 +69,99 @@ export class OutputConflictError extends DiagnosticError {
 /** Folders never scanned for orphans, even when the output folder contains them. */
 const SKIPPED_DIRS = new Set(['node_modules']);
 
-export async function planOutput(
-  outDir: string,
-  files: readonly GeneratedFile[],
-): Promise<OutputPlan> {
-  const existing = await listFiles(outDir);
-  const existingSet = new Set(existing);
-  const wanted = new Set(files.map((file) => file.path));
-  const writes: PlannedWrite[] = [];
-  const unchanged: string[] = [];
-  for (const file of files) {
-    if (!existingSet.has(file.path)) {
-      await assertWritable(outDir, file.path);
-      writes.push({ path: file.path, content: file.content, reason: 'missing' });
-      continue;
+/**
+ * Builds an output plan file by file. With `stage`, each new or changed file is written to a
+ * staging folder beside the output folder (created on first use, named after it); otherwise
+ * (`--check`) only stale files keep their new and current content, for the diff. Call
+ * `discard()` when the build fails: the staging folder goes, the output folder was not touched.
+ */
+export class OutputPlanner {
+  readonly #writes: PlannedWrite[] = [];
+  readonly #unchanged: string[] = [];
+  readonly #hashes: Record<string, string> = {};
+  #stagingDir: string | undefined;
+
+  private constructor(
+    readonly outDir: string,
+    private readonly existing: ReadonlySet<string>,
+    private readonly stage: boolean,
+  ) {}
+
+  static async open(outDir: string, options: { stage: boolean }): Promise<OutputPlanner> {
+    return new OutputPlanner(outDir, new Set(await listFiles(outDir)), options.stage);
+  }
+
+  async add(file: GeneratedFile): Promise<void> {
+    const hash = sha256(file.content);
+    this.#hashes[file.path] = hash;
+    if (!this.existing.has(file.path)) {
+      await assertWritable(this.outDir, file.path);
+      this.#writes.push({
+        path: file.path,
+        reason: 'missing',
+        ...(this.stage ? { staged: await this.#stageFile(file) } : {}),
+      });
+      return;
     }
-    const current = await readFile(join(outDir, file.path), 'utf8');
-    if (sha256(current) === sha256(file.content)) unchanged.push(file.path);
+    const current = await readFile(join(this.outDir, file.path), 'utf8');
+    if (sha256(current) === hash) this.#unchanged.push(file.path);
     else if (!hasMarker(current))
       // A hand-written index.ts or catalog.ts is the user's: never replace it.
       throw new OutputConflictError(
-        displayPath(join(outDir, file.path)),
+        displayPath(join(this.outDir, file.path)),
         `refusing to overwrite ${file.path}: it does not start with evgen's "${GENERATED_MARKER}" header (a hand-written file?)`,
         'move it away or choose another --out',
       );
-    else writes.push({ path: file.path, content: file.content, reason: 'stale', current });
+    else
+      this.#writes.push({
+        path: file.path,
+        reason: 'stale',
+        ...(this.stage
+          ? { staged: await this.#stageFile(file) }
+          : { content: file.content, current }),
+      });
   }
-  const removals: string[] = [];
-  const foreign: string[] = [];
-  for (const path of existing) {
-    if (wanted.has(path)) continue;
-    if (await startsWithMarker(join(outDir, path))) removals.push(path);
-    else foreign.push(path);
+
+  /** The plan: writes and unchanged files sorted by path, orphans and foreign files found. */
+  async finish(): Promise<OutputPlan> {
+    const removals: string[] = [];
+    const foreign: string[] = [];
+    for (const path of this.existing) {
+      if (Object.hasOwn(this.#hashes, path)) continue;
+      if (await startsWithMarker(join(this.outDir, path))) removals.push(path);
+      else foreign.push(path);
+    }
+    const byPath = (a: string, b: string) => compareStrings(a, b);
+    return {
+      outDir: this.outDir,
+      writes: this.#writes.sort((a, b) => byPath(a.path, b.path)),
+      unchanged: this.#unchanged.sort(byPath),
+      removals,
+      foreign,
+      hashes: Object.fromEntries(
+        Object.entries(this.#hashes).sort(([a], [b]) => compareStrings(a, b)),
+      ),
+      ...(this.#stagingDir !== undefined ? { stagingDir: this.#stagingDir } : {}),
+    };
   }
-  return { outDir, writes, unchanged, removals, foreign };
+
+  /** Removes what was staged (the build failed or only checked). */
+  async discard(): Promise<void> {
+    if (this.#stagingDir !== undefined)
+      await rm(this.#stagingDir, { recursive: true, force: true });
+  }
+
+  async #stageFile(file: GeneratedFile): Promise<string> {
+    if (this.#stagingDir === undefined) {
+      const name = `.${basename(this.outDir)}.evgen-staging-${process.pid}-${randomBytes(4).toString('hex')}`;
+      this.#stagingDir = join(dirname(this.outDir), name);
+      await mkdir(this.#stagingDir);
+    }
+    const staged = join(this.#stagingDir, file.path);
+    await mkdir(dirname(staged), { recursive: true });
+    await writeFile(staged, file.content, { encoding: 'utf8', flag: 'wx' });
+    return staged;
+  }
 }
 
 /**
@@ -127,21 +194,44 @@ export function isOutOfDate(plan: OutputPlan): boolean {
 }
 
 export async function applyPlan(plan: OutputPlan): Promise<void> {
-  for (const write of plan.writes) {
-    const target = join(plan.outDir, write.path);
-    await mkdir(dirname(target), { recursive: true });
-    const temporary = `${target}.evgen-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      await writeFile(temporary, write.content, { encoding: 'utf8', flag: 'wx' });
-      await rename(temporary, target);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
+  try {
+    for (const write of plan.writes) {
+      const target = join(plan.outDir, write.path);
+      await mkdir(dirname(target), { recursive: true });
+      if (write.staged !== undefined) await moveInto(write.staged, target);
+      else await replaceFile(target, write.content ?? '');
     }
+    for (const path of plan.removals) {
+      await rm(join(plan.outDir, path), { force: true });
+      await removeEmptyParents(plan.outDir, dirname(path));
+    }
+  } finally {
+    if (plan.stagingDir !== undefined) await rm(plan.stagingDir, { recursive: true, force: true });
   }
-  for (const path of plan.removals) {
-    await rm(join(plan.outDir, path), { force: true });
-    await removeEmptyParents(plan.outDir, dirname(path));
+}
+
+/**
+ * Renames a staged file over its target; across file systems (an output folder that is a link
+ * to another disk) it is copied to a temporary name beside the target and renamed from there.
+ */
+async function moveInto(staged: string, target: string): Promise<void> {
+  try {
+    await rename(staged, target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await replaceFile(target, await readFile(staged, 'utf8'));
+  }
+}
+
+/** Writes to a temporary name in the target's folder and renames it over the target. */
+async function replaceFile(target: string, content: string): Promise<void> {
+  const temporary = `${target}.evgen-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, content, { encoding: 'utf8', flag: 'wx' });
+    await rename(temporary, target);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
   }
 }
 

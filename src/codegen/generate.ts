@@ -1,8 +1,9 @@
 /**
- * Runs the selected targets over a catalog and returns every output file, checked and sorted.
+ * Runs the selected targets over a catalog and returns (or yields) every output file, checked.
  * Pure: nothing is written here (the CLI's output plan does that). If any target fails, the
  * whole generation fails, so a build never writes a partial set of files.
  */
+import { createHash } from 'node:crypto';
 import type { Catalog, EventVersion } from '../catalog/model.js';
 import { displayPath } from '../catalog/read-json-file.js';
 import { compareStrings } from '../common/json-value.js';
@@ -105,39 +106,58 @@ export function requiredClosure(targets: readonly Target[], names: readonly stri
   return [...ordered, ...closed];
 }
 
+/** Every output file, checked and sorted by path (see `generateFiles`). */
 export async function generate(
   catalog: Catalog,
   targets: readonly Target[],
   options: GenerateOptions = {},
 ): Promise<GeneratedFile[]> {
+  const files: GeneratedFile[] = [];
+  for await (const file of generateFiles(catalog, targets, options)) files.push(file);
+  return files.sort((a, b) => compareStrings(a.path, b.path));
+}
+
+/**
+ * Every output file, yielded as soon as it is finished, so a caller can write it away instead of
+ * holding the whole output in memory: catalog-scoped targets on the whole catalog first, then
+ * event-scoped targets on the catalog without events and on each event alone (see
+ * `Target.scope`), event after event. Files come in no particular order. A file two parts of one
+ * event-scoped target both produce is yielded once; two parts that disagree about it are an
+ * error rather than a silent choice. Throws as soon as a target fails, so a caller that writes
+ * files must discard them then.
+ */
+export async function* generateFiles(
+  catalog: Catalog,
+  targets: readonly Target[],
+  options: GenerateOptions = {},
+): AsyncGenerator<GeneratedFile> {
   const selected = selectTargets(targets, options.targetNames, options.targetSource);
   const root = displayPath(catalog.root);
-  const context = { catalog, runtimeImport: options.runtimeImport ?? DEFAULT_RUNTIME_IMPORT };
+  const runtimeImport = options.runtimeImport ?? DEFAULT_RUNTIME_IMPORT;
+  const full = { catalog, runtimeImport };
+  const metadataOnly = { catalog: withoutSchemas(catalog), runtimeImport };
+  /** Lower-cased path → the target that produced it (on macOS/Windows case alone collides). */
   const owners = new Map<string, string>();
-  const files: GeneratedFile[] = [];
-  const metadataOnly = { ...context, catalog: withoutSchemas(catalog) };
-  for (const target of selected) {
+  /** Path → sha256 of the content an event-scoped target produced in an earlier part. */
+  const shared = new Map<string, string>();
+
+  const part = async function* (
+    target: Target,
+    context: TargetContext,
+    key: string,
+  ): AsyncGenerator<GeneratedFile> {
     let produced: readonly GeneratedFile[];
-    const targetContext = target.readsSchemas === false ? metadataOnly : context;
     try {
-      produced =
-        options.cache === undefined
-          ? await finishFiles(await target.generate(targetContext))
-          : await generateCached(target, targetContext, options.cache);
+      const cached = await options.cache?.get(key);
+      if (cached !== undefined) produced = cached;
+      else {
+        produced = await finishFiles(await target.generate(context));
+        await options.cache?.set(key, produced);
+      }
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new GenerateError(
-        {
-          file: root,
-          pointer: '',
-          code: 'target-failed',
-          message: `target "${target.name}" failed: ${reason}`,
-          hint: 'a bug in the target, or input it does not handle: report it with the catalog that causes it',
-        },
-        target.name,
-        { cause: error },
-      );
+      throw targetFailed(root, target.name, error);
     }
+    const inPart = new Set<string>();
     for (const file of produced) {
       const problem = pathProblem(file.path);
       if (problem !== undefined) {
@@ -152,9 +172,18 @@ export async function generate(
           target.name,
         );
       }
-      const owner = owners.get(file.path.toLowerCase());
+      const lower = file.path.toLowerCase();
+      const owner = owners.get(lower);
+      if (owner === target.name && !inPart.has(lower) && shared.has(file.path)) {
+        if (shared.get(file.path) !== sha256(file.content))
+          throw targetFailed(
+            root,
+            target.name,
+            new Error(`produced two different versions of ${file.path} for different events`),
+          );
+        continue;
+      }
       if (owner !== undefined) {
-        // Compared case-insensitively: on macOS/Windows two such files would overwrite each other.
         throw new GenerateError(
           {
             file: root,
@@ -166,11 +195,50 @@ export async function generate(
           target.name,
         );
       }
-      owners.set(file.path.toLowerCase(), target.name);
-      files.push(file);
+      owners.set(lower, target.name);
+      inPart.add(lower);
+      if (target.scope === 'event') shared.set(file.path, sha256(file.content));
+      yield file;
+    }
+  };
+
+  const contextOf = (target: Target) => (target.readsSchemas === false ? metadataOnly : full);
+  const perEvent = selected.filter((target) => target.scope === 'event');
+  for (const target of selected) {
+    if (target.scope === 'event') continue;
+    const context = contextOf(target);
+    const { catalog: seen } = context;
+    const inputs = JSON.stringify([seen.root, seen.events, seen.consumers]);
+    yield* part(target, context, cacheKey(['catalog', target.name, runtimeImport, inputs]));
+  }
+  // Index -1: the catalog without events (files an event-scoped target writes once).
+  for (let index = -1; index < catalog.events.length; index++) {
+    for (const target of perEvent) {
+      const context = contextOf(target);
+      const events = index < 0 ? [] : [context.catalog.events[index]!];
+      const key = cacheKey(['event', target.name, runtimeImport, JSON.stringify(events)]);
+      yield* part(target, { ...context, catalog: { ...context.catalog, events } }, key);
     }
   }
-  return files.sort((a, b) => compareStrings(a.path, b.path));
+}
+
+function targetFailed(root: string, target: string, error: unknown): GenerateError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new GenerateError(
+    {
+      file: root,
+      pointer: '',
+      code: 'target-failed',
+      message: `target "${target}" failed: ${reason}`,
+      hint: 'a bug in the target, or input it does not handle: report it with the catalog that causes it',
+    },
+    target,
+    { cause: error },
+  );
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 async function finishFiles(files: readonly TargetFile[]): Promise<GeneratedFile[]> {
@@ -192,42 +260,6 @@ export async function finishFile(file: TargetFile): Promise<string> {
   const format =
     (file.format ?? /\.(ts|js)$/.test(file.path)) && content.length <= MAX_FORMATTED_LENGTH;
   return normalizeContent(format ? await formatTypeScript(content) : content);
-}
-
-/**
- * A target's files through the cache. An event-scoped target runs on the catalog without events
- * and on each event alone (see `Target.scope`); the parts are merged by path, and two parts that
- * disagree about one path are an error rather than a silent choice.
- */
-async function generateCached(
-  target: Target,
-  context: TargetContext,
-  cache: GenerationCache,
-): Promise<GeneratedFile[]> {
-  const run = async (catalog: Catalog, key: string): Promise<readonly GeneratedFile[]> => {
-    const cached = await cache.get(key);
-    if (cached !== undefined) return cached;
-    const produced = await finishFiles(await target.generate({ ...context, catalog }));
-    await cache.set(key, produced);
-    return produced;
-  };
-  const { catalog, runtimeImport } = context;
-  if (target.scope !== 'event') {
-    const inputs = JSON.stringify([catalog.root, catalog.events, catalog.consumers]);
-    return [...(await run(catalog, cacheKey(['catalog', target.name, runtimeImport, inputs])))];
-  }
-  const parts = [[], ...catalog.events.map((event) => [event])];
-  const byPath = new Map<string, string>();
-  for (const events of parts) {
-    const key = cacheKey(['event', target.name, runtimeImport, JSON.stringify(events)]);
-    for (const file of await run({ ...catalog, events }, key)) {
-      const previous = byPath.get(file.path);
-      if (previous !== undefined && previous !== file.content)
-        throw new Error(`produced two different versions of ${file.path} for different events`);
-      byPath.set(file.path, file.content);
-    }
-  }
-  return [...byPath].map(([path, content]) => ({ path, content }));
 }
 
 /**

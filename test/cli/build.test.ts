@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -31,6 +31,11 @@ function fakeTarget(name: string, files: () => Record<string, string>): Target {
 const cli = useCliFixture();
 let out: string;
 
+/** Staging folders a build left beside the output folder (it must leave none). */
+function stagingLeft(): string[] {
+  return readdirSync(cli.catalog.dir).filter((name) => name.includes('evgen-staging'));
+}
+
 beforeEach(() => {
   out = join(cli.catalog.dir, 'generated');
 });
@@ -55,6 +60,7 @@ describe('evgen build', () => {
     expect(await runBuild({ events: cli.catalog.events, out, targets })).toBe(0);
     expect(cli.output.stdout()).toMatch(/1 written, 1 unchanged, 0 removed/);
     expect(listFiles(out)).toEqual(['a.ts', 'shop/order-placed/b.ts']); // no temporary files left behind
+    expect(stagingLeft()).toEqual([]);
   });
 
   it('removes orphans that carry the evgen header, and their emptied folders, but keeps other files', async () => {
@@ -133,6 +139,7 @@ describe('evgen build', () => {
       /: target-failed: target "broken" failed: template exploded\n {2}hint: [^\n]+\nevgen: 1 problem found; nothing was written\n$/,
     );
     expect(listFiles(out)).toEqual(['stale.ts']);
+    expect(stagingLeft()).toEqual([]); // the good target's staged file is gone too
   });
 
   it('refuses two targets writing the same path', async () => {

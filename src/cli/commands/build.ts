@@ -10,15 +10,15 @@ import { displayPath } from '../../catalog/read-json-file.js';
 import { GenerateError } from '../../codegen/generate.js';
 import { DiagnosticError } from '../../diagnostics/diagnostic-error.js';
 import { GENERATED_MARKER } from '../../codegen/render/header.js';
-import type { GeneratedFile, Target } from '../../codegen/target.js';
+import type { Target } from '../../codegen/target.js';
 import { BuildCache, DEFAULT_CACHE_DIR } from '../build-cache.js';
 import { addFolderOptions, printProblems, refuse } from '../command-support.js';
 import { loadConfig } from '../config.js';
 import {
   applyPlan,
   isOutOfDate,
+  OutputPlanner,
   outputMatches,
-  planOutput,
   type OutputPlan,
 } from '../output-plan.js';
 import { shortDiff } from '../short-diff.js';
@@ -93,7 +93,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       if (current.matches)
         return reportUnchanged(options, config.out, current.files, current.foreign, started);
     }
-    const [{ loadCatalog }, { generate }, { allTargets }] = await Promise.all([
+    const [{ loadCatalog }, { generateFiles }, { allTargets }] = await Promise.all([
       import('../../catalog/load-catalog.js'),
       import('../../codegen/generate.js'),
       import('../../codegen/targets/index.js'),
@@ -108,18 +108,27 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     if (compiledSchemas !== undefined) await cache?.writeCompiledSchemas(compiledSchemas);
     if (loadedVersions !== undefined)
       await cache?.writeLoadedVersions(config.events, loadedVersions);
-    const files: GeneratedFile[] = await generate(catalog, options.targets ?? allTargets, {
-      ...(targetNames !== undefined ? { targetNames, targetSource } : {}),
-      runtimeImport: config.runtimeImport,
-      ...(cache !== undefined ? { cache } : {}),
-    });
-    plan = await planOutput(config.out, files);
+    // Each file is compared (and, for a build, staged) as soon as it is generated: memory holds
+    // paths and hashes, not the output.
+    const planner = await OutputPlanner.open(config.out, { stage: options.check !== true });
+    try {
+      const files = generateFiles(catalog, options.targets ?? allTargets, {
+        ...(targetNames !== undefined ? { targetNames, targetSource } : {}),
+        runtimeImport: config.runtimeImport,
+        ...(cache !== undefined ? { cache } : {}),
+      });
+      for await (const file of files) await planner.add(file);
+      plan = await planner.finish();
+    } catch (error) {
+      await planner.discard();
+      throw error;
+    }
     if (cache !== undefined && inputs !== undefined)
-      await cache.writeManifest(config.out, inputs, files);
+      await cache.writeManifest(config.out, inputs, plan.hashes);
     summary = {
       events: catalog.events.length,
       versions: catalog.events.reduce((sum, event) => sum + event.versions.length, 0),
-      files: files.length,
+      files: Object.keys(plan.hashes).length,
     };
   } catch (thrown) {
     // A target that finds a catalog problem (e.g. two schemas claiming one type name) reports it
@@ -191,7 +200,7 @@ function reportCheck(plan: OutputPlan, out: string): number {
   const lines: string[] = [];
   for (const write of plan.writes) {
     lines.push(`${write.reason}: ${prefix}${write.path}`);
-    if (write.current !== undefined)
+    if (write.current !== undefined && write.content !== undefined)
       lines.push(indent(shortDiff(write.current, write.content, `${prefix}${write.path}`)));
   }
   for (const path of plan.removals) lines.push(`orphaned: ${prefix}${path}`);
