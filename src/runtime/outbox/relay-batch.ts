@@ -1,8 +1,9 @@
 /**
  * One relay batch: claim due rows, publish each aggregate's rows in id order (each after the
  * previous one's confirm, aggregates concurrently within the shared window), then record the
- * outcome: SENT marks as confirms arrive, failures as they happen, untried rows released and
- * abandoned ones given back at the end.
+ * outcome: failures as they happen, SENT marks together once the publishes have settled (or
+ * after a short delay while a slow one is still awaited), untried rows released and abandoned
+ * ones given back at the end.
  */
 import { randomUUID } from 'node:crypto';
 import { groupByAggregate } from './aggregate-chains.js';
@@ -15,11 +16,11 @@ import type { RelayBatchResult } from './relay-options.js';
 import { tracePublish } from '../telemetry.js';
 import { SentFlusher } from './sent-flusher.js';
 
-/** Runs one batch; `onClaimed` is called with the number of claimed rows once the claim is in. */
-export async function runBatch(
-  context: RelayContext,
-  onClaimed?: (claimed: number) => void,
-): Promise<RelayBatchResult> {
+/** How long a SENT mark may wait for the rest of its batch before it is written on its own. */
+const SENT_FLUSH_DELAY_MS = 200;
+
+/** Runs one batch. */
+export async function runBatch(context: RelayContext): Promise<RelayBatchResult> {
   const { db, sql, config, hooks, publisher, window, outage, totals, now, nowMs } = context;
   const token = randomUUID();
   const claimedAt = nowMs();
@@ -29,14 +30,14 @@ export async function runBatch(
     config.leaseMs,
     now(),
   ]);
-  onClaimed?.(claimed.rows.length);
   const chains = groupByAggregate(claimed.rows);
   const result = { claimed: claimed.rows.length, published: 0, failed: 0, dead: 0, released: 0 };
   const lease = leaseOf(context, token, claimedAt);
   const releasedIds: string[] = [];
   const abandonedIds: string[] = [];
-  const sent = new SentFlusher((ids) =>
-    db.query(sql.sent, [idArray(ids), token, now()]).then(() => undefined),
+  const sent = new SentFlusher(
+    (ids) => db.query(sql.sent, [idArray(ids), token, now()]).then(() => undefined),
+    SENT_FLUSH_DELAY_MS,
   );
 
   // One aggregate's rows one by one, each after the previous one's confirm.
@@ -83,13 +84,7 @@ export async function runBatch(
 
   const queue = [...chains];
   const workers = Array.from({ length: Math.min(config.maxInFlight, queue.length) }, async () => {
-    for (let chain = queue.shift(); chain; chain = queue.shift()) {
-      try {
-        await runChain(chain);
-      } finally {
-        sent.flush();
-      }
-    }
+    for (let chain = queue.shift(); chain; chain = queue.shift()) await runChain(chain);
   });
   // Every chain runs to its end even if another failed to record its outcome.
   const settled = await Promise.allSettled(workers);

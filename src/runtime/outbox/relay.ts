@@ -106,8 +106,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { reportError } = context;
   const wakeSignal = new WakeSignal(context.isStopping);
 
-  function runOnce(onClaimed?: (claimed: number) => void): Promise<RelayBatchResult> {
-    const run = runBatch(context, onClaimed);
+  function runOnce(): Promise<RelayBatchResult> {
+    const run = runBatch(context);
     active.add(run);
     const untrack = () => active.delete(run);
     run.then(untrack, untrack);

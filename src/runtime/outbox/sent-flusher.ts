@@ -1,22 +1,35 @@
 /**
- * Records SENT marks as publishes confirm, not only at the end of a batch, so one slow publish
- * does not hold back the others' marks. Marks that arrive while an UPDATE is in flight are
- * written together by the next one.
+ * Records SENT marks: once per batch, when its last publish has settled (one UPDATE for the
+ * whole batch on the path to the next claim, not one per wave of confirms), and meanwhile every
+ * `delayMs` while the batch still runs, so one slow publish does not hold back the others' marks
+ * for long. Marks that arrive while an UPDATE is in flight are written together by the next one.
  */
 export class SentFlusher {
   private pending: string[] = [];
   private flushing: Promise<void> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   /** UPDATE failures: those rows stay PROCESSING and are published again after the lease (the inbox absorbs it). */
   readonly errors: unknown[] = [];
 
-  constructor(private readonly write: (ids: readonly string[]) => Promise<void>) {}
+  constructor(
+    private readonly write: (ids: readonly string[]) => Promise<void>,
+    private readonly delayMs: number,
+  ) {}
 
   mark(id: string): void {
     this.pending.push(id);
+    if (this.timer === undefined) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.flush();
+      }, this.delayMs);
+      // A timer must not keep the process alive; drain() writes what is left.
+      this.timer.unref?.();
+    }
   }
 
   /** Starts writing what is pending (if not already writing). */
-  flush(): void {
+  private flush(): void {
     this.flushing ??= (async () => {
       while (this.pending.length > 0) {
         const ids = this.pending;
@@ -32,8 +45,10 @@ export class SentFlusher {
     });
   }
 
-  /** Resolves once every mark so far is written (or failed). */
+  /** Writes every mark so far; resolves once they are written (or failed). */
   async drain(): Promise<void> {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     while (this.pending.length > 0 || this.flushing) {
       this.flush();
       await this.flushing;

@@ -1,10 +1,16 @@
 /**
- * The relay loop's idle wait: a NOTIFY (or stop) ends it early. A NOTIFY that arrives while the
- * loop is busy is remembered, so the next wait returns at once.
+ * The relay loop's idle wait: a NOTIFY (or stop) ends it early. A NOTIFY that arrives while no
+ * lane of the loop is waiting is remembered, so the next wait returns at once. Several lanes may
+ * wait at once; a NOTIFY ends every wait.
  */
+interface Waiter {
+  readonly ignoreWake: boolean;
+  readonly done: () => void;
+}
+
 export class WakeSignal {
   private pending = false;
-  private wake: (() => void) | undefined;
+  private readonly waiters = new Set<Waiter>();
 
   /** @param isStopping whether stop() was called; a stopping relay never waits. */
   constructor(private readonly isStopping: () => boolean) {}
@@ -17,26 +23,39 @@ export class WakeSignal {
         resolve();
         return;
       }
-      // Called only after `timer` is set: by the timer itself or by a later wake.
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        if (!ignoreWake) this.pending = false;
-        resolve();
+      const waiter: Waiter = {
+        ignoreWake,
+        done: () => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          if (!ignoreWake) this.pending = false;
+          resolve();
+        },
       };
-      const timer = setTimeout(done, ms);
-      this.wake = ignoreWake ? () => (this.isStopping() ? done() : (this.pending = true)) : done;
+      const timer = setTimeout(waiter.done, ms);
+      this.waiters.add(waiter);
     });
   }
 
-  /** A NOTIFY arrived: ends the current wait, or the next one at once. */
+  /** A NOTIFY arrived: ends the current waits, or the next one at once. */
   notify(): void {
-    if (this.wake) this.wake();
-    else this.pending = true;
+    let woken = false;
+    for (const waiter of [...this.waiters]) {
+      if (waiter.ignoreWake) continue;
+      waiter.done();
+      woken = true;
+    }
+    // Remembered for a lane that is busy now, and for a wait during an outage once it ends.
+    if (!woken) this.pending = true;
   }
 
-  /** stop() was called: ends the current wait (a stopping relay's next wait returns at once). */
+  /** Ends the waits that a NOTIFY would end, without remembering anything for later waits. */
+  wakeWaiting(): void {
+    for (const waiter of [...this.waiters]) if (!waiter.ignoreWake) waiter.done();
+  }
+
+  /** stop() was called: ends every wait (a stopping relay's next wait returns at once). */
   interrupt(): void {
-    this.wake?.();
+    for (const waiter of [...this.waiters]) waiter.done();
   }
 }
