@@ -64,28 +64,43 @@ export function messageBodyLimits(limits: MessageBodyLimits = {}): Required<Mess
 /** Opening brackets anywhere in the text (strings included), counted up to `limit + 1`. */
 function openingBracketsAbove(text: string, limit: number): boolean {
   let count = 0;
-  for (const bracket of ['{', '[']) {
-    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1))
-      if (++count > limit) return true;
-  }
+  for (let at = text.indexOf('{'); at !== -1; at = text.indexOf('{', at + 1))
+    if (++count > limit) return true;
+  for (let at = text.indexOf('['); at !== -1; at = text.indexOf('[', at + 1))
+    if (++count > limit) return true;
   return false;
 }
 
+/** A finite number beyond ±(2^53 − 1): every such number is an integer that may have been rounded. */
+function isLargeNumber(value: number): boolean {
+  return (
+    (value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER) && Number.isFinite(value)
+  );
+}
+
 /**
- * Whether a parsed value holds a number that is an integer beyond ±(2^53 − 1). Every unsafe
- * integer literal parses to one (it rounds to 2^53 or more), so when none is found the text had
- * none; when one is found, `scanJson` decides (a literal like `1e20` is fine). Recursion is
- * bounded: it runs only on text with at most `maxDepth` opening brackets.
+ * Whether a parsed object or array holds a number that is an integer beyond ±(2^53 − 1). Every
+ * unsafe integer literal parses to one (it rounds to 2^53 or more), so when none is found the
+ * text had none; when one is found, `scanJson` decides (a literal like `1e20` is fine).
+ * Recursion is bounded: it runs only on text with at most `maxDepth` opening brackets. It runs
+ * on every message, so children are tested in place and only objects recurse.
  */
-function hasLargeInteger(value: unknown): boolean {
-  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value);
-  if (typeof value !== 'object' || value === null) return false;
+function hasLargeInteger(value: object): boolean {
   if (Array.isArray(value)) {
-    for (const item of value) if (hasLargeInteger(item)) return true;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object') {
+        if (item !== null && hasLargeInteger(item)) return true;
+      } else if (typeof item === 'number' && isLargeNumber(item)) return true;
+    }
     return false;
   }
-  for (const key in value)
-    if (hasLargeInteger((value as Record<string, unknown>)[key])) return true;
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object') {
+      if (item !== null && hasLargeInteger(item)) return true;
+    } else if (typeof item === 'number' && isLargeNumber(item)) return true;
+  }
   return false;
 }
 
@@ -183,6 +198,12 @@ export function decodeMessageBody(
   } catch (error) {
     throw new MessageBodyError('invalid-json', `body is not JSON: ${(error as Error).message}`);
   }
-  if (shallow && hasLargeInteger(value)) scanJson(text, maxDepth);
+  if (
+    shallow &&
+    (typeof value === 'object'
+      ? value !== null && hasLargeInteger(value)
+      : typeof value === 'number' && isLargeNumber(value))
+  )
+    scanJson(text, maxDepth);
   return value;
 }

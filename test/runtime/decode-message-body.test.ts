@@ -53,6 +53,8 @@ describe('decodeMessageBody', () => {
     expect(problemOf('{"n":9007199254740992}')).toBe('unsafe-integer');
     expect(problemOf('{"n":9007199254740993}')).toBe('unsafe-integer');
     expect(problemOf('[-123456789012345678901234567890]')).toBe('unsafe-integer');
+    expect(problemOf('-9007199254740993')).toBe('unsafe-integer');
+    expect(problemOf('9007199254740991')).toBe('none');
     expect(problemOf('{"s":"9007199254740993"}')).toBe('none');
     expect(problemOf('{"n":1e400}')).toBe('none'); // not an integer literal: the validators refuse Infinity
     expect(problemOf('{"n":90071992547409930.5}')).toBe('none');
