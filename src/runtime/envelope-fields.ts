@@ -5,7 +5,7 @@
  * same pointer, keyword and message.
  */
 import type { Violation } from './errors.js';
-import { isAggregateVersion, isDateTime, isUuid } from './envelope-values.js';
+import { isAggregateVersion, isDateTime, isSchemaVersion, isUuid } from './envelope-values.js';
 
 /** One check of a field's value; the first failing check of a field is its violation. */
 interface ValueCheck {
@@ -71,7 +71,7 @@ export const ENVELOPE_FIELDS: readonly EnvelopeField[] = [
       {
         keyword: 'type',
         message: 'must be a positive integer',
-        test: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1,
+        test: isSchemaVersion,
       },
     ],
   },
@@ -102,4 +102,34 @@ export function checkField(field: EnvelopeField, value: unknown, violations: Vio
     return false;
   }
   return true;
+}
+
+const isNonEmptyString = (value: unknown): value is string =>
+  typeof value === 'string' && value !== '';
+const isOptionalString = (value: unknown) => value === undefined || typeof value === 'string';
+
+/**
+ * Whether every field of ENVELOPE_FIELDS passes `checkField`, written out field by field:
+ * `parseEnvelope` asks this of every message, and named reads with direct calls cost a third of
+ * the table loop (one keyed read and a call through a different closure per check). The loop
+ * still runs when this says no, to report what failed; a test keeps the two in agreement.
+ */
+export function envelopeFieldsValid(record: Readonly<Record<string, unknown>>): boolean {
+  const messageId = record.messageId;
+  const occurredAt = record.occurredAt;
+  const aggregateVersion = record.aggregateVersion;
+  return (
+    isNonEmptyString(messageId) &&
+    isUuid(messageId) &&
+    isNonEmptyString(record.eventType) &&
+    isSchemaVersion(record.schemaVersion) &&
+    isNonEmptyString(record.aggregateType) &&
+    isNonEmptyString(record.aggregateId) &&
+    isNonEmptyString(occurredAt) &&
+    isDateTime(occurredAt) &&
+    (aggregateVersion === undefined || isAggregateVersion(aggregateVersion)) &&
+    isOptionalString(record.traceId) &&
+    isOptionalString(record.correlationId) &&
+    isOptionalString(record.causationId)
+  );
 }

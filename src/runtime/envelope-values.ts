@@ -6,20 +6,28 @@ const DAYS_IN_MONTH: readonly number[] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31
 // Both checks run on every envelope built or parsed; they read character codes instead of
 // matching a regular expression (several times faster, and no match arrays to collect).
 
-function isHexDigit(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-}
+/** Character class of each ASCII code: 1 for a hex digit (either case), 2 for `-`, 0 otherwise. */
+const UUID_CHAR_CLASS = new Uint8Array(128);
+for (const c of '0123456789abcdefABCDEF') UUID_CHAR_CLASS[c.charCodeAt(0)] = 1;
+UUID_CHAR_CLASS[0x2d /* - */] = 2;
+/** The class each position of a canonical UUID must have (8-4-4-4-12 hex digits). */
+const UUID_LAYOUT = Uint8Array.from({ length: 36 }, (_, i) =>
+  i === 8 || i === 13 || i === 18 || i === 23 ? 2 : 1,
+);
 
-/** A UUID in its canonical text form (any version: ids minted elsewhere are accepted too). */
+/**
+ * A UUID in its canonical text form (any version: ids minted elsewhere are accepted too). One
+ * table lookup per character and no early exits: a branch per character cost twice as much.
+ */
 export function isUuid(value: string): boolean {
   if (value.length !== 36) return false;
+  let mismatch = 0;
   for (let i = 0; i < 36; i++) {
     const c = value.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 0x2d /* - */) return false;
-    } else if (!isHexDigit(c)) return false;
+    // c >> 7 is non-zero for any code beyond ASCII.
+    mismatch |= (UUID_CHAR_CLASS[c & 0x7f]! ^ UUID_LAYOUT[i]!) | (c >> 7);
   }
-  return true;
+  return mismatch === 0;
 }
 
 /** The value of `length` decimal digits at `at`, or -1 if any is not a digit. */
@@ -83,6 +91,11 @@ export function isDateTime(value: string): boolean {
     offsetMinute >= 0 &&
     offsetMinute <= 59
   );
+}
+
+/** An event's schema version: a positive safe integer. */
+export function isSchemaVersion(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
 
 /** A per-aggregate sequence number: a non-negative safe integer. */

@@ -5,7 +5,9 @@
  * lists every violation with its JSON pointer (`/payload/lines/0/quantity`).
  */
 import type { Envelope, EventVersionDescriptor } from './envelope.js';
-import { checkField, ENVELOPE_FIELDS } from './envelope-fields.js';
+import { checkField, ENVELOPE_FIELDS, envelopeFieldsValid } from './envelope-fields.js';
+import { decodeMessageBody, MessageBodyError } from './decode-message-body.js';
+import { UnknownEventError, ValidationError, type Violation } from './errors.js';
 
 /** Positions in ENVELOPE_FIELDS of the fields the parser reads. */
 const FIELD = Object.fromEntries(
@@ -16,8 +18,8 @@ const FIELD = Object.fromEntries(
     number
   >
 >;
-import { decodeMessageBody, MessageBodyError } from './decode-message-body.js';
-import { UnknownEventError, ValidationError, type Violation } from './errors.js';
+/** The bit mask of `passed` when every field passed. */
+const ALL_FIELDS_PASSED = (1 << ENVELOPE_FIELDS.length) - 1;
 
 /** The envelope type a descriptor describes. */
 export type EnvelopeOf<D> =
@@ -34,14 +36,10 @@ export type ParseEnvelopeResult<TEnvelope> =
 
 export type EnvelopeParser<TEnvelope> = (input: unknown) => ParseEnvelopeResult<TEnvelope>;
 
-function decode(input: unknown): { value: unknown } | { violation: Violation } {
-  if (typeof input !== 'string' && !(input instanceof Uint8Array)) return { value: input };
-  try {
-    return { value: decodeMessageBody(input) };
-  } catch (error) {
-    if (!(error instanceof MessageBodyError)) throw error;
-    return { violation: { pointer: '', keyword: error.problem, message: error.message } };
-  }
+/** A body that cannot be decoded, as the violation `parseEnvelope` reports. */
+function bodyViolation(error: unknown): Violation {
+  if (!(error instanceof MessageBodyError)) throw error;
+  return { pointer: '', keyword: error.problem, message: error.message };
 }
 
 function invalid(violations: Violation[]): { ok: false; error: ValidationError } {
@@ -68,21 +66,29 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
   const knownTypes = [...byType.keys()].sort();
 
   return (input) => {
-    const decoded = decode(input);
-    if ('violation' in decoded) return invalid([decoded.violation]);
-    const value = decoded.value;
+    let value = input;
+    if (typeof input === 'string' || input instanceof Uint8Array) {
+      try {
+        value = decodeMessageBody(input);
+      } catch (error) {
+        return invalid([bodyViolation(error)]);
+      }
+    }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       return invalid([{ pointer: '', keyword: 'type', message: 'envelope must be an object' }]);
     }
     const record = value as Record<string, unknown>;
     const violations: Violation[] = [];
-    // One pass over the field table. Fields the rest of the parse reads are kept only when they
-    // passed, so a bad one is reported once, not again as a mismatch. (A bit mask: this runs for
-    // every message.)
-    let passed = 0;
-    for (let i = 0; i < ENVELOPE_FIELDS.length; i++) {
-      const field = ENVELOPE_FIELDS[i]!;
-      if (checkField(field, record[field.name], violations)) passed |= 1 << i;
+    // Valid fields are the common case; only otherwise does the table loop find the violations.
+    // Fields the rest of the parse reads are kept only when they passed, so a bad one is reported
+    // once, not again as a mismatch. (A bit mask: this runs for every message.)
+    let passed = ALL_FIELDS_PASSED;
+    if (!envelopeFieldsValid(record)) {
+      passed = 0;
+      for (let i = 0; i < ENVELOPE_FIELDS.length; i++) {
+        const field = ENVELOPE_FIELDS[i]!;
+        if (checkField(field, record[field.name], violations)) passed |= 1 << i;
+      }
     }
     const messageId = passed & (1 << FIELD.messageId) ? (record.messageId as string) : undefined;
     const eventType = passed & (1 << FIELD.eventType) ? (record.eventType as string) : undefined;
@@ -94,10 +100,12 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
     const schemaVersion = record.schemaVersion;
     const versionOk = (passed & (1 << FIELD.schemaVersion)) !== 0;
     const aggregateVersion = record.aggregateVersion;
-    if (!('payload' in record))
+    const hasPayload = 'payload' in record;
+    if (!hasPayload)
       violations.push({ pointer: '/payload', keyword: 'required', message: 'is required' });
 
     // Unknown type or version is its own error: the consumer may simply be older than the producer.
+    let descriptor: EventVersionDescriptor | undefined;
     if (eventType !== undefined) {
       const versions = byType.get(eventType);
       if (versions === undefined) {
@@ -110,22 +118,21 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
           ),
         };
       }
-      if (versionOk && !versions.has(schemaVersion as number)) {
-        const known = [...versions.keys()].sort((a, b) => a - b).join(', ');
-        return {
-          ok: false,
-          error: new UnknownEventError(
-            eventType,
-            schemaVersion as number,
-            `unknown version ${String(schemaVersion)} of ${eventType} (known: ${known})`,
-          ),
-        };
+      if (versionOk) {
+        descriptor = versions.get(schemaVersion as number);
+        if (descriptor === undefined) {
+          const known = [...versions.keys()].sort((a, b) => a - b).join(', ');
+          return {
+            ok: false,
+            error: new UnknownEventError(
+              eventType,
+              schemaVersion as number,
+              `unknown version ${String(schemaVersion)} of ${eventType} (known: ${known})`,
+            ),
+          };
+        }
       }
     }
-    const descriptor =
-      eventType !== undefined && versionOk
-        ? byType.get(eventType)?.get(schemaVersion as number)
-        : undefined;
 
     let payload: unknown = record.payload;
     if (descriptor !== undefined) {
@@ -136,7 +143,7 @@ export function createEnvelopeParser<D extends EventVersionDescriptor>(
           message: `must be ${JSON.stringify(descriptor.aggregateType)} for ${descriptor.eventType}`,
         });
       }
-      if ('payload' in record) {
+      if (hasPayload) {
         const checked = descriptor.readPayload(record.payload);
         if (checked.ok) {
           payload = checked.value;

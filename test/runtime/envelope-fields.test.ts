@@ -11,6 +11,11 @@ import {
   type EventVersionDescriptor,
   type Violation,
 } from '../../src/runtime/index.js';
+import {
+  checkField,
+  ENVELOPE_FIELDS,
+  envelopeFieldsValid,
+} from '../../src/runtime/envelope-fields.js';
 
 const accept = (value: unknown) => ({ ok: true as const, value });
 const descriptor: EventVersionDescriptor<'shop.Parcel', 1, { parcelId: string }> = {
@@ -80,5 +85,54 @@ describe('envelope field checks shared by createEnvelope and parseEnvelope', () 
       causationId: 'k',
     });
     expect(parse(JSON.stringify(envelope))).toEqual({ ok: true, envelope });
+  });
+
+  it('the written-out check of all fields agrees with the table, field by field', () => {
+    const good: Record<string, unknown> = {
+      ...createEnvelope(descriptor, payload),
+      aggregateVersion: 0,
+      traceId: 't',
+      correlationId: 'c',
+      causationId: 'k',
+    };
+    const candidates: unknown[] = [
+      undefined,
+      null,
+      '',
+      'x',
+      ' ',
+      0,
+      1,
+      -1,
+      1.5,
+      2 ** 53,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      '1',
+      true,
+      {},
+      [],
+      '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b',
+      '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5',
+      '2024-02-29T12:00:00Z',
+      '2024-02-30T12:00:00Z',
+    ];
+    const tableSays = (record: Record<string, unknown>) =>
+      ENVELOPE_FIELDS.every((field) => checkField(field, record[field.name], []));
+    expect(envelopeFieldsValid(good)).toBe(true);
+    let refused = 0;
+    for (const field of ENVELOPE_FIELDS) {
+      for (const value of candidates) {
+        const record = { ...good, [field.name]: value };
+        if (value === undefined) delete record[field.name];
+        expect([field.name, value, envelopeFieldsValid(record)]).toEqual([
+          field.name,
+          value,
+          tableSays(record),
+        ]);
+        if (!tableSays(record)) refused++;
+      }
+    }
+    expect(refused).toBeGreaterThan(100);
   });
 });
