@@ -1,6 +1,6 @@
 /**
  * One timed run in a fresh plain-node process (no TypeScript loader: evgen runs from dist/, as
- * users run it), for build.bench.ts: prints `BENCH {"wallMs","cpuMs","rssMb"}`
+ * users run it), for build.bench.ts and compat.bench.ts: prints `BENCH {"wallMs","cpuMs","rssMb"}`
  * as its last line. Modes:
  *
  *   evgen <evgen CLI args…>            the real CLI (build, build --check, check, …); `code` in
@@ -10,6 +10,8 @@
  *   baseline <events dir> <out dir>    what a plain script does with the same schemas:
  *                                      json-schema-to-typescript (its defaults) and ajv
  *                                      standalone code per version schema, written to files
+ *   json-schema-diff <events dir>      json-schema-diff of every pair a FULL_TRANSITIVE
+ *                                      `evgen check` compares, from the files
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -58,6 +60,30 @@ if (mode === 'evgen') {
     const validate = ajv.compile({ ...schema, $id: pathToFileURL(file).href });
     writeFileSync(`${target}.types.ts`, types);
     writeFileSync(`${target}.validator.js`, standaloneCode(ajv, validate));
+  }
+} else if (mode === 'json-schema-diff') {
+  // What another checker does with the pairs `evgen check` compares in a FULL_TRANSITIVE
+  // catalog: every version against each earlier one, one call per pair (json-schema-diff reports
+  // additions and removals, i.e. both directions), `$ref`s resolved from the files.
+  const [events] = args;
+  const jsonSchemaDiff = (await import('json-schema-diff')).default;
+  const byEvent = new Map();
+  for (const file of files(events).filter((path) => !path.includes('/_common/'))) {
+    const dir = join(file, '..');
+    byEvent.set(dir, [...(byEvent.get(dir) ?? []), file]);
+  }
+  const versionOf = (file) => Number(/v(\d+)\.schema\.json$/.exec(file)[1]);
+  for (const versions of byEvent.values()) {
+    versions.sort((a, b) => versionOf(a) - versionOf(b));
+    const schemas = versions.map((file) => JSON.parse(readFileSync(file, 'utf8')));
+    for (let newer = 1; newer < versions.length; newer++)
+      for (let older = 0; older < newer; older++)
+        await jsonSchemaDiff.diffSchemas({
+          sourceSchema: schemas[older],
+          sourceSchemaFile: versions[older],
+          destinationSchema: schemas[newer],
+          destinationSchemaFile: versions[newer],
+        });
   }
 } else if (mode !== 'bare') {
   throw new Error(`unknown mode ${String(mode)}`);

@@ -8,7 +8,19 @@
  * i.e. both directions): a smaller catalog of the same schemas, and the hardest single pair we
  * know, a oneOf of 100 object branches against a copy with every branch changed (no branch pairs
  * identically, so every branch is compared with every other). The budget is 1 s per pair.
+ *
+ * End to end at catalog scale (EVGEN_BENCH_SIZES, default 10,100; 1000 is the goal's size): the
+ * `evgen check` CLI from dist/ in a fresh process (loading, bundling and compiling the catalog
+ * included) against json-schema-diff of the same pairs from the same files, also in a fresh
+ * process (test/bench/build-child.mjs), CPU time of each. Goals: ≤ 5 s at 1000 events and
+ * ≥ 10× faster than json-schema-diff (ratio ≤ 0.1).
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import jsonSchemaDiff from 'json-schema-diff';
 import { checkReadable } from '../../src/compat/diff-schemas.js';
@@ -20,7 +32,9 @@ import type {
   EventVersion,
   JsonSchema,
 } from '../../src/catalog/model.js';
-import { fromSamples, SAMPLES, SMOKE, type BenchResult } from './bench-result.js';
+import { writeSyntheticCatalog } from '../support/synthetic-catalog.js';
+import { fromSamples, median, SAMPLES, SMOKE, type BenchResult } from './bench-result.js';
+import { SIZES, timed } from './build.bench.js';
 
 const EVENTS = 200;
 const VERSIONS = 3;
@@ -215,6 +229,52 @@ async function versusJsonSchemaDiff(): Promise<BenchResult[]> {
   return [catalogRow, pairRow];
 }
 
+/** `evgen check` end to end vs json-schema-diff of the same pairs, per catalog size. */
+async function catalogScale(): Promise<BenchResult[]> {
+  const repo = fileURLToPath(new URL('../../', import.meta.url));
+  // The CLI is measured as users run it: compiled, from dist/ (brought up to date first).
+  await promisify(execFile)(
+    process.execPath,
+    [join(repo, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: repo },
+  );
+  const results: BenchResult[] = [];
+  for (const size of SIZES) {
+    const dir = mkdtempSync(join(tmpdir(), `evgen-bench-check-${size}-`));
+    try {
+      const events = join(dir, 'events');
+      writeSyntheticCatalog(events, { events: size });
+      const check = [];
+      const baseline = [];
+      // Alternated, so both sides see the same load on a shared machine.
+      for (let sample = 0; sample < SAMPLES; sample++) {
+        check.push(await timed(['evgen', 'check', '--events', events]));
+        baseline.push(await timed(['json-schema-diff', events]));
+      }
+      if (check.some((run) => (run as { code?: number }).code !== 0))
+        throw new Error(`evgen check of the synthetic ${size}-event catalog did not pass`);
+      const cpu = (runs: readonly { cpuMs: number }[]) => runs.map((run) => run.cpuMs);
+      const wall = check.map((run) => run.wallMs);
+      results.push(
+        fromSamples(
+          {
+            name: `evgen check CLI end to end, ${size} events, CPU ms`,
+            unit: 'ms',
+            baselineName: 'json-schema-diff of the same pairs from the same files',
+            goal: { ratio: 0.1, better: 'lower' },
+            note: `fresh processes; evgen loads, bundles and compiles the catalog and checks both directions; wall ${Math.round(median(wall))} ms [${Math.round(Math.min(...wall))}–${Math.round(Math.max(...wall))}]; goal at 1000 events ≤ 5000 ms: ${size === 1000 ? (median(cpu(check)) <= 5000 ? 'met' : 'NOT met') : 'not this size'}`,
+          },
+          cpu(check),
+          cpu(baseline),
+        ),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return results;
+}
+
 export async function run(): Promise<BenchResult[]> {
   const catalog = syntheticCatalog();
   const schemas = catalog.events.flatMap((event) =>
@@ -251,6 +311,7 @@ export async function run(): Promise<BenchResult[]> {
   const note = `${EVENTS} events × ${VERSIONS} versions, ${pairs.length} pairs × 2 directions, FULL_TRANSITIVE, evgen policy; median`;
   return [
     ...(await versusJsonSchemaDiff()),
+    ...(await catalogScale()),
     {
       name: 'evgen check (200×3 catalog)',
       unit: 'ms',
