@@ -1,10 +1,12 @@
 /**
  * Adapts ajv's compiled (standalone) validation functions to evgen's `PayloadValidator`:
  * ajv errors become `Violation`s whose JSON pointer names the offending value itself
- * (for `required` and `additionalProperties`, the missing or extra property).
+ * (for `required` and `additionalProperties`, the missing or extra property), with ajv's
+ * message made from the error's keyword and parameters.
  */
 import type { PayloadValidator } from './envelope.js';
 import type { Violation } from './errors.js';
+import { schemaErrorMessage } from './schema-error-message.js';
 
 /** The part of an ajv `ErrorObject` evgen reads. */
 export interface CompiledSchemaError {
@@ -47,7 +49,13 @@ export function violationFromSchemaError(error: CompiledSchemaError): Violation 
       message: 'is not declared by the schema (writers may not add undeclared properties)',
     };
   }
-  return { pointer: instancePath, keyword, message: error.message ?? `fails ${keyword}` };
+  // Generated validators carry no message text (it is made on failure only); code generated
+  // by an earlier evgen still does.
+  return {
+    pointer: instancePath,
+    keyword,
+    message: error.message ?? schemaErrorMessage(keyword, params),
+  };
 }
 
 /** Wraps a compiled schema function; the result lists every violation ajv found (allErrors). */

@@ -2,8 +2,9 @@
  * The event module's validators (one ajv instance per event, annotations dropped, identical
  * subschemas and every `$ref` target moved into shared schemas) accept and reject exactly what
  * plain ajv accepts and rejects when it compiles each writer and reader view on its own with the
- * same options, and report the same errors (instance path, keyword, parameters, message; order
- * and ajv's `schemaPath` may differ). Checked on generated instances of the example catalog,
+ * same options, and report the same errors (instance path, keyword, parameters, and the message
+ * users see: ajv's own there, the runtime's from keyword and parameters here; order and ajv's
+ * `schemaPath` may differ). Checked on generated instances of the example catalog,
  * every golden case, a synthetic catalog, hand-written reference shapes and random schemas.
  */
 import addFormatsModule from 'ajv-formats';
@@ -16,6 +17,7 @@ import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import type { JsonSchema } from '../../src/catalog/model.js';
 import { withContainsItemFloor } from '../../src/codegen/targets/contains-item-floor.js';
 import { newAjv, standaloneValidators } from '../../src/codegen/targets/validators.js';
+import { violationFromSchemaError } from '../../src/runtime/payload-validator.js';
 import { dialectOf, readerSchema, writerSchema } from '../../src/schema/views.js';
 import { caseEventsDir, goldenCases } from '../golden/golden-support.js';
 import { randomSchema, schemaInstances, seededRandom } from '../support/schema-instances.js';
@@ -29,14 +31,17 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 interface AjvError {
   instancePath: string;
   keyword: string;
-  params: unknown;
+  params: Record<string, unknown>;
   message?: string;
 }
 type Check = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
 
-/** Plain ajv, one view alone, with the target's options and its `contains` floor. */
+/**
+ * Plain ajv, one view alone, with the target's options and its `contains` floor, and with ajv's
+ * messages (the generated code has none; the runtime makes them).
+ */
 function plain(view: JsonSchema): Check {
-  const ajv = newAjv(dialectOf(view));
+  const ajv = newAjv(dialectOf(view), { messages: true });
   addFormats(ajv);
   return ajv.compile(withContainsItemFloor(view, dialectOf(view)) as object) as Check;
 }
@@ -58,11 +63,10 @@ async function shared(views: readonly JsonSchema[]): Promise<Check[]> {
   return names.map((name) => module[name]!);
 }
 
+/** Errors as users see them: the violations with their messages, and ajv's parameters. */
 const errorSet = (errors: readonly AjvError[] | null | undefined) =>
   (errors ?? [])
-    .map(({ instancePath, keyword, params, message }) =>
-      JSON.stringify([instancePath, keyword, params, message]),
-    )
+    .map((error) => JSON.stringify([violationFromSchemaError(error), error.params]))
     .sort();
 
 /** Compares the shared module with plain ajv on instances of every schema; returns how many passed. */

@@ -208,14 +208,17 @@ describe('validators.js under plain Node ESM', () => {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   it('imports and validates without vitest or a TypeScript loader', async () => {
-    // The runtime's adapter, transpiled to JS beside the output (it imports only types).
-    const adapter = ts.transpileModule(readFileSync(join(REPO, 'src/runtime/payload-validator.ts'), 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
-    }).outputText;
+    // The runtime's adapter and its message maker, transpiled to JS beside the output (they
+    // import nothing else but types).
+    const transpiled = (file: string) =>
+      ts.transpileModule(readFileSync(join(REPO, 'src/runtime', file), 'utf8'), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+      }).outputText;
     const catalog = await loadCatalog(caseEventsDir(EXAMPLE_CASE));
     const files = await runTarget(validatorsTarget, { catalog, runtimeImport: '../../runtime.js' });
     mkdirSync(scratch, { recursive: true });
-    writeFileSync(join(scratch, 'runtime.js'), adapter);
+    writeFileSync(join(scratch, 'runtime.js'), transpiled('payload-validator.ts'));
+    writeFileSync(join(scratch, 'schema-error-message.js'), transpiled('schema-error-message.ts'));
     writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');
     for (const file of files) {
       mkdirSync(dirname(join(scratch, file.path)), { recursive: true });
@@ -225,10 +228,12 @@ describe('validators.js under plain Node ESM', () => {
       const m = await import('./order/order-created/validators.js');
       const r = m.validateOrderCreatedV2Payload({ orderId: 'x', extra: 1 });
       const ok = m.readOrderCreatedV1Payload({ orderId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f' });
-      console.log(JSON.stringify({ writer: r.violations.map((v) => v.pointer + ' ' + v.keyword).sort(), reader: ok.ok }));`;
+      console.log(JSON.stringify({ writer: r.violations.map((v) => v.pointer + ' ' + v.keyword).sort(), messages: r.violations.map((v) => v.pointer + ' ' + v.message), reader: ok.ok }));`;
     const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: scratch, encoding: 'utf8' });
-    const result = JSON.parse(output) as { writer: string[]; reader: boolean };
+    const result = JSON.parse(output) as { writer: string[]; messages: string[]; reader: boolean };
     expect(result.writer).toEqual(expect.arrayContaining(['/extra additionalProperties', '/orderId format', '/customerId required']));
+    // The generated code carries no message text; the runtime writes ajv's.
+    expect(result.messages).toContain('/orderId must match format "uuid"');
     expect(result.reader).toBe(false);
   });
 });

@@ -25,7 +25,7 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -36,7 +36,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -63,7 +63,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -73,7 +73,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "order_cancelled") || (data === "expired")) || (data === "manual"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema21.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -102,7 +102,7 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -113,7 +113,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -140,7 +140,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.reservationId === undefined) || (!(func0.call(data, "reservationId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"},message:"must have required property '"+"reservationId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -150,7 +150,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -160,7 +160,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -170,7 +170,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.releasedAt === undefined) || (!(func0.call(data, "releasedAt")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"},message:"must have required property '"+"releasedAt"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -181,7 +181,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "reservationId") || (key0 === "orderId")) || (key0 === "reason")) || (key0 === "releasedAt"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -217,7 +217,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -246,7 +246,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.reservationId === undefined) || (!(func0.call(data, "reservationId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"},message:"must have required property '"+"reservationId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -256,7 +256,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -266,7 +266,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -276,7 +276,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.releasedAt === undefined) || (!(func0.call(data, "releasedAt")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"},message:"must have required property '"+"releasedAt"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -311,7 +311,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err4];
 }

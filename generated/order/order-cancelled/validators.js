@@ -18,7 +18,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29,7 +29,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -50,7 +50,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -61,7 +61,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -80,7 +80,7 @@ function validate26(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -90,7 +90,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data === "customer_request") || (data === "payment_failed")) || (data === "out_of_stock")) || (data === "fraud_suspected"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -111,7 +111,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func51(data) > 500){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -122,7 +122,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -141,7 +141,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -151,7 +151,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.cancelledAt === undefined) || (!(func0.call(data, "cancelledAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cancelledAt"},message:"must have required property '"+"cancelledAt"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cancelledAt"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -161,7 +161,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -172,7 +172,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "orderId") || (key0 === "cancelledAt")) || (key0 === "reason")) || (key0 === "note"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -208,7 +208,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -229,7 +229,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -239,7 +239,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.cancelledAt === undefined) || (!(func0.call(data, "cancelledAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cancelledAt"},message:"must have required property '"+"cancelledAt"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cancelledAt"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -249,7 +249,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -284,7 +284,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }

@@ -18,7 +18,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29,7 +29,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -50,7 +50,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -61,7 +61,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -80,7 +80,7 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -90,7 +90,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "web") || (data === "mobile")) || (data === "store"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -113,7 +113,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"},message:"must match pattern \""+"^[A-Z0-9-]{3,32}$"+"\""};
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -124,7 +124,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -143,7 +143,7 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -154,7 +154,7 @@ errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 1 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -175,7 +175,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -186,7 +186,7 @@ errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 0 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -208,7 +208,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern1.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""};
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -219,7 +219,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -238,7 +238,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -248,7 +248,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -259,7 +259,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -283,7 +283,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -302,7 +302,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -312,7 +312,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -322,7 +322,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.unitPrice === undefined) || (!(func0.call(data, "unitPrice")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -333,7 +333,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "sku") || (key0 === "quantity")) || (key0 === "unitPrice"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -363,7 +363,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -382,7 +382,7 @@ let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 if(data.length < 1){
-const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -400,7 +400,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -422,7 +422,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func73(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -432,7 +432,7 @@ vErrors.push(err0);
 errors++;
 }
 if(func73(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -443,7 +443,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -463,7 +463,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func73(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -474,7 +474,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -494,7 +494,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func73(data) < 1){
-const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -505,7 +505,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -525,7 +525,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func73(data) > 16){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -535,7 +535,7 @@ vErrors.push(err0);
 errors++;
 }
 if(func73(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -546,7 +546,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -567,7 +567,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern2.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -578,7 +578,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -597,7 +597,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"},message:"must have required property '"+"line1"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -607,7 +607,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -617,7 +617,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"},message:"must have required property '"+"postalCode"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -627,7 +627,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -638,7 +638,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -680,7 +680,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -699,7 +699,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -709,7 +709,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"},message:"must have required property '"+"customerId"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -719,7 +719,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"},message:"must have required property '"+"placedAt"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -729,7 +729,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -739,7 +739,7 @@ vErrors.push(err3);
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -749,7 +749,7 @@ vErrors.push(err4);
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -759,7 +759,7 @@ vErrors.push(err5);
 errors++;
 }
 if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"},message:"must have required property '"+"shippingAddress"+"'"};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -770,7 +770,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress"))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -824,7 +824,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -848,7 +848,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -858,7 +858,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -881,7 +881,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -900,7 +900,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -910,7 +910,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -920,7 +920,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.unitPrice === undefined) || (!(func0.call(data, "unitPrice")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"},message:"must have required property '"+"unitPrice"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -949,7 +949,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -968,7 +968,7 @@ let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 if(data.length < 1){
-const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -986,7 +986,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1006,7 +1006,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"},message:"must have required property '"+"line1"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1016,7 +1016,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1026,7 +1026,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"},message:"must have required property '"+"postalCode"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1036,7 +1036,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1077,7 +1077,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1096,7 +1096,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1106,7 +1106,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"},message:"must have required property '"+"customerId"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1116,7 +1116,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"},message:"must have required property '"+"placedAt"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1126,7 +1126,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1136,7 +1136,7 @@ vErrors.push(err3);
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1146,7 +1146,7 @@ vErrors.push(err4);
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1156,7 +1156,7 @@ vErrors.push(err5);
 errors++;
 }
 if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"},message:"must have required property '"+"shippingAddress"+"'"};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1209,7 +1209,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1231,7 +1231,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func73(data) > 20){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 20}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1241,7 +1241,7 @@ vErrors.push(err0);
 errors++;
 }
 if(func73(data) < 3){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 3}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1252,7 +1252,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1271,7 +1271,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1281,7 +1281,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"},message:"must have required property '"+"customerId"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1291,7 +1291,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"},message:"must have required property '"+"placedAt"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1301,7 +1301,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1311,7 +1311,7 @@ vErrors.push(err3);
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1321,7 +1321,7 @@ vErrors.push(err4);
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1331,7 +1331,7 @@ vErrors.push(err5);
 errors++;
 }
 if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"},message:"must have required property '"+"shippingAddress"+"'"};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1342,7 +1342,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress")) || (key0 === "couponCode"))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1402,7 +1402,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1423,7 +1423,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1433,7 +1433,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"},message:"must have required property '"+"customerId"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1443,7 +1443,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"},message:"must have required property '"+"placedAt"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1453,7 +1453,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1463,7 +1463,7 @@ vErrors.push(err3);
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1473,7 +1473,7 @@ vErrors.push(err4);
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1483,7 +1483,7 @@ vErrors.push(err5);
 errors++;
 }
 if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"},message:"must have required property '"+"shippingAddress"+"'"};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1542,7 +1542,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err7];
 }

@@ -18,7 +18,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29,7 +29,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -50,7 +50,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -61,7 +61,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -80,7 +80,7 @@ function validate26(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -90,7 +90,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data === "dhl") || (data === "ups")) || (data === "fedex")) || (data === "postal"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -111,7 +111,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func54(data) > 64){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -121,7 +121,7 @@ vErrors.push(err0);
 errors++;
 }
 if(func54(data) < 4){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"};
+const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 4}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -132,7 +132,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -151,7 +151,7 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -162,7 +162,7 @@ errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 1 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -185,7 +185,7 @@ if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 if(typeof data[i0] !== "string"){
-const err0 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -206,7 +206,7 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err1 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err1 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -221,7 +221,7 @@ indices0[item0] = i1;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -242,7 +242,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func54(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -252,7 +252,7 @@ vErrors.push(err0);
 errors++;
 }
 if(func54(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -263,7 +263,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -283,7 +283,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func54(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -294,7 +294,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -314,7 +314,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func54(data) < 1){
-const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -325,7 +325,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -345,7 +345,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func54(data) > 16){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters"};
+const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -355,7 +355,7 @@ vErrors.push(err0);
 errors++;
 }
 if(func54(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -366,7 +366,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -387,7 +387,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -398,7 +398,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -417,7 +417,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"},message:"must have required property '"+"line1"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -427,7 +427,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -437,7 +437,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"},message:"must have required property '"+"postalCode"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -447,7 +447,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -458,7 +458,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -500,7 +500,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -519,7 +519,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -529,7 +529,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.shippedAt === undefined) || (!(func0.call(data, "shippedAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippedAt"},message:"must have required property '"+"shippedAt"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippedAt"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -539,7 +539,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.carrier === undefined) || (!(func0.call(data, "carrier")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "carrier"},message:"must have required property '"+"carrier"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "carrier"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -549,7 +549,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.trackingNumber === undefined) || (!(func0.call(data, "trackingNumber")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "trackingNumber"},message:"must have required property '"+"trackingNumber"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "trackingNumber"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -559,7 +559,7 @@ vErrors.push(err3);
 errors++;
 }
 if((data.parcels === undefined) || (!(func0.call(data, "parcels")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcels"},message:"must have required property '"+"parcels"+"'"};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcels"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -569,7 +569,7 @@ vErrors.push(err4);
 errors++;
 }
 if((data.deliveryAddress === undefined) || (!(func0.call(data, "deliveryAddress")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deliveryAddress"},message:"must have required property '"+"deliveryAddress"+"'"};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deliveryAddress"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -580,7 +580,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((((((key0 === "orderId") || (key0 === "shippedAt")) || (key0 === "carrier")) || (key0 === "trackingNumber")) || (key0 === "parcels")) || (key0 === "deliveryAddress"))){
-const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -618,7 +618,7 @@ if(data.parcels !== undefined && func0.call(data, "parcels")){
 let data4 = data.parcels;
 if(Array.isArray(data4)){
 if(data4.length < 1){
-const err7 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err7 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -632,7 +632,7 @@ for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if((data5.parcelId === undefined) || (!(func0.call(data5, "parcelId")))){
-const err8 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"},message:"must have required property '"+"parcelId"+"'"};
+const err8 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -642,7 +642,7 @@ vErrors.push(err8);
 errors++;
 }
 if((data5.weightGrams === undefined) || (!(func0.call(data5, "weightGrams")))){
-const err9 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"},message:"must have required property '"+"weightGrams"+"'"};
+const err9 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -652,7 +652,7 @@ vErrors.push(err9);
 errors++;
 }
 if((data5.skus === undefined) || (!(func0.call(data5, "skus")))){
-const err10 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"},message:"must have required property '"+"skus"+"'"};
+const err10 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -663,7 +663,7 @@ errors++;
 }
 for(const key1 of Object.keys(data5)){
 if(!(((key1 === "parcelId") || (key1 === "weightGrams")) || (key1 === "skus"))){
-const err11 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const err11 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -675,7 +675,7 @@ errors++;
 }
 if(data5.parcelId !== undefined && func0.call(data5, "parcelId")){
 if(typeof data5.parcelId !== "string"){
-const err12 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err12 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -699,7 +699,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -711,7 +711,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err14 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -729,7 +729,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -751,7 +751,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"},message:"must have required property '"+"line1"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -761,7 +761,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"},message:"must have required property '"+"city"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -771,7 +771,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"},message:"must have required property '"+"postalCode"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -781,7 +781,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -822,7 +822,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -841,7 +841,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"},message:"must have required property '"+"orderId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -851,7 +851,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.shippedAt === undefined) || (!(func0.call(data, "shippedAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippedAt"},message:"must have required property '"+"shippedAt"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippedAt"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -861,7 +861,7 @@ vErrors.push(err1);
 errors++;
 }
 if((data.carrier === undefined) || (!(func0.call(data, "carrier")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "carrier"},message:"must have required property '"+"carrier"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "carrier"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -871,7 +871,7 @@ vErrors.push(err2);
 errors++;
 }
 if((data.trackingNumber === undefined) || (!(func0.call(data, "trackingNumber")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "trackingNumber"},message:"must have required property '"+"trackingNumber"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "trackingNumber"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -881,7 +881,7 @@ vErrors.push(err3);
 errors++;
 }
 if((data.parcels === undefined) || (!(func0.call(data, "parcels")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcels"},message:"must have required property '"+"parcels"+"'"};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcels"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -891,7 +891,7 @@ vErrors.push(err4);
 errors++;
 }
 if((data.deliveryAddress === undefined) || (!(func0.call(data, "deliveryAddress")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deliveryAddress"},message:"must have required property '"+"deliveryAddress"+"'"};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deliveryAddress"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -928,7 +928,7 @@ if(data.parcels !== undefined && func0.call(data, "parcels")){
 let data4 = data.parcels;
 if(Array.isArray(data4)){
 if(data4.length < 1){
-const err6 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err6 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -942,7 +942,7 @@ for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if((data5.parcelId === undefined) || (!(func0.call(data5, "parcelId")))){
-const err7 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"},message:"must have required property '"+"parcelId"+"'"};
+const err7 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -952,7 +952,7 @@ vErrors.push(err7);
 errors++;
 }
 if((data5.weightGrams === undefined) || (!(func0.call(data5, "weightGrams")))){
-const err8 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"},message:"must have required property '"+"weightGrams"+"'"};
+const err8 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -962,7 +962,7 @@ vErrors.push(err8);
 errors++;
 }
 if((data5.skus === undefined) || (!(func0.call(data5, "skus")))){
-const err9 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"},message:"must have required property '"+"skus"+"'"};
+const err9 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -973,7 +973,7 @@ errors++;
 }
 if(data5.parcelId !== undefined && func0.call(data5, "parcelId")){
 if(typeof data5.parcelId !== "string"){
-const err10 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err10 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -997,7 +997,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err11 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1009,7 +1009,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err12 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1027,7 +1027,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err13];
 }

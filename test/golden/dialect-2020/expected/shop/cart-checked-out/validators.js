@@ -26,7 +26,7 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats0.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -37,7 +37,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -64,7 +64,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.checkedOutAt === undefined) || (!(func0.call(data, "checkedOutAt")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checkedOutAt"},message:"must have required property '"+"checkedOutAt"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checkedOutAt"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -81,7 +81,7 @@ errors = vErrors.length;
 }
 if(data.checkedOutBy !== undefined && func0.call(data, "checkedOutBy")){
 if(typeof data.checkedOutBy !== "string"){
-const err1 = {instancePath:instancePath+"/checkedOutBy",schemaPath:"#/properties/checkedOutBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath:instancePath+"/checkedOutBy",schemaPath:"#/properties/checkedOutBy/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -93,7 +93,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -122,7 +122,7 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats2.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -133,7 +133,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -163,7 +163,7 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!pattern3.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"},message:"must match pattern \""+"^[A-Z0-9-]{3,32}$"+"\""};
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -174,7 +174,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -201,7 +201,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -212,7 +212,7 @@ errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 1 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -240,7 +240,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -250,7 +250,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.qty === undefined) || (!(func0.call(data, "qty")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "qty"},message:"must have required property '"+"qty"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "qty"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -261,7 +261,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((key0 === "sku") || (key0 === "qty"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -285,7 +285,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -314,7 +314,7 @@ evaluated0.items = undefined;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data > 100 || isNaN(data)){
-const err0 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+const err0 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -324,7 +324,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data <= 0 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err1 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -335,7 +335,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -366,7 +366,7 @@ let passing0 = null;
 const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -376,7 +376,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.percent === undefined) || (!(func0.call(data, "percent")))){
-const err1 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "percent"},message:"must have required property '"+"percent"+"'"};
+const err1 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "percent"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -387,7 +387,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((key0 === "kind") || (key0 === "percent"))){
-const err2 = {instancePath,schemaPath:"#/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err2 = {instancePath,schemaPath:"#/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -399,7 +399,7 @@ errors++;
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("percent" !== data.kind){
-const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "percent"},message:"must be equal to constant"};
+const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "percent"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -417,7 +417,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -435,7 +435,7 @@ var props0 = true;
 const _errs6 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err5 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+const err5 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -445,7 +445,7 @@ vErrors.push(err5);
 errors++;
 }
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err6 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
+const err6 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "amountMinor"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -456,7 +456,7 @@ errors++;
 }
 for(const key1 of Object.keys(data)){
 if(!((key1 === "kind") || (key1 === "amountMinor"))){
-const err7 = {instancePath,schemaPath:"#/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const err7 = {instancePath,schemaPath:"#/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -468,7 +468,7 @@ errors++;
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("fixed" !== data.kind){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "fixed"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -486,7 +486,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -510,7 +510,7 @@ props0 = true;
 }
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err10 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -534,7 +534,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 for(const key2 of Object.keys(data)){
 if(!props0 || !props0[key2]){
-const err11 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+const err11 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -568,7 +568,7 @@ const len0 = data.length;
 if(len0 > 0){
 let data0 = data[0];
 if(!((typeof data0 == "number") && (isFinite(data0)))){
-const err0 = {instancePath:instancePath+"/0",schemaPath:"#/prefixItems/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err0 = {instancePath:instancePath+"/0",schemaPath:"#/prefixItems/0/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -581,7 +581,7 @@ errors++;
 if(len0 > 1){
 let data1 = data[1];
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err1 = {instancePath:instancePath+"/1",schemaPath:"#/prefixItems/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err1 = {instancePath:instancePath+"/1",schemaPath:"#/prefixItems/1/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -593,7 +593,7 @@ errors++;
 }
 const len1 = data.length;
 if(!(len1 <= 2)){
-const err2 = {instancePath,schemaPath:"#/items",keyword:"items",params:{limit: 2},message:"must NOT have more than 2 items"};
+const err2 = {instancePath,schemaPath:"#/items",keyword:"items",params:{limit: 2}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -604,7 +604,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -633,7 +633,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(typeof data[key0] !== "string"){
-const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -645,7 +645,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -676,7 +676,7 @@ errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.cartId === undefined) || (!(func0.call(data, "cartId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cartId"},message:"must have required property '"+"cartId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cartId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -686,7 +686,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.items === undefined) || (!(func0.call(data, "items")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "items"},message:"must have required property '"+"items"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "items"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -705,7 +705,7 @@ if(data.items !== undefined && func0.call(data, "items")){
 let data1 = data.items;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err2 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err2 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -723,7 +723,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err3 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -748,7 +748,7 @@ errors = vErrors.length;
 if(data.note !== undefined && func0.call(data, "note")){
 let data5 = data.note;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema19.properties.note.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema19.properties.note.type}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -766,7 +766,7 @@ errors = vErrors.length;
 }
 for(const key0 of Object.keys(data)){
 if((((((((key0 !== "cartId") && (key0 !== "items")) && (key0 !== "discount")) && (key0 !== "coordinates")) && (key0 !== "note")) && (key0 !== "labels")) && (key0 !== "checkedOutAt")) && (key0 !== "checkedOutBy")){
-const err5 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"};
+const err5 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -778,7 +778,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -808,7 +808,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.checkedOutAt === undefined) || (!(func0.call(data, "checkedOutAt")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checkedOutAt"},message:"must have required property '"+"checkedOutAt"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checkedOutAt"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -825,7 +825,7 @@ errors = vErrors.length;
 }
 if(data.checkedOutBy !== undefined && func0.call(data, "checkedOutBy")){
 if(typeof data.checkedOutBy !== "string"){
-const err1 = {instancePath:instancePath+"/checkedOutBy",schemaPath:"#/properties/checkedOutBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath:instancePath+"/checkedOutBy",schemaPath:"#/properties/checkedOutBy/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -837,7 +837,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -865,7 +865,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -875,7 +875,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.qty === undefined) || (!(func0.call(data, "qty")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "qty"},message:"must have required property '"+"qty"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "qty"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -898,7 +898,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -929,7 +929,7 @@ let valid0 = false;
 const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -939,7 +939,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.percent === undefined) || (!(func0.call(data, "percent")))){
-const err1 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "percent"},message:"must have required property '"+"percent"+"'"};
+const err1 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "percent"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -950,7 +950,7 @@ errors++;
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("percent" !== data.kind){
-const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "percent"},message:"must be equal to constant"};
+const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "percent"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -968,7 +968,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -987,7 +987,7 @@ props0.percent = true;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err4 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+const err4 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -997,7 +997,7 @@ vErrors.push(err4);
 errors++;
 }
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err5 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "amountMinor"},message:"must have required property '"+"amountMinor"+"'"};
+const err5 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "amountMinor"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1008,7 +1008,7 @@ errors++;
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("fixed" !== data.kind){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "fixed"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1026,7 +1026,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err7 = {instancePath,schemaPath:"#/anyOf/1/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1045,7 +1045,7 @@ props0.amountMinor = true;
 }
 }
 if(!valid0){
-const err8 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err8 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1088,7 +1088,7 @@ errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.cartId === undefined) || (!(func0.call(data, "cartId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cartId"},message:"must have required property '"+"cartId"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cartId"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1098,7 +1098,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data.items === undefined) || (!(func0.call(data, "items")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "items"},message:"must have required property '"+"items"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "items"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1117,7 +1117,7 @@ if(data.items !== undefined && func0.call(data, "items")){
 let data1 = data.items;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err2 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err2 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1135,7 +1135,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err3 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1160,7 +1160,7 @@ errors = vErrors.length;
 if(data.note !== undefined && func0.call(data, "note")){
 let data5 = data.note;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema30.properties.note.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema30.properties.note.type}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1178,7 +1178,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err5];
 }

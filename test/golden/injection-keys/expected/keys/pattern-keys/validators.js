@@ -16,7 +16,7 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -37,7 +37,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "\"; process.exit(1); \"") || (key0 === "${process.exit(1)}"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -49,7 +49,7 @@ errors++;
 }
 if(data["\"; process.exit(1); \""] !== undefined && func0.call(data, "\"; process.exit(1); \"")){
 if(typeof data["\"; process.exit(1); \""] !== "string"){
-const err1 = {instancePath:instancePath+"/\"; process.exit(1); \"",schemaPath:"#/properties/%22%3B%20process.exit(1)%3B%20%22/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath:instancePath+"/\"; process.exit(1); \"",schemaPath:"#/properties/%22%3B%20process.exit(1)%3B%20%22/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -62,7 +62,7 @@ errors++;
 if(data["${process.exit(1)}"] !== undefined && func0.call(data, "${process.exit(1)}")){
 let data1 = data["${process.exit(1)}"];
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err2 = {instancePath:instancePath+"/${process.exit(1)}",schemaPath:"#/properties/%24%7Bprocess.exit(1)%7D/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err2 = {instancePath:instancePath+"/${process.exit(1)}",schemaPath:"#/properties/%24%7Bprocess.exit(1)%7D/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -74,7 +74,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -97,7 +97,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(pattern8.test(key0)){
 if(typeof data[key0] !== "boolean"){
-const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/z*~1z*~1%3Bprocess.exit(10)%3B~1*/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/z*~1z*~1%3Bprocess.exit(10)%3B~1*/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -110,7 +110,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -129,7 +129,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -140,7 +140,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "meta")) || (key0 === "titled")) || (key0 === "open"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -152,7 +152,7 @@ errors++;
 }
 if(data.id !== undefined && func0.call(data, "id")){
 if(typeof data.id !== "string"){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -167,7 +167,7 @@ let data1 = data.meta;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 of Object.keys(data1)){
 if(!(((pattern0.test(key1)) || (pattern1.test(key1))) || (pattern2.test(key1)))){
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -196,7 +196,7 @@ errors = vErrors.length;
 for(const key4 of Object.keys(data1)){
 if(pattern2.test(key4)){
 if(typeof data1[key4] !== "string"){
-const err4 = {instancePath:instancePath+"/meta/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err4 = {instancePath:instancePath+"/meta/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -209,7 +209,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -224,7 +224,7 @@ let data5 = data.titled;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key5 of Object.keys(data5)){
 if(!(pattern6.test(key5))){
-const err6 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+const err6 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -238,7 +238,7 @@ for(const key6 of Object.keys(data5)){
 if(pattern6.test(key6)){
 let data6 = data5[key6];
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err7 = {instancePath:instancePath+"/titled/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/titled/patternProperties/y*~1y*~1%3Bprocess.exit(9)%3B~1*/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err7 = {instancePath:instancePath+"/titled/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/titled/patternProperties/y*~1y*~1%3Bprocess.exit(9)%3B~1*/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -251,7 +251,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err8 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -269,7 +269,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -292,7 +292,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data["\"; process.exit(1); \""] !== undefined && func0.call(data, "\"; process.exit(1); \"")){
 if(typeof data["\"; process.exit(1); \""] !== "string"){
-const err0 = {instancePath:instancePath+"/\"; process.exit(1); \"",schemaPath:"#/properties/%22%3B%20process.exit(1)%3B%20%22/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/\"; process.exit(1); \"",schemaPath:"#/properties/%22%3B%20process.exit(1)%3B%20%22/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -305,7 +305,7 @@ errors++;
 if(data["${process.exit(1)}"] !== undefined && func0.call(data, "${process.exit(1)}")){
 let data1 = data["${process.exit(1)}"];
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err1 = {instancePath:instancePath+"/${process.exit(1)}",schemaPath:"#/properties/%24%7Bprocess.exit(1)%7D/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err1 = {instancePath:instancePath+"/${process.exit(1)}",schemaPath:"#/properties/%24%7Bprocess.exit(1)%7D/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -317,7 +317,7 @@ errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -336,7 +336,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -347,7 +347,7 @@ errors++;
 }
 if(data.id !== undefined && func0.call(data, "id")){
 if(typeof data.id !== "string"){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -379,7 +379,7 @@ errors = vErrors.length;
 for(const key2 of Object.keys(data1)){
 if(pattern2.test(key2)){
 if(typeof data1[key2] !== "string"){
-const err2 = {instancePath:instancePath+"/meta/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/meta/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -392,7 +392,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -409,7 +409,7 @@ for(const key3 of Object.keys(data5)){
 if(pattern6.test(key3)){
 let data6 = data5[key3];
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err4 = {instancePath:instancePath+"/titled/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/titled/patternProperties/y*~1y*~1%3Bprocess.exit(9)%3B~1*/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err4 = {instancePath:instancePath+"/titled/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/titled/patternProperties/y*~1y*~1%3Bprocess.exit(9)%3B~1*/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -422,7 +422,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -440,7 +440,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err6];
 }

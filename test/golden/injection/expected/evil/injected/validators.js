@@ -18,7 +18,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func47(data) < 1){
-const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29,7 +29,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -48,7 +48,7 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -58,7 +58,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((((data === "*/ process.exit(1) /*") || (data === "\"'`${x}`")) || (data === "a\nb")) || (data === "\u2028")) || (data === "\\")) || (data === "'")) || (data === "${process.exit(1)}"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema8.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema8.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -79,7 +79,7 @@ let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^'\"`]*$"},message:"must match pattern \""+"^[^'\"`]*$"+"\""};
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^'\"`]*$"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -90,7 +90,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -109,7 +109,7 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -128,7 +128,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -138,7 +138,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data["*/ process.exit(1) /*"] === undefined) || (!(func0.call(data, "*/ process.exit(1) /*")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "*/ process.exit(1) /*"},message:"must have required property '"+"*/ process.exit(1) /*"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "*/ process.exit(1) /*"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -149,7 +149,7 @@ errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "id") || (key0 === "*/ process.exit(1) /*")) || (key0 === "\"'`${x}`")) || (key0 === "constructor")) || (key0 === "with space")) || (key0 === "nested")) || (key0 === "constValue"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -174,7 +174,7 @@ errors = vErrors.length;
 if(data["\"'`${x}`"] !== undefined && func0.call(data, "\"'`${x}`")){
 let data2 = data["\"'`${x}`"];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err3 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err3 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -186,7 +186,7 @@ errors++;
 }
 if(data.constructor !== undefined && func0.call(data, "constructor")){
 if(typeof data.constructor !== "string"){
-const err4 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err4 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -198,7 +198,7 @@ errors++;
 }
 if(data["with space"] !== undefined && func0.call(data, "with space")){
 if(typeof data["with space"] !== "boolean"){
-const err5 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err5 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -212,7 +212,7 @@ if(data.nested !== undefined && func0.call(data, "nested")){
 let data5 = data.nested;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if((data5.x === undefined) || (!(func0.call(data5, "x")))){
-const err6 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"},message:"must have required property '"+"x"+"'"};
+const err6 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -223,7 +223,7 @@ errors++;
 }
 for(const key1 of Object.keys(data5)){
 if(!((key1 === "x") || (key1 === "tsTyped"))){
-const err7 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const err7 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -247,7 +247,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err8 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -259,7 +259,7 @@ errors++;
 }
 if(data.constValue !== undefined && func0.call(data, "constValue")){
 if("*/ process.exit(1) /*" !== data.constValue){
-const err9 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"},message:"must be equal to constant"};
+const err9 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -271,7 +271,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -292,7 +292,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -302,7 +302,7 @@ vErrors.push(err0);
 errors++;
 }
 if((data["*/ process.exit(1) /*"] === undefined) || (!(func0.call(data, "*/ process.exit(1) /*")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "*/ process.exit(1) /*"},message:"must have required property '"+"*/ process.exit(1) /*"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "*/ process.exit(1) /*"}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -326,7 +326,7 @@ errors = vErrors.length;
 if(data["\"'`${x}`"] !== undefined && func0.call(data, "\"'`${x}`")){
 let data2 = data["\"'`${x}`"];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err2 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err2 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -338,7 +338,7 @@ errors++;
 }
 if(data.constructor !== undefined && func0.call(data, "constructor")){
 if(typeof data.constructor !== "string"){
-const err3 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err3 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -350,7 +350,7 @@ errors++;
 }
 if(data["with space"] !== undefined && func0.call(data, "with space")){
 if(typeof data["with space"] !== "boolean"){
-const err4 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err4 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -364,7 +364,7 @@ if(data.nested !== undefined && func0.call(data, "nested")){
 let data5 = data.nested;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if((data5.x === undefined) || (!(func0.call(data5, "x")))){
-const err5 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"},message:"must have required property '"+"x"+"'"};
+const err5 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -387,7 +387,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err6 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -399,7 +399,7 @@ errors++;
 }
 if(data.constValue !== undefined && func0.call(data, "constValue")){
 if("*/ process.exit(1) /*" !== data.constValue){
-const err7 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"},message:"must be equal to constant"};
+const err7 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -411,7 +411,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err8];
 }
