@@ -79,6 +79,10 @@ export class OutputPlanner {
   readonly #writes: PlannedWrite[] = [];
   readonly #unchanged: string[] = [];
   readonly #hashes: Record<string, string> = {};
+  /** Output subfolders known to be real folders (true) or absent (false), for assertWritable. */
+  readonly #folders = new Map<string, boolean>();
+  /** Staging subfolders already created. */
+  readonly #staged = new Set<string>();
   #stagingDir: string | undefined;
 
   private constructor(
@@ -95,7 +99,7 @@ export class OutputPlanner {
     const hash = sha256(file.content);
     this.#hashes[file.path] = hash;
     if (!this.existing.has(file.path)) {
-      await assertWritable(this.outDir, file.path);
+      await assertWritable(this.outDir, file.path, this.#folders);
       this.#writes.push({
         path: file.path,
         reason: 'missing',
@@ -158,7 +162,10 @@ export class OutputPlanner {
       await mkdir(this.#stagingDir);
     }
     const staged = join(this.#stagingDir, file.path);
-    await mkdir(dirname(staged), { recursive: true });
+    if (!this.#staged.has(dirname(staged))) {
+      await mkdir(dirname(staged), { recursive: true });
+      this.#staged.add(dirname(staged));
+    }
     await writeFile(staged, file.content, { encoding: 'utf8', flag: 'wx' });
     return staged;
   }
@@ -194,10 +201,14 @@ export function isOutOfDate(plan: OutputPlan): boolean {
 }
 
 export async function applyPlan(plan: OutputPlan): Promise<void> {
+  const made = new Set<string>();
   try {
     for (const write of plan.writes) {
       const target = join(plan.outDir, write.path);
-      await mkdir(dirname(target), { recursive: true });
+      if (!made.has(dirname(target))) {
+        await mkdir(dirname(target), { recursive: true });
+        made.add(dirname(target));
+      }
       if (write.staged !== undefined) await moveInto(write.staged, target);
       else await replaceFile(target, write.content ?? '');
     }
@@ -269,19 +280,31 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
  * a symbolic link: a link inside the output folder could point anywhere, so evgen never writes
  * through one (the output folder itself may be a link; that is the user's choice).
  */
-async function assertWritable(outDir: string, path: string): Promise<void> {
+async function assertWritable(
+  outDir: string,
+  path: string,
+  folders: Map<string, boolean>,
+): Promise<void> {
   const segments = path.split('/');
   for (let index = 1; index <= segments.length; index++) {
-    const at = join(outDir, ...segments.slice(0, index));
+    const isLast = index === segments.length;
+    const prefix = segments.slice(0, index).join('/');
+    // Parent folders already checked for an earlier file (true: a real folder, false: absent).
+    const known = isLast ? undefined : folders.get(prefix);
+    if (known === false) return;
+    if (known === true) continue;
+    const at = join(outDir, prefix);
     const found = await lstat(at).catch(() => undefined);
-    if (found === undefined) return;
+    if (found === undefined) {
+      if (!isLast) folders.set(prefix, false);
+      return;
+    }
     if (found.isSymbolicLink())
       throw new OutputConflictError(
         displayPath(at),
         `cannot write ${path}: ${join(...segments.slice(0, index))} is a symbolic link; evgen never writes through links in the output folder`,
         'replace it with a real folder or remove it',
       );
-    const isLast = index === segments.length;
     if (isLast ? found.isDirectory() : !found.isDirectory()) {
       throw new OutputConflictError(
         displayPath(at),
@@ -289,6 +312,7 @@ async function assertWritable(outDir: string, path: string): Promise<void> {
         'move it away or choose another --out',
       );
     }
+    if (!isLast) folders.set(prefix, true);
   }
 }
 
