@@ -4,7 +4,9 @@
  * - relay: the outbox relay with its DEFAULT batch (100) and in-flight window (100) — claim,
  *   confirmed + routed publish, mark SENT — vs a raw confirm channel publishing the same
  *   envelopes in windows of the same size, waiting for each window's confirms (no database);
- *   directly, and through the TCP fault proxy with +200 ms each way (both sides proxied);
+ *   directly, and through the TCP fault proxy with +200 ms each way (both sides proxied); and,
+ *   without added latency, against a minimal hand-written outbox poller (one transaction per
+ *   batch: SELECT … FOR UPDATE SKIP LOCKED, publish, confirms, UPDATE SENT) on the same table;
  * - consumer: the consumer runner at its DEFAULT prefetch with an inbox consumer
  *   (`createInboxConsumer`: parse, validate, dispatch, inbox guard, one business INSERT) vs a raw
  *   amqplib consumer with the same prefetch doing the same SQL (BEGIN, inbox INSERT … ON
@@ -201,6 +203,73 @@ export async function run(): Promise<BenchResult[]> {
       }
     };
 
+    /**
+     * A minimal hand-written outbox poller over the same table, batch and confirm window: per
+     * batch one transaction — SELECT the oldest READY rows … FOR UPDATE SKIP LOCKED, publish them
+     * on a confirm channel, wait for the confirms, UPDATE them to SENT, COMMIT. No per-aggregate
+     * order check, lease, retry or poison bookkeeping: the least database work an outbox relay
+     * does, so the relay can be compared with what any outbox costs, not only with no database.
+     */
+    const pollerSample = async (
+      connection: ChannelModel,
+      count: number,
+      batch: number,
+    ): Promise<number> => {
+      await writeEvents(count);
+      const channel: ConfirmChannel = await connection.createConfirmChannel();
+      const client = await pg.pool.connect();
+      try {
+        return (
+          count /
+          (await timed(async () => {
+            for (let published = 0; published < count;) {
+              await client.query('BEGIN');
+              const { rows } = await client.query<{
+                id: string;
+                event_id: string;
+                event_type: string;
+                schema_version: number;
+                aggregate_type: string;
+                aggregate_id: string;
+                occurred_at: Date;
+                payload: unknown;
+              }>(
+                `SELECT id::text AS id, event_id::text AS event_id, event_type, schema_version, aggregate_type, aggregate_id, occurred_at, payload
+                 FROM "${schema}".outbox_event WHERE status = 'READY' ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+                [batch],
+              );
+              for (const row of rows) {
+                const message = envelopeToAmqpMessage({
+                  messageId: row.event_id,
+                  eventType: row.event_type,
+                  schemaVersion: row.schema_version,
+                  aggregateType: row.aggregate_type,
+                  aggregateId: row.aggregate_id,
+                  occurredAt: row.occurred_at.toISOString(),
+                  payload: row.payload,
+                });
+                channel.publish(exchange, 'stock.counted', message.content, {
+                  ...message.properties,
+                  mandatory: true,
+                });
+              }
+              await channel.waitForConfirms();
+              await client.query(
+                `UPDATE "${schema}".outbox_event SET status = 'SENT', sent_at = now() WHERE id = ANY($1::bigint[])`,
+                [rows.map((row) => row.id)],
+              );
+              await client.query('COMMIT');
+              published += rows.length;
+            }
+          }))
+        );
+      } finally {
+        client.release();
+        await channel.close();
+        await purge();
+      }
+    };
+
     for (const latencyMs of [0, 200]) {
       const proxy = latencyMs > 0 ? await startFaultProxy({ targetPort: 5672 }) : undefined;
       proxy?.latency(latencyMs);
@@ -211,13 +280,18 @@ export async function run(): Promise<BenchResult[]> {
         // Warm-up: the publisher's channel, query plans, JIT.
         await relaySample(publisher, Math.min(count, 200));
         await rawSample(connection, Math.min(count, 200), RELAY_DEFAULT_WINDOW);
+        // The poller reference only without added latency (there it shows the database's share).
+        const withPoller = latencyMs === 0;
+        if (withPoller) await pollerSample(connection, Math.min(count, 200), RELAY_DEFAULT_WINDOW);
         const relay: number[] = [];
         const raw: number[] = [];
+        const poller: number[] = [];
         for (let sample = 0; sample < SAMPLES; sample++) {
           raw.push(await rawSample(connection, count, RELAY_DEFAULT_WINDOW));
+          if (withPoller) poller.push(await pollerSample(connection, count, RELAY_DEFAULT_WINDOW));
           relay.push(await relaySample(publisher, count));
           progress(
-            `relay +${latencyMs} ms sample ${sample}: ${relay.at(-1)!.toFixed(0)} vs raw ${raw.at(-1)!.toFixed(0)}`,
+            `relay +${latencyMs} ms sample ${sample}: ${relay.at(-1)!.toFixed(0)} vs raw ${raw.at(-1)!.toFixed(0)}${withPoller ? `, poller ${poller.at(-1)!.toFixed(0)}` : ''}`,
           );
         }
         const label = latencyMs > 0 ? `, +${latencyMs} ms broker latency each way` : '';
@@ -234,6 +308,30 @@ export async function run(): Promise<BenchResult[]> {
             raw,
           ),
         );
+        if (withPoller) {
+          results.push(
+            fromSamples(
+              {
+                name: `relay → RabbitMQ, defaults, ${AGGREGATES} aggregates`,
+                unit: 'events/s',
+                baselineName: `minimal hand-written outbox poller (SELECT … FOR UPDATE SKIP LOCKED, publish, confirms, UPDATE SENT), batches of ${RELAY_DEFAULT_WINDOW}`,
+                note: 'the relay against the least database work an outbox does',
+              },
+              relay,
+              poller,
+            ),
+            fromSamples(
+              {
+                name: `minimal hand-written outbox poller, batches of ${RELAY_DEFAULT_WINDOW}`,
+                unit: 'events/s',
+                baselineName: `raw confirm channel, windows of ${RELAY_DEFAULT_WINDOW} + waitForConfirms`,
+                note: 'what the database round trips alone cost a publisher',
+              },
+              poller,
+              raw,
+            ),
+          );
+        }
       } finally {
         await publisher.close();
         await connection.close().catch(() => undefined);
