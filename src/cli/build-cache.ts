@@ -2,9 +2,12 @@
  * The incremental build's cache: a folder (default `.evgen-cache/`, gitignored, safe to delete)
  * that remembers
  *
- * - per target and event, the files generated for that event's inputs (`entries/`), and
+ * - per target and event, the files generated for that event's inputs (`entries/`),
  * - per output folder, the digest of the last build's inputs and the hash of every file it
- *   produced (`builds/`), so an unchanged catalog is recognised without loading it.
+ *   produced (`builds/`), so an unchanged catalog is recognised without loading it,
+ * - the bundled schemas known to compile (`compiled-schemas/`), and
+ * - per events folder, each payload schema as loaded and bundled, with the bytes of every file it
+ *   was made from (`loaded-versions/`), so an unchanged schema is not checked and bundled again.
  *
  * Every key includes the generator fingerprint (evgen's version, its own code and templates, and
  * the versions of the libraries that shape the output), so a different generator never reuses an
@@ -235,22 +238,28 @@ export class BuildCache implements GenerationCache {
 
   async get(key: string): Promise<readonly GeneratedFile[] | undefined> {
     const entry = this.entryPath(key);
-    const stored = (await readJson(entry.path)) as
-      { key?: unknown; digest?: unknown; files?: unknown } | undefined;
-    if (stored?.key !== entry.key || !isFileList(stored.files)) return undefined;
-    if (stored.digest !== sha256(JSON.stringify(stored.files))) return undefined;
+    // The first line is the sha256 of the rest, checked on the text as read: cheaper than
+    // serializing the parsed files again to check them.
+    const text = await readFile(entry.path, 'utf8').catch(() => '');
+    const separator = text.indexOf('\n');
+    if (separator < 0) return undefined;
+    const body = text.slice(separator + 1);
+    if (text.slice(0, separator) !== sha256(body)) return undefined;
+    let stored: { key?: unknown; files?: unknown };
+    try {
+      stored = JSON.parse(body) as { key?: unknown; files?: unknown };
+    } catch {
+      return undefined;
+    }
+    if (stored.key !== entry.key || !isFileList(stored.files)) return undefined;
     return stored.files.map((file) => ({ path: file.path, content: file.content }));
   }
 
   async set(key: string, files: readonly GeneratedFile[]): Promise<void> {
     const entry = this.entryPath(key);
     const plain = files.map((file) => ({ path: file.path, content: file.content }));
-    const body = JSON.stringify({
-      key: entry.key,
-      digest: sha256(JSON.stringify(plain)),
-      files: plain,
-    });
-    await writeAtomically(entry.path, body).catch(() => undefined);
+    const body = JSON.stringify({ key: entry.key, files: plain });
+    await writeAtomically(entry.path, `${sha256(body)}\n${body}`).catch(() => undefined);
   }
 
   /**

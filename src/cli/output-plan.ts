@@ -108,7 +108,7 @@ export class OutputPlanner {
       return;
     }
     const current = await readFile(join(this.outDir, file.path), 'utf8');
-    if (sha256(current) === hash) this.#unchanged.push(file.path);
+    if (current === file.content) this.#unchanged.push(file.path);
     else if (!hasMarker(current))
       // A hand-written index.ts or catalog.ts is the user's: never replace it.
       throw new OutputConflictError(
