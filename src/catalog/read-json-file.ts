@@ -2,7 +2,8 @@
  * Reads one JSON file of the catalog, reporting unreadable files, invalid JSON (with line and
  * column) and documents nested deeper than evgen accepts.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
 import { pointerSegment } from '../common/json-pointer.js';
 import type { ProblemList } from './problem-list.js';
@@ -45,7 +46,8 @@ export async function readJsonFile(absolutePath: string, problems: ProblemList):
       });
       return { ok: false };
     }
-    text = await readFile(absolutePath, 'utf8');
+    // Synchronous: for hundreds of small files fs/promises' readFile costs over twice the CPU.
+    text = readFileSync(absolutePath, 'utf8');
   } catch (error) {
     problems.add({
       code: 'unreadable-file',
