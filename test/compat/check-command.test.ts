@@ -2,7 +2,7 @@
  * `evgen check` and `evgen diff` on temporary copies of the example catalog: exit codes, the
  * precise report for each kind of breaking change, and the three output formats.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { evgen, exampleCopy } from './support/cli-run.js';
@@ -42,6 +42,25 @@ describe('evgen check', () => {
     expect(result.stdout).toMatch(
       /^evgen check: compatible \(6 events, 1 version pairs checked\)$/m,
     );
+  });
+
+  it('remembers in the build cache which schemas compiled, and reports the same with and without it', async () => {
+    const cache = join(copy.dir, 'cache');
+    const cold = await evgen('check', '--events', copy.events, '--cache-dir', cache);
+    const remembered = await readdir(join(cache, 'compiled-schemas'));
+    expect(remembered).toHaveLength(1);
+    const keys = (
+      JSON.parse(await readFile(join(cache, 'compiled-schemas', remembered[0]!), 'utf8')) as {
+        keys: string[];
+      }
+    ).keys;
+    // Every version of the example catalog compiled.
+    expect(keys.length).toBeGreaterThanOrEqual(7);
+    const warm = await evgen('check', '--events', copy.events, '--cache-dir', cache);
+    const uncached = await evgen('check', '--events', copy.events, '--no-cache');
+    expect(warm).toEqual(cold);
+    expect(uncached).toEqual(cold);
+    expect(cold.code).toBe(0);
   });
 
   it('passes another compatible evolution: v3 adds one more optional field', async () => {

@@ -7,6 +7,7 @@
  * Exit 0 compatible, 1 violations, 2 bad input (invalid catalog or lock, unknown ref, …).
  */
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
@@ -37,6 +38,7 @@ import {
 import { SchemaInputError } from '../../compat/schema-document.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { printable, type Diagnostic } from '../../diagnostics/diagnostic.js';
+import { BuildCache, DEFAULT_CACHE_DIR } from '../build-cache.js';
 import { loadConfig } from '../config.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 
@@ -47,6 +49,9 @@ export interface CheckOptions {
   readonly policy?: CompatibilityPolicy;
   readonly format?: ReportFormat;
   readonly updateLock?: boolean;
+  /** `--no-cache`: compile every schema; read and write no build cache. */
+  readonly cache?: boolean;
+  readonly cacheDir?: string;
 }
 
 export function registerCheck(program: Command): void {
@@ -74,6 +79,11 @@ export function registerCheck(program: Command): void {
       '--update-lock',
       `after a passing check, record every version not locked yet in <events>/${LOCK_FILE_NAME} (release them)`,
     )
+    .option(
+      '--cache-dir <dir>',
+      `build cache that remembers which schemas compile (default: ${DEFAULT_CACHE_DIR} beside the output folder, shared with evgen build)`,
+    )
+    .option('--no-cache', 'compile every schema; neither read nor write the cache')
     .action(async (options: CheckOptions) => {
       process.exitCode = await runCheck(options);
     });
@@ -151,14 +161,23 @@ export async function runCheck(options: CheckOptions): Promise<number> {
   try {
     const config = await loadConfig(options);
     events = config.events;
-    catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    // Compiling every schema with ajv is most of loading a catalog; schemas a build (or an
+    // earlier check) of this evgen version compiled are not compiled again.
+    const cache =
+      options.cache === false
+        ? undefined
+        : await BuildCache.open(options.cacheDir ?? join(dirname(config.out), DEFAULT_CACHE_DIR));
+    const compiledSchemas = await cache?.readCompiledSchemas();
+    const loadOptions = {
+      eventTypeFormat: config.eventTypeFormat,
+      ...(compiledSchemas !== undefined ? { compiledSchemas } : {}),
+    };
+    catalog = await loadCatalog(config.events, loadOptions);
     lock = await readReleaseLock(config.events);
     const against = options.against;
     if (against !== undefined) {
       try {
-        released = await loadCatalogAtRef(config.events, against, {
-          eventTypeFormat: config.eventTypeFormat,
-        });
+        released = await loadCatalogAtRef(config.events, against, loadOptions);
       } catch (error) {
         if (error instanceof CatalogError) {
           return fail(
@@ -171,6 +190,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
         throw error;
       }
     }
+    if (compiledSchemas !== undefined) await cache?.writeCompiledSchemas(compiledSchemas);
   } catch (error) {
     if (error instanceof CatalogError) return fail(error.problems);
     if (error instanceof GitRefError)
