@@ -14,7 +14,7 @@ import type {
 } from '../catalog/model.js';
 import { displayPath } from '../catalog/read-json-file.js';
 import { canonicalJson } from '../common/canonical-json.js';
-import { checkReadable, type SchemaDiffResult } from './diff-schemas.js';
+import { checkReadable, ComparisonSession, type SchemaDiffResult } from './diff-schemas.js';
 import { locatePath } from './locate-path.js';
 import { MODES, versionsToCheckAgainst, type Direction } from './modes.js';
 import { explain } from './rules/hints.js';
@@ -58,12 +58,13 @@ function comparePair(
   newer: EventVersion,
   policy: CompatibilityPolicy,
   file: string,
+  session: ComparisonSession,
 ): { backward: SchemaDiffResult; forward: SchemaDiffResult } {
   let direction: Direction = 'backward';
   try {
-    const backward = checkReadable(older.bundled, newer.bundled, policy);
+    const backward = checkReadable(older.bundled, newer.bundled, policy, { session });
     direction = 'forward';
-    return { backward, forward: checkReadable(newer.bundled, older.bundled, policy) };
+    return { backward, forward: checkReadable(newer.bundled, older.bundled, policy, { session }) };
   } catch (error) {
     if (error instanceof ComparisonLimitError)
       throw new ComparisonProblem({
@@ -99,6 +100,7 @@ function checkVersion(
   root: string,
   policy: CompatibilityPolicy,
   violations: CompatibilityViolation[],
+  session: ComparisonSession,
 ): number {
   const earlier = event.versions.filter((version) => version.version < newer.version);
   const file = displayPath(join(root, newer.file));
@@ -106,7 +108,7 @@ function checkVersion(
   let pairs = 0;
   for (const older of versionsToCheckAgainst(earlier, mode)) {
     pairs++;
-    const results = comparePair(event, older, newer, policy, file);
+    const results = comparePair(event, older, newer, policy, file, session);
     const order = deployOrder(results.backward, results.forward);
     for (const direction of MODES[mode].directions) {
       for (const change of results[direction].incompatibleChanges) {
@@ -148,6 +150,8 @@ export function checkCatalog(
   for (const event of catalog.events) {
     const policy = options.policy ?? event.policy;
     const before = released.get(event.dir);
+    // An event's versions meet in several pairs: their views are computed once.
+    const session = new ComparisonSession();
     for (const version of event.versions) {
       const previous = before?.versions.find((candidate) => candidate.version === version.version);
       if (previous !== undefined) {
@@ -158,7 +162,7 @@ export function checkCatalog(
         }
         continue;
       }
-      pairsChecked += checkVersion(event, version, catalog.root, policy, violations);
+      pairsChecked += checkVersion(event, version, catalog.root, policy, violations, session);
     }
   }
   const current = new Map(catalog.events.map((event) => [event.dir, event]));

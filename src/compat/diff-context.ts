@@ -47,12 +47,21 @@ export interface Difference {
  * places — the same property schema in each of 100 union branches — are compared once; a schema
  * with a reference is identified by the object, as its targets depend on where it lives.
  */
-interface Identities {
+export interface Identities {
   readonly ids: WeakMap<object, string>;
   /** Content id of a reference-free value (null: it contains a reference). */
   readonly contentIds: WeakMap<object, number | null>;
   readonly byContent: Map<string, number>;
   nextId: number;
+}
+
+/**
+ * Fresh identities. Comparisons may share one (a catalog check does, for all its pairs): ids only
+ * name values, and each comparison keeps its own memo, so sharing saves re-reading the same
+ * schema objects, nothing more.
+ */
+export function newIdentities(): Identities {
+  return { ids: new WeakMap(), contentIds: new WeakMap(), byContent: new Map(), nextId: 1 };
 }
 
 const REFERENCES: ReadonlySet<string> = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
@@ -116,6 +125,14 @@ export interface ComparisonLimits {
 
 export const DEFAULT_LIMITS: ComparisonLimits = { work: 100_000, replayed: 500_000, depth: 400 };
 
+export interface RunOptions {
+  readonly limits?: ComparisonLimits;
+  /** Compare every candidate pair, without the shortcut of `cannotRead` (to test the shortcut). */
+  readonly exhaustive?: boolean;
+  /** Shared with other comparisons (see newIdentities). */
+  readonly identities?: Identities;
+}
+
 interface Budget {
   readonly limits: ComparisonLimits;
   work: number;
@@ -137,15 +154,11 @@ export class DiffContext {
     compatibleTypes: ReadonlySet<DifferenceType>,
     compare: (ctx: DiffContext) => void,
     reading: Reading = 'confluent',
-    limits: ComparisonLimits = DEFAULT_LIMITS,
-    exhaustive = false,
+    options: RunOptions = {},
   ): DiffContext {
-    const identities: Identities = {
-      ids: new WeakMap(),
-      contentIds: new WeakMap(),
-      byContent: new Map(),
-      nextId: 1,
-    };
+    const limits = options.limits ?? DEFAULT_LIMITS;
+    const exhaustive = options.exhaustive ?? false;
+    const identities = options.identities ?? newIdentities();
     // One budget for every round: a repeated round costs as much as the first.
     const budget: Budget = { limits, work: 0, replayed: 0, depth: 0 };
     const knownIncompatible = new Map<string, readonly Difference[]>();

@@ -4,7 +4,14 @@
  */
 import type { CompatibilityPolicy, JsonSchema } from '../catalog/model.js';
 import { compareSchemas } from './compare-schemas.js';
-import { DEFAULT_LIMITS, DiffContext, type Difference, type Reading } from './diff-context.js';
+import {
+  DiffContext,
+  newIdentities,
+  type Difference,
+  type Identities,
+  type Reading,
+  type RunOptions,
+} from './diff-context.js';
 import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { SchemaDocument } from './schema-document.js';
@@ -48,7 +55,7 @@ function run(
   update: unknown,
   compatibleTypes: ReadonlySet<DifferenceType>,
   reading: Reading,
-  exhaustive = false,
+  options: RunOptions = {},
 ): SchemaDiffResult {
   const from = new SchemaDocument(original).rootNode;
   const to = new SchemaDocument(update).rootNode;
@@ -56,8 +63,7 @@ function run(
     compatibleTypes,
     (root) => compareSchemas(root, from, to),
     reading,
-    DEFAULT_LIMITS,
-    exhaustive,
+    options,
   );
   const all = ctx.differences;
   // Refuse only when nothing else already makes the pair incompatible.
@@ -83,21 +89,52 @@ export function diffSchemas(original: JsonSchema, update: JsonSchema): SchemaDif
 }
 
 /**
- * One direction under a policy: can `reader` read what `writer` wrote? `exhaustive` compares
- * every union branch pair, even those a tag value already tells apart (for tests of that shortcut).
+ * What several checks of one catalog share: each schema's policy views, computed once however
+ * many pairs it is in, and the engine's identities of schema objects (see newIdentities).
  */
+export class ComparisonSession {
+  readonly identities: Identities = newIdentities();
+  readonly #views = new Map<string, WeakMap<object, unknown>>();
+
+  view(policy: CompatibilityPolicy, side: 'writer' | 'reader', schema: JsonSchema): unknown {
+    const definition = POLICIES[policy];
+    const make = side === 'writer' ? definition.writerView : definition.readerView;
+    if (typeof schema !== 'object' || schema === null) return make(schema);
+    const key = `${policy}:${side}`;
+    let views = this.#views.get(key);
+    if (views === undefined) {
+      views = new WeakMap();
+      this.#views.set(key, views);
+    }
+    if (!views.has(schema)) views.set(schema, make(schema));
+    return views.get(schema);
+  }
+}
+
+export interface ReadableOptions {
+  /** Compare every union branch pair, even those a tag value tells apart (tests of that shortcut). */
+  readonly exhaustive?: boolean;
+  /** Views and identities shared with other checks of the same, unchanging schemas. */
+  readonly session?: ComparisonSession;
+}
+
+/** One direction under a policy: can `reader` read what `writer` wrote? */
 export function checkReadable(
   writer: JsonSchema,
   reader: JsonSchema,
   policy: CompatibilityPolicy,
-  exhaustive = false,
+  options: ReadableOptions = {},
 ): SchemaDiffResult {
   const definition = POLICIES[policy];
+  const session = options.session;
   return run(
-    definition.writerView(writer),
-    definition.readerView(reader),
+    session === undefined ? definition.writerView(writer) : session.view(policy, 'writer', writer),
+    session === undefined ? definition.readerView(reader) : session.view(policy, 'reader', reader),
     definition.compatibleTypes,
     definition.reading,
-    exhaustive,
+    {
+      ...(options.exhaustive === true ? { exhaustive: true } : {}),
+      ...(session !== undefined ? { identities: session.identities } : {}),
+    },
   );
 }

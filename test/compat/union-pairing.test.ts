@@ -21,7 +21,7 @@ function outcome(
   exhaustive: boolean,
 ): Outcome {
   try {
-    return checkReadable(writer, reader, policy, exhaustive);
+    return checkReadable(writer, reader, policy, { exhaustive });
   } catch (error) {
     return { error: String(error) };
   }
@@ -43,7 +43,7 @@ describe('union branches paired by tag', () => {
     for (const policy of POLICIES) {
       const result = checkReadable(writer, reader, policy);
       expect(result.compatible, policy).toBe(false);
-      expect(result).toEqual(checkReadable(writer, reader, policy, true));
+      expect(result).toEqual(checkReadable(writer, reader, policy, { exhaustive: true }));
     }
   });
 
@@ -63,7 +63,7 @@ describe('union branches paired by tag', () => {
         const result = checkReadable(writer, reader, policy);
         expect(result.compatible, `${JSON.stringify(form('x'))} ${policy}`).toBe(true);
         expect(result.changes.map((change) => change.type)).toContain('MAX_LENGTH_INCREASED');
-        expect(result).toEqual(checkReadable(writer, reader, policy, true));
+        expect(result).toEqual(checkReadable(writer, reader, policy, { exhaustive: true }));
         // The other way round every branch narrowed.
         expect(checkReadable(reader, writer, policy).compatible).toBe(false);
       }
