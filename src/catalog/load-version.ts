@@ -109,12 +109,25 @@ async function stillValid(
     return false;
   for (const dependency of remembered.dependencies) {
     const path = join(context.root, ...dependency.file.split('/'));
-    const isFile = await stat(path).then(
-      (found) => found.isFile(),
-      () => false,
-    );
-    if (!isFile || !(await staysInside(path, context.root))) return false;
+    if (!(await insideFile(path, context))) return false;
     if ((await context.files.load(path))?.content !== dependency.content) return false;
   }
   return true;
+}
+
+/** Per load, whether a path is a file inside the events folder: shared files are checked once. */
+const insideFiles = new WeakMap<LoadContext, Map<string, Promise<boolean>>>();
+
+function insideFile(path: string, context: LoadContext): Promise<boolean> {
+  let known = insideFiles.get(context);
+  if (known === undefined) insideFiles.set(context, (known = new Map<string, Promise<boolean>>()));
+  let inside = known.get(path);
+  if (inside === undefined) {
+    inside = stat(path).then(
+      async (found) => found.isFile() && (await staysInside(path, context.root)),
+      () => false,
+    );
+    known.set(path, inside);
+  }
+  return inside;
 }

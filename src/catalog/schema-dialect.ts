@@ -36,37 +36,44 @@ export function definitionsKeyword(dialect: Dialect): 'definitions' | '$defs' {
   return dialect === '2020-12' ? '$defs' : 'definitions';
 }
 
-/** One pair of ajv instances per catalog load: meta-schema compilation is the slow part. */
+/**
+ * One ajv instance per dialect and catalog load, each made on first use: compiling a dialect's
+ * meta-schema is the slow part, and most catalogs speak one dialect.
+ */
 export class SchemaCheckers {
-  readonly #ajv: Record<Dialect, Ajv | Ajv2020>;
-  readonly #meta: Record<Dialect, ValidateFunction>;
+  readonly #instances = new Map<Dialect, { ajv: Ajv | Ajv2020; meta: ValidateFunction }>();
 
-  constructor() {
-    const options = {
-      allErrors: true,
-      strict: false,
-      logger: false,
-      validateFormats: true,
-      // Every file is checked against its meta-schema once, below; not again on compile.
-      validateSchema: false,
-      // Only whether a schema compiles matters here, not the code: ajv's optimising pass is
-      // quadratic in nested branches (anyOf of 400 objects: seconds).
-      code: { optimize: false },
-    } as const;
-    const draft07 = withLinearEnumUniqueness(new Ajv(options));
-    const draft2020 = new Ajv2020(options);
-    addFormats(draft07);
-    addFormats(draft2020);
-    this.#ajv = { 'draft-07': draft07, '2020-12': draft2020 };
-    this.#meta = {
-      'draft-07': draft07.getSchema('http://json-schema.org/draft-07/schema')!,
-      '2020-12': draft2020.getSchema('https://json-schema.org/draft/2020-12/schema')!,
-    };
+  #instance(dialect: Dialect): { ajv: Ajv | Ajv2020; meta: ValidateFunction } {
+    let instance = this.#instances.get(dialect);
+    if (instance === undefined) {
+      const options = {
+        allErrors: true,
+        strict: false,
+        logger: false,
+        validateFormats: true,
+        // Every file is checked against its meta-schema once, below; not again on compile.
+        validateSchema: false,
+        // Only whether a schema compiles matters here, not the code: ajv's optimising pass is
+        // quadratic in nested branches (anyOf of 400 objects: seconds).
+        code: { optimize: false },
+      } as const;
+      if (dialect === 'draft-07') {
+        const ajv = withLinearEnumUniqueness(new Ajv(options));
+        addFormats(ajv);
+        instance = { ajv, meta: ajv.getSchema('http://json-schema.org/draft-07/schema')! };
+      } else {
+        const ajv = new Ajv2020(options);
+        addFormats(ajv);
+        instance = { ajv, meta: ajv.getSchema('https://json-schema.org/draft/2020-12/schema')! };
+      }
+      this.#instances.set(dialect, instance);
+    }
+    return instance;
   }
 
   /** Meta-schema violations, one problem per place in the file. */
   validateAgainstMetaSchema(schema: unknown, dialect: Dialect, file: string): CatalogProblem[] {
-    const validate = this.#meta[dialect];
+    const validate = this.#instance(dialect).meta;
     if (validate(schema)) return [];
     return ajvErrorsToProblems(validate.errors ?? [], file, {
       code: 'invalid-schema',
@@ -77,7 +84,7 @@ export class SchemaCheckers {
   /** Compiles a self-contained schema; returns ajv's complaint (bad regex, unknown format, …) or undefined. */
   compileError(schema: unknown, dialect: Dialect): string | undefined {
     try {
-      this.#ajv[dialect].compile(schema as object);
+      this.#instance(dialect).ajv.compile(schema as object);
       return undefined;
     } catch (error) {
       return error instanceof Error ? error.message : String(error);
@@ -86,12 +93,12 @@ export class SchemaCheckers {
 
   /** Format names validators know (ajv-formats' full set), sorted. */
   get knownFormats(): readonly string[] {
-    return Object.keys(this.#ajv['draft-07'].formats).sort();
+    return Object.keys(this.#instance('draft-07').ajv.formats).sort();
   }
 
   /** A validator for evgen's own files (event.json, consumers), always draft-07. */
   metadataValidator(schema: object): ValidateFunction {
-    return this.#ajv['draft-07'].compile(schema);
+    return this.#instance('draft-07').ajv.compile(schema);
   }
 }
 
