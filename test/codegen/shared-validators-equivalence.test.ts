@@ -1,6 +1,7 @@
 /**
  * The event module's validators (one ajv instance per event, annotations dropped, identical
- * subschemas and every `$ref` target moved into shared schemas) accept and reject exactly what
+ * subschemas and every `$ref` target moved into shared schemas, writers compiled as their reader
+ * plus closedness where they can be) accept and reject exactly what
  * plain ajv accepts and rejects when it compiles each writer and reader view on its own with the
  * same options, and report the same errors (instance path, keyword, parameters, and the message
  * users see: ajv's own there, the runtime's from keyword and parameters here; order and ajv's
@@ -16,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import type { JsonSchema } from '../../src/catalog/model.js';
 import { withContainsItemFloor } from '../../src/codegen/targets/contains-item-floor.js';
-import { newAjv, standaloneValidators } from '../../src/codegen/targets/validators.js';
+import { newAjv, standaloneValidators, viewSources } from '../../src/codegen/targets/validators.js';
 import { violationFromSchemaError } from '../../src/runtime/payload-validator.js';
 import { dialectOf, readerSchema, writerSchema } from '../../src/schema/views.js';
 import { caseEventsDir, goldenCases } from '../golden/golden-support.js';
@@ -47,11 +48,14 @@ function plain(view: JsonSchema): Check {
 }
 
 let modules = 0;
-/** The target's shared standalone code for `views`, imported as a module. */
-async function shared(views: readonly JsonSchema[]): Promise<Check[]> {
-  const names = views.map((_, index) => `view${index}`);
+/**
+ * The target's standalone code for the writer and reader views of `schemas` (as it compiles an
+ * event's versions), imported as a module: writer, reader, writer, reader, …
+ */
+async function shared(schemas: readonly JsonSchema[]): Promise<Check[]> {
+  const names = schemas.flatMap((_, index) => [`writer${index}`, `reader${index}`]);
   const { code } = standaloneValidators(
-    views.map((schema, index) => ({ name: names[index]!, schema })),
+    schemas.flatMap((schema, index) => viewSources(schema, `writer${index}`, `reader${index}`)),
   );
   mkdirSync(scratch, { recursive: true });
   const file = join(scratch, `module${modules++}.mjs`);
@@ -72,7 +76,7 @@ const errorSet = (errors: readonly AjvError[] | null | undefined) =>
 /** Compares the shared module with plain ajv on instances of every schema; returns how many passed. */
 async function compare(schemas: readonly JsonSchema[], count: number): Promise<number> {
   const views = schemas.flatMap((schema) => [writerSchema(schema), readerSchema(schema)]);
-  const compiled = await shared(views);
+  const compiled = await shared(schemas);
   let accepted = 0;
   for (const [index, schema] of schemas.entries()) {
     const instances = schemaInstances(schema, { seed: index + 1, count });
@@ -92,6 +96,10 @@ async function compare(schemas: readonly JsonSchema[], count: number): Promise<n
   }
   return accepted;
 }
+
+/** Per schema: whether its writer is compiled as its reader plus closedness. */
+const splitWriters = (schemas: readonly JsonSchema[]) =>
+  schemas.map((schema) => viewSources(schema, 'w', 'r')[0]!.alsoPasses !== undefined);
 
 const DRAFT7 = 'http://json-schema.org/draft-07/schema#';
 const D2020 = 'https://json-schema.org/draft/2020-12/schema';
@@ -139,10 +147,22 @@ function referenceShapes(dialect: string): JsonSchema[] {
     },
     required: ['total'],
   });
+  // Without a root reference, a `not` or an `$id`, the writer is the reader plus closedness.
+  const conjunctive = (extra: Record<string, unknown>) => {
+    const schema = base(extra) as Record<string, Record<string, unknown>>;
+    const { self: _self, not: _not, who: _who, ...properties } = schema.properties!;
+    const { identified: _identified, ...definitions } = schema[defs]!;
+    return { ...schema, properties, [defs]: definitions };
+  };
   return [
     base({}),
     base({ tax: { $ref: `#/${defs}/money` }, note: { type: 'string', maxLength: 5 } }),
     base({ tax: { allOf: [{ $ref: `#/${defs}/money` }], title: 'documented' } }),
+    conjunctive({}),
+    conjunctive({
+      tax: { $ref: `#/${defs}/money` },
+      notes: { type: 'array', items: { $ref: `#/${defs}/line` } },
+    }),
   ];
 }
 
@@ -174,7 +194,9 @@ describe('shared validators behave as each view compiled alone', () => {
   it.each([DRAFT7, D2020])(
     'nested, recursive, into-definition and root references (%s)',
     async (dialect) => {
-      expect(await compare(referenceShapes(dialect), 80)).toBeGreaterThan(0);
+      const shapes = referenceShapes(dialect);
+      expect(splitWriters(shapes)).toEqual([false, false, false, true, true]);
+      expect(await compare(shapes, 80)).toBeGreaterThan(0);
     },
   );
 
@@ -183,11 +205,16 @@ describe('shared validators behave as each view compiled alone', () => {
     async (dialect) => {
       const random = seededRandom(dialect === 'draft-07' ? 17 : 2021);
       let accepted = 0;
+      const split: boolean[] = [];
       for (let index = 0; index < 20; index += 1) {
         const schemas = [0, 1, 2].map(() => randomSchema(random, { dialect }) as JsonSchema);
+        split.push(...splitWriters(schemas));
         accepted += await compare(schemas, 30);
       }
       expect(accepted).toBeGreaterThan(100);
+      // Both ways of compiling a writer are exercised.
+      expect(split).toContain(true);
+      expect(split).toContain(false);
     },
   );
 });

@@ -8,15 +8,16 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReleased; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"$ref":"urn:evgen:shared:2"},"releasedAt":{"$ref":"urn:evgen:shared:3"}},"required":["reservationId","orderId","reason","releasedAt"],"additionalProperties":false};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"reservationId":{},"orderId":{},"reason":{},"releasedAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"type":"string","enum":["order_cancelled","expired","manual"]},"releasedAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","reason","releasedAt"]};
 const func0 = Object.prototype.hasOwnProperty;
-const schema20 = {"type":"string","format":"uuid"};
+const schema21 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45,87 +46,139 @@ vErrors.push(err1);
 }
 errors++;
 }
+validate54.errors = vErrors;
+return errors === 0;
+}
+validate54.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate53.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if((data.reservationId === undefined) || (!(func0.call(data, "reservationId")))){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((data.reason === undefined) || (!(func0.call(data, "reason")))){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if((data.releasedAt === undefined) || (!(func0.call(data, "releasedAt")))){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.reservationId !== undefined && func0.call(data, "reservationId")){
+if(!(validate54(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+errors = vErrors.length;
+}
+}
+if(data.orderId !== undefined && func0.call(data, "orderId")){
+if(!(validate54(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+errors = vErrors.length;
+}
+}
+if(data.reason !== undefined && func0.call(data, "reason")){
+let data2 = data.reason;
+if(typeof data2 !== "string"){
+const err4 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!(((data2 === "order_cancelled") || (data2 === "expired")) || (data2 === "manual"))){
+const err5 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema20.properties.reason.enum}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.releasedAt !== undefined && func0.call(data, "releasedAt")){
+let data3 = data.releasedAt;
+if(typeof data3 === "string"){
+if(!(formats2.validate(data3))){
+const err6 = {instancePath:instancePath+"/releasedAt",schemaPath:"#/properties/releasedAt/format",keyword:"format",params:{format: "date-time"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/releasedAt",schemaPath:"#/properties/releasedAt/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
 validate53.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-const schema21 = {"type":"string","enum":["order_cancelled","expired","manual"]};
-
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate56.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((data === "order_cancelled") || (data === "expired")) || (data === "manual"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate56.errors = vErrors;
-return errors === 0;
-}
-validate56.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-const schema22 = {"type":"string","format":"date-time"};
-const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate58.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data === "string"){
-if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate58.errors = vErrors;
-return errors === 0;
-}
-validate58.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":{"reservationId":true,"orderId":true,"reason":true,"releasedAt":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -138,9 +191,14 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
+if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
 if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.reservationId === undefined) || (!(func0.call(data, "reservationId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"}};
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "reservationId") || (key0 === "orderId")) || (key0 === "reason")) || (key0 === "releasedAt"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -149,183 +207,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err1];
 }
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.releasedAt === undefined) || (!(func0.call(data, "releasedAt")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((((key0 === "reservationId") || (key0 === "orderId")) || (key0 === "reason")) || (key0 === "releasedAt"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate53(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-}
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate53(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-}
-if(data.reason !== undefined && func0.call(data, "reason")){
-if(!(validate56(data.reason, {instancePath:instancePath+"/reason",parentData:data,parentDataProperty:"reason",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
-errors = vErrors.length;
-}
-}
-if(data.releasedAt !== undefined && func0.call(data, "releasedAt")){
-if(!(validate58(data.releasedAt, {instancePath:instancePath+"/releasedAt",parentData:data,parentDataProperty:"releasedAt",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
 }
 validate52.errors = vErrors;
 return errors === 0;
 }
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"$ref":"urn:evgen:shared:2"},"releasedAt":{"$ref":"urn:evgen:shared:3"}},"required":["reservationId","orderId","reason","releasedAt"]};
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate60.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.reservationId === undefined) || (!(func0.call(data, "reservationId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.releasedAt === undefined) || (!(func0.call(data, "releasedAt")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate53(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-}
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate53(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-}
-if(data.reason !== undefined && func0.call(data, "reason")){
-if(!(validate56(data.reason, {instancePath:instancePath+"/reason",parentData:data,parentDataProperty:"reason",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
-errors = vErrors.length;
-}
-}
-if(data.releasedAt !== undefined && func0.call(data, "releasedAt")){
-if(!(validate58(data.releasedAt, {instancePath:instancePath+"/releasedAt",parentData:data,parentDataProperty:"releasedAt",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate60.errors = vErrors;
-return errors === 0;
-}
-validate60.evaluated = {"props":{"reservationId":true,"orderId":true,"reason":true,"releasedAt":true},"dynamicProps":false,"dynamicItems":false};
 const validateStockReleasedV1PayloadCompiled = validate52;
-const readStockReleasedV1PayloadCompiled = validate60;
+const readStockReleasedV1PayloadCompiled = validate53;
 
 /** Strict writer validator of inventory.StockReleased v1 (inventory/StockReleased/v1.schema.json): producers never emit undeclared properties. */
 export const validateStockReleasedV1Payload = payloadValidator(validateStockReleasedV1PayloadCompiled);

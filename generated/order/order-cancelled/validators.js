@@ -8,135 +8,14 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCancelled; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"cancelledAt":{"$ref":"urn:evgen:shared:2"},"reason":{"$ref":"urn:evgen:shared:3"},"note":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","cancelledAt","reason"],"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"cancelledAt":{},"reason":{},"note":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"cancelledAt":{"type":"string","format":"date-time"},"reason":{"type":"string","enum":["customer_request","payment_failed","out_of_stock","fraud_suspected"]},"note":{"type":"string","maxLength":500}},"required":["orderId","cancelledAt","reason"]};
 const func0 = Object.prototype.hasOwnProperty;
-const schema7 = {"type":"string","format":"uuid"};
+const func51 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate22.errors = vErrors;
-return errors === 0;
-}
-
-const schema8 = {"type":"string","format":"date-time"};
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate24.errors = vErrors;
-return errors === 0;
-}
-
-const schema9 = {"type":"string","enum":["customer_request","payment_failed","out_of_stock","fraud_suspected"]};
-
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!((((data === "customer_request") || (data === "payment_failed")) || (data === "out_of_stock")) || (data === "fraud_suspected"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate26.errors = vErrors;
-return errors === 0;
-}
-
-const schema10 = {"type":"string","maxLength":500};
-const func51 = require("ajv/dist/runtime/ucs2length").default;
-
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func51(data) > 500){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate28.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -170,9 +49,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!((((key0 === "orderId") || (key0 === "cancelledAt")) || (key0 === "reason")) || (key0 === "note"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(data.orderId !== undefined && func0.call(data, "orderId")){
+let data0 = data.orderId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+const err3 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -182,33 +63,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.cancelledAt !== undefined && func0.call(data, "cancelledAt")){
-if(!(validate24(data.cancelledAt, {instancePath:instancePath+"/cancelledAt",parentData:data,parentDataProperty:"cancelledAt",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data.reason !== undefined && func0.call(data, "reason")){
-if(!(validate26(data.reason, {instancePath:instancePath+"/reason",parentData:data,parentDataProperty:"reason",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-if(data.note !== undefined && func0.call(data, "note")){
-if(!(validate28(data.note, {instancePath:instancePath+"/note",parentData:data,parentDataProperty:"note",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-errors = vErrors.length;
-}
-}
-}
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err4 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -217,19 +73,107 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate21.errors = vErrors;
+}
+if(data.cancelledAt !== undefined && func0.call(data, "cancelledAt")){
+let data1 = data.cancelledAt;
+if(typeof data1 === "string"){
+if(!(formats2.validate(data1))){
+const err5 = {instancePath:instancePath+"/cancelledAt",schemaPath:"#/properties/cancelledAt/format",keyword:"format",params:{format: "date-time"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/cancelledAt",schemaPath:"#/properties/cancelledAt/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.reason !== undefined && func0.call(data, "reason")){
+let data2 = data.reason;
+if(typeof data2 !== "string"){
+const err7 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!((((data2 === "customer_request") || (data2 === "payment_failed")) || (data2 === "out_of_stock")) || (data2 === "fraud_suspected"))){
+const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema7.properties.reason.enum}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.note !== undefined && func0.call(data, "note")){
+let data3 = data.note;
+if(typeof data3 === "string"){
+if(func51(data3) > 500){
+const err9 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/maxLength",keyword:"maxLength",params:{limit: 500}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate22.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"cancelledAt":{"$ref":"urn:evgen:shared:2"},"reason":{"$ref":"urn:evgen:shared:3"},"note":{"$ref":"urn:evgen:shared:4"}},"required":["orderId","cancelledAt","reason"]};
-
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
 if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "orderId") || (key0 === "cancelledAt")) || (key0 === "reason")) || (key0 === "note"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -238,66 +182,13 @@ vErrors.push(err0);
 }
 errors++;
 }
-if((data.cancelledAt === undefined) || (!(func0.call(data, "cancelledAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cancelledAt"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
 }
 }
-if(data.cancelledAt !== undefined && func0.call(data, "cancelledAt")){
-if(!(validate24(data.cancelledAt, {instancePath:instancePath+"/cancelledAt",parentData:data,parentDataProperty:"cancelledAt",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data.reason !== undefined && func0.call(data, "reason")){
-if(!(validate26(data.reason, {instancePath:instancePath+"/reason",parentData:data,parentDataProperty:"reason",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-if(data.note !== undefined && func0.call(data, "note")){
-if(!(validate28(data.note, {instancePath:instancePath+"/note",parentData:data,parentDataProperty:"note",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate30.errors = vErrors;
+validate21.errors = vErrors;
 return errors === 0;
 }
 const validateOrderCancelledV1PayloadCompiled = validate21;
-const readOrderCancelledV1PayloadCompiled = validate30;
+const readOrderCancelledV1PayloadCompiled = validate22;
 
 /** Strict writer validator of order.OrderCancelled v1 (order/OrderCancelled/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderCancelledV1Payload = payloadValidator(validateOrderCancelledV1PayloadCompiled);

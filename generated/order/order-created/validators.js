@@ -8,12 +8,13 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCreated; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:8"},"total":{"$ref":"urn:evgen:shared:6"},"shippingAddress":{"$ref":"urn:evgen:shared:9"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:9"},"_common.money":{"$ref":"urn:evgen:shared:6"}}};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
+const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema7 = {"type":"string","format":"uuid"};
+const schema8 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -38,14 +39,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
-const schema8 = {"type":"string","format":"date-time"};
+const schema9 = {"type":"string","format":"date-time"};
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -70,13 +71,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"type":"string","enum":["web","mobile","store"]};
+const schema10 = {"type":"string","enum":["web","mobile","store"]};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -90,7 +91,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "web") || (data === "mobile")) || (data === "store"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -99,16 +100,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:7"}};
-const schema11 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"urn:evgen:shared:6"}},"required":["sku","quantity","unitPrice"],"additionalProperties":false};
-const schema12 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
+const schema11 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:11"}};
+const schema12 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:8"},"quantity":{"$ref":"urn:evgen:shared:9"},"unitPrice":{"$ref":"urn:evgen:shared:10"}},"required":["sku","quantity","unitPrice"]};
+const schema13 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
 const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -133,13 +134,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
 
-const schema13 = {"type":"integer","minimum":1};
+const schema14 = {"type":"integer","minimum":1};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -164,14 +165,14 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate33.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
 
-const schema14 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:15"},"currency":{"$ref":"urn:evgen:shared:16"}},"required":["amountMinor","currency"],"additionalProperties":false};
-const schema15 = {"type":"integer","minimum":0};
+const schema15 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:19"},"currency":{"$ref":"urn:evgen:shared:20"}},"required":["amountMinor","currency"]};
+const schema16 = {"type":"integer","minimum":0};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -196,14 +197,14 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate36.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
-const schema16 = {"type":"string","pattern":"^[A-Z]{3}$"};
+const schema17 = {"type":"string","pattern":"^[A-Z]{3}$"};
 const pattern1 = new RegExp("^[A-Z]{3}$", "u");
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -228,12 +229,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -257,9 +258,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
+if(!(validate37(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+errors = vErrors.length;
+}
+}
+if(data.currency !== undefined && func0.call(data, "currency")){
+if(!(validate39(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -268,36 +281,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate36(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate38(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate35.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -331,9 +320,27 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!(((key0 === "sku") || (key0 === "quantity")) || (key0 === "unitPrice"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(data.sku !== undefined && func0.call(data, "sku")){
+if(!(validate32(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+if(data.quantity !== undefined && func0.call(data, "quantity")){
+if(!(validate34(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
+if(!(validate36(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -342,42 +349,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate31(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data.quantity !== undefined && func0.call(data, "quantity")){
-if(!(validate33(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate35(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate30.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
@@ -393,8 +370,8 @@ errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate30(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate31(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
@@ -409,15 +386,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
 
-const schema17 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:10"},"line2":{"$ref":"urn:evgen:shared:11"},"city":{"$ref":"urn:evgen:shared:12"},"postalCode":{"$ref":"urn:evgen:shared:13"},"country":{"$ref":"urn:evgen:shared:14"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
-const schema18 = {"type":"string","minLength":1,"maxLength":200};
+const schema18 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:14"},"line2":{"$ref":"urn:evgen:shared:15"},"city":{"$ref":"urn:evgen:shared:16"},"postalCode":{"$ref":"urn:evgen:shared:17"},"country":{"$ref":"urn:evgen:shared:18"}},"required":["line1","city","postalCode","country"]};
+const schema19 = {"type":"string","minLength":1,"maxLength":200};
 const func73 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -452,13 +429,13 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-const schema19 = {"type":"string","maxLength":200};
+const schema20 = {"type":"string","maxLength":200};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -483,13 +460,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"type":"string","minLength":1};
+const schema21 = {"type":"string","minLength":1};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -514,13 +491,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
 
-const schema21 = {"type":"string","minLength":1,"maxLength":16};
+const schema22 = {"type":"string","minLength":1,"maxLength":16};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -555,14 +532,14 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
 
-const schema22 = {"type":"string","pattern":"^[A-Z]{2}$"};
+const schema23 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern2 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -587,421 +564,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate45(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
-errors = vErrors.length;
-}
-}
-if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate47(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
-errors = vErrors.length;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate49(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-errors = vErrors.length;
-}
-}
-if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate51(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
-errors = vErrors.length;
-}
-}
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate53(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-validate44.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!(((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress"))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate22(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate25(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate27(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate29(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-errors = vErrors.length;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate35(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-validate21.errors = vErrors;
-return errors === 0;
-}
-
-
-const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:19"},"total":{"$ref":"urn:evgen:shared:17"},"shippingAddress":{"$ref":"urn:evgen:shared:20"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:20"},"_common.money":{"$ref":"urn:evgen:shared:17"}}};
-const schema24 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:18"}};
-const schema25 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:4"},"quantity":{"$ref":"urn:evgen:shared:5"},"unitPrice":{"$ref":"urn:evgen:shared:17"}},"required":["sku","quantity","unitPrice"]};
-const schema26 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:15"},"currency":{"$ref":"urn:evgen:shared:16"}},"required":["amountMinor","currency"]};
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate36(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate38(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate65.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.unitPrice === undefined) || (!(func0.call(data, "unitPrice")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate31(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-errors = vErrors.length;
-}
-}
-if(data.quantity !== undefined && func0.call(data, "quantity")){
-if(!(validate33(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate65(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate62.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(Array.isArray(data)){
-if(data.length < 1){
-const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate62(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate61.errors = vErrors;
-return errors === 0;
-}
-
-const schema27 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:10"},"line2":{"$ref":"urn:evgen:shared:11"},"city":{"$ref":"urn:evgen:shared:12"},"postalCode":{"$ref":"urn:evgen:shared:13"},"country":{"$ref":"urn:evgen:shared:14"}},"required":["line1","city","postalCode","country"]};
-
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1046,32 +614,32 @@ vErrors.push(err3);
 errors++;
 }
 if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate45(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate46(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 }
 if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate47(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate48(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 }
 if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate49(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate50(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
 if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate51(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate52(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate53(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate54(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -1086,12 +654,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1166,44 +734,44 @@ vErrors.push(err6);
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
 if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate22(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
 if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate25(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate26(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 }
 if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate27(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate28(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate61(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate65(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate36(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate72(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate45(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
@@ -1218,20 +786,21 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
 
+const schema24 = {"items":{"$ref":"urn:evgen:shared:2"}};
+const schema25 = {"properties":{"sku":{},"quantity":{},"unitPrice":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false};
+const schema26 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
-const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:8"},"total":{"$ref":"urn:evgen:shared:6"},"shippingAddress":{"$ref":"urn:evgen:shared:9"},"couponCode":{"$ref":"urn:evgen:shared:21"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:9"},"_common.money":{"$ref":"urn:evgen:shared:6"}}};
-const schema29 = {"type":"string","minLength":3,"maxLength":20};
-
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data === "string"){
-if(func73(data) > 20){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 20}};
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((key0 === "amountMinor") || (key0 === "currency"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1240,33 +809,131 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func73(data) < 3){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 3}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
 }
 }
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate87.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "sku") || (key0 === "quantity")) || (key0 === "unitPrice"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
+if(!(validate60(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+errors = vErrors.length;
+}
+}
+}
+validate59.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(Array.isArray(data)){
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate59(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+errors = vErrors.length;
+}
+}
+}
+validate58.errors = vErrors;
+return errors === 0;
+}
+
+const schema27 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+validate65.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!(((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.lines !== undefined && func0.call(data, "lines")){
+if(!(validate58(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate60(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+errors = vErrors.length;
+}
+}
+if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
+if(!(validate65(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+errors = vErrors.length;
+}
+}
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+
+
+
+
+const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"},"couponCode":{}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen3"}]};
+const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"},"couponCode":{"type":"string","minLength":3,"maxLength":20}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
+
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1340,9 +1007,53 @@ vErrors.push(err6);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!((((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress")) || (key0 === "couponCode"))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(data.orderId !== undefined && func0.call(data, "orderId")){
+if(!(validate23(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+if(data.customerId !== undefined && func0.call(data, "customerId")){
+if(!(validate23(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+if(data.placedAt !== undefined && func0.call(data, "placedAt")){
+if(!(validate26(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+}
+if(data.channel !== undefined && func0.call(data, "channel")){
+if(!(validate28(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+}
+if(data.lines !== undefined && func0.call(data, "lines")){
+if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate36(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+}
+if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
+if(!(validate45(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+}
+if(data.couponCode !== undefined && func0.call(data, "couponCode")){
+let data7 = data.couponCode;
+if(typeof data7 === "string"){
+if(func73(data7) > 20){
+const err7 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/maxLength",keyword:"maxLength",params:{limit: 20}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1351,58 +1062,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate22(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate25(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate27(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate29(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-errors = vErrors.length;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate35(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
-errors = vErrors.length;
-}
-}
-if(data.couponCode !== undefined && func0.call(data, "couponCode")){
-if(!(validate87(data.couponCode, {instancePath:instancePath+"/couponCode",parentData:data,parentDataProperty:"couponCode",rootData}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(func73(data7) < 3){
+const err8 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/minLength",keyword:"minLength",params:{limit: 3}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1411,19 +1072,45 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate79.errors = vErrors;
+}
+else {
+const err9 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate68.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"customerId":{"$ref":"urn:evgen:shared:1"},"placedAt":{"$ref":"urn:evgen:shared:2"},"channel":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:19"},"total":{"$ref":"urn:evgen:shared:17"},"shippingAddress":{"$ref":"urn:evgen:shared:20"},"couponCode":{"$ref":"urn:evgen:shared:21"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:20"},"_common.money":{"$ref":"urn:evgen:shared:17"}}};
-
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
+if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+errors = vErrors.length;
+}
 if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
+for(const key0 of Object.keys(data)){
+if(!((((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress")) || (key0 === "couponCode"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1432,132 +1119,33 @@ vErrors.push(err0);
 }
 errors++;
 }
-if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate22(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate25(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate27(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate61(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+if(!(validate58(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate65(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate60(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate72(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
-errors = vErrors.length;
-}
-}
-if(data.couponCode !== undefined && func0.call(data, "couponCode")){
-if(!(validate87(data.couponCode, {instancePath:instancePath+"/couponCode",parentData:data,parentDataProperty:"couponCode",rootData}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate65(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 }
 }
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-validate89.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
 const validateOrderCreatedV1PayloadCompiled = validate21;
-const readOrderCreatedV1PayloadCompiled = validate56;
-const validateOrderCreatedV2PayloadCompiled = validate79;
-const readOrderCreatedV2PayloadCompiled = validate89;
+const readOrderCreatedV1PayloadCompiled = validate22;
+const validateOrderCreatedV2PayloadCompiled = validate67;
+const readOrderCreatedV2PayloadCompiled = validate68;
 
 /** Strict writer validator of order.OrderCreated v1 (order/OrderCreated/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderCreatedV1Payload = payloadValidator(validateOrderCreatedV1PayloadCompiled);

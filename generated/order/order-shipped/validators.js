@@ -8,411 +8,16 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderShipped; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"shippedAt":{"$ref":"urn:evgen:shared:2"},"carrier":{"$ref":"urn:evgen:shared:3"},"trackingNumber":{"$ref":"urn:evgen:shared:4"},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"$ref":"urn:evgen:shared:5"},"skus":{"$ref":"urn:evgen:shared:6"}},"required":["parcelId","weightGrams","skus"],"additionalProperties":false}},"deliveryAddress":{"$ref":"urn:evgen:shared:7"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:7"}}};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"shippedAt":{},"carrier":{},"trackingNumber":{},"parcels":{"items":{"properties":{"parcelId":{},"weightGrams":{},"skus":{}},"additionalProperties":false}},"deliveryAddress":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
+const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"shippedAt":{"type":"string","format":"date-time"},"carrier":{"type":"string","enum":["dhl","ups","fedex","postal"]},"trackingNumber":{"type":"string","minLength":4,"maxLength":64},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"type":"integer","minimum":1},"skus":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["parcelId","weightGrams","skus"]}},"deliveryAddress":{"$ref":"urn:evgen:shared:2"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema7 = {"type":"string","format":"uuid"};
-const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate22.errors = vErrors;
-return errors === 0;
-}
-
-const schema8 = {"type":"string","format":"date-time"};
-const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate24.errors = vErrors;
-return errors === 0;
-}
-
-const schema9 = {"type":"string","enum":["dhl","ups","fedex","postal"]};
-
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!((((data === "dhl") || (data === "ups")) || (data === "fedex")) || (data === "postal"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate26.errors = vErrors;
-return errors === 0;
-}
-
-const schema10 = {"type":"string","minLength":4,"maxLength":64};
 const func54 = require("ajv/dist/runtime/ucs2length").default;
-
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func54(data) > 64){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(func54(data) < 4){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 4}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate28.errors = vErrors;
-return errors === 0;
-}
-
-const schema11 = {"type":"integer","minimum":1};
-
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((typeof data == "number") && (isFinite(data))){
-if(data < 1 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-validate30.errors = vErrors;
-return errors === 0;
-}
-
-const schema12 = {"type":"array","items":{"type":"string"},"uniqueItems":true};
-
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(Array.isArray(data)){
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data[i0] !== "string"){
-const err0 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-let i1 = data.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data[i1];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err1 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-break;
-}
-indices0[item0] = i1;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate32.errors = vErrors;
-return errors === 0;
-}
-
-const schema13 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:8"},"line2":{"$ref":"urn:evgen:shared:9"},"city":{"$ref":"urn:evgen:shared:10"},"postalCode":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["line1","city","postalCode","country"],"additionalProperties":false};
-const schema14 = {"type":"string","minLength":1,"maxLength":200};
-
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func54(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(func54(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate35.errors = vErrors;
-return errors === 0;
-}
-
-const schema15 = {"type":"string","maxLength":200};
-
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func54(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate37.errors = vErrors;
-return errors === 0;
-}
-
-const schema16 = {"type":"string","minLength":1};
-
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func54(data) < 1){
-const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate39.errors = vErrors;
-return errors === 0;
-}
-
-const schema17 = {"type":"string","minLength":1,"maxLength":16};
-
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func54(data) > 16){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(func54(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate41.errors = vErrors;
-return errors === 0;
-}
-
-const schema18 = {"type":"string","pattern":"^[A-Z]{2}$"};
+const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+const schema8 = {"type":"object","properties":{"line1":{"type":"string","minLength":1,"maxLength":200},"line2":{"type":"string","maxLength":200},"city":{"type":"string","minLength":1},"postalCode":{"type":"string","minLength":1,"maxLength":16},"country":{"type":"string","pattern":"^[A-Z]{2}$"}},"required":["line1","city","postalCode","country"]};
 const pattern0 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate43.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -456,110 +61,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
 if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate35(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-}
-if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate37(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-errors = vErrors.length;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate39(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
-}
-}
-if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate41(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate43(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-validate34.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.shippedAt === undefined) || (!(func0.call(data, "shippedAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippedAt"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.carrier === undefined) || (!(func0.call(data, "carrier")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "carrier"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.trackingNumber === undefined) || (!(func0.call(data, "trackingNumber")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "trackingNumber"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if((data.parcels === undefined) || (!(func0.call(data, "parcels")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcels"}};
+let data0 = data.line1;
+if(typeof data0 === "string"){
+if(func54(data0) > 200){
+const err4 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -568,8 +74,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if((data.deliveryAddress === undefined) || (!(func0.call(data, "deliveryAddress")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deliveryAddress"}};
+if(func54(data0) < 1){
+const err5 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -578,9 +84,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!((((((key0 === "orderId") || (key0 === "shippedAt")) || (key0 === "carrier")) || (key0 === "trackingNumber")) || (key0 === "parcels")) || (key0 === "deliveryAddress"))){
-const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+}
+else {
+const err6 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -590,35 +96,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippedAt !== undefined && func0.call(data, "shippedAt")){
-if(!(validate24(data.shippedAt, {instancePath:instancePath+"/shippedAt",parentData:data,parentDataProperty:"shippedAt",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data.carrier !== undefined && func0.call(data, "carrier")){
-if(!(validate26(data.carrier, {instancePath:instancePath+"/carrier",parentData:data,parentDataProperty:"carrier",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-if(data.trackingNumber !== undefined && func0.call(data, "trackingNumber")){
-if(!(validate28(data.trackingNumber, {instancePath:instancePath+"/trackingNumber",parentData:data,parentDataProperty:"trackingNumber",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-errors = vErrors.length;
-}
-}
-if(data.parcels !== undefined && func0.call(data, "parcels")){
-let data4 = data.parcels;
-if(Array.isArray(data4)){
-if(data4.length < 1){
-const err7 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1}};
+if(data.line2 !== undefined && func0.call(data, "line2")){
+let data1 = data.line2;
+if(typeof data1 === "string"){
+if(func54(data1) > 200){
+const err7 = {instancePath:instancePath+"/line2",schemaPath:"#/properties/line2/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -627,12 +109,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.parcelId === undefined) || (!(func0.call(data5, "parcelId")))){
-const err8 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"}};
+}
+else {
+const err8 = {instancePath:instancePath+"/line2",schemaPath:"#/properties/line2/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -641,8 +120,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((data5.weightGrams === undefined) || (!(func0.call(data5, "weightGrams")))){
-const err9 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"}};
+}
+if(data.city !== undefined && func0.call(data, "city")){
+let data2 = data.city;
+if(typeof data2 === "string"){
+if(func54(data2) < 1){
+const err9 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -651,8 +134,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((data5.skus === undefined) || (!(func0.call(data5, "skus")))){
-const err10 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"}};
+}
+else {
+const err10 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -661,9 +145,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-for(const key1 of Object.keys(data5)){
-if(!(((key1 === "parcelId") || (key1 === "weightGrams")) || (key1 === "skus"))){
-const err11 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+}
+if(data.postalCode !== undefined && func0.call(data, "postalCode")){
+let data3 = data.postalCode;
+if(typeof data3 === "string"){
+if(func54(data3) > 16){
+const err11 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/maxLength",keyword:"maxLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -672,10 +159,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data5.parcelId !== undefined && func0.call(data5, "parcelId")){
-if(typeof data5.parcelId !== "string"){
-const err12 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"}};
+if(func54(data3) < 1){
+const err12 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -685,21 +170,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data5.weightGrams !== undefined && func0.call(data5, "weightGrams")){
-if(!(validate30(data5.weightGrams, {instancePath:instancePath+"/parcels/" + i0+"/weightGrams",parentData:data5,parentDataProperty:"weightGrams",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
-errors = vErrors.length;
-}
-}
-if(data5.skus !== undefined && func0.call(data5, "skus")){
-if(!(validate32(data5.skus, {instancePath:instancePath+"/parcels/" + i0+"/skus",parentData:data5,parentDataProperty:"skus",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-}
-}
 else {
-const err13 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"}};
+const err13 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -709,9 +181,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"}};
+if(data.country !== undefined && func0.call(data, "country")){
+let data4 = data.country;
+if(typeof data4 === "string"){
+if(!pattern0.test(data4)){
+const err14 = {instancePath:instancePath+"/country",schemaPath:"#/properties/country/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -721,15 +195,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
-if(!(validate34(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-}
 else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err15 = {instancePath:instancePath+"/country",schemaPath:"#/properties/country/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -738,105 +205,24 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate21.errors = vErrors;
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate23.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:1"},"shippedAt":{"$ref":"urn:evgen:shared:2"},"carrier":{"$ref":"urn:evgen:shared:3"},"trackingNumber":{"$ref":"urn:evgen:shared:4"},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"$ref":"urn:evgen:shared:5"},"skus":{"$ref":"urn:evgen:shared:6"}},"required":["parcelId","weightGrams","skus"]}},"deliveryAddress":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"}}};
-const schema20 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:8"},"line2":{"$ref":"urn:evgen:shared:9"},"city":{"$ref":"urn:evgen:shared:10"},"postalCode":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["line1","city","postalCode","country"]};
-
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate35(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-}
-if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate37(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-errors = vErrors.length;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate39(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
-}
-}
-if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate41(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate43(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate53.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -901,34 +287,10 @@ vErrors.push(err5);
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate22(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.shippedAt !== undefined && func0.call(data, "shippedAt")){
-if(!(validate24(data.shippedAt, {instancePath:instancePath+"/shippedAt",parentData:data,parentDataProperty:"shippedAt",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data.carrier !== undefined && func0.call(data, "carrier")){
-if(!(validate26(data.carrier, {instancePath:instancePath+"/carrier",parentData:data,parentDataProperty:"carrier",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-if(data.trackingNumber !== undefined && func0.call(data, "trackingNumber")){
-if(!(validate28(data.trackingNumber, {instancePath:instancePath+"/trackingNumber",parentData:data,parentDataProperty:"trackingNumber",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-errors = vErrors.length;
-}
-}
-if(data.parcels !== undefined && func0.call(data, "parcels")){
-let data4 = data.parcels;
-if(Array.isArray(data4)){
-if(data4.length < 1){
-const err6 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1}};
+let data0 = data.orderId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+const err6 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -937,12 +299,9 @@ vErrors.push(err6);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.parcelId === undefined) || (!(func0.call(data5, "parcelId")))){
-const err7 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"}};
+}
+else {
+const err7 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -951,8 +310,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if((data5.weightGrams === undefined) || (!(func0.call(data5, "weightGrams")))){
-const err8 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"}};
+}
+if(data.shippedAt !== undefined && func0.call(data, "shippedAt")){
+let data1 = data.shippedAt;
+if(typeof data1 === "string"){
+if(!(formats2.validate(data1))){
+const err8 = {instancePath:instancePath+"/shippedAt",schemaPath:"#/properties/shippedAt/format",keyword:"format",params:{format: "date-time"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -961,8 +324,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((data5.skus === undefined) || (!(func0.call(data5, "skus")))){
-const err9 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"}};
+}
+else {
+const err9 = {instancePath:instancePath+"/shippedAt",schemaPath:"#/properties/shippedAt/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -971,9 +335,11 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data5.parcelId !== undefined && func0.call(data5, "parcelId")){
-if(typeof data5.parcelId !== "string"){
-const err10 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"}};
+}
+if(data.carrier !== undefined && func0.call(data, "carrier")){
+let data2 = data.carrier;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -982,22 +348,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data5.weightGrams !== undefined && func0.call(data5, "weightGrams")){
-if(!(validate30(data5.weightGrams, {instancePath:instancePath+"/parcels/" + i0+"/weightGrams",parentData:data5,parentDataProperty:"weightGrams",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
-errors = vErrors.length;
-}
-}
-if(data5.skus !== undefined && func0.call(data5, "skus")){
-if(!(validate32(data5.skus, {instancePath:instancePath+"/parcels/" + i0+"/skus",parentData:data5,parentDataProperty:"skus",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"}};
+if(!((((data2 === "dhl") || (data2 === "ups")) || (data2 === "fedex")) || (data2 === "postal"))){
+const err11 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/enum",keyword:"enum",params:{allowedValues: schema7.properties.carrier.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1007,9 +359,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-else {
-const err12 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"}};
+if(data.trackingNumber !== undefined && func0.call(data, "trackingNumber")){
+let data3 = data.trackingNumber;
+if(typeof data3 === "string"){
+if(func54(data3) > 64){
+const err12 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/maxLength",keyword:"maxLength",params:{limit: 64}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1018,16 +372,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
-if(!(validate53(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(func54(data3) < 4){
+const err13 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/minLength",keyword:"minLength",params:{limit: 4}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1036,11 +382,278 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate46.errors = vErrors;
+}
+else {
+const err14 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.parcels !== undefined && func0.call(data, "parcels")){
+let data4 = data.parcels;
+if(Array.isArray(data4)){
+if(data4.length < 1){
+const err15 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if((data5.parcelId === undefined) || (!(func0.call(data5, "parcelId")))){
+const err16 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((data5.weightGrams === undefined) || (!(func0.call(data5, "weightGrams")))){
+const err17 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((data5.skus === undefined) || (!(func0.call(data5, "skus")))){
+const err18 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5.parcelId !== undefined && func0.call(data5, "parcelId")){
+if(typeof data5.parcelId !== "string"){
+const err19 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data5.weightGrams !== undefined && func0.call(data5, "weightGrams")){
+let data7 = data5.weightGrams;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err20 = {instancePath:instancePath+"/parcels/" + i0+"/weightGrams",schemaPath:"#/properties/parcels/items/properties/weightGrams/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 1 || isNaN(data7)){
+const err21 = {instancePath:instancePath+"/parcels/" + i0+"/weightGrams",schemaPath:"#/properties/parcels/items/properties/weightGrams/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data5.skus !== undefined && func0.call(data5, "skus")){
+let data8 = data5.skus;
+if(Array.isArray(data8)){
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data8[i1] !== "string"){
+const err22 = {instancePath:instancePath+"/parcels/" + i0+"/skus/" + i1,schemaPath:"#/properties/parcels/items/properties/skus/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+let i2 = data8.length;
+let j0;
+if(i2 > 1){
+const indices0 = {};
+for(;i2--;){
+let item0 = data8[i2];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err23 = {instancePath:instancePath+"/parcels/" + i0+"/skus",schemaPath:"#/properties/parcels/items/properties/skus/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+break;
+}
+indices0[item0] = i2;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/parcels/" + i0+"/skus",schemaPath:"#/properties/parcels/items/properties/skus/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
+if(!(validate23(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+validate22.errors = vErrors;
+return errors === 0;
+}
+
+const schema9 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
+
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+validate26.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((((((key0 === "orderId") || (key0 === "shippedAt")) || (key0 === "carrier")) || (key0 === "trackingNumber")) || (key0 === "parcels")) || (key0 === "deliveryAddress"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.parcels !== undefined && func0.call(data, "parcels")){
+let data0 = data.parcels;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key1 of Object.keys(data1)){
+if(!(((key1 === "parcelId") || (key1 === "weightGrams")) || (key1 === "skus"))){
+const err1 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
+if(!(validate26(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+}
+}
+validate21.errors = vErrors;
 return errors === 0;
 }
 const validateOrderShippedV1PayloadCompiled = validate21;
-const readOrderShippedV1PayloadCompiled = validate46;
+const readOrderShippedV1PayloadCompiled = validate22;
 
 /** Strict writer validator of order.OrderShipped v1 (order/OrderShipped/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderShippedV1Payload = payloadValidator(validateOrderShippedV1PayloadCompiled);

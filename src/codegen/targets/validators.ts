@@ -8,8 +8,11 @@
  * (see `payload-schemas.ts`). All validators of one event come from ONE ajv instance and one
  * standalone module, so ajv's runtime helpers, formats and regular expressions are declared once
  * per event, and a subschema shared by several versions or by the writer and reader views is
- * compiled once (`shared-subschemas.ts`). The ajv code is machine-written and left compact (one
- * statement run per line, never run through a formatter); it is still deterministic.
+ * compiled once (`shared-subschemas.ts`). Where a writer is its reader plus closed objects, its
+ * function runs the reader's and then only the closedness check (`writer-closedness.ts`). Error
+ * messages are not in the code: the runtime writes them on failure. The ajv code is
+ * machine-written and left compact (one statement run per line, never run through a formatter);
+ * it is still deterministic.
  *
  * The code is plain ES module JavaScript with a declaration file beside it, so it needs no
  * compilation and imports under Node, vitest and TypeScript alike. ajv's standalone output
@@ -33,6 +36,8 @@ import { shareSubschemas } from './shared-subschemas.js';
 import { withLinearEnumUniqueness } from '../../schema/linear-enum-uniqueness.js';
 import { withContainsItemFloor } from './contains-item-floor.js';
 import { withoutAnnotations } from './without-annotations.js';
+import { writerClosedness } from './writer-closedness.js';
+import { isObject } from '../../common/json-value.js';
 
 // Both are CommonJS; under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;
@@ -100,6 +105,11 @@ const EXPORT_LINE = /export const ([A-Za-z_$][\w$]*) = (validate\d+);/g;
 export interface ValidatorSource {
   readonly name: string;
   readonly schema: JsonSchema;
+  /**
+   * Name of another source of the same call (and dialect) whose validator must pass too: the
+   * function checks that one first, then `schema` (a writer as its reader plus closedness).
+   */
+  readonly alsoPasses?: string;
 }
 
 /**
@@ -120,8 +130,18 @@ export function standaloneValidators(sources: readonly ValidatorSource[]): {
     addFormats(ajv);
     // ajv 8.20 lets an empty array pass `contains` under `items`/`additionalProperties` once an
     // earlier instance passed (contains-item-floor.ts); an implied `minItems` avoids it.
+    const keyOf = (name: string) => {
+      const index = group.findIndex((source) => source.name === name);
+      if (index < 0) throw new Error(`no validator ${JSON.stringify(name)} of dialect ${dialect}`);
+      return `evgen${index}`;
+    };
     const { views, shared } = shareSubschemas(
-      group.map((source) => withContainsItemFloor(withoutAnnotations(source.schema), dialect)),
+      group.map((source) => {
+        const schema = withContainsItemFloor(withoutAnnotations(source.schema), dialect);
+        if (source.alsoPasses === undefined || !isObject(schema)) return schema;
+        const allOf: unknown[] = Array.isArray(schema.allOf) ? schema.allOf : [];
+        return { ...schema, allOf: [{ $ref: keyOf(source.alsoPasses) }, ...allOf] };
+      }),
     );
     for (const { id, schema } of shared) ajv.addSchema(schema, id);
     const refs: Record<string, string> = {};
@@ -158,6 +178,27 @@ export function standaloneValidators(sources: readonly ValidatorSource[]): {
   return { code: blocks.join('\n'), imports };
 }
 
+/**
+ * The sources of one payload schema's writer and reader validators. Where the writer is the
+ * reader plus closed objects (writer-closedness.ts), the writer is compiled as the reader's
+ * function plus the closedness check, not as a second copy of every check.
+ */
+export function viewSources(
+  bundled: JsonSchema,
+  writerName: string,
+  readerName: string,
+): ValidatorSource[] {
+  const writer = writerSchema(bundled);
+  const reader = readerSchema(bundled);
+  const closedness = writerClosedness(writer, reader);
+  return [
+    closedness === undefined
+      ? { name: writerName, schema: writer }
+      : { name: writerName, schema: closedness, alsoPasses: readerName },
+    { name: readerName, schema: reader },
+  ];
+}
+
 async function eventValidators(
   event: EventDefinition,
   runtimeImport: string,
@@ -169,10 +210,13 @@ async function eventValidators(
     bundled: version.bundled,
   }));
   const compiled = standaloneValidators(
-    versions.flatMap((version) => [
-      { name: `${version.validatorName}Compiled`, schema: writerSchema(version.bundled) },
-      { name: `${version.readerName}Compiled`, schema: readerSchema(version.bundled) },
-    ]),
+    versions.flatMap((version) =>
+      viewSources(
+        version.bundled,
+        `${version.validatorName}Compiled`,
+        `${version.readerName}Compiled`,
+      ),
+    ),
   );
   const context = {
     eventType: event.eventType,

@@ -8,12 +8,13 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoiceIssued; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:2"},"total":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:5"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:3"},"_common.party":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema7 = {"type":"string","format":"uuid"};
+const schema8 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -38,15 +39,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
-const schema8 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:9"},"address":{"$ref":"urn:evgen:shared:10"}},"required":["name","address"],"additionalProperties":false};
-const schema9 = {"type":"string","minLength":1};
+const schema9 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:14"},"address":{"$ref":"urn:evgen:shared:15"}},"required":["name","address"]};
+const schema10 = {"type":"string","minLength":1};
 const func53 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -71,15 +72,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:7"}},"required":["city","country"],"additionalProperties":false};
-const schema11 = {"type":"string","pattern":"^[A-Z]{2}$"};
+const schema11 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["city","country"]};
+const schema12 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern0 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -104,470 +105,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((key0 === "city") || (key0 === "country"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.city !== undefined && func0.call(data, "city")){
-if(typeof data.city !== "string"){
-const err3 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate28(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate27.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.name === undefined) || (!(func0.call(data, "name")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.address === undefined) || (!(func0.call(data, "address")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "address"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((key0 === "name") || (key0 === "address"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.name !== undefined && func0.call(data, "name")){
-if(!(validate25(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate27(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate24.errors = vErrors;
-return errors === 0;
-}
-
-const schema12 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:8"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"],"additionalProperties":false};
-const schema13 = {"type":"integer","minimum":0};
-
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((typeof data == "number") && (isFinite(data))){
-if(data < 0 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-validate33.errors = vErrors;
-return errors === 0;
-}
-
-const schema14 = {"type":"string","enum":["EUR","USD","CHF"]};
-
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema14.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate35.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate33(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate35(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate32.errors = vErrors;
-return errors === 0;
-}
-
-const schema15 = {"type":"array","items":{"$ref":"urn:evgen:shared:4"}};
-const schema16 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:3"}},"required":["text","amount"],"additionalProperties":false};
-
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.text === undefined) || (!(func0.call(data, "text")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "text"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.amount === undefined) || (!(func0.call(data, "amount")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((key0 === "text") || (key0 === "amount"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.text !== undefined && func0.call(data, "text")){
-if(typeof data.text !== "string"){
-const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate32(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate39.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(Array.isArray(data)){
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate39(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate38.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.invoiceId === undefined) || (!(func0.call(data, "invoiceId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoiceId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.billTo === undefined) || (!(func0.call(data, "billTo")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "billTo"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((((key0 === "invoiceId") || (key0 === "billTo")) || (key0 === "total")) || (key0 === "lines"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate22(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate32(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-}
-if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate38(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-validate21.errors = vErrors;
-return errors === 0;
-}
-
-
-const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:11"},"total":{"$ref":"urn:evgen:shared:12"},"lines":{"$ref":"urn:evgen:shared:14"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:12"},"_common.party":{"$ref":"urn:evgen:shared:11"}}};
-const schema18 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:9"},"address":{"$ref":"urn:evgen:shared:15"}},"required":["name","address"]};
-const schema19 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:7"}},"required":["city","country"]};
-
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -604,8 +147,8 @@ errors++;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate28(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate29(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
@@ -620,12 +163,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -650,14 +193,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name !== undefined && func0.call(data, "name")){
-if(!(validate25(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate26(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate47(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate28(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
@@ -672,13 +215,73 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:8"},"currency":{"$ref":"urn:evgen:shared:6"}},"required":["amountMinor","currency"]};
+const schema13 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:13"},"currency":{"$ref":"urn:evgen:shared:11"}},"required":["amountMinor","currency"]};
+const schema14 = {"type":"integer","minimum":0};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((typeof data == "number") && (isFinite(data))){
+if(data < 0 || isNaN(data)){
+const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+
+const schema15 = {"type":"string","enum":["EUR","USD","CHF"]};
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema15.enum}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -703,14 +306,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate33(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate35(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -725,14 +328,14 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
-const schema21 = {"type":"array","items":{"$ref":"urn:evgen:shared:13"}};
-const schema22 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:12"}},"required":["text","amount"]};
+const schema16 = {"type":"array","items":{"$ref":"urn:evgen:shared:9"}};
+const schema17 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:8"}},"required":["text","amount"]};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -769,8 +372,8 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate51(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate33(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -785,19 +388,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate56(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate40(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
 }
@@ -812,12 +415,12 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -862,26 +465,26 @@ vErrors.push(err3);
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate22(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate45(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate25(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate51(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate33(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate55(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate39(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
 }
@@ -896,21 +499,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
 
+const schema18 = {"properties":{"name":{},"address":{"$ref":"urn:evgen:shared:5"}},"additionalProperties":false};
+const schema19 = {"properties":{"city":{},"country":{}},"additionalProperties":false};
 
-const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:2"},"total":{"$ref":"urn:evgen:shared:3"},"lines":{"$ref":"urn:evgen:shared:5"},"dueDate":{"$ref":"urn:evgen:shared:16"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:3"},"_common.party":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
-const schema24 = {"type":"string","format":"date"};
-const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data === "string"){
-if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date"}};
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((key0 === "city") || (key0 === "country"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -920,22 +522,161 @@ vErrors.push(err0);
 errors++;
 }
 }
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
 }
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate65.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((key0 === "name") || (key0 === "address"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.address !== undefined && func0.call(data, "address")){
+if(!(validate46(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+errors = vErrors.length;
+}
+}
+}
+validate45.errors = vErrors;
+return errors === 0;
+}
+
+const schema20 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
+
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((key0 === "amountMinor") || (key0 === "currency"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+validate49.errors = vErrors;
+return errors === 0;
+}
+
+const schema21 = {"items":{"$ref":"urn:evgen:shared:3"}};
+const schema22 = {"properties":{"text":{},"amount":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((key0 === "text") || (key0 === "amount"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.amount !== undefined && func0.call(data, "amount")){
+if(!(validate49(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+errors = vErrors.length;
+}
+}
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(Array.isArray(data)){
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate52(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+errors = vErrors.length;
+}
+}
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "invoiceId") || (key0 === "billTo")) || (key0 === "total")) || (key0 === "lines"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.billTo !== undefined && func0.call(data, "billTo")){
+if(!(validate45(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate49(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+errors = vErrors.length;
+}
+}
+if(data.lines !== undefined && func0.call(data, "lines")){
+if(!(validate51(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+
+
+
+
+const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"},"dueDate":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen3"}]};
+const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"},"dueDate":{"type":"string","format":"date"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
+const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
+
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -979,9 +720,35 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!(((((key0 === "invoiceId") || (key0 === "billTo")) || (key0 === "total")) || (key0 === "lines")) || (key0 === "dueDate"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
+if(!(validate23(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+if(data.billTo !== undefined && func0.call(data, "billTo")){
+if(!(validate25(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+}
+if(data.total !== undefined && func0.call(data, "total")){
+if(!(validate33(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+if(data.lines !== undefined && func0.call(data, "lines")){
+if(!(validate39(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+}
+if(data.dueDate !== undefined && func0.call(data, "dueDate")){
+let data4 = data.dueDate;
+if(typeof data4 === "string"){
+if(!(formats2.validate(data4))){
+const err4 = {instancePath:instancePath+"/dueDate",schemaPath:"#/properties/dueDate/format",keyword:"format",params:{format: "date"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -991,39 +758,8 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate22(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate32(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-}
-if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate38(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
-errors = vErrors.length;
-}
-}
-if(data.dueDate !== undefined && func0.call(data, "dueDate")){
-if(!(validate65(data.dueDate, {instancePath:instancePath+"/dueDate",parentData:data,parentDataProperty:"dueDate",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
-errors = vErrors.length;
-}
-}
-}
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err5 = {instancePath:instancePath+"/dueDate",schemaPath:"#/properties/dueDate/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1032,19 +768,34 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate60.errors = vErrors;
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate57.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"billTo":{"$ref":"urn:evgen:shared:11"},"total":{"$ref":"urn:evgen:shared:12"},"lines":{"$ref":"urn:evgen:shared:14"},"dueDate":{"$ref":"urn:evgen:shared:16"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:6"},"country":{"$ref":"urn:evgen:shared:7"}}},"_common.money":{"$ref":"urn:evgen:shared:12"},"_common.party":{"$ref":"urn:evgen:shared:11"}}};
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
+if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+errors = vErrors.length;
+}
 if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.invoiceId === undefined) || (!(func0.call(data, "invoiceId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoiceId"}};
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "invoiceId") || (key0 === "billTo")) || (key0 === "total")) || (key0 === "lines")) || (key0 === "dueDate"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1052,41 +803,6 @@ else {
 vErrors.push(err0);
 }
 errors++;
-}
-if((data.billTo === undefined) || (!(func0.call(data, "billTo")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "billTo"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate22(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
@@ -1096,41 +812,25 @@ errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate51(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate49(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate55(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
-errors = vErrors.length;
-}
-}
-if(data.dueDate !== undefined && func0.call(data, "dueDate")){
-if(!(validate65(data.dueDate, {instancePath:instancePath+"/dueDate",parentData:data,parentDataProperty:"dueDate",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate51(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
 }
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate67.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
 const validateInvoiceIssuedV1PayloadCompiled = validate21;
-const readInvoiceIssuedV1PayloadCompiled = validate43;
-const validateInvoiceIssuedV2PayloadCompiled = validate60;
-const readInvoiceIssuedV2PayloadCompiled = validate67;
+const readInvoiceIssuedV1PayloadCompiled = validate22;
+const validateInvoiceIssuedV2PayloadCompiled = validate56;
+const readInvoiceIssuedV2PayloadCompiled = validate57;
 
 /** Strict writer validator of billing.InvoiceIssued v1 (billing/InvoiceIssued/v1.schema.json): producers never emit undeclared properties. */
 export const validateInvoiceIssuedV1Payload = payloadValidator(validateInvoiceIssuedV1PayloadCompiled);

@@ -8,75 +8,15 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoicePaid; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"$ref":"urn:evgen:shared:3"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:4"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"amount":{"$ref":"urn:evgen:shared:1"},"paidAt":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"type":"string","format":"uuid"},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"type":"string","format":"date-time"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:3"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema7 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+const schema8 = {"type":"object","properties":{"amountMinor":{"type":"integer","minimum":0},"currency":{"$ref":"urn:evgen:shared:3"}},"required":["amountMinor","currency"]};
+const schema9 = {"type":"string","enum":["EUR","USD","CHF"]};
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate22.errors = vErrors;
-return errors === 0;
-}
-
-const schema8 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:4"}},"required":["amountMinor","currency"],"additionalProperties":false};
-const schema9 = {"type":"integer","minimum":0};
-
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((typeof data == "number") && (isFinite(data))){
-if(data < 0 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-validate25.errors = vErrors;
-return errors === 0;
-}
-
-const schema10 = {"type":"string","enum":["EUR","USD","CHF"]};
-
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -90,7 +30,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -99,12 +39,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -128,9 +68,10 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
+let data0 = data.amountMinor;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err2 = {instancePath:instancePath+"/amountMinor",schemaPath:"#/properties/amountMinor/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -139,128 +80,22 @@ vErrors.push(err2);
 }
 errors++;
 }
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/amountMinor",schemaPath:"#/properties/amountMinor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err3];
 }
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate25(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate27(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate24.errors = vErrors;
-return errors === 0;
-}
-
-const schema11 = {"type":"string","format":"date-time"};
-const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate30.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.invoiceId === undefined) || (!(func0.call(data, "invoiceId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoiceId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.amount === undefined) || (!(func0.call(data, "amount")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((data.paidAt === undefined) || (!(func0.call(data, "paidAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paidAt"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!(((key0 === "invoiceId") || (key0 === "amount")) || (key0 === "paidAt"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate22(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate24(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+if(!(validate24(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
 vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data.paidAt !== undefined && func0.call(data, "paidAt")){
-if(!(validate30(data.paidAt, {instancePath:instancePath+"/paidAt",parentData:data,parentDataProperty:"paidAt",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 }
@@ -275,67 +110,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate21.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:1"},"amount":{"$ref":"urn:evgen:shared:6"},"paidAt":{"$ref":"urn:evgen:shared:3"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:4"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:6"}}};
-const schema13 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:5"},"currency":{"$ref":"urn:evgen:shared:4"}},"required":["amountMinor","currency"]};
-
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate25(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate27(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate34.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -370,26 +150,10 @@ vErrors.push(err2);
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate22(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate34(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-if(data.paidAt !== undefined && func0.call(data, "paidAt")){
-if(!(validate30(data.paidAt, {instancePath:instancePath+"/paidAt",parentData:data,parentDataProperty:"paidAt",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+let data0 = data.invoiceId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+const err3 = {instancePath:instancePath+"/invoiceId",schemaPath:"#/properties/invoiceId/format",keyword:"format",params:{format: "uuid"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -398,11 +162,120 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate32.errors = vErrors;
+}
+else {
+const err4 = {instancePath:instancePath+"/invoiceId",schemaPath:"#/properties/invoiceId/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.amount !== undefined && func0.call(data, "amount")){
+if(!(validate23(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+if(data.paidAt !== undefined && func0.call(data, "paidAt")){
+let data2 = data.paidAt;
+if(typeof data2 === "string"){
+if(!(formats2.validate(data2))){
+const err5 = {instancePath:instancePath+"/paidAt",schemaPath:"#/properties/paidAt/format",keyword:"format",params:{format: "date-time"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/paidAt",schemaPath:"#/properties/paidAt/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate22.errors = vErrors;
+return errors === 0;
+}
+
+const schema10 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((key0 === "amountMinor") || (key0 === "currency"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+validate28.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "invoiceId") || (key0 === "amount")) || (key0 === "paidAt"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.amount !== undefined && func0.call(data, "amount")){
+if(!(validate28(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+}
+}
+validate21.errors = vErrors;
 return errors === 0;
 }
 const validateInvoicePaidV1PayloadCompiled = validate21;
-const readInvoicePaidV1PayloadCompiled = validate32;
+const readInvoicePaidV1PayloadCompiled = validate22;
 
 /** Strict writer validator of billing.InvoicePaid v1 (billing/InvoicePaid/v1.schema.json): producers never emit undeclared properties. */
 export const validateInvoicePaidV1Payload = payloadValidator(validateInvoicePaidV1PayloadCompiled);

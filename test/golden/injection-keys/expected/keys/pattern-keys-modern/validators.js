@@ -4,16 +4,17 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeysModern; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{"type":"string"}},"additionalProperties":false},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:2"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"items":{"prefixItems":[{}],"items":{"$ref":"urn:evgen:shared:1"}}},"$defs":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:3"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const pattern3 = new RegExp("x*/x*/;process.exit(7);/*", "u");
 const pattern4 = new RegExp("a*/\n;process.exit(8);/*", "u");
-const schema20 = {"type":"string"};
+const schema21 = {"type":"string"};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30,226 +31,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema21 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}},"additionalProperties":false};
-const pattern7 = new RegExp("q*/q*/;process.exit(11);/*", "u");
+const schema22 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}};
+const pattern5 = new RegExp("q*/q*/;process.exit(11);/*", "u");
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 of Object.keys(data)){
-if(!(pattern7.test(key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-for(const key1 of Object.keys(data)){
-if(pattern7.test(key1)){
-if(typeof data[key1] !== "string"){
-const err1 = {instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/q*~1q*~1%3Bprocess.exit(11)%3B~1*/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate55.errors = vErrors;
-return errors === 0;
-}
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate52.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!(((key0 === "id") || (key0 === "meta")) || (key0 === "items"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.id !== undefined && func0.call(data, "id")){
-if(typeof data.id !== "string"){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.meta !== undefined && func0.call(data, "meta")){
-let data1 = data.meta;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 of Object.keys(data1)){
-if(!((pattern3.test(key1)) || (pattern4.test(key1)))){
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-for(const key2 of Object.keys(data1)){
-if(pattern3.test(key2)){
-if(!(validate53(data1[key2], {instancePath:instancePath+"/meta/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-}
-}
-for(const key3 of Object.keys(data1)){
-if(pattern4.test(key3)){
-if(typeof data1[key3] !== "string"){
-const err4 = {instancePath:instancePath+"/meta/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.items !== undefined && func0.call(data, "items")){
-let data4 = data.items;
-if(Array.isArray(data4)){
-const len0 = data4.length;
-if(len0 > 0){
-if(typeof data4[0] !== "string"){
-const err6 = {instancePath:instancePath+"/items/0",schemaPath:"#/properties/items/prefixItems/0/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-const len1 = data4.length;
-var valid3 = len1 <= 1;
-if(!valid3){
-for(let i0=1; i0<len1; i0++){
-const _errs14 = errors;
-if(!(validate55(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
-errors = vErrors.length;
-}
-var valid3 = _errs14 === errors;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-validate52.errors = vErrors;
-return errors === 0;
-}
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:3"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"}}};
-const schema23 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}};
-
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -259,7 +52,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 of Object.keys(data)){
-if(pattern7.test(key0)){
+if(pattern5.test(key0)){
 if(typeof data[key0] !== "string"){
 const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/q*~1q*~1%3Bprocess.exit(11)%3B~1*/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -284,17 +77,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate56.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate59.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate56.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -330,8 +123,8 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 var props0 = {};
 for(const key0 of Object.keys(data1)){
 if(pattern3.test(key0)){
-if(!(validate53(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate54(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 props0[key0] = true;
@@ -385,8 +178,8 @@ var valid3 = len1 <= 1;
 if(!valid3){
 for(let i0=1; i0<len1; i0++){
 const _errs12 = errors;
-if(!(validate59(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate56(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 var valid3 = _errs12 === errors;
@@ -415,12 +208,111 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"id":true,"meta":true,"items":true},"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":{"id":true,"meta":true,"items":true},"dynamicProps":false,"dynamicItems":false};
+
+const schema23 = {"patternProperties":{"q*/q*/;process.exit(11);/*":{}},"additionalProperties":false};
+
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate59.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!(pattern5.test(key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+validate59.errors = vErrors;
+return errors === 0;
+}
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate52.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "id") || (key0 === "meta")) || (key0 === "items"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.meta !== undefined && func0.call(data, "meta")){
+let data0 = data.meta;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key1 of Object.keys(data0)){
+if(!((pattern3.test(key1)) || (pattern4.test(key1)))){
+const err1 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+if(data.items !== undefined && func0.call(data, "items")){
+let data1 = data.items;
+if(Array.isArray(data1)){
+const len1 = data1.length;
+var valid3 = len1 <= 1;
+if(!valid3){
+for(let i0=1; i0<len1; i0++){
+const _errs5 = errors;
+if(!(validate59(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+errors = vErrors.length;
+}
+var valid3 = _errs5 === errors;
+}
+}
+}
+}
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 const validatePatternKeysModernV1PayloadCompiled = validate52;
-const readPatternKeysModernV1PayloadCompiled = validate57;
+const readPatternKeysModernV1PayloadCompiled = validate53;
 
 /** Strict writer validator of keys.PatternKeysModern v1 (keys/PatternKeysModern/v1.schema.json): producers never emit undeclared properties. */
 export const validatePatternKeysModernV1Payload = payloadValidator(validatePatternKeysModernV1PayloadCompiled);

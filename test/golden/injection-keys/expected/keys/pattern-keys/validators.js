@@ -4,15 +4,17 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeys; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:2"},"a*/\n;process.exit(8);/*":{"type":"string"}},"additionalProperties":false},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}},"additionalProperties":false},"open":{"$ref":"urn:evgen:shared:3"}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}},"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"titled":{"patternProperties":{"y*/y*/;process.exit(9);/*":{}},"additionalProperties":false},"open":{}},"definitions":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"},"\"'`${x}`":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:3"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}}},"open":{"type":"object","patternProperties":{"z*/z*/;process.exit(10);/*":{"type":"boolean"}},"additionalProperties":true}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}}};
 const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("x*/x*/;process.exit(7);/*", "u");
 const pattern1 = new RegExp(".*/ process.exit(1) /* \"'`\\$\\{x\\}`", "u");
 const pattern2 = new RegExp("a*/\n;process.exit(8);/*", "u");
-const pattern6 = new RegExp("y*/y*/;process.exit(9);/*", "u");
-const schema7 = {"type":"string"};
+const pattern3 = new RegExp("y*/y*/;process.exit(9);/*", "u");
+const pattern4 = new RegExp("z*/z*/;process.exit(10);/*", "u");
+const schema8 = {"type":"string"};
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -25,268 +27,13 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
-const schema8 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}},"additionalProperties":false};
+const schema9 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}};
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 of Object.keys(data)){
-if(!((key0 === "\"; process.exit(1); \"") || (key0 === "${process.exit(1)}"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(data["\"; process.exit(1); \""] !== undefined && func0.call(data, "\"; process.exit(1); \"")){
-if(typeof data["\"; process.exit(1); \""] !== "string"){
-const err1 = {instancePath:instancePath+"/\"; process.exit(1); \"",schemaPath:"#/properties/%22%3B%20process.exit(1)%3B%20%22/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data["${process.exit(1)}"] !== undefined && func0.call(data, "${process.exit(1)}")){
-let data1 = data["${process.exit(1)}"];
-if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err2 = {instancePath:instancePath+"/${process.exit(1)}",schemaPath:"#/properties/%24%7Bprocess.exit(1)%7D/type",keyword:"type",params:{type: "number"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate24.errors = vErrors;
-return errors === 0;
-}
-
-const schema9 = {"type":"object","patternProperties":{"z*/z*/;process.exit(10);/*":{"type":"boolean"}},"additionalProperties":true};
-const pattern8 = new RegExp("z*/z*/;process.exit(10);/*", "u");
-
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 of Object.keys(data)){
-if(pattern8.test(key0)){
-if(typeof data[key0] !== "boolean"){
-const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/z*~1z*~1%3Bprocess.exit(10)%3B~1*/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate26.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 of Object.keys(data)){
-if(!((((key0 === "id") || (key0 === "meta")) || (key0 === "titled")) || (key0 === "open"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.id !== undefined && func0.call(data, "id")){
-if(typeof data.id !== "string"){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.meta !== undefined && func0.call(data, "meta")){
-let data1 = data.meta;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 of Object.keys(data1)){
-if(!(((pattern0.test(key1)) || (pattern1.test(key1))) || (pattern2.test(key1)))){
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-for(const key2 of Object.keys(data1)){
-if(pattern0.test(key2)){
-if(!(validate22(data1[key2], {instancePath:instancePath+"/meta/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key2,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-}
-for(const key3 of Object.keys(data1)){
-if(pattern1.test(key3)){
-if(!(validate24(data1[key3], {instancePath:instancePath+"/meta/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key3,rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-}
-for(const key4 of Object.keys(data1)){
-if(pattern2.test(key4)){
-if(typeof data1[key4] !== "string"){
-const err4 = {instancePath:instancePath+"/meta/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.titled !== undefined && func0.call(data, "titled")){
-let data5 = data.titled;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key5 of Object.keys(data5)){
-if(!(pattern6.test(key5))){
-const err6 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-for(const key6 of Object.keys(data5)){
-if(pattern6.test(key6)){
-let data6 = data5[key6];
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err7 = {instancePath:instancePath+"/titled/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/titled/patternProperties/y*~1y*~1%3Bprocess.exit(9)%3B~1*/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.open !== undefined && func0.call(data, "open")){
-if(!(validate26(data.open, {instancePath:instancePath+"/open",parentData:data,parentDataProperty:"open",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-validate21.errors = vErrors;
-return errors === 0;
-}
-
-
-const schema10 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:1"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:4"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}}},"open":{"$ref":"urn:evgen:shared:3"}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:4"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}}};
-const schema11 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}};
-
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -326,12 +73,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -362,16 +109,16 @@ let data1 = data.meta;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key0 of Object.keys(data1)){
 if(pattern0.test(key0)){
-if(!(validate22(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
 }
 for(const key1 of Object.keys(data1)){
 if(pattern1.test(key1)){
-if(!(validate30(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate25(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
@@ -406,7 +153,7 @@ if(data.titled !== undefined && func0.call(data, "titled")){
 let data5 = data.titled;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key3 of Object.keys(data5)){
-if(pattern6.test(key3)){
+if(pattern3.test(key3)){
 let data6 = data5[key3];
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err4 = {instancePath:instancePath+"/titled/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/titled/patternProperties/y*~1y*~1%3Bprocess.exit(9)%3B~1*/type",keyword:"type",params:{type: "integer"}};
@@ -433,14 +180,12 @@ errors++;
 }
 }
 if(data.open !== undefined && func0.call(data, "open")){
-if(!(validate26(data.open, {instancePath:instancePath+"/open",parentData:data,parentDataProperty:"open",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+let data7 = data.open;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key4 of Object.keys(data7)){
+if(pattern4.test(key4)){
+if(typeof data7[key4] !== "boolean"){
+const err6 = {instancePath:instancePath+"/open/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/open/patternProperties/z*~1z*~1%3Bprocess.exit(10)%3B~1*/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -449,11 +194,127 @@ vErrors.push(err6);
 }
 errors++;
 }
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/open",schemaPath:"#/properties/open/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate22.errors = vErrors;
+return errors === 0;
+}
+
+const schema10 = {"properties":{"\"; process.exit(1); \"":{},"${process.exit(1)}":{}},"additionalProperties":false};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((key0 === "\"; process.exit(1); \"") || (key0 === "${process.exit(1)}"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
 validate28.errors = vErrors;
 return errors === 0;
 }
+
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "id") || (key0 === "meta")) || (key0 === "titled")) || (key0 === "open"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.meta !== undefined && func0.call(data, "meta")){
+let data0 = data.meta;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key1 of Object.keys(data0)){
+if(!(((pattern0.test(key1)) || (pattern1.test(key1))) || (pattern2.test(key1)))){
+const err1 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+for(const key3 of Object.keys(data0)){
+if(pattern1.test(key3)){
+if(!(validate28(data0[key3], {instancePath:instancePath+"/meta/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key3,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+if(data.titled !== undefined && func0.call(data, "titled")){
+let data2 = data.titled;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key5 of Object.keys(data2)){
+if(!(pattern3.test(key5))){
+const err2 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
 const validatePatternKeysV1PayloadCompiled = validate21;
-const readPatternKeysV1PayloadCompiled = validate28;
+const readPatternKeysV1PayloadCompiled = validate22;
 
 /** Strict writer validator of keys.PatternKeys v1 (keys/PatternKeys/v1.schema.json): producers never emit undeclared properties. */
 export const validatePatternKeysV1Payload = payloadValidator(validatePatternKeysV1PayloadCompiled);

@@ -8,122 +8,13 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of evil.Injected; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"$ref":"urn:evgen:shared:3"},"tsTyped":{"$ref":"urn:evgen:shared:4"}},"required":["x"],"additionalProperties":false},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"],"additionalProperties":false};
+const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"*/ process.exit(1) /*":{},"\"'`${x}`":{},"constructor":{},"with space":{},"nested":{"properties":{"x":{},"tsTyped":{}},"additionalProperties":false},"constValue":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string","minLength":1},"*/ process.exit(1) /*":{"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"]},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"type":"string","pattern":"^[^'\"`]*$"},"tsTyped":{"type":"string","tsType":"any; process.exit(1)"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
 const func0 = Object.prototype.hasOwnProperty;
-const schema7 = {"type":"string","minLength":1};
 const func47 = require("ajv/dist/runtime/ucs2length").default;
-
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func47(data) < 1){
-const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate22.errors = vErrors;
-return errors === 0;
-}
-
-const schema8 = {"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"]};
-
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((((((data === "*/ process.exit(1) /*") || (data === "\"'`${x}`")) || (data === "a\nb")) || (data === "\u2028")) || (data === "\\")) || (data === "'")) || (data === "${process.exit(1)}"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema8.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate24.errors = vErrors;
-return errors === 0;
-}
-
-const schema9 = {"type":"string","pattern":"^[^'\"`]*$"};
 const pattern0 = new RegExp("^[^'\"`]*$", "u");
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^'\"`]*$"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate26.errors = vErrors;
-return errors === 0;
-}
-
-const schema10 = {"type":"string","tsType":"any; process.exit(1)"};
-
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate28.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -147,9 +38,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 of Object.keys(data)){
-if(!(((((((key0 === "id") || (key0 === "*/ process.exit(1) /*")) || (key0 === "\"'`${x}`")) || (key0 === "constructor")) || (key0 === "with space")) || (key0 === "nested")) || (key0 === "constValue"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func47(data0) < 1){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -159,22 +52,8 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.id !== undefined && func0.call(data, "id")){
-if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data["*/ process.exit(1) /*"] !== undefined && func0.call(data, "*/ process.exit(1) /*")){
-if(!(validate24(data["*/ process.exit(1) /*"], {instancePath:instancePath+"/*~1 process.exit(1) ~1*",parentData:data,parentDataProperty:"*/ process.exit(1) /*",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data["\"'`${x}`"] !== undefined && func0.call(data, "\"'`${x}`")){
-let data2 = data["\"'`${x}`"];
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err3 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"}};
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -184,9 +63,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.constructor !== undefined && func0.call(data, "constructor")){
-if(typeof data.constructor !== "string"){
-const err4 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"}};
+if(data["*/ process.exit(1) /*"] !== undefined && func0.call(data, "*/ process.exit(1) /*")){
+let data1 = data["*/ process.exit(1) /*"];
+if(typeof data1 !== "string"){
+const err4 = {instancePath:instancePath+"/*~1 process.exit(1) ~1*",schemaPath:"#/properties/*~1%20process.exit(1)%20~1*/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -195,10 +75,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-if(data["with space"] !== undefined && func0.call(data, "with space")){
-if(typeof data["with space"] !== "boolean"){
-const err5 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"}};
+if(!(((((((data1 === "*/ process.exit(1) /*") || (data1 === "\"'`${x}`")) || (data1 === "a\nb")) || (data1 === "\u2028")) || (data1 === "\\")) || (data1 === "'")) || (data1 === "${process.exit(1)}"))){
+const err5 = {instancePath:instancePath+"/*~1 process.exit(1) ~1*",schemaPath:"#/properties/*~1%20process.exit(1)%20~1*/enum",keyword:"enum",params:{allowedValues: schema7.properties["*/ process.exit(1) /*"].enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -208,11 +86,10 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.nested !== undefined && func0.call(data, "nested")){
-let data5 = data.nested;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.x === undefined) || (!(func0.call(data5, "x")))){
-const err6 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"}};
+if(data["\"'`${x}`"] !== undefined && func0.call(data, "\"'`${x}`")){
+let data2 = data["\"'`${x}`"];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err6 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -221,9 +98,10 @@ vErrors.push(err6);
 }
 errors++;
 }
-for(const key1 of Object.keys(data5)){
-if(!((key1 === "x") || (key1 === "tsTyped"))){
-const err7 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+}
+if(data.constructor !== undefined && func0.call(data, "constructor")){
+if(typeof data.constructor !== "string"){
+const err7 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -233,21 +111,9 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data5.x !== undefined && func0.call(data5, "x")){
-if(!(validate26(data5.x, {instancePath:instancePath+"/nested/x",parentData:data5,parentDataProperty:"x",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-if(data5.tsTyped !== undefined && func0.call(data5, "tsTyped")){
-if(!(validate28(data5.tsTyped, {instancePath:instancePath+"/nested/tsTyped",parentData:data5,parentDataProperty:"tsTyped",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"}};
+if(data["with space"] !== undefined && func0.call(data, "with space")){
+if(typeof data["with space"] !== "boolean"){
+const err8 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -257,9 +123,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.constValue !== undefined && func0.call(data, "constValue")){
-if("*/ process.exit(1) /*" !== data.constValue){
-const err9 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"}};
+if(data.nested !== undefined && func0.call(data, "nested")){
+let data5 = data.nested;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if((data5.x === undefined) || (!(func0.call(data5, "x")))){
+const err9 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -268,10 +136,11 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data5.x !== undefined && func0.call(data5, "x")){
+let data6 = data5.x;
+if(typeof data6 === "string"){
+if(!pattern0.test(data6)){
+const err10 = {instancePath:instancePath+"/nested/x",schemaPath:"#/properties/nested/properties/x/pattern",keyword:"pattern",params:{pattern: "^[^'\"`]*$"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -280,19 +149,81 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate21.errors = vErrors;
+}
+else {
+const err11 = {instancePath:instancePath+"/nested/x",schemaPath:"#/properties/nested/properties/x/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data5.tsTyped !== undefined && func0.call(data5, "tsTyped")){
+if(typeof data5.tsTyped !== "string"){
+const err12 = {instancePath:instancePath+"/nested/tsTyped",schemaPath:"#/properties/nested/properties/tsTyped/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.constValue !== undefined && func0.call(data, "constValue")){
+if("*/ process.exit(1) /*" !== data.constValue){
+const err14 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate22.errors = vErrors;
 return errors === 0;
 }
 
 
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"$ref":"urn:evgen:shared:1"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:2"},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"$ref":"urn:evgen:shared:3"},"tsTyped":{"$ref":"urn:evgen:shared:4"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
-
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
 if(data && typeof data == "object" && !Array.isArray(data)){
-if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
+for(const key0 of Object.keys(data)){
+if(!(((((((key0 === "id") || (key0 === "*/ process.exit(1) /*")) || (key0 === "\"'`${x}`")) || (key0 === "constructor")) || (key0 === "with space")) || (key0 === "nested")) || (key0 === "constValue"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -301,8 +232,13 @@ vErrors.push(err0);
 }
 errors++;
 }
-if((data["*/ process.exit(1) /*"] === undefined) || (!(func0.call(data, "*/ process.exit(1) /*")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "*/ process.exit(1) /*"}};
+}
+if(data.nested !== undefined && func0.call(data, "nested")){
+let data0 = data.nested;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key1 of Object.keys(data0)){
+if(!((key1 === "x") || (key1 === "tsTyped"))){
+const err1 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -311,120 +247,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.id !== undefined && func0.call(data, "id")){
-if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
-if(data["*/ process.exit(1) /*"] !== undefined && func0.call(data, "*/ process.exit(1) /*")){
-if(!(validate24(data["*/ process.exit(1) /*"], {instancePath:instancePath+"/*~1 process.exit(1) ~1*",parentData:data,parentDataProperty:"*/ process.exit(1) /*",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-}
-if(data["\"'`${x}`"] !== undefined && func0.call(data, "\"'`${x}`")){
-let data2 = data["\"'`${x}`"];
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err2 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.constructor !== undefined && func0.call(data, "constructor")){
-if(typeof data.constructor !== "string"){
-const err3 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data["with space"] !== undefined && func0.call(data, "with space")){
-if(typeof data["with space"] !== "boolean"){
-const err4 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.nested !== undefined && func0.call(data, "nested")){
-let data5 = data.nested;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if((data5.x === undefined) || (!(func0.call(data5, "x")))){
-const err5 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data5.x !== undefined && func0.call(data5, "x")){
-if(!(validate26(data5.x, {instancePath:instancePath+"/nested/x",parentData:data5,parentDataProperty:"x",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
-errors = vErrors.length;
-}
-}
-if(data5.tsTyped !== undefined && func0.call(data5, "tsTyped")){
-if(!(validate28(data5.tsTyped, {instancePath:instancePath+"/nested/tsTyped",parentData:data5,parentDataProperty:"tsTyped",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-errors = vErrors.length;
 }
 }
 }
-else {
-const err6 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err6];
 }
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.constValue !== undefined && func0.call(data, "constValue")){
-if("*/ process.exit(1) /*" !== data.constValue){
-const err7 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-validate30.errors = vErrors;
+validate21.errors = vErrors;
 return errors === 0;
 }
 const validateInjectedV1PayloadCompiled = validate21;
-const readInjectedV1PayloadCompiled = validate30;
+const readInjectedV1PayloadCompiled = validate22;
 
 /** Strict writer validator of evil.Injected v1 (evil/Injected/v1.schema.json): producers never emit undeclared properties. */
 export const validateInjectedV1Payload = payloadValidator(validateInjectedV1PayloadCompiled);
