@@ -301,11 +301,15 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const [id] = await write(f, ['a']);
     const clock = manualClock();
     const publisher = new RecordingPublisher();
-    // The "crash": every statement that would record SENT fails, as if the process died right there.
+    // The "crash": every statement that would record SENT fails, as if the process died right
+    // there: the SENT update, and a claim when it carries an earlier batch's marks ($5 not empty).
+    const recordsSent = (text: string, params?: readonly unknown[]) =>
+      text.includes("SET status = 'SENT'") &&
+      (!text.startsWith('WITH sent') || params?.[4] !== '{}');
     const crashing: Database = {
       ...f.db,
       query: (text, params) =>
-        text.includes("SET status = 'SENT'")
+        recordsSent(text, params)
           ? Promise.reject(new Error('killed before SENT'))
           : f.db.query(text, params),
     };

@@ -21,10 +21,20 @@ const NOW = nowParam(4);
 const due = (alias: string) =>
   `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
 
-/** Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL. */
+/**
+ * Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL, $5 ids of an
+ * earlier batch's confirmed rows to mark SENT first (a `{…}` bigint array literal, may be
+ * empty), $6 that batch's lease token or NULL. Rows this marks SENT count as SENT for the head
+ * check (the statement's snapshot still shows them PROCESSING); rows it does not mark (their
+ * lease was lost) still hold their aggregate back.
+ */
 export function claimSql(names: OutboxTableNames): string {
   const t = names.table;
-  return `WITH heads AS (
+  return `WITH sent AS (
+  UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
+  WHERE id = ANY($5::text::bigint[]) AND lease_token = $6::uuid AND status = 'PROCESSING'
+  RETURNING id
+), heads AS (
   SELECT o.id, o.aggregate_type, o.aggregate_id
   FROM ${t} o
   -- The claim index's predicate. The due and head checks are one CASE so that, without
@@ -39,7 +49,7 @@ export function claimSql(names: OutboxTableNames): string {
       THEN o.id = (
         SELECT min(e.id) FROM ${t} e
         WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
-          AND e.status <> 'SENT')
+          AND e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent))
       ELSE false END
   ORDER BY o.id
   LIMIT $1::int
@@ -54,7 +64,7 @@ export function claimSql(names: OutboxTableNames): string {
     SELECT n.id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due
     FROM ${t} n
     WHERE n.aggregate_type = h.aggregate_type AND n.aggregate_id = h.aggregate_id AND n.id >= h.id
-      AND n.status <> 'SENT'
+      AND n.status <> 'SENT' AND n.id NOT IN (SELECT id FROM sent)
     ORDER BY n.id
     LIMIT GREATEST(1, $1::int - (SELECT count(*) FROM heads) + 1)
   ) f

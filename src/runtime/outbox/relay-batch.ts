@@ -19,17 +19,46 @@ import { SentFlusher } from './sent-flusher.js';
 /** How long a SENT mark may wait for the rest of its batch before it is written on its own. */
 const SENT_FLUSH_DELAY_MS = 200;
 
-/** Runs one batch. */
-export async function runBatch(context: RelayContext): Promise<RelayBatchResult> {
+/** Confirmed rows of an earlier batch not marked SENT yet, and that batch's lease token. */
+export interface SentMarks {
+  readonly ids: readonly string[];
+  readonly token: string;
+}
+
+/** Writes marks a batch handed on; an error is reported (the rows are published again after their lease). */
+export function writeSentMarks(context: RelayContext, marks: SentMarks): Promise<void> {
+  return context.db
+    .query(context.sql.sent, [idArray(marks.ids), marks.token, context.now()])
+    .then(() => undefined, context.reportError);
+}
+
+/**
+ * Runs one batch. `carried`: an earlier batch's SENT marks, written by this batch's claim
+ * statement (one round trip for both). With `handOn`, this batch's own last marks are returned
+ * for the next claim instead of written here; the caller must write them if no claim follows.
+ */
+export async function runBatch(
+  context: RelayContext,
+  carried?: SentMarks,
+  handOn = false,
+): Promise<{ result: RelayBatchResult; marks?: SentMarks }> {
   const { db, sql, config, hooks, publisher, window, outage, totals, now, nowMs } = context;
   const token = randomUUID();
   const claimedAt = nowMs();
-  const claimed = await db.query<ClaimedRow>(sql.claim, [
-    config.batchSize,
-    token,
-    config.leaseMs,
-    now(),
-  ]);
+  let claimed;
+  try {
+    claimed = await db.query<ClaimedRow>(sql.claim, [
+      config.batchSize,
+      token,
+      config.leaseMs,
+      now(),
+      idArray(carried?.ids ?? []),
+      carried?.token ?? null,
+    ]);
+  } catch (error) {
+    if (carried !== undefined && carried.ids.length > 0) await writeSentMarks(context, carried);
+    throw error;
+  }
   const chains = groupByAggregate(claimed.rows);
   const result = { claimed: claimed.rows.length, published: 0, failed: 0, dead: 0, released: 0 };
   const lease = leaseOf(context, token, claimedAt);
@@ -88,20 +117,31 @@ export async function runBatch(context: RelayContext): Promise<RelayBatchResult>
   });
   // Every chain runs to its end even if another failed to record its outcome.
   const settled = await Promise.allSettled(workers);
+  const handedOn = handOn ? await sent.takePending() : [];
   await sent.drain();
-  await lease.settled();
-  if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
-  if (abandonedIds.length > 0) await db.query(sql.abandon, [idArray(abandonedIds), token, now()]);
+  let failure: { readonly error: unknown } | undefined;
+  try {
+    await lease.settled();
+    if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
+    if (abandonedIds.length > 0) await db.query(sql.abandon, [idArray(abandonedIds), token, now()]);
+  } catch (error) {
+    failure = { error };
+  }
   const rejected = settled.find(
     (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
   );
-  if (rejected) throw rejected.reason;
-  if (sent.errors.length > 0) throw sent.errors[0];
+  if (failure === undefined && rejected !== undefined) failure = { error: rejected.reason };
+  if (failure === undefined && sent.errors.length > 0) failure = { error: sent.errors[0] };
+  if (failure !== undefined) {
+    // No claim follows a failed batch to carry them.
+    if (handedOn.length > 0) await writeSentMarks(context, { ids: handedOn, token });
+    throw failure.error;
+  }
   result.released = releasedIds.length + abandonedIds.length;
 
   totals.batches++;
   for (const key of ['claimed', 'published', 'failed', 'dead', 'released'] as const)
     totals[key] += result[key];
   observe(() => hooks.onBatch?.(result));
-  return result;
+  return handedOn.length > 0 ? { result, marks: { ids: handedOn, token } } : { result };
 }

@@ -26,7 +26,7 @@ import { BrokerOutage } from './broker-outage.js';
 import { outboxTableNames } from './outbox-table.js';
 import { observe } from './observe-hook.js';
 import { PublishWindow } from './publish-window.js';
-import { runBatch } from './relay-batch.js';
+import { runBatch, type SentMarks } from './relay-batch.js';
 import { relaySql, type RelayContext, type RelayTotals } from './relay-context.js';
 import { runRelayLoop } from './relay-loop.js';
 import {
@@ -106,13 +106,18 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { reportError } = context;
   const wakeSignal = new WakeSignal(context.isStopping);
 
-  function runOnce(): Promise<RelayBatchResult> {
-    const run = runBatch(context);
+  /** One batch, tracked for stop(); the loop's lanes pass SENT marks from one claim to the next. */
+  function runTracked(
+    carried?: SentMarks,
+    handOn = false,
+  ): Promise<{ result: RelayBatchResult; marks?: SentMarks }> {
+    const run = runBatch(context, carried, handOn);
     active.add(run);
     const untrack = () => active.delete(run);
     run.then(untrack, untrack);
     return run;
   }
+  const runOnce = () => runTracked().then(({ result }) => result);
 
   return {
     runOnce,
@@ -129,7 +134,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           reportError(error);
         }
       }
-      loop = runRelayLoop(context, runOnce, wakeSignal);
+      loop = runRelayLoop(context, runTracked, wakeSignal);
     },
     async stop(stopOptions: RelayStopOptions = {}) {
       const { timeoutMs } = stopOptions;

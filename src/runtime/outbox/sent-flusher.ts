@@ -45,6 +45,19 @@ export class SentFlusher {
     });
   }
 
+  /**
+   * Hands the marks not written yet to the caller (to be written by the lane's next claim):
+   * waits for an UPDATE in flight, then returns what is pending and stops the timer.
+   */
+  async takePending(): Promise<string[]> {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flushing;
+    const ids = this.pending;
+    this.pending = [];
+    return ids;
+  }
+
   /** Writes every mark so far; resolves once they are written (or failed). */
   async drain(): Promise<void> {
     if (this.timer !== undefined) clearTimeout(this.timer);
