@@ -144,15 +144,18 @@ export async function* generateFiles(
   const part = async function* (
     target: Target,
     context: TargetContext,
-    key: string,
+    /** The cache key of the part's inputs; computed only when there is a cache. */
+    key: () => string,
   ): AsyncGenerator<GeneratedFile> {
     let produced: readonly GeneratedFile[];
     try {
-      const cached = await options.cache?.get(key);
+      const cache = options.cache;
+      const partKey = cache === undefined ? undefined : key();
+      const cached = partKey === undefined ? undefined : await cache?.get(partKey);
       if (cached !== undefined) produced = cached;
       else {
         produced = await finishFiles(await target.generate(context));
-        await options.cache?.set(key, produced);
+        if (partKey !== undefined) await cache?.set(partKey, produced);
       }
     } catch (error) {
       throw targetFailed(root, target.name, error);
@@ -208,15 +211,21 @@ export async function* generateFiles(
     if (target.scope === 'event') continue;
     const context = contextOf(target);
     const { catalog: seen } = context;
-    const inputs = JSON.stringify([seen.root, seen.events, seen.consumers]);
-    yield* part(target, context, cacheKey(['catalog', target.name, runtimeImport, inputs]));
+    yield* part(target, context, () =>
+      cacheKey([
+        'catalog',
+        target.name,
+        runtimeImport,
+        JSON.stringify([seen.root, seen.events, seen.consumers]),
+      ]),
+    );
   }
   // Index -1: the catalog without events (files an event-scoped target writes once).
   for (let index = -1; index < catalog.events.length; index++) {
     for (const target of perEvent) {
       const context = contextOf(target);
       const events = index < 0 ? [] : [context.catalog.events[index]!];
-      const key = cacheKey(['event', target.name, runtimeImport, JSON.stringify(events)]);
+      const key = () => cacheKey(['event', target.name, runtimeImport, JSON.stringify(events)]);
       yield* part(target, { ...context, catalog: { ...context.catalog, events } }, key);
     }
   }
