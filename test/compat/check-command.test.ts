@@ -44,7 +44,7 @@ describe('evgen check', () => {
     );
   });
 
-  it('remembers in the build cache which schemas compiled, and reports the same with and without it', async () => {
+  it('remembers in the build cache which schemas compiled and how versions bundled, and reports the same with and without it', async () => {
     const cache = join(copy.dir, 'cache');
     const cold = await evgen('check', '--events', copy.events, '--cache-dir', cache);
     const remembered = await readdir(join(cache, 'compiled-schemas'));
@@ -54,8 +54,9 @@ describe('evgen check', () => {
         keys: string[];
       }
     ).keys;
-    // Every version of the example catalog compiled.
+    // Every version of the example catalog compiled, and how each bundled is remembered.
     expect(keys.length).toBeGreaterThanOrEqual(7);
+    expect(await readdir(join(cache, 'loaded-versions'))).toHaveLength(1);
     const warm = await evgen('check', '--events', copy.events, '--cache-dir', cache);
     const uncached = await evgen('check', '--events', copy.events, '--no-cache');
     expect(warm).toEqual(cold);

@@ -81,7 +81,7 @@ export function registerCheck(program: Command): void {
     )
     .option(
       '--cache-dir <dir>',
-      `build cache that remembers which schemas compile (default: ${DEFAULT_CACHE_DIR} beside the output folder, shared with evgen build)`,
+      `build cache that remembers which schemas compile and how versions bundled (default: ${DEFAULT_CACHE_DIR} beside the output folder, shared with evgen build)`,
     )
     .option('--no-cache', 'compile every schema; neither read nor write the cache')
     .action(async (options: CheckOptions) => {
@@ -172,7 +172,14 @@ export async function runCheck(options: CheckOptions): Promise<number> {
       eventTypeFormat: config.eventTypeFormat,
       ...(compiledSchemas !== undefined ? { compiledSchemas } : {}),
     };
-    catalog = await loadCatalog(config.events, loadOptions);
+    // Versions whose files are unchanged since a build or check are not bundled again either.
+    const loadedVersions = await cache?.readLoadedVersions(config.events);
+    catalog = await loadCatalog(config.events, {
+      ...loadOptions,
+      ...(loadedVersions !== undefined ? { loadedVersions } : {}),
+    });
+    if (loadedVersions !== undefined)
+      await cache?.writeLoadedVersions(config.events, loadedVersions);
     lock = await readReleaseLock(config.events);
     const against = options.against;
     if (against !== undefined) {
