@@ -6,7 +6,7 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import { commands, type CommandEntry } from './commands/index.js';
 
 import { EXIT_BAD_INPUT, EXIT_OK } from './exit-codes.js';
@@ -18,6 +18,7 @@ export { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from './exit-codes.js';
  * none for a bare `--version`, every command otherwise (help, usage errors list them all).
  */
 export async function createProgram(argv: readonly string[] = []): Promise<Command> {
+  const { Command } = await import('commander');
   const program = new Command('evgen')
     .description(
       'Versioned JSON Schema events → typed TypeScript envelopes, validators, outbox, inbox and transports',
@@ -47,7 +48,13 @@ function toolVersion(): string {
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
+  // `evgen --version` alone is answered before commander is loaded, with what commander prints.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${toolVersion()}\n`);
+    return EXIT_OK;
+  }
   const program = await createProgram(argv);
+  const { CommanderError } = await import('commander');
   // Commands report through process.exitCode; start clean so one in-process run (tests) cannot
   // leak its code into the next, and leave the caller's value as it was.
   const previous = process.exitCode;

@@ -58,7 +58,7 @@ function matching(modules: readonly string[], parts: readonly string[]): string[
   return modules.filter((url) => parts.some((part) => url.includes(part)));
 }
 
-it('--version loads no command module, no generator and no schema or database library', async () => {
+it('--version loads no command module, no generator, no schema or database library and no commander', async () => {
   const { code, modules } = await loadedBy(['--version']);
   expect(code).toBe(0);
   expect(modules.some((url) => url.endsWith('/src/cli/main.ts'))).toBe(true);
@@ -72,6 +72,7 @@ it('--version loads no command module, no generator and no schema or database li
       '/node_modules/ajv/',
       '/node_modules/pg/',
       '/node_modules/amqplib/',
+      '/node_modules/commander/',
     ]),
   ).toEqual([]);
 });
