@@ -25,6 +25,7 @@ import { parseRefPointer, resolveSegments } from '../../common/json-pointer.js';
 import { isObject } from '../../common/json-value.js';
 import { mapSchema, subschemasOf, walkSchema, type SchemaObject } from '../../schema/walk.js';
 import { sortKeysDeep } from '../render/safe-code.js';
+import { ANNOTATION_KEYWORDS } from './without-annotations.js';
 
 /** Prefix of the ids of shared schemas; never a relative reference a catalog can produce. */
 export const SHARED_ID_PREFIX = 'urn:evgen:shared:';
@@ -52,24 +53,12 @@ const LOCATION_KEYWORDS = new Set([
 ]);
 /** Keywords after which `$ref` targets are left where they are. */
 const UNEVALUATED = new Set(['unevaluatedProperties', 'unevaluatedItems']);
-/** Keywords that assert nothing: they do not make moving a subschema worth a function call. */
-const ANNOTATIONS = new Set([
-  'title',
-  'description',
-  '$comment',
-  'default',
-  'examples',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-]);
-
-/** Number of asserting keywords in the subtree: one function call pays off from two. */
+/** Number of asserting keywords in the subtree (annotations assert nothing): one function call pays off from two. */
 function assertionCount(node: unknown): number {
   if (!isObject(node)) return 0;
   let count = 0;
   for (const keyword of Object.keys(node))
-    if (!ANNOTATIONS.has(keyword) && !keyword.startsWith('x-')) count++;
+    if (!ANNOTATION_KEYWORDS.has(keyword) && !keyword.startsWith('x-')) count++;
   for (const { value } of subschemasOf(node)) count += assertionCount(value);
   return count;
 }
