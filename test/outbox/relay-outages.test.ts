@@ -183,23 +183,25 @@ describe('outbox relay outages (real PostgreSQL)', () => {
     await write(
       f.db,
       f.schema,
-      Array.from({ length: 12 }, () => 'a'),
+      Array.from({ length: 20 }, () => 'a'),
     );
-    // Each publish takes 150 ms: 12 of them (1.8 s) outlast the 600 ms lease three times over.
+    // Each publish takes 150 ms: 20 of them (3 s) outlast the 2 s lease. A renewal starts once a
+    // quarter of the lease has passed and has ~400 ms to land before the lease no longer allows a
+    // publish of timeout 1 s, so a loaded machine (parallel test files) does not lose it.
     const slow = new RecordingPublisher();
     const publishSlowly = slow.publish.bind(slow);
     slow.publish = async (message) => {
       await new Promise((resolve) => setTimeout(resolve, 150));
       return publishSlowly(message);
     };
-    const leaseMs = 600;
+    const leaseMs = 2000;
     const busy = createOutboxRelay({
       db: f.db,
       schema: f.schema,
       publisher: slow,
       notifyChannel: false,
       leaseMs,
-      publishTimeoutMs: 300,
+      publishTimeoutMs: 1000,
     });
     const other = new RecordingPublisher();
     const rival = createOutboxRelay({
@@ -208,16 +210,16 @@ describe('outbox relay outages (real PostgreSQL)', () => {
       publisher: other,
       notifyChannel: false,
       leaseMs,
-      publishTimeoutMs: 300,
+      publishTimeoutMs: 1000,
     });
     const run = busy.runOnce();
     let rivalClaims = 0;
-    while ((await outboxStats(f.db, { schema: f.schema })).sent < 12) {
+    while ((await outboxStats(f.db, { schema: f.schema })).sent < 20) {
       rivalClaims += (await rival.runOnce()).claimed;
       await new Promise((resolve) => setTimeout(resolve, 50));
       if (slow.published.length === 0 && rivalClaims > 0) break;
     }
-    expect(await run).toMatchObject({ claimed: 12, published: 12, released: 0 });
+    expect(await run).toMatchObject({ claimed: 20, published: 20, released: 0 });
     expect(rivalClaims).toBe(0);
     expect(other.calls).toHaveLength(0);
     expect(busy.metrics().leaseRenewals).toBeGreaterThan(0);
