@@ -460,4 +460,21 @@ describe('consumer runner (real RabbitMQ)', () => {
         .messageCount,
     ).toBe(0);
   });
+  it('runners started and stopped on a connection the caller owns leave no listeners on it and keep it open', async () => {
+    const connection = broker.connection;
+    const before = connection.listenerCount('close');
+    for (let index = 0; index < 12; index++) {
+      const own = createConsumerRunner({
+        connection,
+        routes: topology.consumers['inventory-service']!,
+        handler: { name: 'inventory-service', handle: async () => 'handled' },
+      });
+      await own.start();
+      await own.stop();
+    }
+    expect(connection.listenerCount('close')).toBe(before);
+    // The caller's connection is still usable after the runners stopped.
+    const channel = await connection.createChannel();
+    await channel.close();
+  });
 });

@@ -125,9 +125,10 @@ export function createAmqpConnector(options: AmqpConnectorOptions): AmqpConnecto
 export function fixedConnector(model: ChannelModel): AmqpConnector {
   let open = true;
   let closed = false;
-  model.once('close', () => {
+  const onClose = () => {
     open = false;
-  });
+  };
+  model.once('close', onClose);
   return {
     get closed() {
       return closed;
@@ -144,6 +145,8 @@ export function fixedConnector(model: ChannelModel): AmqpConnector {
     },
     async close() {
       closed = true;
+      // Many short-lived users of one long-lived connection must not pile up listeners on it.
+      model.removeListener('close', onClose);
     },
   };
 }

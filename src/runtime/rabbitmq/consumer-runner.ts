@@ -274,7 +274,10 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   if (!Number.isInteger(prefetch) || prefetch < 1)
     throw new RangeError('prefetch must be a positive integer');
   const limits = messageBodyLimits(options.messageLimits);
-  const ownsConnector = typeof options.connection === 'string';
+  // A URL or a bare connection: the runner made the connector, so stop() closes it (a connector
+  // over a bare connection leaves that connection open).
+  const ownsConnector =
+    typeof options.connection === 'string' || !isConnector(options.connection);
   const connector =
     typeof options.connection === 'string'
       ? createAmqpConnector({ url: options.connection, connectionName: `evgen ${handler.name}` })
