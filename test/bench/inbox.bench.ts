@@ -1,13 +1,15 @@
 /**
- * Inbox costs on the real PostgreSQL, each against a raw baseline measured in the same run:
+ * Inbox costs on the real PostgreSQL, each against raw SQL doing the same work on one pooled
+ * connection, rounds of both interleaved in the same run:
  * - guard: `handleWithInbox` (INSERT … ON CONFLICT, handler, UPDATE processed_at, COMMIT) per
- *   message vs a raw BEGIN + INSERT + UPDATE + COMMIT per message on one pooled connection;
+ *   message vs a raw BEGIN + INSERT + UPDATE + COMMIT per message;
  * - consumer: the generated-style `consumer.handle(json)` (parse, reader validation, dispatch,
  *   guard) vs the same raw baseline;
- * - duplicate: redelivery of already handled messages through the guard vs the same baseline;
- * - batch: `handleBatchWithInbox` with a savepoint per message, 100 messages per transaction,
- *   vs the same baseline.
- * Every handler does one business INSERT, and so does the baseline.
+ * - duplicate: redelivery of already handled messages through the guard vs a raw
+ *   BEGIN + INSERT … ON CONFLICT DO NOTHING + COMMIT of already recorded ids (both skip the handler);
+ * - batch: `handleBatchWithInbox`, 100 messages per transaction with a savepoint each, vs raw
+ *   SQL with the same transactions and savepoints.
+ * Every handler does one business INSERT, and so does the baseline (none for duplicates).
  */
 import {
   createInboxConsumer,
@@ -73,6 +75,49 @@ export async function run(): Promise<BenchResult[]> {
         client.release();
       }
     };
+    /** Redelivery of ids already in raw_inbox: the conflict is the whole transaction. */
+    const rawDuplicateRun = async (batch: Envelope[]) => {
+      const client = await test.pool.connect();
+      try {
+        for (const envelope of batch) {
+          await client.query('BEGIN');
+          await client.query(
+            `INSERT INTO "${schema}".raw_inbox (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+            [envelope.messageId, 'bench'],
+          );
+          await client.query('COMMIT');
+        }
+      } finally {
+        client.release();
+      }
+    };
+    /** BATCH messages per transaction, a savepoint around each, as the batched guard does. */
+    const rawBatchRun = async (list: Envelope[]) => {
+      const client = await test.pool.connect();
+      try {
+        for (let i = 0; i < list.length; i += BATCH) {
+          await client.query('BEGIN');
+          for (const envelope of list.slice(i, i + BATCH)) {
+            await client.query('SAVEPOINT message');
+            await client.query(
+              `INSERT INTO "${schema}".raw_inbox (message_id, consumer) VALUES ($1, $2)`,
+              [envelope.messageId, 'bench'],
+            );
+            await client.query(`INSERT INTO "${schema}".effects (message_id) VALUES ($1)`, [
+              envelope.messageId,
+            ]);
+            await client.query(
+              `UPDATE "${schema}".raw_inbox SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+              [envelope.messageId, 'bench'],
+            );
+            await client.query('RELEASE SAVEPOINT message');
+          }
+          await client.query('COMMIT');
+        }
+      } finally {
+        client.release();
+      }
+    };
     const guardRun = async (batch: Envelope[]) => {
       for (const envelope of batch)
         await handleWithInbox(db, { schema, consumer: 'bench', envelope }, effect);
@@ -86,23 +131,27 @@ export async function run(): Promise<BenchResult[]> {
      * Interleaves rounds of the subject with rounds of the raw baseline, so drift in the shared
      * machine's load (fsync latency, other test runs) hits both alike.
      */
+    const perMessage = {
+      name: 'raw BEGIN+INSERT+UPDATE+COMMIT per message',
+      run: () => rawRun(envelopes(MESSAGES / ROUNDS)),
+    };
     const compare = async (
       name: string,
       subject: (round: number) => Promise<void>,
+      baseline: { name: string; run: (round: number) => Promise<void> } = perMessage,
       note?: string,
     ) => {
       let rawSeconds = 0;
       let subjectSeconds = 0;
       for (let round = 0; round < ROUNDS; round++) {
-        const raw = envelopes(MESSAGES / ROUNDS);
-        rawSeconds += await timed(() => rawRun(raw));
+        rawSeconds += await timed(() => baseline.run(round));
         subjectSeconds += await timed(() => subject(round));
       }
       results.push({
         name,
         unit: 'msg/s',
         subject: MESSAGES / subjectSeconds,
-        baselineName: 'raw BEGIN+INSERT+UPDATE+COMMIT per message',
+        baselineName: baseline.name,
         baseline: MESSAGES / rawSeconds,
         ...(note ? { note } : {}),
       });
@@ -113,10 +162,17 @@ export async function run(): Promise<BenchResult[]> {
     await compare('inbox guard, 1 message per transaction (pg)', (round) =>
       guardRun(handled[round]!),
     );
+    // The same ids recorded by raw SQL (not timed), to be redelivered to the raw baseline.
+    const rawHandled = rounds(() => envelopes(MESSAGES / ROUNDS));
+    for (const batch of rawHandled) await rawRun(batch);
     await compare(
       'inbox guard, redelivered duplicates (pg)',
       (round) => guardRun(handled[round]!),
-      'handler skipped, nothing written',
+      {
+        name: 'raw BEGIN+INSERT … ON CONFLICT DO NOTHING+COMMIT of recorded ids',
+        run: (round) => rawDuplicateRun(rawHandled[round]!),
+      },
+      'both skip the handler and write nothing',
     );
 
     const consumer = createInboxConsumer(
@@ -143,6 +199,7 @@ export async function run(): Promise<BenchResult[]> {
     );
 
     const batched = rounds(() => envelopes(MESSAGES / ROUNDS));
+    const rawBatched = rounds(() => envelopes(MESSAGES / ROUNDS));
     await compare(
       `inbox guard, batched ${BATCH} per transaction with savepoints (pg)`,
       async (round) => {
@@ -154,6 +211,10 @@ export async function run(): Promise<BenchResult[]> {
             effect,
           );
         }
+      },
+      {
+        name: `raw SQL, ${BATCH} per transaction with a savepoint each`,
+        run: (round) => rawBatchRun(rawBatched[round]!),
       },
     );
     return results;
