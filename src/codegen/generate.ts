@@ -10,6 +10,7 @@ import { compareStrings } from '../common/json-value.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { DiagnosticError } from '../diagnostics/diagnostic-error.js';
 import { formatTypeScript, MAX_FORMATTED_LENGTH } from './render/format.js';
+import { layOutAsPrettier } from './render/prettier-layout.js';
 import { commentToken, generatedHeader } from './render/header.js';
 import { cacheKey, type GenerationCache } from './generation-cache.js';
 import { DEFAULT_RUNTIME_IMPORT } from './runtime-import.js';
@@ -268,7 +269,9 @@ export async function finishFile(file: TargetFile): Promise<string> {
   const content = `${generatedHeader(file.sources, commentToken(file.path))}\n${file.body}`;
   const format =
     (file.format ?? /\.(ts|js)$/.test(file.path)) && content.length <= MAX_FORMATTED_LENGTH;
-  return normalizeContent(format ? await formatTypeScript(content) : content);
+  if (!format) return normalizeContent(content);
+  const laidOut = file.laidOut === true ? layOutAsPrettier(content) : undefined;
+  return normalizeContent(laidOut ?? (await formatTypeScript(content)));
 }
 
 /**

@@ -28,6 +28,12 @@ export interface TargetFile {
    * emits code already in its final layout may say false to save the time.
    */
   readonly format?: boolean;
+  /**
+   * The body is written in prettier's layout as far as `layOutAsPrettier` can tell (import lists
+   * aside): generate() then skips prettier when that function accepts the file, and runs it
+   * otherwise. The bytes are the same either way.
+   */
+  readonly laidOut?: boolean;
 }
 
 export interface TargetContext {

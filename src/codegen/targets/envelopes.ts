@@ -30,7 +30,7 @@ export const envelopesTarget: Target = {
           version: version.version,
         })),
       });
-      files.push(eventFile(event, 'envelope.ts', body));
+      files.push({ ...eventFile(event, 'envelope.ts', body), laidOut: true });
     }
     return files;
   },

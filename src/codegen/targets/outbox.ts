@@ -50,7 +50,7 @@ export const outboxTarget: Target = {
           };
         }),
       });
-      files.push(eventFile(event, 'outbox.ts', body));
+      files.push({ ...eventFile(event, 'outbox.ts', body), laidOut: true });
     }
     files.push(migrationFile());
     return files.sort((a, b) => compareStrings(a.path, b.path));

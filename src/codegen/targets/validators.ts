@@ -232,7 +232,10 @@ async function eventValidators(
       ...eventFile(event, 'validators.js', renderTemplate('validators.js', context)),
       format: false,
     },
-    eventFile(event, 'validators.d.ts', renderTemplate('validators.d', context)),
+    {
+      ...eventFile(event, 'validators.d.ts', renderTemplate('validators.d', context)),
+      laidOut: true,
+    },
   ];
 }
 
