@@ -276,8 +276,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   const limits = messageBodyLimits(options.messageLimits);
   // A URL or a bare connection: the runner made the connector, so stop() closes it (a connector
   // over a bare connection leaves that connection open).
-  const ownsConnector =
-    typeof options.connection === 'string' || !isConnector(options.connection);
+  const ownsConnector = typeof options.connection === 'string' || !isConnector(options.connection);
   const connector =
     typeof options.connection === 'string'
       ? createAmqpConnector({ url: options.connection, connectionName: `evgen ${handler.name}` })
