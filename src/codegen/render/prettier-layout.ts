@@ -64,7 +64,7 @@ function breakStatementHead(line: string): string {
   if (match !== null && line.length <= PRINT_WIDTH + ' = {'.length) return line;
   if (match !== null)
     return broken(
-      `export const ${match[1]}: ${match[2]}<`,
+      `export const ${match[1]!}: ${match[2]!}<`,
       match[3]!.split(', '),
       TYPE_ARGUMENT,
       '',
@@ -73,16 +73,16 @@ function breakStatementHead(line: string): string {
   match = FUNCTION_HEAD.exec(line);
   if (match !== null)
     return broken(
-      `export function ${match[1]}(`,
+      `export function ${match[1]!}(`,
       match[2]!.split(', '),
       PARAMETER,
       ',',
-      `): ${match[3]} {`,
+      `): ${match[3]!} {`,
     );
   match = GENERIC_ALIAS.exec(line);
   if (match !== null)
     return broken(
-      `export type ${match[1]} = ${match[2]}<`,
+      `export type ${match[1]!} = ${match[2]!}<`,
       match[3]!.split(', '),
       TYPE_ARGUMENT,
       '',
@@ -91,8 +91,8 @@ function breakStatementHead(line: string): string {
   match = UNION_ALIAS.exec(line);
   if (match !== null) {
     const members = `  ${match[2]!};`;
-    if (members.length <= PRINT_WIDTH) return `export type ${match[1]} =\n${members}`;
-    return `export type ${match[1]} =\n${match[2]!
+    if (members.length <= PRINT_WIDTH) return `export type ${match[1]!} =\n${members}`;
+    return `export type ${match[1]!} =\n${match[2]!
       .split(' | ')
       .map((member) => `  | ${member}`)
       .join('\n')};`;
@@ -100,7 +100,7 @@ function breakStatementHead(line: string): string {
   match = CONST_ARRAY.exec(line);
   if (match !== null)
     return broken(
-      `export const ${match[1]} = [`,
+      `export const ${match[1]!} = [`,
       match[2]!.split(', '),
       ELEMENT,
       ',',
