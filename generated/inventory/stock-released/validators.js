@@ -8,16 +8,16 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReleased; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"reservationId":{},"orderId":{},"reason":{},"releasedAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"type":"string","enum":["order_cancelled","expired","manual"]},"releasedAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","reason","releasedAt"]};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"reservationId":{},"orderId":{},"reason":{},"releasedAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"type":"string","enum":["order_cancelled","expired","manual"]},"releasedAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","reason","releasedAt"]};
 const func0 = Object.prototype.hasOwnProperty;
-const schema21 = {"type":"string","format":"uuid"};
+const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate2.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46,17 +46,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate1.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -105,14 +105,14 @@ vErrors.push(err3);
 errors++;
 }
 if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate54(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate54(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
@@ -129,7 +129,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data2 === "order_cancelled") || (data2 === "expired")) || (data2 === "manual"))){
-const err5 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema20.properties.reason.enum}};
+const err5 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema1.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -175,24 +175,24 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"reservationId":true,"orderId":true,"reason":true,"releasedAt":true},"dynamicProps":false,"dynamicItems":false};
+validate1.evaluated = {"props":{"reservationId":true,"orderId":true,"reason":true,"releasedAt":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate0.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -209,12 +209,12 @@ errors++;
 }
 }
 }
-validate52.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-const validateStockReleasedV1PayloadCompiled = validate52;
-const readStockReleasedV1PayloadCompiled = validate53;
+validate0.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+const validateStockReleasedV1PayloadCompiled = validate0;
+const readStockReleasedV1PayloadCompiled = validate1;
 
 /** Strict writer validator of inventory.StockReleased v1 (inventory/StockReleased/v1.schema.json): producers never emit undeclared properties. */
 export const validateStockReleasedV1Payload = payloadValidator(validateStockReleasedV1PayloadCompiled);

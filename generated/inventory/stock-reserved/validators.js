@@ -8,17 +8,17 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReserved; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:1"}},"properties":{"reservationId":{},"orderId":{},"warehouseId":{},"items":{"items":{"$ref":"urn:evgen:shared:1"}},"expiresAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:2"}},"properties":{"reservationId":{"$ref":"urn:evgen:shared:3"},"orderId":{"$ref":"urn:evgen:shared:3"},"warehouseId":{"type":"string","minLength":1},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:2"}},"expiresAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","warehouseId","items","expiresAt"]};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:1"}},"properties":{"reservationId":{},"orderId":{},"warehouseId":{},"items":{"items":{"$ref":"urn:evgen:shared:1"}},"expiresAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:2"}},"properties":{"reservationId":{"$ref":"urn:evgen:shared:3"},"orderId":{"$ref":"urn:evgen:shared:3"},"warehouseId":{"type":"string","minLength":1},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:2"}},"expiresAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","warehouseId","items","expiresAt"]};
 const func0 = Object.prototype.hasOwnProperty;
-const func68 = require("ajv/dist/runtime/ucs2length").default;
-const schema21 = {"type":"string","format":"uuid"};
+const func8 = require("ajv/dist/runtime/ucs2length").default;
+const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate2.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47,18 +47,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema22 = {"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z0-9-]{3,32}$"},"quantity":{"type":"integer","minimum":1},"bin":{"type":"string"}},"required":["sku","quantity"]};
-const pattern3 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
+const schema3 = {"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z0-9-]{3,32}$"},"quantity":{"type":"integer","minimum":1},"bin":{"type":"string"}},"required":["sku","quantity"]};
+const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate5.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -89,7 +89,7 @@ errors++;
 if(data.sku !== undefined && func0.call(data, "sku")){
 let data0 = data.sku;
 if(typeof data0 === "string"){
-if(!pattern3.test(data0)){
+if(!pattern0.test(data0)){
 const err2 = {instancePath:instancePath+"/sku",schemaPath:"#/properties/sku/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -159,17 +159,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"sku":true,"quantity":true,"bin":true},"dynamicProps":false,"dynamicItems":false};
+validate5.evaluated = {"props":{"sku":true,"quantity":true,"bin":true},"dynamicProps":false,"dynamicItems":false};
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate1.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -228,21 +228,21 @@ vErrors.push(err4);
 errors++;
 }
 if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate54(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate54(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.warehouseId !== undefined && func0.call(data, "warehouseId")){
 let data2 = data.warehouseId;
 if(typeof data2 === "string"){
-if(func68(data2) < 1){
+if(func8(data2) < 1){
 const err5 = {instancePath:instancePath+"/warehouseId",schemaPath:"#/properties/warehouseId/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err5];
@@ -279,8 +279,8 @@ errors++;
 }
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate57(data3[i0], {instancePath:instancePath+"/items/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate5(data3[i0], {instancePath:instancePath+"/items/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
@@ -332,17 +332,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"reservationId":true,"orderId":true,"warehouseId":true,"items":true,"expiresAt":true},"dynamicProps":false,"dynamicItems":false};
+validate1.evaluated = {"props":{"reservationId":true,"orderId":true,"warehouseId":true,"items":true,"expiresAt":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema23 = {"properties":{"sku":{},"quantity":{},"bin":{}},"additionalProperties":false};
+const schema4 = {"properties":{"sku":{},"quantity":{},"bin":{}},"additionalProperties":false};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate8.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -363,24 +363,24 @@ errors++;
 }
 }
 }
-validate60.errors = vErrors;
+validate8.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate8.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate0.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -401,20 +401,20 @@ let data0 = data.items;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate60(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate8(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
 errors = vErrors.length;
 }
 }
 }
 }
 }
-validate52.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-const validateStockReservedV1PayloadCompiled = validate52;
-const readStockReservedV1PayloadCompiled = validate53;
+validate0.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+const validateStockReservedV1PayloadCompiled = validate0;
+const readStockReservedV1PayloadCompiled = validate1;
 
 /** Strict writer validator of inventory.StockReserved v1 (inventory/StockReserved/v1.schema.json): producers never emit undeclared properties. */
 export const validateStockReservedV1Payload = payloadValidator(validateStockReservedV1PayloadCompiled);

@@ -8,14 +8,14 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCancelled; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"cancelledAt":{},"reason":{},"note":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"cancelledAt":{"type":"string","format":"date-time"},"reason":{"type":"string","enum":["customer_request","payment_failed","out_of_stock","fraud_suspected"]},"note":{"type":"string","maxLength":500}},"required":["orderId","cancelledAt","reason"]};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"cancelledAt":{},"reason":{},"note":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"cancelledAt":{"type":"string","format":"date-time"},"reason":{"type":"string","enum":["customer_request","payment_failed","out_of_stock","fraud_suspected"]},"note":{"type":"string","maxLength":500}},"required":["orderId","cancelledAt","reason"]};
 const func0 = Object.prototype.hasOwnProperty;
-const func51 = require("ajv/dist/runtime/ucs2length").default;
+const func7 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -112,7 +112,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "customer_request") || (data2 === "payment_failed")) || (data2 === "out_of_stock")) || (data2 === "fraud_suspected"))){
-const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema7.properties.reason.enum}};
+const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema1.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -125,7 +125,7 @@ errors++;
 if(data.note !== undefined && func0.call(data, "note")){
 let data3 = data.note;
 if(typeof data3 === "string"){
-if(func51(data3) > 500){
+if(func7(data3) > 500){
 const err9 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/maxLength",keyword:"maxLength",params:{limit: 500}};
 if(vErrors === null){
 vErrors = [err9];
@@ -158,16 +158,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -184,11 +184,11 @@ errors++;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-const validateOrderCancelledV1PayloadCompiled = validate21;
-const readOrderCancelledV1PayloadCompiled = validate22;
+const validateOrderCancelledV1PayloadCompiled = validate0;
+const readOrderCancelledV1PayloadCompiled = validate1;
 
 /** Strict writer validator of order.OrderCancelled v1 (order/OrderCancelled/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderCancelledV1Payload = payloadValidator(validateOrderCancelledV1PayloadCompiled);

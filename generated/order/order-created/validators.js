@@ -8,13 +8,13 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCreated; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema8 = {"type":"string","format":"uuid"};
+const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -39,14 +39,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"type":"string","format":"date-time"};
+const schema3 = {"type":"string","format":"date-time"};
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -71,13 +71,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"type":"string","enum":["web","mobile","store"]};
+const schema4 = {"type":"string","enum":["web","mobile","store"]};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -91,7 +91,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "web") || (data === "mobile")) || (data === "store"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -100,16 +100,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate7.errors = vErrors;
 return errors === 0;
 }
 
-const schema11 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:11"}};
-const schema12 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:8"},"quantity":{"$ref":"urn:evgen:shared:9"},"unitPrice":{"$ref":"urn:evgen:shared:10"}},"required":["sku","quantity","unitPrice"]};
-const schema13 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
+const schema5 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:11"}};
+const schema6 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:8"},"quantity":{"$ref":"urn:evgen:shared:9"},"unitPrice":{"$ref":"urn:evgen:shared:10"}},"required":["sku","quantity","unitPrice"]};
+const schema7 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
 const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -134,13 +134,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema14 = {"type":"integer","minimum":1};
+const schema8 = {"type":"integer","minimum":1};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -165,14 +165,14 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate34.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema15 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:19"},"currency":{"$ref":"urn:evgen:shared:20"}},"required":["amountMinor","currency"]};
-const schema16 = {"type":"integer","minimum":0};
+const schema9 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:19"},"currency":{"$ref":"urn:evgen:shared:20"}},"required":["amountMinor","currency"]};
+const schema10 = {"type":"integer","minimum":0};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -197,14 +197,14 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate37.errors = vErrors;
+validate16.errors = vErrors;
 return errors === 0;
 }
 
-const schema17 = {"type":"string","pattern":"^[A-Z]{3}$"};
+const schema11 = {"type":"string","pattern":"^[A-Z]{3}$"};
 const pattern1 = new RegExp("^[A-Z]{3}$", "u");
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -229,12 +229,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -259,14 +259,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate37(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+if(!(validate16(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate39(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate18(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
 errors = vErrors.length;
 }
 }
@@ -281,12 +281,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate15.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -321,20 +321,20 @@ vErrors.push(err2);
 errors++;
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate32(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate11(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
+vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
 errors = vErrors.length;
 }
 }
 if(data.quantity !== undefined && func0.call(data, "quantity")){
-if(!(validate34(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate13(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
 errors = vErrors.length;
 }
 }
 if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate36(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate15(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
 errors = vErrors.length;
 }
 }
@@ -349,12 +349,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate10.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate9(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
@@ -370,8 +370,8 @@ errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate10(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
 errors = vErrors.length;
 }
 }
@@ -386,19 +386,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate9.errors = vErrors;
 return errors === 0;
 }
 
-const schema18 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:14"},"line2":{"$ref":"urn:evgen:shared:15"},"city":{"$ref":"urn:evgen:shared:16"},"postalCode":{"$ref":"urn:evgen:shared:17"},"country":{"$ref":"urn:evgen:shared:18"}},"required":["line1","city","postalCode","country"]};
-const schema19 = {"type":"string","minLength":1,"maxLength":200};
-const func73 = require("ajv/dist/runtime/ucs2length").default;
+const schema12 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:14"},"line2":{"$ref":"urn:evgen:shared:15"},"city":{"$ref":"urn:evgen:shared:16"},"postalCode":{"$ref":"urn:evgen:shared:17"},"country":{"$ref":"urn:evgen:shared:18"}},"required":["line1","city","postalCode","country"]};
+const schema13 = {"type":"string","minLength":1,"maxLength":200};
+const func29 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func73(data) > 200){
+if(func29(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
@@ -408,7 +408,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func73(data) < 1){
+if(func29(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
@@ -429,17 +429,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"type":"string","maxLength":200};
+const schema14 = {"type":"string","maxLength":200};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func73(data) > 200){
+if(func29(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
@@ -460,17 +460,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
 
-const schema21 = {"type":"string","minLength":1};
+const schema15 = {"type":"string","minLength":1};
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func73(data) < 1){
+if(func29(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
@@ -491,17 +491,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
 
-const schema22 = {"type":"string","minLength":1,"maxLength":16};
+const schema16 = {"type":"string","minLength":1,"maxLength":16};
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func73(data) > 16){
+if(func29(data) > 16){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err0];
@@ -511,7 +511,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func73(data) < 1){
+if(func29(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
@@ -532,14 +532,14 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
-const schema23 = {"type":"string","pattern":"^[A-Z]{2}$"};
+const schema17 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern2 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -564,12 +564,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -614,32 +614,32 @@ vErrors.push(err3);
 errors++;
 }
 if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate46(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate25(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
 if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate48(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate27(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }
 if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate50(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate29(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
 if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate52(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate31(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate54(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate33(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -654,12 +654,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -734,44 +734,44 @@ vErrors.push(err6);
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate23(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate23(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate26(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
 if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate28(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate7(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate9(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate9.errors : vErrors.concat(validate9.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate36(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate15(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate45(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
@@ -786,15 +786,15 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema24 = {"items":{"$ref":"urn:evgen:shared:2"}};
-const schema25 = {"properties":{"sku":{},"quantity":{},"unitPrice":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false};
-const schema26 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
+const schema18 = {"items":{"$ref":"urn:evgen:shared:2"}};
+const schema19 = {"properties":{"sku":{},"quantity":{},"unitPrice":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false};
+const schema20 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -811,12 +811,12 @@ errors++;
 }
 }
 }
-validate60.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -833,36 +833,36 @@ errors++;
 }
 }
 if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate60(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate39(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
 }
 }
-validate59.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate59(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate38(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
 }
-validate58.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
-const schema27 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
+const schema21 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -879,16 +879,16 @@ errors++;
 }
 }
 }
-validate65.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -905,35 +905,35 @@ errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate58(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate37(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate60(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate39(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate65(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
 
 
 
 
-const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"},"couponCode":{}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen3"}]};
-const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"},"couponCode":{"type":"string","minLength":3,"maxLength":20}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
+const schema22 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"},"couponCode":{}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen3"}]};
+const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"},"couponCode":{"type":"string","minLength":3,"maxLength":20}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1008,51 +1008,51 @@ vErrors.push(err6);
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate23(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate23(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate26(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
 if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate28(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate7(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate9(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate9.errors : vErrors.concat(validate9.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate36(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate15(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate45(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
 if(data.couponCode !== undefined && func0.call(data, "couponCode")){
 let data7 = data.couponCode;
 if(typeof data7 === "string"){
-if(func73(data7) > 20){
+if(func29(data7) > 20){
 const err7 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/maxLength",keyword:"maxLength",params:{limit: 20}};
 if(vErrors === null){
 vErrors = [err7];
@@ -1062,7 +1062,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func73(data7) < 3){
+if(func29(data7) < 3){
 const err8 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/minLength",keyword:"minLength",params:{limit: 3}};
 if(vErrors === null){
 vErrors = [err8];
@@ -1095,16 +1095,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1121,31 +1121,31 @@ errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate58(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate37(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate60(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate39(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate65(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
 }
-validate67.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-const validateOrderCreatedV1PayloadCompiled = validate21;
-const readOrderCreatedV1PayloadCompiled = validate22;
-const validateOrderCreatedV2PayloadCompiled = validate67;
-const readOrderCreatedV2PayloadCompiled = validate68;
+const validateOrderCreatedV1PayloadCompiled = validate0;
+const readOrderCreatedV1PayloadCompiled = validate1;
+const validateOrderCreatedV2PayloadCompiled = validate46;
+const readOrderCreatedV2PayloadCompiled = validate47;
 
 /** Strict writer validator of order.OrderCreated v1 (order/OrderCreated/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderCreatedV1Payload = payloadValidator(validateOrderCreatedV1PayloadCompiled);

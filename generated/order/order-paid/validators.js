@@ -8,16 +8,16 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderPaid; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"paymentId":{},"method":{},"amount":{"$ref":"urn:evgen:shared:1"},"paidAt":{}},"additionalProperties":false,"definitions":{"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"paymentId":{"type":"string","minLength":1},"method":{"type":"string","enum":["card","bank_transfer","wallet"]},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"type":"string","format":"date-time"}},"required":["orderId","paymentId","method","amount","paidAt"],"definitions":{"_common.money":{"$ref":"urn:evgen:shared:2"}}};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"paymentId":{},"method":{},"amount":{"$ref":"urn:evgen:shared:1"},"paidAt":{}},"additionalProperties":false,"definitions":{"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"paymentId":{"type":"string","minLength":1},"method":{"type":"string","enum":["card","bank_transfer","wallet"]},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"type":"string","format":"date-time"}},"required":["orderId","paymentId","method","amount","paidAt"],"definitions":{"_common.money":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const func51 = require("ajv/dist/runtime/ucs2length").default;
+const func7 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-const schema8 = {"type":"object","properties":{"amountMinor":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["amountMinor","currency"]};
+const schema2 = {"type":"object","properties":{"amountMinor":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["amountMinor","currency"]};
 const pattern0 = new RegExp("^[A-Z]{3}$", "u");
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -102,12 +102,12 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -189,7 +189,7 @@ errors++;
 if(data.paymentId !== undefined && func0.call(data, "paymentId")){
 let data1 = data.paymentId;
 if(typeof data1 === "string"){
-if(func51(data1) < 1){
+if(func7(data1) < 1){
 const err7 = {instancePath:instancePath+"/paymentId",schemaPath:"#/properties/paymentId/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err7];
@@ -224,7 +224,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((data2 === "card") || (data2 === "bank_transfer")) || (data2 === "wallet"))){
-const err10 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema7.properties.method.enum}};
+const err10 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema1.properties.method.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -235,8 +235,8 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate23(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
@@ -276,13 +276,13 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
+const schema3 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -299,16 +299,16 @@ errors++;
 }
 }
 }
-validate26.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -325,17 +325,17 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate26(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate5(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-const validateOrderPaidV1PayloadCompiled = validate21;
-const readOrderPaidV1PayloadCompiled = validate22;
+const validateOrderPaidV1PayloadCompiled = validate0;
+const readOrderPaidV1PayloadCompiled = validate1;
 
 /** Strict writer validator of order.OrderPaid v1 (order/OrderPaid/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderPaidV1Payload = payloadValidator(validateOrderPaidV1PayloadCompiled);

@@ -8,16 +8,16 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderShipped; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"shippedAt":{},"carrier":{},"trackingNumber":{},"parcels":{"items":{"properties":{"parcelId":{},"weightGrams":{},"skus":{}},"additionalProperties":false}},"deliveryAddress":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"shippedAt":{"type":"string","format":"date-time"},"carrier":{"type":"string","enum":["dhl","ups","fedex","postal"]},"trackingNumber":{"type":"string","minLength":4,"maxLength":64},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"type":"integer","minimum":1},"skus":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["parcelId","weightGrams","skus"]}},"deliveryAddress":{"$ref":"urn:evgen:shared:2"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:2"}}};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"shippedAt":{},"carrier":{},"trackingNumber":{},"parcels":{"items":{"properties":{"parcelId":{},"weightGrams":{},"skus":{}},"additionalProperties":false}},"deliveryAddress":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"shippedAt":{"type":"string","format":"date-time"},"carrier":{"type":"string","enum":["dhl","ups","fedex","postal"]},"trackingNumber":{"type":"string","minLength":4,"maxLength":64},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"type":"integer","minimum":1},"skus":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["parcelId","weightGrams","skus"]}},"deliveryAddress":{"$ref":"urn:evgen:shared:2"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const func54 = require("ajv/dist/runtime/ucs2length").default;
+const func10 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-const schema8 = {"type":"object","properties":{"line1":{"type":"string","minLength":1,"maxLength":200},"line2":{"type":"string","maxLength":200},"city":{"type":"string","minLength":1},"postalCode":{"type":"string","minLength":1,"maxLength":16},"country":{"type":"string","pattern":"^[A-Z]{2}$"}},"required":["line1","city","postalCode","country"]};
+const schema2 = {"type":"object","properties":{"line1":{"type":"string","minLength":1,"maxLength":200},"line2":{"type":"string","maxLength":200},"city":{"type":"string","minLength":1},"postalCode":{"type":"string","minLength":1,"maxLength":16},"country":{"type":"string","pattern":"^[A-Z]{2}$"}},"required":["line1","city","postalCode","country"]};
 const pattern0 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -64,7 +64,7 @@ errors++;
 if(data.line1 !== undefined && func0.call(data, "line1")){
 let data0 = data.line1;
 if(typeof data0 === "string"){
-if(func54(data0) > 200){
+if(func10(data0) > 200){
 const err4 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err4];
@@ -74,7 +74,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(func54(data0) < 1){
+if(func10(data0) < 1){
 const err5 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err5];
@@ -99,7 +99,7 @@ errors++;
 if(data.line2 !== undefined && func0.call(data, "line2")){
 let data1 = data.line2;
 if(typeof data1 === "string"){
-if(func54(data1) > 200){
+if(func10(data1) > 200){
 const err7 = {instancePath:instancePath+"/line2",schemaPath:"#/properties/line2/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err7];
@@ -124,7 +124,7 @@ errors++;
 if(data.city !== undefined && func0.call(data, "city")){
 let data2 = data.city;
 if(typeof data2 === "string"){
-if(func54(data2) < 1){
+if(func10(data2) < 1){
 const err9 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err9];
@@ -149,7 +149,7 @@ errors++;
 if(data.postalCode !== undefined && func0.call(data, "postalCode")){
 let data3 = data.postalCode;
 if(typeof data3 === "string"){
-if(func54(data3) > 16){
+if(func10(data3) > 16){
 const err11 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/maxLength",keyword:"maxLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err11];
@@ -159,7 +159,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(func54(data3) < 1){
+if(func10(data3) < 1){
 const err12 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
@@ -217,12 +217,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -349,7 +349,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((data2 === "dhl") || (data2 === "ups")) || (data2 === "fedex")) || (data2 === "postal"))){
-const err11 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/enum",keyword:"enum",params:{allowedValues: schema7.properties.carrier.enum}};
+const err11 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/enum",keyword:"enum",params:{allowedValues: schema1.properties.carrier.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -362,7 +362,7 @@ errors++;
 if(data.trackingNumber !== undefined && func0.call(data, "trackingNumber")){
 let data3 = data.trackingNumber;
 if(typeof data3 === "string"){
-if(func54(data3) > 64){
+if(func10(data3) > 64){
 const err12 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/maxLength",keyword:"maxLength",params:{limit: 64}};
 if(vErrors === null){
 vErrors = [err12];
@@ -372,7 +372,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(func54(data3) < 4){
+if(func10(data3) < 4){
 const err13 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/minLength",keyword:"minLength",params:{limit: 4}};
 if(vErrors === null){
 vErrors = [err13];
@@ -555,8 +555,8 @@ errors++;
 }
 }
 if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
-if(!(validate23(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
@@ -571,13 +571,13 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
+const schema3 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -594,16 +594,16 @@ errors++;
 }
 }
 }
-validate26.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -643,17 +643,17 @@ errors++;
 }
 }
 if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
-if(!(validate26(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate5(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-const validateOrderShippedV1PayloadCompiled = validate21;
-const readOrderShippedV1PayloadCompiled = validate22;
+const validateOrderShippedV1PayloadCompiled = validate0;
+const readOrderShippedV1PayloadCompiled = validate1;
 
 /** Strict writer validator of order.OrderShipped v1 (order/OrderShipped/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderShippedV1Payload = payloadValidator(validateOrderShippedV1PayloadCompiled);

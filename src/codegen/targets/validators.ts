@@ -55,6 +55,9 @@ const AJV_OPTIONS: Options = {
   messages: false,
   // The catalog loader already rejected unknown keywords it cares about; annotations are fine.
   strict: false,
+  // The loader checked every schema file against its dialect's meta-schema; checking again here
+  // would compile the meta-schema once per event (each event has its own instance).
+  validateSchema: false,
   // …but only finite numbers: `strict: false` would also let NaN and Infinity pass `type: number`,
   // and JSON.stringify sends them as `null`, which every reader rejects (1e400 parses to Infinity).
   strictNumbers: true,

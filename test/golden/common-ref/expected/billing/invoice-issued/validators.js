@@ -8,13 +8,13 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoiceIssued; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema8 = {"type":"string","format":"uuid"};
+const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -39,19 +39,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:14"},"address":{"$ref":"urn:evgen:shared:15"}},"required":["name","address"]};
-const schema10 = {"type":"string","minLength":1};
-const func53 = require("ajv/dist/runtime/ucs2length").default;
+const schema3 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:14"},"address":{"$ref":"urn:evgen:shared:15"}},"required":["name","address"]};
+const schema4 = {"type":"string","minLength":1};
+const func9 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func53(data) < 1){
+if(func9(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
@@ -72,15 +72,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
 
-const schema11 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["city","country"]};
-const schema12 = {"type":"string","pattern":"^[A-Z]{2}$"};
+const schema5 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["city","country"]};
+const schema6 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern0 = new RegExp("^[A-Z]{2}$", "u");
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -105,12 +105,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate8.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -147,8 +147,8 @@ errors++;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate29(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate8(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
+vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
 errors = vErrors.length;
 }
 }
@@ -163,12 +163,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate7.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -193,14 +193,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name !== undefined && func0.call(data, "name")){
-if(!(validate26(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate5(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate28(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate7(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
 errors = vErrors.length;
 }
 }
@@ -215,14 +215,14 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate4.errors = vErrors;
 return errors === 0;
 }
 
-const schema13 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:13"},"currency":{"$ref":"urn:evgen:shared:11"}},"required":["amountMinor","currency"]};
-const schema14 = {"type":"integer","minimum":0};
+const schema7 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:13"},"currency":{"$ref":"urn:evgen:shared:11"}},"required":["amountMinor","currency"]};
+const schema8 = {"type":"integer","minimum":0};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
@@ -247,13 +247,13 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate34.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema15 = {"type":"string","enum":["EUR","USD","CHF"]};
+const schema9 = {"type":"string","enum":["EUR","USD","CHF"]};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -267,7 +267,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema15.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -276,12 +276,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate15.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -306,14 +306,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate34(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate13(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate36(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate15(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
 errors = vErrors.length;
 }
 }
@@ -328,14 +328,14 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate12.errors = vErrors;
 return errors === 0;
 }
 
-const schema16 = {"type":"array","items":{"$ref":"urn:evgen:shared:9"}};
-const schema17 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:8"}},"required":["text","amount"]};
+const schema10 = {"type":"array","items":{"$ref":"urn:evgen:shared:9"}};
+const schema11 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:8"}},"required":["text","amount"]};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -372,8 +372,8 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate33(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate12(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
 errors = vErrors.length;
 }
 }
@@ -388,19 +388,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate19.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate40(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+if(!(validate19(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
 errors = vErrors.length;
 }
 }
@@ -415,12 +415,12 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -465,26 +465,26 @@ vErrors.push(err3);
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate23(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate25(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate33(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate12(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate39(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate18(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
 errors = vErrors.length;
 }
 }
@@ -499,14 +499,14 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema18 = {"properties":{"name":{},"address":{"$ref":"urn:evgen:shared:5"}},"additionalProperties":false};
-const schema19 = {"properties":{"city":{},"country":{}},"additionalProperties":false};
+const schema12 = {"properties":{"name":{},"address":{"$ref":"urn:evgen:shared:5"}},"additionalProperties":false};
+const schema13 = {"properties":{"city":{},"country":{}},"additionalProperties":false};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -523,12 +523,12 @@ errors++;
 }
 }
 }
-validate46.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -545,19 +545,19 @@ errors++;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate46(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate25(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
 }
-validate45.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
+const schema14 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -574,14 +574,14 @@ errors++;
 }
 }
 }
-validate49.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
-const schema21 = {"items":{"$ref":"urn:evgen:shared:3"}};
-const schema22 = {"properties":{"text":{},"amount":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
+const schema15 = {"items":{"$ref":"urn:evgen:shared:3"}};
+const schema16 = {"properties":{"text":{},"amount":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -598,39 +598,39 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate49(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate28(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 }
-validate52.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate52(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate31(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
 }
-validate51.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -647,36 +647,36 @@ errors++;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate45(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate49(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate28(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate51(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
 
 
 
 
-const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"},"dueDate":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen3"}]};
-const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"},"dueDate":{"type":"string","format":"date"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
+const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"},"dueDate":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen3"}]};
+const schema18 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"},"dueDate":{"type":"string","format":"date"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
 const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -721,26 +721,26 @@ vErrors.push(err3);
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate23(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate25(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate33(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate12(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate39(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate18(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
 errors = vErrors.length;
 }
 }
@@ -780,16 +780,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -806,31 +806,31 @@ errors++;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate45(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate49(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate28(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate51(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 }
 }
-validate56.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-const validateInvoiceIssuedV1PayloadCompiled = validate21;
-const readInvoiceIssuedV1PayloadCompiled = validate22;
-const validateInvoiceIssuedV2PayloadCompiled = validate56;
-const readInvoiceIssuedV2PayloadCompiled = validate57;
+const validateInvoiceIssuedV1PayloadCompiled = validate0;
+const readInvoiceIssuedV1PayloadCompiled = validate1;
+const validateInvoiceIssuedV2PayloadCompiled = validate35;
+const readInvoiceIssuedV2PayloadCompiled = validate36;
 
 /** Strict writer validator of billing.InvoiceIssued v1 (billing/InvoiceIssued/v1.schema.json): producers never emit undeclared properties. */
 export const validateInvoiceIssuedV1Payload = payloadValidator(validateInvoiceIssuedV1PayloadCompiled);

@@ -8,15 +8,15 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoicePaid; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"amount":{"$ref":"urn:evgen:shared:1"},"paidAt":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"type":"string","format":"uuid"},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"type":"string","format":"date-time"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:3"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:2"}}};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"amount":{"$ref":"urn:evgen:shared:1"},"paidAt":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"type":"string","format":"uuid"},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"type":"string","format":"date-time"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:3"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-const schema8 = {"type":"object","properties":{"amountMinor":{"type":"integer","minimum":0},"currency":{"$ref":"urn:evgen:shared:3"}},"required":["amountMinor","currency"]};
-const schema9 = {"type":"string","enum":["EUR","USD","CHF"]};
+const schema2 = {"type":"object","properties":{"amountMinor":{"type":"integer","minimum":0},"currency":{"$ref":"urn:evgen:shared:3"}},"required":["amountMinor","currency"]};
+const schema3 = {"type":"string","enum":["EUR","USD","CHF"]};
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -30,7 +30,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema3.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -39,12 +39,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate3.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -94,8 +94,8 @@ errors++;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate24(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate3(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
+vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
 errors = vErrors.length;
 }
 }
@@ -110,12 +110,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -175,8 +175,8 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate23(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
@@ -216,13 +216,13 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
+const schema4 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -239,16 +239,16 @@ errors++;
 }
 }
 }
-validate28.errors = vErrors;
+validate7.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -265,17 +265,17 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate28(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate7(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
 errors = vErrors.length;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-const validateInvoicePaidV1PayloadCompiled = validate21;
-const readInvoicePaidV1PayloadCompiled = validate22;
+const validateInvoicePaidV1PayloadCompiled = validate0;
+const readInvoicePaidV1PayloadCompiled = validate1;
 
 /** Strict writer validator of billing.InvoicePaid v1 (billing/InvoicePaid/v1.schema.json): producers never emit undeclared properties. */
 export const validateInvoicePaidV1Payload = payloadValidator(validateInvoicePaidV1PayloadCompiled);

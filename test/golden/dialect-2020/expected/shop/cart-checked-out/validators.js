@@ -8,16 +8,16 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of shop.CartCheckedOut; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false},"discount":{"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"],"unevaluatedProperties":false};
-const schema20 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false},"discount":{"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"],"unevaluatedProperties":false};
+const schema1 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
 const func0 = Object.prototype.hasOwnProperty;
-const schema21 = {"type":"string","format":"date-time"};
+const schema2 = {"type":"string","format":"date-time"};
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate2.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46,16 +46,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate1.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -74,8 +74,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.checkedOutAt !== undefined && func0.call(data, "checkedOutAt")){
-if(!(validate54(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",parentData:data,parentDataProperty:"checkedOutAt",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",parentData:data,parentDataProperty:"checkedOutAt",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
@@ -102,18 +102,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
+validate1.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema22 = {"type":"string","format":"uuid"};
+const schema3 = {"type":"string","format":"uuid"};
 const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate5.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -142,19 +142,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate5.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema23 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false};
-const schema24 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
-const pattern3 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
+const schema4 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false};
+const schema5 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
+const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate8.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -162,7 +162,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern3.test(data)){
+if(!pattern0.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}};
 if(vErrors === null){
 vErrors = [err0];
@@ -183,17 +183,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate8.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate8.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema25 = {"type":"integer","minimum":1};
+const schema6 = {"type":"integer","minimum":1};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate10.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -222,16 +222,16 @@ vErrors.push(err1);
 errors++;
 }
 }
-validate62.errors = vErrors;
+validate10.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate10.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate7.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -272,14 +272,14 @@ errors++;
 }
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate60(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate8(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
 errors = vErrors.length;
 }
 }
 if(data.qty !== undefined && func0.call(data, "qty")){
-if(!(validate62(data.qty, {instancePath:instancePath+"/qty",parentData:data,parentDataProperty:"qty",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate10(data.qty, {instancePath:instancePath+"/qty",parentData:data,parentDataProperty:"qty",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
 errors = vErrors.length;
 }
 }
@@ -294,18 +294,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate7.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema26 = {"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false};
-const schema27 = {"type":"number","exclusiveMinimum":0,"maximum":100};
+const schema7 = {"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false};
+const schema8 = {"type":"number","exclusiveMinimum":0,"maximum":100};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate14.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -344,16 +344,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate14.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate14.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate13.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -410,8 +410,8 @@ errors++;
 }
 }
 if(data.percent !== undefined && func0.call(data, "percent")){
-if(!(validate66(data.percent, {instancePath:instancePath+"/percent",parentData:data,parentDataProperty:"percent",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate14(data.percent, {instancePath:instancePath+"/percent",parentData:data,parentDataProperty:"percent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
 errors = vErrors.length;
 }
 }
@@ -479,8 +479,8 @@ errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate62(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
 errors = vErrors.length;
 }
 }
@@ -546,17 +546,17 @@ errors++;
 }
 }
 }
-validate65.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema28 = {"type":"array","prefixItems":[{"type":"number"},{"type":"number"}],"items":false};
+const schema9 = {"type":"array","prefixItems":[{"type":"number"},{"type":"number"}],"items":false};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate18.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -613,17 +613,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate18.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema29 = {"type":"object","additionalProperties":{"type":"string"}};
+const schema10 = {"type":"object","additionalProperties":{"type":"string"}};
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate20.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -654,24 +654,24 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate20.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate0.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -696,8 +696,8 @@ vErrors.push(err1);
 errors++;
 }
 if(data.cartId !== undefined && func0.call(data, "cartId")){
-if(!(validate57(data.cartId, {instancePath:instancePath+"/cartId",parentData:data,parentDataProperty:"cartId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",parentData:data,parentDataProperty:"cartId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
@@ -716,8 +716,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate59(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate7(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
 errors = vErrors.length;
 }
 }
@@ -734,21 +734,21 @@ errors++;
 }
 }
 if(data.discount !== undefined && func0.call(data, "discount")){
-if(!(validate65(data.discount, {instancePath:instancePath+"/discount",parentData:data,parentDataProperty:"discount",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate13(data.discount, {instancePath:instancePath+"/discount",parentData:data,parentDataProperty:"discount",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
 errors = vErrors.length;
 }
 }
 if(data.coordinates !== undefined && func0.call(data, "coordinates")){
-if(!(validate70(data.coordinates, {instancePath:instancePath+"/coordinates",parentData:data,parentDataProperty:"coordinates",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",parentData:data,parentDataProperty:"coordinates",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
 errors = vErrors.length;
 }
 }
 if(data.note !== undefined && func0.call(data, "note")){
 let data5 = data.note;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema19.properties.note.type}};
+const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema0.properties.note.type}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -759,8 +759,8 @@ errors++;
 }
 }
 if(data.labels !== undefined && func0.call(data, "labels")){
-if(!(validate72(data.labels, {instancePath:instancePath+"/labels",parentData:data,parentDataProperty:"labels",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate20(data.labels, {instancePath:instancePath+"/labels",parentData:data,parentDataProperty:"labels",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
 errors = vErrors.length;
 }
 }
@@ -787,19 +787,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate0.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema30 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"$ref":"urn:evgen:shared:8"},"item":{"$ref":"urn:evgen:shared:9"},"discount":{"$ref":"urn:evgen:shared:10"}},"allOf":[{"$ref":"urn:evgen:shared:8"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:9"}},"discount":{"$ref":"urn:evgen:shared:10"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"]};
-const schema31 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
+const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"$ref":"urn:evgen:shared:8"},"item":{"$ref":"urn:evgen:shared:9"},"discount":{"$ref":"urn:evgen:shared:10"}},"allOf":[{"$ref":"urn:evgen:shared:8"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:9"}},"discount":{"$ref":"urn:evgen:shared:10"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"]};
+const schema12 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate23.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -818,8 +818,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.checkedOutAt !== undefined && func0.call(data, "checkedOutAt")){
-if(!(validate54(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",parentData:data,parentDataProperty:"checkedOutAt",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",parentData:data,parentDataProperty:"checkedOutAt",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
@@ -846,17 +846,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
+validate23.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema32 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"]};
+const schema13 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"]};
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate27.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -885,14 +885,14 @@ vErrors.push(err1);
 errors++;
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate60(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate8(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
 errors = vErrors.length;
 }
 }
 if(data.qty !== undefined && func0.call(data, "qty")){
-if(!(validate62(data.qty, {instancePath:instancePath+"/qty",parentData:data,parentDataProperty:"qty",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate10(data.qty, {instancePath:instancePath+"/qty",parentData:data,parentDataProperty:"qty",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
 errors = vErrors.length;
 }
 }
@@ -907,17 +907,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"sku":true,"qty":true},"dynamicProps":false,"dynamicItems":false};
+validate27.evaluated = {"props":{"sku":true,"qty":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema33 = {"anyOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"]},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"]}]};
+const schema14 = {"anyOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"]},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"]}]};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate31.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -961,8 +961,8 @@ errors++;
 }
 }
 if(data.percent !== undefined && func0.call(data, "percent")){
-if(!(validate66(data.percent, {instancePath:instancePath+"/percent",parentData:data,parentDataProperty:"percent",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate14(data.percent, {instancePath:instancePath+"/percent",parentData:data,parentDataProperty:"percent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
 errors = vErrors.length;
 }
 }
@@ -1019,8 +1019,8 @@ errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate62(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
 errors = vErrors.length;
 }
 }
@@ -1065,25 +1065,25 @@ vErrors = null;
 }
 }
 }
-validate83.errors = vErrors;
+validate31.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate83.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate31.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate22.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1108,8 +1108,8 @@ vErrors.push(err1);
 errors++;
 }
 if(data.cartId !== undefined && func0.call(data, "cartId")){
-if(!(validate57(data.cartId, {instancePath:instancePath+"/cartId",parentData:data,parentDataProperty:"cartId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",parentData:data,parentDataProperty:"cartId",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
 }
@@ -1128,8 +1128,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate79(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate27(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }
@@ -1146,21 +1146,21 @@ errors++;
 }
 }
 if(data.discount !== undefined && func0.call(data, "discount")){
-if(!(validate83(data.discount, {instancePath:instancePath+"/discount",parentData:data,parentDataProperty:"discount",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+if(!(validate31(data.discount, {instancePath:instancePath+"/discount",parentData:data,parentDataProperty:"discount",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
 if(data.coordinates !== undefined && func0.call(data, "coordinates")){
-if(!(validate70(data.coordinates, {instancePath:instancePath+"/coordinates",parentData:data,parentDataProperty:"coordinates",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",parentData:data,parentDataProperty:"coordinates",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
 errors = vErrors.length;
 }
 }
 if(data.note !== undefined && func0.call(data, "note")){
 let data5 = data.note;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema30.properties.note.type}};
+const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema11.properties.note.type}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1171,8 +1171,8 @@ errors++;
 }
 }
 if(data.labels !== undefined && func0.call(data, "labels")){
-if(!(validate72(data.labels, {instancePath:instancePath+"/labels",parentData:data,parentDataProperty:"labels",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate20(data.labels, {instancePath:instancePath+"/labels",parentData:data,parentDataProperty:"labels",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
 errors = vErrors.length;
 }
 }
@@ -1187,12 +1187,12 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"cartId":true,"items":true,"discount":true,"coordinates":true,"note":true,"labels":true,"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
-const validateCartCheckedOutV1PayloadCompiled = validate52;
-const readCartCheckedOutV1PayloadCompiled = validate74;
+validate22.evaluated = {"props":{"cartId":true,"items":true,"discount":true,"coordinates":true,"note":true,"labels":true,"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
+const validateCartCheckedOutV1PayloadCompiled = validate0;
+const readCartCheckedOutV1PayloadCompiled = validate22;
 
 /** Strict writer validator of shop.CartCheckedOut v1 (shop/CartCheckedOut/v1.schema.json): producers never emit undeclared properties. */
 export const validateCartCheckedOutV1Payload = payloadValidator(validateCartCheckedOutV1PayloadCompiled);

@@ -4,17 +4,17 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeysModern; identical subschemas are compiled once.
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"items":{"prefixItems":[{}],"items":{"$ref":"urn:evgen:shared:1"}}},"$defs":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:3"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"items":{"prefixItems":[{}],"items":{"$ref":"urn:evgen:shared:1"}}},"$defs":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:3"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const pattern3 = new RegExp("x*/x*/;process.exit(7);/*", "u");
-const pattern4 = new RegExp("a*/\n;process.exit(8);/*", "u");
-const schema21 = {"type":"string"};
+const pattern0 = new RegExp("x*/x*/;process.exit(7);/*", "u");
+const pattern1 = new RegExp("a*/\n;process.exit(8);/*", "u");
+const schema2 = {"type":"string"};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate2.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31,18 +31,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema22 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}};
-const pattern5 = new RegExp("q*/q*/;process.exit(11);/*", "u");
+const schema3 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}};
+const pattern2 = new RegExp("q*/q*/;process.exit(11);/*", "u");
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate4.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52,7 +52,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 of Object.keys(data)){
-if(pattern5.test(key0)){
+if(pattern2.test(key0)){
 if(typeof data[key0] !== "string"){
 const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/q*~1q*~1%3Bprocess.exit(11)%3B~1*/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -77,17 +77,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate4.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate56.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate4.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate1.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -122,16 +122,16 @@ let data1 = data.meta;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 var props0 = {};
 for(const key0 of Object.keys(data1)){
-if(pattern3.test(key0)){
-if(!(validate54(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(pattern0.test(key0)){
+if(!(validate2(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 props0[key0] = true;
 }
 }
 for(const key1 of Object.keys(data1)){
-if(pattern4.test(key1)){
+if(pattern1.test(key1)){
 if(typeof data1[key1] !== "string"){
 const err2 = {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -178,8 +178,8 @@ var valid3 = len1 <= 1;
 if(!valid3){
 for(let i0=1; i0<len1; i0++){
 const _errs12 = errors;
-if(!(validate56(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate4(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
 }
 var valid3 = _errs12 === errors;
@@ -208,17 +208,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"id":true,"meta":true,"items":true},"dynamicProps":false,"dynamicItems":false};
+validate1.evaluated = {"props":{"id":true,"meta":true,"items":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema23 = {"patternProperties":{"q*/q*/;process.exit(11);/*":{}},"additionalProperties":false};
+const schema4 = {"patternProperties":{"q*/q*/;process.exit(11);/*":{}},"additionalProperties":false};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate7.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -227,7 +227,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
-if(!(pattern5.test(key0))){
+if(!(pattern2.test(key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
@@ -239,24 +239,24 @@ errors++;
 }
 }
 }
-validate59.errors = vErrors;
+validate7.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate0.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -276,7 +276,7 @@ if(data.meta !== undefined && func0.call(data, "meta")){
 let data0 = data.meta;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key1 of Object.keys(data0)){
-if(!((pattern3.test(key1)) || (pattern4.test(key1)))){
+if(!((pattern0.test(key1)) || (pattern1.test(key1)))){
 const err1 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err1];
@@ -297,8 +297,8 @@ var valid3 = len1 <= 1;
 if(!valid3){
 for(let i0=1; i0<len1; i0++){
 const _errs5 = errors;
-if(!(validate59(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate7(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
 errors = vErrors.length;
 }
 var valid3 = _errs5 === errors;
@@ -307,12 +307,12 @@ var valid3 = _errs5 === errors;
 }
 }
 }
-validate52.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-const validatePatternKeysModernV1PayloadCompiled = validate52;
-const readPatternKeysModernV1PayloadCompiled = validate53;
+validate0.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+const validatePatternKeysModernV1PayloadCompiled = validate0;
+const readPatternKeysModernV1PayloadCompiled = validate1;
 
 /** Strict writer validator of keys.PatternKeysModern v1 (keys/PatternKeysModern/v1.schema.json): producers never emit undeclared properties. */
 export const validatePatternKeysModernV1Payload = payloadValidator(validatePatternKeysModernV1PayloadCompiled);

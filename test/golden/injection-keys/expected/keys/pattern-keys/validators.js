@@ -4,17 +4,17 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeys; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"titled":{"patternProperties":{"y*/y*/;process.exit(9);/*":{}},"additionalProperties":false},"open":{}},"definitions":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"},"\"'`${x}`":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:3"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}}},"open":{"type":"object","patternProperties":{"z*/z*/;process.exit(10);/*":{"type":"boolean"}},"additionalProperties":true}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}}};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"titled":{"patternProperties":{"y*/y*/;process.exit(9);/*":{}},"additionalProperties":false},"open":{}},"definitions":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"},"\"'`${x}`":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:3"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}}},"open":{"type":"object","patternProperties":{"z*/z*/;process.exit(10);/*":{"type":"boolean"}},"additionalProperties":true}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}}};
 const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("x*/x*/;process.exit(7);/*", "u");
 const pattern1 = new RegExp(".*/ process.exit(1) /* \"'`\\$\\{x\\}`", "u");
 const pattern2 = new RegExp("a*/\n;process.exit(8);/*", "u");
 const pattern3 = new RegExp("y*/y*/;process.exit(9);/*", "u");
 const pattern4 = new RegExp("z*/z*/;process.exit(10);/*", "u");
-const schema8 = {"type":"string"};
+const schema2 = {"type":"string"};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -27,13 +27,13 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}};
+const schema3 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}};
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -73,12 +73,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate4.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -109,16 +109,16 @@ let data1 = data.meta;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key0 of Object.keys(data1)){
 if(pattern0.test(key0)){
-if(!(validate23(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate2(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData}))){
+vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
 }
 }
 for(const key1 of Object.keys(data1)){
 if(pattern1.test(key1)){
-if(!(validate25(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate4(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData}))){
+vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
 }
 }
@@ -219,13 +219,13 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"properties":{"\"; process.exit(1); \"":{},"${process.exit(1)}":{}},"additionalProperties":false};
+const schema4 = {"properties":{"\"; process.exit(1); \"":{},"${process.exit(1)}":{}},"additionalProperties":false};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -242,16 +242,16 @@ errors++;
 }
 }
 }
-validate28.errors = vErrors;
+validate7.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -284,8 +284,8 @@ errors++;
 }
 for(const key3 of Object.keys(data0)){
 if(pattern1.test(key3)){
-if(!(validate28(data0[key3], {instancePath:instancePath+"/meta/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key3,rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate7(data0[key3], {instancePath:instancePath+"/meta/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key3,rootData}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
 errors = vErrors.length;
 }
 }
@@ -310,11 +310,11 @@ errors++;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-const validatePatternKeysV1PayloadCompiled = validate21;
-const readPatternKeysV1PayloadCompiled = validate22;
+const validatePatternKeysV1PayloadCompiled = validate0;
+const readPatternKeysV1PayloadCompiled = validate1;
 
 /** Strict writer validator of keys.PatternKeys v1 (keys/PatternKeys/v1.schema.json): producers never emit undeclared properties. */
 export const validatePatternKeysV1Payload = payloadValidator(validatePatternKeysV1PayloadCompiled);

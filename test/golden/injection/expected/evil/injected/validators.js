@@ -8,13 +8,13 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of evil.Injected; identical subschemas are compiled once.
-const schema6 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"*/ process.exit(1) /*":{},"\"'`${x}`":{},"constructor":{},"with space":{},"nested":{"properties":{"x":{},"tsTyped":{}},"additionalProperties":false},"constValue":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema7 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string","minLength":1},"*/ process.exit(1) /*":{"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"]},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"type":"string","pattern":"^[^'\"`]*$"},"tsTyped":{"type":"string","tsType":"any; process.exit(1)"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
+const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"*/ process.exit(1) /*":{},"\"'`${x}`":{},"constructor":{},"with space":{},"nested":{"properties":{"x":{},"tsTyped":{}},"additionalProperties":false},"constValue":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string","minLength":1},"*/ process.exit(1) /*":{"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"]},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"type":"string","pattern":"^[^'\"`]*$"},"tsTyped":{"type":"string","tsType":"any; process.exit(1)"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
 const func0 = Object.prototype.hasOwnProperty;
-const func47 = require("ajv/dist/runtime/ucs2length").default;
+const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[^'\"`]*$", "u");
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -41,7 +41,7 @@ errors++;
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(func47(data0) < 1){
+if(func3(data0) < 1){
 const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err2];
@@ -76,7 +76,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((((((data1 === "*/ process.exit(1) /*") || (data1 === "\"'`${x}`")) || (data1 === "a\nb")) || (data1 === "\u2028")) || (data1 === "\\")) || (data1 === "'")) || (data1 === "${process.exit(1)}"))){
-const err5 = {instancePath:instancePath+"/*~1 process.exit(1) ~1*",schemaPath:"#/properties/*~1%20process.exit(1)%20~1*/enum",keyword:"enum",params:{allowedValues: schema7.properties["*/ process.exit(1) /*"].enum}};
+const err5 = {instancePath:instancePath+"/*~1 process.exit(1) ~1*",schemaPath:"#/properties/*~1%20process.exit(1)%20~1*/enum",keyword:"enum",params:{allowedValues: schema1.properties["*/ process.exit(1) /*"].enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -208,16 +208,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -251,11 +251,11 @@ errors++;
 }
 }
 }
-validate21.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-const validateInjectedV1PayloadCompiled = validate21;
-const readInjectedV1PayloadCompiled = validate22;
+const validateInjectedV1PayloadCompiled = validate0;
+const readInjectedV1PayloadCompiled = validate1;
 
 /** Strict writer validator of evil.Injected v1 (evil/Injected/v1.schema.json): producers never emit undeclared properties. */
 export const validateInjectedV1Payload = payloadValidator(validateInjectedV1PayloadCompiled);
