@@ -23,6 +23,12 @@ const DIALECT_URIS: Readonly<Record<string, Dialect>> = {
   'https://json-schema.org/draft/2020-12/schema#': '2020-12',
 };
 
+/** The `$id` ajv registers each dialect's meta-schema under. */
+const META_SCHEMA_IDS: Readonly<Record<Dialect, string>> = {
+  'draft-07': 'http://json-schema.org/draft-07/schema',
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+};
+
 /** The dialect a schema declares; undefined (with no `$schema`) means "not declared". */
 export function declaredDialect(schema: unknown): Dialect | 'unsupported' | undefined {
   if (!isObject(schema) || schema.$schema === undefined) return undefined;
@@ -37,15 +43,16 @@ export function definitionsKeyword(dialect: Dialect): 'definitions' | '$defs' {
 }
 
 /**
- * One ajv instance per dialect and catalog load, each made on first use: compiling a dialect's
- * meta-schema is the slow part, and most catalogs speak one dialect.
+ * One ajv instance per dialect and catalog load, each made on first use; a dialect's meta-schema
+ * validator is compiled (the slow part) only when a file must be checked against it, which a
+ * build whose cache already knows every file never does.
  */
 export class SchemaCheckers {
-  readonly #instances = new Map<Dialect, { ajv: Ajv | Ajv2020; meta: ValidateFunction }>();
+  readonly #instances = new Map<Dialect, Ajv | Ajv2020>();
 
-  #instance(dialect: Dialect): { ajv: Ajv | Ajv2020; meta: ValidateFunction } {
-    let instance = this.#instances.get(dialect);
-    if (instance === undefined) {
+  #instance(dialect: Dialect): Ajv | Ajv2020 {
+    let ajv = this.#instances.get(dialect);
+    if (ajv === undefined) {
       const options = {
         allErrors: true,
         strict: false,
@@ -57,23 +64,17 @@ export class SchemaCheckers {
         // quadratic in nested branches (anyOf of 400 objects: seconds).
         code: { optimize: false },
       } as const;
-      if (dialect === 'draft-07') {
-        const ajv = withLinearEnumUniqueness(new Ajv(options));
-        addFormats(ajv);
-        instance = { ajv, meta: ajv.getSchema('http://json-schema.org/draft-07/schema')! };
-      } else {
-        const ajv = new Ajv2020(options);
-        addFormats(ajv);
-        instance = { ajv, meta: ajv.getSchema('https://json-schema.org/draft/2020-12/schema')! };
-      }
-      this.#instances.set(dialect, instance);
+      ajv =
+        dialect === 'draft-07' ? withLinearEnumUniqueness(new Ajv(options)) : new Ajv2020(options);
+      addFormats(ajv);
+      this.#instances.set(dialect, ajv);
     }
-    return instance;
+    return ajv;
   }
 
   /** Meta-schema violations, one problem per place in the file. */
   validateAgainstMetaSchema(schema: unknown, dialect: Dialect, file: string): CatalogProblem[] {
-    const validate = this.#instance(dialect).meta;
+    const validate = this.#instance(dialect).getSchema(META_SCHEMA_IDS[dialect])!;
     if (validate(schema)) return [];
     return ajvErrorsToProblems(validate.errors ?? [], file, {
       code: 'invalid-schema',
@@ -84,7 +85,7 @@ export class SchemaCheckers {
   /** Compiles a self-contained schema; returns ajv's complaint (bad regex, unknown format, …) or undefined. */
   compileError(schema: unknown, dialect: Dialect): string | undefined {
     try {
-      this.#instance(dialect).ajv.compile(schema as object);
+      this.#instance(dialect).compile(schema as object);
       return undefined;
     } catch (error) {
       return error instanceof Error ? error.message : String(error);
@@ -93,12 +94,12 @@ export class SchemaCheckers {
 
   /** Format names validators know (ajv-formats' full set), sorted. */
   get knownFormats(): readonly string[] {
-    return Object.keys(this.#instance('draft-07').ajv.formats).sort();
+    return Object.keys(this.#instance('draft-07').formats).sort();
   }
 
   /** A validator for evgen's own files (event.json, consumers), always draft-07. */
   metadataValidator(schema: object): ValidateFunction {
-    return this.#instance('draft-07').ajv.compile(schema);
+    return this.#instance('draft-07').compile(schema);
   }
 }
 
