@@ -2,12 +2,12 @@
  * Loads each schema file of the catalog once (event versions and the shared files they `$ref`),
  * checks it against its dialect's meta-schema, and remembers the result.
  */
-import { createHash } from 'node:crypto';
 import { checkKeywords } from './check-keywords.js';
 import { duplicateEnumValues } from './duplicate-enum-values.js';
 import type { ProblemList } from './problem-list.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
 import { declaredDialect, type Dialect, type SchemaCheckers } from './schema-dialect.js';
+import { sha256 } from '../common/sha256.js';
 import { walkSchema } from '../schema/walk.js';
 
 export interface SchemaFile {
@@ -94,7 +94,7 @@ export class SchemaFiles {
       });
       return undefined;
     }
-    const content = createHash('sha256').update(read.text).digest('hex');
+    const content = sha256(read.text);
     return { absolutePath, display, value: read.value, dialect, content };
   }
 }

@@ -24,6 +24,7 @@ import type { CompiledSchemas } from '../catalog/compiled-schemas.js';
 import type { LoadedVersion, LoadedVersions } from '../catalog/loaded-versions.js';
 import { cacheKey, type GenerationCache } from '../codegen/generation-cache.js';
 import type { GeneratedFile } from '../codegen/target.js';
+import { sha256 } from '../common/sha256.js';
 
 export const DEFAULT_CACHE_DIR = '.evgen-cache';
 
@@ -35,10 +36,6 @@ const OUTPUT_LIBRARIES = [
   'prettier',
   'handlebars',
 ];
-
-function sha256(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /** Every file under `dir` (relative `/` paths, sorted); [] when it does not exist. */
 async function listTree(dir: string, prefix = ''): Promise<string[]> {

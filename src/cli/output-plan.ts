@@ -8,7 +8,7 @@
  * and leaves the output folder as it was. An orphan is a file in the output folder that evgen no longer generates AND
  * that starts with evgen's header; any other file is kept and reported, never deleted.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, type Dirent } from 'node:fs';
 import {
   mkdir,
@@ -27,6 +27,7 @@ import { displayPath } from '../catalog/read-json-file.js';
 import { GENERATED_MARKER, GENERATED_MARKERS } from '../codegen/render/header.js';
 import type { GeneratedFile } from '../codegen/target.js';
 import { compareStrings } from '../common/json-value.js';
+import { contentHash, sha256 } from '../common/sha256.js';
 import { DiagnosticError } from '../diagnostics/diagnostic-error.js';
 
 export interface PlannedWrite {
@@ -96,7 +97,7 @@ export class OutputPlanner {
   }
 
   async add(file: GeneratedFile): Promise<void> {
-    const hash = sha256(file.content);
+    const hash = contentHash(file);
     this.#hashes[file.path] = hash;
     if (!this.existing.has(file.path)) {
       await assertWritable(this.outDir, file.path, this.#folders);
@@ -343,8 +344,4 @@ async function removeEmptyParents(outDir: string, relativeDir: string): Promise<
     }
     current = dirname(current);
   }
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -3,10 +3,10 @@
  * Pure: nothing is written here (the CLI's output plan does that). If any target fails, the
  * whole generation fails, so a build never writes a partial set of files.
  */
-import { createHash } from 'node:crypto';
 import type { Catalog, EventVersion } from '../catalog/model.js';
 import { displayPath } from '../catalog/read-json-file.js';
 import { compareStrings } from '../common/json-value.js';
+import { contentHash } from '../common/sha256.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { DiagnosticError } from '../diagnostics/diagnostic-error.js';
 import { formatTypeScript, MAX_FORMATTED_LENGTH } from './render/format.js';
@@ -179,7 +179,7 @@ export async function* generateFiles(
       const lower = file.path.toLowerCase();
       const owner = owners.get(lower);
       if (owner === target.name && !inPart.has(lower) && shared.has(file.path)) {
-        if (shared.get(file.path) !== sha256(file.content))
+        if (shared.get(file.path) !== contentHash(file))
           throw targetFailed(
             root,
             target.name,
@@ -201,7 +201,7 @@ export async function* generateFiles(
       }
       owners.set(lower, target.name);
       inPart.add(lower);
-      if (target.scope === 'event') shared.set(file.path, sha256(file.content));
+      if (target.scope === 'event') shared.set(file.path, contentHash(file));
       yield file;
     }
   };
@@ -223,10 +223,21 @@ export async function* generateFiles(
   }
   // Index -1: the catalog without events (files an event-scoped target writes once).
   for (let index = -1; index < catalog.events.length; index++) {
+    // One digest of the event's inputs per context, shared by the targets that see the same
+    // context: serializing and hashing a large event once per target was most of the cost of
+    // looking up unchanged events in an incremental build.
+    const inputDigests = new Map<TargetContext, string>();
     for (const target of perEvent) {
       const context = contextOf(target);
       const events = index < 0 ? [] : [context.catalog.events[index]!];
-      const key = () => cacheKey(['event', target.name, runtimeImport, JSON.stringify(events)]);
+      const key = () => {
+        let digest = inputDigests.get(context);
+        if (digest === undefined) {
+          digest = cacheKey([JSON.stringify(events)]);
+          inputDigests.set(context, digest);
+        }
+        return cacheKey(['event', target.name, runtimeImport, digest]);
+      };
       yield* part(target, { ...context, catalog: { ...context.catalog, events } }, key);
     }
   }
@@ -245,10 +256,6 @@ function targetFailed(root: string, target: string, error: unknown): GenerateErr
     target,
     { cause: error },
   );
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 async function finishFiles(files: readonly TargetFile[]): Promise<GeneratedFile[]> {
