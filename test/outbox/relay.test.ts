@@ -374,10 +374,19 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       }
       return original(message);
     };
-    const relay = relayFor(f, { publisher, pollIntervalMs: 600_000 });
+    // The loop's other lane finds nothing to claim while the batch holds the rows. Its claim is
+    // awaited before stop(): a claim still on its way (a new pool connection on a loaded machine)
+    // would run after the in-flight row is SENT, take the two released rows and release them again.
+    const otherLaneIdle = deferred();
+    const relay = relayFor(f, {
+      publisher,
+      pollIntervalMs: 600_000,
+      hooks: { onBatch: (batch) => batch.claimed === 0 && otherLaneIdle.resolve() },
+    });
     await relay.start();
     // The batch is claimed (PROCESSING) and its first publish is in flight.
     await publishing.promise;
+    await otherLaneIdle.promise;
     expect((await outboxRows(f)).map((r) => r.status)).toEqual([
       'PROCESSING',
       'PROCESSING',
