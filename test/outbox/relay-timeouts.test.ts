@@ -288,6 +288,10 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     const [a1, a2, b1] = await write(f, ['a', 'a', 'b']);
     const time = manualTimers();
     const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
+    // The loop's other lane must have claimed (nothing) before stop(): a claim still on its way
+    // would run after stop() released the rows, take them and release them again.
+    let otherLaneIdle!: () => void;
+    const otherLaneClaimed = new Promise<void>((resolve) => (otherLaneIdle = resolve));
     // One aggregate at a time: b's run is claimed but waits behind a's.
     const relay = relayFor(f, {
       publisher,
@@ -295,9 +299,11 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       leaseMs: 60_000,
       concurrency: 1,
       pollIntervalMs: 600_000,
+      hooks: { onBatch: (batch) => batch.claimed === 0 && otherLaneIdle() },
     });
     await relay.start();
     await publisher.waitForCalls(1);
+    await otherLaneClaimed;
     expect((await outboxRows(f)).map((r) => r.status)).toEqual([
       'PROCESSING',
       'PROCESSING',
