@@ -100,9 +100,30 @@ export function generatorFingerprint(): Promise<string> {
   return fingerprint;
 }
 
-async function readJson(path: string): Promise<unknown> {
+/** An entry as stored: the sha256 of its JSON text on the first line, that text after it. */
+function sealed(value: unknown): string {
+  const body = JSON.stringify(value);
+  return `${sha256(body)}\n${body}`;
+}
+
+/**
+ * The value of an entry written by `sealed`, or undefined when it is missing, unreadable,
+ * truncated or edited: the digest is checked on the text as read, before anything is parsed.
+ */
+function readSealed(path: string): unknown {
+  let text: string;
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as unknown;
+    // Synchronous, as in treeDigest: hundreds of entries are read per build.
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const separator = text.indexOf('\n');
+  if (separator < 0) return undefined;
+  const body = text.slice(separator + 1);
+  if (text.slice(0, separator) !== sha256(body)) return undefined;
+  try {
+    return JSON.parse(body) as unknown;
   } catch {
     return undefined;
   }
@@ -237,34 +258,17 @@ export class BuildCache implements GenerationCache {
 
   async get(key: string): Promise<readonly GeneratedFile[] | undefined> {
     const entry = this.entryPath(key);
-    // The first line is the sha256 of the rest, checked on the text as read: cheaper than
-    // serializing the parsed files again to check them.
-    let text: string;
-    try {
-      // Synchronous, as in treeDigest: hundreds of entries are read per build.
-      text = readFileSync(entry.path, 'utf8');
-    } catch {
-      return undefined;
-    }
-    const separator = text.indexOf('\n');
-    if (separator < 0) return undefined;
-    const body = text.slice(separator + 1);
-    if (text.slice(0, separator) !== sha256(body)) return undefined;
-    let stored: { key?: unknown; files?: unknown };
-    try {
-      stored = JSON.parse(body) as { key?: unknown; files?: unknown };
-    } catch {
-      return undefined;
-    }
-    if (stored.key !== entry.key || !isFileList(stored.files)) return undefined;
+    const stored = readSealed(entry.path) as { key?: unknown; files?: unknown } | undefined;
+    if (stored?.key !== entry.key || !isFileList(stored.files)) return undefined;
     return stored.files.map((file) => ({ path: file.path, content: file.content }));
   }
 
   async set(key: string, files: readonly GeneratedFile[]): Promise<void> {
     const entry = this.entryPath(key);
     const plain = files.map((file) => ({ path: file.path, content: file.content }));
-    const body = JSON.stringify({ key: entry.key, files: plain });
-    await writeAtomically(entry.path, `${sha256(body)}\n${body}`).catch(() => undefined);
+    await writeAtomically(entry.path, sealed({ key: entry.key, files: plain })).catch(
+      () => undefined,
+    );
   }
 
   /**
@@ -281,21 +285,15 @@ export class BuildCache implements GenerationCache {
 
   /** Schemas this generator compiled successfully in the last build (empty when unknown). */
   async readCompiledSchemas(): Promise<CompiledSchemaSet> {
-    const stored = (await readJson(this.compiledSchemasPath())) as
-      { keys?: unknown; digest?: unknown } | undefined;
-    const keys = stored?.keys;
-    const valid =
-      Array.isArray(keys) &&
-      keys.every((key) => typeof key === 'string') &&
-      stored?.digest === sha256(JSON.stringify(keys));
+    const keys = (readSealed(this.compiledSchemasPath()) as { keys?: unknown } | undefined)?.keys;
+    const valid = Array.isArray(keys) && keys.every((key) => typeof key === 'string');
     return new CompiledSchemaSet(valid ? keys : []);
   }
 
   async writeCompiledSchemas(schemas: CompiledSchemaSet): Promise<void> {
     const keys = schemas.changes();
     if (keys === undefined) return;
-    const body = JSON.stringify({ keys, digest: sha256(JSON.stringify(keys)) });
-    await writeAtomically(this.compiledSchemasPath(), body).catch(() => undefined);
+    await writeAtomically(this.compiledSchemasPath(), sealed({ keys })).catch(() => undefined);
   }
 
   private loadedVersionsPath(eventsDir: string): string {
@@ -308,18 +306,7 @@ export class BuildCache implements GenerationCache {
 
   /** Versions of `eventsDir` this generator loaded in the last build (empty when unknown). */
   async readLoadedVersions(eventsDir: string): Promise<LoadedVersionMap> {
-    const text = await readFile(this.loadedVersionsPath(eventsDir), 'utf8').catch(() => '');
-    // The digest covers the entries' exact text, checked before anything is parsed.
-    const separator = text.indexOf('\n');
-    const entries = text.slice(separator + 1);
-    if (separator < 0 || text.slice(0, separator) !== sha256(entries))
-      return new LoadedVersionMap([]);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(entries);
-    } catch {
-      return new LoadedVersionMap([]);
-    }
+    const parsed = readSealed(this.loadedVersionsPath(eventsDir));
     const valid =
       Array.isArray(parsed) &&
       parsed.every(
@@ -335,8 +322,7 @@ export class BuildCache implements GenerationCache {
   async writeLoadedVersions(eventsDir: string, versions: LoadedVersionMap): Promise<void> {
     const entries = versions.changes();
     if (entries === undefined) return;
-    const text = JSON.stringify(entries);
-    await writeAtomically(this.loadedVersionsPath(eventsDir), `${sha256(text)}\n${text}`).catch(
+    await writeAtomically(this.loadedVersionsPath(eventsDir), sealed(entries)).catch(
       () => undefined,
     );
   }
@@ -346,11 +332,10 @@ export class BuildCache implements GenerationCache {
   }
 
   async readManifest(outDir: string): Promise<BuildManifest | undefined> {
-    const stored = (await readJson(this.manifestPath(outDir))) as
-      { inputs?: unknown; files?: unknown; digest?: unknown } | undefined;
+    const stored = readSealed(this.manifestPath(outDir)) as
+      { inputs?: unknown; files?: unknown } | undefined;
     if (typeof stored?.inputs !== 'string' || typeof stored.files !== 'object') return undefined;
     if (stored.files === null || Array.isArray(stored.files)) return undefined;
-    if (stored.digest !== sha256(JSON.stringify([stored.inputs, stored.files]))) return undefined;
     const files = stored.files as Record<string, unknown>;
     if (!Object.values(files).every((hash) => typeof hash === 'string')) return undefined;
     return { inputs: stored.inputs, files: files as Record<string, string> };
@@ -362,11 +347,8 @@ export class BuildCache implements GenerationCache {
     inputs: string,
     hashes: Readonly<Record<string, string>>,
   ): Promise<void> {
-    const body = JSON.stringify({
-      inputs,
-      files: hashes,
-      digest: sha256(JSON.stringify([inputs, hashes])),
-    });
-    await writeAtomically(this.manifestPath(outDir), body).catch(() => undefined);
+    await writeAtomically(this.manifestPath(outDir), sealed({ inputs, files: hashes })).catch(
+      () => undefined,
+    );
   }
 }

@@ -49,11 +49,9 @@ describe('evgen check', () => {
     const cold = await evgen('check', '--events', copy.events, '--cache-dir', cache);
     const remembered = await readdir(join(cache, 'compiled-schemas'));
     expect(remembered).toHaveLength(1);
-    const keys = (
-      JSON.parse(await readFile(join(cache, 'compiled-schemas', remembered[0]!), 'utf8')) as {
-        keys: string[];
-      }
-    ).keys;
+    // A cache entry: its digest on the first line, its JSON after it.
+    const entry = await readFile(join(cache, 'compiled-schemas', remembered[0]!), 'utf8');
+    const keys = (JSON.parse(entry.slice(entry.indexOf('\n') + 1)) as { keys: string[] }).keys;
     // Every version of the example catalog compiled, and how each bundled is remembered.
     expect(keys.length).toBeGreaterThanOrEqual(7);
     expect(await readdir(join(cache, 'loaded-versions'))).toHaveLength(1);
