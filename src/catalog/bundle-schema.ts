@@ -79,7 +79,7 @@ export async function bundleSchema(
       const inChain = path.findIndex((step) => step.absolutePath === reference.targetFile);
       if (inChain >= 0 || reference.targetFile === file.absolutePath) {
         const chain = [...path.slice(inChain), file].map((step) =>
-          catalogPath(step.absolutePath, context),
+          catalogPath(step.absolutePath, context.catalogRoot),
         );
         context.problems.add({
           code: 'ref-cycle',
@@ -99,7 +99,7 @@ export async function bundleSchema(
           code: 'ref-missing-file',
           file: file.display,
           pointer: reference.pointer,
-          message: `$ref "${reference.ref}" points to ${catalogPath(reference.targetFile, context)}, which does not exist`,
+          message: `$ref "${reference.ref}" points to ${catalogPath(reference.targetFile, context.catalogRoot)}, which does not exist`,
           hint: 'fix the relative path (it is resolved from the folder of this file)',
         });
         continue;
@@ -288,9 +288,11 @@ function inline(
   const names = new Map<string, string>();
   const externals = [...loaded.keys()]
     .filter((file) => file !== rootFile.absolutePath)
-    .sort((a, b) => (catalogPath(a, context) < catalogPath(b, context) ? -1 : 1));
+    .sort((a, b) =>
+      catalogPath(a, context.catalogRoot) < catalogPath(b, context.catalogRoot) ? -1 : 1,
+    );
   for (const file of externals) {
-    const base = catalogPath(file, context)
+    const base = catalogPath(file, context.catalogRoot)
       .replace(/(\.schema)?\.json$/, '')
       .replace(/\//g, '.')
       .replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -352,13 +354,13 @@ function decodeFragment(fragment: string): string {
 }
 
 /** Path relative to the events folder, `/`-separated. */
-function catalogPath(absolutePath: string, context: BundleContext): string {
-  return relative(context.catalogRoot, absolutePath).split(sep).join('/');
+export function catalogPath(absolutePath: string, catalogRoot: string): string {
+  return relative(catalogRoot, absolutePath).split(sep).join('/');
 }
 
 function shortLocation(location: string, fromFile: string, context: BundleContext): string {
   const hash = location.indexOf('#');
   const file = location.slice(0, hash);
   const pointer = location.slice(hash + 1);
-  return file === fromFile ? `#${pointer}` : `${catalogPath(file, context)}#${pointer}`;
+  return file === fromFile ? `#${pointer}` : `${catalogPath(file, context.catalogRoot)}#${pointer}`;
 }

@@ -3,9 +3,9 @@
  * schemas it references, compiled once by ajv, and checked to declare the event's aggregateId.
  */
 import { stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { join } from 'node:path';
 import { compiledSchemaKey } from './compiled-schemas.js';
-import { bundleSchema, staysInside } from './bundle-schema.js';
+import { bundleSchema, catalogPath, staysInside } from './bundle-schema.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 import type { LoadContext } from './load-context.js';
 import type { LoadedVersion } from './loaded-versions.js';
@@ -22,10 +22,7 @@ export async function loadVersion(
   const path = join(dir, `v${version}.schema.json`);
   const file = await context.files.load(path);
   if (file === undefined) return undefined;
-  const catalogFile = `${dir
-    .slice(context.root.length + 1)
-    .split(/[\\/]/)
-    .join('/')}/v${version}.schema.json`;
+  const catalogFile = catalogPath(path, context.root);
   const remembered = context.loadedVersions?.get(catalogFile);
   if (remembered !== undefined && (await stillValid(remembered, file, aggregateId, context))) {
     context.loadedVersions?.add(catalogFile, remembered);
@@ -86,11 +83,6 @@ export async function loadVersion(
     bundled,
   });
   return { version, file: catalogFile, schema: file.value as JsonSchema, bundled };
-}
-
-/** Path relative to the events folder, `/`-separated. */
-function catalogPath(absolutePath: string, root: string): string {
-  return relative(root, absolutePath).split(sep).join('/');
 }
 
 /**
