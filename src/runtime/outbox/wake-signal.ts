@@ -39,19 +39,22 @@ export class WakeSignal {
 
   /** A NOTIFY arrived: ends the current waits, or the next one at once. */
   notify(): void {
+    // Remembered for a lane that is busy now, and for a wait during an outage once it ends.
+    if (!this.wakeWaiting()) this.pending = true;
+  }
+
+  /**
+   * Ends the waits that a NOTIFY would end, without remembering anything for later waits;
+   * returns whether there was one.
+   */
+  wakeWaiting(): boolean {
     let woken = false;
     for (const waiter of [...this.waiters]) {
       if (waiter.ignoreWake) continue;
       waiter.done();
       woken = true;
     }
-    // Remembered for a lane that is busy now, and for a wait during an outage once it ends.
-    if (!woken) this.pending = true;
-  }
-
-  /** Ends the waits that a NOTIFY would end, without remembering anything for later waits. */
-  wakeWaiting(): void {
-    for (const waiter of [...this.waiters]) if (!waiter.ignoreWake) waiter.done();
+    return woken;
   }
 
   /** stop() was called: ends every wait (a stopping relay's next wait returns at once). */
