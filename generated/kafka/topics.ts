@@ -4,6 +4,7 @@ import {
   ensureKafkaTopics as ensureTopics,
   type EnsureKafkaTopicsResult,
   type KafkaAdmin,
+  type KafkaClient,
   type KafkaTopology,
   type KafkaTopologyOptions,
 } from 'evgen-runtime';
@@ -57,11 +58,12 @@ export const kafkaTopology: KafkaTopology = {
 /**
  * Creates the missing topics of `kafkaTopology` and checks the existing ones: a topic with
  * another partition count, replication factor, cleanup policy or retention is reported
- * (KafkaTopologyMismatchError), never silently accepted.
+ * (KafkaTopologyMismatchError), never silently accepted. Pass the client: the admin it opens
+ * is closed before this returns, so the process can exit. An admin passed instead stays open.
  */
 export function ensureKafkaTopics(
-  admin: KafkaAdmin,
+  client: Pick<KafkaClient, 'admin'> | KafkaAdmin,
   options?: KafkaTopologyOptions,
 ): Promise<EnsureKafkaTopicsResult> {
-  return ensureTopics(admin, kafkaTopology, options);
+  return ensureTopics(client, kafkaTopology, options);
 }

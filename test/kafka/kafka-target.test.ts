@@ -149,7 +149,7 @@ import { publishOrderCreatedV2, kafkaRoutes } from './kafka/producers.js';
 import { ensureKafkaTopics } from './kafka/topics.js';
 import type { OrderCreatedV2Envelope } from './order/order-created/envelope.js';
 export async function send(client: KafkaClient, envelope: OrderCreatedV2Envelope): Promise<Publisher> {
-  await ensureKafkaTopics(await client.admin(), { prefix: 't.' });
+  await ensureKafkaTopics(client, { prefix: 't.' });
   const producer = await client.producer();
   await publishOrderCreatedV2(producer, envelope, { headers: { traceparent: 'x' } });
   const topic: 'order.events' = kafkaRoutes['order.OrderCreated'].topic;

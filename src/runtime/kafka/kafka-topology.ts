@@ -7,7 +7,7 @@
  * ordering), retry tier topics and dead-letter topic. A prefix and other retry tiers are
  * deployment choices given at run time, as for RabbitMQ.
  */
-import type { KafkaAdmin, KafkaTopicSpec } from './kafka-client.js';
+import type { KafkaAdmin, KafkaClient, KafkaTopicSpec } from './kafka-client.js';
 import { kafkaConsumerTopics, kafkaEventTopic } from './topic-names.js';
 
 export type KafkaCleanupPolicy = 'delete' | 'compact' | 'compact,delete';
@@ -140,11 +140,30 @@ export interface EnsureKafkaTopicsResult {
  * Creates the topology's missing topics and checks the existing ones. An existing topic with
  * another partition count, replication factor, cleanup policy or retention is reported
  * (`KafkaTopologyMismatchError`, listing every difference) and left as it is.
+ *
+ * Given a client, it opens an admin of its own and closes it before returning (also on error):
+ * an admin left open keeps the process alive. Given an admin, the caller keeps and closes it.
  */
 export async function ensureKafkaTopics(
-  admin: KafkaAdmin,
+  source: KafkaAdmin | Pick<KafkaClient, 'admin'>,
   topology: KafkaTopology,
   options: KafkaTopologyOptions = {},
+): Promise<EnsureKafkaTopicsResult> {
+  if (!('listTopics' in source)) {
+    const admin = await source.admin();
+    try {
+      return await ensureTopicsWith(admin, topology, options);
+    } finally {
+      await admin.close();
+    }
+  }
+  return ensureTopicsWith(source, topology, options);
+}
+
+async function ensureTopicsWith(
+  admin: KafkaAdmin,
+  topology: KafkaTopology,
+  options: KafkaTopologyOptions,
 ): Promise<EnsureKafkaTopicsResult> {
   const wanted = resolveKafkaTopics(topology, options);
   const present = new Set(await admin.listTopics());
