@@ -14,6 +14,7 @@ export default defineConfig({
         find: /^evgen-runtime\/platformatic-kafka$/,
         replacement: src('runtime/platformatic-kafka.ts'),
       },
+      { find: /^evgen-runtime\/kysely$/, replacement: src('runtime/kysely.ts') },
       { find: /^evgen$/, replacement: src('index.ts') },
     ],
   },

@@ -24,8 +24,11 @@ const run = promisify(execFile);
 export const REPO = fileURLToPath(new URL('../', import.meta.url));
 export const RUNTIME_PACKAGE = 'evgen-runtime';
 
-/** Loaded by the runtime only when a caller asks for them (dynamic `import()`). */
-const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka', '@opentelemetry/api'];
+/**
+ * Loaded by the runtime only when a caller asks for them (dynamic `import()`), or imported only by
+ * an adapter entry point (the data-layer libraries: pinned in the repository's peerDependencies).
+ */
+const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka', '@opentelemetry/api', 'kysely'];
 /**
  * Loaded on demand but not declared at all: npm counts an optional peer edge from a production
  * package as production, so a service that keeps PGlite in devDependencies (for tests) would get
@@ -36,6 +39,7 @@ const UNDECLARED_ON_DEMAND = ['@electric-sql/pglite'];
 const RUNTIME_ADAPTER_ENTRIES: Readonly<Record<string, string>> = {
   kafkajs: 'kafkajs',
   'platformatic-kafka': 'platformatic-kafka',
+  kysely: 'kysely',
 };
 /** Not imported by the runtime itself but by the validators.js files `evgen build` writes. */
 const GENERATED_CODE_IMPORTS = ['ajv', 'ajv-formats'];
@@ -49,6 +53,8 @@ interface RootPackageJson {
   bin: Record<string, string>;
   exports: Record<string, unknown>;
   dependencies: Record<string, string>;
+  /** Libraries only an adapter entry point imports (a service brings its own copy). */
+  peerDependencies?: Record<string, string>;
 }
 
 export interface ReleasePackage {
@@ -260,9 +266,11 @@ function dependencyFields(
   peerDependenciesMeta?: Record<string, { optional: true }>;
 } {
   const pinned = (name: string): string => {
-    const version = pkg.dependencies[name];
+    const version = pkg.dependencies[name] ?? pkg.peerDependencies?.[name];
     if (version === undefined) {
-      throw new Error(`the compiled code imports '${name}', which package.json dependencies lack`);
+      throw new Error(
+        `the compiled code imports '${name}', which package.json dependencies and peerDependencies lack`,
+      );
     }
     return version;
   };

@@ -1,6 +1,6 @@
 /**
- * The supported surface of the two package entries, `evgen` (src/index.ts) and `evgen/runtime` /
- * `evgen-runtime` (src/runtime/index.ts), pinned in committed lists (api-report/*.txt: one
+ * The supported surface of the package entries, `evgen` (src/index.ts), `evgen/runtime` /
+ * `evgen-runtime` (src/runtime/index.ts) and the data-layer adapters (`evgen-runtime/kysely`, …), pinned in committed lists (api-report/*.txt: one
  * exported name a line with whether it is a value or only a type). Adding, removing or turning a
  * value into a type fails here until the list is rewritten on purpose:
  *
@@ -16,6 +16,11 @@ import { REPO } from './packed-install.js';
 const ENTRIES = [
   { name: 'evgen', source: 'src/index.ts', report: 'api-report/evgen.txt' },
   { name: 'evgen-runtime', source: 'src/runtime/index.ts', report: 'api-report/evgen-runtime.txt' },
+  {
+    name: 'evgen-runtime/kysely',
+    source: 'src/runtime/kysely.ts',
+    report: 'api-report/evgen-runtime-kysely.txt',
+  },
 ] as const;
 
 /** `name<TAB>value|type`, sorted, for every name the entry exports (re-exports followed). */

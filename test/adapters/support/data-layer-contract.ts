@@ -1,0 +1,211 @@
+/**
+ * One test body for every data-layer adapter (Kysely, Knex, Drizzle, TypeORM, raw drivers), run
+ * against the real server: the outbox row commits and rolls back with the business row written
+ * through the library, a handle that is not a transaction is refused, and a handler's effect
+ * written through the library commits and rolls back with the inbox row.
+ *
+ * Each test gets its own schema holding a migrated outbox and inbox, an `orders` business table
+ * and a `reservation` table for handler effects; the library connects with that schema as its
+ * search_path.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import {
+  migrateInbox,
+  migrateOutbox,
+  postgresDatabase,
+  type Database,
+  type Transaction,
+} from 'evgen-runtime';
+import { OutsideTransactionError } from '../../../src/runtime/adapters/library-transaction.js';
+import { orderCreatedV2 } from '../../../generated/index.js';
+import {
+  createInventoryServiceConsumer,
+  type InventoryServiceHandlers,
+} from '../../../generated/consumers/inventory-service.js';
+import { writeOrderCreatedV2 } from '../../../generated/order/order-created/outbox.js';
+import type { OrderCreatedV2Payload } from '../../../generated/order/order-created/types.js';
+import { createTestSchema, type TestSchema } from '../../support/postgres.js';
+
+/** Where a library under test connects: a pool whose connections use the test's schema. */
+export interface DataLayerTarget {
+  readonly schema: string;
+  /** A new `pg` pool on the schema (ended by the harness after the test). */
+  newPool(max?: number): pg.Pool;
+  /** `postgres://…?options=-c search_path=…` for libraries that take a URL. */
+  readonly url: string;
+}
+
+/** A library opened on a target, as the adapter's user would hold it. */
+export interface OpenedDataLayer {
+  /**
+   * Opens the library's own transaction, inserts `orderId` into `orders` through the library,
+   * then calls `write` with the adapter's Transaction made from the library's transaction object.
+   */
+  inTransaction(orderId: string, write: (tx: Transaction) => Promise<void>): Promise<void>;
+  /** Calls the adapter with the library's non-transaction handle (a pool, an instance). */
+  outsideTransaction(): Transaction;
+  /** evgen's Database over the library (its transactions are the library's), for the consumer. */
+  readonly database: Database;
+  /** Inserts a `reservation` row through the library on the transaction behind a handler's ctx.tx. */
+  writeEffect(tx: Transaction, orderId: string, sku: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DataLayerAdapterUnderTest {
+  open(target: DataLayerTarget): Promise<OpenedDataLayer>;
+}
+
+function orderPayload(orderId: string): OrderCreatedV2Payload {
+  return {
+    orderId,
+    customerId: randomUUID(),
+    placedAt: '2026-01-02T03:04:05Z',
+    channel: 'web',
+    lines: [{ sku: 'SKU-1', quantity: 2, unitPrice: { amountMinor: 500, currency: 'EUR' } }],
+    total: { amountMinor: 1000, currency: 'EUR' },
+    shippingAddress: { line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+  };
+}
+
+class HandlerFailure extends Error {}
+
+export function describeDataLayerAdapter(name: string, adapter: DataLayerAdapterUnderTest): void {
+  describe(`${name} adapter on PostgreSQL`, () => {
+    let test: TestSchema;
+    let admin: Database;
+    let opened: OpenedDataLayer;
+
+    beforeEach(async () => {
+      test = await createTestSchema('evgen_datalayer');
+      admin = postgresDatabase(test.pool);
+      await migrateOutbox(admin);
+      await migrateInbox(admin);
+      await admin.query('CREATE TABLE orders (id uuid PRIMARY KEY)');
+      await admin.query('CREATE TABLE reservation (order_id uuid NOT NULL, sku text NOT NULL)');
+      const url = new URL(test.pool.options.connectionString!);
+      url.searchParams.set('options', `-c search_path=${test.schema}`);
+      opened = await adapter.open({
+        schema: test.schema,
+        newPool: (max) => test.newPool(max),
+        url: url.toString(),
+      });
+    });
+    afterEach(async () => {
+      await opened?.close();
+      await test?.drop();
+    });
+
+    const count = async (sql: string, params: unknown[] = []) =>
+      Number((await admin.query<{ n: string }>(sql, params)).rows[0]!.n);
+
+    it('commits the outbox row with the business row written through the library', async () => {
+      const orderId = randomUUID();
+      let messageId = '';
+      await opened.inTransaction(orderId, async (tx) => {
+        messageId = (await writeOrderCreatedV2(tx, orderPayload(orderId))).messageId;
+      });
+      expect(await count('SELECT count(*) AS n FROM orders WHERE id = $1', [orderId])).toBe(1);
+      const { rows } = await admin.query<{ status: string; aggregate_id: string }>(
+        'SELECT status, aggregate_id FROM outbox_event WHERE event_id = $1',
+        [messageId],
+      );
+      expect(rows).toEqual([{ status: 'READY', aggregate_id: orderId }]);
+    });
+
+    it('rolls the outbox row back with the business row', async () => {
+      const orderId = randomUUID();
+      const failure = new Error('business rule broken after the write');
+      await expect(
+        opened.inTransaction(orderId, async (tx) => {
+          await writeOrderCreatedV2(tx, orderPayload(orderId));
+          expect(await count('SELECT count(*) AS n FROM outbox_event')).toBe(0); // not yet committed
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      expect(await count('SELECT count(*) AS n FROM orders')).toBe(0);
+      expect(await count('SELECT count(*) AS n FROM outbox_event')).toBe(0);
+    });
+
+    it('refuses a handle that is not a transaction, before anything is written', async () => {
+      expect(() => opened.outsideTransaction()).toThrow(OutsideTransactionError);
+      expect(() => opened.outsideTransaction()).toThrow(/not a transaction|outside a transaction/);
+      expect(await count('SELECT count(*) AS n FROM outbox_event')).toBe(0);
+    });
+
+    it('refuses a write through a transaction that already ended, writing nothing', async () => {
+      let ended: Transaction | undefined;
+      await opened.inTransaction(randomUUID(), async (tx) => {
+        ended = tx;
+      });
+      await expect(writeOrderCreatedV2(ended!, orderPayload(randomUUID()))).rejects.toThrow();
+      expect(await count('SELECT count(*) AS n FROM outbox_event')).toBe(0);
+    });
+
+    describe('inbox: a handler writes its effect through the library in the inbox transaction', () => {
+      let fail: boolean;
+      const handlers: InventoryServiceHandlers = {
+        'order.OrderCancelled': { 1: async () => undefined },
+        'order.OrderCreated': {
+          2: async (envelope, ctx) => {
+            await opened.writeEffect(
+              ctx.tx,
+              envelope.payload.orderId,
+              envelope.payload.lines[0]!.sku,
+            );
+            if (fail)
+              throw new HandlerFailure('stock service said no after the effect was written');
+          },
+        },
+      };
+      beforeEach(() => {
+        fail = false;
+      });
+
+      it('commits the effect with the inbox row; a redelivery is a duplicate with no second effect', async () => {
+        const consumer = createInventoryServiceConsumer({ db: opened.database, handlers });
+        const orderId = randomUUID();
+        const raw = Buffer.from(JSON.stringify(orderCreatedV2(orderPayload(orderId))));
+        await expect(consumer.handle(raw)).resolves.toBe('handled');
+        await expect(consumer.handle(raw)).resolves.toBe('duplicate');
+        expect(
+          await count('SELECT count(*) AS n FROM reservation WHERE order_id = $1 AND sku = $2', [
+            orderId,
+            'SKU-1',
+          ]),
+        ).toBe(1);
+        expect(
+          await count(
+            'SELECT count(*) AS n FROM inbox_message WHERE consumer = $1 AND processed_at IS NOT NULL',
+            ['inventory-service'],
+          ),
+        ).toBe(1);
+      });
+
+      it('rolls the effect back with the inbox row, so a retry handles the message', async () => {
+        const consumer = createInventoryServiceConsumer({ db: opened.database, handlers });
+        const orderId = randomUUID();
+        const raw = Buffer.from(JSON.stringify(orderCreatedV2(orderPayload(orderId))));
+        fail = true;
+        const error: unknown = await consumer.handle(raw).catch((caught: unknown) => caught);
+        expect((error as Error).cause).toBeInstanceOf(HandlerFailure);
+        expect(await count('SELECT count(*) AS n FROM reservation')).toBe(0);
+        expect(await count('SELECT count(*) AS n FROM inbox_message')).toBe(0);
+        fail = false;
+        await expect(consumer.handle(raw)).resolves.toBe('handled');
+        expect(await count('SELECT count(*) AS n FROM reservation')).toBe(1);
+      });
+
+      it('refuses a ctx.tx the library did not open, naming the Database to use', async () => {
+        const consumer = createInventoryServiceConsumer({ db: admin, handlers });
+        const raw = Buffer.from(JSON.stringify(orderCreatedV2(orderPayload(randomUUID()))));
+        const error: unknown = await consumer.handle(raw).catch((caught: unknown) => caught);
+        expect(String((error as Error).cause)).toMatch(
+          /was not opened by .*Database\(…\) as its db/,
+        );
+        expect(await count('SELECT count(*) AS n FROM inbox_message')).toBe(0);
+      });
+    });
+  });
+}
