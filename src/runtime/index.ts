@@ -12,6 +12,7 @@ export * from './payload-validator.js';
 export * from './parse-envelope.js';
 export * from './decode-message-body.js';
 export * from './outbox/index.js';
+export * from './delivery/index.js';
 export * from './rabbitmq/index.js';
 export * from './in-process/index.js';
 export * from './kafka/index.js';

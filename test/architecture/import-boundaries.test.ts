@@ -80,6 +80,25 @@ describe('import boundaries', () => {
     expect(importsInto('schema', layers)).toEqual([]);
   });
 
+  it('the delivery core imports no transport, and no transport imports another transport', () => {
+    const transports = ['runtime/rabbitmq', 'runtime/kafka', 'runtime/in-process'];
+    expect(importsInto('runtime/delivery', transports)).toEqual([]);
+    const brokerClients = ['amqplib', 'kafkajs', '@platformatic/kafka'];
+    const clientImports = filesUnder(join(root, 'src/runtime/delivery'), ['.ts']).flatMap((file) =>
+      importSpecifiers(readFileSync(file, 'utf8'))
+        .filter((specifier) => brokerClients.includes(specifier))
+        .map((specifier) => `${relative(root, file)} → ${specifier}`),
+    );
+    expect(clientImports).toEqual([]);
+    for (const transport of transports)
+      expect(
+        importsInto(
+          transport,
+          transports.filter((other) => other !== transport),
+        ),
+      ).toEqual([]);
+  });
+
   it('src/runtime does not depend on generator-only packages', () => {
     const generatorOnly = [
       'ts-morph',

@@ -118,6 +118,7 @@ describe('consumer runner (real RabbitMQ)', () => {
     expect(runner!.metrics()).toEqual({
       handled: 1,
       duplicates: 0,
+      skipped: 0,
       retried: 2,
       deadLettered: 0,
       settleFailures: 0,

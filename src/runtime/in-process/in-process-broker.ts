@@ -11,15 +11,23 @@
  * `publish` resolved) and the inbox row are the durable parts, as with a real broker.
  */
 import type { Envelope } from '../envelope.js';
-import { classifyError, describeError, RetryableError } from '../errors.js';
+import { RetryableError } from '../errors.js';
 import type { MessageBodyLimits } from '../decode-message-body.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
-import { parseDelivery, type MessageHandler } from '../rabbitmq/consumer-runner.js';
+import { createDeliveryPipeline, type DeliveryPipeline } from '../delivery/delivery-pipeline.js';
+import { DeliveryCounters, type DeliveryCounts } from '../delivery/delivery-outcome.js';
+import type { DeadLetterFacts } from '../delivery/failure.js';
+import type { MessageHandler } from '../delivery/message-handler.js';
 
 /** A consumer the broker delivers to: generated inbox consumers fit (`name`, `subscribes`, `handle`). */
 export interface InProcessSubscriber extends MessageHandler {
   /** Event types delivered to it. */
   readonly subscribes: readonly string[];
+}
+
+interface Subscription {
+  readonly subscriber: InProcessSubscriber;
+  readonly pipeline: DeliveryPipeline;
 }
 
 export interface InProcessBrokerOptions {
@@ -78,7 +86,7 @@ export interface InProcessDeadLetter {
   readonly replays: number;
 }
 
-interface Delivery {
+interface QueuedDelivery {
   readonly subscriber: InProcessSubscriber;
   readonly message: InProcessMessage;
   readonly attempt: number;
@@ -98,7 +106,8 @@ export class InProcessBroker {
   /** Messages given up on, with the reason. `replayDeadLetters` takes them out again. */
   readonly deadLettered: InProcessDeadLetter[] = [];
 
-  private readonly subscribers = new Map<string, InProcessSubscriber>();
+  private readonly subscribers = new Map<string, Subscription>();
+  private readonly counters = new DeliveryCounters();
   private readonly retryDelaysMs: readonly number[];
   private readonly maxAttempts: number;
   private readonly limits: MessageBodyLimits;
@@ -129,9 +138,15 @@ export class InProcessBroker {
     if (this.subscribers.has(subscriber.name)) {
       throw new Error(`a consumer named '${subscriber.name}' is already subscribed`);
     }
-    this.subscribers.set(subscriber.name, subscriber);
+    const pipeline = createDeliveryPipeline({
+      handler: subscriber,
+      maxAttempts: this.maxAttempts,
+      messageLimits: this.limits,
+      onUnavailable: 'retry',
+    });
+    this.subscribers.set(subscriber.name, { subscriber, pipeline });
     return () => {
-      if (this.subscribers.get(subscriber.name) === subscriber) {
+      if (this.subscribers.get(subscriber.name)?.subscriber === subscriber) {
         this.subscribers.delete(subscriber.name);
       }
     };
@@ -163,9 +178,9 @@ export class InProcessBroker {
    */
   publishRaw(message: InProcessMessage): void {
     if (this.closed) throw new Error('the in-process broker is closed');
-    const targets = [...this.subscribers.values()].filter((subscriber) =>
-      subscriber.subscribes.includes(message.eventType),
-    );
+    const targets = [...this.subscribers.values()]
+      .map(({ subscriber }) => subscriber)
+      .filter((subscriber) => subscriber.subscribes.includes(message.eventType));
     if (targets.length === 0 && this.unroutable === 'reject') {
       throw new RetryableError(
         `message ${message.messageId} is unroutable: no consumer subscribes to ${message.eventType} (in-process broker)`,
@@ -186,7 +201,7 @@ export class InProcessBroker {
     const chosen = this.deadLettered.filter(filter);
     for (const letter of chosen) {
       this.deadLettered.splice(this.deadLettered.indexOf(letter), 1);
-      const subscriber = this.subscribers.get(letter.consumer);
+      const subscriber = this.subscribers.get(letter.consumer)?.subscriber;
       if (subscriber === undefined) {
         throw new Error(`consumer '${letter.consumer}' is not subscribed: subscribe it first`);
       }
@@ -238,7 +253,7 @@ export class InProcessBroker {
     this.notify();
   }
 
-  private enqueue(delivery: Delivery, delayMs: number): void {
+  private enqueue(delivery: QueuedDelivery, delayMs: number): void {
     this.pending++;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
@@ -250,59 +265,85 @@ export class InProcessBroker {
     this.timers.add(timer);
   }
 
-  private async deliver(delivery: Delivery): Promise<void> {
+  private async deliver(delivery: QueuedDelivery): Promise<void> {
     const { subscriber, message, attempt } = delivery;
-    let body: Record<string, unknown>;
-    try {
-      body = parseDelivery(Buffer.from(message.body, 'utf8'), message, this.limits);
-    } catch (error) {
-      this.deadLetter(delivery, error);
-      return;
-    }
-    const messageId = body.messageId as string;
-    try {
-      const result = await subscriber.handle(body);
-      this.consumed.push({
-        consumer: subscriber.name,
-        messageId,
-        eventType: message.eventType,
-        attempt,
-        result,
-      });
-    } catch (error) {
-      if (isRetryable(error) && attempt < this.maxAttempts && !this.closed) {
+    const pipeline = this.subscribers.get(subscriber.name)?.pipeline;
+    // Unsubscribed meanwhile: like a deleted queue, its messages are gone.
+    if (pipeline === undefined) return;
+    const outcome = await pipeline.process({
+      body: Buffer.from(message.body, 'utf8'),
+      ...(message.messageId !== '' ? { messageId: message.messageId } : {}),
+      eventType: message.eventType,
+      ...(message.headers.traceId !== undefined ? { traceId: message.headers.traceId } : {}),
+      attempt,
+      facts: {
+        transport: 'in-process',
+        queue: subscriber.name,
+        redelivered: attempt > 1 || delivery.replays > 0,
+        headers: message.headers,
+      },
+    });
+    switch (outcome.kind) {
+      case 'handled':
+      case 'duplicate':
+        this.counters.settled(outcome);
+        this.consumed.push({
+          consumer: subscriber.name,
+          messageId: outcome.messageId,
+          eventType: message.eventType,
+          attempt,
+          result: outcome.result,
+        });
+        return;
+      case 'skipped':
+      case 'unavailable':
+        this.counters.settled(outcome);
+        return;
+      case 'retry': {
+        if (this.closed) {
+          this.counters.deadLettered++;
+          this.deadLetter(delivery, outcome.letter);
+          return;
+        }
         const delayMs = this.retryDelaysMs[Math.min(attempt, this.retryDelaysMs.length) - 1] ?? 0;
-        const described = describeError(error);
+        this.counters.settled(outcome);
         this.retried.push({
           consumer: subscriber.name,
-          messageId,
+          messageId: outcome.messageId,
           attempt,
           delayMs,
-          errorType: errorTypeOf(error),
-          errorMessage: described.message,
+          errorType: outcome.failure.errorType,
+          errorMessage: outcome.failure.message,
         });
         this.enqueue(
           {
             ...delivery,
             attempt: attempt + 1,
-            firstFailureAt: delivery.firstFailureAt ?? new Date().toISOString(),
+            firstFailureAt: delivery.firstFailureAt ?? outcome.failure.at.toISOString(),
           },
           delayMs,
         );
         return;
       }
-      this.deadLetter(delivery, error);
+      case 'dead-letter':
+        this.counters.settled(outcome);
+        this.deadLetter(delivery, outcome.letter);
     }
   }
 
-  private deadLetter(delivery: Delivery, error: unknown): void {
-    const now = new Date().toISOString();
+  /** Counts of every delivery settled so far, in the runners' vocabulary. */
+  metrics(): DeliveryCounts {
+    return this.counters.snapshot();
+  }
+
+  private deadLetter(delivery: QueuedDelivery, letter: DeadLetterFacts): void {
+    const now = letter.failure.at.toISOString();
     this.deadLettered.push({
       consumer: delivery.subscriber.name,
       message: delivery.message,
-      errorType: errorTypeOf(error),
-      errorMessage: describeError(error).message,
-      attempts: delivery.attempt,
+      errorType: letter.failure.errorType,
+      errorMessage: letter.failure.message,
+      attempts: letter.attempts,
       firstFailureAt: delivery.firstFailureAt ?? now,
       deadLetteredAt: now,
       replays: delivery.replays,
@@ -314,21 +355,4 @@ export class InProcessBroker {
     this.waiters = this.waiters.filter((waiter) => !ready.includes(waiter));
     for (const waiter of ready) waiter.resolve();
   }
-}
-
-function isRetryable(error: unknown): boolean {
-  const flag =
-    typeof error === 'object' && error !== null
-      ? (error as { retryable?: unknown }).retryable
-      : undefined;
-  return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
-}
-
-/** The inbox wraps handler failures; name the original failure's type, as dead letters do. */
-function errorTypeOf(error: unknown): string {
-  const causeType =
-    typeof error === 'object' && error !== null
-      ? (error as { causeType?: unknown }).causeType
-      : undefined;
-  return typeof causeType === 'string' ? causeType : describeError(error).type;
 }

@@ -24,14 +24,18 @@
  * (received-headers.ts).
  * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
  */
-import type { Channel, ChannelModel, ConsumeMessage, MessageProperties } from 'amqplib';
+import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import { type MessageBodyLimits } from '../decode-message-body.js';
+import { describeError } from '../errors.js';
+import { createDeliveryPipeline, type IdentifiedDelivery } from '../delivery/delivery-pipeline.js';
+import type { Delivery } from '../delivery/delivery.js';
 import {
-  decodeMessageBody,
-  MessageBodyError,
-  messageBodyLimits,
-  type MessageBodyLimits,
-} from '../decode-message-body.js';
-import { classifyError, describeError, isUnavailableError } from '../errors.js';
+  DeliveryCounters,
+  type DeliveryCounts,
+  type DeliveryOutcome,
+} from '../delivery/delivery-outcome.js';
+import type { DeadLetterFacts } from '../delivery/failure.js';
+import type { MessageHandler } from '../delivery/message-handler.js';
 import { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
 import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import {
@@ -51,22 +55,11 @@ import {
   isConnector,
   type AmqpConnector,
 } from './connector.js';
-import { MalformedMessageError } from './errors.js';
 import { trustedHeaders } from './received-headers.js';
-import { traceProcess } from '../telemetry.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 
-/**
- * What the runner calls per message. Generated inbox-guarded consumers fit it: `handle` resolves
- * once the inbox transaction committed (`'handled'` or `'duplicate'`) and rejects with an error
- * whose `retryable: boolean` says whether to retry; errors without it are classified by
- * `classifyError`.
- */
-export interface MessageHandler {
-  /** Consumer name, recorded in dead letters. */
-  readonly name: string;
-  handle(raw: unknown): Promise<unknown>;
-}
+export type { MessageHandler } from '../delivery/message-handler.js';
+export { parseDelivery } from '../delivery/parse-delivery.js';
 
 export type ConsumerRunnerEvent =
   | { readonly type: 'consuming'; readonly queue: string }
@@ -75,6 +68,12 @@ export type ConsumerRunnerEvent =
       readonly messageId: string;
       readonly attempt: number;
       readonly result: unknown;
+    }
+  | {
+      /** A delivery of a type the consumer does not subscribe to: acked, no handler ran. */
+      readonly type: 'skipped';
+      readonly messageId: string | undefined;
+      readonly eventType: string;
     }
   | {
       readonly type: 'retried';
@@ -144,15 +143,7 @@ export interface ConsumerRunnerOptions {
 }
 
 /** Counts since the runner was created (retry and dead-letter counts, for metrics). */
-export interface ConsumerRunnerMetrics {
-  /** Deliveries whose handler resolved (and that were acked), duplicates included. */
-  readonly handled: number;
-  /** Of those, the ones the handler reported as `'duplicate'` (the inbox had them already). */
-  readonly duplicates: number;
-  /** Retry copies confirmed on a delay tier. */
-  readonly retried: number;
-  /** Dead letters confirmed on the dead queue. */
-  readonly deadLettered: number;
+export interface ConsumerRunnerMetrics extends DeliveryCounts {
   /** Retry copies or dead letters that were not confirmed (the delivery stays unacked and comes back). */
   readonly settleFailures: number;
   /** Channel or connection rebuilds started. */
@@ -192,78 +183,12 @@ interface Session {
  */
 const DEFAULT_PREFETCH = 20;
 
-type Parsed =
-  | { readonly body: Record<string, unknown>; readonly error?: undefined }
-  | { readonly body?: undefined; readonly error: unknown };
-
-/** `ctx.inOrder` found an earlier version missing (AggregateVersionGapError, possibly wrapped). */
-function isGapError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, causeType } = error as { code?: unknown; causeType?: unknown };
-  return code === 'AggregateVersionGapError' || causeType === 'AggregateVersionGapError';
-}
-
-function isRetryable(error: unknown): boolean {
-  const flag =
-    typeof error === 'object' && error !== null
-      ? (error as { retryable?: unknown }).retryable
-      : undefined;
-  return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
-}
-
-function nonEmptyString(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** The `messageId` inside a JSON body, if it has one (best effort, for messages that failed parsing checks). */
-function bodyMessageId(content: Buffer, limits: MessageBodyLimits): string | undefined {
-  try {
-    const body: unknown = decodeMessageBody(content, limits);
-    return typeof body === 'object' && body !== null
-      ? nonEmptyString((body as { messageId?: unknown }).messageId)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
 export function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
   const value = headers?.[EVGEN_HEADERS.attempt];
   const number =
     typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
   return Number.isInteger(number) && number >= 1 ? number : 1;
-}
-
-/**
- * Decodes a delivery's body within the message limits (`decodeMessageBody`) and checks it against
- * its properties; throws MalformedMessageError with the reason.
- */
-export function parseDelivery(
-  content: Buffer,
-  properties: Pick<MessageProperties, 'messageId'>,
-  limits: MessageBodyLimits = {},
-): Record<string, unknown> {
-  let body: unknown;
-  try {
-    body = decodeMessageBody(content, limits);
-  } catch (error) {
-    if (error instanceof MessageBodyError) throw new MalformedMessageError(error.message);
-    throw error;
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new MalformedMessageError('body is not a JSON object (an evgen envelope)');
-  const bodyId = (body as { messageId?: unknown }).messageId;
-  if (typeof bodyId !== 'string' || bodyId === '')
-    throw new MalformedMessageError('body has no messageId');
-  // A producer that is not evgen may leave the property out: then the body's messageId stands.
-  // Only two ids that disagree make the message unusable.
-  const propertyId: unknown = properties.messageId;
-  if (typeof propertyId === 'string' && propertyId !== '' && propertyId !== bodyId)
-    throw new MalformedMessageError(
-      `messageId property ${propertyId} differs from body messageId ${bodyId}`,
-    );
-  return body as Record<string, unknown>;
 }
 
 export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
@@ -273,7 +198,12 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   if (!(gapWaitMs >= 0)) throw new RangeError('gapWaitMs must be a non-negative number');
   if (!Number.isInteger(prefetch) || prefetch < 1)
     throw new RangeError('prefetch must be a positive integer');
-  const limits = messageBodyLimits(options.messageLimits);
+  const pipeline = createDeliveryPipeline({
+    handler,
+    consumer: routes.consumer,
+    maxAttempts: routes.maxAttempts,
+    ...(options.messageLimits !== undefined ? { messageLimits: options.messageLimits } : {}),
+  });
   // A URL or a bare connection: the runner made the connector, so stop() closes it (a connector
   // over a bare connection leaves that connection open).
   const ownsConnector = typeof options.connection === 'string' || !isConnector(options.connection);
@@ -291,11 +221,8 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }
   };
 
+  const outcomes = new DeliveryCounters();
   const counts = {
-    handled: 0,
-    duplicates: 0,
-    retried: 0,
-    deadLettered: 0,
     settleFailures: 0,
     restarts: 0,
     requeued: 0,
@@ -411,19 +338,36 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       }
       return;
     }
-    // Parsed here, in delivery order, so the aggregate key is known before anything runs.
-    let parsed: Parsed;
-    try {
-      parsed = { body: parseDelivery(message.content, message.properties, limits) };
-    } catch (error) {
-      parsed = { error };
-    }
-    const key = parsed.body !== undefined ? aggregateKey(parsed.body) : undefined;
+    // Identified here, in delivery order, so the aggregate key is known before anything runs.
+    const delivery = toDelivery(message);
+    const identified = pipeline.identify(delivery);
+    const key = identified.body !== undefined ? aggregateKey(identified.body) : undefined;
     const work = lanes
-      .run(key, () => process(current, message, parsed))
+      .run(key, () => process(current, message, delivery, identified))
       .catch((error: unknown) => emit({ type: 'error', error }));
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
+  }
+
+  function toDelivery(message: ConsumeMessage): Delivery {
+    const trusted = trustedHeaders(message);
+    const attempt = deliveryAttempt(trusted);
+    const messageId: unknown = message.properties.messageId;
+    const type: unknown = message.properties.type;
+    const traceId = headerString(trusted, EVGEN_HEADERS.traceId);
+    return {
+      body: message.content,
+      ...(typeof messageId === 'string' && messageId !== '' ? { messageId } : {}),
+      ...(typeof type === 'string' && type !== '' ? { eventType: type } : {}),
+      ...(traceId !== undefined ? { traceId } : {}),
+      attempt,
+      facts: {
+        transport: 'rabbitmq',
+        queue: routes.queue,
+        redelivered: attempt > 1 || message.fields.redelivered,
+        headers: message.properties.headers ?? {},
+      },
+    };
   }
 
   function ack(current: Session, message: ConsumeMessage): void {
@@ -448,64 +392,67 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }
   }
 
-  async function process(current: Session, message: ConsumeMessage, parsed: Parsed): Promise<void> {
-    const attempt = deliveryAttempt(trustedHeaders(message));
+  async function process(
+    current: Session,
+    message: ConsumeMessage,
+    delivery: Delivery,
+    identified: IdentifiedDelivery,
+  ): Promise<void> {
     // The breaker is open: the handler's dependency is down, leave the message in the queue.
     if (breaker.isOpen) {
       requeue(current, message);
       return;
     }
-    const body = parsed.body;
-    if (body === undefined) {
-      await settleFailure(current, message, attempt, parsed.error, undefined);
-      return;
-    }
-    try {
-      const result = await traceProcess(
-        message.properties.headers,
-        {
-          messageId: String(body.messageId),
-          eventType: String(body.eventType),
-          system: 'rabbitmq',
-          consumer: routes.consumer,
-        },
-        () => handler.handle(body),
-      );
-      ack(current, message);
-      breaker.succeeded();
-      counts.handled++;
-      if (result === 'duplicate') counts.duplicates++;
-      emit({ type: 'handled', messageId: body.messageId as string, attempt, result });
-    } catch (error) {
-      if (isUnavailableError(error)) {
+    const outcome = await pipeline.process(delivery, identified);
+    switch (outcome.kind) {
+      case 'handled':
+      case 'duplicate':
+        ack(current, message);
+        breaker.succeeded();
+        outcomes.settled(outcome);
+        emit({
+          type: 'handled',
+          messageId: outcome.messageId,
+          attempt: delivery.attempt,
+          result: outcome.result,
+        });
+        return;
+      case 'skipped':
+        ack(current, message);
+        outcomes.settled(outcome);
+        emit({ type: 'skipped', messageId: outcome.messageId, eventType: outcome.eventType });
+        return;
+      case 'unavailable':
         // Infrastructure, not the message: no attempt is used, consumption pauses.
         requeue(current, message);
-        breaker.trip(error);
+        breaker.trip(outcome.error);
         return;
-      }
-      await settleFailure(current, message, attempt, error, body);
+      case 'retry':
+      case 'dead-letter':
+        await settleFailure(current, message, delivery, outcome);
+        return;
     }
   }
 
-  /** Routes a failed delivery: gap wait, retry tier or dead letter; unacked if none can be published. */
+  /** Carries a failure out: gap wait, retry tier or dead letter; unacked if none can be published. */
   async function settleFailure(
     current: Session,
     message: ConsumeMessage,
-    attempt: number,
-    error: unknown,
-    body: Record<string, unknown> | undefined,
+    delivery: Delivery,
+    outcome: Extract<DeliveryOutcome, { kind: 'retry' | 'dead-letter' }>,
   ): Promise<void> {
-    const messageId =
-      nonEmptyString(message.properties.messageId) ?? bodyMessageId(message.content, limits);
-    const context = failureContext(message, error, messageId);
-    if (body !== undefined && isGapError(error) && (await sendGapWait(current, message, context)))
-      return;
+    const attempt = delivery.attempt;
+    const context = failureContext(message, outcome.letter.failure, outcome.messageId);
+    if (outcome.gap && (await sendGapWait(current, message, context))) return;
     let retryFailure: string | undefined;
-    if (body !== undefined && isRetryable(error) && attempt < routes.maxAttempts) {
-      retryFailure = await sendRetryCopy(current, message, context, attempt, error);
+    if (outcome.kind === 'retry') {
+      retryFailure = await sendRetryCopy(current, message, context, attempt, outcome);
       if (retryFailure === undefined) return;
     }
-    if (await sendDeadLetter(current, message, context, attempt, error, body, retryFailure)) return;
+    if (
+      await sendDeadLetter(current, message, context, outcome.letter, outcome.error, retryFailure)
+    )
+      return;
     keepUnacked(current, message);
   }
 
@@ -554,7 +501,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     message: ConsumeMessage,
     context: FailureContext,
     attempt: number,
-    error: unknown,
+    outcome: Extract<DeliveryOutcome, { kind: 'retry' }>,
   ): Promise<string | undefined> {
     const tier = tierForAttempt(routes, attempt);
     const headers = {
@@ -570,13 +517,13 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         context.properties(headers),
       );
       ack(current, message);
-      counts.retried++;
+      outcomes.settled(outcome);
       emit({
         type: 'retried',
-        messageId: context.messageId!,
+        messageId: outcome.messageId,
         attempt,
         delayMs: tier.delayMs,
-        error,
+        error: outcome.error,
       });
       return undefined;
     } catch (publishError) {
@@ -593,30 +540,31 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     current: Session,
     message: ConsumeMessage,
     context: FailureContext,
-    attempt: number,
+    letter: DeadLetterFacts,
     error: unknown,
-    body: Record<string, unknown> | undefined,
     retryFailure: string | undefined,
   ): Promise<boolean> {
-    const traceId =
-      headerString(context.received, EVGEN_HEADERS.traceId) ??
-      (typeof body?.traceId === 'string' ? body.traceId : undefined);
     const errorMessage =
       retryFailure === undefined
         ? context.errorMessage
         : `${context.errorMessage} (its retry copy could not be published: ${retryFailure})`;
-    const diagnostics = deadLetterHeaders(context, attempt, handler.name, traceId, errorMessage);
-    for (const letter of deadLetterCandidates(context, message, diagnostics)) {
+    const diagnostics = deadLetterHeaders(context, letter, errorMessage);
+    for (const properties of deadLetterCandidates(context, message, diagnostics)) {
       try {
         await current.publisher.publish(
           routes.retryExchange,
           routes.deadRoutingKey,
           message.content,
-          letter,
+          properties,
         );
         ack(current, message);
-        counts.deadLettered++;
-        emit({ type: 'dead-lettered', messageId: context.messageId, attempts: attempt, error });
+        outcomes.deadLettered++;
+        emit({
+          type: 'dead-lettered',
+          messageId: context.messageId,
+          attempts: letter.attempts,
+          error,
+        });
         return true;
       } catch (publishError) {
         counts.settleFailures++;
@@ -642,7 +590,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     get inFlight() {
       return inFlight.size;
     },
-    metrics: () => ({ ...counts, pauses: breaker.trips }),
+    metrics: () => ({ ...outcomes.snapshot(), ...counts, pauses: breaker.trips }),
     async start() {
       if (stopping) throw new Error('a stopped consumer runner cannot be started again');
       if (session !== undefined) return;

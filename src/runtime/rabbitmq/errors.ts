@@ -106,12 +106,5 @@ export interface TopologyConflict {
   readonly serverMessage: string;
 }
 
-/** A delivery evgen cannot even hand to a handler (body not JSON, ids disagree). Never retryable. */
-export class MalformedMessageError extends EvgenError {
-  readonly retryable = false;
-  readonly code = 'MalformedMessageError';
-  constructor(message: string) {
-    super(message);
-    this.name = 'MalformedMessageError';
-  }
-}
+// The delivery core raises it for every transport; re-exported where it was first defined.
+export { MalformedMessageError } from '../delivery/malformed-message-error.js';

@@ -4,7 +4,7 @@
  * received, so every copy carries the same first-failure time, original route and last error.
  */
 import type { ConsumeMessage, MessageProperties } from 'amqplib';
-import { describeError } from '../errors.js';
+import { truncateText, type DeadLetterFacts, type FailureFacts } from '../delivery/failure.js';
 import {
   copyPublishProperties,
   EVGEN_HEADERS,
@@ -12,12 +12,6 @@ import {
   type PublishProperties,
 } from './amqp-message.js';
 import { copyableHeaders, serializeHeaders, UNENCODABLE_HEADERS } from './received-headers.js';
-
-const MAX_ERROR_TEXT = 2_000;
-
-export function truncate(text: string): string {
-  return text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}…`;
-}
 
 export interface FailureContext {
   /** Received headers that may be copied (see received-headers.ts). */
@@ -36,17 +30,11 @@ export interface FailureContext {
 
 export function failureContext(
   message: ConsumeMessage,
-  error: unknown,
+  failure: FailureFacts,
   messageId: string | undefined,
 ): FailureContext {
-  const now = new Date().toISOString();
-  const described = describeError(error);
-  // Wrapping errors (the inbox's InboxHandlerError) name the original failure's type.
-  const causeType =
-    typeof error === 'object' && error !== null
-      ? (error as { causeType?: unknown }).causeType
-      : undefined;
-  const errorType = typeof causeType === 'string' ? causeType : described.type;
+  const now = failure.at.toISOString();
+  const errorType = failure.errorType;
   // Producer-set runner headers are ignored; unencodable ones travel serialized.
   const received = copyableHeaders(message);
   const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
@@ -54,7 +42,7 @@ export function failureContext(
     [EVGEN_HEADERS.firstFailureAt]: firstFailureAt,
     [EVGEN_HEADERS.lastFailureAt]: now,
     [EVGEN_HEADERS.lastErrorType]: errorType,
-    [EVGEN_HEADERS.lastError]: truncate(described.message),
+    [EVGEN_HEADERS.lastError]: truncateText(failure.message),
     [EVGEN_HEADERS.originalExchange]:
       headerString(received, EVGEN_HEADERS.originalExchange) ?? message.fields.exchange,
     [EVGEN_HEADERS.originalRoutingKey]:
@@ -64,7 +52,7 @@ export function failureContext(
     received,
     common,
     errorType,
-    errorMessage: described.message,
+    errorMessage: failure.message,
     firstFailureAt,
     now,
     messageId,
@@ -79,20 +67,18 @@ export function failureContext(
 /** Dead-letter diagnostics (error, attempts, times, consumer, original route, trace). */
 export function deadLetterHeaders(
   context: FailureContext,
-  attempt: number,
-  consumer: string,
-  traceId: string | undefined,
+  letter: DeadLetterFacts,
   errorMessage: string,
 ): Record<string, unknown> {
   return {
     ...context.common,
-    [EVGEN_HEADERS.attempt]: attempt,
+    [EVGEN_HEADERS.attempt]: letter.attempts,
     [EVGEN_HEADERS.errorType]: context.errorType,
-    [EVGEN_HEADERS.errorMessage]: truncate(errorMessage),
-    [EVGEN_HEADERS.attempts]: attempt,
-    [EVGEN_HEADERS.consumer]: consumer,
+    [EVGEN_HEADERS.errorMessage]: truncateText(errorMessage),
+    [EVGEN_HEADERS.attempts]: letter.attempts,
+    [EVGEN_HEADERS.consumer]: letter.consumer,
     [EVGEN_HEADERS.deadLetteredAt]: context.now,
-    ...(traceId !== undefined ? { [EVGEN_HEADERS.traceId]: traceId } : {}),
+    ...(letter.traceId !== undefined ? { [EVGEN_HEADERS.traceId]: letter.traceId } : {}),
   };
 }
 

@@ -13,25 +13,11 @@ import {
   withoutRunnerHeaders,
   type KafkaHeaderValue,
 } from './consumer-headers.js';
+import { truncateText, type FailureFacts } from '../../delivery/failure.js';
 
-const MAX_ERROR_TEXT = 2_000;
 const MAX_STACK_TEXT = 8_000;
 
-export function truncateText(text: string, max = MAX_ERROR_TEXT): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
-}
-
-/** What failed, as recorded in the copy. */
-export interface FailureFacts {
-  /** Error type (`ValidationError`, `RetryableError`, the original type behind a wrapper). */
-  readonly errorType: string;
-  /** The wrapper's own type when the error wrapped another (e.g. `InboxHandlerError`). */
-  readonly wrapperType?: string;
-  readonly message: string;
-  readonly stack?: string;
-  /** When this failure happened. */
-  readonly at: Date;
-}
+export type { FailureFacts } from '../../delivery/failure.js';
 
 /** Where the record was first consumed: read from a retry copy, or the record itself. */
 export interface OriginalCoordinates {

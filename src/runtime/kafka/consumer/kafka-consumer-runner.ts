@@ -23,16 +23,17 @@
  * partition seeks back to the record and tries it again after a backoff, so no record is lost.
  * Attempt and diagnostic headers are only believed on the consumer's own retry topics.
  */
-import {
-  decodeMessageBody,
-  MessageBodyError,
-  messageBodyLimits,
-  type MessageBodyLimits,
-} from '../../decode-message-body.js';
-import { classifyError, describeError } from '../../errors.js';
+import { type MessageBodyLimits } from '../../decode-message-body.js';
 import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../../backoff.js';
-import { MalformedMessageError } from '../../rabbitmq/errors.js';
-import type { MessageHandler } from '../../rabbitmq/consumer-runner.js';
+import { createDeliveryPipeline } from '../../delivery/delivery-pipeline.js';
+import type { Delivery } from '../../delivery/delivery.js';
+import {
+  DeliveryCounters,
+  type DeliveryCounts,
+  type DeliveryOutcome,
+} from '../../delivery/delivery-outcome.js';
+import { bodyString, parseDelivery } from '../../delivery/parse-delivery.js';
+import type { MessageHandler } from '../../delivery/message-handler.js';
 import type {
   KafkaAdmin,
   KafkaClient,
@@ -48,10 +49,10 @@ import {
   headerText,
   headerTime,
 } from './consumer-headers.js';
-import { deadLetterHeaders, retryCopyHeaders, type FailureFacts } from './dead-letter-record.js';
+import { deadLetterHeaders, retryCopyHeaders } from './dead-letter-record.js';
 import { routeFailure, type KafkaRetryTier } from './failure-routing.js';
-import { traceProcess } from '../../telemetry.js';
 import { OffsetCommitter } from './offset-committer.js';
+import { KAFKA_HEADERS } from '../kafka-record.js';
 
 /** The header that carries the envelope's messageId on every evgen record. */
 export const KAFKA_MESSAGE_ID_HEADER = 'messageId';
@@ -82,6 +83,15 @@ export type KafkaConsumerRunnerEvent =
       readonly messageId: string;
       readonly attempt: number;
       readonly result: unknown;
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: string;
+    }
+  | {
+      /** A record of a type the consumer does not subscribe to: committed, no handler ran. */
+      readonly type: 'skipped';
+      readonly messageId: string | undefined;
+      readonly eventType: string;
       readonly topic: string;
       readonly partition: number;
       readonly offset: string;
@@ -150,17 +160,10 @@ export interface KafkaConsumerRunnerOptions {
   readonly now?: () => number;
 }
 
-export interface KafkaConsumerRunnerMetrics {
-  /** Records whose handler resolved and that were committed, duplicates included. */
-  readonly handled: number;
-  /** Of those, the ones the inbox had already (`'duplicate'`). */
-  readonly duplicates: number;
-  /** Retries: copies acknowledged on a retry topic, plus in-place retries of strict events. */
-  readonly retried: number;
-  /** Of those, in-place retries (strict events). */
+/** `retried` counts copies acknowledged on a retry topic plus in-place retries of strict events. */
+export interface KafkaConsumerRunnerMetrics extends DeliveryCounts {
+  /** Of the retries, in-place retries (strict events). */
   readonly retriedInPlace: number;
-  /** Dead letters acknowledged on the dead-letter topic. */
-  readonly deadLettered: number;
   /** Retry copies or dead letters that were not acknowledged (the record is tried again). */
   readonly settleFailures: number;
   /** Offset commit requests the broker acknowledged / refused. */
@@ -211,33 +214,6 @@ const DEFAULT_SETTLE_BACKOFF: BackoffSettings = { baseMs: 200, capMs: 10_000, ji
 
 const tpKey = (tp: KafkaTopicPartition) => `${tp.topic}:${tp.partition}`;
 
-/** Retryable per the error's own `retryable` flag, else per `classifyError`. */
-export function isRetryableFailure(error: unknown): boolean {
-  const flag =
-    typeof error === 'object' && error !== null
-      ? (error as { retryable?: unknown }).retryable
-      : undefined;
-  return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
-}
-
-/** The failure as recorded in retry copies and dead letters. */
-export function failureFacts(error: unknown, at: Date): FailureFacts {
-  const described = describeError(error);
-  const causeType =
-    typeof error === 'object' && error !== null
-      ? (error as { causeType?: unknown }).causeType
-      : undefined;
-  const wrapped = typeof causeType === 'string' && causeType !== described.type;
-  const stack = error instanceof Error && typeof error.stack === 'string' ? error.stack : undefined;
-  return {
-    errorType: wrapped ? causeType : described.type,
-    ...(wrapped ? { wrapperType: described.type } : {}),
-    message: described.message,
-    ...(stack !== undefined ? { stack } : {}),
-    at,
-  };
-}
-
 /**
  * Decodes a record's value into an envelope object and checks its messageId against the header;
  * throws MalformedMessageError with the reason.
@@ -246,40 +222,29 @@ export function parseKafkaRecord(
   record: Pick<KafkaInboundRecord, 'value' | 'headers'>,
   limits: MessageBodyLimits = {},
 ): Record<string, unknown> {
-  if (record.value === null) throw new MalformedMessageError('record has no value (a tombstone)');
-  let body: unknown;
-  try {
-    body = decodeMessageBody(record.value, limits);
-  } catch (error) {
-    if (error instanceof MessageBodyError) throw new MalformedMessageError(error.message);
-    throw error;
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new MalformedMessageError('value is not a JSON object (an evgen envelope)');
-  const bodyId = (body as { messageId?: unknown }).messageId;
-  if (typeof bodyId !== 'string' || bodyId === '')
-    throw new MalformedMessageError('value has no messageId');
-  const headerId = headerText(record.headers, KAFKA_MESSAGE_ID_HEADER);
-  if (headerId !== undefined && headerId !== bodyId)
-    throw new MalformedMessageError(
-      `messageId header ${headerId} differs from the value's messageId ${bodyId}`,
-    );
-  return body as Record<string, unknown>;
-}
-
-function stringField(body: Record<string, unknown> | undefined, name: string): string | undefined {
-  const value = body?.[name];
-  return typeof value === 'string' && value !== '' ? value : undefined;
+  return parseDelivery(
+    record.value,
+    { messageId: headerText(record.headers, KAFKA_MESSAGE_ID_HEADER) },
+    limits,
+    'messageId header',
+  );
 }
 
 export function createKafkaConsumerRunner(
   options: KafkaConsumerRunnerOptions,
 ): KafkaConsumerRunner {
   const { routes, handler, client } = options;
-  const limits = messageBodyLimits(options.messageLimits);
   const maxAttempts = routes.maxAttempts ?? routes.retry.length + 1;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
-    throw new RangeError('maxAttempts must be a positive integer');
+  const pipeline = createDeliveryPipeline({
+    handler,
+    consumer: routes.consumer,
+    maxAttempts,
+    messageIdHint: 'messageId header',
+    // Retry topics take a dependency's outage like any retryable failure.
+    onUnavailable: 'retry',
+    ...(options.messageLimits !== undefined ? { messageLimits: options.messageLimits } : {}),
+    ...(options.now !== undefined ? { now: options.now } : {}),
+  });
   if (routes.topics.length === 0) throw new RangeError('routes.topics is empty');
   const tierByTopic = new Map(routes.retry.map((tier) => [tier.topic, tier]));
   for (const topic of routes.topics) {
@@ -296,12 +261,9 @@ export function createKafkaConsumerRunner(
     }
   };
 
+  const outcomes = new DeliveryCounters();
   const counts = {
-    handled: 0,
-    duplicates: 0,
-    retried: 0,
     retriedInPlace: 0,
-    deadLettered: 0,
     settleFailures: 0,
     commitFailures: 0,
   };
@@ -414,74 +376,86 @@ export function createKafkaConsumerRunner(
     const firstAttempt = trusted ? Math.max(1, headerInteger(record.headers, H.attempt) ?? 1) : 1;
     const attempt = firstAttempt + retriesInPlace;
 
-    let body: Record<string, unknown> | undefined;
-    let failure: { error: unknown } | undefined;
-    try {
-      body = parseKafkaRecord(record, limits);
-    } catch (error) {
-      failure = { error };
-    }
-    if (body !== undefined) {
-      try {
-        const result = await traceProcess(
-          record.headers,
-          {
-            messageId: String(body.messageId),
-            eventType: String(body.eventType),
-            system: 'kafka',
-            consumer: routes.consumer,
-          },
-          () => handler.handle(body),
-        );
+    const eventType = headerText(record.headers, KAFKA_HEADERS.eventType);
+    const traceId = headerText(record.headers, KAFKA_HEADERS.traceId);
+    const messageId = headerText(record.headers, KAFKA_MESSAGE_ID_HEADER);
+    const delivery: Delivery = {
+      body: record.value,
+      ...(messageId !== undefined ? { messageId } : {}),
+      ...(eventType !== undefined ? { eventType } : {}),
+      ...(traceId !== undefined ? { traceId } : {}),
+      attempt,
+      facts: {
+        transport: 'kafka',
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+        redelivered: attempt > 1,
+        headers: record.headers,
+      },
+    };
+    const outcome = await pipeline.process(delivery);
+    switch (outcome.kind) {
+      case 'handled':
+      case 'duplicate':
         settle(record);
-        counts.handled++;
-        if (result === 'duplicate') counts.duplicates++;
+        outcomes.settled(outcome);
         emit({
           type: 'handled',
-          messageId: body.messageId as string,
+          messageId: outcome.messageId,
           attempt,
-          result,
+          result: outcome.result,
           topic: record.topic,
           partition: record.partition,
           offset: record.offset,
         });
         return;
-      } catch (error) {
-        failure = { error };
-      }
+      case 'skipped':
+        settle(record);
+        outcomes.settled(outcome);
+        emit({
+          type: 'skipped',
+          messageId: outcome.messageId,
+          eventType: outcome.eventType,
+          topic: record.topic,
+          partition: record.partition,
+          offset: record.offset,
+        });
+        return;
+      case 'unavailable':
+        // Not produced with onUnavailable 'retry'.
+        return;
+      case 'retry':
+      case 'dead-letter':
+        await settleFailure(record, trusted, attempt, outcome);
     }
-    await settleFailure(record, body, trusted, attempt, failure!.error);
   }
 
   async function settleFailure(
     record: KafkaInboundRecord,
-    body: Record<string, unknown> | undefined,
     trusted: boolean,
     attempt: number,
-    error: unknown,
+    outcome: Extract<DeliveryOutcome, { kind: 'retry' | 'dead-letter' }>,
   ): Promise<void> {
     const key = tpKey(record);
-    const at = new Date(now());
-    const facts = failureFacts(error, at);
-    const messageId =
-      stringField(body, 'messageId') ?? headerText(record.headers, KAFKA_MESSAGE_ID_HEADER);
-    const eventType = stringField(body, 'eventType');
+    const { error, body, messageId } = outcome;
+    const facts = outcome.letter.failure;
+    const eventType = bodyString(body, 'eventType');
     const route = routeFailure({
       attempt,
-      // A record that cannot be parsed fails the same way every time.
-      retryable: body !== undefined && isRetryableFailure(error),
+      retryable: outcome.kind === 'retry',
       strict: eventType !== undefined && strictTypes.has(eventType),
       tiers: routes.retry,
       maxAttempts,
       ...(options.strictBackoff !== undefined ? { inPlaceBackoff: options.strictBackoff } : {}),
-      now: at.getTime(),
+      now: facts.at.getTime(),
     });
     if (route.kind === 'retry-in-place') {
       inPlace.set(key, {
         offset: record.offset,
         retries: (inPlace.get(key)?.offset === record.offset ? inPlace.get(key)!.retries : 0) + 1,
       });
-      counts.retried++;
+      outcomes.retried++;
       counts.retriedInPlace++;
       emit({
         type: 'retried',
@@ -495,7 +469,7 @@ export function createKafkaConsumerRunner(
       return;
     }
     // Copies keep the key: the same aggregate stays in one partition of the retry topic too.
-    const copyKey = record.key ?? stringField(body, 'aggregateId') ?? messageId ?? '';
+    const copyKey = record.key ?? bodyString(body, 'aggregateId') ?? messageId ?? '';
     const value = record.value ?? Buffer.alloc(0);
     try {
       if (route.kind === 'retry-topic') {
@@ -506,7 +480,7 @@ export function createKafkaConsumerRunner(
           headers: retryCopyHeaders(record, trusted, facts, route.nextAttempt, route.dueAt),
         });
         settle(record);
-        counts.retried++;
+        outcomes.retried++;
         emit({
           type: 'retried',
           messageId: messageId!,
@@ -517,7 +491,7 @@ export function createKafkaConsumerRunner(
         });
         return;
       }
-      const traceId = stringField(body, 'traceId') ?? headerText(record.headers, 'traceId');
+      const traceId = outcome.letter.traceId;
       await send({
         topic: routes.deadLetter,
         key: copyKey,
@@ -530,7 +504,7 @@ export function createKafkaConsumerRunner(
         }),
       });
       settle(record);
-      counts.deadLettered++;
+      outcomes.deadLettered++;
       emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
     } catch (sendError) {
       // Not acknowledged: nothing is committed; the same record comes back after a backoff.
@@ -587,7 +561,7 @@ export function createKafkaConsumerRunner(
     get inFlight() {
       return inFlight.size;
     },
-    metrics: () => ({ ...counts, commits: committer.commits }),
+    metrics: () => ({ ...outcomes.snapshot(), ...counts, commits: committer.commits }),
     assignment: () => consumer?.assignment() ?? [],
     position: (tp) => committer.position(tp)?.toString(),
     flushCommits: () => committer.flush(),

@@ -1,0 +1,158 @@
+/**
+ * The receive pipeline every transport runs a delivery through:
+ *
+ *   decode within limits → identify (messageId agreement) → route (subscribed or skipped)
+ *     → handler (the inbox guard + business code) → outcome
+ *
+ * and the one place that decides what a failure means (failure.ts): malformed → dead letter;
+ * dependency unavailable → pause, no attempt used; retryable with attempts left → retry;
+ * otherwise → dead letter with its facts. Transports (RabbitMQ, Kafka, in-process) only build the
+ * `Delivery` and carry the outcome out.
+ */
+import { messageBodyLimits, type MessageBodyLimits } from '../decode-message-body.js';
+import { traceProcess } from '../telemetry.js';
+import type { Delivery, DeliveryContext } from './delivery.js';
+import type { DeliveryOutcome } from './delivery-outcome.js';
+import {
+  classifyFailure,
+  failureFacts,
+  type DeadLetterFacts,
+  type DeadLetterReason,
+  type FailureFacts,
+} from './failure.js';
+import type { MessageHandler } from './message-handler.js';
+import { bodyMessageId, bodyString, parseDelivery } from './parse-delivery.js';
+
+export interface DeliveryPipelineOptions {
+  readonly handler: MessageHandler;
+  /** The consumer's name in spans (its inbox key). Default: `handler.name`. */
+  readonly consumer?: string;
+  /** Handling attempts in all, the first delivery included. */
+  readonly maxAttempts: number;
+  readonly messageLimits?: MessageBodyLimits;
+  /** How the transport names its messageId beside the body, in errors: `messageId property`. */
+  readonly messageIdHint?: string;
+  /**
+   * What an unavailable dependency means: `'pause'` (default) the `unavailable` outcome, no
+   * attempt used; `'retry'` a retryable failure like any other.
+   */
+  readonly onUnavailable?: 'pause' | 'retry';
+  /** Clock for failure times (tests). */
+  readonly now?: () => number;
+}
+
+/** A delivery's body, decoded and identified, or why it could not be. */
+export type IdentifiedDelivery =
+  | { readonly body: Record<string, unknown>; readonly error?: undefined }
+  | { readonly body?: undefined; readonly error: unknown };
+
+export interface DeliveryPipeline {
+  /**
+   * Decodes and identifies a delivery (no handler runs). Transports that order work by aggregate
+   * call it on arrival and pass the result to `process`.
+   */
+  identify(delivery: Delivery): IdentifiedDelivery;
+  /** Runs the whole pipeline; never rejects (a failure is an outcome). */
+  process(delivery: Delivery, identified?: IdentifiedDelivery): Promise<DeliveryOutcome>;
+}
+
+export function createDeliveryPipeline(options: DeliveryPipelineOptions): DeliveryPipeline {
+  const { handler, maxAttempts } = options;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+    throw new RangeError('maxAttempts must be a positive integer');
+  const consumer = options.consumer ?? handler.name;
+  const limits = messageBodyLimits(options.messageLimits);
+  const hintName = options.messageIdHint ?? 'messageId property';
+  const pauseWhenUnavailable = (options.onUnavailable ?? 'pause') === 'pause';
+  const now = options.now ?? Date.now;
+
+  function identify(delivery: Delivery): IdentifiedDelivery {
+    try {
+      return { body: parseDelivery(delivery.body, delivery, limits, hintName) };
+    } catch (error) {
+      return { error };
+    }
+  }
+
+  function letterFor(
+    delivery: Delivery,
+    failure: FailureFacts,
+    reason: DeadLetterReason,
+    body: Record<string, unknown> | undefined,
+  ): DeadLetterFacts {
+    return {
+      consumer: handler.name,
+      messageId:
+        bodyString(body, 'messageId') ?? delivery.messageId ?? bodyMessageId(delivery.body, limits),
+      failure,
+      attempts: delivery.attempt,
+      traceId: delivery.traceId ?? bodyString(body, 'traceId'),
+      reason,
+      origin: delivery.facts,
+    };
+  }
+
+  function deadLetter(
+    delivery: Delivery,
+    error: unknown,
+    failure: FailureFacts,
+    reason: DeadLetterReason,
+    body: Record<string, unknown> | undefined,
+    gap = false,
+  ): DeliveryOutcome {
+    const letter = letterFor(delivery, failure, reason, body);
+    return { kind: 'dead-letter', messageId: letter.messageId, error, gap, body, letter };
+  }
+
+  async function process(
+    delivery: Delivery,
+    identified: IdentifiedDelivery = identify(delivery),
+  ): Promise<DeliveryOutcome> {
+    const { body } = identified;
+    if (body === undefined) {
+      const error = identified.error;
+      return deadLetter(delivery, error, failureFacts(error, new Date(now())), 'malformed', body);
+    }
+    const messageId = body.messageId as string;
+    const eventType = String(body.eventType);
+    const context: DeliveryContext = { attempt: delivery.attempt, delivery: delivery.facts };
+    try {
+      const result = await traceProcess(
+        delivery.facts.headers,
+        { messageId, eventType, system: delivery.facts.transport, consumer },
+        () => handler.handle(body, context),
+      );
+      return {
+        kind: result === 'duplicate' ? 'duplicate' : 'handled',
+        messageId,
+        eventType,
+        result,
+        body,
+      };
+    } catch (error) {
+      const failure = failureFacts(error, new Date(now()));
+      let kind = classifyFailure(error);
+      if (kind === 'unavailable') {
+        if (pauseWhenUnavailable) return { kind: 'unavailable', messageId, error };
+        kind = 'retryable';
+      }
+      const gap = kind === 'gap';
+      if (kind === 'non-retryable')
+        return deadLetter(delivery, error, failure, 'non-retryable', body);
+      if (delivery.attempt >= maxAttempts)
+        return deadLetter(delivery, error, failure, 'attempts-exhausted', body, gap);
+      return {
+        kind: 'retry',
+        messageId,
+        attempt: delivery.attempt,
+        error,
+        failure,
+        gap,
+        body,
+        letter: letterFor(delivery, failure, 'attempts-exhausted', body),
+      };
+    }
+  }
+
+  return { identify, process };
+}

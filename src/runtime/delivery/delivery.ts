@@ -1,0 +1,45 @@
+/**
+ * A delivery as every transport hands it to the delivery core: the bytes, the transport's own
+ * hints (messageId property/header, eventType header), the attempt it is, and where it came from.
+ * Transports build one per received message; nothing in here knows a broker.
+ */
+
+/** Which transport delivered a message. */
+export type TransportName = 'rabbitmq' | 'kafka' | 'in-process';
+
+/** Where a delivery came from: what a handler may read as `ctx.delivery`. */
+export interface DeliveryFacts {
+  readonly transport: TransportName;
+  /** Kafka topic (a retry topic for a retry copy). */
+  readonly topic?: string;
+  /** RabbitMQ queue (the consumer's work queue). */
+  readonly queue?: string;
+  readonly partition?: number;
+  /** Kafka offset, as a decimal string. */
+  readonly offset?: string;
+  /** Whether this is not the first time the message reaches this consumer (retry copy, redelivery). */
+  readonly redelivered: boolean;
+  /** The received headers as the transport has them (AMQP headers, Kafka headers). */
+  readonly headers: Readonly<Record<string, unknown>>;
+}
+
+export interface Delivery {
+  /** The message body (a Kafka record's value); `null` for a Kafka tombstone. */
+  readonly body: Uint8Array | null;
+  /** The messageId the transport carries beside the body (AMQP property, Kafka header), if any. */
+  readonly messageId?: string;
+  /** The eventType the transport carries beside the body (AMQP `type`, Kafka header), if any. */
+  readonly eventType?: string;
+  /** The traceId the transport carries beside the body, if any (dead letters keep it). */
+  readonly traceId?: string;
+  /** 1 for a first delivery; the transport reads it from its own (trusted) attempt header. */
+  readonly attempt: number;
+  readonly facts: DeliveryFacts;
+}
+
+/** What a handler learns about the delivery it handles (`ctx.attempt`, `ctx.delivery`). */
+export interface DeliveryContext {
+  /** 1-based: 1 on the first delivery, n on the n-th attempt. */
+  readonly attempt: number;
+  readonly delivery: DeliveryFacts;
+}

@@ -1,0 +1,92 @@
+/**
+ * The one failure classification of every transport, and the one shape a failure is recorded in
+ * (retry copies, dead letters, in-process records):
+ *   - unavailable: a dependency is down (database connection lost, UnavailableError); the message
+ *     is not at fault, so no attempt is used: the transport pauses consumption instead;
+ *   - gap: `ctx.inOrder` found an earlier version of the aggregate missing (retryable; a transport
+ *     may park the message without using an attempt);
+ *   - retryable / non-retryable: the error's own `retryable` flag, else `classifyError`.
+ */
+import { classifyError, describeError, isUnavailableError } from '../errors.js';
+import type { DeliveryFacts } from './delivery.js';
+
+export type FailureClass = 'unavailable' | 'gap' | 'retryable' | 'non-retryable';
+
+/** Retryable per the error's own `retryable` flag, else per `classifyError`. */
+export function isRetryableFailure(error: unknown): boolean {
+  const flag =
+    typeof error === 'object' && error !== null
+      ? (error as { retryable?: unknown }).retryable
+      : undefined;
+  return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
+}
+
+/** `ctx.inOrder` found an earlier version missing (AggregateVersionGapError, possibly wrapped). */
+export function isGapError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, causeType } = error as { code?: unknown; causeType?: unknown };
+  return code === 'AggregateVersionGapError' || causeType === 'AggregateVersionGapError';
+}
+
+export function classifyFailure(error: unknown): FailureClass {
+  if (isUnavailableError(error)) return 'unavailable';
+  if (isGapError(error)) return 'gap';
+  return isRetryableFailure(error) ? 'retryable' : 'non-retryable';
+}
+
+/** What failed, as every transport records it. */
+export interface FailureFacts {
+  /** Error type (`ValidationError`, `RetryableError`, the original type behind a wrapper). */
+  readonly errorType: string;
+  /** The wrapper's own type when the error wrapped another (e.g. `InboxHandlerError`). */
+  readonly wrapperType?: string;
+  readonly message: string;
+  readonly stack?: string;
+  /** When this failure happened. */
+  readonly at: Date;
+}
+
+/** The failure as recorded in retry copies and dead letters; wrappers name the original type. */
+export function failureFacts(error: unknown, at: Date): FailureFacts {
+  const described = describeError(error);
+  const causeType =
+    typeof error === 'object' && error !== null
+      ? (error as { causeType?: unknown }).causeType
+      : undefined;
+  const wrapped = typeof causeType === 'string' && causeType !== described.type;
+  const stack = error instanceof Error && typeof error.stack === 'string' ? error.stack : undefined;
+  return {
+    errorType: wrapped ? causeType : described.type,
+    ...(wrapped ? { wrapperType: described.type } : {}),
+    message: described.message,
+    ...(stack !== undefined ? { stack } : {}),
+    at,
+  };
+}
+
+const MAX_ERROR_TEXT = 2_000;
+
+/** Error texts in headers are bounded: a huge message must not make a copy unsendable. */
+export function truncateText(text: string, max = MAX_ERROR_TEXT): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * One dead letter, whatever carries it: the transport encodes these facts in its own headers
+ * (evgen's `x-evgen-*` on RabbitMQ, `evgen-*` and Spring's `kafka_dlt-*` on Kafka) or keeps them
+ * as they are (the in-process broker).
+ */
+export interface DeadLetterFacts {
+  readonly consumer: string;
+  readonly messageId: string | undefined;
+  readonly failure: FailureFacts;
+  /** Handling attempts made, the last one included. */
+  readonly attempts: number;
+  readonly traceId: string | undefined;
+  /** Why it is a dead letter. */
+  readonly reason: DeadLetterReason;
+  /** Where the failing delivery came from. */
+  readonly origin: DeliveryFacts;
+}
+
+export type DeadLetterReason = 'malformed' | 'non-retryable' | 'attempts-exhausted';
