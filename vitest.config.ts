@@ -15,6 +15,7 @@ export default defineConfig({
         replacement: src('runtime/platformatic-kafka.ts'),
       },
       { find: /^evgen-runtime\/kysely$/, replacement: src('runtime/kysely.ts') },
+      { find: /^evgen-runtime\/knex$/, replacement: src('runtime/knex.ts') },
       { find: /^evgen$/, replacement: src('index.ts') },
     ],
   },

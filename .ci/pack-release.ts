@@ -25,10 +25,11 @@ export const REPO = fileURLToPath(new URL('../', import.meta.url));
 export const RUNTIME_PACKAGE = 'evgen-runtime';
 
 /**
- * Loaded by the runtime only when a caller asks for them (dynamic `import()`), or imported only by
- * an adapter entry point (the data-layer libraries: pinned in the repository's peerDependencies).
+ * Loaded by the runtime only when a caller asks for them (dynamic `import()`). The data-layer
+ * libraries that only an adapter entry point imports are optional peers too: the repository's
+ * peerDependencies pin them.
  */
-const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka', '@opentelemetry/api', 'kysely'];
+const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka', '@opentelemetry/api'];
 /**
  * Loaded on demand but not declared at all: npm counts an optional peer edge from a production
  * package as production, so a service that keeps PGlite in devDependencies (for tests) would get
@@ -40,6 +41,7 @@ const RUNTIME_ADAPTER_ENTRIES: Readonly<Record<string, string>> = {
   kafkajs: 'kafkajs',
   'platformatic-kafka': 'platformatic-kafka',
   kysely: 'kysely',
+  knex: 'knex',
 };
 /** Not imported by the runtime itself but by the validators.js files `evgen build` writes. */
 const GENERATED_CODE_IMPORTS = ['ajv', 'ajv-formats'];
@@ -279,8 +281,9 @@ function dependencyFields(
   for (const name of [...imports.static].sort()) dependencies[name] = pinned(name);
   for (const name of [...imports.lazy].sort()) {
     if (UNDECLARED_ON_DEMAND.includes(name)) continue;
-    if (OPTIONAL_PEERS.includes(name)) peers[name] = pinned(name);
-    else dependencies[name] = pinned(name);
+    if (OPTIONAL_PEERS.includes(name) || pkg.peerDependencies?.[name] !== undefined) {
+      peers[name] = pinned(name);
+    } else dependencies[name] = pinned(name);
   }
   const sorted = Object.fromEntries(
     Object.entries(dependencies).sort(([a], [b]) => (a < b ? -1 : 1)),

@@ -21,6 +21,11 @@ const ENTRIES = [
     source: 'src/runtime/kysely.ts',
     report: 'api-report/evgen-runtime-kysely.txt',
   },
+  {
+    name: 'evgen-runtime/knex',
+    source: 'src/runtime/knex.ts',
+    report: 'api-report/evgen-runtime-knex.txt',
+  },
 ] as const;
 
 /** `name<TAB>value|type`, sorted, for every name the entry exports (re-exports followed). */
