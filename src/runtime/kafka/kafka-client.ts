@@ -205,6 +205,11 @@ export interface KafkaConnection {
   /** Bootstrap servers, `host:port`. */
   readonly brokers: readonly string[];
   readonly clientId?: string;
+  /**
+   * How long the client waits for one broker response before it gives up on that request (the
+   * library retries it within the operation's own bounds). Default: the library's (30 s).
+   */
+  readonly requestTimeoutMs?: number;
 }
 
 /** One Kafka client library behind evgen's interface. */

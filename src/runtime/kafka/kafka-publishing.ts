@@ -57,8 +57,9 @@ export interface KafkaRelayPublisherOptions {
   /** Most records in one send (default 500). */
   readonly maxBatchSize?: number;
   /**
-   * Sends in flight at once (default 5, the most an idempotent producer keeps in order per
-   * partition). Records of one aggregate are still never in two of them.
+   * Sends handed to the producer at once (default 1). Both adapters send one at a time (see
+   * `serial-producer.ts`), so with 1 everything that arrives while a send is awaited goes out
+   * together in the next one. Records of one aggregate are never in two of them.
    */
   readonly maxInFlightSends?: number;
 }
@@ -81,7 +82,7 @@ export function kafkaRelayPublisher(
   options: KafkaRelayPublisherOptions = {},
 ): Publisher {
   const maxBatchSize = options.maxBatchSize ?? 500;
-  const maxInFlightSends = options.maxInFlightSends ?? 5;
+  const maxInFlightSends = options.maxInFlightSends ?? 1;
   if (!Number.isInteger(maxInFlightSends) || maxInFlightSends < 1) {
     throw new RangeError(`maxInFlightSends must be a positive integer (got ${maxInFlightSends})`);
   }

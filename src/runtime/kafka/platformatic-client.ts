@@ -4,7 +4,8 @@
  *
  * - Partitioner: `compatibilityPartitioner` (murmur2 like the Java client); the library's
  *   default one is not Java-compatible.
- * - Producer: idempotent, acks = all, each send bounded by `timeoutMs`.
+ * - Producer: idempotent, acks = all, each send bounded by `timeoutMs`; one send at a time and a
+ *   new producer after a failed one (`serial-producer.ts`).
  * - Consumer: the library's message stream ends for good when a fetch fails (e.g. the broker
  *   restarted). The adapter re-creates the stream, and the whole client if that fails, until
  *   `close()`. The library has no per-partition pause: the adapter stops handing out records of a
@@ -36,12 +37,12 @@ import {
   type KafkaConsumerOptions,
   type KafkaInboundRecord,
   type KafkaOutboundHeaders,
-  type KafkaOutboundRecord,
   type KafkaProducer,
   type KafkaProducerOptions,
   type KafkaTopicDescription,
   type KafkaTopicPartition,
 } from './kafka-client.js';
+import { serialProducer } from './serial-producer.js';
 import { withTimeout } from './send-timeout.js';
 
 /** Client-level retries: reconnects and metadata refreshes keep going across a broker restart. */
@@ -55,6 +56,9 @@ export function platformaticClient(connection: KafkaConnection): KafkaClient {
     retries: CLIENT_RETRIES,
     retryDelay: CLIENT_RETRY_DELAY_MS,
     autocreateTopics: false,
+    ...(connection.requestTimeoutMs === undefined
+      ? {}
+      : { requestTimeout: connection.requestTimeoutMs }),
   };
   return {
     name: 'platformatic',
@@ -70,6 +74,7 @@ type BaseOptions = {
   retries: number;
   retryDelay: number;
   autocreateTopics: boolean;
+  requestTimeout?: number;
 };
 
 // --------------------------------------------------------------------------------------------
@@ -107,19 +112,15 @@ async function createProducer(
     });
     return created;
   };
-  let producer: Producer | undefined = await connect();
-  // One send at a time: concurrent sends of the library's idempotent producer were acknowledged
-  // while the broker stored only one of them (measured: 10 concurrent sends → 1 record). In
-  // sequence, every acknowledged record is stored, in call order.
-  let tail: Promise<unknown> = Promise.resolve();
-  let closed = false;
-  const sendNow = async (records: readonly KafkaOutboundRecord[]) => {
-    if (closed) throw new Error('kafka producer is closed');
-    producer ??= await connect();
-    const current = producer;
-    try {
-      await withTimeout(
-        current.send({
+  // One send at a time, a new producer after a failed one (see serial-producer.ts). The library's
+  // concurrent idempotent sends were also measured acknowledged while the broker stored only
+  // one of them (10 concurrent sends → 1 record); after a broker restart its producer was seen
+  // to stay stuck (every send timing out for minutes) until replaced.
+  const serial = await serialProducer<Producer>({
+    connect,
+    send: (producer, records) =>
+      withTimeout(
+        producer.send({
           messages: records.map((record) => ({
             topic: record.topic,
             key: Buffer.from(record.key, 'utf8'),
@@ -129,31 +130,10 @@ async function createProducer(
         }),
         timeoutMs,
         `kafka send of ${records.length} record(s)`,
-      );
-    } catch (error) {
-      // After a broker restart the library's producer was seen to stay stuck (every send timing
-      // out for minutes); the next send starts on a new producer. Records the old one may still
-      // deliver are duplicates the consumers' inbox absorbs; nothing is acknowledged unsent.
-      producer = undefined;
-      void current.close().catch(() => undefined);
-      throw error;
-    }
-  };
-  return {
-    async send(records) {
-      if (records.length === 0) return;
-      const run = tail.then(() => sendNow(records));
-      tail = run.catch(() => undefined);
-      await run;
-    },
-    partitionFor: keyPartition,
-    close: async () => {
-      closed = true;
-      const current = producer;
-      producer = undefined;
-      await current?.close();
-    },
-  };
+      ).then(() => undefined),
+    close: (producer) => producer.close(),
+  });
+  return { send: serial.send, partitionFor: keyPartition, close: serial.close };
 }
 
 function headerMap(headers: KafkaOutboundHeaders | undefined): Map<Buffer, Buffer> {

@@ -1,0 +1,219 @@
+/**
+ * A broker paused (SIGSTOP) 250 ms of every 350 ms, 14 times, while the outbox relay publishes
+ * through `kafkaRelayPublisher` and the `publish…` helpers' `publishKafkaEnvelope` is called
+ * concurrently on the same producer. Per run it counts, against the whole topic read back with a
+ * raw kafkajs consumer: acknowledged records that are absent (outbox rows SENT and helper calls
+ * that resolved), duplicates, and rows not SENT once the broker is healthy again. No
+ * acknowledged record may be absent and no row may stay unsent; duplicates are allowed (the
+ * inbox absorbs them) and reported.
+ *
+ * Runs on a broker of its own, never the shared one. EVGEN_STALL_RUNS sets the runs per adapter
+ * (default 2, what the suite runs; many more by hand).
+ */
+import kafkajs from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createEnvelope,
+  createOutboxRelay,
+  kafkaRelayPublisher,
+  migrateOutbox,
+  postgresDatabase,
+  publishKafkaEnvelope,
+  writeOutboxEvent,
+  type Envelope,
+} from 'evgen/runtime';
+import { createTestSchema } from '../support/postgres.js';
+import { orderPlacedV1 } from '../outbox/support/test-event.js';
+import { startExtraKafkaBroker, type ExtraKafkaBroker } from '../support/kafka/broker.js';
+import { GC_PAUSE_RHYTHM, stallBroker } from '../support/kafka/broker-stall.js';
+import { createTestKafka, KAFKA_CLIENTS, waitFor } from '../support/kafka/test-kafka.js';
+
+const RUNS = Number(process.env.EVGEN_STALL_RUNS ?? 2);
+const AGGREGATES = 24;
+const PARTITIONS = 6;
+/** Concurrent helper calls started per stall period. */
+const HELPER_CALLS = 12;
+const REQUEST_TIMEOUT_MS = 200;
+
+let broker: ExtraKafkaBroker | undefined;
+beforeAll(async () => {
+  broker = await startExtraKafkaBroker();
+}, 180_000);
+afterAll(async () => {
+  await broker?.destroy();
+}, 60_000);
+
+/** Every record of `topic` (message ids from the headers), read from the beginning to the current end. */
+async function readWholeTopic(brokers: string, topic: string, groupId: string): Promise<string[]> {
+  const kafka = new kafkajs.Kafka({
+    clientId: 'evgen-stall-reader',
+    brokers: [brokers],
+    logLevel: kafkajs.logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = new Map<number, bigint>();
+  try {
+    for (const p of await admin.fetchTopicOffsets(topic)) ends.set(p.partition, BigInt(p.high));
+  } finally {
+    await admin.disconnect();
+  }
+  const ids: string[] = [];
+  const next = new Map<number, bigint>();
+  const consumer = kafka.consumer({ groupId });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ partition, message }) => {
+        ids.push(String(message.headers?.messageId ?? ''));
+        next.set(partition, BigInt(message.offset) + 1n);
+      },
+    });
+    await waitFor(
+      'the whole topic read back',
+      () =>
+        [...ends].every(([partition, end]) => (next.get(partition) ?? 0n) >= end)
+          ? true
+          : undefined,
+      60_000,
+    );
+  } finally {
+    await consumer.disconnect();
+  }
+  return ids;
+}
+
+const only = process.env.EVGEN_STALL_ADAPTER;
+describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name === only))(
+  'acknowledged records under broker stalls: $name',
+  ({ create }) => {
+    for (let run = 1; run <= RUNS; run++) {
+      it(`run ${run}: none acknowledged is lost, no row stays unsent`, async () => {
+        const kafka = await createTestKafka(create, broker!.brokers);
+        const pgSchema = await createTestSchema('evgen_kafka_stall');
+        const closers: (() => Promise<unknown>)[] = [];
+        try {
+          const [topic] = await kafka.createTopics([{ topic: 'orders', partitions: PARTITIONS }]);
+          const { schema } = pgSchema;
+          const db = postgresDatabase(pgSchema.pool);
+          await migrateOutbox(db, { schema });
+          // A request timeout shorter than a pause: the client gives up on requests the broker
+          // stores once it runs again, which is what a loaded host does to the default timeout.
+          const producer = await create({
+            brokers: [broker!.brokers],
+            requestTimeoutMs: REQUEST_TIMEOUT_MS,
+          }).producer({ timeoutMs: 5_000 });
+          closers.push(() => producer.close());
+
+          let round = 0;
+          const writeRound = () =>
+            db.transaction(async (tx) => {
+              round++;
+              for (let a = 0; a < AGGREGATES; a++) {
+                await writeOutboxEvent(
+                  tx,
+                  orderPlacedV1,
+                  { orderId: `order-${a}`, amount: round },
+                  {},
+                  { schema, notifyChannel: false },
+                );
+              }
+            });
+          const helperAcknowledged: Envelope[] = [];
+          let helperRejected = 0;
+          const helperRound = (period: number) =>
+            Promise.all(
+              Array.from({ length: HELPER_CALLS }, async (_, i) => {
+                const envelope = createEnvelope(orderPlacedV1, {
+                  orderId: `direct-${i}`,
+                  amount: period,
+                });
+                try {
+                  await publishKafkaEnvelope(
+                    producer,
+                    envelope,
+                    { topic: 'orders' },
+                    {
+                      prefix: kafka.prefix,
+                    },
+                  );
+                  helperAcknowledged.push(envelope);
+                } catch {
+                  helperRejected++;
+                }
+              }),
+            );
+
+          const relay = createOutboxRelay({
+            db,
+            schema,
+            notifyChannel: false,
+            pollIntervalMs: 50,
+            publisher: kafkaRelayPublisher(
+              producer,
+              { [orderPlacedV1.eventType]: { topic: 'orders' } },
+              { prefix: kafka.prefix },
+            ),
+          });
+          closers.push(() => relay.stop({ timeoutMs: 10_000 }));
+          await writeRound();
+          await relay.start();
+
+          // Rows and helper calls keep arriving through every pause.
+          const stall = stallBroker(broker!.pid()!, GC_PAUSE_RHYTHM);
+          const load: Promise<unknown>[] = [];
+          for (let period = 0; period < GC_PAUSE_RHYTHM.times; period++) {
+            load.push(writeRound(), helperRound(period));
+            await new Promise((resolve) => setTimeout(resolve, GC_PAUSE_RHYTHM.periodMs));
+          }
+          await stall;
+          await Promise.all(load);
+
+          const statusCounts = async () => {
+            const { rows } = await db.query<{ status: string; n: string }>(
+              `SELECT status, count(*) AS n FROM "${schema}".outbox_event GROUP BY status`,
+            );
+            return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+          };
+          const total = round * AGGREGATES;
+          const settled = await waitFor(
+            'every row SENT after the stalls',
+            async () => {
+              const counts = await statusCounts();
+              return counts.SENT === total ? counts : undefined;
+            },
+            90_000,
+          ).catch(() => undefined);
+          await relay.stop({ timeoutMs: 10_000 });
+          const finalCounts = settled ?? (await statusCounts());
+
+          const sent = await db.query<{ event_id: string }>(
+            `SELECT event_id FROM "${schema}".outbox_event WHERE status = 'SENT'`,
+          );
+          const acknowledged = new Set([
+            ...sent.rows.map((row) => row.event_id),
+            ...helperAcknowledged.map((envelope) => envelope.messageId),
+          ]);
+          const stored = await readWholeTopic(broker!.brokers, topic!, kafka.group('reader'));
+          const storedIds = new Set(stored);
+          const lost = [...acknowledged].filter((id) => !storedIds.has(id));
+          const duplicates = stored.length - storedIds.size;
+          const unsent = total - (finalCounts.SENT ?? 0);
+          console.log(
+            `[broker-stall] ${kafka.prefix} run ${run}: acknowledged ${acknowledged.size} ` +
+              `(rows ${sent.rows.length}, helper ${helperAcknowledged.length}), ` +
+              `acknowledged but absent ${lost.length}, duplicates ${duplicates}, ` +
+              `rows not SENT ${unsent} ${JSON.stringify(finalCounts)}, helper rejected ${helperRejected}`,
+          );
+          expect({ lost: lost.length, unsent }).toEqual({ lost: 0, unsent: 0 });
+          expect(acknowledged.size).toBeGreaterThan(total);
+        } finally {
+          for (const close of closers.reverse()) await close().catch(() => undefined);
+          await kafka.cleanup().catch(() => undefined);
+          await pgSchema.drop();
+        }
+      }, 240_000);
+    }
+  },
+);
