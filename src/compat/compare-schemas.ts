@@ -6,7 +6,7 @@
 import type { DiffContext } from './diff-context.js';
 import { canonicalJson } from './canonical-json.js';
 import { readByParts } from './read-by-parts.js';
-import { compareUnshapedKeywords } from './unshaped-keywords.js';
+import { compareUnshapedKeywords, refusedReferenceSiblings } from './unshaped-keywords.js';
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
 import type { RuleInfo } from './rules/shape-rule.js';
@@ -57,6 +57,8 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
     return;
   }
   // Keywords of the whole schema objects, once per such pair (facets of one object share them).
+  if (update.at.facet === undefined && refusedReferenceSiblings(ctx, original.at, update.at))
+    return;
   const whole = ctx.sub();
   if (update.at.facet === undefined) {
     compareUnshapedKeywords(whole, original.at, update.at, compareSchemas);
@@ -86,6 +88,19 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
  */
 function acceptsOtherTypes(shape: Shape): boolean {
   return ['string', 'number', 'object', 'array'].includes(shape.kind) && !hasType(shape);
+}
+
+/**
+ * By meaning, a reader whose kind is only inferred from its keywords (`{"minLength": 1}`) accepts
+ * every value of another type: a writer of one other type (`{"type": "boolean"}`) is read whole.
+ */
+function readsOtherType(original: Shape, update: Shape): boolean {
+  const typed = ['null', 'boolean', 'string', 'number', 'object', 'array'];
+  return (
+    acceptsOtherTypes(update) &&
+    typed.includes(original.kind) &&
+    (hasType(original) || original.kind === 'null' || original.kind === 'boolean')
+  );
 }
 
 function hasType(shape: Shape): boolean {
@@ -129,6 +144,7 @@ function compareShapes(ctx: DiffContext, original: Shape, update: Shape): void {
 
   if (original.kind !== update.kind) {
     if (ctx.reading === 'confluent' && isConnectBytesNumber(original, update)) return;
+    if (ctx.reading === 'meaning' && readsOtherType(original, update)) return;
     // Nothing can be written with `false`, and `{}`/`true` reads everything.
     if (original.kind !== 'false' && update.kind !== 'empty') ctx.add('TYPE_CHANGED');
     return;

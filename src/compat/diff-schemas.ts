@@ -57,8 +57,8 @@ function run(
   reading: Reading,
   options: RunOptions = {},
 ): SchemaDiffResult {
-  const from = new SchemaDocument(original).rootNode;
-  const to = new SchemaDocument(update).rootNode;
+  const from = new SchemaDocument(original, reading).rootNode;
+  const to = new SchemaDocument(update, reading).rootNode;
   const ctx = DiffContext.run(
     compatibleTypes,
     (root) => compareSchemas(root, from, to),

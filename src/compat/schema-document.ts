@@ -6,6 +6,8 @@
  */
 import { unescapeSegment } from '../common/json-pointer.js';
 import { isObject } from '../common/json-value.js';
+import { mapSchema } from '../schema/walk.js';
+import type { Reading } from './diff-context.js';
 
 export class SchemaInputError extends Error {
   constructor(message: string) {
@@ -37,16 +39,63 @@ export function dialectOf(root: unknown): SchemaDialect {
     : 'draft-07';
 }
 
+/**
+ * Keywords of the other dialect: draft-07 validators (Confluent's everit loader, ajv's draft-07
+ * class) do not know the 2019-09/2020-12 ones, so `{"minContains": 1}` there is `{}`.
+ */
+const NEWER_KEYWORDS: ReadonlySet<string> = new Set([
+  'prefixItems',
+  'dependentSchemas',
+  'dependentRequired',
+  'minContains',
+  'maxContains',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+]);
+/**
+ * Draft-07 `dependencies` is gone from 2019-09/2020-12. Confluent's 2020-12 loader ignores it;
+ * ajv's 2020-12 class still applies it, so policy `evgen` refuses to judge a change to it
+ * (unshaped-keywords.ts) rather than pick one of the two meanings.
+ */
+const OLDER_KEYWORDS: ReadonlySet<string> = new Set(['dependencies']);
+
+function foreignKeywords(dialect: SchemaDialect, reading: Reading): ReadonlySet<string> {
+  if (dialect === 'draft-07') return NEWER_KEYWORDS;
+  return reading === 'confluent' ? OLDER_KEYWORDS : new Set();
+}
+
 export class SchemaDocument {
   /** Embedded resources by `$id`, and anchors (`$anchor`, draft-07 `"$id": "#name"`). */
   private readonly resources = new Map<string, unknown>();
   private readonly anchors = new Map<string, unknown>();
+  private foreignSeen = false;
 
   readonly dialect: SchemaDialect;
+  /** The schema as the reading sees it: keywords of the other dialect left out. */
+  readonly root: unknown;
 
-  constructor(readonly root: unknown) {
-    this.dialect = dialectOf(root);
-    this.index(root, true);
+  /**
+   * `reading` decides how a schema is loaded where Confluent's loader and the meaning part ways
+   * (see schema-shape.ts): `$ref` siblings and chains, a `type` beside another type's keywords.
+   */
+  constructor(
+    written: unknown,
+    readonly reading: Reading = 'confluent',
+  ) {
+    this.dialect = dialectOf(written);
+    const foreign = foreignKeywords(this.dialect, reading);
+    this.root = written;
+    this.index(written, true, foreign);
+    if (this.foreignSeen) {
+      // Rare: rebuild without them (schema positions only) and index the copy instead.
+      this.root = mapSchema(written, (node) => {
+        for (const keyword of foreign) delete node[keyword];
+        return node;
+      });
+      this.resources.clear();
+      this.anchors.clear();
+      this.index(this.root, true, new Set());
+    }
   }
 
   get rootNode(): SchemaNode {
@@ -106,9 +155,9 @@ export class SchemaDocument {
     return undefined;
   }
 
-  private index(value: unknown, isRoot: boolean): void {
+  private index(value: unknown, isRoot: boolean, foreign: ReadonlySet<string>): void {
     if (Array.isArray(value)) {
-      for (const item of value) this.index(item, false);
+      for (const item of value) this.index(item, false, foreign);
       return;
     }
     if (!isObject(value)) return;
@@ -123,7 +172,8 @@ export class SchemaDocument {
     for (const [key, child] of Object.entries(value)) {
       // Data positions never hold schemas; skip them so an enum value cannot register an $id.
       if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') continue;
-      this.index(child, false);
+      if (foreign.has(key)) this.foreignSeen = true;
+      this.index(child, false, foreign);
     }
   }
 }

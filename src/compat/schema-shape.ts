@@ -7,6 +7,7 @@
  */
 import { isObject } from '../common/json-value.js';
 import { ComparisonLimitError } from './comparison-problem.js';
+import type { Reading } from './diff-context.js';
 import type { SchemaDialect, SchemaNode } from './schema-document.js';
 
 export type CombinedCriterion = 'allOf' | 'anyOf' | 'oneOf';
@@ -22,7 +23,12 @@ export type ShapeKind =
   | 'enum'
   | 'const'
   | 'combined'
-  | 'not';
+  | 'not'
+  /**
+   * Confluent's reading only: a `$ref` whose target is itself only a `$ref`. Its checker follows
+   * one reference per comparison, so two of these are never compared further.
+   */
+  | 'reference';
 
 export interface SchemaMeta {
   readonly id?: unknown;
@@ -80,7 +86,8 @@ const TYPE_KEYWORDS: Readonly<Record<'object' | 'array' | 'string' | 'number', r
       'minContains',
       'maxContains',
     ],
-    string: ['minLength', 'maxLength', 'pattern'],
+    // `format` too: both Confluent's loader and validators apply it to strings only.
+    string: ['minLength', 'maxLength', 'pattern', 'format'],
     number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
   };
 
@@ -89,12 +96,20 @@ const NO_META: SchemaMeta = { hasDefault: false };
 /** `$ref` hops followed iteratively; far beyond any real chain, it only stops circles. */
 const MAX_REF_HOPS = 10_000;
 
-function metaOf(keywords: { readonly [keyword: string]: unknown }): SchemaMeta {
+function metaOf(keywords: { readonly [keyword: string]: unknown }, node: SchemaNode): SchemaMeta {
+  const hasDefault =
+    Object.prototype.hasOwnProperty.call(keywords, 'default') &&
+    // Confluent's 2020-12 loader hands `default: null` on as Java's null: no default at all.
+    !(
+      keywords['default'] === null &&
+      node.doc.reading === 'confluent' &&
+      node.doc.dialect === '2020-12'
+    );
   return {
     id: keywords['$id'],
     title: keywords['title'],
     description: keywords['description'],
-    hasDefault: Object.prototype.hasOwnProperty.call(keywords, 'default'),
+    hasDefault,
     default: keywords['default'],
   };
 }
@@ -113,6 +128,8 @@ function constrains(
 ): boolean {
   const value = keywords[keyword];
   if (value === undefined) return false;
+  // Gone from 2019-09/2020-12 (see schema-document.ts): it constrains nothing there.
+  if (keyword === 'dependencies' && dialect === '2020-12') return false;
   if (
     dialect === '2020-12' &&
     ENTRY_WISE_2020_12.has(keyword) &&
@@ -123,60 +140,100 @@ function constrains(
   return true;
 }
 
+const TYPED_KINDS = ['array', 'object', 'number', 'string'] as const;
+
+/** The keyword group a `type` consumes (integer and number share one). */
+function groupOf(type: string): string {
+  return type === 'integer' ? 'number' : type;
+}
+
+/**
+ * What a schema object is made of, in the order Confluent's loader builds the parts: `$ref`,
+ * enum, combiners, not, const, the `type` part, then one untyped part per type whose keywords
+ * appear without being that `type`'s (`{"minLength": 1}` is an untyped string part).
+ *
+ * The two readings differ on two points. Confluent's draft-04/06/07 loader reads a `$ref` alone,
+ * ignoring its siblings as those drafts say. And its loader keeps the keywords of another type
+ * beside a `type` as an untyped part, so `{"type": "null", "required": ["a"]}` is an allOf of
+ * null and "an object needs a" — which by meaning is just null (the object keywords apply to
+ * objects only, which `type` excludes), so the `meaning` reading drops them.
+ */
 function facetsOf(
   keywords: { readonly [keyword: string]: unknown },
   dialect: SchemaDialect,
+  reading: Reading,
 ): string[] {
   const facets: string[] = [];
-  if (typeof keywords['$ref'] === 'string') facets.push('ref');
+  if (typeof keywords['$ref'] === 'string') {
+    if (reading === 'confluent' && dialect === 'draft-07') return ['ref'];
+    facets.push('ref');
+  }
   for (const keyword of ['enum', 'allOf', 'anyOf', 'oneOf', 'not', 'const']) {
     if (keywords[keyword] !== undefined) facets.push(keyword);
   }
   const type = keywords['type'];
-  if (typeof type === 'string') facets.push(`type:${type}`);
-  else if (Array.isArray(type) && type.length === 1 && typeof type[0] === 'string')
-    facets.push(`type:${type[0]}`);
-  else if (Array.isArray(type) && type.length > 1) facets.push('types');
-  else {
-    // No `type`: the keywords present say which kinds of value are constrained.
-    for (const kind of ['object', 'array', 'string', 'number'] as const) {
+  const sniff = (consumed: ReadonlySet<string>) => {
+    for (const kind of TYPED_KINDS) {
+      if (consumed.has(kind)) continue;
       if (TYPE_KEYWORDS[kind].some((keyword) => constrains(keywords, keyword, dialect)))
         facets.push(`type:${kind}`);
     }
+  };
+  const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
+  const named = (types ?? []).filter((item): item is string => typeof item === 'string');
+  if (named.length === 0) sniff(new Set());
+  else {
+    if (named.length === 1) facets.push(`type:${named[0]!}`);
+    else facets.push('types');
+    if (reading === 'confluent') sniff(new Set(named.map(groupOf)));
   }
   return facets;
 }
 
 /** The shape of a schema node (following `$ref`s). */
 export function shapeOf(node: SchemaNode): Shape {
-  let current = node;
-  for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
-    const { value } = current;
-    if (value === false) return { kind: 'false', at: current, keywords: {}, meta: NO_META };
-    if (!isObject(value)) return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
-    if (current.facet !== undefined) return facetShape(current, value, current.facet);
-    const facets = facetsOf(value, current.doc.dialect);
-    if (facets.length === 0)
-      return { kind: 'empty', at: current, keywords: value, meta: metaOf(value) };
-    if (facets.length === 1 && facets[0] === 'ref') {
-      current = current.doc.resolve(current, value['$ref'] as string);
-      continue;
-    }
-    if (facets.length === 1)
-      return { ...facetShape(current, value, facets[0]!), meta: metaOf(value) };
-    const indexed = facets.some((facet) => COMBINERS.has(facet));
-    return {
-      kind: 'combined',
-      at: current,
-      keywords: value,
-      meta: metaOf(value),
-      criterion: 'allOf',
-      synthetic: true,
-      ...(indexed ? { indexed } : {}),
-      subschemas: facets.map((facet) => ({ ...current, facet })),
-    };
-  }
-  throw refChainTooLong();
+  const current = followReferences(node);
+  const { value } = current;
+  if (value === false) return { kind: 'false', at: current, keywords: {}, meta: NO_META };
+  if (!isObject(value)) return { kind: 'empty', at: current, keywords: {}, meta: NO_META };
+  if (current.facet !== undefined) return facetShape(current, value, current.facet);
+  const facets = facetsOf(value, current.doc.dialect, current.doc.reading);
+  if (facets.length === 0)
+    return { kind: 'empty', at: current, keywords: value, meta: metaOf(value, current) };
+  if (facets.length === 1)
+    return { ...facetShape(current, value, facets[0]!), meta: metaOf(value, current) };
+  const indexed = facets.some((facet) => COMBINERS.has(facet));
+  return {
+    kind: 'combined',
+    at: current,
+    keywords: value,
+    meta: metaOf(value, current),
+    criterion: 'allOf',
+    synthetic: true,
+    ...(indexed ? { indexed } : {}),
+    subschemas: facets.map((facet) => ({ ...current, facet })),
+  };
+}
+
+/** Facet marking a `$ref` target that is itself only a `$ref` (Confluent's reading). */
+const REFERENCE_FACET = 'reference';
+
+function isOnlyReference(node: SchemaNode): boolean {
+  const { value } = node;
+  if (node.facet !== undefined || !isObject(value)) return false;
+  const facets = facetsOf(value, node.doc.dialect, node.doc.reading);
+  return facets.length === 1 && facets[0] === 'ref';
+}
+
+/**
+ * The schema one `$ref` names. Confluent's checker resolves one reference per comparison: a
+ * target that is itself only a `$ref` is compared as a reference, never looked through.
+ */
+function resolveOnce(at: SchemaNode, ref: string): SchemaNode {
+  const target = at.doc.resolve({ ...at, facet: undefined }, ref);
+  return at.doc.reading === 'confluent' && isOnlyReference(target)
+    ? { ...target, facet: REFERENCE_FACET }
+    : target;
 }
 
 function facetShape(
@@ -187,7 +244,9 @@ function facetShape(
   const base = { at, keywords, meta: NO_META };
   switch (facet) {
     case 'ref':
-      return shapeOf(at.doc.resolve({ ...at, facet: undefined }, keywords['$ref'] as string));
+      return shapeOf(resolveOnce(at, keywords['$ref'] as string));
+    case REFERENCE_FACET:
+      return { ...base, kind: 'reference' };
     case 'enum':
       return { ...base, kind: 'enum' };
     case 'const':
@@ -198,7 +257,9 @@ function facetShape(
     case 'anyOf':
     case 'oneOf': {
       const list = keywords[facet];
-      const subschemas = Array.isArray(list) ? list.map((value) => at.doc.child(at, value)) : [];
+      const subschemas = Array.isArray(list)
+        ? list.flatMap((value) => membersOf(at.doc.child(at, value)))
+        : [];
       return { ...base, kind: 'combined', criterion: facet, synthetic: false, subschemas };
     }
     case 'types': {
@@ -231,17 +292,32 @@ function facetShape(
   }
 }
 
-/** Follows `$ref`-only schemas to the schema they name, so a pair is keyed by what it really is. */
+/**
+ * Follows `$ref`-only schemas to the schema they name, so a pair is keyed by what it really is
+ * (one reference in Confluent's reading, see resolveOnce).
+ */
 export function followReferences(node: SchemaNode): SchemaNode {
+  if (node.doc.reading === 'confluent')
+    return isOnlyReference(node) ? resolveOnce(node, (node.value as { $ref: string }).$ref) : node;
   let current = node;
   for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
-    const { value } = current;
-    if (current.facet !== undefined || !isObject(value)) return current;
-    const facets = facetsOf(value, current.doc.dialect);
-    if (facets.length !== 1 || facets[0] !== 'ref') return current;
-    current = current.doc.resolve(current, value['$ref'] as string);
+    if (!isOnlyReference(current)) return current;
+    current = current.doc.resolve(current, (current.value as { $ref: string }).$ref);
   }
   throw refChainTooLong();
+}
+
+/**
+ * The members a combiner's subschema contributes. Confluent's 2020-12 loader hands each keyword
+ * group of a member to the combiner on its own: `anyOf: [{"enum": ["x"], "type": "string"}]` is
+ * compared as `anyOf: [{"enum": ["x"]}, {"type": "string"}]`. Its draft-07 loader, and the
+ * meaning, keep the member whole (an allOf of its groups).
+ */
+function membersOf(member: SchemaNode): SchemaNode[] {
+  const { value, doc } = member;
+  if (doc.reading !== 'confluent' || doc.dialect !== '2020-12' || !isObject(value)) return [member];
+  const facets = facetsOf(value, doc.dialect, doc.reading);
+  return facets.length > 1 ? facets.map((facet) => ({ ...member, facet })) : [member];
 }
 
 /** A `$ref` that only leads to another `$ref`, too many times (or in a circle): never a schema. */
@@ -262,5 +338,5 @@ export function childOf(shape: Shape, value: unknown): SchemaNode {
 export function acceptsEverything(value: unknown, dialect: SchemaDialect = 'draft-07'): boolean {
   if (value === true) return true;
   if (!isObject(value)) return false;
-  return facetsOf(value, dialect).length === 0;
+  return facetsOf(value, dialect, 'meaning').length === 0;
 }

@@ -48,6 +48,45 @@ function requiredOf(keywords: Keywords): Set<string> {
   );
 }
 
+/**
+ * Draft-07 and earlier ignore every keyword beside `$ref`; evgen's validators (ajv) apply them.
+ * Where such keywords differ, the two meanings may part ways, so the change is not judged.
+ */
+function referenceWithSiblings(value: unknown): boolean {
+  if (!isObject(value) || typeof value['$ref'] !== 'string') return false;
+  const { $ref: _reference, ...siblings } = value;
+  return !acceptsEverything(siblings, 'draft-07');
+}
+
+/**
+ * True (and the change refused) when a draft-07 pair differs where a `$ref` has siblings: the
+ * pair is not compared further, since everything found below would rest on one of two meanings.
+ */
+export function refusedReferenceSiblings(
+  ctx: DiffContext,
+  original: SchemaNode,
+  update: SchemaNode,
+): boolean {
+  if (original.doc.dialect !== 'draft-07' || update.doc.dialect !== 'draft-07') return false;
+  if (!referenceWithSiblings(original.value) && !referenceWithSiblings(update.value)) return false;
+  if (acceptsEverything(update.value, 'draft-07')) return false;
+  if (canonicalJson(original.value) === canonicalJson(update.value)) return false;
+  ctx.addUnjudged('$ref');
+  return true;
+}
+
+/** Whether this schema object alone lets `[]` through (nothing asks for items). */
+function acceptsEmptyArray(keywords: Keywords): boolean {
+  const minItems = keywords['minItems'];
+  return (
+    (minItems === undefined || minItems === 0) &&
+    keywords['contains'] === undefined &&
+    keywords['items'] !== false &&
+    keywords['enum'] === undefined &&
+    keywords['const'] === undefined
+  );
+}
+
 export function compareUnshapedKeywords(
   ctx: DiffContext,
   original: SchemaNode,
@@ -64,10 +103,25 @@ export function compareUnshapedKeywords(
   if (reader['format'] !== undefined && reader['format'] !== writer['format'])
     ctx.addUnjudged('format');
 
-  // `contains: {}` still asks for one item; `propertyNames: {}` asks for nothing.
+  if (
+    update.doc.dialect === '2020-12' &&
+    reader['dependencies'] !== undefined &&
+    canonicalJson(writer['dependencies']) !== canonicalJson(reader['dependencies'])
+  )
+    ctx.addUnjudged('dependencies');
+
+  if (reader['contains'] !== undefined && writer['contains'] === undefined) {
+    // `contains: {}` still asks for one item: an empty array the writer allowed now fails.
+    if (dialect === '2020-12' && reader['minContains'] === 0) {
+      // Asks for nothing.
+    } else if (acceptsEmptyArray(writer)) ctx.add('MIN_CONTAINS_ADDED', 'contains');
+    else ctx.addUnjudged('contains');
+  }
+  // `propertyNames: {}` asks for nothing.
   for (const keyword of ['contains', 'propertyNames']) {
     if (keyword === 'contains' ? reader[keyword] === undefined : !present(reader, keyword))
       continue;
+    if (keyword === 'contains' && writer[keyword] === undefined) continue;
     if (
       writer[keyword] === undefined ||
       !reads(ctx, child(original, writer[keyword]), child(update, reader[keyword]), compareSchemas)
@@ -114,5 +168,5 @@ export const MEANING_ONLY_KEYWORDS_RULE: RuleInfo = {
   id: 'meaning-only-keywords',
   purpose:
     'Policy evgen: keywords Confluent never compares (format, contains, propertyNames, if/then/else, required names not declared) judged by meaning, or refused when they cannot be.',
-  emits: ['REQUIRED_ATTRIBUTE_ADDED', 'COMBINED_TYPE_CHANGED'],
+  emits: ['REQUIRED_ATTRIBUTE_ADDED', 'MIN_CONTAINS_ADDED', 'COMBINED_TYPE_CHANGED'],
 };

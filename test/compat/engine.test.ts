@@ -13,6 +13,9 @@ import {
   type JsonSchema,
 } from 'evgen';
 
+/** 2019-09/2020-12 keywords mean something only there: draft-07 loaders ignore them. */
+const D2020 = 'https://json-schema.org/draft/2020-12/schema';
+
 const changes = (original: JsonSchema, update: JsonSchema) =>
   diffSchemas(original, update).changes.map((c) => `${c.type} ${c.path}`);
 
@@ -94,20 +97,30 @@ describe('2020-12 keywords', () => {
 
   it('dependentRequired and dependentSchemas', () => {
     expect(
-      changes({ dependentRequired: { a: ['b'] } }, { dependentRequired: { a: ['b', 'c'] } }),
+      changes(
+        { $schema: D2020, dependentRequired: { a: ['b'] } },
+        { $schema: D2020, dependentRequired: { a: ['b', 'c'] } },
+      ),
     ).toEqual(['DEPENDENCY_ARRAY_EXTENDED #/dependencies/a']);
     expect(
-      diffSchemas({ dependentRequired: { a: ['b', 'c'] } }, { dependentRequired: { a: ['b'] } })
-        .compatible,
+      diffSchemas(
+        { $schema: D2020, dependentRequired: { a: ['b', 'c'] } },
+        { $schema: D2020, dependentRequired: { a: ['b'] } },
+      ).compatible,
     ).toBe(true);
-    expect(changes({ dependentSchemas: { a: { required: ['b'] } } }, {})).toEqual([]);
     expect(
-      changes({ properties: {}, dependentSchemas: { a: { required: ['b'] } } }, { properties: {} }),
+      changes({ $schema: D2020, dependentSchemas: { a: { required: ['b'] } } }, { $schema: D2020 }),
+    ).toEqual([]);
+    expect(
+      changes(
+        { $schema: D2020, type: 'object', dependentSchemas: { a: { required: ['b'] } } },
+        { $schema: D2020, type: 'object' },
+      ),
     ).toEqual(['DEPENDENCY_SCHEMA_REMOVED #/dependencies/a']);
     expect(
       diffSchemas(
-        { properties: {} },
-        { properties: {}, dependentSchemas: { a: { required: ['b'] } } },
+        { $schema: D2020, type: 'object' },
+        { $schema: D2020, type: 'object', dependentSchemas: { a: { required: ['b'] } } },
       ).compatible,
     ).toBe(false);
   });
@@ -137,8 +150,9 @@ describe('2020-12 keywords', () => {
   it('unevaluatedProperties closes and partially opens objects like additionalProperties', () => {
     expect(
       changes(
-        { properties: { a: { type: 'string' } }, unevaluatedProperties: false },
+        { $schema: D2020, properties: { a: { type: 'string' } }, unevaluatedProperties: false },
         {
+          $schema: D2020,
           properties: { a: { type: 'string' }, b: { type: 'string' } },
           unevaluatedProperties: false,
         },
@@ -146,8 +160,8 @@ describe('2020-12 keywords', () => {
     ).toEqual(['OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL #/properties/b']);
     expect(
       diffSchemas(
-        { properties: {}, unevaluatedProperties: true },
-        { properties: {}, unevaluatedProperties: false },
+        { $schema: D2020, type: 'object', unevaluatedProperties: true },
+        { $schema: D2020, type: 'object', unevaluatedProperties: false },
       ).changes.map((c) => c.type),
     ).toEqual(['UNEVALUATED_PROPERTIES_REMOVED']);
   });
@@ -261,14 +275,14 @@ describe('bounds and other keywords', () => {
       false,
     ],
     [
-      { type: 'array', maxContains: 2 },
-      { type: 'array', maxContains: 3 },
+      { $schema: D2020, type: 'array', maxContains: 2 },
+      { $schema: D2020, type: 'array', maxContains: 3 },
       'MAX_CONTAINS_INCREASED #/maxContains',
       true,
     ],
     [
-      { type: 'array', minContains: 2 },
-      { type: 'array', minContains: 3 },
+      { $schema: D2020, type: 'array', minContains: 2 },
+      { $schema: D2020, type: 'array', minContains: 3 },
       'MIN_CONTAINS_INCREASED #/minContains',
       false,
     ],

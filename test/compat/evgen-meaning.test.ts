@@ -55,11 +55,14 @@ describe('format', () => {
 describe('contains', () => {
   const array = (extra: Record<string, unknown>) =>
     withX({ type: 'array', items: { type: 'string' }, ...extra });
-  it('a reader contains that reads the writer’s is compatible; adding one is refused', () => {
+  it('a reader contains that reads the writer’s is compatible; adding one rejects [] (or is refused when the writer never allows [])', () => {
     expect(
       verdict(array({ contains: { const: 'a' } }), array({ contains: { enum: ['a', 'b'] } })),
     ).toBe('compatible');
     expect(verdict(array({}), array({ contains: { const: 'a' } }))).toBe(
+      'incompatible: MIN_CONTAINS_ADDED #/properties/x/contains',
+    );
+    expect(verdict(array({ minItems: 1 }), array({ minItems: 1, contains: { const: 'a' } }))).toBe(
       'refused: contains at #/properties/x/contains',
     );
     expect(
@@ -232,7 +235,7 @@ describe('found by the soundness test', () => {
   });
   it('contains: {} still asks for one item', () => {
     expect(verdict(withX({ type: 'array' }), withX({ type: 'array', contains: {} }))).toBe(
-      'refused: contains at #/properties/x/contains',
+      'incompatible: MIN_CONTAINS_ADDED #/properties/x/contains',
     );
   });
 });

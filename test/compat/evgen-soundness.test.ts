@@ -6,33 +6,12 @@
  * instance generator; both are seeded, so a failure reproduces. Pairs evgen refuses to judge
  * (UnjudgedChangeError) are counted, not checked.
  */
-import { Ajv, type Options } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { checkReadable, UnjudgedChangeError, type JsonSchema } from 'evgen';
-import { dialectOf, readerSchema, writerSchema } from '../../src/schema/views.js';
+import { checkReadable, UnjudgedChangeError } from 'evgen';
+import { readerSchema, writerSchema } from '../../src/schema/views.js';
+import { validator } from './support/view-validators.js';
 import { editedSchema, randomPayloadSchema, type PairDialect } from '../support/schema-pairs.js';
 import { schemaInstances, seededRandom } from '../support/schema-instances.js';
-
-const addFormats = addFormatsModule.default;
-// The options of the validators target (src/codegen/targets/validators.ts) that change what passes.
-const OPTIONS: Options = {
-  allErrors: true,
-  strict: false,
-  strictNumbers: true,
-  validateFormats: true,
-  ownProperties: true,
-};
-
-// One instance per dialect: creating ajv (and its meta-schemas) per schema would dominate the run.
-const AJV = { draft07: new Ajv(OPTIONS), d2020: new Ajv2020(OPTIONS) };
-addFormats(AJV.draft07);
-addFormats(AJV.d2020);
-
-function validator(schema: JsonSchema) {
-  return (dialectOf(schema) === 'draft-07' ? AJV.draft07 : AJV.d2020).compile(schema as object);
-}
 
 // SOUNDNESS_PAIRS=5000 for a deeper local run; the default keeps `npm test` fast.
 const PAIRS = Number(process.env.SOUNDNESS_PAIRS ?? 300);

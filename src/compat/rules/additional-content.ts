@@ -2,6 +2,7 @@
  * `additionalProperties` / `additionalItems` (2020-12: `items` after `prefixItems`) and
  * `unevaluatedProperties` / `unevaluatedItems`: whether extras are allowed, and under which schema.
  */
+import { isObject } from '../../common/json-value.js';
 import type { CompareSchemas } from '../compare-schemas.js';
 import type { DiffContext } from '../diff-context.js';
 import { acceptsEverything, childOf, type Shape } from '../schema-shape.js';
@@ -56,17 +57,33 @@ function compareAdditional(
   stem: Stem,
   compareSchemas: CompareSchemas,
 ): void {
-  const before = openEnd(original, keywords[0]);
-  const after = openEnd(update, keywords[1]);
+  const before = extrasSchema(original, keywords[0]);
+  const after = extrasSchema(update, keywords[1]);
   ctx.enter([path], () => {
     if (before.permits !== after.permits) ctx.add(type(stem, after.permits ? 'ADDED' : 'REMOVED'));
-    else if (before.schema === undefined && after.schema !== undefined)
-      ctx.add(type(stem, 'NARROWED'));
-    else if (before.schema !== undefined && after.schema === undefined)
+    else if (before.schema === undefined && after.schema !== undefined) {
+      // By meaning, no schema is `true`: only a reader schema that rejects something narrows.
+      if (ctx.reading === 'meaning')
+        compareSchemas(ctx, childOf(original, true), childOf(update, after.schema));
+      else ctx.add(type(stem, 'NARROWED'));
+    } else if (before.schema !== undefined && after.schema === undefined)
       ctx.add(type(stem, 'EXTENDED'));
     else if (before.schema !== undefined)
       compareSchemas(ctx, childOf(original, before.schema), childOf(update, after.schema));
   });
+}
+
+/**
+ * The schema extras must match. Confluent's loader keeps an object that accepts everything
+ * (`additionalProperties: {}`) as a schema, unlike `true`: so `{}` added counts as narrowed and
+ * `{}` → `{"type": "integer"}` as a type change.
+ */
+function extrasSchema(shape: Shape, keyword: string): { permits: boolean; schema: unknown } {
+  const end = openEnd(shape, keyword);
+  const written = shape.keywords[keyword];
+  if (shape.at.doc.reading === 'confluent' && end.schema === undefined && isObject(written))
+    return { permits: end.permits, schema: written };
+  return end;
 }
 
 function compareUnevaluated(

@@ -26,8 +26,10 @@ function tupleOf(shape: Shape): Tuple {
 function allItemsOf(shape: Shape): unknown {
   const items = shape.keywords['items'];
   if (shape.at.doc.dialect !== '2020-12') {
-    // Draft-07: `items: false` allows only the empty array; `true`/`{}` constrain nothing.
-    if (items === undefined || Array.isArray(items) || acceptsEverything(items, 'draft-07'))
+    // Draft-07: `items: false` allows only the empty array; `true`/`{}` constrain nothing, but
+    // Confluent's loader keeps them as an item schema (so adding one counts as SCHEMA_ADDED).
+    if (items === undefined || Array.isArray(items)) return undefined;
+    if (acceptsEverything(items, 'draft-07') && shape.at.doc.reading !== 'confluent')
       return undefined;
     return items;
   }

@@ -139,6 +139,25 @@ type ReadLimit = (keywords: Shape['keywords'], keyword: string) => number | unde
 
 const asWritten: ReadLimit = (keywords, keyword) => number(keywords[keyword]);
 
+/**
+ * As Confluent's loaders read the limits: its 2020-12 loader gives `contains` its default
+ * `minContains` of 1 (so adding `contains` adds a floor, and `[]` no longer passes), and its
+ * checker looks at `exclusiveMaximum` only when neither side states a `maximum` (lowering an
+ * exclusive ceiling beside a `maximum` goes unseen).
+ */
+function confluentLimits(original: Shape, update: Shape): ReadLimit {
+  const withContains = original.at.doc.dialect === '2020-12';
+  const hidesExclusiveMaximum =
+    original.keywords['maximum'] !== undefined || update.keywords['maximum'] !== undefined;
+  return (keywords, keyword) => {
+    if (keyword === 'exclusiveMaximum' && hidesExclusiveMaximum) return undefined;
+    const value = number(keywords[keyword]);
+    if (keyword === 'minContains' && withContains && keywords['contains'] !== undefined)
+      return value ?? 1;
+    return value;
+  };
+}
+
 /** Floors of 0 that constrain nothing (`minLength: 0` is no limit at all). */
 const NO_OP_ZERO = new Set(['minLength', 'minItems', 'minProperties']);
 
@@ -262,7 +281,7 @@ export const numericBoundsRule: ShapeRule = {
   kinds: ['string', 'number', 'object', 'array'],
   compare(ctx, original, update) {
     if (ctx.reading === 'confluent') {
-      compareWritten(ctx, original, update);
+      compareWritten(ctx, original, update, undefined, confluentLimits(original, update));
       return;
     }
     if (original.kind !== 'number') {

@@ -11,9 +11,14 @@ interface Dependency<T> {
   readonly value: T;
 }
 
+/** 2019-09/2020-12 no longer have `dependencies` (see schema-document.ts); draft-07 only has it. */
+function dependencyKeywords(shape: Shape, newer: string): readonly string[] {
+  return shape.at.doc.dialect === '2020-12' ? [newer] : ['dependencies'];
+}
+
 function propertyDependencies(shape: Shape): Map<string, Dependency<ReadonlySet<string>>> {
   const result = new Map<string, Dependency<ReadonlySet<string>>>();
-  for (const name of ['dependencies', 'dependentRequired']) {
+  for (const name of dependencyKeywords(shape, 'dependentRequired')) {
     const map = shape.keywords[name];
     if (!isObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
@@ -28,7 +33,7 @@ function propertyDependencies(shape: Shape): Map<string, Dependency<ReadonlySet<
 
 function schemaDependencies(shape: Shape): Map<string, Dependency<unknown>> {
   const result = new Map<string, Dependency<unknown>>();
-  for (const name of ['dependencies', 'dependentSchemas']) {
+  for (const name of dependencyKeywords(shape, 'dependentSchemas')) {
     const map = shape.keywords[name];
     if (!isObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
