@@ -340,6 +340,15 @@ export function createKafkaConsumerRunner(
       hold(record, undefined);
       return;
     }
+    if (owned.has(tpKey(record))) {
+      // Records the client skipped come first: seek back to them (the committer never commits
+      // past them either way).
+      const missing = committer.received(record, BigInt(record.offset));
+      if (missing !== undefined) {
+        hold({ ...record, offset: missing.toString() }, 0);
+        return;
+      }
+    }
     const work = processRecord(record);
     inFlight.add(work);
     try {
@@ -525,6 +534,7 @@ export function createKafkaConsumerRunner(
   }
 
   function onAssigned(partitions: readonly KafkaTopicPartition[]): void {
+    committer.forget(partitions);
     for (const tp of partitions) {
       const key = tpKey(tp);
       owned.add(key);

@@ -1,11 +1,24 @@
 /**
- * Commits consumed positions without a round trip per record. The runner reports each settled
- * record (`settled(tp, offset + 1)`) only after its inbox transaction committed or its retry copy
- * or dead letter was acknowledged; the committer keeps the highest such position per partition
- * and commits every pending one in ONE request, with at most one request in flight: positions
- * settled meanwhile ride on the next request. A failed commit keeps its positions pending and is
- * tried again (after `retryDelayMs`, or with the next settled record); a crash in between only
- * means redelivery of settled records, which the inbox absorbs.
+ * Commits consumed positions without a round trip per record, and never past a record that is not
+ * settled.
+ *
+ * The runner tells the committer about every record the client hands it (`received`) and about
+ * every record it settled (`settled`: its inbox transaction committed, or its retry copy or dead
+ * letter was acknowledged). Per partition the committer knows which offset it expects next; the
+ * commit position is the lowest offset that is received and not settled, or the expected one:
+ * every record below it was seen and settled. A record further ahead than expected means the
+ * client skipped something (a rebalance that dropped fetched records, a stale fetch after a seek):
+ * `received` answers with the offset to seek back to, and the position stays below the hole. Only
+ * when the same record comes first again after that seek are the offsets in between taken as not
+ * existing (compaction, transaction markers). A record behind the expected one is a redelivery
+ * (seek back, rejoin): the position never moves backwards, and moves on once the redelivered
+ * records are settled again. So whatever the client or a rebalance does, the group's offset
+ * never passes an unsettled record.
+ *
+ * Pending positions go out in ONE request, with at most one request in flight: positions settled
+ * meanwhile ride on the next request. A failed commit keeps its positions pending and is tried
+ * again (after `retryDelayMs`, or with the next settled record); a crash in between only means
+ * redelivery of settled records, which the inbox absorbs.
  */
 import type { KafkaCommitOffset, KafkaTopicPartition } from '../kafka-client.js';
 
@@ -18,31 +31,88 @@ export interface OffsetCommitterOptions {
   readonly retryDelayMs?: number;
 }
 
+/** What the committer knows of one partition since it was (re)assigned. */
+interface PartitionTrack {
+  /** The offset the client should deliver next (after the last record received). */
+  next: bigint;
+  /** Received, not settled yet. */
+  readonly open: Set<bigint>;
+  /** A hole seen once: `expected` was due, `seen` came; the caller was told to seek back. */
+  hole: { readonly expected: bigint; readonly seen: bigint } | undefined;
+}
+
 const key = (tp: KafkaTopicPartition) => `${tp.topic}:${tp.partition}`;
 
 export class OffsetCommitter {
-  /** Highest settled position per partition since the partition was (re)assigned. */
+  private readonly tracks = new Map<string, PartitionTrack>();
+  /** Highest commit position per partition since the partition was (re)assigned. */
   private readonly positions = new Map<string, KafkaCommitOffset>();
   /** Positions not yet stored by the broker. */
   private readonly pending = new Map<string, KafkaCommitOffset>();
   private running: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private committedCount = 0;
+  private holeCount = 0;
 
   constructor(private readonly options: OffsetCommitterOptions) {}
 
-  /** Records that everything before `offset` (the next offset to read) of `tp` is settled. */
+  /**
+   * The client handed over the record at `offset`. Returns undefined when it is the expected one
+   * (or a redelivery); else the offset the partition must be sought back to: the records in
+   * between were skipped, and this record is not tracked (it comes again after the seek).
+   */
+  received(tp: KafkaTopicPartition, offset: bigint): bigint | undefined {
+    const k = key(tp);
+    const track = this.tracks.get(k);
+    if (track === undefined) {
+      // The first record after an assignment: the client starts at the group's offset.
+      this.tracks.set(k, { next: offset + 1n, open: new Set([offset]), hole: undefined });
+      return undefined;
+    }
+    if (offset > track.next) {
+      const hole = track.hole;
+      if (hole === undefined || hole.expected !== track.next || hole.seen !== offset) {
+        // First sight: ask for the expected record again before believing it does not exist.
+        track.hole = { expected: track.next, seen: offset };
+        this.holeCount++;
+        return track.next;
+      }
+    }
+    if (offset < track.next) {
+      // Delivered again from here on: what was open at or after it comes again too.
+      for (const open of track.open) if (open >= offset) track.open.delete(open);
+    }
+    track.hole = undefined;
+    track.next = offset + 1n;
+    track.open.add(offset);
+    return undefined;
+  }
+
+  /**
+   * Records that the record before `offset` (the next offset to read) of `tp` is settled. The
+   * commit position moves up to the first received record that is not settled.
+   */
   settled(tp: KafkaTopicPartition, offset: bigint): void {
     const k = key(tp);
+    const recordOffset = offset - 1n;
+    let track = this.tracks.get(k);
+    if (track === undefined || (recordOffset >= track.next && !track.open.has(recordOffset))) {
+      // Never reported as received: take it as received now (holes still block the position).
+      if (this.received(tp, recordOffset) !== undefined) return;
+      track = this.tracks.get(k)!;
+    }
+    track.open.delete(recordOffset);
+    let frontier = track.next;
+    for (const open of track.open) if (open < frontier) frontier = open;
     const previous = this.positions.get(k);
-    if (previous !== undefined && BigInt(previous.offset) >= offset) return;
-    const position = { topic: tp.topic, partition: tp.partition, offset: offset.toString() };
+    if (previous !== undefined && BigInt(previous.offset) >= frontier) return;
+    const position = { topic: tp.topic, partition: tp.partition, offset: frontier.toString() };
     this.positions.set(k, position);
     this.pending.set(k, position);
     this.kick();
   }
 
-  /** The highest settled position of `tp` (next offset to read), if any. */
+  /** The commit position of `tp` (every record before it is settled), if any. */
   position(tp: KafkaTopicPartition): bigint | undefined {
     const position = this.positions.get(key(tp));
     return position === undefined ? undefined : BigInt(position.offset);
@@ -51,6 +121,11 @@ export class OffsetCommitter {
   /** Commit requests the broker acknowledged. */
   get commits(): number {
     return this.committedCount;
+  }
+
+  /** Records that came ahead of the expected offset (a seek back was asked for). */
+  get holes(): number {
+    return this.holeCount;
   }
 
   /** Positions settled but not stored yet. */
@@ -68,11 +143,12 @@ export class OffsetCommitter {
   }
 
   /**
-   * Forgets partitions (revoked): their pending positions are dropped, and a later assignment
-   * starts from whatever the group has committed.
+   * Forgets partitions (revoked, or assigned afresh): their pending positions are dropped, and
+   * the next record received starts them again from whatever the group has committed.
    */
   forget(tps: readonly KafkaTopicPartition[]): void {
     for (const tp of tps) {
+      this.tracks.delete(key(tp));
       this.positions.delete(key(tp));
       this.pending.delete(key(tp));
     }
