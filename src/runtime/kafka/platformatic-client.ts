@@ -148,12 +148,15 @@ function headerMap(headers: KafkaOutboundHeaders | undefined): Map<Buffer, Buffe
 // Consumer
 
 interface PartitionState {
-  /** Next offset to hand out: last handed out + 1, or a seek target. */
-  position?: bigint;
-  /** Set by seek/resume until the record at `position` arrives (a stale fetch may come first). */
-  seeking: boolean;
-  /** How many times the stream's position was corrected for the pending seek. */
-  corrections: number;
+  /**
+   * Offset of the next record to take from the stream: after the last one queued, or where a
+   * seek, pause or resume put it. Undefined until the first record after an assignment (the
+   * stream starts at the group's committed offset).
+   */
+  next?: bigint;
+  /** A record seen ahead of `next`, and the fetch response it came in (see #accept). */
+  hole?: { readonly seen: bigint; readonly response: number };
+  /** Records taken from the stream, not handed out yet, in offset order. */
   queue: Message[];
   running: boolean;
 }
@@ -161,6 +164,15 @@ interface PartitionState {
 /** Buffered records across partitions above which the stream stops fetching. */
 const HIGH_WATER = 500;
 
+/**
+ * The library's stream fetches every assigned partition forward from its own position, which
+ * the adapter re-points for seek/resume. Its invariant: records are handed out per partition in
+ * offset order with nothing skipped. A record ahead of the expected offset (from a fetch issued
+ * before a re-point, or before a rebalance) is dropped and the stream pointed back; only when the
+ * same record comes first in a later response, fetched from the expected offset, are the
+ * offsets in between taken as absent (compaction, transaction markers). A rebalance keeps what
+ * was queued for partitions this member keeps: the stream may go on from its fetch position.
+ */
 class PlatformaticConsumer implements KafkaConsumer {
   readonly #base: BaseOptions;
   readonly #options: KafkaConsumerOptions;
@@ -170,8 +182,13 @@ class PlatformaticConsumer implements KafkaConsumer {
   readonly #partitions = new Map<string, PartitionState>();
   readonly #paused = new Set<string>();
   #assigned: KafkaTopicPartition[] = [];
+  readonly #assignedKeys = new Set<string>();
+  /** Fetch responses seen (any stream of this consumer). */
+  #responses = 0;
   #buffered = 0;
   #active = 0;
+  /** Partition drains running (handing records out). */
+  #draining = 0;
   readonly #waiting: (() => void)[] = [];
   #closed = false;
   #restarting: Promise<void> | undefined;
@@ -217,6 +234,15 @@ class PlatformaticConsumer implements KafkaConsumer {
       maxWaitTime: 500,
     });
     this.#stream = stream;
+    // Emitted before a response's records are pushed: tells responses apart (see #accept).
+    stream.on('fetch', () => (this.#responses += 1));
+    // After a (re)join the stream restarts kept partitions at the group's committed offset:
+    // point them at what this member already has instead of fetching it again.
+    stream.on('offsets', () => {
+      for (const [key, state] of this.#partitions) {
+        if (state.next !== undefined) stream.offsetsToFetch.set(key, state.next);
+      }
+    });
     stream.on('data', (message) => this.#onMessage(message));
     stream.on('error', (error) => this.#onStreamEnd(stream, error));
     stream.on('close', () => this.#onStreamEnd(stream, undefined));
@@ -253,19 +279,22 @@ class PlatformaticConsumer implements KafkaConsumer {
       for (const partition of assignment.partitions)
         next.push({ topic: assignment.topic, partition });
     }
-    const before = new Set(this.#assigned.map((tp) => partitionKey(tp.topic, tp.partition)));
+    const before = this.#assignedKeys;
     const after = new Set(next.map((tp) => partitionKey(tp.topic, tp.partition)));
     const revoked = this.#assigned.filter((tp) => !after.has(partitionKey(tp.topic, tp.partition)));
     const added = next.filter((tp) => !before.has(partitionKey(tp.topic, tp.partition)));
-    this.#assigned = next;
-    // After a join the stream starts again from the committed offsets: forget local positions
-    // and records buffered from before.
-    for (const state of this.#partitions.values()) {
-      this.#buffered -= state.queue.length;
-      state.queue = [];
-      state.position = undefined;
-      state.seeking = false;
+    // Revoked partitions: their records are the next owner's. Added ones start afresh at the
+    // group's committed offset. Kept ones keep their queue and position.
+    for (const tp of [...revoked, ...added]) {
+      const key = partitionKey(tp.topic, tp.partition);
+      const state = this.#partitions.get(key);
+      if (state) this.#unbuffer(state.queue.splice(0).length);
+      this.#partitions.delete(key);
+      this.#paused.delete(key);
     }
+    this.#assigned = next;
+    this.#assignedKeys.clear();
+    for (const key of after) this.#assignedKeys.add(key);
     const handlers = this.#handlers;
     if (revoked.length > 0) safely(() => handlers?.onRevoked?.(revoked));
     if (added.length > 0) safely(() => handlers?.onAssigned?.(added));
@@ -274,7 +303,7 @@ class PlatformaticConsumer implements KafkaConsumer {
   #state(key: string): PartitionState {
     let state = this.#partitions.get(key);
     if (!state) {
-      state = { seeking: false, corrections: 0, queue: [], running: false };
+      state = { queue: [], running: false };
       this.#partitions.set(key, state);
     }
     return state;
@@ -282,39 +311,49 @@ class PlatformaticConsumer implements KafkaConsumer {
 
   #onMessage(message: Message): void {
     const key = partitionKey(message.topic, message.partition);
+    // Not (or no longer) this member's, or paused: resume() re-reads from the position.
+    if (!this.#assignedKeys.has(key) || this.#paused.has(key)) return;
     const state = this.#state(key);
+    if (!this.#accept(key, state, message.offset)) return;
     state.queue.push(message);
     this.#buffered += 1;
     if (this.#buffered >= HIGH_WATER) this.#stream?.pause();
     void this.#drain(key, state);
   }
 
-  /** Hands a partition's buffered records to the handler one by one, in offset order. */
+  /**
+   * Whether the record at `offset` is the next one of the partition. Runs while the library
+   * pushes a response, before it issues the next fetch, so a re-point here is what that fetch
+   * asks for.
+   */
+  #accept(key: string, state: PartitionState, offset: bigint): boolean {
+    const expected = state.next;
+    if (expected !== undefined && offset < expected) return false; // already taken
+    if (expected !== undefined && offset > expected) {
+      const hole = state.hole;
+      const confirmed =
+        hole !== undefined && hole.seen === offset && hole.response < this.#responses;
+      if (!confirmed) {
+        if (hole === undefined || hole.response !== this.#responses)
+          state.hole = { seen: offset, response: this.#responses };
+        this.#stream?.offsetsToFetch.set(key, expected);
+        return false;
+      }
+    }
+    state.hole = undefined;
+    state.next = offset + 1n;
+    return true;
+  }
+
+  /** Hands a partition's queued records to the handler one by one, in offset order. */
   async #drain(key: string, state: PartitionState): Promise<void> {
     if (state.running) return;
     state.running = true;
+    this.#draining += 1;
     try {
-      while (state.queue.length > 0 && !this.#closed) {
+      while (state.queue.length > 0 && !this.#closed && !this.#paused.has(key)) {
         const message = state.queue.shift()!;
-        this.#buffered -= 1;
-        if (this.#buffered < HIGH_WATER / 2 && this.#stream?.isPaused()) this.#stream.resume();
-        // Paused: drop it; resume() points the fetch position back at state.position.
-        if (this.#paused.has(key)) continue;
-        if (state.position !== undefined) {
-          if (message.offset < state.position) continue;
-          if (state.seeking && message.offset > state.position) {
-            // A fetch issued before the seek overwrote the stream's position; correct it a few
-            // times, then accept the gap (compacted or deleted records).
-            if (state.corrections < 3) {
-              state.corrections += 1;
-              this.#pointStreamAt(message.topic, message.partition, state.position);
-              continue;
-            }
-          }
-        }
-        state.seeking = false;
-        state.corrections = 0;
-        state.position = message.offset + 1n;
+        this.#unbuffer(1);
         await this.#slot();
         try {
           await this.#handlers!.onRecord(toInbound(message));
@@ -326,8 +365,15 @@ class PlatformaticConsumer implements KafkaConsumer {
       }
     } finally {
       state.running = false;
-      if (!this.#busy()) for (const notify of this.#idle) notify();
+      this.#draining -= 1;
+      if (this.#draining === 0) for (const notify of this.#idle) notify();
     }
+  }
+
+  /** Records left the queues: let the stream fetch again once they are mostly handed out. */
+  #unbuffer(count: number): void {
+    this.#buffered -= count;
+    if (this.#buffered < HIGH_WATER / 2 && this.#stream?.isPaused()) this.#stream.resume();
   }
 
   #slot(): Promise<void> {
@@ -345,15 +391,6 @@ class PlatformaticConsumer implements KafkaConsumer {
     else this.#active -= 1;
   }
 
-  #busy(): boolean {
-    for (const state of this.#partitions.values()) if (state.running) return true;
-    return false;
-  }
-
-  #pointStreamAt(topic: string, partition: number, offset: bigint): void {
-    this.#stream?.offsetsToFetch.set(partitionKey(topic, partition), offset);
-  }
-
   async commit(offsets: readonly KafkaCommitOffset[]): Promise<void> {
     if (offsets.length === 0) return;
     const consumer = this.#consumer;
@@ -369,32 +406,40 @@ class PlatformaticConsumer implements KafkaConsumer {
   }
 
   pause(partitions: readonly KafkaTopicPartition[]): void {
-    for (const tp of partitions) this.#paused.add(partitionKey(tp.topic, tp.partition));
+    for (const tp of partitions) {
+      const key = partitionKey(tp.topic, tp.partition);
+      this.#paused.add(key);
+      // Queued records were not handed out: the position goes back to the first of them.
+      const state = this.#partitions.get(key);
+      const first = state?.queue[0];
+      if (state && first) {
+        state.next = first.offset;
+        this.#unbuffer(state.queue.splice(0).length);
+      }
+    }
   }
 
   resume(partitions: readonly KafkaTopicPartition[]): void {
     for (const tp of partitions) {
       const key = partitionKey(tp.topic, tp.partition);
       if (!this.#paused.delete(key)) continue;
-      const state = this.#state(key);
-      if (state.position !== undefined) this.#seekTo(tp.topic, tp.partition, state);
+      const state = this.#partitions.get(key);
+      // Records that came while paused were dropped: fetch again from the position.
+      if (state?.next !== undefined) this.#pointAt(key, state, state.next);
     }
   }
 
   seek(position: KafkaCommitOffset): void {
     const key = partitionKey(position.topic, position.partition);
-    const state = this.#state(key);
-    state.position = BigInt(position.offset);
-    this.#seekTo(position.topic, position.partition, state);
+    this.#pointAt(key, this.#state(key), BigInt(position.offset));
   }
 
-  #seekTo(topic: string, partition: number, state: PartitionState): void {
-    // Records buffered before the seek are behind or ahead of it: drop them.
-    this.#buffered -= state.queue.length;
-    state.queue = [];
-    state.seeking = true;
-    state.corrections = 0;
-    this.#pointStreamAt(topic, partition, state.position!);
+  #pointAt(key: string, state: PartitionState, offset: bigint): void {
+    // Queued records are behind or ahead of the new position: drop them.
+    this.#unbuffer(state.queue.splice(0).length);
+    state.next = offset;
+    state.hole = undefined;
+    this.#stream?.offsetsToFetch.set(key, offset);
   }
 
   assignment(): KafkaTopicPartition[] {
@@ -404,11 +449,8 @@ class PlatformaticConsumer implements KafkaConsumer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const state of this.#partitions.values()) {
-      this.#buffered -= state.queue.length;
-      state.queue = [];
-    }
-    if (this.#busy()) await new Promise<void>((resolve) => this.#idle.add(resolve));
+    for (const state of this.#partitions.values()) this.#unbuffer(state.queue.splice(0).length);
+    if (this.#draining > 0) await new Promise<void>((resolve) => this.#idle.add(resolve));
     await this.#restarting;
     await this.#stream?.close().catch(() => undefined);
     if (this.#consumer) await forceClose(this.#consumer);
