@@ -167,6 +167,9 @@ function decodeHeaders(headers: IHeaders | undefined): KafkaHeaders {
 // --------------------------------------------------------------------------------------------
 // Consumer
 
+/** Longest wait of a fetch for new records, as in the platformatic adapter. */
+const POLL_INTERVAL_MS = 500;
+
 class KafkajsConsumer implements KafkaConsumer {
   readonly #consumer: Consumer;
   readonly #options: KafkaConsumerOptions;
@@ -187,6 +190,9 @@ class KafkajsConsumer implements KafkaConsumer {
       sessionTimeout: options.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: Math.max(500, Math.floor((options.sessionTimeoutMs ?? 10_000) / 5)),
       allowAutoTopicCreation: false,
+      // A fetch waits at most this long for new records (kafkajs' default is 5 s): a resume or
+      // seek only takes effect with the next fetch, and disconnect() waits for the one in flight.
+      maxWaitTimeInMs: POLL_INTERVAL_MS,
       retry: {
         retries: 8,
         initialRetryTime: 200,
