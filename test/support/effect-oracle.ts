@@ -37,12 +37,16 @@ export async function createEffectsTable(db: Database, schema: string): Promise<
   );
 }
 
-/** The inbox-guarded consumer that records one effect per message, in aggregate order. */
+/**
+ * The inbox-guarded consumer that records one effect per message, in aggregate order (through
+ * `ctx.inOrder`), or with `ordered: false` as it comes (inbox dedup only).
+ */
 export function effectConsumer(
   db: Database,
   schema: string,
   name = 'inventory-service',
   poison?: (payload: OrderEventPayload) => boolean,
+  { ordered = true }: { readonly ordered?: boolean } = {},
 ): InboxConsumer {
   return createInboxConsumer(
     { name, descriptors: [ORDER_EVENT] },
@@ -53,12 +57,14 @@ export function effectConsumer(
         'order.OrderCreated': {
           1: (async (envelope, ctx) => {
             if (poison?.(envelope.payload)) throw new Error(`poison ${envelope.payload.orderId}`);
-            await ctx.inOrder(async () => {
+            const apply = async () => {
               await ctx.tx.query(
                 `INSERT INTO "${schema}".effects (message_id, aggregate_id, version) VALUES ($1, $2, $3)`,
                 [envelope.messageId, envelope.aggregateId, envelope.aggregateVersion],
               );
-            });
+            };
+            if (ordered) await ctx.inOrder(apply);
+            else await apply();
           }) satisfies ConsumerHandler<Envelope<'order.OrderCreated', 1, OrderEventPayload>>,
         },
       },

@@ -79,20 +79,11 @@ export async function inventoryOnKafka(
   await pg.pool.query(
     `CREATE TABLE "${pg.schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL, order_id text NOT NULL, note text)`,
   );
-  const [topic, deadLetter, ...retryTopics] = await createTopicsSettled(kafka, [
-    { topic: 'order.events', partitions },
-    { topic: 'inventory-service.dlt', partitions: 1 },
-    ...tiers.map((ms) => ({ topic: `inventory-service.retry.${ms}ms`, partitions })),
-  ]);
   const routes: KafkaConsumerRoutes = {
-    consumer: 'inventory-service',
-    // Not registered with kafka.group(): deleting a group that never joined fails on kafkajs.
-    groupId: `${kafka.prefix}inventory-service`,
-    topics: [topic!],
-    retry: tiers.map((delayMs, i) => ({ topic: retryTopics[i]!, delayMs })),
-    deadLetter: deadLetter!,
+    ...(await inventoryTopics(kafka, partitions, tiers)),
     ...(options.strict ? { strictEventTypes: ['order.OrderCancelled'] } : {}),
   };
+  const topic = routes.topics[0];
   const producer = await client.producer({ timeoutMs: 15_000 });
   const failures = new Map<string, { kind: Failure; times: number }>();
   const calls: string[] = [];
@@ -184,6 +175,35 @@ export async function inventoryOnKafka(
         await pg.drop();
       }
     },
+  };
+}
+
+/**
+ * The inventory-service's topics (event topic, one retry topic per tier, dead-letter topic),
+ * created under the test's prefix, as consumer routes. The group is not registered with
+ * kafka.group(): deleting a group that never joined fails on kafkajs, and one a killed member
+ * still holds cannot be deleted either; callers delete it themselves, ignoring failures.
+ */
+export async function inventoryTopics(
+  kafka: TestKafka,
+  partitions: number,
+  tiersMs: readonly number[],
+  retryPartitions = partitions,
+): Promise<KafkaConsumerRoutes> {
+  const [topic, deadLetter, ...retryTopics] = await createTopicsSettled(kafka, [
+    { topic: 'order.events', partitions },
+    { topic: 'inventory-service.dlt', partitions: 1 },
+    ...tiersMs.map((ms) => ({
+      topic: `inventory-service.retry.${ms}ms`,
+      partitions: retryPartitions,
+    })),
+  ]);
+  return {
+    consumer: 'inventory-service',
+    groupId: `${kafka.prefix}inventory-service`,
+    topics: [topic!],
+    retry: tiersMs.map((delayMs, i) => ({ topic: retryTopics[i]!, delayMs })),
+    deadLetter: deadLetter!,
   };
 }
 
