@@ -59,7 +59,13 @@ describe.each(cases)('Kafka group rebalances with SIGKILLed members ($name, $mod
     }
     await publishing;
     await g.waitForEffects(size.events, STALL_MS);
-    await waitFor(() => g.committedToEnd(), 60_000, 'offsets committed to the end');
+    await waitFor(() => g.committedToEnd(), 60_000, 'offsets committed to the end').catch(
+      async (error: unknown) => {
+        throw new Error(
+          `${String(error)}\n${await g.describeOffsets()}\n${members.map((m) => m.output).join('\n---\n')}`,
+        );
+      },
+    );
 
     const report = await g.check();
     expect(report.lost, 'messages without effect').toEqual([]);

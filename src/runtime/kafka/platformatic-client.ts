@@ -150,8 +150,8 @@ function headerMap(headers: KafkaOutboundHeaders | undefined): Map<Buffer, Buffe
 interface PartitionState {
   /**
    * Offset of the next record to take from the stream: after the last one queued, or where a
-   * seek, pause or resume put it. Undefined until the first record after an assignment (the
-   * stream starts at the group's committed offset).
+   * seek, pause or resume put it. Undefined after an assignment until the stream's refresh tells
+   * where it starts (the group's committed offset).
    */
   next?: bigint;
   /** A record seen ahead of `next`, and the fetch response it came in (see #accept). */
@@ -243,7 +243,7 @@ class PlatformaticConsumer implements KafkaConsumer {
         if (state.next !== undefined) stream.offsetsToFetch.set(key, state.next);
       }
     });
-    stream.on('data', (message) => this.#onMessage(message));
+    stream.on('data', (message) => this.#onMessage(stream, message));
     stream.on('error', (error) => this.#onStreamEnd(stream, error));
     stream.on('close', () => this.#onStreamEnd(stream, undefined));
   }
@@ -309,11 +309,18 @@ class PlatformaticConsumer implements KafkaConsumer {
     return state;
   }
 
-  #onMessage(message: Message): void {
+  #onMessage(stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>, message: Message): void {
     const key = partitionKey(message.topic, message.partition);
     // Not (or no longer) this member's, or paused: resume() re-reads from the position.
     if (!this.#assignedKeys.has(key) || this.#paused.has(key)) return;
     const state = this.#state(key);
+    // A partition assigned afresh starts where the stream's refresh after the join put it (the
+    // group's committed offset); a record before that refresh is from a fetch issued earlier.
+    if (state.next === undefined) {
+      const start = stream.offsetsCommitted.get(key);
+      if (start === undefined) return;
+      state.next = start;
+    }
     if (!this.#accept(key, state, message.offset)) return;
     state.queue.push(message);
     this.#buffered += 1;
@@ -327,9 +334,9 @@ class PlatformaticConsumer implements KafkaConsumer {
    * asks for.
    */
   #accept(key: string, state: PartitionState, offset: bigint): boolean {
-    const expected = state.next;
-    if (expected !== undefined && offset < expected) return false; // already taken
-    if (expected !== undefined && offset > expected) {
+    const expected = state.next!;
+    if (offset < expected) return false; // already taken
+    if (offset > expected) {
       const hole = state.hole;
       const confirmed =
         hole !== undefined && hole.seen === offset && hole.response < this.#responses;

@@ -78,6 +78,8 @@ export interface ConsumerGroup {
   deadLetters(): Promise<number>;
   /** Whether the group's committed offsets reached the end of every event-topic partition. */
   committedToEnd(): Promise<boolean>;
+  /** `partition committed/end` of the event topic, for failure messages. */
+  describeOffsets(): Promise<string>;
   cleanup(): Promise<void>;
 }
 
@@ -203,6 +205,13 @@ export async function consumerGroup(options: ConsumerGroupOptions): Promise<Cons
     async deadLetters() {
       const [only] = await kafka.admin.topicOffsets(deadLetter);
       return Number(BigInt(only!.end) - BigInt(only!.start));
+    },
+    async describeOffsets() {
+      const [ends, committed] = await Promise.all([
+        kafka.admin.topicOffsets(topic!),
+        kafka.admin.committedOffsets(routes.groupId, topic!),
+      ]);
+      return ends.map((p) => `${p.partition} ${committed.get(p.partition)}/${p.end}`).join(', ');
     },
     async committedToEnd() {
       const [ends, committed] = await Promise.all([

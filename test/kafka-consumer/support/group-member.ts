@@ -2,7 +2,7 @@
  * One member of a consumer group, in its own process so a test can SIGKILL it: the Kafka
  * consumer runner with the effect oracle's consumer (one effect row per handled message, plain or
  * through `ctx.inOrder`), a fixed delay per record. Prints `ready` once started; SIGTERM stops it
- * (prints `stopped in <ms>`).
+ * (prints `stopped in <ms>`). Dead letters, commit failures and client errors are printed too.
  *
  * argv: adapter brokers databaseUrl schema routesJson plain|ordered handlerDelayMs sessionTimeoutMs
  */
@@ -35,6 +35,8 @@ const runner = createKafkaConsumerRunner({
   onEvent: (event) => {
     if (event.type === 'dead-lettered')
       process.stdout.write(`dead-lettered ${event.messageId} ${String(event.error)}\n`);
+    if (event.type === 'commit-failed' || event.type === 'error')
+      process.stdout.write(`${event.type} ${String(event.error).slice(0, 200)}\n`);
   },
 });
 await runner.start();

@@ -21,6 +21,7 @@
  * redelivery of settled records, which the inbox absorbs.
  */
 import type { KafkaCommitOffset, KafkaTopicPartition } from '../kafka-client.js';
+import { withTimeout } from '../send-timeout.js';
 
 export interface OffsetCommitterOptions {
   /** Stores positions (next offset to read) for the group. */
@@ -29,6 +30,12 @@ export interface OffsetCommitterOptions {
   onError?(error: unknown, offsets: readonly KafkaCommitOffset[]): void;
   /** Delay before a failed commit is tried again without new records. Default 1000 ms. */
   readonly retryDelayMs?: number;
+  /**
+   * A commit request not answered within this long counts as failed (default 10 000 ms), so a
+   * request stuck in a client (e.g. one that rejoins the group before committing) never holds up
+   * the positions settled after it.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** What the committer knows of one partition since it was (re)assigned. */
@@ -171,8 +178,11 @@ export class OffsetCommitter {
     this.retryTimer = undefined;
     const batch = [...this.pending.values()];
     this.pending.clear();
-    this.running = this.options
-      .commit(batch)
+    this.running = withTimeout(
+      this.options.commit(batch),
+      this.options.timeoutMs ?? 10_000,
+      'offset commit',
+    )
       .then(
         () => {
           this.committedCount++;
