@@ -7,7 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { openDatabase, resolveDatabaseLocation } from 'evgen-runtime';
+import {
+  checkMysqlVersion,
+  migrateOutbox,
+  openDatabase,
+  resolveDatabaseLocation,
+  UnsupportedDatabaseVersionError,
+} from 'evgen-runtime';
+import { createMariadbDatabase } from '../support/mariadb.js';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
 
 describe('resolveDatabaseLocation', () => {
@@ -45,10 +52,23 @@ describe('resolveDatabaseLocation', () => {
     );
   });
 
-  it('refuses other URL schemes instead of taking them for a folder', () => {
-    expect(() => resolveDatabaseLocation('mysql://h/db', {})).toThrow(
-      /unsupported URL scheme 'mysql:'/,
-    );
+  it('picks MySQL/MariaDB for mysql:// and mariadb:// URLs', () => {
+    expect(resolveDatabaseLocation('mysql://root@h:3306/db', {})).toEqual({
+      kind: 'mysql',
+      url: 'mysql://root@h:3306/db',
+    });
+    expect(resolveDatabaseLocation('MariaDB://root@h/db', {})).toEqual({
+      kind: 'mysql',
+      url: 'mysql://root@h/db',
+    });
+  });
+
+  it('refuses other URL schemes instead of taking them for a folder, naming the supported ones', () => {
+    for (const url of ['mssql://h/db', 'redis://h', 'sqlite://x.db']) {
+      expect(() => resolveDatabaseLocation(url, {})).toThrow(
+        /unsupported URL scheme '[a-z]+:'.*postgres:\/\/.*mysql:\/\/.*mariadb:\/\//,
+      );
+    }
   });
 });
 
@@ -68,6 +88,51 @@ describe('openDatabase', () => {
         await db.close();
       }
     }
+  });
+
+  it('opens a pool on the MariaDB server a mysql:// or mariadb:// URL names', async () => {
+    const test = await createMariadbDatabase('evgen_open');
+    try {
+      for (const url of [test.url, test.url.replace(/^mysql:/, 'mariadb:')]) {
+        const db = await openDatabase(url);
+        try {
+          expect(db.kind).toBe('mysql');
+          expect(db.dialect.name).toBe('mysql');
+          const { rows } = await db.transaction((tx) =>
+            tx.query<{ version: string }>('SELECT VERSION() AS version'),
+          );
+          expect(rows[0]!.version).toMatch(/MariaDB/);
+          await migrateOutbox(db);
+        } finally {
+          await db.close();
+        }
+      }
+    } finally {
+      await test.drop();
+    }
+  });
+
+  it('refuses MySQL < 8.0.1 and MariaDB < 10.6 (no SKIP LOCKED) with the version and what is needed', () => {
+    for (const [reported, needed] of [
+      [
+        '10.5.23-MariaDB-0+deb11u1',
+        /MariaDB 10\.5\.23 is too old.*SKIP LOCKED.*MariaDB ≥ 10\.6\.0/,
+      ],
+      ['5.5.5-10.4.1-MariaDB', /MariaDB 10\.4\.1 is too old/],
+      ['5.7.44-log', /MySQL 5\.7\.44 is too old.*MySQL ≥ 8\.0\.1/],
+      ['8.0.0-dmr', /MySQL 8\.0\.0 is too old/],
+    ] as const) {
+      expect(() => checkMysqlVersion(reported)).toThrow(UnsupportedDatabaseVersionError);
+      expect(() => checkMysqlVersion(reported)).toThrow(needed);
+    }
+    for (const reported of [
+      '8.0.1',
+      '8.4.3',
+      '10.6.0-MariaDB',
+      '10.11.19-MariaDB-0+deb12u1',
+      '11.4.2-MariaDB',
+    ])
+      expect(checkMysqlVersion(reported).version[0]).toBeGreaterThanOrEqual(8);
   });
 
   it('keeps PGlite data in the folder it is given, across a close and reopen', async () => {

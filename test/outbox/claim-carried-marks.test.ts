@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { writeOutboxEvent } from 'evgen/runtime';
-import { claimSql, idArray } from '../../src/runtime/outbox/claim-query.js';
 import { outboxTableNames } from '../../src/runtime/outbox/outbox-table.js';
+import { relayStatements } from '../../src/runtime/outbox/relay-statements.js';
 import { DIALECTS, openOutbox, pgliteOnce, type OutboxFixture } from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
@@ -32,52 +32,50 @@ describe.each(DIALECTS)('claim carrying SENT marks on %s', (dialect) => {
       ] as const)
         await writeOutboxEvent(tx, orderPlacedV1, { orderId, amount }, {}, { schema: f.schema });
     });
-    const claim = claimSql(outboxTableNames({ schema: f.schema }));
+    const statements = relayStatements(
+      outboxTableNames({ schema: f.schema }, f.db.dialect),
+      f.db.dialect,
+    );
+    const claim = (sentIds: string[], sentToken: string | null) =>
+      statements.claim(f.db, {
+        batchSize: 2,
+        token: randomUUID(),
+        leaseMs: 60_000,
+        now: null,
+        sentIds,
+        sentToken,
+      });
     const firstToken = randomUUID();
-    const first = await f.db.query<{ id: string; aggregate_id: string }>(claim, [
-      2,
-      firstToken,
-      60_000,
-      null,
-      idArray([]),
-      null,
-    ]);
-    expect(first.rows.map((row) => row.aggregate_id).sort()).toEqual(['a', 'b']);
-    const a1 = first.rows.find((row) => row.aggregate_id === 'a')!.id;
+    const first = await statements.claim(f.db, {
+      batchSize: 2,
+      token: firstToken,
+      leaseMs: 60_000,
+      now: null,
+      sentIds: [],
+      sentToken: null,
+    });
+    expect(first.map((row) => row.aggregate_id).sort()).toEqual(['a', 'b']);
+    const a1 = first.find((row) => row.aggregate_id === 'a')!.id;
     const status = async () =>
       (
-        await f.db.query<{ id: string; status: string }>(
-          `SELECT id::text AS id, status FROM "${f.schema}".outbox_event ORDER BY id`,
+        await f.db.query<{ status: string }>(
+          `SELECT status FROM ${f.table('outbox_event')} ORDER BY id`,
         )
       ).rows.map((row) => row.status);
     return { f, claim, firstToken, a1, status };
   }
 
   it('marks the carried rows SENT and claims the row behind one of them in the same statement', async () => {
-    const { f, claim, firstToken, a1, status } = await firstClaim();
-    const second = await f.db.query<{ aggregate_id: string; payload: unknown }>(claim, [
-      2,
-      randomUUID(),
-      60_000,
-      null,
-      idArray([a1]),
-      firstToken,
-    ]);
-    expect(second.rows.map((row) => row.aggregate_id)).toEqual(['a']);
+    const { claim, firstToken, a1, status } = await firstClaim();
+    const second = await claim([a1], firstToken);
+    expect(second.map((row) => row.aggregate_id)).toEqual(['a']);
     expect(await status()).toEqual(['SENT', 'PROCESSING', 'PROCESSING']);
   });
 
   it('does not free an aggregate whose carried row it could not mark (lease lost)', async () => {
-    const { f, claim, a1, status } = await firstClaim();
-    const second = await f.db.query(claim, [
-      2,
-      randomUUID(),
-      60_000,
-      null,
-      idArray([a1]),
-      randomUUID(),
-    ]);
-    expect(second.rows).toEqual([]);
+    const { claim, a1, status } = await firstClaim();
+    const second = await claim([a1], randomUUID());
+    expect(second).toEqual([]);
     expect(await status()).toEqual(['PROCESSING', 'READY', 'PROCESSING']);
   });
 });

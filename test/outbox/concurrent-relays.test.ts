@@ -16,7 +16,8 @@ const ROWS = 400;
 const AGGREGATES = 40;
 const RELAYS = 4;
 
-describe('concurrent relays on real PostgreSQL', () => {
+// Several sessions on one server (PGlite is one session: no concurrency to test).
+describe.each(['postgres', 'mariadb'] as const)('concurrent relays on %s', (dialect) => {
   let fixture: OutboxFixture | undefined;
   afterEach(async () => {
     await fixture?.close();
@@ -24,7 +25,7 @@ describe('concurrent relays on real PostgreSQL', () => {
   });
 
   it(`publish each of ${ROWS} rows exactly once, in order per aggregate`, async () => {
-    const f = (fixture = await openOutbox('postgres', pgliteOnce()));
+    const f = (fixture = await openOutbox(dialect, pgliteOnce()));
     // Interleaved aggregates, several events per transaction, as a busy service writes them.
     for (let start = 0; start < ROWS; start += 10) {
       await f.db.transaction(async (tx) => {

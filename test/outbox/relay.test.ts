@@ -434,59 +434,104 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     }
   });
 
-  it('notifies once per transaction, and a write after a rolled-back savepoint still wakes the relay', async () => {
-    const f = await open();
-    const notifications: string[] = [];
-    const unlisten = await f.db.listen(f.channel, (payload) => notifications.push(payload));
-    const publisher = new RecordingPublisher();
-    let idle!: () => void;
-    const firstIdle = new Promise<void>((resolve) => (idle = resolve));
-    const relay = relayFor(f, {
-      publisher,
-      pollIntervalMs: 600_000,
-      hooks: { onBatch: () => idle() },
-    });
-    await relay.start();
-    try {
-      await firstIdle;
-      const options = { schema: f.schema, notifyChannel: f.channel };
-      // Three events in one transaction: only the first write calls pg_notify.
-      const marks = await f.db.transaction(async (tx) => {
-        const seen: (string | null)[] = [];
-        for (const orderId of ['t1', 't2', 't3']) {
-          await writeOutboxEvent(tx, orderPlacedV1, { orderId, amount: 1 }, {}, options);
-          const mark = await tx.query<{ mark: string | null }>(
-            `SELECT current_setting('evgen.outbox_notified', true) AS mark`,
-          );
-          seen.push(mark.rows[0]!.mark);
-        }
-        return seen;
+  it.runIf(dialect !== 'mariadb')(
+    'notifies once per transaction, and a write after a rolled-back savepoint still wakes the relay',
+    async () => {
+      const f = await open();
+      const notifications: string[] = [];
+      const unlisten = await f.db.listen(f.channel, (payload) => notifications.push(payload));
+      const publisher = new RecordingPublisher();
+      let idle!: () => void;
+      const firstIdle = new Promise<void>((resolve) => (idle = resolve));
+      const relay = relayFor(f, {
+        publisher,
+        pollIntervalMs: 600_000,
+        hooks: { onBatch: () => idle() },
       });
-      expect(marks).toEqual([f.channel, f.channel, f.channel]);
-      await publisher.waitForPublished(3);
-      // The first write's NOTIFY is undone with its savepoint; the next write must send it again.
-      await f.db.transaction(async (tx) => {
-        await tx.query('SAVEPOINT undone');
-        await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'gone', amount: 1 }, {}, options);
-        await tx.query('ROLLBACK TO SAVEPOINT undone');
-        await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'kept', amount: 1 }, {}, options);
+      await relay.start();
+      try {
+        await firstIdle;
+        const options = { schema: f.schema, notifyChannel: f.channel };
+        // Three events in one transaction: only the first write calls pg_notify.
+        const marks = await f.db.transaction(async (tx) => {
+          const seen: (string | null)[] = [];
+          for (const orderId of ['t1', 't2', 't3']) {
+            await writeOutboxEvent(tx, orderPlacedV1, { orderId, amount: 1 }, {}, options);
+            const mark = await tx.query<{ mark: string | null }>(
+              `SELECT current_setting('evgen.outbox_notified', true) AS mark`,
+            );
+            seen.push(mark.rows[0]!.mark);
+          }
+          return seen;
+        });
+        expect(marks).toEqual([f.channel, f.channel, f.channel]);
+        await publisher.waitForPublished(3);
+        // The first write's NOTIFY is undone with its savepoint; the next write must send it again.
+        await f.db.transaction(async (tx) => {
+          await tx.query('SAVEPOINT undone');
+          await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'gone', amount: 1 }, {}, options);
+          await tx.query('ROLLBACK TO SAVEPOINT undone');
+          await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'kept', amount: 1 }, {}, options);
+        });
+        await publisher.waitForPublished(4);
+        expect(publisher.published.map((m) => m.envelope.aggregateId)).toEqual([
+          't1',
+          't2',
+          't3',
+          'kept',
+        ]);
+        // One notification per committed transaction.
+        for (let tries = 0; tries < 100 && notifications.length < 2; tries++)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(notifications).toHaveLength(2);
+      } finally {
+        await relay.stop();
+        await unlisten();
+      }
+    },
+  );
+
+  it.runIf(dialect === 'mariadb')(
+    'wakes the relays of this process once per committed transaction, never for a rolled-back one (no NOTIFY on MariaDB)',
+    async () => {
+      const f = await open();
+      const wakes: string[] = [];
+      const unlisten = await f.db.listen(f.channel, (payload) => wakes.push(payload));
+      const publisher = new RecordingPublisher();
+      let idle!: () => void;
+      const firstIdle = new Promise<void>((resolve) => (idle = resolve));
+      const relay = relayFor(f, {
+        publisher,
+        pollIntervalMs: 600_000,
+        hooks: { onBatch: () => idle() },
       });
-      await publisher.waitForPublished(4);
-      expect(publisher.published.map((m) => m.envelope.aggregateId)).toEqual([
-        't1',
-        't2',
-        't3',
-        'kept',
-      ]);
-      // One notification per committed transaction.
-      for (let tries = 0; tries < 100 && notifications.length < 2; tries++)
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(notifications).toHaveLength(2);
-    } finally {
-      await relay.stop();
-      await unlisten();
-    }
-  });
+      await relay.start();
+      try {
+        await firstIdle;
+        const options = { schema: f.schema, notifyChannel: f.channel };
+        await f.db.transaction(async (tx) => {
+          for (const orderId of ['t1', 't2', 't3'])
+            await writeOutboxEvent(tx, orderPlacedV1, { orderId, amount: 1 }, {}, options);
+          // Nothing is woken before the commit: a relay would find nothing yet.
+          expect(wakes).toEqual([]);
+        });
+        expect(wakes).toEqual(['']);
+        // The relay sleeps ten minutes unless the wake-up after the commit ends its wait.
+        await publisher.waitForPublished(3);
+        await expect(
+          f.db.transaction(async (tx) => {
+            await writeOutboxEvent(tx, orderPlacedV1, { orderId: 'gone', amount: 1 }, {}, options);
+            throw new Error('rolled back');
+          }),
+        ).rejects.toThrow('rolled back');
+        expect(wakes).toEqual(['']);
+        expect(publisher.published.map((m) => m.envelope.aggregateId)).toEqual(['t1', 't2', 't3']);
+      } finally {
+        await relay.stop();
+        await unlisten();
+      }
+    },
+  );
 
   it('cleans up only SENT rows older than the retention, in batches', async () => {
     const f = await open();

@@ -33,7 +33,7 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
     const f = await open();
     const orders = await createOrdersTable(f);
     const envelope = await f.db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO ${orders} (order_id, amount) VALUES ($1, $2)`, ['o-1', 5]);
+      await tx.query(f.sql(`INSERT INTO ${orders} (order_id, amount) VALUES ($1, $2)`), ['o-1', 5]);
       return writeOutboxEvent(
         tx,
         orderPlacedV1,
@@ -64,7 +64,10 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
     const orders = await createOrdersTable(f);
     await expect(
       f.db.transaction(async (tx) => {
-        await tx.query(`INSERT INTO ${orders} (order_id, amount) VALUES ($1, $2)`, ['o-1', 5]);
+        await tx.query(f.sql(`INSERT INTO ${orders} (order_id, amount) VALUES ($1, $2)`), [
+          'o-1',
+          5,
+        ]);
         await writeOutboxEvent(
           tx,
           orderPlacedV1,
@@ -228,7 +231,9 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
     );
     await migrateOutbox(f.db, { schema: f.schema, table: 'second_outbox' });
     const tables = await f.db.query<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
+      f.sql(
+        `SELECT table_name AS table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
+      ),
       [f.schema],
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual([
@@ -237,40 +242,43 @@ describe.each(DIALECTS)('outbox writer on %s', (dialect) => {
       'second_outbox',
       'second_outbox_aggregate_version',
     ]);
-    expect(outboxMigrationSql({ schema: f.schema })).toContain(
-      `CREATE TABLE IF NOT EXISTS "${f.schema}"."outbox_event"`,
+    expect(outboxMigrationSql({ schema: f.schema }, f.db.dialect)).toContain(
+      `CREATE TABLE IF NOT EXISTS ${f.table('outbox_event')}`,
     );
   });
 });
 
-describe('aggregate versions under concurrent writers (real PostgreSQL)', () => {
-  it('gives concurrent transactions on one aggregate distinct consecutive versions', async () => {
-    const f = await openOutbox('postgres', pglite);
-    try {
-      const dbs = Array.from({ length: 4 }, () => f.openAnother(2));
-      const envelopes = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          dbs[i % dbs.length]!.transaction((tx) =>
-            writeOutboxEvent(
-              tx,
-              orderPlacedV1,
-              { orderId: 'hot', amount: i },
-              {},
-              { schema: f.schema, assignAggregateVersion: true },
+describe.each(['postgres', 'mariadb'] as const)(
+  'aggregate versions under concurrent writers on %s',
+  (dialect) => {
+    it('gives concurrent transactions on one aggregate distinct consecutive versions', async () => {
+      const f = await openOutbox(dialect, pglite);
+      try {
+        const dbs = Array.from({ length: 4 }, () => f.openAnother(2));
+        const envelopes = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            dbs[i % dbs.length]!.transaction((tx) =>
+              writeOutboxEvent(
+                tx,
+                orderPlacedV1,
+                { orderId: 'hot', amount: i },
+                {},
+                { schema: f.schema, assignAggregateVersion: true },
+              ),
             ),
           ),
-        ),
-      );
-      expect(envelopes.map((e) => e.aggregateVersion).sort((a, b) => a! - b!)).toEqual(
-        Array.from({ length: 20 }, (_, i) => i + 1),
-      );
-      // Writers of one aggregate are serialised by the counter row, so id order is version order.
-      const rows = await outboxRows(f);
-      expect(rows.map((r) => r.aggregate_version)).toEqual(
-        Array.from({ length: 20 }, (_, i) => i + 1),
-      );
-    } finally {
-      await f.close();
-    }
-  });
-});
+        );
+        expect(envelopes.map((e) => e.aggregateVersion).sort((a, b) => a! - b!)).toEqual(
+          Array.from({ length: 20 }, (_, i) => i + 1),
+        );
+        // Writers of one aggregate are serialised by the counter row, so id order is version order.
+        const rows = await outboxRows(f);
+        expect(rows.map((r) => r.aggregate_version)).toEqual(
+          Array.from({ length: 20 }, (_, i) => i + 1),
+        );
+      } finally {
+        await f.close();
+      }
+    });
+  },
+);

@@ -2,10 +2,12 @@
  * Target `outbox`: per event, `<event dir>/outbox.ts` with one typed writer per version
  * (`writeOrderCreatedV2(tx, payload, context?, options?)`), thin wrappers over the runtime's
  * `writeOutboxEvent` bound to the descriptor from the sibling `envelope.ts`; plus
- * `outbox/migration.sql`, the outbox tables with default names, for migration tools.
+ * `outbox/migration.sql` (PostgreSQL) and `outbox/migration.mysql.sql` (MySQL 8.0.1+ / MariaDB
+ * 10.6+), the outbox tables with default names, for migration tools.
  */
 import type { EventDefinition } from '../../catalog/model.js';
 import { outboxMigrationSql } from '../../runtime/outbox/migration.js';
+import { MYSQL_DIALECT } from '../../runtime/db/sql-dialect.js';
 import { versionNames, versionTypeName } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target } from '../target.js';
@@ -17,15 +19,24 @@ export function outboxWriterName(event: Pick<EventDefinition, 'name'>, version: 
   return `write${versionTypeName(event, version)}`;
 }
 
-/** Path of the generated migration, relative to the output folder. */
+/** Path of the generated PostgreSQL migration, relative to the output folder. */
 export const OUTBOX_MIGRATION_PATH = 'outbox/migration.sql';
+/** Path of the generated MySQL/MariaDB migration, relative to the output folder. */
+export const OUTBOX_MYSQL_MIGRATION_PATH = 'outbox/migration.mysql.sql';
 
-function migrationFile(): TargetFile {
-  return {
-    path: OUTBOX_MIGRATION_PATH,
-    body: `-- Outbox tables with default names; idempotent (IF NOT EXISTS).\n\n${outboxMigrationSql()}`,
-    sources: [],
-  };
+function migrationFiles(): TargetFile[] {
+  return [
+    {
+      path: OUTBOX_MIGRATION_PATH,
+      body: `-- Outbox tables with default names; idempotent (IF NOT EXISTS).\n\n${outboxMigrationSql()}`,
+      sources: [],
+    },
+    {
+      path: OUTBOX_MYSQL_MIGRATION_PATH,
+      body: `-- Outbox tables with default names for MySQL >= 8.0.1 or MariaDB >= 10.6 (FOR UPDATE SKIP LOCKED); idempotent (IF NOT EXISTS).\n\n${outboxMigrationSql({}, MYSQL_DIALECT)}`,
+      sources: [],
+    },
+  ];
 }
 
 export const outboxTarget: Target = {
@@ -52,7 +63,7 @@ export const outboxTarget: Target = {
       });
       files.push({ ...eventFile(event, 'outbox.ts', body), laidOut: true });
     }
-    files.push(migrationFile());
+    files.push(...migrationFiles());
     return files.sort((a, b) => compareStrings(a.path, b.path));
   },
 };

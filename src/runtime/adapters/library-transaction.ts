@@ -6,6 +6,7 @@
  * transaction.
  */
 import type { Database, QueryResult, Queryable, Transaction } from '../db/database.js';
+import { POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { NonRetryableError } from '../errors.js';
 
 /** Runs one statement of evgen's SQL (`$1`-style parameters) on the library's handle. */
@@ -35,8 +36,10 @@ export function libraryTransaction(
   handle: object,
   query: LibraryQuery,
   assertOpen: () => void = () => undefined,
+  dialect: SqlDialect = POSTGRES_DIALECT,
 ): Transaction {
   const queryable: Queryable = {
+    dialect,
     query<R>(text: string, params: readonly unknown[] = []) {
       assertOpen();
       return query<R>(text, params);
@@ -69,6 +72,8 @@ export function libraryHandleOf(
 
 export interface LibraryDatabaseOptions {
   readonly library: string;
+  /** The SQL the library's connection speaks (default PostgreSQL). */
+  readonly dialect?: SqlDialect;
   /** Runs one statement outside any transaction (the library's pool decides the connection). */
   readonly query: LibraryQuery;
   /** Opens a transaction through the library, hands it to `work` wrapped as a Transaction. */
@@ -83,7 +88,8 @@ export interface LibraryDatabaseOptions {
  */
 export function libraryDatabase(options: LibraryDatabaseOptions): Database {
   return {
-    kind: 'postgres',
+    kind: options.dialect?.name === 'mysql' ? 'mysql' : 'postgres',
+    dialect: options.dialect ?? POSTGRES_DIALECT,
     query: (text, params = []) => options.query(text, params),
     transaction: (work) => options.transaction(work),
     listen: () =>

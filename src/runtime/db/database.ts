@@ -1,10 +1,13 @@
 /**
- * The one database abstraction the runtime uses, with adapters for node-postgres and PGlite.
+ * The one database abstraction the runtime uses, with adapters for node-postgres and PGlite here
+ * and for mysql2 (MySQL/MariaDB) in mysql-database.ts. A `Queryable` says which SQL dialect it
+ * speaks (`dialect`, PostgreSQL when absent); evgen's statements follow it.
  *
  * A `Transaction` can only be obtained from `Database.transaction()` or by wrapping a client the
  * caller already opened a transaction on; writers, guards and handlers take a `Transaction`, so
  * the type system refuses a call made outside one.
  */
+import { POSTGRES_DIALECT, type SqlDialect } from './sql-dialect.js';
 import { quoteIdentifier } from './sql-identifier.js';
 
 export interface QueryResult<R> {
@@ -14,6 +17,8 @@ export interface QueryResult<R> {
 }
 
 export interface Queryable {
+  /** The SQL this connection speaks (bind parameters `$1` or `?`); PostgreSQL when absent. */
+  readonly dialect?: SqlDialect;
   query<R = Record<string, unknown>>(
     text: string,
     params?: readonly unknown[],
@@ -25,6 +30,11 @@ declare const transactionBrand: unique symbol;
 /** A handle on an open database transaction. Only evgen's adapters create one. */
 export interface Transaction extends Queryable {
   readonly [transactionBrand]: true;
+  /**
+   * Runs `callback` once this transaction has committed (never after a rollback). Present where
+   * evgen runs the transaction itself; a transaction the caller owns has none.
+   */
+  readonly afterCommit?: (callback: () => void) => void;
 }
 
 export interface ListenOptions {
@@ -33,8 +43,12 @@ export interface ListenOptions {
 }
 
 export interface Database extends Queryable {
-  /** `postgres` is a server reached through a pool; `pglite` is one embedded session. */
-  readonly kind: 'postgres' | 'pglite';
+  /**
+   * `postgres` is a server reached through a pool; `pglite` is one embedded session; `mysql` is a
+   * MySQL or MariaDB server reached through a mysql2 pool.
+   */
+  readonly kind: 'postgres' | 'pglite' | 'mysql';
+  readonly dialect: SqlDialect;
   /** Runs `work` in a transaction: commits when it resolves, rolls back and rethrows when it throws. */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
@@ -111,9 +125,13 @@ function fromPgliteResult<R>(result: PgliteResultsLike): QueryResult<R> {
   return { rows: result.rows as R[], rowCount: result.affectedRows || result.rows.length };
 }
 
-function brand(queryable: Queryable): Transaction {
+/** Marks a connection inside an open transaction as a `Transaction`. For evgen's adapters only. */
+export function brandTransaction(
+  queryable: Queryable & Pick<Transaction, 'afterCommit'>,
+): Transaction {
   return queryable as Transaction;
 }
+const brand = brandTransaction;
 
 /**
  * Wraps a node-postgres client on which the caller has already run BEGIN. evgen issues no
@@ -121,6 +139,7 @@ function brand(queryable: Queryable): Transaction {
  */
 export function pgTransaction(client: PgClientLike): Transaction {
   return brand({
+    dialect: POSTGRES_DIALECT,
     async query<R>(text: string, params?: readonly unknown[]) {
       return fromPgResult<R>(await client.query(text, params as unknown[] | undefined));
     },
@@ -130,6 +149,7 @@ export function pgTransaction(client: PgClientLike): Transaction {
 /** Wraps the `tx` that PGlite's own `transaction()` passes to its callback. */
 export function pgliteTransaction(tx: PgliteTransactionLike): Transaction {
   return brand({
+    dialect: POSTGRES_DIALECT,
     async query<R>(text: string, params?: readonly unknown[]) {
       return fromPgliteResult<R>(await tx.query(text, params as unknown[] | undefined));
     },
@@ -168,6 +188,7 @@ export function postgresDatabase(
   };
   return {
     kind: 'postgres',
+    dialect: POSTGRES_DIALECT,
     async query<R>(text: string, params?: readonly unknown[]) {
       return fromPgResult<R>(await pool.query(text, params as unknown[] | undefined));
     },
@@ -325,6 +346,7 @@ async function listenWithReconnect(
 export function pgliteDatabase(db: PgliteLike): Database {
   return {
     kind: 'pglite',
+    dialect: POSTGRES_DIALECT,
     async query<R>(text: string, params?: readonly unknown[]) {
       return fromPgliteResult<R>(await db.query(text, params as unknown[] | undefined));
     },

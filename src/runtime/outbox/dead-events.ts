@@ -7,8 +7,9 @@
  * many. Reviving puts the row back to READY with `attempts` 0 and due at once: the relay publishes
  * it and then the rows that waited behind it, in order.
  */
-import { isoTimestampSql } from '../db/sql-timestamp.js';
 import type { Database } from '../db/database.js';
+import { notifyLocally } from '../db/local-notify.js';
+import type { SqlDialect } from '../db/sql-dialect.js';
 import { isUuid } from '../envelope-values.js';
 import {
   DEFAULT_OUTBOX_NOTIFY_CHANNEL,
@@ -76,13 +77,19 @@ function checkIds(ids: readonly string[], valid: (id: string) => boolean, what: 
       throw new TypeError(`invalid ${what} ${JSON.stringify(id)}`);
 }
 
-/** `AND column = $n` for each filter given; values are bind parameters. */
-function filterSql(filter: DeadOutboxFilter, params: unknown[], alias: string): string {
+/** `AND column = $n` (`?` on MySQL) for each filter given; values are bind parameters. */
+function filterSql(
+  filter: DeadOutboxFilter,
+  params: unknown[],
+  alias: string,
+  dialect: SqlDialect,
+): string {
   const parts: string[] = [];
   const add = (column: string, value: string | undefined) => {
     if (value === undefined) return;
     params.push(value);
-    parts.push(`AND ${alias}.${column} = $${params.length}::text`);
+    const param = dialect.name === 'mysql' ? '?' : `$${params.length}::text`;
+    parts.push(`AND ${alias}.${column} = ${param}`);
   };
   add('aggregate_type', filter.aggregateType);
   add('aggregate_id', filter.aggregateId);
@@ -95,13 +102,19 @@ export async function listDeadOutboxEvents(
   db: Database,
   options: ListDeadOutboxOptions = {},
 ): Promise<DeadOutboxEvent[]> {
-  const { table } = outboxTableNames(options);
+  const { dialect } = db;
+  const { table } = outboxTableNames(options, dialect);
   const limit = options.limit ?? 100;
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new RangeError(`limit must be a positive integer, got ${limit}`);
   if (options.afterId !== undefined) checkIds([options.afterId], isOutboxId, 'outbox id');
-  const params: unknown[] = [limit, options.afterId ?? '0'];
-  const filters = filterSql(options, params, 'd');
+  const mysql = dialect.name === 'mysql';
+  const params: unknown[] = mysql ? [options.afterId ?? '0'] : [limit, options.afterId ?? '0'];
+  const filters = filterSql(options, params, 'd', dialect);
+  if (mysql) params.push(limit);
+  const q = dialect.quoteIdentifier;
+  const text = (expression: string) =>
+    mysql ? `CAST(${expression} AS CHAR)` : `(${expression})::text`;
   const result = await db.query<{
     id: string;
     messageId: string;
@@ -115,17 +128,17 @@ export async function listDeadOutboxEvents(
     createdAt: string;
     blocked: string;
   }>(
-    `SELECT d.id::text AS id, d.event_id::text AS "messageId", d.event_type AS "eventType",
-       d.schema_version AS "schemaVersion", d.aggregate_type AS "aggregateType", d.aggregate_id AS "aggregateId",
-       d.aggregate_version::text AS "aggregateVersion", d.attempts, d.last_error AS "lastError",
-       ${isoTimestampSql('d.created_at')} AS "createdAt",
-       (SELECT count(*) FROM ${table} w
+    `SELECT ${text('d.id')} AS id, ${text('d.event_id')} AS ${q('messageId')}, d.event_type AS ${q('eventType')},
+       d.schema_version AS ${q('schemaVersion')}, d.aggregate_type AS ${q('aggregateType')}, d.aggregate_id AS ${q('aggregateId')},
+       ${text('d.aggregate_version')} AS ${q('aggregateVersion')}, d.attempts, d.last_error AS ${q('lastError')},
+       ${dialect.isoTimestamp('d.created_at')} AS ${q('createdAt')},
+       ${text(`(SELECT count(*) FROM ${table} w
          WHERE w.aggregate_type = d.aggregate_type AND w.aggregate_id = d.aggregate_id AND w.id > d.id
-           AND w.status IN ('READY', 'PROCESSING'))::text AS blocked
+           AND w.status IN ('READY', 'PROCESSING'))`)} AS blocked
      FROM ${table} d
-     WHERE d.status = 'DEAD' AND d.id > $2::bigint ${filters}
+     WHERE d.status = 'DEAD' AND d.id > ${mysql ? '?' : '$2::bigint'} ${filters}
      ORDER BY d.id
-     LIMIT $1::int`,
+     LIMIT ${mysql ? '?' : '$1::int'}`,
     params,
   );
   return result.rows.map((row) => ({
@@ -147,6 +160,7 @@ export async function reviveDeadOutboxEvents(
   target: ReviveTarget,
   options: ReviveOutboxOptions = {},
 ): Promise<RevivedOutboxEvent[]> {
+  if (db.dialect.name === 'mysql') return reviveOnMysql(db, target, options);
   const { table } = outboxTableNames(options);
   const params: unknown[] = [];
   let where: string;
@@ -161,7 +175,7 @@ export async function reviveDeadOutboxEvents(
     params.push(`{${target.messageIds.join(',')}}`);
     where = `r.event_id = ANY($1::text::uuid[])`;
   } else if (target.all) {
-    where = `TRUE ${filterSql(target, params, 'r')}`;
+    where = `TRUE ${filterSql(target, params, 'r', db.dialect)}`;
   } else {
     throw new TypeError('revive target must give ids, messageIds or all: true');
   }
@@ -184,4 +198,56 @@ export async function reviveDeadOutboxEvents(
     aggregateType,
     aggregateId,
   }));
+}
+
+/**
+ * MySQL/MariaDB: the DEAD rows locked and read, then revived, in one transaction (no UPDATE …
+ * RETURNING); relays of this process are woken after the commit, others find the rows by polling.
+ */
+async function reviveOnMysql(
+  db: Database,
+  target: ReviveTarget,
+  options: ReviveOutboxOptions,
+): Promise<RevivedOutboxEvent[]> {
+  const { table } = outboxTableNames(options, db.dialect);
+  const params: unknown[] = [];
+  let where: string;
+  if ('ids' in target) {
+    checkIds(target.ids, isOutboxId, 'outbox id');
+    if (target.ids.length === 0) return [];
+    params.push([...target.ids]);
+    where = 'r.id IN (?)';
+  } else if ('messageIds' in target) {
+    checkIds(target.messageIds, isUuid, 'messageId');
+    if (target.messageIds.length === 0) return [];
+    params.push(target.messageIds.map((id) => id.toLowerCase()));
+    where = 'r.event_id IN (?)';
+  } else if (target.all) {
+    where = `TRUE ${filterSql(target, params, 'r', db.dialect)}`;
+  } else {
+    throw new TypeError('revive target must give ids, messageIds or all: true');
+  }
+  const channel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
+  return db.transaction(async (tx) => {
+    const found = await tx.query<RevivedOutboxEvent>(
+      `SELECT CAST(r.id AS CHAR) AS id, r.event_id AS messageId, r.aggregate_type AS aggregateType,
+         r.aggregate_id AS aggregateId
+       FROM ${table} r WHERE r.status = 'DEAD' AND ${where} ORDER BY r.id FOR UPDATE`,
+      params,
+    );
+    if (found.rows.length === 0) return [];
+    await tx.query(
+      `UPDATE ${table} SET status = 'READY', attempts = 0, available_at = UTC_TIMESTAMP(3),
+         locked_until = NULL, lease_token = NULL
+       WHERE status = 'DEAD' AND id IN (?)`,
+      [found.rows.map((row) => row.id)],
+    );
+    if (channel !== false) tx.afterCommit?.(() => notifyLocally(channel));
+    return found.rows.map(({ id, messageId, aggregateType, aggregateId }) => ({
+      id,
+      messageId,
+      aggregateType,
+      aggregateId,
+    }));
+  });
 }

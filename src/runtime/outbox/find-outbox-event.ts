@@ -4,7 +4,6 @@
  * (`findInboxEntries`, the consumer runner's events and dead-letter headers).
  */
 import type { Database } from '../db/database.js';
-import { isoTimestampSql } from '../db/sql-timestamp.js';
 import { isUuid } from '../envelope-values.js';
 import { outboxTableNames, type OutboxStatus, type OutboxTableOptions } from './outbox-table.js';
 
@@ -30,7 +29,9 @@ export async function findOutboxEvent(
   messageId: string,
   options: OutboxTableOptions = {},
 ): Promise<OutboxEventRecord | undefined> {
-  const { table } = outboxTableNames(options);
+  const { table } = outboxTableNames(options, db.dialect);
+  const { isoTimestamp, quoteIdentifier: q } = db.dialect;
+  const mysql = db.dialect.name === 'mysql';
   // event_id is a UUID column: any other text cannot be there (and would be a cast error).
   if (!isUuid(messageId)) return undefined;
   const result = await db.query<
@@ -39,10 +40,10 @@ export async function findOutboxEvent(
       schemaVersion: number | string;
     }
   >(
-    `SELECT event_id::text AS "messageId", event_type AS "eventType", schema_version AS "schemaVersion",
-       aggregate_type AS "aggregateType", aggregate_id AS "aggregateId", status, attempts, last_error AS "lastError",
-       ${isoTimestampSql('created_at')} AS "createdAt", ${isoTimestampSql('available_at')} AS "availableAt", ${isoTimestampSql('sent_at')} AS "sentAt"
-     FROM ${table} WHERE event_id = $1::uuid`,
+    `SELECT ${mysql ? 'event_id' : 'event_id::text'} AS ${q('messageId')}, event_type AS ${q('eventType')}, schema_version AS ${q('schemaVersion')},
+       aggregate_type AS ${q('aggregateType')}, aggregate_id AS ${q('aggregateId')}, status, attempts, last_error AS ${q('lastError')},
+       ${isoTimestamp('created_at')} AS ${q('createdAt')}, ${isoTimestamp('available_at')} AS ${q('availableAt')}, ${isoTimestamp('sent_at')} AS ${q('sentAt')}
+     FROM ${table} WHERE event_id = ${mysql ? '?' : '$1::uuid'}`,
     [messageId],
   );
   const row = result.rows[0];

@@ -1,15 +1,21 @@
 /**
- * The outbox schema as idempotent SQL, and a migrate() that is safe to run
+ * The outbox schema as idempotent SQL per dialect, and a migrate() that is safe to run
  * repeatedly and from several processes at once.
  */
 import type { Database } from '../db/database.js';
+import { runLockedMigration } from '../db/migration-lock.js';
+import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 /**
- * The migration as separate statements (PGlite's `query` takes one statement at a time).
- * Every statement is `IF NOT EXISTS`, so re-running is a no-op.
+ * The migration as separate statements (PGlite's `query` takes one statement at a time), for
+ * `dialect` (PostgreSQL unless given). Every statement is `IF NOT EXISTS`, so re-running is a no-op.
  */
-export function outboxMigrationStatements(options: OutboxTableOptions = {}): string[] {
+export function outboxMigrationStatements(
+  options: OutboxTableOptions = {},
+  dialect: SqlDialect = POSTGRES_DIALECT,
+): string[] {
+  if (dialect.name === 'mysql') return mysqlOutboxStatements(options);
   const n = outboxTableNames(options);
   return [
     ...(n.schema !== undefined ? [`CREATE SCHEMA IF NOT EXISTS ${n.schema}`] : []),
@@ -61,28 +67,88 @@ export function outboxMigrationStatements(options: OutboxTableOptions = {}): str
   ];
 }
 
+/**
+ * MySQL 8 / MariaDB: no partial indexes, identity columns or CREATE INDEX IF NOT EXISTS (MySQL),
+ * so the indexes are declared with the table. Text that is compared or indexed is VARCHAR(255)
+ * with a binary collation (case- and accent-sensitive, as on PostgreSQL); timestamps are
+ * DATETIME(3) in UTC; payload and headers are JSON (MariaDB: LONGTEXT checked by JSON_VALID,
+ * stored as the writer serialised them). Every value is written by evgen's statements, so no
+ * column needs an expression default (MySQL < 8.0.13 has none).
+ */
+function mysqlOutboxStatements(options: OutboxTableOptions): string[] {
+  const n = outboxTableNames(options, MYSQL_DIALECT);
+  const table = options.table ?? 'outbox_event';
+  const q = MYSQL_DIALECT.quoteIdentifier;
+  return [
+    ...(n.schema !== undefined
+      ? [`CREATE SCHEMA IF NOT EXISTS ${n.schema} DEFAULT CHARACTER SET utf8mb4`]
+      : []),
+    `CREATE TABLE IF NOT EXISTS ${n.table} (
+  id                BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  event_id          CHAR(36) CHARACTER SET ascii NOT NULL,
+  aggregate_type    VARCHAR(255) NOT NULL,
+  aggregate_id      VARCHAR(255) NOT NULL,
+  aggregate_version BIGINT NULL,
+  event_type        VARCHAR(255) NOT NULL,
+  schema_version    INT NOT NULL,
+  payload           JSON NOT NULL,
+  occurred_at       DATETIME(3) NOT NULL,
+  trace_id          TEXT NULL,
+  correlation_id    TEXT NULL,
+  causation_id      TEXT NULL,
+  headers           JSON NOT NULL,
+  status            VARCHAR(10) CHARACTER SET ascii NOT NULL DEFAULT 'READY',
+  attempts          INT NOT NULL DEFAULT 0,
+  available_at      DATETIME(3) NOT NULL,
+  locked_until      DATETIME(3) NULL,
+  lease_token       CHAR(36) CHARACTER SET ascii NULL,
+  last_error        TEXT NULL,
+  created_at        DATETIME(3) NOT NULL,
+  sent_at           DATETIME(3) NULL,
+  UNIQUE KEY ${q(`${table}_event_id_key`)} (event_id),
+  -- The claim scan: open rows by status, then in id order.
+  KEY ${n.claimIndex} (status, id),
+  -- The per-aggregate "is an earlier event unsent or DEAD?" check and chaining within a batch.
+  KEY ${n.aggregateIndex} (aggregate_type, aggregate_id, status, id),
+  -- Retention cleanup.
+  KEY ${n.sentIndex} (status, sent_at),
+  -- SENT marks and lease renewals find a claim's rows by its token.
+  KEY ${q(`${table}_lease_idx`)} (lease_token),
+  CONSTRAINT ${q(`${table}_status_check`)} CHECK (status IN ('READY', 'PROCESSING', 'SENT', 'DEAD'))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+    // Per-aggregate version counter; its row lock serialises writers of one aggregate.
+    `CREATE TABLE IF NOT EXISTS ${n.versionTable} (
+  aggregate_type VARCHAR(255) NOT NULL,
+  aggregate_id   VARCHAR(255) NOT NULL,
+  version        BIGINT NOT NULL,
+  PRIMARY KEY (aggregate_type, aggregate_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+  ];
+}
+
 /** Drops an index of an earlier schema version (an index lives in its table's schema). */
 function dropIndex(schema: string | undefined, index: string): string {
   return `DROP INDEX IF EXISTS ${schema !== undefined ? `${schema}.` : ''}${index}`;
 }
 
 /** The migration as one SQL script (for `outbox/migration.sql` and other migration tools). */
-export function outboxMigrationSql(options: OutboxTableOptions = {}): string {
-  return outboxMigrationStatements(options)
+export function outboxMigrationSql(
+  options: OutboxTableOptions = {},
+  dialect: SqlDialect = POSTGRES_DIALECT,
+): string {
+  return outboxMigrationStatements(options, dialect)
     .map((statement) => `${statement};\n`)
     .join('\n');
 }
 
 /**
- * Creates the outbox tables if missing. Runs in one transaction under an advisory lock keyed by
- * the table name, so concurrent callers (several service instances starting at once) queue up
- * instead of racing on `CREATE … IF NOT EXISTS`.
+ * Creates the outbox tables if missing, in the database's dialect, under a lock keyed by the
+ * table name, so concurrent callers (several service instances starting at once) queue up
+ * instead of racing on `CREATE … IF NOT EXISTS`. On MySQL/MariaDB a server without
+ * `FOR UPDATE SKIP LOCKED` is refused first (UnsupportedDatabaseVersionError).
  */
 export async function migrateOutbox(db: Database, options: OutboxTableOptions = {}): Promise<void> {
-  const statements = outboxMigrationStatements(options);
+  const statements = outboxMigrationStatements(options, db.dialect);
   const key = outboxTableNames(options).key;
-  await db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`evgen:migrate:${key}`]);
-    for (const statement of statements) await tx.query(statement);
-  });
+  await runLockedMigration(db, `evgen:migrate:${key}`, statements);
 }

@@ -1,5 +1,6 @@
 /** Backlog numbers for dashboards and health checks. */
 import type { Database } from '../db/database.js';
+import { mysqlAgeMs } from '../db/sql-timestamp.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 export interface OutboxStats {
@@ -18,9 +19,19 @@ export async function outboxStats(
   db: Database,
   options: OutboxTableOptions = {},
 ): Promise<OutboxStats> {
-  const { table } = outboxTableNames(options);
+  const { table } = outboxTableNames(options, db.dialect);
+  const q = db.dialect.quoteIdentifier;
   const result = await db.query<Record<keyof OutboxStats, string | null>>(
-    `SELECT
+    db.dialect.name === 'mysql'
+      ? `SELECT
+       CAST(COALESCE(SUM(status = 'READY'), 0) AS CHAR) AS ready,
+       CAST(COALESCE(SUM(status = 'PROCESSING'), 0) AS CHAR) AS processing,
+       CAST(COALESCE(SUM(status = 'SENT'), 0) AS CHAR) AS sent,
+       CAST(COALESCE(SUM(status = 'DEAD'), 0) AS CHAR) AS dead,
+       CAST(COALESCE(SUM(status = 'READY' AND available_at <= UTC_TIMESTAMP(3)), 0) AS CHAR) AS due,
+       ${mysqlAgeMs("MIN(CASE WHEN status IN ('READY', 'PROCESSING') THEN created_at END)")} AS ${q('oldestUnsentAgeMs')}
+     FROM ${table}`
+      : `SELECT
        count(*) FILTER (WHERE status = 'READY')::text AS ready,
        count(*) FILTER (WHERE status = 'PROCESSING')::text AS processing,
        count(*) FILTER (WHERE status = 'SENT')::text AS sent,

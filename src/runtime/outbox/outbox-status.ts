@@ -4,7 +4,7 @@
  * breakdowns behind `evgen outbox status`. Read-only, a few scans: not for a hot path.
  */
 import type { Database } from '../db/database.js';
-import { isoTimestampSql } from '../db/sql-timestamp.js';
+import { mysqlAgeMs } from '../db/sql-timestamp.js';
 import { outboxStats, type OutboxStats } from './outbox-stats.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
@@ -41,10 +41,15 @@ export async function outboxStatus(
   db: Database,
   options: OutboxTableOptions = {},
 ): Promise<OutboxStatusReport> {
-  const { table } = outboxTableNames(options);
+  const { table } = outboxTableNames(options, db.dialect);
+  const { isoTimestamp, quoteIdentifier: q } = db.dialect;
+  const mysql = db.dialect.name === 'mysql';
+  /** Text of a count or other number (MySQL has no `::text`). */
+  const text = (expression: string) =>
+    mysql ? `CAST(${expression} AS CHAR)` : `(${expression})::text`;
   const stats = await outboxStats(db, options);
   const ready = await db.query<{ age: string | null }>(
-    `SELECT (extract(epoch FROM now() - min(created_at)) * 1000)::text AS age
+    `SELECT ${mysql ? mysqlAgeMs('min(created_at)') : text('extract(epoch FROM now() - min(created_at)) * 1000')} AS age
        FROM ${table} WHERE status = 'READY'`,
   );
   const dead = await db.query<{
@@ -53,22 +58,22 @@ export async function outboxStatus(
     aggregates: string;
     oldestCreatedAt: string;
   }>(
-    `SELECT aggregate_type AS "aggregateType", count(*)::text AS dead,
-            count(DISTINCT aggregate_id)::text AS aggregates, ${isoTimestampSql('min(created_at)')} AS "oldestCreatedAt"
+    `SELECT aggregate_type AS ${q('aggregateType')}, ${text('count(*)')} AS dead,
+            ${text('count(DISTINCT aggregate_id)')} AS aggregates, ${isoTimestamp('min(created_at)')} AS ${q('oldestCreatedAt')}
        FROM ${table} WHERE status = 'DEAD'
-      GROUP BY aggregate_type ORDER BY aggregate_type COLLATE "C"`,
+      GROUP BY aggregate_type ORDER BY aggregate_type${mysql ? '' : ' COLLATE "C"'}`,
   );
   const blocked = await db.query<{ blocked: string }>(
-    `SELECT count(*)::text AS blocked FROM ${table} waiting
+    `SELECT ${text('count(*)')} AS blocked FROM ${table} waiting
       WHERE waiting.status IN ('READY', 'PROCESSING')
         AND EXISTS (SELECT 1 FROM ${table} d WHERE d.status = 'DEAD'
                       AND d.aggregate_type = waiting.aggregate_type
                       AND d.aggregate_id = waiting.aggregate_id AND d.id < waiting.id)`,
   );
   const leases = await db.query<{ leaseToken: string; rows: string; lockedUntil: string }>(
-    `SELECT lease_token::text AS "leaseToken", count(*)::text AS rows, ${isoTimestampSql('max(locked_until)')} AS "lockedUntil"
+    `SELECT ${mysql ? 'lease_token' : 'lease_token::text'} AS ${q('leaseToken')}, ${text('count(*)')} AS ${q('rows')}, ${isoTimestamp('max(locked_until)')} AS ${q('lockedUntil')}
        FROM ${table}
-      WHERE status = 'PROCESSING' AND lease_token IS NOT NULL AND locked_until > now()
+      WHERE status = 'PROCESSING' AND lease_token IS NOT NULL AND locked_until > ${mysql ? 'UTC_TIMESTAMP(3)' : 'now()'}
       GROUP BY lease_token ORDER BY max(locked_until), lease_token`,
   );
   const age = ready.rows[0]?.age;

@@ -2,7 +2,7 @@
  * Where the outbox lives. Schema and table names are the only configurable SQL text; they pass
  * through `quoteIdentifier`, so a bad name throws before any SQL is built.
  */
-import { qualifiedName, quoteIdentifier } from '../db/sql-identifier.js';
+import { POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 
 /** Statuses of an outbox row: READY → PROCESSING (leased) → SENT | READY (backing off) | DEAD. */
 export const OUTBOX_STATUSES = ['READY', 'PROCESSING', 'SENT', 'DEAD'] as const;
@@ -41,9 +41,14 @@ export interface OutboxTableNames {
   readonly key: string;
 }
 
-export function outboxTableNames(options: OutboxTableOptions = {}): OutboxTableNames {
+/** The names quoted for `dialect` (PostgreSQL unless given). */
+export function outboxTableNames(
+  options: OutboxTableOptions = {},
+  dialect: SqlDialect = POSTGRES_DIALECT,
+): OutboxTableNames {
   const table = options.table ?? DEFAULT_OUTBOX_TABLE;
   const schema = options.schema;
+  const { qualifiedName, quoteIdentifier } = dialect;
   return {
     table: qualifiedName(schema, table),
     versionTable: qualifiedName(schema, `${table}_aggregate_version`),

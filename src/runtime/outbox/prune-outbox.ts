@@ -1,5 +1,6 @@
 /** Retention for SENT rows: deleted in small batches, never a long lock. */
 import type { Database } from '../db/database.js';
+import { mysqlTimestamp } from '../db/sql-timestamp.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 export interface PruneOutboxOptions extends OutboxTableOptions {
@@ -16,24 +17,35 @@ export interface PruneOutboxOptions extends OutboxTableOptions {
  * READY, PROCESSING and DEAD rows are never touched. Returns how many rows were deleted.
  */
 export async function pruneOutbox(db: Database, options: PruneOutboxOptions): Promise<number> {
-  const { table } = outboxTableNames(options);
+  const { table } = outboxTableNames(options, db.dialect);
+  const mysql = db.dialect.name === 'mysql';
   const batchSize = Math.floor(options.batchSize ?? 1_000);
   if (!(batchSize > 0))
     throw new RangeError(`batchSize must be positive, got ${String(options.batchSize)}`);
   if (!(options.olderThanMs >= 0))
     throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
-  const sql = `DELETE FROM ${table} WHERE id IN (
+  // MySQL: DELETE … LIMIT instead of a locked subquery (a relay never holds SENT rows).
+  const sql = mysql
+    ? `DELETE FROM ${table}
+  WHERE status = 'SENT' AND sent_at < COALESCE(?, UTC_TIMESTAMP(3)) - INTERVAL ? MICROSECOND
+  ORDER BY sent_at LIMIT ?`
+    : `DELETE FROM ${table} WHERE id IN (
   SELECT id FROM ${table}
   WHERE status = 'SENT' AND sent_at < COALESCE($3::timestamptz, now()) - $1::float8 * interval '1 millisecond'
   ORDER BY id LIMIT $2::int
   FOR UPDATE SKIP LOCKED)`;
   let total = 0;
   for (;;) {
-    const deleted = await db.query(sql, [
-      options.olderThanMs,
-      batchSize,
-      options.now?.toISOString() ?? null,
-    ]);
+    const deleted = await db.query(
+      sql,
+      mysql
+        ? [
+            options.now === undefined ? null : mysqlTimestamp(options.now),
+            Math.round(options.olderThanMs * 1000),
+            batchSize,
+          ]
+        : [options.olderThanMs, batchSize, options.now?.toISOString() ?? null],
+    );
     total += deleted.rowCount;
     if (deleted.rowCount < batchSize) return total;
   }

@@ -25,13 +25,7 @@ export async function recordFailure(
     outage.streak++;
     const delay = backoffDelay(outage.streak, undefined, config.unavailableBackoff, config.random);
     outage.until = Math.max(outage.until, nowMs() + delay);
-    await db.query(sql.deferred, [
-      row.id,
-      token,
-      now(),
-      delay,
-      `broker unavailable: ${type}: ${text}`,
-    ]);
+    await sql.deferred(db, row.id, token, now(), delay, `broker unavailable: ${type}: ${text}`);
     result.failed++;
     totals.unavailable++;
     observe(() =>
@@ -42,14 +36,7 @@ export async function recordFailure(
   const attempts = Number(row.attempts);
   const dead = attempts >= config.maxAttempts || classifyError(error) === 'non-retryable';
   const delay = dead ? 0 : backoffDelay(attempts, undefined, config.backoff, config.random);
-  await db.query(sql.failed, [
-    row.id,
-    token,
-    dead ? 'DEAD' : 'READY',
-    now(),
-    delay,
-    `${type}: ${text}`,
-  ]);
+  await sql.failed(db, row.id, token, dead ? 'DEAD' : 'READY', now(), delay, `${type}: ${text}`);
   if (dead) result.dead++;
   else result.failed++;
   const failure: PublishFailure = dead ? { error, dead } : { error, dead, retryInMs: delay };

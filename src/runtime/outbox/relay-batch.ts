@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { groupByAggregate } from './aggregate-chains.js';
-import { idArray, toOutboundMessage, type ClaimedRow } from './claim-query.js';
+import { toOutboundMessage, type ClaimedRow } from './claim-query.js';
 import { observe } from './observe-hook.js';
 import { recordFailure } from './record-failure.js';
 import type { RelayContext } from './relay-context.js';
@@ -27,8 +27,8 @@ export interface SentMarks {
 
 /** Writes marks a batch handed on; an error is reported (the rows are published again after their lease). */
 export function writeSentMarks(context: RelayContext, marks: SentMarks): Promise<void> {
-  return context.db
-    .query(context.sql.sent, [idArray(marks.ids), marks.token, context.now()])
+  return context.sql
+    .sent(context.db, marks.ids, marks.token, context.now())
     .then(() => undefined, context.reportError);
 }
 
@@ -47,27 +47,24 @@ export async function runBatch(
   const claimedAt = nowMs();
   let claimed;
   try {
-    claimed = await db.query<ClaimedRow>(sql.claim, [
-      config.batchSize,
+    claimed = await sql.claim(db, {
+      batchSize: config.batchSize,
       token,
-      config.leaseMs,
-      now(),
-      idArray(carried?.ids ?? []),
-      carried?.token ?? null,
-    ]);
+      leaseMs: config.leaseMs,
+      now: now(),
+      sentIds: carried?.ids ?? [],
+      sentToken: carried?.token ?? null,
+    });
   } catch (error) {
     if (carried !== undefined && carried.ids.length > 0) await writeSentMarks(context, carried);
     throw error;
   }
-  const chains = groupByAggregate(claimed.rows);
-  const result = { claimed: claimed.rows.length, published: 0, failed: 0, dead: 0, released: 0 };
+  const chains = groupByAggregate(claimed);
+  const result = { claimed: claimed.length, published: 0, failed: 0, dead: 0, released: 0 };
   const lease = leaseOf(context, token, claimedAt);
   const releasedIds: string[] = [];
   const abandonedIds: string[] = [];
-  const sent = new SentFlusher(
-    (ids) => db.query(sql.sent, [idArray(ids), token, now()]).then(() => undefined),
-    SENT_FLUSH_DELAY_MS,
-  );
+  const sent = new SentFlusher((ids) => sql.sent(db, ids, token, now()), SENT_FLUSH_DELAY_MS);
 
   // One aggregate's rows one by one, each after the previous one's confirm.
   const runChain = async (chain: ClaimedRow[]) => {
@@ -122,8 +119,8 @@ export async function runBatch(
   let failure: { readonly error: unknown } | undefined;
   try {
     await lease.settled();
-    if (releasedIds.length > 0) await db.query(sql.release, [idArray(releasedIds), token]);
-    if (abandonedIds.length > 0) await db.query(sql.abandon, [idArray(abandonedIds), token, now()]);
+    if (releasedIds.length > 0) await sql.release(db, releasedIds, token);
+    if (abandonedIds.length > 0) await sql.abandon(db, abandonedIds, token, now());
   } catch (error) {
     failure = { error };
   }

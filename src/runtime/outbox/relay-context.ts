@@ -5,41 +5,9 @@
 import type { Database } from '../db/database.js';
 import type { BoundedPublisher } from './bounded-publish.js';
 import type { BrokerOutage } from './broker-outage.js';
-import {
-  abandonSql,
-  claimSql,
-  markDeferredSql,
-  markFailedSql,
-  markSentSql,
-  releaseSql,
-  renewLeaseSql,
-} from './claim-query.js';
-import type { OutboxTableNames } from './outbox-table.js';
 import type { PublishWindow } from './publish-window.js';
 import type { OutboxRelayHooks, ResolvedRelayOptions } from './relay-options.js';
-
-/** The relay's statements, built once for its table. */
-export interface RelaySql {
-  readonly claim: string;
-  readonly sent: string;
-  readonly failed: string;
-  readonly deferred: string;
-  readonly release: string;
-  readonly abandon: string;
-  readonly renew: string;
-}
-
-export function relaySql(names: OutboxTableNames): RelaySql {
-  return {
-    claim: claimSql(names),
-    sent: markSentSql(names),
-    failed: markFailedSql(names),
-    deferred: markDeferredSql(names),
-    release: releaseSql(names),
-    abandon: abandonSql(names),
-    renew: renewLeaseSql(names),
-  };
-}
+import type { RelayStatements } from './relay-statements.js';
 
 /** Totals since the relay was created (mutable; `metrics()` hands out a copy). */
 export interface RelayTotals {
@@ -58,7 +26,8 @@ export interface RelayContext {
   readonly db: Database;
   readonly config: ResolvedRelayOptions;
   readonly hooks: OutboxRelayHooks;
-  readonly sql: RelaySql;
+  /** The relay's statements in the database's dialect, built once for its table. */
+  readonly sql: RelayStatements;
   readonly publisher: BoundedPublisher;
   /** Unconfirmed publishes of every batch together (two batches overlap in the loop). */
   readonly window: PublishWindow;

@@ -24,8 +24,8 @@ export function leaseOf(context: RelayContext, token: string, claimedAt: number)
     heartbeat() {
       if (renewing !== undefined || validUntil - nowMs() > (leaseMs * 3) / 4) return;
       const startedAt = nowMs();
-      renewing = db
-        .query(sql.renew, [token, leaseMs, now()])
+      renewing = sql
+        .renew(db, token, leaseMs, now())
         .then(
           () => {
             validUntil = Math.max(validUntil, startedAt + leaseMs);

@@ -27,8 +27,9 @@ import { outboxTableNames } from './outbox-table.js';
 import { observe } from './observe-hook.js';
 import { PublishWindow } from './publish-window.js';
 import { runBatch, type SentMarks } from './relay-batch.js';
-import { relaySql, type RelayContext, type RelayTotals } from './relay-context.js';
+import type { RelayContext, RelayTotals } from './relay-context.js';
 import { runRelayLoop } from './relay-loop.js';
+import { relayStatements } from './relay-statements.js';
 import {
   resolveRelayOptions,
   type OutboxRelayOptions,
@@ -90,7 +91,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     db,
     config,
     hooks,
-    sql: relaySql(outboxTableNames(options)),
+    sql: relayStatements(outboxTableNames(options, db.dialect), db.dialect),
     publisher: boundedPublisher(options.publisher, config.publishTimeoutMs, config.timers),
     window: new PublishWindow(config.maxInFlight),
     outage: new BrokerOutage(),

@@ -3,7 +3,10 @@
  * rolls back together with the business rows.
  */
 import type { Transaction } from '../db/database.js';
+import { notifyLocally } from '../db/local-notify.js';
+import { dialectOf } from '../db/sql-dialect.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';
+import { mysqlTimestamp } from '../db/sql-timestamp.js';
 import {
   createEnvelope,
   type Envelope,
@@ -15,6 +18,7 @@ import { withActiveTraceContext } from '../telemetry.js';
 import {
   DEFAULT_OUTBOX_NOTIFY_CHANNEL,
   outboxTableNames,
+  type OutboxTableNames,
   type OutboxTableOptions,
 } from './outbox-table.js';
 
@@ -35,7 +39,11 @@ export interface OutboxWriteOptions extends OutboxTableOptions {
    * consecutive versions and commit in version order.
    */
   readonly assignAggregateVersion?: boolean;
-  /** Channel to NOTIFY on commit (wakes relays); `false` sends none. Default `evgen_outbox`. */
+  /**
+   * Channel to NOTIFY on commit (wakes relays); `false` sends none. Default `evgen_outbox`. On
+   * MySQL/MariaDB (no NOTIFY) it wakes the relays of this process after the commit of a
+   * transaction run by evgen's `Database.transaction()`; other relays find the row by polling.
+   */
   readonly notifyChannel?: string | false;
 }
 
@@ -63,7 +71,8 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
   context: OutboxWriteContext = {},
   options: OutboxWriteOptions = {},
 ): Promise<Envelope<TType, TVersion, TPayload>> {
-  const names = outboxTableNames(options);
+  const dialect = dialectOf(tx);
+  const names = outboxTableNames(options, dialect);
   const subject = `${descriptor.eventType} v${descriptor.schemaVersion} envelope`;
   if (context.aggregateVersion !== undefined && options.assignAggregateVersion) {
     throw new TypeError(
@@ -84,6 +93,9 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
     ...meta,
     occurredAt: meta.occurredAt === undefined ? new Date() : new Date(meta.occurredAt),
   });
+  if (dialect.name === 'mysql') {
+    return writeMysqlRow(tx, names, envelope, options, notifyChannel, headers);
+  }
   if (options.assignAggregateVersion) {
     const counter = await tx.query<{ version: string }>(
       `INSERT INTO ${names.versionTable} AS v (aggregate_type, aggregate_id, version) VALUES ($1, $2, 1)
@@ -122,5 +134,67 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
       notifyChannel === false ? null : notifyChannel,
     ],
   );
+  return envelope;
+}
+
+/** Channels each open MySQL transaction will wake after its commit. */
+const wakesAfterCommit = new WeakMap<Transaction, Set<string>>();
+
+/**
+ * MySQL/MariaDB: the version counter bumped with ON DUPLICATE KEY UPDATE (the row lock is held
+ * to the end of the transaction) and read back; the row inserted with UTC timestamps; relays of
+ * this process woken after the commit. The payload is stored as the text that was validated.
+ */
+async function writeMysqlRow<TType extends string, TVersion extends number, TPayload>(
+  tx: Transaction,
+  names: OutboxTableNames,
+  written: Envelope<TType, TVersion, TPayload>,
+  options: OutboxWriteOptions,
+  notifyChannel: string | false,
+  headers: Readonly<Record<string, string>>,
+): Promise<Envelope<TType, TVersion, TPayload>> {
+  let envelope = written;
+  if (options.assignAggregateVersion) {
+    const key = [envelope.aggregateType, envelope.aggregateId];
+    await tx.query(
+      `INSERT INTO ${names.versionTable} (aggregate_type, aggregate_id, version) VALUES (?, ?, 1)
+       ON DUPLICATE KEY UPDATE version = version + 1`,
+      key,
+    );
+    const counter = await tx.query<{ version: string }>(
+      `SELECT CAST(version AS CHAR) AS version FROM ${names.versionTable} WHERE aggregate_type = ? AND aggregate_id = ?`,
+      key,
+    );
+    envelope = { ...envelope, aggregateVersion: Number(counter.rows[0]?.version) };
+  }
+  await tx.query(
+    `INSERT INTO ${names.table} (event_id, aggregate_type, aggregate_id, aggregate_version, event_type, schema_version,
+       payload, occurred_at, trace_id, correlation_id, causation_id, headers, status, attempts, available_at, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'READY', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`,
+    [
+      envelope.messageId,
+      envelope.aggregateType,
+      envelope.aggregateId,
+      envelope.aggregateVersion ?? null,
+      envelope.eventType,
+      envelope.schemaVersion,
+      JSON.stringify(envelope.payload),
+      mysqlTimestamp(envelope.occurredAt),
+      envelope.traceId ?? null,
+      envelope.correlationId ?? null,
+      envelope.causationId ?? null,
+      JSON.stringify(await withActiveTraceContext(headers)),
+    ],
+  );
+  if (notifyChannel !== false && tx.afterCommit !== undefined) {
+    // Once per transaction and channel however many rows it writes. Without a commit hook (the
+    // caller's own transaction) relays poll instead: a wake-up before the commit finds nothing.
+    const notified = wakesAfterCommit.get(tx) ?? new Set<string>();
+    wakesAfterCommit.set(tx, notified);
+    if (!notified.has(notifyChannel)) {
+      notified.add(notifyChannel);
+      tx.afterCommit(() => notifyLocally(notifyChannel));
+    }
+  }
   return envelope;
 }

@@ -1,16 +1,54 @@
 /**
- * The two databases the outbox tests run on, both real: PostgreSQL on 127.0.0.1 (a schema per
- * test, dropped afterwards) and PGlite (one instance per test file, a schema per test inside it).
+ * The three databases the outbox tests run on, all real: PostgreSQL on 127.0.0.1 (a schema per
+ * test, dropped afterwards), PGlite (one instance per test file, a schema per test inside it) and
+ * MariaDB on 127.0.0.1 (a database per test, dropped afterwards).
  */
 import type { PGlite } from '@electric-sql/pglite';
-import { migrateOutbox, pgliteDatabase, postgresDatabase, type Database } from 'evgen/runtime';
+import {
+  migrateOutbox,
+  mysqlDatabase,
+  pgliteDatabase,
+  postgresDatabase,
+  type Database,
+} from 'evgen/runtime';
+import { createMariadbDatabase } from '../../support/mariadb.js';
 import { createTestSchema, uniqueName } from '../../support/postgres.js';
 import { startPglite } from '../../support/pglite.js';
 
-export type DialectName = 'postgres' | 'pglite';
-export const DIALECTS: readonly DialectName[] = ['postgres', 'pglite'];
+export type DialectName = 'postgres' | 'pglite' | 'mariadb';
+export const DIALECTS: readonly DialectName[] = ['postgres', 'pglite', 'mariadb'];
 
-export interface OutboxFixture {
+/** Test SQL written once for every dialect: PostgreSQL text, adapted where MariaDB differs. */
+export interface DialectSql {
+  /** `$n` parameters as `?` on MariaDB (each `$n` used once, in order). */
+  readonly sql: (text: string) => string;
+  /** `schema.name` quoted for the dialect. */
+  readonly table: (name: string) => string;
+  /** A column holding a timestamp, as epoch milliseconds (a number expression). */
+  readonly epochMs: (column: string) => string;
+  /** `text` column type usable in a key (VARCHAR(255) on MariaDB). */
+  readonly keyText: string;
+}
+
+export function dialectSql(dialect: DialectName, schema: string): DialectSql {
+  if (dialect === 'mariadb') {
+    return {
+      sql: (text) =>
+        text.replace(/\$\d+(?:::[a-z0-9_]+)?/g, '?').replace(/::(?:int|text|bigint)/g, ''),
+      table: (name) => `\`${schema}\`.\`${name}\``,
+      epochMs: (column) => `(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', ${column}) / 1000)`,
+      keyText: 'VARCHAR(255)',
+    };
+  }
+  return {
+    sql: (text) => text,
+    table: (name) => `"${schema}"."${name}"`,
+    epochMs: (column) => `(extract(epoch FROM ${column}) * 1000)::float8`,
+    keyText: 'text',
+  };
+}
+
+export interface OutboxFixture extends DialectSql {
   readonly dialect: DialectName;
   readonly db: Database;
   /** Schema holding this test's outbox (passed as `schema` to every outbox call). */
@@ -45,11 +83,26 @@ export async function openOutbox(
   pglite: { get(): Promise<PGlite> },
 ): Promise<OutboxFixture> {
   const channel = uniqueName('evgen_outbox_t');
+  if (dialect === 'mariadb') {
+    const test = await createMariadbDatabase('evgen_outbox');
+    const db = mysqlDatabase(test.pool);
+    await migrateOutbox(db, { schema: test.schema });
+    return {
+      ...dialectSql(dialect, test.schema),
+      dialect,
+      db,
+      schema: test.schema,
+      openAnother: (max = 4) => mysqlDatabase(test.newPool(max)),
+      channel,
+      close: () => test.drop(),
+    };
+  }
   if (dialect === 'postgres') {
     const test = await createTestSchema('evgen_outbox');
     const db = postgresDatabase(test.pool);
     await migrateOutbox(db, { schema: test.schema });
     return {
+      ...dialectSql(dialect, test.schema),
       dialect,
       db,
       schema: test.schema,
@@ -63,6 +116,7 @@ export async function openOutbox(
   const schema = uniqueName('evgen_outbox');
   await migrateOutbox(db, { schema });
   return {
+    ...dialectSql(dialect, schema),
     dialect,
     db,
     schema,
@@ -76,9 +130,9 @@ export async function openOutbox(
 
 /** A business table written next to the outbox, to prove both commit or roll back together. */
 export async function createOrdersTable(fixture: OutboxFixture): Promise<string> {
-  const table = `"${fixture.schema}"."orders"`;
+  const table = fixture.table('orders');
   await fixture.db.query(
-    `CREATE TABLE ${table} (order_id text PRIMARY KEY, amount integer NOT NULL)`,
+    `CREATE TABLE ${table} (order_id ${fixture.keyText} PRIMARY KEY, amount integer NOT NULL)`,
   );
   return table;
 }
@@ -98,16 +152,23 @@ export interface OutboxRowView {
 
 /** Every outbox row, in id order, with timestamps as epoch ms. */
 export async function outboxRows(fixture: OutboxFixture): Promise<OutboxRowView[]> {
+  const { epochMs } = fixture;
   const result = await fixture.db.query<OutboxRowView>(
-    `SELECT id::int AS id, event_id::text AS event_id, aggregate_id, aggregate_version::int AS aggregate_version, status, attempts,
-       (extract(epoch FROM available_at) * 1000)::float8 AS available_ms,
-       (extract(epoch FROM locked_until) * 1000)::float8 AS locked_until_ms,
-       last_error,
-       (extract(epoch FROM sent_at) * 1000)::float8 AS sent_ms
-     FROM "${fixture.schema}"."outbox_event" ORDER BY id`,
+    fixture.dialect === 'mariadb'
+      ? `SELECT id, event_id, aggregate_id, aggregate_version, status, attempts,
+       ${epochMs('available_at')} AS available_ms, ${epochMs('locked_until')} AS locked_until_ms,
+       last_error, ${epochMs('sent_at')} AS sent_ms
+     FROM ${fixture.table('outbox_event')} ORDER BY id`
+      : `SELECT id::int AS id, event_id::text AS event_id, aggregate_id, aggregate_version::int AS aggregate_version, status, attempts,
+       ${epochMs('available_at')} AS available_ms, ${epochMs('locked_until')} AS locked_until_ms,
+       last_error, ${epochMs('sent_at')} AS sent_ms
+     FROM ${fixture.table('outbox_event')} ORDER BY id`,
   );
   return result.rows.map((row) => ({
     ...row,
+    id: Number(row.id),
+    attempts: Number(row.attempts),
+    aggregate_version: row.aggregate_version === null ? null : Number(row.aggregate_version),
     available_ms: Number(row.available_ms),
     locked_until_ms: row.locked_until_ms === null ? null : Number(row.locked_until_ms),
     sent_ms: row.sent_ms === null ? null : Number(row.sent_ms),

@@ -1,0 +1,174 @@
+/**
+ * The relay's SQL on MySQL 8 / MariaDB. The rules are those of claim-query (PostgreSQL): a row is
+ * a head only if it is the lowest id of its aggregate that is not SENT (a DEAD row blocks the rest
+ * until revived); a batch takes due heads with `FOR UPDATE SKIP LOCKED`, so concurrent relays never
+ * take the same row, plus the due rows right behind each head; every row claimed gets this claim's
+ * lease. Without UPDATE … RETURNING, LATERAL or array parameters, the claim is one short
+ * transaction of a few statements, and the follower chains are cut in code.
+ *
+ * Timestamps are DATETIME(3) in UTC: the database clock is UTC_TIMESTAMP(3), an injected clock
+ * goes in as a UTC literal; durations become microsecond intervals.
+ */
+import type { Database, Queryable } from '../db/database.js';
+import { MYSQL_DIALECT } from '../db/sql-dialect.js';
+import { mysqlTimestamp } from '../db/sql-timestamp.js';
+import type { ClaimedRow } from './claim-query.js';
+import type { OutboxTableNames } from './outbox-table.js';
+import type { ClaimRequest, RelayStatements } from './relay-statements.js';
+
+/** `now` (bound as one parameter): the injected clock, else the database's UTC clock. */
+const NOW = 'COALESCE(?, UTC_TIMESTAMP(3))';
+const nowParam = (now: Date | null) => (now === null ? null : mysqlTimestamp(now));
+const micros = (ms: number) => Math.max(0, Math.round(ms * 1000));
+const due = (alias: string) =>
+  `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
+const UNSENT = `('READY', 'PROCESSING', 'DEAD')`;
+
+interface ChainRow {
+  readonly id: string;
+  readonly aggregate_type: string;
+  readonly aggregate_id: string;
+  readonly due: number | string;
+  readonly position: number | string;
+}
+
+export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
+  const t = names.table;
+  const iso = MYSQL_DIALECT.isoTimestamp;
+  const run = async (db: Queryable, text: string, params: unknown[]) => {
+    await db.query(text, params);
+  };
+  const markSent = (db: Queryable, ids: readonly string[], token: string, now: Date | null) =>
+    ids.length === 0
+      ? Promise.resolve()
+      : run(
+          db,
+          `UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
+           WHERE id IN (?) AND lease_token = ? AND status = 'PROCESSING'`,
+          [nowParam(now), [...ids], token],
+        );
+
+  /** Due heads, lowest id first, locked; rows another relay holds are skipped. */
+  const headsSql = `SELECT CAST(o.id AS CHAR) AS id, o.aggregate_type, o.aggregate_id
+FROM ${t} o FORCE INDEX (PRIMARY)
+WHERE o.id >= (SELECT COALESCE(MIN(m.id), 0) FROM ${t} m WHERE m.status IN ('READY', 'PROCESSING'))
+  AND o.status IN ('READY', 'PROCESSING') AND ${due('o')}
+  AND o.id = (SELECT MIN(e.id) FROM ${t} e
+    WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.status IN ${UNSENT})
+ORDER BY o.id
+LIMIT ?
+FOR UPDATE SKIP LOCKED`;
+
+  /** The unsent rows of the heads' aggregates, numbered per aggregate, up to `room` each. */
+  const chainSql = (heads: number) => `SELECT id, aggregate_type, aggregate_id, due, position FROM (
+  SELECT CAST(n.id AS CHAR) AS id, n.id AS sort_id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due,
+    ROW_NUMBER() OVER (PARTITION BY n.aggregate_type, n.aggregate_id ORDER BY n.id) AS position
+  FROM ${t} n
+  WHERE (n.aggregate_type, n.aggregate_id) IN (${Array.from({ length: heads }, () => '(?, ?)').join(', ')})
+    AND n.status IN ${UNSENT}
+) c WHERE c.position <= ? ORDER BY position, sort_id`;
+
+  const claimedSql = `SELECT CAST(r.id AS CHAR) AS id, r.event_id, r.aggregate_type, r.aggregate_id,
+  CAST(r.aggregate_version AS CHAR) AS aggregate_version, r.event_type, r.schema_version, r.payload,
+  ${iso('r.occurred_at')} AS occurred_at, r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts
+FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
+
+  async function claim(db: Database, request: ClaimRequest): Promise<ClaimedRow[]> {
+    const { batchSize, token, leaseMs } = request;
+    const now = nowParam(request.now);
+    return db.transaction(async (tx) => {
+      if (request.sentToken !== null)
+        await markSent(tx, request.sentIds, request.sentToken, request.now);
+      const heads = (
+        await tx.query<{ id: string; aggregate_type: string; aggregate_id: string }>(headsSql, [
+          now,
+          now,
+          batchSize,
+        ])
+      ).rows;
+      if (heads.length === 0) return [];
+      let picked = heads.map((head) => head.id);
+      const room = batchSize - heads.length + 1;
+      if (room > 1) {
+        const rows = (
+          await tx.query<ChainRow>(chainSql(heads.length), [
+            now,
+            now,
+            ...heads.flatMap((head) => [head.aggregate_type, head.aggregate_id]),
+            room,
+          ])
+        ).rows;
+        // A chain runs from its head up to the first row that is not due; rows come by position.
+        const broken = new Set<string>();
+        picked = [];
+        for (const row of rows) {
+          const key = JSON.stringify([row.aggregate_type, row.aggregate_id]);
+          if (broken.has(key)) continue;
+          if (Number(row.due) !== 1) {
+            broken.add(key);
+            continue;
+          }
+          if (picked.length < batchSize) picked.push(row.id);
+        }
+      }
+      if (picked.length === 0) return [];
+      // last_error first: MySQL assigns left to right and later terms see the new status.
+      await tx.query(
+        `UPDATE ${t} r SET
+           last_error = CASE WHEN r.status = 'PROCESSING' THEN 'lease expired before the publish was confirmed' ELSE r.last_error END,
+           status = 'PROCESSING', attempts = r.attempts + 1,
+           locked_until = ${NOW} + INTERVAL ? MICROSECOND, lease_token = ?
+         WHERE r.id IN (?) AND ${due('r')}`,
+        [now, micros(leaseMs), token, picked, now, now],
+      );
+      return (await tx.query<ClaimedRow>(claimedSql, [picked, token])).rows;
+    });
+  }
+
+  return {
+    claim,
+    sent: markSent,
+    failed: (db, id, token, status, now, delayMs, error) =>
+      run(
+        db,
+        `UPDATE ${t} SET status = ?, available_at = ${NOW} + INTERVAL ? MICROSECOND,
+           last_error = ?, locked_until = NULL, lease_token = NULL
+         WHERE id = ? AND lease_token = ? AND status = 'PROCESSING'`,
+        [status, nowParam(now), micros(delayMs), error, id, token],
+      ),
+    deferred: (db, id, token, now, delayMs, error) =>
+      run(
+        db,
+        `UPDATE ${t} SET status = 'READY', attempts = GREATEST(attempts - 1, 0),
+           available_at = ${NOW} + INTERVAL ? MICROSECOND, last_error = ?, locked_until = NULL, lease_token = NULL
+         WHERE id = ? AND lease_token = ? AND status = 'PROCESSING'`,
+        [nowParam(now), micros(delayMs), error, id, token],
+      ),
+    release: (db, ids, token) =>
+      ids.length === 0
+        ? Promise.resolve()
+        : run(
+            db,
+            `UPDATE ${t} SET status = 'READY', attempts = GREATEST(attempts - 1, 0), locked_until = NULL, lease_token = NULL
+             WHERE id IN (?) AND lease_token = ? AND status = 'PROCESSING'`,
+            [[...ids], token],
+          ),
+    abandon: (db, ids, token, now) =>
+      ids.length === 0
+        ? Promise.resolve()
+        : run(
+            db,
+            `UPDATE ${t} SET status = 'READY', available_at = ${NOW}, locked_until = NULL, lease_token = NULL,
+               last_error = 'relay stopped before the publish settled'
+             WHERE id IN (?) AND lease_token = ? AND status = 'PROCESSING'`,
+            [nowParam(now), [...ids], token],
+          ),
+    renew: (db, token, leaseMs, now) =>
+      run(
+        db,
+        `UPDATE ${t} SET locked_until = ${NOW} + INTERVAL ? MICROSECOND
+         WHERE lease_token = ? AND status = 'PROCESSING'`,
+        [nowParam(now), micros(leaseMs), token],
+      ),
+  };
+}
