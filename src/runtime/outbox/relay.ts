@@ -21,6 +21,7 @@
  * back with its attempts unchanged and makes the relay back off (capped) — an outage of any
  * length ends in publishing. Only message-specific failures count against `maxAttempts`.
  */
+import { dialectOf } from '../db/sql-dialect.js';
 import { boundedPublisher } from './bounded-publish.js';
 import { BrokerOutage } from './broker-outage.js';
 import { outboxTableNames } from './outbox-table.js';
@@ -91,7 +92,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     db,
     config,
     hooks,
-    sql: relayStatements(outboxTableNames(options, db.dialect), db.dialect),
+    sql: relayStatements(outboxTableNames(options, dialectOf(db)), dialectOf(db)),
     publisher: boundedPublisher(options.publisher, config.publishTimeoutMs, config.timers),
     window: new PublishWindow(config.maxInFlight),
     outage: new BrokerOutage(),
