@@ -75,6 +75,12 @@ export interface EventVersionDescriptor<
   readonly readPayload: PayloadValidator<TPayload>;
   readonly kafka?: { readonly topic: string };
   readonly rabbitmq?: { readonly exchange: string; readonly routingKey: string };
+  /**
+   * The event's compatibility mode (`event.json`). A consumer reads a version newer than it knows
+   * with this (its newest) version's reader only when the mode promises that old readers read new
+   * data: FORWARD, FULL or their transitive forms. Absent: newer versions are dead-lettered.
+   */
+  readonly compatibility?: string;
 }
 
 /** Generates a new message id: a UUIDv7, later than every id this process generated before. */

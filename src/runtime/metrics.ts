@@ -6,7 +6,7 @@
  *   evgen.outbox.rows               gauge, by status (READY, PROCESSING, SENT, DEAD)
  *   evgen.outbox.oldest_unsent_age  gauge, ms since the oldest unsent row was written
  *   evgen.relay.published / .failed / .dead           counters, per relay registered
- *   evgen.consumer.handled / .duplicates / .retried / .dead_lettered   counters, by consumer
+ *   evgen.consumer.handled / .duplicates / .skipped / .retried / .dead_lettered   counters, by consumer
  *   evgen.consumer.lag              gauge, by consumer, topic and partition (Kafka runners)
  */
 import type { Database } from './db/database.js';
@@ -23,6 +23,8 @@ export interface RelayCounts {
 export interface ConsumerCounts {
   readonly handled: number;
   readonly duplicates: number;
+  /** Deliveries of types the consumer does not subscribe to, settled without a handler. */
+  readonly skipped?: number;
   readonly retried: number;
   readonly deadLettered: number;
 }
@@ -82,6 +84,9 @@ export async function registerEvgenMetrics(options: EvgenMetricsOptions): Promis
     duplicates: meter.createObservableCounter('evgen.consumer.duplicates', {
       description: 'Messages the inbox had already',
     }),
+    skipped: meter.createObservableCounter('evgen.consumer.skipped', {
+      description: 'Messages of types the consumer does not subscribe to, acknowledged unhandled',
+    }),
     retried: meter.createObservableCounter('evgen.consumer.retried', {
       description: 'Retries scheduled',
     }),
@@ -126,6 +131,7 @@ export async function registerEvgenMetrics(options: EvgenMetricsOptions): Promis
       const attributes = { consumer: consumer.name };
       result.observe(consumerCounters.handled, counts.handled, attributes);
       result.observe(consumerCounters.duplicates, counts.duplicates, attributes);
+      result.observe(consumerCounters.skipped, counts.skipped ?? 0, attributes);
       result.observe(consumerCounters.retried, counts.retried, attributes);
       result.observe(consumerCounters.deadLettered, counts.deadLettered, attributes);
       if (consumer.runner.lag !== undefined) {

@@ -8,8 +8,11 @@
  */
 import type { DeadLetterFacts, FailureFacts } from './failure.js';
 
-/** Why a delivery was skipped: its type is not subscribed, or not known to the consumer at all. */
-export type SkipReason = 'unsubscribed' | 'unknown';
+/**
+ * Why a delivery was skipped: its event type is not one the consumer subscribes to (a type its
+ * catalog does not know at all is not subscribed either).
+ */
+export type SkipReason = 'unsubscribed';
 
 export type DeliveryOutcome =
   | {

@@ -11,7 +11,7 @@
  */
 import { messageBodyLimits, type MessageBodyLimits } from '../decode-message-body.js';
 import { traceProcess } from '../telemetry.js';
-import type { Delivery, DeliveryContext } from './delivery.js';
+import type { AggregateHint, Delivery, DeliveryContext } from './delivery.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
 import {
   classifyFailure,
@@ -65,6 +65,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
   const hintName = options.messageIdHint ?? 'messageId property';
   const pauseWhenUnavailable = (options.onUnavailable ?? 'pause') === 'pause';
   const now = options.now ?? Date.now;
+  const subscribed = handler.subscribes !== undefined ? new Set(handler.subscribes) : undefined;
 
   function identify(delivery: Delivery): IdentifiedDelivery {
     try {
@@ -106,16 +107,30 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
 
   async function process(
     delivery: Delivery,
-    identified: IdentifiedDelivery = identify(delivery),
+    identified?: IdentifiedDelivery,
   ): Promise<DeliveryOutcome> {
-    const { body } = identified;
-    if (body === undefined) {
-      const error = identified.error;
-      return deadLetter(delivery, error, failureFacts(error, new Date(now())), 'malformed', body);
-    }
+    const context: DeliveryContext = { attempt: delivery.attempt, delivery: delivery.facts };
+    // Decided from the transport's eventType before the body is parsed: skipping stays cheap.
+    if (
+      subscribed !== undefined &&
+      delivery.eventType !== undefined &&
+      !subscribed.has(delivery.eventType)
+    )
+      return skip(delivery, undefined, delivery.eventType, context);
+    const { body, error: malformed } = identified ?? identify(delivery);
+    if (body === undefined)
+      return deadLetter(
+        delivery,
+        malformed,
+        failureFacts(malformed, new Date(now())),
+        'malformed',
+        body,
+      );
     const messageId = body.messageId as string;
     const eventType = String(body.eventType);
-    const context: DeliveryContext = { attempt: delivery.attempt, delivery: delivery.facts };
+    // A producer that sent no eventType beside the body: the body's own decides.
+    if (subscribed !== undefined && !subscribed.has(eventType))
+      return skip(delivery, body, eventType, context);
     try {
       const result = await traceProcess(
         delivery.facts.headers,
@@ -130,29 +145,73 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
         body,
       };
     } catch (error) {
-      const failure = failureFacts(error, new Date(now()));
-      let kind = classifyFailure(error);
-      if (kind === 'unavailable') {
-        if (pauseWhenUnavailable) return { kind: 'unavailable', messageId, error };
-        kind = 'retryable';
-      }
-      const gap = kind === 'gap';
-      if (kind === 'non-retryable')
-        return deadLetter(delivery, error, failure, 'non-retryable', body);
-      if (delivery.attempt >= maxAttempts)
-        return deadLetter(delivery, error, failure, 'attempts-exhausted', body, gap);
-      return {
-        kind: 'retry',
-        messageId,
-        attempt: delivery.attempt,
-        error,
-        failure,
-        gap,
-        body,
-        letter: letterFor(delivery, failure, 'attempts-exhausted', body),
-      };
+      return failed(delivery, error, body, messageId);
     }
   }
 
+  /** Settles a delivery of a type the consumer does not subscribe to; no handler runs. */
+  async function skip(
+    delivery: Delivery,
+    body: Record<string, unknown> | undefined,
+    eventType: string,
+    context: DeliveryContext,
+  ): Promise<DeliveryOutcome> {
+    const messageId = bodyString(body, 'messageId') ?? delivery.messageId;
+    if (handler.skip !== undefined) {
+      try {
+        await handler.skip(
+          { messageId, eventType, aggregate: delivery.aggregate ?? aggregateOf(body) },
+          context,
+        );
+      } catch (error) {
+        // Recording the skipped version failed (database down, an earlier version missing):
+        // the delivery comes again like any failed one, never as poison.
+        const identified = body ?? identify(delivery).body;
+        if (identified !== undefined)
+          return failed(delivery, error, identified, identified.messageId as string);
+        return deadLetter(delivery, error, failureFacts(error, new Date(now())), 'malformed', body);
+      }
+    }
+    return { kind: 'skipped', messageId, eventType, reason: 'unsubscribed' };
+  }
+
+  function failed(
+    delivery: Delivery,
+    error: unknown,
+    body: Record<string, unknown>,
+    messageId: string,
+  ): DeliveryOutcome {
+    const failure = failureFacts(error, new Date(now()));
+    let kind = classifyFailure(error);
+    if (kind === 'unavailable') {
+      if (pauseWhenUnavailable) return { kind: 'unavailable', messageId, error };
+      kind = 'retryable';
+    }
+    const gap = kind === 'gap';
+    if (kind === 'non-retryable')
+      return deadLetter(delivery, error, failure, 'non-retryable', body);
+    if (delivery.attempt >= maxAttempts)
+      return deadLetter(delivery, error, failure, 'attempts-exhausted', body, gap);
+    return {
+      kind: 'retry',
+      messageId,
+      attempt: delivery.attempt,
+      error,
+      failure,
+      gap,
+      body,
+      letter: letterFor(delivery, failure, 'attempts-exhausted', body),
+    };
+  }
+
   return { identify, process };
+}
+
+/** The aggregate an envelope body names, when the transport's headers did not. */
+function aggregateOf(body: Record<string, unknown> | undefined): AggregateHint | undefined {
+  const type = bodyString(body, 'aggregateType');
+  const id = bodyString(body, 'aggregateId');
+  if (type === undefined || id === undefined) return undefined;
+  const version = body?.aggregateVersion;
+  return typeof version === 'number' ? { type, id, version } : { type, id };
 }

@@ -30,6 +30,11 @@ export interface Delivery {
   readonly messageId?: string;
   /** The eventType the transport carries beside the body (AMQP `type`, Kafka header), if any. */
   readonly eventType?: string;
+  /**
+   * The aggregate the transport names beside the body (Kafka headers), so a skipped record can
+   * advance its aggregate's version without its body being parsed.
+   */
+  readonly aggregate?: AggregateHint;
   /** The traceId the transport carries beside the body, if any (dead letters keep it). */
   readonly traceId?: string;
   /** 1 for a first delivery; the transport reads it from its own (trusted) attempt header. */
@@ -42,4 +47,12 @@ export interface DeliveryContext {
   /** 1-based: 1 on the first delivery, n on the n-th attempt. */
   readonly attempt: number;
   readonly delivery: DeliveryFacts;
+}
+
+/** An aggregate as a transport's headers name it. */
+export interface AggregateHint {
+  readonly type: string;
+  readonly id: string;
+  /** The envelope's `aggregateVersion`, when it has one. */
+  readonly version?: number;
 }

@@ -4,7 +4,7 @@
  * error whose `retryable: boolean` says whether to retry; errors without it are classified by
  * `classifyError` (see failure.ts).
  */
-import type { DeliveryContext } from './delivery.js';
+import type { AggregateHint, DeliveryContext } from './delivery.js';
 
 export interface MessageHandler {
   /** Consumer name, recorded in dead letters. */
@@ -15,4 +15,17 @@ export interface MessageHandler {
    */
   readonly subscribes?: readonly string[];
   handle(raw: unknown, context?: DeliveryContext): Promise<unknown>;
+  /**
+   * Called for a delivery the consumer skips (type not subscribed), before it is settled: an
+   * inbox consumer records the aggregate's version so `ctx.inOrder` sees no gap where the
+   * skipped event was. A rejection is a failure of the delivery like a handler's.
+   */
+  skip?(skipped: SkippedDelivery, context: DeliveryContext): Promise<void>;
+}
+
+/** What is known about a skipped delivery: its headers, or its body when they lack it. */
+export interface SkippedDelivery {
+  readonly messageId: string | undefined;
+  readonly eventType: string;
+  readonly aggregate: AggregateHint | undefined;
 }

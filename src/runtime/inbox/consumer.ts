@@ -18,6 +18,9 @@ import {
 import { handleBatchWithInbox } from './inbox-batch.js';
 import { handleWithInbox, type InboxOutcome } from './inbox-guard.js';
 import type { InboxTableOptions } from './inbox-tables.js';
+import type { DeliveryContext, DeliveryFacts } from '../delivery/delivery.js';
+import type { SkippedDelivery } from '../delivery/message-handler.js';
+import { SkippedVersionRecorder } from './skipped-versions.js';
 
 /** What a handler gets beside the envelope. Write only through `tx`: it is the guard's transaction. */
 export interface ConsumerContext {
@@ -26,6 +29,13 @@ export interface ConsumerContext {
   readonly consumer: string;
   /** The envelope exactly as delivered, before any upcasting. */
   readonly delivered: Envelope;
+  /** Which attempt this is, 1-based: 1 on the first delivery, n after n − 1 failed ones. */
+  readonly attempt: number;
+  /**
+   * Where the delivery came from (transport, topic or queue, partition, offset, redelivered,
+   * headers); undefined when `handle` was called directly rather than by a transport.
+   */
+  readonly delivery: DeliveryFacts | undefined;
   /** Ordering verdict for this event's aggregate and `aggregateVersion` (see `checkOrder`). */
   checkOrder(): Promise<OrderVerdict>;
   /** Records this event's `aggregateVersion` as applied. */
@@ -54,7 +64,12 @@ export interface InboxConsumerOptions<THandlers, TUpcasters = unknown> {
   readonly upcasters?: TUpcasters;
   /** Inbox and ordering table location. */
   readonly inbox?: InboxTableOptions;
-  /** How `ctx.checkOrder`/`ctx.inOrder` judge versions (see AggregateVersionKey). */
+  /**
+   * How `ctx.checkOrder`/`ctx.inOrder` judge versions (see AggregateVersionKey). Setting it (even
+   * to `{}`) also says the handlers keep aggregate order: then an event the consumer skips (a type
+   * it does not subscribe to, of an aggregate type it does) records its version like a handled
+   * one, so the next subscribed event of that aggregate is not held up as a gap.
+   */
   readonly ordering?: Pick<AggregateVersionKey, 'acceptFirstSeen' | 'allowGaps'>;
 }
 
@@ -75,7 +90,12 @@ export interface InboxConsumer {
   readonly name: string;
   /** Subscribed event types, sorted. */
   readonly subscribes: readonly string[];
-  handle(raw: unknown): Promise<InboxOutcome>;
+  handle(raw: unknown, context?: DeliveryContext): Promise<InboxOutcome>;
+  /**
+   * Called by the transports for a delivery of a type the consumer does not subscribe to: with
+   * `ordering` set, records its aggregate version (batched; see SkippedVersionRecorder).
+   */
+  skip(skipped: SkippedDelivery): Promise<void>;
   /**
    * Handles several deliveries in ONE transaction (a savepoint each; see handleBatchWithInbox).
    * Resolves after the commit with one result per delivery, in order; a failed one carries the
@@ -154,16 +174,35 @@ export function createInboxConsumer<THandlers, TUpcasters = unknown>(
     );
   }
 
+  // Skipped versions matter only to a consumer that keeps order, and only for aggregate types
+  // of the events it handles.
+  const orderedTypes = new Set(definition.descriptors.map((d) => d.aggregateType));
+  const skipped =
+    options.ordering !== undefined ? new SkippedVersionRecorder(options.db) : undefined;
+
   return {
     name,
     subscribes: index.eventTypes,
-    async handle(raw: unknown): Promise<InboxOutcome> {
+    async handle(raw: unknown, context?: DeliveryContext): Promise<InboxOutcome> {
       const { envelope, route } = prepare(raw);
       return handleWithInbox(
         options.db,
         { ...options.inbox, consumer: name, envelope },
-        (tx, checked) => route.handler(upcast(checked, route), createContext(tx, checked)),
+        (tx, checked) => route.handler(upcast(checked, route), createContext(tx, checked, context)),
       );
+    },
+    async skip({ messageId, aggregate }: SkippedDelivery): Promise<void> {
+      if (skipped === undefined || aggregate?.version === undefined) return;
+      if (!orderedTypes.has(aggregate.type)) return;
+      await skipped.record({
+        ...options.inbox,
+        ...options.ordering,
+        consumer: name,
+        aggregateType: aggregate.type,
+        aggregateId: aggregate.id,
+        version: aggregate.version,
+        ...(messageId !== undefined ? { messageId } : {}),
+      });
     },
     async handleBatch(raws: readonly unknown[]): Promise<ConsumerBatchResult[]> {
       const results: (ConsumerBatchResult | undefined)[] = [];
@@ -197,7 +236,11 @@ export function createInboxConsumer<THandlers, TUpcasters = unknown>(
 
   /** Parses, validates and routes a delivery. Every failure is deterministic, so non-retryable. */
   function prepare(raw: unknown): { envelope: Envelope; route: DispatchPlan } {
-    const parsed = parse(raw);
+    let parsed = parse(raw);
+    if (!parsed.ok && parsed.error instanceof UnknownEventError) {
+      const newer = readNewer(raw, parsed.error);
+      if (newer !== undefined) parsed = newer;
+    }
     if (!parsed.ok) {
       const { error } = parsed;
       throw error instanceof UnknownEventError
@@ -212,6 +255,31 @@ export function createInboxConsumer<THandlers, TUpcasters = unknown>(
       envelope: parsed.envelope,
       route: plan(parsed.envelope.eventType, parsed.envelope.schemaVersion),
     };
+  }
+
+  /**
+   * A subscribed event in a version newer than any the consumer knows: read with its newest
+   * version's reader when the event's compatibility mode promises old readers can read new data;
+   * otherwise an UnknownEventError that says why (dead-lettered, never retried).
+   */
+  function readNewer(raw: unknown, error: UnknownEventError): ReturnType<typeof parse> | undefined {
+    const { eventType, schemaVersion } = error;
+    const versions = index.versionsOf(eventType);
+    const newest = versions.at(-1);
+    if (schemaVersion === undefined || newest === undefined || schemaVersion <= newest) return;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
+    const mode = index.get(eventType, newest)!.compatibility;
+    if (mode === undefined || !FORWARD_READABLE.has(mode)) {
+      return {
+        ok: false,
+        error: new UnknownEventError(
+          eventType,
+          schemaVersion,
+          `${eventType} v${schemaVersion} is newer than the versions consumer ${name} knows (up to v${newest}), and its compatibility mode ${mode ?? '(not declared)'} does not promise that old readers read new data (FORWARD or FULL, or their transitive forms): deploy the consumer with v${schemaVersion} first, then replay the dead letter`,
+        ),
+      };
+    }
+    return parse({ ...raw, schemaVersion: newest });
   }
 
   function upcast(envelope: Envelope, route: DispatchPlan): Envelope {
@@ -230,7 +298,11 @@ export function createInboxConsumer<THandlers, TUpcasters = unknown>(
     return current;
   }
 
-  function createContext(tx: Transaction, delivered: Envelope): ConsumerContext {
+  function createContext(
+    tx: Transaction,
+    delivered: Envelope,
+    context?: DeliveryContext,
+  ): ConsumerContext {
     const key = (): AggregateVersionKey & { messageId: string } => {
       if (delivered.aggregateVersion === undefined) {
         throw new NonRetryableError(
@@ -251,12 +323,17 @@ export function createInboxConsumer<THandlers, TUpcasters = unknown>(
       tx,
       consumer: name,
       delivered,
+      attempt: context?.attempt ?? 1,
+      delivery: context?.delivery,
       checkOrder: () => checkOrder(tx, key()),
       markApplied: () => markApplied(tx, key()),
       inOrder: (apply) => applyInOrder(tx, key(), apply),
     };
   }
 }
+
+/** Compatibility modes under which a reader of version n reads data written with a later version. */
+const FORWARD_READABLE = new Set(['FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE']);
 
 /** Refuses handler/upcaster tables that name events or versions the consumer does not subscribe to. */
 function checkTables(

@@ -26,7 +26,7 @@
 import { type MessageBodyLimits } from '../../decode-message-body.js';
 import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../../backoff.js';
 import { createDeliveryPipeline } from '../../delivery/delivery-pipeline.js';
-import type { Delivery } from '../../delivery/delivery.js';
+import type { AggregateHint, Delivery } from '../../delivery/delivery.js';
 import {
   DeliveryCounters,
   type DeliveryCounts,
@@ -230,6 +230,15 @@ export function parseKafkaRecord(
   );
 }
 
+/** The aggregate evgen's headers name (aggregateType, aggregateId, aggregateVersion), if they do. */
+function aggregateHint(record: KafkaInboundRecord): AggregateHint | undefined {
+  const type = headerText(record.headers, KAFKA_HEADERS.aggregateType);
+  const id = headerText(record.headers, KAFKA_HEADERS.aggregateId);
+  if (type === undefined || id === undefined) return undefined;
+  const version = headerInteger(record.headers, KAFKA_HEADERS.aggregateVersion);
+  return version !== undefined ? { type, id, version } : { type, id };
+}
+
 export function createKafkaConsumerRunner(
   options: KafkaConsumerRunnerOptions,
 ): KafkaConsumerRunner {
@@ -388,10 +397,12 @@ export function createKafkaConsumerRunner(
     const eventType = headerText(record.headers, KAFKA_HEADERS.eventType);
     const traceId = headerText(record.headers, KAFKA_HEADERS.traceId);
     const messageId = headerText(record.headers, KAFKA_MESSAGE_ID_HEADER);
+    const aggregate = aggregateHint(record);
     const delivery: Delivery = {
       body: record.value,
       ...(messageId !== undefined ? { messageId } : {}),
       ...(eventType !== undefined ? { eventType } : {}),
+      ...(aggregate !== undefined ? { aggregate } : {}),
       ...(traceId !== undefined ? { traceId } : {}),
       attempt,
       facts: {
