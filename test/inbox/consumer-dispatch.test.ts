@@ -67,7 +67,9 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { retryable
 describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)', (which) => {
   const backend = () => backends[which]!;
 
-  async function setUp(options: { upcasters?: ParcelUpcasters; withV1Handler?: boolean } = {}) {
+  async function setUp(
+    options: { upcasters?: ParcelUpcasters; withV1Handler?: boolean; compatibility?: string } = {},
+  ) {
     const b = backend();
     const effects = await createEffectsTable(b);
     const seen: { version: number; weightKg: number; delivered: number }[] = [];
@@ -111,7 +113,13 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
       },
     };
     const consumer: InboxConsumer = createInboxConsumer<ParcelHandlers, ParcelUpcasters>(
-      { name: 'parcel-tracker', descriptors: parcelDescriptors },
+      {
+        name: 'parcel-tracker',
+        descriptors:
+          options.compatibility === undefined
+            ? parcelDescriptors
+            : parcelDescriptors.map((d) => ({ ...d, compatibility: options.compatibility })),
+      },
       {
         db: b.db,
         handlers,
@@ -189,6 +197,29 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     );
   });
 
+  it.each(['FORWARD', 'FULL', 'FORWARD_TRANSITIVE', 'FULL_TRANSITIVE'])(
+    'reads a newer version with the newest reader schema when the mode is %s',
+    async (compatibility) => {
+      const { seen, consumer } = await setUp({ compatibility });
+      const newer = { ...sentV2(), schemaVersion: 7 };
+      const withAddition = { ...newer, payload: { ...newer.payload, addedInV7: 'ignored' } };
+      expect(await consumer.handle(withAddition)).toBe('handled');
+      expect(seen).toEqual([{ version: 2, weightKg: expect.any(Number), delivered: 2 }]);
+    },
+  );
+
+  it.each(['BACKWARD', 'BACKWARD_TRANSITIVE', 'NONE'])(
+    'rejects a newer version as non-retryable, saying why, when the mode is %s',
+    async (compatibility) => {
+      const { seen, consumer } = await setUp({ compatibility });
+      const error = await rejection(consumer.handle({ ...sentV2(), schemaVersion: 3 }));
+      expect(error).toBeInstanceOf(UnknownEventError);
+      expect(error.retryable).toBe(false);
+      expect(error.message).toContain(`compatibility mode ${compatibility} does not promise`);
+      expect(seen).toEqual([]);
+    },
+  );
+
   it('rejects unknown types, unknown versions, invalid payloads and garbage as non-retryable, with precise messages', async () => {
     const { consumer } = await setUp();
     const unknownType = await rejection(
@@ -202,6 +233,7 @@ describe.each([0, 1])('consumer runtime (backend %i: 0 = postgres, 1 = pglite)',
     const unknownVersion = await rejection(consumer.handle({ ...sentV2(), schemaVersion: 3 }));
     expect(unknownVersion).toBeInstanceOf(UnknownEventError);
     expect(unknownVersion.message).toMatch(/version 3 of parcel\.ParcelSent \(known: 1, 2\)/);
+    expect(unknownVersion.message).toContain('compatibility mode (not declared)');
 
     const envelope = sentV2();
     const invalid = await rejection(

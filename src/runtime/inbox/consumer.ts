@@ -275,7 +275,7 @@ export function createInboxConsumer<THandlers, TUpcasters = unknown>(
         error: new UnknownEventError(
           eventType,
           schemaVersion,
-          `${eventType} v${schemaVersion} is newer than the versions consumer ${name} knows (up to v${newest}), and its compatibility mode ${mode ?? '(not declared)'} does not promise that old readers read new data (FORWARD or FULL, or their transitive forms): deploy the consumer with v${schemaVersion} first, then replay the dead letter`,
+          `${error.message}: newer than the versions consumer ${name} knows, and the event's compatibility mode ${mode ?? '(not declared)'} does not promise that old readers read new data (FORWARD or FULL, or their transitive forms); deploy the consumer with v${schemaVersion} first, then replay the dead letter`,
         ),
       };
     }
