@@ -14,7 +14,7 @@ import {
   type Envelope,
   type KafkaRoutes,
 } from 'evgen/runtime';
-import { runJava } from '../support/kafka/java.js';
+import { parseInteropRecords, runJava } from '../support/kafka/java.js';
 import { createTestKafka, KAFKA_CLIENTS, type TestKafka } from '../support/kafka/test-kafka.js';
 import { orderPlacedV1 } from '../outbox/support/test-event.js';
 
@@ -96,26 +96,7 @@ describe('Java client interop', () => {
 
         const group = kafka.group('java');
         const output = await runJava('InteropConsumer', [kafka.brokers, topic!, group, '24', '6']);
-        const records = output
-          .trimEnd()
-          .split('\n')
-          .map((line) => {
-            const [partition, offset, javaPartition, key, value, ...headers] = line.split('\t');
-            const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
-            return {
-              partition: Number(partition),
-              offset: Number(offset),
-              javaPartition: Number(javaPartition),
-              key: decode(key!),
-              value: decode(value!),
-              headers: Object.fromEntries(
-                headers.map((h) => [
-                  h.slice(0, h.indexOf('=')),
-                  decode(h.slice(h.indexOf('=') + 1)),
-                ]),
-              ),
-            };
-          });
+        const records = parseInteropRecords(output);
         expect(records).toHaveLength(24);
         const parse = createEnvelopeParser([orderPlacedV1]);
         const byId = new Map(envelopes.map((e) => [e.messageId, e]));

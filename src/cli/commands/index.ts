@@ -19,6 +19,10 @@ export const commands: readonly CommandEntry[] = [
   { name: 'asyncapi', load: async () => (await import('./asyncapi.js')).registerAsyncApi },
   { name: 'build', load: async () => (await import('./build.js')).registerBuild },
   { name: 'check', load: async () => (await import('./check.js')).registerCheck },
+  {
+    name: 'connect-config',
+    load: async () => (await import('./connect-config.js')).registerConnectConfig,
+  },
   { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
   { name: 'dlq', load: async () => (await import('./dlq.js')).registerDlq },
   { name: 'new', load: async () => (await import('./new.js')).registerNew },

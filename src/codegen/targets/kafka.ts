@@ -46,7 +46,7 @@ function relativeImport(fromFile: string, toFile: string): string {
   return relative.startsWith('.') ? relative : `./${relative}`;
 }
 
-interface TopicSettings {
+export interface TopicSettings {
   topic: string;
   partitions: number;
   retentionMs: number;
@@ -54,7 +54,7 @@ interface TopicSettings {
 }
 
 /** One entry per topic: what its events declare (the loader refused conflicts), else defaults. */
-function topicSettings(catalog: Catalog): Map<string, TopicSettings> {
+export function topicSettings(catalog: Catalog): Map<string, TopicSettings> {
   const topics = new Map<string, TopicSettings>();
   const events = [...catalog.events].sort((a, b) => compareStrings(a.eventType, b.eventType));
   for (const event of events) {

@@ -2,6 +2,12 @@
 export * from './outbox-table.js';
 export * from './migration.js';
 export * from './write-outbox-event.js';
+export {
+  DEFAULT_CDC_OUTBOX_TABLE,
+  cdcOutboxMigrationSql,
+  cdcOutboxMigrationStatements,
+  migrateCdcOutbox,
+} from './cdc-outbox.js';
 export * from './relay.js';
 export * from './relay-errors.js';
 export * from './prune-outbox.js';

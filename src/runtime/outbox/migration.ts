@@ -57,14 +57,18 @@ export function outboxMigrationStatements(
     dropIndex(n.schema, n.legacyAggregateIndex),
     // Serves retention cleanup.
     `CREATE INDEX IF NOT EXISTS ${n.sentIndex} ON ${n.table} (sent_at) WHERE status = 'SENT'`,
-    // Per-aggregate version counter; its row lock serialises writers of one aggregate.
-    `CREATE TABLE IF NOT EXISTS ${n.versionTable} (
+    aggregateVersionTableStatement(n.versionTable),
+  ];
+}
+
+/** The per-aggregate version counter of `assignAggregateVersion`; its row lock serialises writers of one aggregate. */
+export function aggregateVersionTableStatement(versionTable: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${versionTable} (
   aggregate_type TEXT NOT NULL,
   aggregate_id   TEXT NOT NULL,
   version        BIGINT NOT NULL,
   PRIMARY KEY (aggregate_type, aggregate_id)
-)`,
-  ];
+)`;
 }
 
 /**

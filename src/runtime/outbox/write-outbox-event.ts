@@ -16,6 +16,11 @@ import {
 import { ValidationError } from '../errors.js';
 import { withActiveTraceContext } from '../telemetry.js';
 import {
+  CDC_OUTBOX_EXTRA_HEADERS,
+  cdcOutboxTableOptions,
+  insertCdcOutboxRow,
+} from './cdc-outbox.js';
+import {
   DEFAULT_OUTBOX_NOTIFY_CHANNEL,
   outboxTableNames,
   type OutboxTableNames,
@@ -45,6 +50,14 @@ export interface OutboxWriteOptions extends OutboxTableOptions {
    * transaction run by evgen's `Database.transaction()`; other relays find the row by polling.
    */
   readonly notifyChannel?: string | false;
+  /**
+   * `relay` (default): a row of the outbox the polling relay publishes. `cdc`: a row of the CDC
+   * outbox (default table `outbox_cdc_event`) that Debezium's outbox EventRouter streams to the
+   * event's Kafka topic, inserted and deleted within `tx` (see cdc-outbox.ts). No NOTIFY is sent.
+   */
+  readonly mode?: 'relay' | 'cdc';
+  /** CDC mode: prepended to the catalog's Kafka topic, as the polling relay's `prefix`. */
+  readonly topicPrefix?: string;
 }
 
 /**
@@ -72,7 +85,8 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
   options: OutboxWriteOptions = {},
 ): Promise<Envelope<TType, TVersion, TPayload>> {
   const dialect = dialectOf(tx);
-  const names = outboxTableNames(options, dialect);
+  const cdc = options.mode === 'cdc';
+  const names = outboxTableNames(cdc ? cdcOutboxTableOptions(options) : options, dialect);
   const subject = `${descriptor.eventType} v${descriptor.schemaVersion} envelope`;
   if (context.aggregateVersion !== undefined && options.assignAggregateVersion) {
     throw new TypeError(
@@ -82,6 +96,25 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
   const { headers = {}, ...meta } = context;
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== 'string') throw invalid(subject, `/headers/${name}`, 'must be a string');
+    if (cdc && !CDC_OUTBOX_EXTRA_HEADERS.includes(name)) {
+      throw invalid(
+        subject,
+        `/headers/${name}`,
+        `the CDC outbox has a column for each header it publishes; besides evgen's own it carries only ${CDC_OUTBOX_EXTRA_HEADERS.join(' and ')}`,
+      );
+    }
+  }
+  if (cdc && dialect.name !== 'postgres') {
+    throw new TypeError(
+      `the CDC outbox is written on PostgreSQL (logical decoding); this transaction is ${dialect.name}`,
+    );
+  }
+  if (cdc && descriptor.kafka === undefined) {
+    throw invalid(
+      subject,
+      '/eventType',
+      `the CDC outbox publishes to the event's Kafka topic, and the catalog gives ${descriptor.eventType} none (add kafka.topic to its event.json)`,
+    );
   }
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
@@ -105,6 +138,24 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
     );
     const version = Number(counter.rows[0]?.version);
     envelope = { ...envelope, aggregateVersion: version };
+  }
+  if (cdc) {
+    const traceContext = await withActiveTraceContext(headers);
+    const extra = Object.fromEntries(
+      CDC_OUTBOX_EXTRA_HEADERS.filter((name) => traceContext[name] !== undefined).map((name) => [
+        name,
+        traceContext[name]!,
+      ]),
+    );
+    await insertCdcOutboxRow(
+      tx,
+      names.table,
+      envelope,
+      descriptor.kafka!.topic,
+      options.topicPrefix,
+      extra,
+    );
+    return envelope;
   }
 
   await tx.query(

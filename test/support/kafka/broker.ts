@@ -51,8 +51,8 @@ export function sharedKafkaDataDir(): string {
   return process.env.EVGEN_KAFKA_DATA_DIR ?? join(tmpdir(), 'evgen-kafka-shared');
 }
 
-/** The JVM flags that start the broker in ~10–17 s with a small heap. */
-const JVM_FLAGS = [
+/** The JVM flags that start the broker in ~10–17 s with a small heap (the Connect worker uses them too). */
+export const KAFKA_JVM_FLAGS = [
   '-Xms256m',
   '-Xmx256m',
   '-XX:+UseSerialGC',
@@ -200,10 +200,14 @@ export async function startKafkaBroker(
       }
     }
     const out = openSync(logFile(config.dataDir), 'a');
-    const child = spawn('java', [...JVM_FLAGS, '-cp', `${libs}/*`, 'kafka.Kafka', properties], {
-      detached: true,
-      stdio: ['ignore', out, out],
-    });
+    const child = spawn(
+      'java',
+      [...KAFKA_JVM_FLAGS, '-cp', `${libs}/*`, 'kafka.Kafka', properties],
+      {
+        detached: true,
+        stdio: ['ignore', out, out],
+      },
+    );
     closeSync(out);
     child.unref();
     const pid = child.pid;
@@ -441,7 +445,7 @@ function randomClusterId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-function freePorts(count: number): Promise<number[]> {
+export function freePorts(count: number): Promise<number[]> {
   const servers = Array.from({ length: count }, () => createServer());
   return Promise.all(
     servers.map(
@@ -457,7 +461,7 @@ function freePorts(count: number): Promise<number[]> {
   ).finally(() => servers.forEach((server) => server.close()));
 }
 
-function tail(file: string, lines = 30): string {
+export function tail(file: string, lines = 30): string {
   try {
     return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {
@@ -484,7 +488,7 @@ function tryLock(lock: string): boolean {
   }
 }
 
-function withLock<T>(lock: string, body: () => T): T {
+export function withLock<T>(lock: string, body: () => T): T {
   while (!tryLock(lock)) {
     // Synchronous wait: only the jar download uses it, and only another process holds it.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);

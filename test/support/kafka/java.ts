@@ -26,3 +26,35 @@ export async function runJava(program: string, args: readonly string[]): Promise
     });
   }
 }
+
+/** One record as test/kafka/java/InteropConsumer.java prints it. */
+export interface InteropRecord {
+  readonly partition: number;
+  readonly offset: number;
+  /** The partition Java's producer picks for the key (`BuiltInPartitioner.partitionForKey`). */
+  readonly javaPartition: number;
+  readonly key: string;
+  readonly value: string;
+  readonly headers: Record<string, string>;
+}
+
+/** Parses InteropConsumer's output: tab-separated fields, base64 key, value and header values. */
+export function parseInteropRecords(output: string): InteropRecord[] {
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  return output
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      const [partition, offset, javaPartition, key, value, ...headers] = line.split('\t');
+      return {
+        partition: Number(partition),
+        offset: Number(offset),
+        javaPartition: Number(javaPartition),
+        key: decode(key!),
+        value: decode(value!),
+        headers: Object.fromEntries(
+          headers.map((h) => [h.slice(0, h.indexOf('=')), decode(h.slice(h.indexOf('=') + 1))]),
+        ),
+      };
+    });
+}

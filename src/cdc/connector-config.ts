@@ -1,0 +1,162 @@
+/**
+ * Kafka Connect configuration for Debezium streaming evgen's CDC outbox (`outbox_cdc_event`, see
+ * the runtime's cdc-outbox.ts) to the catalog's Kafka topics, as records identical to the polling
+ * relay's. One connector per database: the row names its topic (the writer puts the catalog's
+ * topic of the event type there), so a single EventRouter routes every event type.
+ *
+ * What each part is for:
+ * - StringConverter for key and value: the key is the aggregateId and the value the envelope text
+ *   byte for byte (JsonConverter would double-encode the text or, expanding it, drop nulls).
+ * - `table.fields.additional.placement`: every header column as its header; the router's own
+ *   `id` header is dropped (DropHeaders) and NULL columns are removed (evgen's DropNullHeaders),
+ *   so an optional header the envelope lacks stays absent.
+ * - `extended.headers.enabled=false`: no `__debezium.context.*` headers.
+ * - `topic.creation.*`: a broker with auto-create off still gets the catalog's topics, with the
+ *   catalog's partitions, retention and cleanup policy.
+ * - `exactly.once.support=required` (option `exactlyOnce`): the worker must run with
+ *   `exactly.once.source.support=enabled`; a killed worker then publishes no duplicates (consumers
+ *   read with isolation read_committed). Without it, a worker crash re-sends what it had not
+ *   committed offsets for, and the inbox absorbs the duplicates.
+ *
+ * Pure: returns the files; the CLI writes them.
+ */
+import {
+  CDC_OUTBOX_HEADER_COLUMNS,
+  CDC_OUTBOX_ROUTING_COLUMNS,
+  DEFAULT_CDC_OUTBOX_TABLE,
+} from '../runtime/outbox/cdc-outbox.js';
+import { kafkaEventTopic } from '../runtime/kafka/topic-names.js';
+import { DEFAULT_KAFKA_PARTITIONS, type KafkaCleanupPolicy } from '../catalog/model.js';
+
+/** Databases Debezium streams the CDC outbox from. */
+export const CONNECTOR_DATABASES = ['postgres'] as const;
+export type ConnectorDatabase = (typeof CONNECTOR_DATABASES)[number];
+
+/** A catalog topic as the connector creates it. */
+export interface ConnectorTopic {
+  readonly topic: string;
+  readonly partitions: number;
+  readonly retentionMs: number;
+  readonly cleanupPolicy: KafkaCleanupPolicy;
+}
+
+export interface ConnectorConfigOptions {
+  readonly database: ConnectorDatabase;
+  /** Connector name; also Debezium's `topic.prefix` (its metrics names). Default `evgen-outbox`. */
+  readonly name?: string;
+  readonly hostname: string;
+  readonly port: number;
+  readonly dbname: string;
+  readonly user: string;
+  /**
+   * The password as the worker should resolve it. Default `${env:EVGEN_CDC_DB_PASSWORD}` (the worker
+   * needs `config.providers=env`), so no secret is written into the file.
+   */
+  readonly password?: string;
+  /** Schema of the CDC outbox table (default `public`). */
+  readonly schema?: string;
+  readonly table?: string;
+  /** Deployment prefix of the topic names (the writer's `topicPrefix`). */
+  readonly topicPrefix?: string;
+  /** Replication slot and publication name (default: the connector name with `_` for `-`). */
+  readonly slotName?: string;
+  /** Replication factor of topics the connector creates (default 1; use 3 in production). */
+  readonly replicationFactor?: number;
+  readonly exactlyOnce?: boolean;
+}
+
+export interface ConnectorConfigFile {
+  /** `<name>.json` */
+  readonly path: string;
+  readonly content: string;
+}
+
+export const DEFAULT_CONNECTOR_NAME = 'evgen-outbox';
+export const DEFAULT_PASSWORD_REFERENCE = '${env:EVGEN_CDC_DB_PASSWORD}';
+
+const STRING_CONVERTER = 'org.apache.kafka.connect.storage.StringConverter';
+
+/** Java regex matching exactly `text`. */
+function exactRegex(text: string): string {
+  return `^${text.replace(/[.\\^$|?*+()[\]{}-]/g, (c) => `\\${c}`)}$`;
+}
+
+/** The flat key → value map Kafka Connect takes at `PUT /connectors/<name>/config`. */
+export function connectorConfig(
+  topics: readonly ConnectorTopic[],
+  options: ConnectorConfigOptions,
+): Record<string, string> {
+  const name = options.name ?? DEFAULT_CONNECTOR_NAME;
+  const schema = options.schema ?? 'public';
+  const table = options.table ?? DEFAULT_CDC_OUTBOX_TABLE;
+  const slot = options.slotName ?? name.replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+  const replicationFactor = String(options.replicationFactor ?? 1);
+  const r = CDC_OUTBOX_ROUTING_COLUMNS;
+  const sorted = [...topics].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+  const groups = sorted.map((topic, index) => ({ group: `topic${index + 1}`, topic }));
+  const config: Record<string, string> = {
+    'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
+    'tasks.max': '1',
+    'plugin.name': 'pgoutput',
+    'database.hostname': options.hostname,
+    'database.port': String(options.port),
+    'database.dbname': options.dbname,
+    'database.user': options.user,
+    'database.password': options.password ?? DEFAULT_PASSWORD_REFERENCE,
+    'topic.prefix': name,
+    'table.include.list': `${schema}.${table}`,
+    'slot.name': slot,
+    'publication.name': slot,
+    'publication.autocreate.mode': 'filtered',
+    // The table is always empty: rows written before the slot existed are gone already.
+    'snapshot.mode': 'no_data',
+    'tombstones.on.delete': 'false',
+    'extended.headers.enabled': 'false',
+    'key.converter': STRING_CONVERTER,
+    'value.converter': STRING_CONVERTER,
+    'header.converter': 'org.apache.kafka.connect.storage.SimpleHeaderConverter',
+    transforms: 'outbox,dropRouterId,dropNullHeaders',
+    'transforms.outbox.type': 'io.debezium.transforms.outbox.EventRouter',
+    'transforms.outbox.table.field.event.id': r.id,
+    'transforms.outbox.table.field.event.key': r.key,
+    'transforms.outbox.table.field.event.payload': r.value,
+    'transforms.outbox.route.by.field': r.topic,
+    'transforms.outbox.route.topic.replacement': '${routedByValue}',
+    'transforms.outbox.table.fields.additional.placement': CDC_OUTBOX_HEADER_COLUMNS.map(
+      ({ header, column }) => `${column}:header:${header}`,
+    ).join(','),
+    'transforms.dropRouterId.type': 'org.apache.kafka.connect.transforms.DropHeaders',
+    'transforms.dropRouterId.headers': 'id',
+    'transforms.dropNullHeaders.type': 'dev.evgen.connect.DropNullHeaders',
+    // Only topics outside the catalog fall back to these (the writer routes to catalog topics only).
+    'topic.creation.default.partitions': String(DEFAULT_KAFKA_PARTITIONS),
+    'topic.creation.default.replication.factor': replicationFactor,
+    ...(groups.length > 0 ? { 'topic.creation.groups': groups.map((g) => g.group).join(',') } : {}),
+    ...(options.exactlyOnce ? { 'exactly.once.support': 'required' } : {}),
+  };
+  for (const { group, topic } of groups) {
+    const prefix = `topic.creation.${group}`;
+    config[`${prefix}.include`] = exactRegex(kafkaEventTopic(topic.topic, options.topicPrefix));
+    config[`${prefix}.partitions`] = String(topic.partitions);
+    config[`${prefix}.replication.factor`] = replicationFactor;
+    config[`${prefix}.retention.ms`] = String(topic.retentionMs);
+    config[`${prefix}.cleanup.policy`] = topic.cleanupPolicy;
+  }
+  return Object.fromEntries(
+    Object.entries(config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+}
+
+/** The connector's config as a file: `<name>.json`, sorted keys, two-space indent, LF. */
+export function connectorConfigFiles(
+  topics: readonly ConnectorTopic[],
+  options: ConnectorConfigOptions,
+): ConnectorConfigFile[] {
+  const name = options.name ?? DEFAULT_CONNECTOR_NAME;
+  return [
+    {
+      path: `${name}.json`,
+      content: `${JSON.stringify(connectorConfig(topics, options), null, 2)}\n`,
+    },
+  ];
+}

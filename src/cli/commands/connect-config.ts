@@ -1,0 +1,176 @@
+/**
+ * `evgen connect-config --db-host H --db-port P --db-name N --db-user U [options]`: the Kafka
+ * Connect configuration that has Debezium stream the CDC outbox to the catalog's Kafka topics,
+ * one JSON file per database (`<name>.json`, the body of `PUT /connectors/<name>/config`), into
+ * `--output` (default `connect/`). Deterministic: sorted keys, no timestamps, no secrets (the
+ * password is a `${env:…}` reference the worker resolves unless `--db-password` says otherwise).
+ * Exit 0 written, 2 bad input (invalid catalog or option, unwritable folder).
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadCatalog } from '../../catalog/load-catalog.js';
+import {
+  CONNECTOR_DATABASES,
+  connectorConfigFiles,
+  DEFAULT_CONNECTOR_NAME,
+  DEFAULT_PASSWORD_REFERENCE,
+  type ConnectorConfigOptions,
+  type ConnectorDatabase,
+} from '../../cdc/connector-config.js';
+import { topicSettings } from '../../codegen/targets/kafka.js';
+import { loadConfig } from '../config.js';
+import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
+import { EXIT_OK } from '../exit-codes.js';
+
+export interface ConnectConfigCommandOptions {
+  readonly events?: string;
+  readonly config?: string;
+  readonly output?: string;
+  readonly database?: string;
+  readonly name?: string;
+  readonly dbHost?: string;
+  readonly dbPort?: string;
+  readonly dbName?: string;
+  readonly dbUser?: string;
+  readonly dbPassword?: string;
+  readonly schema?: string;
+  readonly table?: string;
+  readonly topicPrefix?: string;
+  readonly slot?: string;
+  readonly replicationFactor?: string;
+  readonly exactlyOnce?: boolean;
+}
+
+export function registerConnectConfig(program: Command): void {
+  addFolderOptions(
+    program
+      .command('connect-config')
+      .description(
+        'write the Kafka Connect (Debezium outbox router) connector config for the CDC outbox',
+      )
+      .option('-o, --output <dir>', 'folder for the connector JSON files (default: "connect")')
+      .option('--database <kind>', `database kind: ${CONNECTOR_DATABASES.join(', ')}`, 'postgres')
+      .option('--name <name>', `connector name (default: "${DEFAULT_CONNECTOR_NAME}")`)
+      .option('--db-host <host>', 'database host as the Connect worker reaches it')
+      .option('--db-port <port>', 'database port')
+      .option('--db-name <name>', 'database name')
+      .option('--db-user <user>', 'database user (needs the REPLICATION attribute)')
+      .option(
+        '--db-password <value>',
+        `password as the worker resolves it (default: "${DEFAULT_PASSWORD_REFERENCE}")`,
+      )
+      .option('--schema <schema>', 'schema of the CDC outbox table (default: "public")')
+      .option('--table <table>', 'CDC outbox table (default: "outbox_cdc_event")')
+      .option('--topic-prefix <prefix>', "prefix of every topic name (the writer's topicPrefix)")
+      .option('--slot <name>', 'replication slot and publication name (default: from --name)')
+      .option('--replication-factor <n>', 'replication factor of topics it creates (default: 1)')
+      .option(
+        '--exactly-once',
+        'require exactly-once source delivery (worker: exactly.once.source.support=enabled)',
+      ),
+  ).action(async (options: ConnectConfigCommandOptions) => {
+    process.exitCode = await runConnectConfig(options);
+  });
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') {
+    throw refuse({
+      code: 'option-missing',
+      file: flag,
+      message: `${flag} is required`,
+      hint: `pass ${flag} (where the Connect worker reaches the database)`,
+    });
+  }
+  return value;
+}
+
+function positiveInteger(value: string, flag: string): number {
+  const number = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(number) || number < 1) {
+    throw refuse({
+      code: 'option-invalid',
+      file: flag,
+      message: `${flag} must be a positive integer (got '${value}')`,
+      hint: `pass ${flag} as a whole number, e.g. ${flag === '--db-port' ? '5432' : '3'}`,
+    });
+  }
+  return number;
+}
+
+function checkName(value: string | undefined, flag: string, pattern: RegExp): void {
+  if (value !== undefined && !pattern.test(value)) {
+    throw refuse({
+      code: 'option-invalid',
+      file: flag,
+      message: `${flag} '${value}' has characters Kafka Connect or PostgreSQL do not accept here`,
+      hint: `use ${pattern.source}`,
+    });
+  }
+}
+
+/** The command itself, returning the exit code; usable without commander. */
+export function runConnectConfig(
+  options: ConnectConfigCommandOptions,
+  cwd = process.cwd(),
+): Promise<number> {
+  return reportingProblems(async () => {
+    const database = options.database ?? 'postgres';
+    if (!(CONNECTOR_DATABASES as readonly string[]).includes(database)) {
+      throw refuse({
+        code: 'option-invalid',
+        file: '--database',
+        message: `unknown database kind '${database}'`,
+        hint: `use one of: ${CONNECTOR_DATABASES.join(', ')}`,
+      });
+    }
+    checkName(options.name, '--name', /^[A-Za-z0-9._-]+$/);
+    checkName(options.topicPrefix, '--topic-prefix', /^[A-Za-z0-9._-]*$/);
+    checkName(options.slot, '--slot', /^[a-z0-9_]+$/);
+    checkName(options.schema, '--schema', /^[A-Za-z_][A-Za-z0-9_]*$/);
+    checkName(options.table, '--table', /^[A-Za-z_][A-Za-z0-9_]*$/);
+    const connector: ConnectorConfigOptions = {
+      database: database as ConnectorDatabase,
+      hostname: required(options.dbHost, '--db-host'),
+      port: positiveInteger(required(options.dbPort, '--db-port'), '--db-port'),
+      dbname: required(options.dbName, '--db-name'),
+      user: required(options.dbUser, '--db-user'),
+      ...(options.name !== undefined ? { name: options.name } : {}),
+      ...(options.dbPassword !== undefined ? { password: options.dbPassword } : {}),
+      ...(options.schema !== undefined ? { schema: options.schema } : {}),
+      ...(options.table !== undefined ? { table: options.table } : {}),
+      ...(options.topicPrefix !== undefined ? { topicPrefix: options.topicPrefix } : {}),
+      ...(options.slot !== undefined ? { slotName: options.slot } : {}),
+      ...(options.replicationFactor !== undefined
+        ? {
+            replicationFactor: positiveInteger(options.replicationFactor, '--replication-factor'),
+          }
+        : {}),
+      ...(options.exactlyOnce ? { exactlyOnce: true } : {}),
+    };
+    const config = await loadConfig({ events: options.events, config: options.config }, cwd);
+    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const files = connectorConfigFiles([...topicSettings(catalog).values()], connector);
+    const folder = resolve(cwd, options.output ?? 'connect');
+    for (const file of files) {
+      const target = join(folder, file.path);
+      const temporary = `${target}.${process.pid}.tmp`;
+      try {
+        await mkdir(folder, { recursive: true });
+        await writeFile(temporary, file.content);
+        await rename(temporary, target);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw refuse({
+          code: 'output-unwritable',
+          file: relative(cwd, target),
+          message: `cannot write the connector config: ${(error as Error).message}`,
+          hint: 'give --output a writable folder',
+        });
+      }
+      process.stdout.write(`wrote ${relative(cwd, target)}\n`);
+    }
+    return EXIT_OK;
+  });
+}

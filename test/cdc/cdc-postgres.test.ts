@@ -1,0 +1,276 @@
+/**
+ * The CDC relay end to end on real parts: the generated writer in CDC mode writes into a private
+ * logical-decoding PostgreSQL, Debezium (Kafka Connect 4.4.0, the generated connector config)
+ * streams the rows to the test broker, and evgen's Kafka consumer runner (each adapter) handles
+ * them through the inbox:
+ * - one effect per messageId, per-aggregate order kept, the outbox table empty;
+ * - a rolled-back business transaction publishes nothing;
+ * - the records are the polling relay's records: same key, same (Java murmur2) partition, same
+ *   headers (absent optional headers absent), the same envelope as value, read by a Java client.
+ * One worker and one connector serve the whole file (a Connect start takes seconds).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createEnvelopeParser,
+  createKafkaConsumerRunner,
+  createOutboxRelay,
+  kafkaRelayPublisher,
+  migrateOutbox,
+  postgresDatabase,
+  type Envelope,
+  type KafkaConsumerRunner,
+  type OutboxWriteContext,
+} from 'evgen/runtime';
+import { writeOrderCancelledV1 } from '../../generated/order/order-cancelled/outbox.js';
+import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
+import type { OrderCancelledV1Payload } from '../../generated/order/order-cancelled/types.js';
+import { parseInteropRecords, runJava } from '../support/kafka/java.js';
+import { createTestSchema } from '../support/postgres.js';
+import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
+import {
+  createTopicsSettled,
+  inventoryOnKafka,
+  waitFor,
+  type InventoryOnKafka,
+} from '../kafka-consumer/support/inventory-on-kafka.js';
+import { startCdcPostgres, type CdcPostgres } from './support/cdc-postgres.js';
+
+let cdc: CdcPostgres;
+
+beforeAll(async () => {
+  cdc = await startCdcPostgres();
+  await cdc.startConnector();
+}, 180_000);
+
+afterAll(async () => {
+  await cdc?.destroy();
+}, 60_000);
+
+const payload = (orderId: string, note?: string): OrderCancelledV1Payload => ({
+  orderId,
+  cancelledAt: '2026-03-01T10:00:00.000Z',
+  reason: 'customer_request',
+  ...(note !== undefined ? { note } : {}),
+});
+
+describe.each(KAFKA_CLIENTS)(
+  'CDC outbox → Debezium → Kafka → consumer runner ($name)',
+  ({ create }) => {
+    let setup: InventoryOnKafka | undefined;
+    let runner: KafkaConsumerRunner | undefined;
+    afterEach(async () => {
+      await runner?.stop();
+      runner = undefined;
+      await setup?.cleanup().catch(() => undefined);
+      setup = undefined;
+    });
+
+    it('one effect per messageId in aggregate order; a rolled-back transaction publishes nothing', async () => {
+      const s = (setup = await inventoryOnKafka(create, { partitions: 3 }));
+      const cdcOptions = { mode: 'cdc', topicPrefix: s.kafka.prefix } as const;
+      await cdc.pool.query('CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY, state text)');
+      runner = createKafkaConsumerRunner({
+        client: s.client,
+        routes: s.routes,
+        handler: s.handler(),
+      });
+      await runner.start();
+
+      const aggregates = Array.from({ length: 5 }, () => randomUUID());
+      const written: Envelope[] = [];
+      // Transactions of several events, each with a business row.
+      for (let round = 0; round < 4; round++) {
+        written.push(
+          ...(await cdc.db.transaction(async (tx) => {
+            const envelopes = [];
+            for (const orderId of aggregates) {
+              await tx.query(
+                `INSERT INTO orders (id, state) VALUES ($1, $2)
+               ON CONFLICT (id) DO UPDATE SET state = excluded.state`,
+                [orderId, `cancelled-${round}`],
+              );
+              envelopes.push(
+                await writeOrderCancelledV1(tx, payload(orderId, `n${round}`), {}, cdcOptions),
+              );
+            }
+            return envelopes;
+          })),
+        );
+      }
+      // A business transaction that fails after writing its event: neither row survives.
+      let rolledBack: Envelope | undefined;
+      const doomed = randomUUID();
+      await expect(
+        cdc.db.transaction(async (tx) => {
+          await tx.query(`INSERT INTO orders (id, state) VALUES ($1, 'x')`, [doomed]);
+          rolledBack = await writeOrderCancelledV1(tx, payload(doomed), {}, cdcOptions);
+          throw new Error('business rule failed after the outbox write');
+        }),
+      ).rejects.toThrow('business rule failed');
+      // Written after the rollback: once it is handled, the log held nothing else before it.
+      const marker = await cdc.db.transaction((tx) =>
+        writeOrderCancelledV1(tx, payload(randomUUID(), 'marker'), {}, cdcOptions),
+      );
+
+      // Debezium sends in commit order: once everything written before and after the rollback
+      // was handled, the rolled-back event would have been on the topic already.
+      await waitFor(
+        async () => (await s.effects()).size >= written.length + 1,
+        60_000,
+        'every committed event handled',
+      );
+      const offsets = await s.kafka.admin.topicOffsets(s.routes.topics[0]!);
+      expect(offsets.reduce((n, p) => n + Number(p.end) - Number(p.start), 0)).toBe(
+        written.length + 1,
+      );
+      const effects = await s.effects();
+      for (const envelope of [...written, marker]) expect(effects.get(envelope.messageId)).toBe(1);
+      expect(effects.has(rolledBack!.messageId)).toBe(false);
+      expect(effects.size).toBe(written.length + 1);
+      // Per aggregate the effects follow the write order.
+      const order = await s.effectOrder();
+      for (const orderId of aggregates) {
+        expect(order.filter((e) => e.orderId === orderId).map((e) => e.note)).toEqual([
+          'n0',
+          'n1',
+          'n2',
+          'n3',
+        ]);
+      }
+      const rows = await cdc.pool.query('SELECT count(*)::int AS n FROM outbox_cdc_event');
+      expect(rows.rows[0]).toEqual({ n: 0 });
+      const business = await cdc.pool.query('SELECT count(*)::int AS n FROM orders WHERE id = $1', [
+        doomed,
+      ]);
+      expect(business.rows[0]).toEqual({ n: 0 });
+    }, 120_000);
+  },
+);
+
+describe('CDC records are the polling relay records', () => {
+  it('same key, Java partition, headers (absent ones absent) and envelope, read by a Java consumer', async () => {
+    const { create } = KAFKA_CLIENTS[0]!;
+    const kafka = await createTestKafka(create);
+    const relaySchema = await createTestSchema('evgen_cdc_relay');
+    const producer = await create({ brokers: [kafka.brokers] }).producer();
+    try {
+      const [cdcTopic, relayTopic] = await createTopicsSettled(kafka, [
+        { topic: 'order.events', partitions: 6 },
+        { topic: 'relay.order.events', partitions: 6 },
+      ]);
+      const relayDb = postgresDatabase(relaySchema.pool);
+      await migrateOutbox(relayDb, { schema: relaySchema.schema });
+      // Every optional envelope field and the trace context on some events, none on others.
+      const contexts: OutboxWriteContext[] = Array.from({ length: 12 }, (_, i) => ({
+        messageId: randomUUID(),
+        occurredAt: new Date(Date.UTC(2026, 2, 1, 10, 0, i, 123)),
+        ...(i % 2 === 0
+          ? {
+              aggregateVersion: i + 1,
+              traceId: `trace-${i}`,
+              correlationId: `corr-${i}`,
+              causationId: `cause-${i}`,
+              headers: { traceparent: `00-${'a'.repeat(31)}${i % 10}-${'b'.repeat(16)}-01` },
+            }
+          : {}),
+        ...(i % 3 === 0 ? { traceId: `only-trace-${i}` } : {}),
+      }));
+      const orderIds = Array.from({ length: 5 }, () => randomUUID());
+      const payloads = contexts.map((_, i) =>
+        payload(orderIds[i % 5]!, i === 4 ? 'héllo "quoted" ✓' : undefined),
+      );
+      const written: Envelope[] = [];
+      await cdc.db.transaction(async (tx) => {
+        for (const [i, context] of contexts.entries()) {
+          written.push(
+            await writeOrderCancelledV1(tx, payloads[i]!, context, {
+              mode: 'cdc',
+              topicPrefix: kafka.prefix,
+            }),
+          );
+        }
+      });
+      await relayDb.transaction(async (tx) => {
+        for (const [i, context] of contexts.entries()) {
+          await writeOrderCancelledV1(tx, payloads[i]!, context, {
+            schema: relaySchema.schema,
+            notifyChannel: false,
+          });
+        }
+      });
+      const relay = createOutboxRelay({
+        db: relayDb,
+        schema: relaySchema.schema,
+        notifyChannel: false,
+        publisher: kafkaRelayPublisher(
+          producer,
+          { [orderCancelledV1Descriptor.eventType]: { topic: 'relay.order.events' } },
+          { prefix: kafka.prefix },
+        ),
+      });
+      let published = 0;
+      while (published < contexts.length) published += (await relay.runOnce()).published;
+
+      const read = async (topic: string) =>
+        parseInteropRecords(
+          await runJava('InteropConsumer', [
+            kafka.brokers,
+            topic,
+            kafka.group(`java-${topic}`),
+            String(contexts.length),
+            '6',
+          ]),
+        );
+      const fromCdc = await read(cdcTopic!);
+      const fromRelay = await read(relayTopic!);
+      expect(fromCdc).toHaveLength(contexts.length);
+      const relayById = new Map(fromRelay.map((r) => [r.headers.messageId, r]));
+      const writtenById = new Map(written.map((e) => [e.messageId, e]));
+      const parse = createEnvelopeParser([orderCancelledV1Descriptor]);
+      for (const record of fromCdc) {
+        const envelope = writtenById.get(record.headers.messageId!)!;
+        const twin = relayById.get(envelope.messageId)!;
+        expect(record.key).toBe(envelope.aggregateId);
+        expect(record.partition).toBe(record.javaPartition);
+        expect(record.partition).toBe(twin.partition);
+        // The trace context is the one difference: the polling relay sends its publish span's
+        // context (none without an OpenTelemetry SDK); CDC has no publish step in evgen, so the
+        // record carries the writer's context and the consumer span continues the writer's trace.
+        const { traceparent, ...headers } = record.headers;
+        expect(traceparent).toBe(
+          contexts.find((c) => c.messageId === envelope.messageId)!.headers?.traceparent,
+        );
+        expect(headers).toEqual(twin.headers);
+        // The value is the writer's envelope JSON byte for byte; the relay's parses the same.
+        expect(record.value).toBe(JSON.stringify(envelope));
+        expect(JSON.parse(record.value)).toEqual(JSON.parse(twin.value));
+        expect(parse(record.value)).toEqual({ ok: true, envelope });
+      }
+      const bare = fromCdc.find((r) => r.headers.messageId === contexts[1]!.messageId)!;
+      for (const absent of [
+        'aggregateVersion',
+        'traceId',
+        'correlationId',
+        'causationId',
+        'traceparent',
+      ]) {
+        expect(bare.headers).not.toHaveProperty(absent);
+      }
+      // Each aggregate's records in write order within its partition.
+      for (const orderId of new Set(written.map((e) => e.aggregateId))) {
+        const offsets = fromCdc
+          .filter((r) => r.key === orderId)
+          .sort((a, b) => a.offset - b.offset)
+          .map((r) => r.headers.messageId);
+        expect(offsets).toEqual(
+          written.filter((e) => e.aggregateId === orderId).map((e) => e.messageId),
+        );
+      }
+    } finally {
+      await producer.close();
+      await kafka.cleanup();
+      await relaySchema.drop();
+    }
+  }, 120_000);
+});

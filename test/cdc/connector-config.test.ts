@@ -1,0 +1,161 @@
+/**
+ * The connector-config generator and `evgen connect-config` (pure, no services): every header
+ * column placed as its header, the catalog's topics created with the catalog's settings,
+ * exactly-once only on request, deterministic bytes, bad options refused with exit 2 and nothing
+ * written; and the CDC writer's refusals (before any SQL).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KAFKA_HEADERS, ValidationError, writeOutboxEvent, type Transaction } from 'evgen/runtime';
+import { connectorConfig, connectorConfigFiles } from '../../src/cdc/connector-config.js';
+import { CDC_OUTBOX_HEADER_COLUMNS } from '../../src/runtime/outbox/cdc-outbox.js';
+import { runConnectConfig } from '../../src/cli/commands/connect-config.js';
+import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
+import { orderPlacedV1 } from '../outbox/support/test-event.js';
+
+const base = {
+  database: 'postgres',
+  hostname: 'db.internal',
+  port: 5432,
+  dbname: 'shop',
+  user: 'debezium',
+} as const;
+const topics = [
+  { topic: 'order.events', partitions: 12, retentionMs: 86_400_000, cleanupPolicy: 'delete' },
+  { topic: 'inventory.events', partitions: 3, retentionMs: -1, cleanupPolicy: 'compact' },
+] as const;
+
+describe('connector config', () => {
+  it('places every header column as its header and routes by the topic column', () => {
+    const config = connectorConfig(topics, base);
+    const placement = config['transforms.outbox.table.fields.additional.placement']!.split(',');
+    expect(placement).toEqual(
+      CDC_OUTBOX_HEADER_COLUMNS.map((c) => `${c.column}:header:${c.header}`),
+    );
+    for (const header of Object.values(KAFKA_HEADERS)) {
+      expect(placement.some((p) => p.endsWith(`:header:${header}`))).toBe(true);
+    }
+    expect(config).toMatchObject({
+      'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+      'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
+      'extended.headers.enabled': 'false',
+      'transforms.outbox.route.by.field': 'topic',
+      'transforms.outbox.route.topic.replacement': '${routedByValue}',
+      'transforms.outbox.table.field.event.payload': 'envelope',
+      'transforms.outbox.table.field.event.key': 'record_key',
+      transforms: 'outbox,dropRouterId,dropNullHeaders',
+      'database.password': '${env:EVGEN_CDC_DB_PASSWORD}',
+      'table.include.list': 'public.outbox_cdc_event',
+      'slot.name': 'evgen_outbox',
+    });
+    expect(config).not.toHaveProperty('exactly.once.support');
+    expect(connectorConfig(topics, { ...base, exactlyOnce: true })['exactly.once.support']).toBe(
+      'required',
+    );
+  });
+
+  it("creates the catalog's topics (prefixed) with their partitions, retention and cleanup policy", () => {
+    const config = connectorConfig(topics, { ...base, topicPrefix: 'prod-', replicationFactor: 3 });
+    expect(config['topic.creation.groups']).toBe('topic1,topic2');
+    expect(config).toMatchObject({
+      'topic.creation.topic1.include': '^prod\\-inventory\\.events$',
+      'topic.creation.topic1.partitions': '3',
+      'topic.creation.topic1.retention.ms': '-1',
+      'topic.creation.topic1.cleanup.policy': 'compact',
+      'topic.creation.topic1.replication.factor': '3',
+      'topic.creation.topic2.include': '^prod\\-order\\.events$',
+      'topic.creation.topic2.partitions': '12',
+      'topic.creation.default.replication.factor': '3',
+    });
+  });
+
+  it('is deterministic: sorted keys, LF, one file per database', () => {
+    const [file] = connectorConfigFiles([...topics].reverse(), { ...base, name: 'shop-outbox' });
+    expect(file!.path).toBe('shop-outbox.json');
+    expect(file!.content).toBe(
+      connectorConfigFiles(topics, { ...base, name: 'shop-outbox' })[0]!.content,
+    );
+    const keys = Object.keys(JSON.parse(file!.content) as object);
+    expect(keys).toEqual([...keys].sort());
+    expect(file!.content.endsWith('}\n')).toBe(true);
+  });
+});
+
+describe('evgen connect-config', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+    vi.restoreAllMocks();
+  });
+
+  it('writes the connector JSON for the example catalog', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'evgen-connect-config-'));
+    vi.spyOn(process.stdout, 'write').mockReturnValue(true);
+    const code = await runConnectConfig({
+      output: join(dir, 'connect'),
+      dbHost: 'db',
+      dbPort: '5432',
+      dbName: 'shop',
+      dbUser: 'debezium',
+      exactlyOnce: true,
+    });
+    expect(code).toBe(0);
+    const config = JSON.parse(
+      readFileSync(join(dir, 'connect', 'evgen-outbox.json'), 'utf8'),
+    ) as Record<string, string>;
+    expect(config['topic.creation.groups']).toBe('topic1,topic2');
+    expect(config['topic.creation.topic2.include']).toBe('^order\\.events$');
+    expect(config['exactly.once.support']).toBe('required');
+  });
+
+  it.each([
+    [{ dbPort: '5432', dbName: 'shop', dbUser: 'u' }, '--db-host'],
+    [{ dbHost: 'db', dbPort: 'x', dbName: 'shop', dbUser: 'u' }, '--db-port'],
+    [{ dbHost: 'db', dbPort: '1', dbName: 'shop', dbUser: 'u', database: 'oracle' }, '--database'],
+    [{ dbHost: 'db', dbPort: '1', dbName: 'shop', dbUser: 'u', slot: 'Bad-Slot' }, '--slot'],
+  ])('refuses %j with exit 2 naming %s, writing nothing', async (options, flag) => {
+    dir = mkdtempSync(join(tmpdir(), 'evgen-connect-config-'));
+    const errors: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      errors.push(String(chunk));
+      return true;
+    });
+    expect(await runConnectConfig({ ...options, output: join(dir, 'connect') })).toBe(2);
+    expect(errors.join('')).toContain(flag);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('CDC writer refusals (before any SQL)', () => {
+  const noSql = {
+    query: () => {
+      throw new Error('no SQL may run');
+    },
+  } as unknown as Transaction;
+  const payload = {
+    orderId: '0b1e8f3c-2a4d-4f6e-9a7b-5c3d2e1f0a9b',
+    cancelledAt: '2026-03-01T10:00:00.000Z',
+    reason: 'customer_request',
+  } as const;
+
+  it('a header without a column is refused, naming it', async () => {
+    const attempt = writeOutboxEvent(
+      noSql,
+      orderCancelledV1Descriptor,
+      payload,
+      { headers: { 'x-tenant': 'a' } },
+      { mode: 'cdc' },
+    );
+    await expect(attempt).rejects.toBeInstanceOf(ValidationError);
+    await expect(attempt).rejects.toThrow('/headers/x-tenant');
+  });
+
+  it('an event type without a Kafka topic is refused', async () => {
+    await expect(
+      writeOutboxEvent(noSql, orderPlacedV1, { orderId: 'o-1', amount: 1 }, {}, { mode: 'cdc' }),
+    ).rejects.toThrow(/no.*kafka\.topic|Kafka topic/);
+  });
+});
