@@ -40,7 +40,11 @@ export interface CdcPostgres {
 }
 
 export async function startCdcPostgres(
-  options: { readonly exactlyOnce?: boolean; readonly brokers?: string } = {},
+  options: {
+    readonly exactlyOnce?: boolean;
+    readonly brokers?: string;
+    readonly offsetFlushIntervalMs?: number;
+  } = {},
 ): Promise<CdcPostgres> {
   const brokers = options.brokers ?? TEST_KAFKA_BROKERS;
   const server = await startLogicalPostgres();
@@ -49,6 +53,9 @@ export async function startCdcPostgres(
     worker = await startConnectWorker({
       brokers,
       exactlyOnce: options.exactlyOnce ?? false,
+      ...(options.offsetFlushIntervalMs !== undefined
+        ? { offsetFlushIntervalMs: options.offsetFlushIntervalMs }
+        : {}),
       env: { EVGEN_CDC_DB_PASSWORD: '' },
     });
   } catch (error) {

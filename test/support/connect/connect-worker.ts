@@ -27,6 +27,11 @@ export interface ConnectWorkerOptions {
   /** `host:port` of the Kafka broker. */
   readonly brokers: string;
   readonly exactlyOnce?: boolean;
+  /**
+   * How often source offsets are committed (`offset.flush.interval.ms`, default 1 s). A long one
+   * makes a killed at-least-once worker re-send everything it had sent.
+   */
+  readonly offsetFlushIntervalMs?: number;
   /** Environment of the worker process (read by `${env:NAME}` in connector configs). */
   readonly env?: Readonly<Record<string, string>>;
   readonly readyTimeoutMs?: number;
@@ -89,7 +94,7 @@ export async function startConnectWorker(options: ConnectWorkerOptions): Promise
       'status.storage.replication.factor=1',
       'offset.storage.partitions=1',
       'status.storage.partitions=1',
-      'offset.flush.interval.ms=1000',
+      `offset.flush.interval.ms=${options.offsetFlushIntervalMs ?? 1_000}`,
       `listeners=http://127.0.0.1:${port}`,
       'rest.advertised.host.name=127.0.0.1',
       `rest.advertised.port=${port}`,
