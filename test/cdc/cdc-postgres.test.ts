@@ -5,35 +5,34 @@
  * them through the inbox:
  * - one effect per messageId, per-aggregate order kept, the outbox table empty;
  * - a rolled-back business transaction publishes nothing;
+ * - `evgen outbox status --cdc` shows the empty table, the active slot and its lag, and the
+ *   connector's state; `evgen trace` finds an event whose row is long gone on its topic (one
+ *   record) and in the consumer's inbox;
  * - the records are the polling relay's records: same key, same (Java murmur2) partition, same
  *   headers (absent optional headers absent), the same envelope as value, read by a Java client.
  * One worker and one connector serve the whole file (a Connect start takes seconds).
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createEnvelopeParser,
-  createKafkaConsumerRunner,
   createOutboxRelay,
   kafkaRelayPublisher,
   migrateOutbox,
   postgresDatabase,
   type Envelope,
-  type KafkaConsumerRunner,
   type OutboxWriteContext,
 } from 'evgen/runtime';
 import { writeOrderCancelledV1 } from '../../generated/order/order-cancelled/outbox.js';
 import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
 import type { OrderCancelledV1Payload } from '../../generated/order/order-cancelled/types.js';
+import { runOutboxStatus } from '../../src/cli/commands/outbox.js';
+import { runTrace } from '../../src/cli/commands/trace.js';
 import { parseInteropRecords, runJava } from '../support/kafka/java.js';
-import { createTestSchema } from '../support/postgres.js';
+import { createTestSchema, TEST_DATABASE_URL } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
-import {
-  createTopicsSettled,
-  inventoryOnKafka,
-  waitFor,
-  type InventoryOnKafka,
-} from '../kafka-consumer/support/inventory-on-kafka.js';
+import { createTopicsSettled, waitFor } from '../kafka-consumer/support/inventory-on-kafka.js';
+import { cdcConsumer } from './support/cdc-consumer.js';
 import { startCdcPostgres, type CdcPostgres } from './support/cdc-postgres.js';
 
 let cdc: CdcPostgres;
@@ -57,25 +56,13 @@ const payload = (orderId: string, note?: string): OrderCancelledV1Payload => ({
 describe.each(KAFKA_CLIENTS)(
   'CDC outbox → Debezium → Kafka → consumer runner ($name)',
   ({ create }) => {
-    let setup: InventoryOnKafka | undefined;
-    let runner: KafkaConsumerRunner | undefined;
-    afterEach(async () => {
-      await runner?.stop();
-      runner = undefined;
-      await setup?.cleanup().catch(() => undefined);
-      setup = undefined;
-    });
+    const consumer = cdcConsumer();
+    afterEach(() => consumer.stop());
 
     it('one effect per messageId in aggregate order; a rolled-back transaction publishes nothing', async () => {
-      const s = (setup = await inventoryOnKafka(create, { partitions: 3 }));
+      const s = await consumer.start(create);
       const cdcOptions = { mode: 'cdc', topicPrefix: s.kafka.prefix } as const;
       await cdc.pool.query('CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY, state text)');
-      runner = createKafkaConsumerRunner({
-        client: s.client,
-        routes: s.routes,
-        handler: s.handler(),
-      });
-      await runner.start();
 
       const aggregates = Array.from({ length: 5 }, () => randomUUID());
       const written: Envelope[] = [];
@@ -147,6 +134,77 @@ describe.each(KAFKA_CLIENTS)(
     }, 120_000);
   },
 );
+
+/** Runs a CLI command function, returning its exit code and what it printed. */
+async function captured(run: () => Promise<number>): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  try {
+    return { code: await run(), stdout };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('operator view of a CDC outbox', () => {
+  const consumer = cdcConsumer();
+  afterEach(() => consumer.stop());
+
+  it('outbox status --cdc: rows, slot and connector; trace: the record on its topic and the inbox', async () => {
+    const s = await consumer.start(KAFKA_CLIENTS[0]!.create);
+    const envelope = await cdc.db.transaction((tx) =>
+      writeOrderCancelledV1(
+        tx,
+        payload(randomUUID()),
+        {},
+        { mode: 'cdc', topicPrefix: s.kafka.prefix },
+      ),
+    );
+    await waitFor(async () => (await s.effects()).has(envelope.messageId), 60_000, 'handled');
+
+    const status = await captured(() =>
+      runOutboxStatus({
+        cdc: true,
+        databaseUrl: cdc.server.url,
+        slot: cdc.slot,
+        connectUrl: cdc.worker.restUrl,
+        connector: cdc.connector,
+        failOnDead: true,
+        json: true,
+      }),
+    );
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.stdout) as {
+      rows: number;
+      slots: { slotName: string; active: boolean; lagBytes: number }[];
+      connector: { state: string; tasks: { state: string }[] };
+    };
+    expect(report.rows).toBe(0);
+    expect(report.slots).toHaveLength(1);
+    expect(report.slots[0]).toMatchObject({ slotName: cdc.slot, active: true });
+    expect(typeof report.slots[0]!.lagBytes).toBe('number');
+    expect(report.connector.state).toBe('RUNNING');
+    expect(report.connector.tasks.map((t) => t.state)).toEqual(['RUNNING']);
+
+    const trace = await captured(() =>
+      runTrace(envelope.messageId, {
+        cdc: true,
+        databaseUrl: TEST_DATABASE_URL,
+        schema: s.pg.schema,
+        kafkaBrokers: s.kafka.brokers,
+        prefix: s.kafka.prefix,
+      }),
+    );
+    expect(trace.code).toBe(0);
+    expect(trace.stdout).toContain('outbox: a CDC outbox');
+    expect(trace.stdout).toContain(`published: ${s.routes.topics[0]} partition `);
+    expect(trace.stdout).toContain(`key ${envelope.aggregateId}`);
+    expect(trace.stdout).toContain('inbox: inventory-service committed it');
+  }, 120_000);
+});
 
 describe('CDC records are the polling relay records', () => {
   it('same key, Java partition, headers (absent ones absent) and envelope, read by a Java consumer', async () => {

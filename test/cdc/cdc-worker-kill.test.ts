@@ -9,19 +9,12 @@
  * Each mode starts its own worker and database (the kill must not hit another test's worker).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createKafkaConsumerRunner,
-  type KafkaConsumerRunner,
-  type KafkaConsumerRunnerEvent,
-} from 'evgen/runtime';
+import type { KafkaConsumerRunnerEvent } from 'evgen/runtime';
 import { kafkajsClient } from 'evgen-runtime/kafkajs';
 import { randomUUID } from 'node:crypto';
 import { writeOrderCancelledV1 } from '../../generated/order/order-cancelled/outbox.js';
-import {
-  inventoryOnKafka,
-  waitFor,
-  type InventoryOnKafka,
-} from '../kafka-consumer/support/inventory-on-kafka.js';
+import { waitFor } from '../kafka-consumer/support/inventory-on-kafka.js';
+import { cdcConsumer } from './support/cdc-consumer.js';
 import { startCdcPostgres, type CdcPostgres } from './support/cdc-postgres.js';
 
 describe.each([
@@ -29,13 +22,9 @@ describe.each([
   { mode: 'exactly once', exactlyOnce: true },
 ])('Connect worker SIGKILLed mid-stream ($mode)', ({ exactlyOnce }) => {
   let cdc: CdcPostgres | undefined;
-  let setup: InventoryOnKafka | undefined;
-  let runner: KafkaConsumerRunner | undefined;
+  const consumer = cdcConsumer();
   afterEach(async () => {
-    await runner?.stop();
-    runner = undefined;
-    await setup?.cleanup().catch(() => undefined);
-    setup = undefined;
+    await consumer.stop();
     await cdc?.destroy();
     cdc = undefined;
   });
@@ -47,15 +36,8 @@ describe.each([
       offsetFlushIntervalMs: exactlyOnce ? 1_000 : 600_000,
     }));
     await c.startConnector({ exactlyOnce });
-    const s = (setup = await inventoryOnKafka(kafkajsClient, { partitions: 3 }));
     const events: KafkaConsumerRunnerEvent[] = [];
-    runner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: s.routes,
-      handler: s.handler(),
-      onEvent: (event) => events.push(event),
-    });
-    await runner.start();
+    const s = await consumer.start(kafkajsClient, (event) => events.push(event));
 
     const aggregates = Array.from({ length: 8 }, () => randomUUID());
     const written: string[] = [];

@@ -3,7 +3,10 @@
  * the services write and the relay publishes from.
  *   status   backlog by status, oldest READY age, DEAD rows per aggregate type, rows blocked
  *            behind a DEAD row, live leases (claims of running relays); `--fail-on-dead` exits 1
- *            when a DEAD row exists (for health checks)
+ *            when a DEAD row exists (for health checks). `--cdc`: the CDC outbox instead, whose
+ *            backlog is the lag of Debezium's replication slot, and with `--connect-url` the
+ *            connector's state from the Kafka Connect REST API; `--fail-on-dead` then exits 1 when
+ *            a slot is not active or the connector or a task FAILED
  *   dead     the DEAD rows (the relay gave up on them), oldest first, each with how many later
  *            rows of its aggregate wait behind it; filters by aggregate / event type
  *   revive   DEAD rows back to READY with attempts reset (by outbox id, `--message-id`, or
@@ -12,6 +15,7 @@
  * Exit 0 ok, 1 `--fail-on-dead` found DEAD rows, 2 bad input (no database URL, missing tables).
  */
 import type { Command } from 'commander';
+import type { CdcOutboxStatusReport } from '../../runtime/outbox/cdc-outbox-status.js';
 import type { OutboxStatusReport } from '../../runtime/outbox/outbox-status.js';
 import { refuse, reportingProblems } from '../command-support.js';
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
@@ -27,6 +31,10 @@ import {
 export interface OutboxStatusOptions extends DatabaseFlags {
   readonly json?: boolean;
   readonly failOnDead?: boolean;
+  readonly cdc?: boolean;
+  readonly slot?: string;
+  readonly connectUrl?: string;
+  readonly connector?: string;
 }
 
 export interface OutboxDeadOptions extends DatabaseFlags {
@@ -63,7 +71,14 @@ export function registerOutbox(program: Command): void {
       .command('status')
       .description('backlog by status, oldest READY age, DEAD rows by aggregate type, relay leases')
       .option('--json', 'print the status as JSON')
-      .option('--fail-on-dead', 'exit 1 when any row is DEAD'),
+      .option(
+        '--fail-on-dead',
+        'exit 1 when any row is DEAD (--cdc: a slot inactive, a task FAILED)',
+      )
+      .option('--cdc', 'the CDC outbox (default table outbox_cdc_event) streamed by Debezium')
+      .option('--slot <name>', "--cdc: only this replication slot (the connector's slot.name)")
+      .option('--connect-url <url>', '--cdc: Kafka Connect REST URL, e.g. http://connect:8083')
+      .option('--connector <name>', '--cdc: connector name (default evgen-outbox)'),
   ).action(async (options: OutboxStatusOptions) => {
     process.exitCode = await runOutboxStatus(options);
   });
@@ -202,7 +217,104 @@ export function runOutboxRevive(
   });
 }
 
+/** The connector's state as GET /connectors/<name>/status reports it. */
+interface ConnectorState {
+  readonly name: string;
+  readonly state: string;
+  readonly tasks: readonly {
+    readonly id: number;
+    readonly state: string;
+    readonly trace?: string;
+  }[];
+}
+
+async function connectorState(url: string, name: string): Promise<ConnectorState> {
+  const endpoint = `${url.replace(/\/+$/, '')}/connectors/${encodeURIComponent(name)}/status`;
+  let response: Response;
+  try {
+    response = await fetch(endpoint, { headers: { accept: 'application/json' } });
+  } catch (error) {
+    throw refuse({
+      code: 'connect-unreachable',
+      file: '--connect-url',
+      message: `Kafka Connect does not answer at ${printable(endpoint)}: ${(error as Error).message}`,
+      hint: 'give the REST URL of a Connect worker, e.g. --connect-url http://connect:8083',
+    });
+  }
+  if (!response.ok) {
+    throw refuse({
+      code: 'connector-unknown',
+      file: '--connector',
+      message: `GET ${printable(endpoint)}: HTTP ${response.status} ${printable(await response.text())}`,
+      hint: 'name the connector as it was created (PUT /connectors/<name>/config)',
+    });
+  }
+  const body = (await response.json()) as {
+    connector: { state: string };
+    tasks: { id: number; state: string; trace?: string }[];
+  };
+  return { name, state: body.connector.state, tasks: body.tasks };
+}
+
+function runCdcOutboxStatus(options: OutboxStatusOptions): Promise<number> {
+  return reportingProblems(async () => {
+    const status = await withDatabase(options, async (db) => {
+      const { cdcOutboxStatus } = await import('../../runtime/outbox/cdc-outbox-status.js');
+      return cdcOutboxStatus(db, {
+        ...outboxTableOptions(options),
+        ...(options.slot !== undefined ? { slot: options.slot } : {}),
+      });
+    });
+    const connector =
+      options.connectUrl === undefined
+        ? null
+        : await connectorState(options.connectUrl, options.connector ?? 'evgen-outbox');
+    process.stdout.write(
+      options.json === true
+        ? `${JSON.stringify({ ...status, connector }, null, 2)}\n`
+        : formatCdcStatus(status, connector),
+    );
+    const stalled =
+      status.slots.some((slot) => !slot.active || slot.walStatus === 'lost') ||
+      (connector !== null &&
+        [connector.state, ...connector.tasks.map((t) => t.state)].includes('FAILED'));
+    return options.failOnDead === true && stalled ? EXIT_FINDINGS : EXIT_OK;
+  });
+}
+
+function formatBytes(bytes: number | null): string {
+  if (bytes === null) return '-';
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} kB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function formatCdcStatus(status: CdcOutboxStatusReport, connector: ConnectorState | null): string {
+  const lines = [
+    `CDC outbox rows: ${status.rows} (evgen's writer deletes each row in the transaction that writes it)`,
+  ];
+  if (status.slots.length === 0) {
+    lines.push('replication slots: none (no connector has started on this database)');
+  }
+  for (const slot of status.slots) {
+    lines.push(
+      `slot ${slot.slotName}: ${slot.active ? 'active' : 'INACTIVE (no connector reading)'}, lag ${formatBytes(slot.lagBytes)}, WAL kept ${formatBytes(slot.retainedBytes)}${slot.walStatus !== null ? `, wal_status ${slot.walStatus}` : ''}`,
+    );
+  }
+  if (connector === null) {
+    lines.push('connector: not looked at (give --connect-url and --connector)');
+  } else {
+    lines.push(`connector ${connector.name}: ${connector.state}`);
+    for (const task of connector.tasks) {
+      lines.push(`  task ${task.id}: ${task.state}`);
+      if (task.trace !== undefined) lines.push(`    ${task.trace.split('\n')[0] ?? ''}`);
+    }
+  }
+  return `${lines.map(printable).join('\n')}\n`;
+}
+
 export function runOutboxStatus(options: OutboxStatusOptions): Promise<number> {
+  if (options.cdc === true) return runCdcOutboxStatus(options);
   return reportingProblems(async () => {
     const status = await withDatabase(options, async (db) => {
       const { outboxStatus } = await import('../../runtime/outbox/outbox-status.js');

@@ -2,7 +2,9 @@
  * `evgen trace <messageId>`: where one event is, in one answer: its outbox row (written? SENT?
  * how many publish attempts, last error, DEAD?), which consumers committed it in their inbox and
  * when, which subscribed consumers have not, and the dead letters holding it (with the handling
- * attempts they record) in RabbitMQ dead queues and Kafka dead-letter topics. Reads the same
+ * attempts they record) in RabbitMQ dead queues and Kafka dead-letter topics, and, with Kafka
+ * given, the records carrying it on the catalog's event topics (how an event written to a CDC
+ * outbox, whose rows are gone at once, shows it was published). Reads the same
  * tables, queues and topics the runtime uses; with no broker configured the dead letters are left
  * out and the output says so.
  * Exit 0 found, 1 found nowhere, 2 bad input.
@@ -10,6 +12,7 @@
 import type { Command } from 'commander';
 import { loadCatalog } from '../../catalog/load-catalog.js';
 import type { InboxEntry } from '../../runtime/inbox/find-inbox-entries.js';
+import type { FoundKafkaRecord } from '../../runtime/kafka/find-kafka-records.js';
 import type { OutboxEventRecord } from '../../runtime/outbox/find-outbox-event.js';
 import { addFolderOptions, reportingProblems } from '../command-support.js';
 import { loadConfig } from '../config.js';
@@ -54,17 +57,43 @@ export interface TraceOptions extends DatabaseFlags, AmqpFlags, KafkaFlags {
   readonly events?: string;
   readonly config?: string;
   readonly json?: boolean;
+  /** The services write a CDC outbox: no outbox row to look for (it is deleted at once). */
+  readonly cdc?: boolean;
 }
 
 /** Everything known about one messageId. */
 export interface MessageTrace {
   readonly messageId: string;
+  /** `cdc`: a CDC outbox, whose rows go at once (the topic shows the publish). */
+  readonly outboxKind: 'relay' | 'cdc';
   readonly outbox: OutboxEventRecord | null;
   readonly inbox: readonly InboxEntry[];
   /** Consumers of the catalog subscribed to the event type that have no inbox row for it. */
   readonly notHandledBy: readonly string[];
   /** null when no broker was given (not looked at). */
   readonly deadLetters: readonly DeadLetterRecord[] | null;
+  /** Records carrying the messageId on the catalog's Kafka event topics; null without Kafka. */
+  readonly published: readonly FoundKafkaRecord[] | null;
+}
+
+/** The records of `messageId` on every event topic of the catalog (with the deployment prefix). */
+async function publishedRecords(
+  options: TraceOptions,
+  topics: readonly string[],
+  messageId: string,
+): Promise<FoundKafkaRecord[] | null> {
+  const brokers = kafkaBrokers(options);
+  if (brokers === undefined) return null;
+  const [{ kafkajsClient }, { findKafkaRecordsByMessageId }] = await Promise.all([
+    import('../../runtime/kafka/kafkajs-client.js'),
+    import('../../runtime/kafka/find-kafka-records.js'),
+  ]);
+  const prefix = topologyPrefix(options);
+  return findKafkaRecordsByMessageId({
+    client: kafkajsClient({ brokers, clientId: 'evgen-cli' }),
+    topics: [...new Set(topics)].sort().map((topic) => `${prefix}${topic}`),
+    messageId,
+  });
 }
 
 export function registerTrace(program: Command): void {
@@ -76,7 +105,11 @@ export function registerTrace(program: Command): void {
             .command('trace')
             .description('where one event is: outbox row, inbox rows per consumer, dead letters')
             .argument('<messageId>', 'the envelope messageId')
-            .option('--json', 'print JSON'),
+            .option('--json', 'print JSON')
+            .option(
+              '--cdc',
+              'the services write a CDC outbox (rows go at once): no outbox row lookup',
+            ),
         ),
       ),
     ),
@@ -95,7 +128,10 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
         import('../../runtime/inbox/find-inbox-entries.js'),
       ]);
       return {
-        outbox: (await findOutboxEvent(db, messageId, outboxTableOptions(options))) ?? null,
+        outbox:
+          options.cdc === true
+            ? null
+            : ((await findOutboxEvent(db, messageId, outboxTableOptions(options))) ?? null),
         inbox: await findInboxEntries(db, messageId, inboxTableOptions(options)),
       };
     });
@@ -115,7 +151,15 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
         }
       }
     }
-    const eventType = outbox?.eventType ?? deadLetters?.find((l) => l.eventType)?.eventType;
+    const published = await publishedRecords(
+      options,
+      catalog.events.map((event) => event.kafka.topic),
+      messageId,
+    );
+    const eventType =
+      outbox?.eventType ??
+      published?.find((r) => r.eventType)?.eventType ??
+      deadLetters?.find((l) => l.eventType)?.eventType;
     const handled = new Set(inbox.map((entry) => entry.consumer));
     const notHandledBy =
       eventType === undefined
@@ -123,11 +167,23 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
         : catalog.consumers
             .filter((c) => c.subscribes.includes(eventType) && !handled.has(c.name))
             .map((c) => c.name);
-    const trace: MessageTrace = { messageId, outbox, inbox, notHandledBy, deadLetters };
+    const trace: MessageTrace = {
+      messageId,
+      outboxKind: options.cdc === true ? 'cdc' : 'relay',
+      outbox,
+      inbox,
+      notHandledBy,
+      deadLetters,
+      published,
+    };
     process.stdout.write(
       options.json === true ? `${JSON.stringify(trace, null, 2)}\n` : formatTrace(trace),
     );
-    const found = outbox !== null || inbox.length > 0 || (deadLetters?.length ?? 0) > 0;
+    const found =
+      outbox !== null ||
+      inbox.length > 0 ||
+      (deadLetters?.length ?? 0) > 0 ||
+      (published?.length ?? 0) > 0;
     return found ? EXIT_OK : EXIT_FINDINGS;
   });
 }
@@ -135,8 +191,12 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
 function formatTrace(trace: MessageTrace): string {
   const lines = [`messageId ${printable(trace.messageId)}`];
   const row = trace.outbox;
-  if (row === null) {
-    lines.push('outbox: no row (not written here, or cleaned up after it was SENT)');
+  if (row === null && trace.outboxKind === 'cdc') {
+    lines.push('outbox: a CDC outbox (each row goes in the transaction that writes it)');
+  } else if (row === null) {
+    lines.push(
+      'outbox: no row (not written here, cleaned up after it was SENT, or written to a CDC outbox, whose rows go at once)',
+    );
   } else {
     lines.push(
       `outbox: ${row.status}, ${row.eventType} v${row.schemaVersion}, aggregate ${row.aggregateType} ${row.aggregateId}`,
@@ -145,6 +205,21 @@ function formatTrace(trace: MessageTrace): string {
     if (row.lastError !== null) lines.push(`  last error: ${row.lastError}`);
     if (row.status === 'DEAD')
       lines.push('  DEAD: later events of this aggregate wait; revive with evgen outbox revive');
+  }
+  if (trace.published === null) {
+    lines.push('published: not looked at (give --kafka-brokers, or set KAFKA_BROKERS)');
+  } else if (trace.published.length === 0) {
+    lines.push("published: not on the catalog's Kafka event topics");
+  } else {
+    for (const record of trace.published) {
+      lines.push(
+        `published: ${record.topic} partition ${record.partition} offset ${record.offset}, key ${record.key ?? '-'}`,
+      );
+    }
+    if (trace.published.length > 1)
+      lines.push(
+        `  ${trace.published.length} copies: sent again after a crash; the inbox handles it once`,
+      );
   }
   if (trace.inbox.length === 0) lines.push('inbox: no consumer has committed it');
   for (const entry of trace.inbox)

@@ -1,0 +1,67 @@
+/**
+ * What an operator asks of a CDC outbox. Its rows are deleted in the transaction that wrote them,
+ * so there is no backlog in the table: the backlog is the write-ahead log the connector has not
+ * confirmed yet, i.e. the lag of its logical replication slot. Read-only; PostgreSQL server only.
+ */
+import type { Database } from '../db/database.js';
+import { cdcOutboxTableOptions } from './cdc-outbox.js';
+import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
+
+export interface CdcReplicationSlot {
+  readonly slotName: string;
+  /** A connector is attached and reading. */
+  readonly active: boolean;
+  /** WAL written since the position the connector last confirmed: what it still has to read. */
+  readonly lagBytes: number | null;
+  /** WAL the server keeps for this slot (grows while the slot is inactive). */
+  readonly retainedBytes: number | null;
+  /** `reserved`, `extended`, `unreserved` or `lost` (pg_replication_slots.wal_status). */
+  readonly walStatus: string | null;
+}
+
+export interface CdcOutboxStatusReport {
+  /** Rows in the CDC outbox table: 0 when every write deletes its row, as evgen's writer does. */
+  readonly rows: number;
+  /** Logical `pgoutput` slots (the one named, or all), sorted by name. */
+  readonly slots: readonly CdcReplicationSlot[];
+}
+
+export interface CdcOutboxStatusOptions extends OutboxTableOptions {
+  /** Only this replication slot (the connector's `slot.name`). */
+  readonly slot?: string;
+}
+
+export async function cdcOutboxStatus(
+  db: Database,
+  options: CdcOutboxStatusOptions = {},
+): Promise<CdcOutboxStatusReport> {
+  const { table } = outboxTableNames(cdcOutboxTableOptions(options));
+  const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
+  const slots = await db.query<{
+    slot_name: string;
+    active: boolean;
+    lag: string | null;
+    retained: string | null;
+    wal_status: string | null;
+  }>(
+    `SELECT slot_name, active,
+            pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag,
+            pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::text AS retained,
+            wal_status
+       FROM pg_replication_slots
+      WHERE slot_type = 'logical' AND plugin = 'pgoutput' AND ($1::text IS NULL OR slot_name = $1)
+      ORDER BY slot_name`,
+    [options.slot ?? null],
+  );
+  const bytes = (value: string | null) => (value === null ? null : Number(value));
+  return {
+    rows: Number(rows.rows[0]?.n ?? 0),
+    slots: slots.rows.map((slot) => ({
+      slotName: slot.slot_name,
+      active: slot.active,
+      lagBytes: bytes(slot.lag),
+      retainedBytes: bytes(slot.retained),
+      walStatus: slot.wal_status,
+    })),
+  };
+}
