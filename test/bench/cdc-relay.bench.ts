@@ -1,0 +1,249 @@
+/**
+ * Insert → topic through Debezium (the CDC outbox on Kafka Connect) vs the polling relay vs a raw
+ * producer, the same records in one run: a private logical-decoding PostgreSQL holds both outboxes,
+ * a Kafka Connect 4.4.0 worker runs the generated connector, and kafkajs is the relay's producer,
+ * the raw producer and the consumer that sees the records arrive.
+ *
+ * - Throughput (medians of ≥ 3 alternating samples): events written in transactions of 100 (CDC
+ *   and relay: the relay runs meanwhile) until the consumer has seen every one, vs the raw
+ *   idempotent producer sending the same records in awaited sends of 100 (no database) until the
+ *   consumer has seen them. Goal: CDC ≥ 0.9× raw.
+ * - Latency: transactions of 10 events every 50 ms; per event, the time from its transaction's
+ *   commit to the consumer receiving it; p50 and p99 (CDC vs relay; a raw producer has no commit).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  createOutboxRelay,
+  envelopeToKafkaRecord,
+  kafkaRelayPublisher,
+  migrateOutbox,
+  writeOutboxEvent,
+  type Envelope,
+  type EventVersionDescriptor,
+  type KafkaInboundRecord,
+  type OutboxWriteOptions,
+} from '../../src/runtime/index.js';
+import { kafkajsClient } from '../../src/runtime/kafkajs.js';
+import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
+import { createTestKafka } from '../support/kafka/test-kafka.js';
+import { startCdcPostgres } from '../cdc/support/cdc-postgres.js';
+import { SAMPLES, SMOKE, fromSamples, median, type BenchResult } from './bench-result.js';
+
+const MESSAGES = SMOKE ? 200 : 5_000;
+const AGGREGATES = 200;
+const BATCH = 100;
+const PACED_TRANSACTIONS = SMOKE ? 10 : 100;
+
+interface StockCounted {
+  sku: string;
+  quantity: number;
+}
+
+function descriptor(topic: string): EventVersionDescriptor<'bench.StockCounted', 1, StockCounted> {
+  return {
+    eventType: 'bench.StockCounted',
+    schemaVersion: 1,
+    aggregateType: 'Stock',
+    aggregateIdProperty: 'sku',
+    validatePayload: (payload) => ({ ok: true, value: payload as StockCounted }),
+    readPayload: (payload) => ({ ok: true, value: payload as StockCounted }),
+    kafka: { topic },
+  };
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+export async function run(): Promise<BenchResult[]> {
+  await ensureSharedKafkaBroker();
+  const kafka = await createTestKafka(kafkajsClient);
+  const cdc = await startCdcPostgres();
+  const client = kafkajsClient({ brokers: [kafka.brokers] });
+  const producer = await client.producer();
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    await cdc.startConnector();
+    await migrateOutbox(cdc.db);
+    const [cdcTopic, relayTopic, rawTopic] = await kafka.createTopics([
+      { topic: 'cdc', partitions: 6 },
+      { topic: 'relay', partitions: 6 },
+      { topic: 'raw', partitions: 6 },
+    ]);
+    const event = descriptor('cdc');
+    const cdcWrite: OutboxWriteOptions = { mode: 'cdc', topicPrefix: kafka.prefix };
+    const relayWrite: OutboxWriteOptions = {};
+
+    // messageId → receive time, per topic; a sample waits until all of its ids arrived.
+    const received = new Map<string, number>();
+    const waiting = new Set<{ ids: Set<string>; resolve: () => void }>();
+    const onRecord = async (record: KafkaInboundRecord) => {
+      const id = record.headers.messageId;
+      if (typeof id !== 'string' || received.has(id)) return;
+      received.set(id, Date.now());
+      for (const waiter of waiting) {
+        waiter.ids.delete(id);
+        if (waiter.ids.size === 0) {
+          waiting.delete(waiter);
+          waiter.resolve();
+        }
+      }
+    };
+    for (const topic of [cdcTopic!, relayTopic!, rawTopic!]) {
+      const consumer = client.consumer({ groupId: kafka.group(`bench-${topic}`), topics: [topic] });
+      closers.push(() => consumer.close());
+      await consumer.start({ onRecord });
+    }
+    const arrival = (ids: readonly string[]) =>
+      new Promise<void>((resolve) => {
+        const pending = new Set(ids.filter((id) => !received.has(id)));
+        if (pending.size === 0) resolve();
+        else waiting.add({ ids: pending, resolve });
+      });
+
+    let counter = 0;
+    /** Writes `count` events in transactions of `size`; returns their ids and commit times. */
+    const write = async (
+      count: number,
+      size: number,
+      options: OutboxWriteOptions,
+      pauseMs = 0,
+    ): Promise<Map<string, number>> => {
+      const committed = new Map<string, number>();
+      for (let start = 0; start < count; start += size) {
+        const ids = await cdc.db.transaction(async (tx) => {
+          const batch: string[] = [];
+          for (let i = start; i < Math.min(count, start + size); i++) {
+            const n = counter++;
+            const envelope = await writeOutboxEvent(
+              tx,
+              event,
+              { sku: `SKU-${n % AGGREGATES}`, quantity: n },
+              {},
+              options,
+            );
+            batch.push(envelope.messageId);
+          }
+          return batch;
+        });
+        const now = Date.now();
+        for (const id of ids) committed.set(id, now);
+        if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+      }
+      return committed;
+    };
+    const relay = createOutboxRelay({
+      db: cdc.db,
+      publisher: kafkaRelayPublisher(
+        producer,
+        { [event.eventType]: { topic: 'relay' } },
+        { prefix: kafka.prefix },
+      ),
+    });
+    closers.push(() => relay.stop());
+
+    const timedRate = async (count: number, work: () => Promise<readonly string[]>) => {
+      const start = process.hrtime.bigint();
+      const ids = await work();
+      await arrival(ids);
+      return count / (Number(process.hrtime.bigint() - start) / 1e9);
+    };
+    const cdcSample = (count: number) =>
+      timedRate(count, async () => [...(await write(count, BATCH, cdcWrite)).keys()]);
+    const relaySample = async (count: number) => {
+      await relay.start();
+      try {
+        return await timedRate(count, async () => [
+          ...(await write(count, BATCH, relayWrite)).keys(),
+        ]);
+      } finally {
+        await relay.stop();
+      }
+    };
+    const rawSample = (count: number) =>
+      timedRate(count, async () => {
+        const envelopes: Envelope[] = Array.from({ length: count }, () => {
+          const n = counter++;
+          return {
+            messageId: randomUUID(),
+            eventType: event.eventType,
+            schemaVersion: 1,
+            aggregateType: 'Stock',
+            aggregateId: `SKU-${n % AGGREGATES}`,
+            occurredAt: new Date().toISOString(),
+            payload: { sku: `SKU-${n % AGGREGATES}`, quantity: n },
+          };
+        });
+        for (let i = 0; i < count; i += BATCH) {
+          await producer.send(
+            envelopes.slice(i, i + BATCH).map((e) => envelopeToKafkaRecord(e, rawTopic!)),
+          );
+        }
+        return envelopes.map((e) => e.messageId);
+      });
+
+    // Warm-up of every path (JIT, connections, the connector's first batches).
+    await cdcSample(Math.min(MESSAGES, 200));
+    await relaySample(Math.min(MESSAGES, 200));
+    await rawSample(Math.min(MESSAGES, 200));
+    const cdcRates: number[] = [];
+    const relayRates: number[] = [];
+    const rawRates: number[] = [];
+    for (let sample = 0; sample < SAMPLES; sample++) {
+      rawRates.push(await rawSample(MESSAGES));
+      cdcRates.push(await cdcSample(MESSAGES));
+      relayRates.push(await relaySample(MESSAGES));
+    }
+
+    const latencies = async (options: OutboxWriteOptions) => {
+      const committed = await write(PACED_TRANSACTIONS * 10, 10, options, 50);
+      await arrival([...committed.keys()]);
+      return [...committed].map(([id, at]) => received.get(id)! - at);
+    };
+    const cdcLatency = await latencies(cdcWrite);
+    await relay.start();
+    const relayLatency = await latencies(relayWrite);
+    await relay.stop();
+    const describe = (values: readonly number[]) =>
+      `p50 ${median(values).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms`;
+
+    const note = `${MESSAGES} events per sample in transactions of ${BATCH}, ${AGGREGATES} aggregates, 6 partitions; insert start → all seen by a kafkajs consumer`;
+    return [
+      fromSamples(
+        {
+          name: 'CDC (Debezium on Kafka Connect) insert → topic',
+          unit: 'events/s',
+          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          goal: { ratio: 0.9, better: 'higher' },
+          note,
+        },
+        cdcRates,
+        rawRates,
+      ),
+      fromSamples(
+        {
+          name: 'polling relay (kafkajs) insert → topic',
+          unit: 'events/s',
+          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          note,
+        },
+        relayRates,
+        rawRates,
+      ),
+      {
+        name: 'CDC commit → consumer latency p99',
+        unit: 'ms',
+        subject: percentile(cdcLatency, 99),
+        baselineName: 'polling relay (defaults, woken by NOTIFY) p99',
+        baseline: percentile(relayLatency, 99),
+        note: `${PACED_TRANSACTIONS} transactions of 10 events every 50 ms; CDC ${describe(cdcLatency)}; relay ${describe(relayLatency)}`,
+      },
+    ];
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await producer.close();
+    await kafka.cleanup();
+    await cdc.destroy();
+  }
+}
