@@ -24,3 +24,4 @@ export {
   type FailureFacts,
 } from './failure.js';
 export { parseDelivery } from './parse-delivery.js';
+export { type CircuitBreakerOptions } from './circuit-breaker.js';

@@ -37,7 +37,7 @@ import {
 import type { DeadLetterFacts } from '../delivery/failure.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
 import { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
-import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
+import { CircuitBreaker, type CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
 import {
   deadLetterCandidates,
   deadLetterHeaders,

@@ -38,7 +38,6 @@ export {
   type ConsumerRunnerOptions,
   type MessageHandler,
 } from './consumer-runner.js';
-export { type CircuitBreakerOptions } from './circuit-breaker.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
 export {
   deadLetterDiagnostics,

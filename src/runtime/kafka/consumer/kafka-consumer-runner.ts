@@ -19,6 +19,9 @@
  *     with exponential backoff, so nothing behind the failed record overtakes it;
  *   - a non-retryable failure, or the last attempt, produces a dead letter with diagnostics
  *     (evgen's and Spring Kafka's `kafka_dlt-*` headers) and commits once it is acknowledged.
+ * A failure that says a dependency is unavailable (database down) is no record's fault: the record
+ * stays where it is and every partition pauses until the circuit breaker's health check passes
+ * (delivery/circuit-breaker.ts); no attempt is used.
  * If a retry copy or dead letter is not acknowledged (broker down), nothing is committed: the
  * partition seeks back to the record and tries it again after a backoff, so no record is lost.
  * Attempt and diagnostic headers are only believed on the consumer's own retry topics.
@@ -52,6 +55,7 @@ import {
 import { deadLetterHeaders, retryCopyHeaders } from './dead-letter-record.js';
 import { routeFailure, type KafkaRetryTier } from './failure-routing.js';
 import { OffsetCommitter } from './offset-committer.js';
+import { CircuitBreaker, type CircuitBreakerOptions } from '../../delivery/circuit-breaker.js';
 import { KAFKA_HEADERS } from '../kafka-record.js';
 
 /** The header that carries the envelope's messageId on every evgen record. */
@@ -130,6 +134,13 @@ export type KafkaConsumerRunnerEvent =
       readonly error: unknown;
     }
   | { readonly type: 'commit-failed'; readonly error: unknown }
+  | {
+      /** A dependency (the database) is unavailable: every partition pauses for `delayMs`. */
+      readonly type: 'paused';
+      readonly delayMs: number;
+      readonly error: unknown;
+    }
+  | { readonly type: 'resumed' }
   | { readonly type: 'error'; readonly error: unknown };
 
 export interface KafkaConsumerRunnerOptions {
@@ -154,6 +165,13 @@ export interface KafkaConsumerRunnerOptions {
   readonly messageLimits?: MessageBodyLimits;
   /** Client id for the consumer and producer. */
   readonly clientId?: string;
+  /**
+   * When the handler fails because a dependency is unavailable (`isUnavailableError`: database
+   * connection lost or refused, UnavailableError), the record is not retried: every partition
+   * pauses (the record is read again from where it stopped) for a backoff, then resumes after
+   * `healthCheck` (if given) succeeds. No attempt is used and nothing goes to a retry topic.
+   */
+  readonly circuitBreaker?: CircuitBreakerOptions;
   /** Observability hook; must not throw. */
   readonly onEvent?: (event: KafkaConsumerRunnerEvent) => void;
   /** Clock for due times (tests). */
@@ -169,6 +187,8 @@ export interface KafkaConsumerRunnerMetrics extends DeliveryCounts {
   /** Offset commit requests the broker acknowledged / refused. */
   readonly commits: number;
   readonly commitFailures: number;
+  /** Times the circuit breaker paused consumption (a dependency was unavailable). */
+  readonly pauses: number;
 }
 
 export interface KafkaPartitionLag extends KafkaTopicPartition {
@@ -249,8 +269,6 @@ export function createKafkaConsumerRunner(
     consumer: routes.consumer,
     maxAttempts,
     messageIdHint: 'messageId header',
-    // Retry topics take a dependency's outage like any retryable failure.
-    onUnavailable: 'retry',
     ...(options.messageLimits !== undefined ? { messageLimits: options.messageLimits } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
   });
@@ -291,6 +309,33 @@ export function createKafkaConsumerRunner(
   const settleStreak = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
 
+  const breaker = new CircuitBreaker(options.circuitBreaker ?? {}, {
+    pause(error, delayMs) {
+      emit({ type: 'paused', delayMs, error });
+      const partitions = consumer?.assignment() ?? [];
+      if (partitions.length === 0) return;
+      try {
+        consumer!.pause(partitions);
+      } catch (pauseError) {
+        emit({ type: 'error', error: pauseError });
+      }
+    },
+    async resume() {
+      if (state !== 'running' || consumer === undefined) return;
+      // Partitions whose own hold timer is still running (a retry copy not due yet) stay paused.
+      const partitions = consumer
+        .assignment()
+        .filter((tp) => holds.get(tpKey(tp)) === undefined && owned.has(tpKey(tp)));
+      for (const tp of partitions) holds.delete(tpKey(tp));
+      try {
+        if (partitions.length > 0) consumer.resume(partitions);
+        emit({ type: 'resumed' });
+      } catch (error) {
+        emit({ type: 'error', error });
+      }
+    },
+  });
+
   const committer = new OffsetCommitter({
     commit: (offsets) => consumer!.commit(offsets),
     onError: (error) => {
@@ -320,7 +365,8 @@ export function createKafkaConsumerRunner(
         ? undefined
         : setTimeout(() => {
             holds.delete(key);
-            if (state !== 'running' || !owned.has(key)) return;
+            // While the breaker is open every partition stays paused; resuming takes this one too.
+            if (state !== 'running' || !owned.has(key) || breaker.isOpen) return;
             try {
               consumer?.resume([tp]);
             } catch (error) {
@@ -369,6 +415,11 @@ export function createKafkaConsumerRunner(
 
   async function processRecord(record: KafkaInboundRecord): Promise<void> {
     const key = tpKey(record);
+    // The database is down: leave the record where it is, it is read again on resume.
+    if (breaker.isOpen) {
+      hold(record, undefined);
+      return;
+    }
     const tier = tierByTopic.get(record.topic);
     const trusted = tier !== undefined;
     if (tier !== undefined) {
@@ -419,6 +470,7 @@ export function createKafkaConsumerRunner(
       case 'handled':
       case 'duplicate':
         settle(record);
+        breaker.succeeded();
         outcomes.settled(outcome);
         emit({
           type: 'handled',
@@ -443,7 +495,9 @@ export function createKafkaConsumerRunner(
         });
         return;
       case 'unavailable':
-        // Not produced with onUnavailable 'retry'.
+        // Infrastructure, not the record: no attempt is used, every partition pauses.
+        hold(record, undefined);
+        breaker.trip(outcome.error);
         return;
       case 'retry':
       case 'dead-letter':
@@ -582,7 +636,12 @@ export function createKafkaConsumerRunner(
     get inFlight() {
       return inFlight.size;
     },
-    metrics: () => ({ ...outcomes.snapshot(), ...counts, commits: committer.commits }),
+    metrics: () => ({
+      ...outcomes.snapshot(),
+      ...counts,
+      commits: committer.commits,
+      pauses: breaker.trips,
+    }),
     assignment: () => consumer?.assignment() ?? [],
     position: (tp) => committer.position(tp)?.toString(),
     flushCommits: () => committer.flush(),
@@ -656,6 +715,7 @@ export function createKafkaConsumerRunner(
       if (state === 'stopped' || state === 'stopping') return;
       const wasStarted = state === 'running';
       state = 'stopping';
+      breaker.stop();
       for (const timer of holds.values()) clearTimeout(timer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       if (wasStarted) await committer.flush();

@@ -1,9 +1,10 @@
 /**
- * The consumer's circuit breaker. When a handler fails because a dependency is unavailable (the
- * database, or anything that throws UnavailableError), every other message would fail the same
- * way and burn its retry budget; instead the runner stops taking deliveries (cancels its
- * consumer: messages stay in the queue), waits with backoff, optionally probes the dependency,
- * and consumes again. Only message-specific failures use up attempts.
+ * The consumers' circuit breaker, shared by every transport. When a handler fails because a
+ * dependency is unavailable (the database, or anything that throws UnavailableError), every
+ * other message would fail the same way and burn its retry budget; instead the transport stops
+ * taking deliveries (RabbitMQ cancels its consumer, Kafka pauses its partitions, the in-process
+ * broker parks its queue: messages stay where they are), waits with backoff, optionally probes
+ * the dependency, and consumes again. Only message-specific failures use up attempts.
  */
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 
