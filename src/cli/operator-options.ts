@@ -34,7 +34,10 @@ export interface KafkaFlags {
 
 export function addDatabaseOptions(command: Command): Command {
   return command
-    .option('--database-url <url>', 'PostgreSQL URL (default: $DATABASE_URL)')
+    .option(
+      '--database-url <url>',
+      'postgres://… or mysql://… / mariadb://… URL (default: $DATABASE_URL)',
+    )
     .option('--schema <name>', 'schema of the outbox and inbox tables (default: the search_path)')
     .option('--outbox-table <name>', 'outbox table name (default: outbox_event)')
     .option('--inbox-table <name>', 'inbox table name (default: inbox_message)');
@@ -122,11 +125,32 @@ export function databaseUrl(flags: DatabaseFlags): string {
       code: 'database-url-missing',
       file: '--database-url',
       message: 'no database to read: neither --database-url nor DATABASE_URL is set',
-      hint: 'pass --database-url postgres://user@host:5432/db, or set DATABASE_URL',
+      hint: 'pass --database-url postgres://user@host:5432/db (or mysql://user@host:3306/db), or set DATABASE_URL',
+    });
+  }
+  if (!SERVER_URL.test(url)) {
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+    throw refuse({
+      code: 'database-url-unsupported',
+      file: '--database-url',
+      message:
+        scheme === undefined
+          ? `${JSON.stringify(redactUrl(url))} is not a database URL`
+          : `unsupported database URL scheme '${scheme}:' in ${redactUrl(url)}`,
+      hint: 'use postgres://… or postgresql://… for PostgreSQL, mysql://… or mariadb://… for MySQL/MariaDB',
     });
   }
   return url;
 }
+
+/** The servers the operator commands read: PostgreSQL and MySQL/MariaDB. */
+const SERVER_URL = /^(?:postgres(?:ql)?|mysql|mariadb):\/\//i;
+const MYSQL_URL = /^(?:mysql|mariadb):\/\//i;
+/** Driver error codes meaning "the tables (or schema) are not there": PostgreSQL, MySQL. */
+const MISSING_TABLES = /^(42P01|3F000|ER_NO_SUCH_TABLE|ER_BAD_DB_ERROR)$/;
+/** …and "the server cannot be reached or refuses us". */
+const UNREACHABLE =
+  /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|28P01|3D000|ER_ACCESS_DENIED_ERROR|ER_DBACCESS_DENIED_ERROR|PROTOCOL_CONNECTION_LOST)$/;
 
 export function amqpUrl(flags: AmqpFlags): string | undefined {
   return nonEmpty(flags.amqpUrl) ?? nonEmpty(process.env.AMQP_URL);
@@ -145,17 +169,12 @@ export async function withDatabase<T>(
   work: (db: Database) => Promise<T>,
 ): Promise<T> {
   const url = databaseUrl(flags);
-  const [{ default: pg }, { postgresDatabase }] = await Promise.all([
-    import('pg'),
-    import('../runtime/db/database.js'),
-  ]);
-  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
-  pool.on('error', () => undefined);
+  const db = await openServer(url);
   try {
-    return await work(postgresDatabase(pool));
+    return await work(db);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code === '42P01' || code === '3F000') {
+    if (typeof code === 'string' && MISSING_TABLES.test(code)) {
       throw refuse({
         code: 'outbox-tables-missing',
         file: '--database-url',
@@ -163,18 +182,33 @@ export async function withDatabase<T>(
         hint: 'point --schema / --outbox-table / --inbox-table at the tables your services migrated',
       });
     }
-    if (typeof code === 'string' && /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|28P01|3D000)$/.test(code)) {
+    if (typeof code === 'string' && UNREACHABLE.test(code)) {
       throw refuse({
         code: 'database-unreachable',
         file: '--database-url',
         message: `cannot reach the database ${redactUrl(url)}: ${(error as Error).message}`,
-        hint: 'check that PostgreSQL is running and the URL (host, port, database, user) is right',
+        hint: `check that ${MYSQL_URL.test(url) ? 'MySQL/MariaDB' : 'PostgreSQL'} is running and the URL (host, port, database, user) is right`,
       });
     }
     throw error;
   } finally {
-    await pool.end().catch(() => undefined);
+    await db.close().catch(() => undefined);
   }
+}
+
+/** A one-connection pool on the server `url` names (checked by databaseUrl). */
+async function openServer(url: string): Promise<Database & { close(): Promise<void> }> {
+  if (MYSQL_URL.test(url)) {
+    const { openDatabase } = await import('../runtime/db/open-database.js');
+    return openDatabase(url, { max: 1 });
+  }
+  const [{ default: pg }, { postgresDatabase }] = await Promise.all([
+    import('pg'),
+    import('../runtime/db/database.js'),
+  ]);
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
+  pool.on('error', () => undefined);
+  return { ...postgresDatabase(pool), close: () => pool.end() };
 }
 
 /** Milliseconds as a short human duration: `850 ms`, `12.4 s`, `3 min 5 s`, `2 h 10 min`. */

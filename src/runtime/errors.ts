@@ -81,6 +81,30 @@ const RETRYABLE_NODE_CODES = new Set([
   'EHOSTUNREACH',
 ]);
 
+// MySQL/MariaDB error numbers (mysql2 `errno`) of transient conditions: lock wait timeout,
+// deadlock, too many connections, server shutdown, connection killed, query interrupted, and the
+// client's "server has gone away" / "lost connection".
+const RETRYABLE_MYSQL_ERRNOS = new Set([1205, 1213, 1040, 1053, 1927, 1317, 2006, 2013]);
+// Of those, the ones that say the server (not this statement) is unavailable.
+const UNAVAILABLE_MYSQL_ERRNOS = new Set([1040, 1053, 1927, 2006, 2013]);
+// mysql2's codes for a connection it lost or could not use (no errno).
+const UNAVAILABLE_MYSQL_CODES = new Set([
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  'POOL_CLOSED',
+]);
+
+/** A MySQL/MariaDB server error as mysql2 reports it: a numeric `errno` and a `sqlState`. */
+function mysqlServerError(error: unknown): { errno: number; sqlState: string } | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { errno, sqlState } = error as { errno?: unknown; sqlState?: unknown };
+  return typeof errno === 'number' && typeof sqlState === 'string' && errno > 0
+    ? { errno, sqlState }
+    : undefined;
+}
+
 export type ErrorClass = 'retryable' | 'non-retryable';
 
 /**
@@ -117,7 +141,10 @@ export function isUnavailableError(error: unknown): boolean {
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
     const candidate = current as { unavailable?: unknown; code?: unknown; message?: unknown };
     if (candidate.unavailable === true) return true;
+    const mysql = mysqlServerError(current);
+    if (mysql !== undefined && UNAVAILABLE_MYSQL_ERRNOS.has(mysql.errno)) return true;
     const code = candidate.code;
+    if (typeof code === 'string' && UNAVAILABLE_MYSQL_CODES.has(code)) return true;
     if (typeof code === 'string') {
       if (RETRYABLE_NODE_CODES.has(code)) return true;
       if (/^[0-9A-Z]{5}$/.test(code))
@@ -137,6 +164,14 @@ export function isUnavailableError(error: unknown): boolean {
  */
 export function classifyError(error: unknown): ErrorClass {
   if (error instanceof EvgenError) return error.retryable ? 'retryable' : 'non-retryable';
+  // MySQL/MariaDB: deadlocks and lock-wait timeouts (1213/1205) and lost connections are
+  // transient; any other server error (constraint, syntax, data) is deterministic.
+  const mysql = mysqlServerError(error);
+  if (mysql !== undefined) {
+    if (RETRYABLE_MYSQL_ERRNOS.has(mysql.errno) || mysql.sqlState.startsWith('08'))
+      return 'retryable';
+    return mysql.sqlState === '40001' ? 'retryable' : 'non-retryable';
+  }
   const code =
     typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (typeof code === 'string') {

@@ -1,5 +1,5 @@
 /**
- * The inbox guard and the ordering helpers on the real PostgreSQL and on PGlite: one business
+ * The inbox guard and the ordering helpers on the real PostgreSQL, PGlite and MariaDB: one business
  * effect per (message, consumer), rollback of the inbox row on failure, concurrent delivery,
  * stale and out-of-order events.
  */
@@ -19,15 +19,17 @@ import {
   NonRetryableError,
   newMessageId,
   RetryableError,
+  MYSQL_DIALECT,
   type Database,
   type Envelope,
   type Transaction,
 } from 'evgen/runtime';
+import { mysqlTimestamp } from '../../src/runtime/db/sql-timestamp.js';
 import {
+  BACKENDS,
   countRows,
   createEffectsTable,
-  openPglite,
-  openPostgres,
+  openBackend,
   type Backend,
 } from './support/backends.js';
 import { sentV1 } from './support/test-events.js';
@@ -35,7 +37,8 @@ import { sentV1 } from './support/test-events.js';
 const backends: Record<Backend['kind'], Backend> = {} as Record<Backend['kind'], Backend>;
 
 beforeAll(async () => {
-  [backends.postgres, backends.pglite] = await Promise.all([openPostgres(), openPglite()]);
+  const opened = await Promise.all(BACKENDS.map(openBackend));
+  for (const backend of opened) backends[backend.kind] = backend;
   await Promise.all(Object.values(backends).map((b) => migrateInbox(b.db, { schema: b.schema })));
 });
 afterAll(async () => {
@@ -44,15 +47,16 @@ afterAll(async () => {
 
 function recordEffect(effects: string, consumer: string) {
   return async (tx: Transaction, envelope: Envelope) => {
-    await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, $2)`, [
-      envelope.messageId,
-      consumer,
-    ]);
+    const param = tx.dialect?.param ?? ((index: number) => `$${index}`);
+    await tx.query(
+      `INSERT INTO ${effects} (message_id, consumer) VALUES (${param(1)}, ${param(2)})`,
+      [envelope.messageId, consumer],
+    );
   };
 }
 
 function inboxRows(backend: Backend, messageId: string): Promise<number> {
-  return countRows(backend.db, `"${backend.schema}".inbox_message`, 'message_id = $1', [messageId]);
+  return countRows(backend.db, backend.table('inbox_message'), 'message_id = $1', [messageId]);
 }
 
 describe('migration', () => {
@@ -66,31 +70,42 @@ describe('migration', () => {
     );
   });
 
-  it.each(['postgres', 'pglite'] as const)('is idempotent on %s', async (kind) => {
+  it('renders MySQL/MariaDB DDL with backquotes, VARCHAR keys and a binary collation', () => {
+    const sql = inboxMigrationSql({ schema: 'app', table: 'inbox' }, MYSQL_DIALECT);
+    expect(sql).toContain('CREATE TABLE IF NOT EXISTS `app`.`inbox`');
+    expect(sql).toContain('message_id VARCHAR(255) NOT NULL');
+    expect(sql).toContain('COLLATE=utf8mb4_bin');
+    expect(sql).not.toContain('"');
+  });
+
+  it.each(BACKENDS)('is idempotent on %s', async (kind) => {
     const backend = backends[kind];
     const options = { schema: backend.schema, table: backend.unique('inbox') };
     await migrateInbox(backend.db, options);
     await migrateInbox(backend.db, options);
-    expect(await countRows(backend.db, `"${backend.schema}"."${options.table}"`)).toBe(0);
+    expect(await countRows(backend.db, backend.table(options.table))).toBe(0);
   });
 
-  it('is safe when several processes migrate at once (postgres)', async () => {
-    const backend = backends.postgres;
-    const options = {
-      schema: backend.schema,
-      table: backend.unique('inbox'),
-      orderingTable: backend.unique('order'),
-    };
-    await Promise.all(
-      [backend.db, backend.otherDb!, backend.db, backend.otherDb!].map((db) =>
-        migrateInbox(db, options),
-      ),
-    );
-    expect(await countRows(backend.db, `"${backend.schema}"."${options.orderingTable}"`)).toBe(0);
-  });
+  it.each(['postgres', 'mariadb'] as const)(
+    'is safe when several processes migrate at once (%s)',
+    async (kind) => {
+      const backend = backends[kind];
+      const options = {
+        schema: backend.schema,
+        table: backend.unique('inbox'),
+        orderingTable: backend.unique('order'),
+      };
+      await Promise.all(
+        [backend.db, backend.otherDb!, backend.db, backend.otherDb!].map((db) =>
+          migrateInbox(db, options),
+        ),
+      );
+      expect(await countRows(backend.db, backend.table(options.orderingTable))).toBe(0);
+    },
+  );
 });
 
-describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
+describe.each(BACKENDS)('inbox guard on %s', (kind) => {
   const backend = () => backends[kind];
 
   it('handles a message once: the redelivery is a duplicate and has no second effect', async () => {
@@ -107,11 +122,13 @@ describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
     expect(second).toBe('duplicate');
     expect(calls).toBe(0);
     expect(await countRows(b.db, effects)).toBe(1);
-    const row = await b.db.query<{ processed: boolean }>(
-      `SELECT processed_at IS NOT NULL AND processed_at >= received_at AS processed FROM "${b.schema}".inbox_message WHERE message_id = $1`,
+    const row = await b.db.query<{ processed: boolean | number }>(
+      b.sql(
+        `SELECT processed_at IS NOT NULL AND processed_at >= received_at AS processed FROM ${b.table('inbox_message')} WHERE message_id = $1`,
+      ),
       [envelope.messageId],
     );
-    expect(row.rows).toEqual([{ processed: true }]);
+    expect(row.rows.map((r) => Boolean(Number(r.processed)))).toEqual([true]);
   });
 
   it('a failing handler leaves neither the inbox row nor its writes, and the redelivery succeeds', async () => {
@@ -146,14 +163,16 @@ describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
     );
     expect(permanent.retryable).toBe(false);
     expect(permanent.causeType).toBe('NonRetryableError');
+    // A deterministic SQL error: division by zero (22012); MariaDB answers NULL to 1/0, so an
+    // unknown column (42S22) there.
     const constraint = await handleWithInbox(b.db, options, async (tx) => {
-      await tx.query('SELECT 1/0');
+      await tx.query(kind === 'mariadb' ? 'SELECT no_such_column FROM DUAL' : 'SELECT 1/0');
     }).then(
       () => expect.unreachable('should have failed'),
       (error: unknown) => error as InboxHandlerError,
     );
     expect(constraint).toBeInstanceOf(InboxHandlerError);
-    expect(constraint.retryable).toBe(false); // 22012 division_by_zero is deterministic
+    expect(constraint.retryable).toBe(false); // a deterministic SQL error
     expect(await inboxRows(b, options.envelope.messageId)).toBe(0);
   });
 
@@ -197,7 +216,7 @@ describe.each(['postgres', 'pglite'] as const)('inbox guard on %s', (kind) => {
   });
 });
 
-describe.each(['postgres', 'pglite'] as const)('batched inbox on %s', (kind) => {
+describe.each(BACKENDS)('batched inbox on %s', (kind) => {
   it('one transaction, a savepoint per message: a failure undoes only its own message', async () => {
     const b = backends[kind];
     const effects = await createEffectsTable(b);
@@ -245,25 +264,31 @@ describe.each(['postgres', 'pglite'] as const)('batched inbox on %s', (kind) => 
   });
 });
 
-describe.each(['postgres', 'pglite'] as const)('inbox retention on %s', (kind) => {
+describe.each(BACKENDS)('inbox retention on %s', (kind) => {
   it('pruneInbox deletes processed rows older than the cut-off, in batches, and nothing else', async () => {
     const b = backends[kind];
     const options = { schema: b.schema, table: b.unique('inbox') };
     await migrateInbox(b.db, options);
-    const table = `"${b.schema}"."${options.table}"`;
-    const old = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const table = b.table(options.table);
+    const oldDate = new Date(Date.now() - 30 * 86_400_000);
+    const old = kind === 'mariadb' ? mysqlTimestamp(oldDate) : oldDate.toISOString();
     for (let i = 0; i < 5; i++) {
       await b.db.query(
-        `INSERT INTO ${table} (message_id, consumer, received_at, processed_at) VALUES ($1, 'c', $2, $2)`,
-        [`old-${i}`, old],
+        b.sql(
+          `INSERT INTO ${table} (message_id, consumer, received_at, processed_at) VALUES ($1, 'c', $2, $3)`,
+        ),
+        [`old-${i}`, old, old],
       );
     }
     await b.db.query(
-      `INSERT INTO ${table} (message_id, consumer, received_at) VALUES ('old-unprocessed', 'c', $1)`,
+      b.sql(
+        `INSERT INTO ${table} (message_id, consumer, received_at) VALUES ('old-unprocessed', 'c', $1)`,
+      ),
       [old],
     );
+    const now = kind === 'mariadb' ? 'UTC_TIMESTAMP(3)' : 'now()';
     await b.db.query(
-      `INSERT INTO ${table} (message_id, consumer, processed_at) VALUES ('recent', 'c', now())`,
+      `INSERT INTO ${table} (message_id, consumer, received_at, processed_at) VALUES ('recent', 'c', ${now}, ${now})`,
     );
     const deleted = await pruneInbox(b.db, {
       ...options,
@@ -278,14 +303,16 @@ describe.each(['postgres', 'pglite'] as const)('inbox retention on %s', (kind) =
   });
 });
 
-/** Waits until a backend of the test schema is blocked on a lock (the concurrent delivery). */
+/** Waits until a session on the test schema is blocked on a lock (the concurrent delivery). */
 async function waitForLockWait(db: Database, needle: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt += 1) {
-    const waiting = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+    const waiting = await db.query<{ n: number | string }>(
+      db.dialect.name === 'mysql'
+        ? `SELECT count(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE CONCAT('%', ?, '%')`
+        : `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
       [needle],
     );
-    if (waiting.rows[0]!.n > 0) return;
+    if (Number(waiting.rows[0]!.n) > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('the concurrent delivery never blocked on the inbox row');
@@ -299,54 +326,57 @@ function gate() {
   return { open, opened, entered, reached };
 }
 
-describe('concurrent delivery on two connections (postgres)', () => {
-  it('one delivery handles, the other waits on the row lock and then sees a duplicate', async () => {
-    const b = backends.postgres;
-    const effects = await createEffectsTable(b);
-    const envelope = sentV1();
-    const options = { schema: b.schema, consumer: 'billing', envelope };
-    const first = gate();
-    const a = handleWithInbox(b.db, options, async (tx, env) => {
-      await recordEffect(effects, 'billing')(tx, env);
-      first.entered();
-      await first.opened;
+describe.each(['postgres', 'mariadb'] as const)(
+  'concurrent delivery on two connections (%s)',
+  (kind) => {
+    it('one delivery handles, the other waits on the row lock and then sees a duplicate', async () => {
+      const b = backends[kind];
+      const effects = await createEffectsTable(b);
+      const envelope = sentV1();
+      const options = { schema: b.schema, consumer: 'billing', envelope };
+      const first = gate();
+      const a = handleWithInbox(b.db, options, async (tx, env) => {
+        await recordEffect(effects, 'billing')(tx, env);
+        first.entered();
+        await first.opened;
+      });
+      await first.reached;
+      let secondRan = false;
+      const second = handleWithInbox(b.otherDb!, options, async (tx, env) => {
+        secondRan = true;
+        await recordEffect(effects, 'billing')(tx, env);
+      });
+      await waitForLockWait(b.db, b.schema);
+      first.open();
+      expect(await a).toBe('handled');
+      expect(await second).toBe('duplicate');
+      expect(secondRan).toBe(false);
+      expect(await countRows(b.db, effects)).toBe(1);
     });
-    await first.reached;
-    let secondRan = false;
-    const second = handleWithInbox(b.otherDb!, options, async (tx, env) => {
-      secondRan = true;
-      await recordEffect(effects, 'billing')(tx, env);
+
+    it('when the first delivery fails, the waiting one handles the message', async () => {
+      const b = backends[kind];
+      const effects = await createEffectsTable(b);
+      const envelope = sentV1();
+      const options = { schema: b.schema, consumer: 'billing', envelope };
+      const first = gate();
+      const a = handleWithInbox(b.db, options, async () => {
+        first.entered();
+        await first.opened;
+        throw new RetryableError('deadlock victim');
+      }).catch((error: unknown) => error);
+      await first.reached;
+      const second = handleWithInbox(b.otherDb!, options, recordEffect(effects, 'billing'));
+      await waitForLockWait(b.db, b.schema);
+      first.open();
+      expect(await a).toBeInstanceOf(InboxHandlerError);
+      expect(await second).toBe('handled');
+      expect(await countRows(b.db, effects)).toBe(1);
     });
-    await waitForLockWait(b.db, b.schema);
-    first.open();
-    expect(await a).toBe('handled');
-    expect(await second).toBe('duplicate');
-    expect(secondRan).toBe(false);
-    expect(await countRows(b.db, effects)).toBe(1);
-  });
+  },
+);
 
-  it('when the first delivery fails, the waiting one handles the message', async () => {
-    const b = backends.postgres;
-    const effects = await createEffectsTable(b);
-    const envelope = sentV1();
-    const options = { schema: b.schema, consumer: 'billing', envelope };
-    const first = gate();
-    const a = handleWithInbox(b.db, options, async () => {
-      first.entered();
-      await first.opened;
-      throw new RetryableError('deadlock victim');
-    }).catch((error: unknown) => error);
-    await first.reached;
-    const second = handleWithInbox(b.otherDb!, options, recordEffect(effects, 'billing'));
-    await waitForLockWait(b.db, b.schema);
-    first.open();
-    expect(await a).toBeInstanceOf(InboxHandlerError);
-    expect(await second).toBe('handled');
-    expect(await countRows(b.db, effects)).toBe(1);
-  });
-});
-
-describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) => {
+describe.each(BACKENDS)('ordering helpers on %s', (kind) => {
   const backend = () => backends[kind];
   const key = (b: Backend, aggregateId: string, version: number) => ({
     schema: b.schema,
@@ -402,9 +432,10 @@ describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) 
     const apply = (version: number) =>
       b.db.transaction((tx) =>
         applyInOrder(tx, key(b, id, version), async () => {
-          await tx.query(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'projector')`, [
-            `v${version}`,
-          ]);
+          await tx.query(
+            b.sql(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'projector')`),
+            [`v${version}`],
+          );
         }),
       );
     expect(await apply(1)).toBe('applied');
@@ -441,9 +472,9 @@ describe.each(['postgres', 'pglite'] as const)('ordering helpers on %s', (kind) 
   });
 });
 
-describe('ordering under concurrency (postgres)', () => {
+describe.each(['postgres', 'mariadb'] as const)('ordering under concurrency (%s)', (kind) => {
   it('two transactions applying the same version: one applies, the other waits and sees stale', async () => {
-    const b = backends.postgres;
+    const b = backends[kind];
     const id = newMessageId();
     const k = {
       schema: b.schema,
@@ -465,5 +496,114 @@ describe('ordering under concurrency (postgres)', () => {
     first.open();
     expect(await a).toBe('applied');
     expect(await second).toBe('stale');
+  });
+});
+
+describe('duplicate detection on MariaDB: only the duplicate key means "already handled"', () => {
+  it('a duplicate is reported as such; any other insert error fails the delivery instead of passing as new', async () => {
+    const b = backends.mariadb;
+    const effects = await createEffectsTable(b);
+    const envelope = sentV1();
+    const options = { schema: b.schema, consumer: 'billing', envelope };
+    expect(await handleWithInbox(b.db, options, recordEffect(effects, 'billing'))).toBe('handled');
+    expect(await handleWithInbox(b.db, options, recordEffect(effects, 'billing'))).toBe(
+      'duplicate',
+    );
+    // A consumer name longer than the key column: an error, not a handled message.
+    const tooLong = 'c'.repeat(300);
+    const failure = await handleWithInbox(
+      b.db,
+      { ...options, consumer: tooLong },
+      recordEffect(effects, tooLong),
+    ).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InboxHandlerError);
+    expect((failure as InboxHandlerError).cause).toMatchObject({ errno: 1406 });
+    expect(await countRows(b.db, effects)).toBe(1);
+    // What INSERT IGNORE would have done with that row: a warning, a truncated consumer name and
+    // an affected-row count of 1, i.e. "new message" for a consumer that does not exist.
+    const table = b.table('inbox_message');
+    const ignored = await b.db.query(
+      `INSERT IGNORE INTO ${table} (message_id, consumer, received_at) VALUES (?, ?, UTC_TIMESTAMP(3))`,
+      [envelope.messageId, tooLong],
+    );
+    expect(ignored.rowCount).toBe(1);
+    // And ON DUPLICATE KEY UPDATE's count for a duplicate depends on the client flags: mysql2
+    // sets CLIENT_FOUND_ROWS, so a no-op update of a duplicate counts 1, like an insert.
+    const upserted = await b.db.query(
+      `INSERT INTO ${table} (message_id, consumer, received_at) VALUES (?, ?, UTC_TIMESTAMP(3))
+       ON DUPLICATE KEY UPDATE consumer = consumer`,
+      [envelope.messageId, 'billing'],
+    );
+    expect(upserted.rowCount).toBe(1);
+  });
+
+  it('a real deadlock between two deliveries (1213) is retryable, not poison; the survivor commits', async () => {
+    const b = backends.mariadb;
+    const rows = b.table(b.unique('stock'));
+    await b.db.query(`CREATE TABLE ${rows} (sku VARCHAR(10) PRIMARY KEY, n INT NOT NULL)`);
+    await b.db.query(`INSERT INTO ${rows} VALUES ('a', 0), ('b', 0)`);
+    const firstLocked = gate();
+    const secondLocked = gate();
+    // Each delivery locks one row, waits for the other to lock the other row, then wants it.
+    const deliver = (
+      db: Database,
+      mine: string,
+      theirs: string,
+      own: ReturnType<typeof gate>,
+      other: ReturnType<typeof gate>,
+    ) =>
+      handleWithInbox(
+        db,
+        { schema: b.schema, consumer: 'stock', envelope: sentV1() },
+        async (tx) => {
+          await tx.query(`UPDATE ${rows} SET n = n + 1 WHERE sku = ?`, [mine]);
+          own.entered();
+          await other.reached;
+          await tx.query(`UPDATE ${rows} SET n = n + 1 WHERE sku = ?`, [theirs]);
+        },
+      ).then(
+        () => 'handled' as const,
+        (error: unknown) => error as InboxHandlerError,
+      );
+    const outcomes = await Promise.all([
+      deliver(b.db, 'a', 'b', firstLocked, secondLocked),
+      deliver(b.otherDb!, 'b', 'a', secondLocked, firstLocked),
+    ]);
+    const failed = outcomes.filter((o): o is InboxHandlerError => o !== 'handled');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.cause).toMatchObject({ errno: 1213 });
+    expect(failed[0]!.retryable).toBe(true);
+    // The victim's writes and inbox row are gone; the survivor's are committed.
+    const stock = await b.db.query<{ n: number }>(`SELECT n FROM ${rows} ORDER BY sku`);
+    expect(stock.rows.map((r) => Number(r.n))).toEqual([1, 1]);
+  });
+
+  it('a lock-wait timeout (1205) is retryable, not poison', async () => {
+    const b = backends.mariadb;
+    const rows = b.table(b.unique('held'));
+    await b.db.query(`CREATE TABLE ${rows} (sku VARCHAR(10) PRIMARY KEY, n INT NOT NULL)`);
+    await b.db.query(`INSERT INTO ${rows} VALUES ('a', 0)`);
+    const holder = gate();
+    const holding = b.db.transaction(async (tx) => {
+      await tx.query(`UPDATE ${rows} SET n = n + 1 WHERE sku = 'a'`);
+      holder.entered();
+      await holder.opened;
+    });
+    await holder.reached;
+    const failure = await handleWithInbox(
+      b.otherDb!,
+      { schema: b.schema, consumer: 'stock', envelope: sentV1() },
+      async (tx) => {
+        await tx.query('SET SESSION innodb_lock_wait_timeout = 1');
+        await tx.query(`UPDATE ${rows} SET n = n + 1 WHERE sku = 'a'`);
+      },
+    ).then(
+      () => expect.unreachable('the update should have timed out waiting for the lock'),
+      (error: unknown) => error as InboxHandlerError,
+    );
+    holder.open();
+    await holding;
+    expect(failure.cause).toMatchObject({ errno: 1205 });
+    expect(failure.retryable).toBe(true);
   });
 });

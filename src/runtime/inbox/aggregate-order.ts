@@ -4,6 +4,7 @@
  * this consumer applied for the aggregate, in the handler's own transaction.
  */
 import type { Transaction } from '../db/database.js';
+import { dialectOf } from '../db/sql-dialect.js';
 import { EvgenError } from '../errors.js';
 import { orderingTableName, type InboxTableOptions } from './inbox-tables.js';
 
@@ -58,15 +59,22 @@ function checkVersion(version: number): void {
  */
 export async function checkOrder(tx: Transaction, key: AggregateVersionKey): Promise<OrderVerdict> {
   checkVersion(key.version);
-  const table = orderingTableName(key);
+  const mysql = dialectOf(tx).name === 'mysql';
+  const table = orderingTableName(key, dialectOf(tx));
   const params = [key.consumer, key.aggregateType, key.aggregateId];
   // Version 0 = "nothing applied yet"; the insert makes the row exist so it can be locked.
+  // MySQL: a no-op update on the existing row, not INSERT IGNORE (which hides other errors).
   await tx.query(
-    `INSERT INTO ${table} (consumer, aggregate_type, aggregate_id, version) VALUES ($1, $2, $3, 0) ON CONFLICT DO NOTHING`,
+    mysql
+      ? `INSERT INTO ${table} (consumer, aggregate_type, aggregate_id, version, applied_at) VALUES (?, ?, ?, 0, UTC_TIMESTAMP(3))
+         ON DUPLICATE KEY UPDATE version = version`
+      : `INSERT INTO ${table} (consumer, aggregate_type, aggregate_id, version) VALUES ($1, $2, $3, 0) ON CONFLICT DO NOTHING`,
     params,
   );
   const locked = await tx.query<{ version: string | number | bigint }>(
-    `SELECT version FROM ${table} WHERE consumer = $1 AND aggregate_type = $2 AND aggregate_id = $3 FOR UPDATE`,
+    mysql
+      ? `SELECT version FROM ${table} WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? FOR UPDATE`
+      : `SELECT version FROM ${table} WHERE consumer = $1 AND aggregate_type = $2 AND aggregate_id = $3 FOR UPDATE`,
     params,
   );
   const last = Number(locked.rows[0]?.version ?? 0);
@@ -81,13 +89,33 @@ export async function markApplied(
   key: AggregateVersionKey & { readonly messageId?: string },
 ): Promise<void> {
   checkVersion(key.version);
-  const table = orderingTableName(key);
+  const table = orderingTableName(key, dialectOf(tx));
+  const params = [
+    key.consumer,
+    key.aggregateType,
+    key.aggregateId,
+    key.version,
+    key.messageId ?? null,
+  ];
+  if (dialectOf(tx).name === 'mysql') {
+    // Assignments run left to right: version last, so the others compare against the old one.
+    await tx.query(
+      `INSERT INTO ${table} (consumer, aggregate_type, aggregate_id, version, message_id, applied_at)
+       VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))
+       ON DUPLICATE KEY UPDATE
+         message_id = IF(version < VALUES(version), VALUES(message_id), message_id),
+         applied_at = IF(version < VALUES(version), VALUES(applied_at), applied_at),
+         version = GREATEST(version, VALUES(version))`,
+      params,
+    );
+    return;
+  }
   await tx.query(
     `INSERT INTO ${table} AS current (consumer, aggregate_type, aggregate_id, version, message_id) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (consumer, aggregate_type, aggregate_id)
      DO UPDATE SET version = EXCLUDED.version, message_id = EXCLUDED.message_id, applied_at = now()
      WHERE current.version < EXCLUDED.version`,
-    [key.consumer, key.aggregateType, key.aggregateId, key.version, key.messageId ?? null],
+    params,
   );
 }
 
@@ -117,9 +145,11 @@ export async function lastAppliedVersion(
   tx: Transaction,
   key: Omit<AggregateVersionKey, 'version'>,
 ): Promise<number> {
-  const table = orderingTableName(key);
+  const table = orderingTableName(key, dialectOf(tx));
   const result = await tx.query<{ version: string | number | bigint }>(
-    `SELECT version FROM ${table} WHERE consumer = $1 AND aggregate_type = $2 AND aggregate_id = $3`,
+    dialectOf(tx).name === 'mysql'
+      ? `SELECT version FROM ${table} WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?`
+      : `SELECT version FROM ${table} WHERE consumer = $1 AND aggregate_type = $2 AND aggregate_id = $3`,
     [key.consumer, key.aggregateType, key.aggregateId],
   );
   return Number(result.rows[0]?.version ?? 0);

@@ -4,7 +4,6 @@
  * its row back), so every entry is a committed, processed message for that consumer.
  */
 import type { Database } from '../db/database.js';
-import { isoTimestampSql } from '../db/sql-timestamp.js';
 import { inboxTableName, type InboxTableOptions } from './inbox-tables.js';
 
 export interface InboxEntry {
@@ -21,10 +20,14 @@ export async function findInboxEntries(
   messageId: string,
   options: InboxTableOptions = {},
 ): Promise<InboxEntry[]> {
-  const table = inboxTableName(options);
+  const { dialect } = db;
+  const table = inboxTableName(options, dialect);
+  const { isoTimestamp, quoteIdentifier: q } = dialect;
+  const mysql = dialect.name === 'mysql';
   const result = await db.query<InboxEntry>(
-    `SELECT message_id AS "messageId", consumer, ${isoTimestampSql('received_at')} AS "receivedAt", ${isoTimestampSql('processed_at')} AS "processedAt"
-     FROM ${table} WHERE message_id = $1 ORDER BY consumer COLLATE "C"`,
+    // MySQL: the binary collation of the column already sorts like "C".
+    `SELECT message_id AS ${q('messageId')}, consumer, ${isoTimestamp('received_at')} AS ${q('receivedAt')}, ${isoTimestamp('processed_at')} AS ${q('processedAt')}
+     FROM ${table} WHERE message_id = ${mysql ? '?' : '$1'} ORDER BY consumer${mysql ? '' : ' COLLATE "C"'}`,
     [messageId],
   );
   return result.rows;

@@ -39,7 +39,7 @@ export async function handleBatchWithInbox<E extends Envelope>(
   options: InboxBatchOptions<E>,
   handler: InboxHandler<E>,
 ): Promise<InboxBatchResult[]> {
-  const table = inboxTableName(options);
+  const table = inboxTableName(options, db.dialect);
   const { consumer, envelopes } = options;
   if (envelopes.length === 0) return [];
   try {

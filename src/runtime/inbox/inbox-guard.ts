@@ -3,6 +3,7 @@
  * transaction, so a message is either handled exactly once per consumer or not at all.
  */
 import type { Database, Transaction } from '../db/database.js';
+import { dialectOf } from '../db/sql-dialect.js';
 import type { Envelope } from '../envelope.js';
 import { InboxHandlerError } from './inbox-handler-error.js';
 import { inboxTableName, type InboxTableOptions } from './inbox-tables.js';
@@ -36,7 +37,7 @@ export async function handleWithInbox<E extends Envelope>(
   options: InboxGuardOptions<E>,
   handler: InboxHandler<E>,
 ): Promise<InboxOutcome> {
-  const table = inboxTableName(options);
+  const table = inboxTableName(options, db.dialect);
   const { consumer, envelope } = options;
   try {
     return await db.transaction(async (tx) => {
@@ -53,13 +54,34 @@ export async function handleWithInbox<E extends Envelope>(
   }
 }
 
-/** Inserts the inbox row; false when it already existed (a duplicate). */
+/** MySQL/MariaDB's error number for a duplicate key (ER_DUP_ENTRY). */
+const MYSQL_DUPLICATE_KEY = 1062;
+
+/**
+ * Inserts the inbox row; false when it already existed (a duplicate). On MySQL/MariaDB a plain
+ * INSERT whose duplicate-key error (and only that) means "already handled": INSERT IGNORE would
+ * also turn other errors (a value too long, a bad value) into warnings and report the message
+ * as new, and the affected-row count of ON DUPLICATE KEY UPDATE depends on the client's
+ * CLIENT_FOUND_ROWS flag. The failed statement is undone on its own; the transaction goes on.
+ */
 export async function claimInboxRow(
   tx: Transaction,
   table: string,
   messageId: string,
   consumer: string,
 ): Promise<boolean> {
+  if (dialectOf(tx).name === 'mysql') {
+    try {
+      await tx.query(
+        `INSERT INTO ${table} (message_id, consumer, received_at) VALUES (?, ?, UTC_TIMESTAMP(3))`,
+        [messageId, consumer],
+      );
+      return true;
+    } catch (error) {
+      if ((error as { errno?: unknown }).errno === MYSQL_DUPLICATE_KEY) return false;
+      throw error;
+    }
+  }
   const inserted = await tx.query(
     `INSERT INTO ${table} (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1 AS claimed`,
     [messageId, consumer],
@@ -74,7 +96,9 @@ export async function markProcessed(
   consumer: string,
 ): Promise<void> {
   await tx.query(
-    `UPDATE ${table} SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+    dialectOf(tx).name === 'mysql'
+      ? `UPDATE ${table} SET processed_at = UTC_TIMESTAMP(3) WHERE message_id = ? AND consumer = ?`
+      : `UPDATE ${table} SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
     [messageId, consumer],
   );
 }

@@ -4,6 +4,7 @@
  * Pick `olderThan` well beyond the longest retry and replay window.
  */
 import type { Database } from '../db/database.js';
+import { mysqlTimestamp } from '../db/sql-timestamp.js';
 import { inboxTableName, type InboxTableOptions } from './inbox-tables.js';
 
 export interface PruneInboxOptions extends InboxTableOptions {
@@ -15,18 +16,24 @@ export interface PruneInboxOptions extends InboxTableOptions {
 
 /** Deletes processed inbox rows older than `olderThan`, in batches; returns how many were deleted. */
 export async function pruneInbox(db: Database, options: PruneInboxOptions): Promise<number> {
-  const table = inboxTableName(options);
+  const table = inboxTableName(options, db.dialect);
+  const mysql = db.dialect.name === 'mysql';
   const batchSize = options.batchSize ?? 1000;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1)
     throw new TypeError(`batchSize must be a positive integer, got ${batchSize}`);
   let total = 0;
   for (;;) {
-    const deleted = await db.query(
-      `DELETE FROM ${table} WHERE ctid IN (
+    const deleted = mysql
+      ? await db.query(
+          `DELETE FROM ${table} WHERE processed_at IS NOT NULL AND received_at < ? ORDER BY received_at LIMIT ?`,
+          [mysqlTimestamp(options.olderThan), batchSize],
+        )
+      : await db.query(
+          `DELETE FROM ${table} WHERE ctid IN (
          SELECT ctid FROM ${table} WHERE processed_at IS NOT NULL AND received_at < $1 LIMIT $2
        )`,
-      [options.olderThan.toISOString(), batchSize],
-    );
+          [options.olderThan.toISOString(), batchSize],
+        );
     total += deleted.rowCount;
     if (deleted.rowCount < batchSize) return total;
   }
