@@ -1,16 +1,19 @@
 /**
- * Outbox costs, each against a raw baseline measured in the same run, on the real PostgreSQL
- * and on PGlite:
+ * Outbox costs, each against a raw baseline measured in the same run, on the real PostgreSQL,
+ * on PGlite and on the real MariaDB (the same raw statements in its dialect):
  * - write: `writeOutboxEvent` (validation, envelope, INSERT + NOTIFY) in its own transaction vs a
  *   raw INSERT of the same row in its own transaction;
  * - relay: `runOnce()` batches with a recording publisher vs a raw loop of
- *   `SELECT … FOR UPDATE SKIP LOCKED` + `UPDATE … SENT` over the same rows.
+ *   `SELECT … FOR UPDATE SKIP LOCKED` + `UPDATE … SENT` over the same rows;
+ * - wake-up (MariaDB, no NOTIFY): commit-to-publish latency of a relay in the writer's process
+ *   (woken after the commit) vs one that only polls every second.
  */
 import { PGlite } from '@electric-sql/pglite';
 import {
   RecordingPublisher,
   createOutboxRelay,
   migrateOutbox,
+  mysqlDatabase,
   newMessageId,
   pgliteDatabase,
   postgresDatabase,
@@ -18,8 +21,10 @@ import {
   type Database,
 } from '../../src/runtime/index.js';
 import { orderPlacedV1 } from '../outbox/support/test-event.js';
+import { createMariadbDatabase } from '../support/mariadb.js';
 import { createTestSchema } from '../support/postgres.js';
-import type { BenchResult } from './bench-result.js';
+import { mysqlTimestamp } from '../../src/runtime/db/sql-timestamp.js';
+import { median, SMOKE, type BenchResult } from './bench-result.js';
 
 const WRITES = 1_000;
 const RELAY_ROWS = 3_000;
@@ -32,7 +37,8 @@ async function timed(work: () => Promise<void>): Promise<number> {
 }
 
 async function writeBench(db: Database, schema: string, label: string): Promise<BenchResult> {
-  const table = `"${schema}"."outbox_event"`;
+  const table = db.dialect.qualifiedName(schema, 'outbox_event');
+  const mysql = db.dialect.name === 'mysql';
   // Warm-up: plans and connections.
   for (let i = 0; i < 50; i++) {
     await db.transaction((tx) =>
@@ -47,7 +53,10 @@ async function writeBench(db: Database, schema: string, label: string): Promise<
       for (let i = block; i < block + 100; i++) {
         await db.transaction(async (tx) => {
           await tx.query(
-            `INSERT INTO ${table} (event_id, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at, headers)
+            mysql
+              ? `INSERT INTO ${table} (event_id, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at, headers, available_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`
+              : `INSERT INTO ${table} (event_id, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at, headers)
              VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb)`,
             [
               newMessageId(),
@@ -56,7 +65,7 @@ async function writeBench(db: Database, schema: string, label: string): Promise<
               'test.OrderPlaced',
               1,
               JSON.stringify({ orderId: `r${i % 100}`, amount: i }),
-              new Date().toISOString(),
+              mysql ? mysqlTimestamp(new Date()) : new Date().toISOString(),
               '{}',
             ],
           );
@@ -83,12 +92,15 @@ async function writeBench(db: Database, schema: string, label: string): Promise<
     subject: WRITES / outbox,
     baselineName: 'raw INSERT of the same row',
     baseline: WRITES / raw,
-    note: 'includes strict validation, envelope and NOTIFY',
+    note: mysql
+      ? 'includes strict validation, envelope and the in-process wake after commit'
+      : 'includes strict validation, envelope and NOTIFY',
   };
 }
 
 async function relayBench(db: Database, schema: string, label: string): Promise<BenchResult> {
-  const table = `"${schema}"."outbox_event"`;
+  const table = db.dialect.qualifiedName(schema, 'outbox_event');
+  const mysql = db.dialect.name === 'mysql';
   const fill = async () => {
     await db.query(`DELETE FROM ${table}`);
     for (let start = 0; start < RELAY_ROWS; start += 500) {
@@ -111,15 +123,20 @@ async function relayBench(db: Database, schema: string, label: string): Promise<
     for (;;) {
       const claimed = await db.transaction(async (tx) => {
         const rows = await tx.query<{ id: string; payload: unknown }>(
-          `SELECT id::text AS id, payload FROM ${table} WHERE status = 'READY' AND available_at <= now()
+          mysql
+            ? `SELECT CAST(id AS CHAR) AS id, payload FROM ${table} WHERE status = 'READY' AND available_at <= UTC_TIMESTAMP(3)
+           ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`
+            : `SELECT id::text AS id, payload FROM ${table} WHERE status = 'READY' AND available_at <= now()
            ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
           [BATCH],
         );
         for (const row of rows.rows) if (row.payload !== undefined) rawPublished++;
         if (rows.rows.length > 0) {
           await tx.query(
-            `UPDATE ${table} SET status = 'SENT', sent_at = now() WHERE id = ANY($1::text::bigint[])`,
-            [`{${rows.rows.map((r) => r.id).join(',')}}`],
+            mysql
+              ? `UPDATE ${table} SET status = 'SENT', sent_at = UTC_TIMESTAMP(3) WHERE id IN (?)`
+              : `UPDATE ${table} SET status = 'SENT', sent_at = now() WHERE id = ANY($1::text::bigint[])`,
+            mysql ? [rows.rows.map((r) => r.id)] : [`{${rows.rows.map((r) => r.id).join(',')}}`],
           );
         }
         return rows.rows.length;
@@ -165,6 +182,16 @@ export async function run(): Promise<BenchResult[]> {
   } finally {
     await pg.drop();
   }
+  const maria = await createMariadbDatabase('evgen_bench_outbox');
+  try {
+    const db = mysqlDatabase(maria.pool);
+    await migrateOutbox(db, { schema: maria.schema });
+    results.push(await writeBench(db, maria.schema, 'MariaDB'));
+    results.push(await relayBench(db, maria.schema, 'MariaDB'));
+    results.push(await wakeBench(db, maria.schema));
+  } finally {
+    await maria.drop();
+  }
   const pglite = new PGlite();
   try {
     const db = pgliteDatabase(pglite);
@@ -176,4 +203,64 @@ export async function run(): Promise<BenchResult[]> {
     await pglite.close();
   }
   return results;
+}
+
+/** Commit-to-publish latency in ms of `events` writes, one at a time, to a started relay. */
+async function commitToPublish(
+  db: Database,
+  schema: string,
+  events: number,
+  notifyChannel: string | false,
+): Promise<number[]> {
+  let published: (() => void) | undefined;
+  const relay = createOutboxRelay({
+    db,
+    schema,
+    publisher: new RecordingPublisher(),
+    notifyChannel,
+    pollIntervalMs: 1_000,
+    hooks: { onPublished: () => published?.() },
+  });
+  await relay.start();
+  const latencies: number[] = [];
+  try {
+    for (let i = 0; i < events; i++) {
+      const seen = new Promise<void>((resolve) => (published = resolve));
+      await db.transaction((tx) =>
+        writeOutboxEvent(
+          tx,
+          orderPlacedV1,
+          { orderId: `wake${i}`, amount: i },
+          {},
+          { schema, notifyChannel },
+        ),
+      );
+      const committed = process.hrtime.bigint();
+      await seen;
+      latencies.push(Number(process.hrtime.bigint() - committed) / 1e6);
+      // Let the relay go idle again, at a random point of its poll interval.
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 500));
+    }
+  } finally {
+    await relay.stop();
+  }
+  return latencies;
+}
+
+/** MariaDB has no NOTIFY: the in-process wake after commit vs polling alone (1 s interval). */
+async function wakeBench(db: Database, schema: string): Promise<BenchResult> {
+  const events = SMOKE ? 3 : 20;
+  const woken = await commitToPublish(db, schema, events, 'evgen_outbox_bench');
+  const polled = await commitToPublish(db, schema, events, false);
+  return {
+    name: `relay wake-up, commit to publish, median of ${events} (MariaDB, relay in the writer's process)`,
+    unit: 'ms',
+    subject: median(woken),
+    baselineName: 'polling only, pollIntervalMs 1000',
+    baseline: median(polled),
+    subjectSamples: woken,
+    baselineSamples: polled,
+    note: 'relays in other processes see the row by polling',
+    goal: { ratio: 0.1, better: 'lower' },
+  };
 }

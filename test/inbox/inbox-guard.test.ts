@@ -305,7 +305,7 @@ describe.each(BACKENDS)('inbox retention on %s', (kind) => {
 
 /** Waits until a session on the test schema is blocked on a lock (the concurrent delivery). */
 async function waitForLockWait(db: Database, needle: string): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt += 1) {
+  for (let attempt = 0; attempt < 3_000; attempt += 1) {
     const waiting = await db.query<{ n: number | string }>(
       db.dialect.name === 'mysql'
         ? `SELECT count(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE CONCAT('%', ?, '%')`

@@ -12,6 +12,8 @@ import {
   PublishTimeoutError,
   RecordingPublisher,
   createOutboxRelay,
+  isUnavailableError,
+  mysqlDatabase,
   outboxStats,
   postgresDatabase,
   writeOutboxEvent,
@@ -19,6 +21,7 @@ import {
   type PublishFailure,
 } from 'evgen/runtime';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { mariadbPool } from '../support/mariadb.js';
 import {
   manualClock,
   openOutbox,
@@ -224,5 +227,58 @@ describe('outbox relay outages (real PostgreSQL)', () => {
     expect(other.calls).toHaveLength(0);
     expect(busy.metrics().leaseRenewals).toBeGreaterThan(0);
     expect((await outboxRows(f)).every((r) => r.status === 'SENT' && r.attempts === 1)).toBe(true);
+  });
+});
+
+describe('outbox relay outages (real MariaDB)', () => {
+  it('survives its database connections cut for 5 s: no crash, errors reported, every row published once and in order', async () => {
+    const f = await openOutbox('mariadb', pgliteOnce());
+    const proxy = await startFaultProxy({ targetPort: 3306 });
+    const pool = mariadbPool(f.url!.replace('127.0.0.1:3306', `127.0.0.1:${proxy.port}`), 4);
+    const publisher = new RecordingPublisher();
+    const errors: unknown[] = [];
+    const relay = createOutboxRelay({
+      db: mysqlDatabase(pool),
+      schema: f.schema,
+      publisher,
+      notifyChannel: false,
+      pollIntervalMs: 100,
+      hooks: { onError: (error) => errors.push(error) },
+    });
+    await relay.start();
+    try {
+      const before = await write(f.db, f.schema, ['a', 'b']);
+      await until(
+        'rows before the cut SENT',
+        async () => (await outboxStats(f.db, { schema: f.schema })).sent === 2,
+      );
+      // Cut: every connection reset, new ones refused, for 5 s, while rows keep being written.
+      await proxy.refuse();
+      proxy.dropAll();
+      const during = await write(f.db, f.schema, ['a', 'a', 'b']);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(publisher.published).toHaveLength(2);
+      await proxy.restore();
+      const after = await write(f.db, f.schema, ['a']);
+      await until(
+        'every row SENT after the cut',
+        async () => (await outboxStats(f.db, { schema: f.schema })).sent === 6,
+      );
+      const ids = publisher.published.map((m) => m.envelope.messageId);
+      expect(new Set(ids).size).toBe(6);
+      expect(ids.sort()).toEqual([...before, ...during, ...after].sort());
+      const aOrder = publisher.published
+        .filter((m) => m.envelope.aggregateId === 'a')
+        .map((m) => m.envelope.messageId);
+      expect(aOrder).toEqual([before[0], during[0], during[1], after[0]]);
+      // The failed rounds were reported as database unavailability, not thrown.
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.every((error) => isUnavailableError(error))).toBe(true);
+    } finally {
+      await relay.stop({ timeoutMs: 5_000 });
+      await pool.end().catch(() => undefined);
+      await proxy.close();
+      await f.close();
+    }
   });
 });

@@ -3,12 +3,7 @@
  * delivery through an inbox-guarded consumer on the real PostgreSQL and SIGKILLs itself at the
  * requested point. Usage: crash-consumer.ts <databaseUrl> <schema> <envelopeJson> <killPoint>.
  */
-import pg from 'pg';
-import {
-  createInboxConsumer,
-  postgresDatabase,
-  type Transaction,
-} from '../../../src/runtime/index.js';
+import { createInboxConsumer, openDatabase, type Transaction } from '../../../src/runtime/index.js';
 import { recordParcel, type KillPoint } from './kill-points.js';
 import { parcelDescriptors } from './test-events.js';
 
@@ -26,11 +21,11 @@ async function main(): Promise<void> {
     string,
     KillPoint,
   ];
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const db = await openDatabase(url, { max: 2 });
   const consumer = createInboxConsumer(
     { name: 'tracker', descriptors: parcelDescriptors },
     {
-      db: postgresDatabase(pool),
+      db,
       inbox: { schema },
       handlers: {
         'parcel.ParcelSent': {

@@ -15,7 +15,10 @@ export async function recordParcel(
   messageId: string,
   schema: string,
 ): Promise<void> {
-  await tx.query(`INSERT INTO "${schema}".effects (message_id, consumer) VALUES ($1, 'tracker')`, [
-    messageId,
-  ]);
+  await tx.query(
+    tx.dialect?.name === 'mysql'
+      ? `INSERT INTO \`${schema}\`.effects (message_id, consumer) VALUES (?, 'tracker')`
+      : `INSERT INTO "${schema}".effects (message_id, consumer) VALUES ($1, 'tracker')`,
+    [messageId],
+  );
 }

@@ -12,7 +12,7 @@ import {
   type Database,
 } from 'evgen/runtime';
 import { createMariadbDatabase } from '../../support/mariadb.js';
-import { createTestSchema, uniqueName } from '../../support/postgres.js';
+import { createTestSchema, TEST_DATABASE_URL, uniqueName } from '../../support/postgres.js';
 import { startPglite } from '../../support/pglite.js';
 
 export type DialectName = 'postgres' | 'pglite' | 'mariadb';
@@ -55,6 +55,8 @@ export interface OutboxFixture extends DialectSql {
   readonly schema: string;
   /** Another independent Database on the same data (a second pool on PostgreSQL; the same session on PGlite). */
   openAnother(max?: number): Database;
+  /** The server's URL for a child process (PGlite has none: it lives in this process). */
+  readonly url?: string;
   /** A fresh NOTIFY channel name, so tests never wake each other's relays. */
   readonly channel: string;
   close(): Promise<void>;
@@ -93,6 +95,7 @@ export async function openOutbox(
       db,
       schema: test.schema,
       openAnother: (max = 4) => mysqlDatabase(test.newPool(max)),
+      url: test.url,
       channel,
       close: () => test.drop(),
     };
@@ -107,6 +110,7 @@ export async function openOutbox(
       db,
       schema: test.schema,
       openAnother: (max = 4) => postgresDatabase(test.newPool(max)),
+      url: TEST_DATABASE_URL,
       channel,
       close: () => test.drop(),
     };

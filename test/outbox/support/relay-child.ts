@@ -1,20 +1,19 @@
 /**
  * A relay in its own process, for the crash test: it claims a batch, reports the claimed
  * message ids on stdout and then hangs in publish() until the parent SIGKILLs it.
- * Usage: tsx relay-child.ts <database-url> <schema> <lease-ms>
+ * Usage: tsx relay-child.ts <database-url> <schema> <lease-ms> (postgres:// or mysql://)
  */
-import pg from 'pg';
 import {
   createOutboxRelay,
-  postgresDatabase,
+  openDatabase,
   type OutboundMessage,
 } from '../../../src/runtime/index.js';
 
 const [url, schema, leaseMs] = process.argv.slice(2);
-const pool = new pg.Pool({ connectionString: url, max: 2 });
+const db = await openDatabase(url, { max: 2 });
 const seen: string[] = [];
 const relay = createOutboxRelay({
-  db: postgresDatabase(pool),
+  db,
   schema: schema!,
   leaseMs: Number(leaseMs),
   notifyChannel: false,
