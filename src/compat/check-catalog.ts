@@ -97,12 +97,13 @@ function comparePair(
 function checkVersion(
   event: EventDefinition,
   newer: EventVersion,
+  baseline: readonly EventVersion[],
   root: string,
   policy: CompatibilityPolicy,
   violations: CompatibilityViolation[],
   session: ComparisonSession,
 ): number {
-  const earlier = event.versions.filter((version) => version.version < newer.version);
+  const earlier = baseline.filter((version) => version.version < newer.version);
   const file = displayPath(join(root, newer.file));
   const mode = event.compatibility;
   let pairs = 0;
@@ -152,6 +153,7 @@ export function checkCatalog(
     const before = released.get(event.dir);
     // An event's versions meet in several pairs: their views are computed once.
     const session = new ComparisonSession();
+    const baseline = baselineVersions(event, before, options.lock);
     for (const version of event.versions) {
       const previous = before?.versions.find((candidate) => candidate.version === version.version);
       if (previous !== undefined) {
@@ -162,7 +164,15 @@ export function checkCatalog(
         }
         continue;
       }
-      pairsChecked += checkVersion(event, version, catalog.root, policy, violations, session);
+      pairsChecked += checkVersion(
+        event,
+        version,
+        baseline,
+        catalog.root,
+        policy,
+        violations,
+        session,
+      );
     }
   }
   const current = new Map(catalog.events.map((event) => [event.dir, event]));
@@ -188,6 +198,29 @@ export function checkCatalog(
   if (options.lock !== undefined) violations.push(...lockViolations(catalog, options, violations));
   violations.sort(compareViolations);
   return { ok: violations.length === 0, violations, events: catalog.events.length, pairsChecked };
+}
+
+/**
+ * The earlier versions new ones are checked against: each released version as it was released,
+ * not as edited since (the edit is reported once, as RELEASED_VERSION_CHANGED, and must not make
+ * a new version look incompatible). A version the lock says changed, without the released text
+ * at hand, is left out.
+ */
+function baselineVersions(
+  event: EventDefinition,
+  released: EventDefinition | undefined,
+  lock: ReleaseLock | undefined,
+): readonly EventVersion[] {
+  const locked = lock?.events.get(event.dir);
+  return event.versions.flatMap((version) => {
+    const asReleased = released?.versions.find(
+      (candidate) => candidate.version === version.version,
+    );
+    if (asReleased !== undefined) return [asReleased];
+    const hash = locked?.get(version.version);
+    if (hash !== undefined && versionHash(version.bundled) !== hash) return [];
+    return [version];
+  });
 }
 
 /**

@@ -101,6 +101,52 @@ async function extractTree(top: string, commit: string, path: string, target: st
   }
 }
 
+/** How many existing refs a "does not exist" message names. */
+const REFS_SHOWN = 8;
+
+/**
+ * Why `ref` is missing and what to try instead: refs that do exist (branches, remote branches,
+ * tags), and `git fetch` when the ref looks like a remote branch or the clone is shallow (CI
+ * checkouts often fetch one commit and no other branch).
+ */
+async function missingRefMessage(top: string, ref: string): Promise<string> {
+  const listed = await git(top, [
+    'for-each-ref',
+    '--format=%(refname:short)',
+    '--sort=-committerdate',
+    'refs/heads',
+    'refs/remotes',
+    'refs/tags',
+  ]).catch(() => '');
+  const existing = listed
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.endsWith('/HEAD'));
+  const shallow = await git(top, ['rev-parse', '--is-shallow-repository']).then(
+    (out) => out.trim() === 'true',
+    () => false,
+  );
+  const slash = ref.indexOf('/');
+  const remote = slash > 0 ? ref.slice(0, slash) : undefined;
+  const remotes = (await git(top, ['remote']).catch(() => ''))
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const parts = [`git ref "${ref}" does not exist here`];
+  parts.push(
+    existing.length === 0
+      ? 'this repository has no branches or tags yet'
+      : `refs that exist: ${existing.slice(0, REFS_SHOWN).join(', ')}${existing.length > REFS_SHOWN ? ', …' : ''}`,
+  );
+  if (remote !== undefined && remotes.includes(remote))
+    parts.push(
+      `to get it, run git fetch ${remote} ${ref.slice(slash + 1)}:refs/remotes/${ref}${shallow ? ' (this clone is shallow: in CI fetch with enough history, e.g. actions/checkout fetch-depth: 0)' : ''}`,
+    );
+  else if (shallow)
+    parts.push('this clone is shallow: fetch the ref first (git fetch origin <branch>)');
+  return parts.join('; ');
+}
+
 /** Loads `eventsDir` as it is at `ref`; an empty catalog when the folder did not exist there. */
 export async function loadCatalogAtRef(
   eventsDir: string,
@@ -127,10 +173,8 @@ export async function loadCatalogAtRef(
     `${ref}^{commit}`,
   ]).then(
     (out) => out.trim(),
-    () => {
-      throw new GitRefError(
-        `git ref "${ref}" does not exist (try a branch, tag or commit, e.g. origin/main)`,
-      );
+    async () => {
+      throw new GitRefError(await missingRefMessage(top, ref));
     },
   );
   const inRepo = relative(top, dir).split(sep).join('/');

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { evgen, exampleCopy } from './support/cli-run.js';
@@ -62,6 +62,39 @@ describe('evgen check --against', () => {
     expect(result.stdout).toContain(
       'hint: released versions are immutable: revert the edit and add v3 with the change',
     );
+  });
+
+  it('checks a new version against the released text of an edited version, so the edit is blamed once', async () => {
+    const v1Text = await readFile(orderCreated('v1.schema.json'), 'utf8');
+    const v2Text = await readFile(orderCreated('v2.schema.json'), 'utf8');
+    // v1 edited in place: quantities of 0 allowed. v3 (new) is v2 unchanged.
+    await writeFile(
+      orderCreated('v1.schema.json'),
+      v1Text.replace(
+        '"quantity": { "type": "integer", "minimum": 1 }',
+        '"quantity": { "type": "integer", "minimum": 0 }',
+      ),
+    );
+    expect(await readFile(orderCreated('v1.schema.json'), 'utf8')).not.toBe(v1Text);
+    await writeFile(orderCreated('v3.schema.json'), v2Text);
+    const result = await evgen(
+      'check',
+      '--events',
+      repo.events,
+      '--against',
+      'HEAD',
+      '--format',
+      'json',
+    );
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as {
+      pairsChecked: number;
+      violations: { version: number; code: string }[];
+    };
+    expect(report.pairsChecked).toBe(2);
+    expect(report.violations.map((v) => [v.version, v.code])).toEqual([
+      [1, 'RELEASED_VERSION_CHANGED'],
+    ]);
   });
 
   it('catches an edit in a shared schema a released version references', async () => {
@@ -138,6 +171,32 @@ describe('evgen check --against', () => {
     const result = await evgen('check', '--events', repo.events, '--against', 'no-such-branch');
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('git ref "no-such-branch" does not exist');
+    // It names refs that exist, never the missing one as an example.
+    expect(result.stderr).toMatch(/refs that exist: .*main/);
+    expect(result.stderr).toContain('before-events');
+    expect(result.stderr).not.toMatch(/e\.g\. no-such-branch|e\.g\. origin\/main/);
     expect(result.stdout).toBe('');
+  });
+
+  it('suggests git fetch for a missing remote branch, and says when the clone is shallow', async () => {
+    // A shallow clone of the repository, as CI checkouts make (one commit, no other branch).
+    const clone = join(repo.dir, '..', `${basename(repo.dir)}-clone`);
+    await git('clone', '-q', '--depth=1', `file://${repo.dir}`, clone);
+    try {
+      const result = await evgen(
+        'check',
+        '--events',
+        join(clone, 'events'),
+        '--against',
+        'origin/release',
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('git ref "origin/release" does not exist');
+      expect(result.stderr).toMatch(/refs that exist: .*origin\/main/);
+      expect(result.stderr).toContain('git fetch origin release:refs/remotes/origin/release');
+      expect(result.stderr).toContain('this clone is shallow');
+    } finally {
+      await rm(clone, { recursive: true, force: true });
+    }
   });
 });

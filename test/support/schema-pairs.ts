@@ -4,7 +4,11 @@
  * `const` and a one-value `enum`, add a no-op, replace a subschema). Covers the keywords whose
  * compatibility is easy to get wrong: formats, string/number/array/object bounds, `pattern`,
  * `contains`, `propertyNames`, `if`/`then`/`else`, dependencies in both spellings,
- * `patternProperties`, combinators and `not`. Deterministic for a seed.
+ * `patternProperties`, combinators and `not`. And the families where Confluent's loader and the
+ * meaning part ways: a `type` beside another type's keywords, combiner members with several
+ * keyword groups, `$ref` chains (a definition that is only a `$ref`) and `$ref` siblings,
+ * `additionalProperties`/`items` as `{}`/`true`, `contains`, `format` without `type`, keywords of
+ * the other dialect and `default: null`. Deterministic for a seed.
  */
 import { isObject } from '../../src/common/json-value.js';
 import { walkSchema, type SchemaObject } from '../../src/schema/walk.js';
@@ -24,6 +28,44 @@ const chance = (random: Random, p: number) => random() < p;
 const NAMES = ['a', 'b', 'c'];
 const FORMATS = ['date', 'email', 'uuid', 'date-time'];
 
+/** Where a payload schema keeps the definitions its `$ref`s name. */
+const definitionsKeyword = (dialect: PairDialect) =>
+  dialect === '2020-12' ? '$defs' : 'definitions';
+const refTo = (dialect: PairDialect, name: string) => `#/${definitionsKeyword(dialect)}/${name}`;
+
+/** A `type` beside keywords of another type (which, by meaning, constrain nothing there). */
+const TYPED_WITH_FOREIGN: readonly SchemaObject[] = [
+  { type: 'null', required: ['a'] },
+  { type: 'boolean', minLength: 1 },
+  { type: ['null'], minimum: 8 },
+  { type: 'string', minimum: 3 },
+  { type: 'number', maxLength: 2 },
+  { type: ['string', 'null'], minimum: 1 },
+  { type: 'integer', format: 'email' },
+];
+
+/** Combiner members made of one or several keyword groups. */
+const COMBINER_MEMBERS: readonly SchemaObject[] = [
+  { enum: ['x'], type: 'string' },
+  { type: 'null', minimum: -5 },
+  { minimum: -5 },
+  { enum: ['x'] },
+  { type: 'string' },
+  { type: 'string', maxLength: 2, minimum: 1 },
+  {},
+];
+
+/** Keywords the other dialect does not know, by the dialect of the schema they are put in. */
+const FOREIGN_KEYWORDS: Readonly<Record<PairDialect, readonly SchemaObject[]>> = {
+  'draft-07': [
+    { minContains: 1 },
+    { dependentSchemas: { a: { required: ['b'] } } },
+    { dependentRequired: { a: ['b'] } },
+    { unevaluatedProperties: false },
+  ],
+  '2020-12': [{ dependencies: { a: ['b'] } }],
+};
+
 /**
  * A small value schema (`depth` bounds nesting). No `contains` on an array that is itself an
  * array's item: ajv 8.20 validates that wrongly (`{"items": {"contains": S}}` accepts
@@ -34,10 +76,33 @@ function valueSchema(
   dialect: PairDialect,
   depth: number,
   insideArray = false,
+  /** False for definition A itself, so `$ref`s never form a circle. */
+  refs = true,
 ): SchemaObject {
   const kinds = ['string', 'string', 'number', 'enum', 'const', 'empty', 'boolean'];
-  if (depth > 0) kinds.push('array', 'object', 'object', 'anyOf', 'not', 'oneOf');
+  kinds.push('typed-foreign', 'format-only');
+  if (refs) kinds.push('ref');
+  if (depth > 0) kinds.push('array', 'object', 'object', 'anyOf', 'not', 'oneOf', 'members');
   switch (pick(random, kinds)) {
+    case 'typed-foreign':
+      return structuredClone(pick(random, TYPED_WITH_FOREIGN));
+    case 'format-only':
+      return { format: pick(random, FORMATS) };
+    case 'ref':
+      // A, or B which is only a `$ref` to A; sometimes with a sibling keyword.
+      return {
+        $ref: refTo(dialect, pick(random, ['A', 'B'])),
+        ...(chance(random, 0.3) ? { required: [pick(random, NAMES)] } : {}),
+      };
+    case 'members': {
+      const keyword = pick(random, ['anyOf', 'oneOf', 'allOf']);
+      const count = 1 + Math.floor(random() * 2);
+      return {
+        [keyword]: Array.from({ length: count }, () =>
+          structuredClone(pick(random, COMBINER_MEMBERS)),
+        ),
+      };
+    }
     case 'string': {
       const schema: SchemaObject = { type: 'string' };
       if (chance(random, 0.3)) schema.format = pick(random, FORMATS);
@@ -64,7 +129,11 @@ function valueSchema(
         type: 'array',
         items: valueSchema(random, dialect, depth - 1, true),
       };
-      if (!insideArray && chance(random, 0.3)) schema.contains = valueSchema(random, dialect, 0);
+      if (chance(random, 0.2)) schema.items = pick(random, [{}, true]);
+      if (!insideArray && chance(random, 0.3))
+        schema.contains = chance(random, 0.3) ? {} : valueSchema(random, dialect, 0);
+      if (dialect === '2020-12' && schema.contains !== undefined && chance(random, 0.2))
+        schema.minContains = pick(random, [0, 1, 2]);
       if (chance(random, 0.2)) schema.minItems = pick(random, [0, 1]);
       if (chance(random, 0.2)) schema.maxItems = pick(random, [2, 5]);
       if (chance(random, 0.1)) schema.uniqueItems = pick(random, [true, false]);
@@ -94,6 +163,10 @@ function objectSchema(random: Random, dialect: PairDialect, depth: number): Sche
   const declared = Object.keys(properties);
   if (declared.length > 0 && chance(random, 0.5)) schema.required = [pick(random, declared)];
   if (chance(random, 0.15)) schema.additionalProperties = false;
+  else if (chance(random, 0.1)) schema.additionalProperties = pick(random, [{}, true]);
+  if (chance(random, 0.1)) Object.assign(schema, pick(random, FOREIGN_KEYWORDS[dialect]));
+  if (declared.length > 0 && chance(random, 0.1))
+    properties[pick(random, declared)] = { default: null };
   if (chance(random, 0.1)) schema.propertyNames = { maxLength: 1 };
   if (chance(random, 0.1)) schema.patternProperties = { '^x': valueSchema(random, dialect, 0) };
   if (declared.length > 1 && chance(random, 0.15)) addDependency(schema, random, dialect);
@@ -115,9 +188,19 @@ function addDependency(schema: SchemaObject, random: Random, dialect: PairDialec
   else schema.dependentRequired = { [from]: value };
 }
 
-/** A random payload schema (an object at the root). */
+/**
+ * A random payload schema (an object at the root), with definitions A (a value schema) and B
+ * (only a `$ref` to A) for its `$ref`s.
+ */
 export function randomPayloadSchema(random: Random, dialect: PairDialect): SchemaObject {
-  return { $schema: DIALECT_URI[dialect], ...objectSchema(random, dialect, 2) };
+  return {
+    $schema: DIALECT_URI[dialect],
+    [definitionsKeyword(dialect)]: {
+      A: valueSchema(random, dialect, 0, false, false),
+      B: { $ref: refTo(dialect, 'A') },
+    },
+    ...objectSchema(random, dialect, 2),
+  };
 }
 
 /** One random edit of one subschema (in place on a copy). */
@@ -132,7 +215,13 @@ function edit(schema: SchemaObject, random: Random, dialect: PairDialect): void 
     return;
   }
   const node = pick(random, nodes);
-  const keys = Object.keys(node).filter((key) => key !== '$schema');
+  const definitions = schema[definitionsKeyword(dialect)];
+  const isDefinition =
+    isObject(definitions) && (node === definitions['A'] || node === definitions['B']);
+  // The definitions stay: every `$ref` must still resolve.
+  const keys = Object.keys(node).filter(
+    (key) => key !== '$schema' && key !== definitionsKeyword(dialect),
+  );
   switch (pick(random, ['drop', 'drop', 'add', 'add', 'change', 'swap', 'replace'])) {
     case 'drop':
       if (keys.length > 0) delete node[pick(random, keys)];
@@ -158,6 +247,15 @@ function edit(schema: SchemaObject, random: Random, dialect: PairDialect): void 
         { additionalProperties: pick(random, [false, true, { type: 'string' }]) },
         { not: { const: 'y' } },
         { if: { required: ['a'] }, then: { required: ['b'] } },
+        { type: ['null'] },
+        { additionalProperties: pick(random, [{}, true, { oneOf: [{}] }]) },
+        { items: pick(random, [{}, true]) },
+        { contains: {} },
+        { default: null },
+        ...(isDefinition ? [] : [{ $ref: refTo(dialect, pick(random, ['A', 'B'])) }]),
+        { exclusiveMaximum: pick(random, [97, 98]) },
+        pick(random, FOREIGN_KEYWORDS[dialect]),
+        pick(random, TYPED_WITH_FOREIGN),
       ];
       if (isObject(node.properties) && chance(random, 0.1)) {
         // A required property with a default: Confluent forgives it, evgen's readers do not.
