@@ -36,6 +36,24 @@ afterEach(async () => {
   await repo.dispose();
 });
 
+/** `evgen check --against HEAD --format json`, expected to fail (exit 1): its report. */
+async function failedCheckAgainstHead(): Promise<{
+  pairsChecked: number;
+  violations: { version: number; against: number; code: string }[];
+}> {
+  const result = await evgen(
+    'check',
+    '--events',
+    repo.events,
+    '--against',
+    'HEAD',
+    '--format',
+    'json',
+  );
+  expect(result.code).toBe(1);
+  return JSON.parse(result.stdout) as Awaited<ReturnType<typeof failedCheckAgainstHead>>;
+}
+
 const orderCreated = (file: string) => join(repo.events, 'order', 'OrderCreated', file);
 
 describe('evgen check --against', () => {
@@ -77,20 +95,7 @@ describe('evgen check --against', () => {
     );
     expect(await readFile(orderCreated('v1.schema.json'), 'utf8')).not.toBe(v1Text);
     await writeFile(orderCreated('v3.schema.json'), v2Text);
-    const result = await evgen(
-      'check',
-      '--events',
-      repo.events,
-      '--against',
-      'HEAD',
-      '--format',
-      'json',
-    );
-    expect(result.code).toBe(1);
-    const report = JSON.parse(result.stdout) as {
-      pairsChecked: number;
-      violations: { version: number; code: string }[];
-    };
+    const report = await failedCheckAgainstHead();
     expect(report.pairsChecked).toBe(2);
     expect(report.violations.map((v) => [v.version, v.code])).toEqual([
       [1, 'RELEASED_VERSION_CHANGED'],
@@ -104,19 +109,7 @@ describe('evgen check --against', () => {
     };
     schema.properties['currency'] = { type: 'string', pattern: '^[A-Z]{3,4}$' };
     await writeFile(money, JSON.stringify(schema, null, 2));
-    const result = await evgen(
-      'check',
-      '--events',
-      repo.events,
-      '--against',
-      'HEAD',
-      '--format',
-      'json',
-    );
-    expect(result.code).toBe(1);
-    const rules = (
-      JSON.parse(result.stdout) as { violations: { file: string; code: string }[] }
-    ).violations.map((v) => v.code);
+    const rules = (await failedCheckAgainstHead()).violations.map((v) => v.code);
     expect(new Set(rules)).toEqual(new Set(['RELEASED_VERSION_CHANGED']));
     expect(rules.length).toBeGreaterThanOrEqual(2);
   });
@@ -138,20 +131,7 @@ describe('evgen check --against', () => {
     v2.properties['priority'] = { type: 'integer' };
     v2.required.push('priority');
     await writeFile(orderCreated('v3.schema.json'), JSON.stringify(v2, null, 2));
-    const result = await evgen(
-      'check',
-      '--events',
-      repo.events,
-      '--against',
-      'HEAD',
-      '--format',
-      'json',
-    );
-    expect(result.code).toBe(1);
-    const report = JSON.parse(result.stdout) as {
-      pairsChecked: number;
-      violations: { version: number; against: number; code: string }[];
-    };
+    const report = await failedCheckAgainstHead();
     expect(report.pairsChecked).toBe(2);
     expect(report.violations.map((v) => [v.version, v.against, v.code])).toEqual([
       [3, 1, 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL'],
