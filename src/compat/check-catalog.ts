@@ -113,10 +113,13 @@ function checkVersion(
     const order = deployOrder(results.backward, results.forward);
     for (const direction of MODES[mode].directions) {
       for (const change of results[direction].incompatibleChanges) {
-        const { description, hint } = explain(change.type, change.path, direction, {
-          new: `v${newer.version}`,
-          old: `v${older.version}`,
-        });
+        const { description, hint } = explain(
+          change.type,
+          change.path,
+          direction,
+          { new: `v${newer.version}`, old: `v${older.version}` },
+          policy,
+        );
         violations.push({
           file,
           // The path may name what only the older version has (a removed property): point at

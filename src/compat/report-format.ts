@@ -37,7 +37,7 @@ function problemsLine(problems: readonly Diagnostic[]): string {
 }
 
 const deployLine = (violation: CompatibilityViolation) =>
-  `deploy: ${deployOrderText(violation.deployFirst)}`;
+  `deploy: ${deployOrderText(violation.deployFirst, violation.mode)}`;
 
 export function formatText(report: CatalogCheckReport, context: ReportContext = {}): string {
   const lines = report.violations.map((violation) =>

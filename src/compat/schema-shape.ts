@@ -334,9 +334,23 @@ export function childOf(shape: Shape, value: unknown): SchemaNode {
   return shape.at.doc.child({ ...shape.at, facet: undefined }, value);
 }
 
-/** `true` and `{}` (without any keyword that constrains) accept every value. */
-export function acceptsEverything(value: unknown, dialect: SchemaDialect = 'draft-07'): boolean {
+/** How a document is read: the dialect, and whose reading (see facetsOf). */
+export interface DocumentReading {
+  readonly dialect: SchemaDialect;
+  readonly reading: Reading;
+}
+
+/**
+ * `true` and `{}` (without any keyword that constrains) accept every value. By meaning, an
+ * `if` with `then`/`else` constrains too, and so does a 2020-12 `dependencies`, which evgen's
+ * validators still apply (Confluent compares neither).
+ */
+export function acceptsEverything(value: unknown, doc: DocumentReading): boolean {
   if (value === true) return true;
   if (!isObject(value)) return false;
-  return facetsOf(value, dialect, 'meaning').length === 0;
+  if (facetsOf(value, doc.dialect, 'meaning').length > 0) return false;
+  if (doc.reading === 'confluent') return true;
+  const conditional =
+    value['if'] !== undefined && (value['then'] !== undefined || value['else'] !== undefined);
+  return !conditional && !(doc.dialect === '2020-12' && value['dependencies'] !== undefined);
 }

@@ -52,10 +52,12 @@ function requiredOf(keywords: Keywords): Set<string> {
  * Draft-07 and earlier ignore every keyword beside `$ref`; evgen's validators (ajv) apply them.
  * Where such keywords differ, the two meanings may part ways, so the change is not judged.
  */
+const DRAFT_07_MEANING = { dialect: 'draft-07', reading: 'meaning' } as const;
+
 function referenceWithSiblings(value: unknown): boolean {
   if (!isObject(value) || typeof value['$ref'] !== 'string') return false;
   const { $ref: _reference, ...siblings } = value;
-  return !acceptsEverything(siblings, 'draft-07');
+  return !acceptsEverything(siblings, DRAFT_07_MEANING);
 }
 
 /**
@@ -69,7 +71,7 @@ export function refusedReferenceSiblings(
 ): boolean {
   if (original.doc.dialect !== 'draft-07' || update.doc.dialect !== 'draft-07') return false;
   if (!referenceWithSiblings(original.value) && !referenceWithSiblings(update.value)) return false;
-  if (acceptsEverything(update.value, 'draft-07')) return false;
+  if (acceptsEverything(update.value, update.doc)) return false;
   if (canonicalJson(original.value) === canonicalJson(update.value)) return false;
   ctx.addUnjudged('$ref');
   return true;
@@ -98,7 +100,7 @@ export function compareUnshapedKeywords(
   const reader: Keywords = update.value;
   const dialect = update.doc.dialect;
   const present = (keywords: Keywords, keyword: string) =>
-    keywords[keyword] !== undefined && !acceptsEverything(keywords[keyword], dialect);
+    keywords[keyword] !== undefined && !acceptsEverything(keywords[keyword], update.doc);
 
   if (reader['format'] !== undefined && reader['format'] !== writer['format'])
     ctx.addUnjudged('format');

@@ -30,12 +30,23 @@ export interface CompatibilityViolation extends Diagnostic {
   readonly policy: CompatibilityPolicy;
 }
 
-export function deployOrderText(order: DeployOrder): string {
+/**
+ * What the deploy order means for a violation. Without a mode: the order alone. With the event's
+ * mode: a violation means that mode forbids the change whatever the order, so the text says so
+ * and names the mode under which the order would make it safe.
+ */
+export function deployOrderText(order: DeployOrder, mode?: CompatibilityMode): string {
+  const weaker = (direction: 'BACKWARD' | 'FORWARD') =>
+    mode?.endsWith('_TRANSITIVE') === true ? `${direction}_TRANSITIVE` : direction;
   switch (order) {
     case 'consumers':
-      return 'deploy consumers first (the change is backward-compatible only)';
+      return mode === undefined
+        ? 'deploy consumers first (the change is backward-compatible only)'
+        : `no order makes it allowed under ${mode}: the change is backward-compatible only (with compatibility ${weaker('BACKWARD')} it would pass, deploying consumers first)`;
     case 'producers':
-      return 'deploy producers first (the change is forward-compatible only)';
+      return mode === undefined
+        ? 'deploy producers first (the change is forward-compatible only)'
+        : `no order makes it allowed under ${mode}: the change is forward-compatible only (with compatibility ${weaker('FORWARD')} it would pass, deploying producers first)`;
     case 'none':
       return 'no deploy order is safe';
   }

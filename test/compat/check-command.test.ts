@@ -79,13 +79,14 @@ describe('evgen check', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
       // The property no longer exists in v3: the pointer names the place it was removed from.
-      'events/order/OrderCreated/v3.schema.json#/properties: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: v3 removes required property "customerId"; consumers still on v1 require it (forward)',
+      'events/order/OrderCreated/v3.schema.json#/properties: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: v3 removes required property "customerId"; consumers still on v1 require it (forward; named as Confluent does, with v1 as the reader)',
     );
     expect(result.stdout).toContain(
       'hint: keep sending "customerId" (keep it required) until no consumer on v1 remains',
     );
+    // FULL_TRANSITIVE forbids it in any order; the text names the mode that would allow it.
     expect(result.stdout).toContain(
-      'deploy: deploy consumers first (the change is backward-compatible only)',
+      'deploy: no order makes it allowed under FULL_TRANSITIVE: the change is backward-compatible only (with compatibility BACKWARD_TRANSITIVE it would pass, deploying consumers first)',
     );
     expect(result.stdout).toMatch(/^evgen check: 2 violations /m);
   });
@@ -124,7 +125,9 @@ describe('evgen check', () => {
     expect(result.stdout).toContain(
       'v3.schema.json#/properties/priority: REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: v3 adds required property "priority"; data written with v1 does not have it (backward)',
     );
-    expect(result.stdout).toContain('hint: make "priority" optional, or give it a default');
+    expect(result.stdout).toContain(
+      'hint: make "priority" optional (a default does not help: evgen readers fill nothing in), or add a new event type',
+    );
     // FULL_TRANSITIVE: v3 against v1 and v2, both directions for the type change.
     expect(result.stdout).toMatch(/^evgen check: 6 violations /m);
   });
@@ -206,7 +209,7 @@ describe('evgen check', () => {
     const result = await evgen('check', '--events', copy.events, '--policy', 'confluent');
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'v2.schema.json#/properties/couponCode: PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL: v2 adds property "couponCode"; consumers still on v1 reject it, as v1 closes the object (forward)',
+      'v2.schema.json#/properties/couponCode: PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL: v2 adds property "couponCode"; consumers still on v1 reject it, as v1 closes the object (forward; named as Confluent does, with v1 as the reader)',
     );
     expect(
       (await evgen('check', '--events', copy.events, '--policy', 'confluent-lenient')).code,

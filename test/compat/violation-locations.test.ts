@@ -94,7 +94,7 @@ describe('violation pointers resolve in the file they name', () => {
           pointer: '/properties',
           code: 'REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL',
           message:
-            'v3 removes required property "customerId"; consumers still on v1 require it (forward)',
+            'v3 removes required property "customerId"; consumers still on v1 require it (forward; named as Confluent does, with v1 as the reader)',
         }),
       );
     } finally {

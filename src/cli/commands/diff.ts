@@ -211,7 +211,7 @@ export async function runDiff(
           : 'forward (old schema reads new data)';
       lines.push(`${label}: ${result.compatible ? 'compatible' : 'INCOMPATIBLE'}`);
       for (const change of result.incompatibleChanges) {
-        const { description, hint } = explain(change.type, change.path, name);
+        const { description, hint } = explain(change.type, change.path, name, undefined, policy);
         lines.push(`  ${line(change)}: ${description}`, `    hint: ${hint}`);
       }
     }

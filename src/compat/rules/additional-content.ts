@@ -98,8 +98,8 @@ function compareUnevaluated(
   const after = update.keywords[keyword];
   if (before === undefined && after === undefined) return;
   ctx.enter([keyword], () => {
-    const beforeOpen = before === undefined || acceptsEverything(before, original.at.doc.dialect);
-    const afterOpen = after === undefined || acceptsEverything(after, update.at.doc.dialect);
+    const beforeOpen = before === undefined || acceptsEverything(before, original.at.doc);
+    const afterOpen = after === undefined || acceptsEverything(after, update.at.doc);
     if (before === false && after !== false) ctx.add(type(stem, 'ADDED'));
     else if (before !== false && after === false) ctx.add(type(stem, 'REMOVED'));
     else if (beforeOpen && !afterOpen) ctx.add(type(stem, 'NARROWED'));

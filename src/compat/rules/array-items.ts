@@ -29,7 +29,7 @@ function allItemsOf(shape: Shape): unknown {
     // Draft-07: `items: false` allows only the empty array; `true`/`{}` constrain nothing, but
     // Confluent's loader keeps them as an item schema (so adding one counts as SCHEMA_ADDED).
     if (items === undefined || Array.isArray(items)) return undefined;
-    if (acceptsEverything(items, 'draft-07') && shape.at.doc.reading !== 'confluent')
+    if (acceptsEverything(items, shape.at.doc) && shape.at.doc.reading !== 'confluent')
       return undefined;
     return items;
   }
@@ -39,7 +39,7 @@ function allItemsOf(shape: Shape): unknown {
     items === undefined ||
     typeof items === 'boolean' ||
     Array.isArray(items) ||
-    acceptsEverything(items, shape.at.doc.dialect)
+    acceptsEverything(items, shape.at.doc)
   )
     return undefined;
   return items;
@@ -101,7 +101,7 @@ function addedItem(
 ): void {
   if (isOpenArray(original)) {
     ctx.add(
-      acceptsEverything(schema, update.at.doc.dialect)
+      acceptsEverything(schema, update.at.doc)
         ? 'ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL'
         : 'ITEM_ADDED_TO_OPEN_CONTENT_MODEL',
     );

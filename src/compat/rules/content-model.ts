@@ -25,7 +25,7 @@ export function openEnd(shape: Shape, keyword: string): OpenEnd {
     present: value !== undefined,
     permits: value !== false,
     schema:
-      value === undefined || value === false || acceptsEverything(value, shape.at.doc.dialect)
+      value === undefined || value === false || acceptsEverything(value, shape.at.doc)
         ? undefined
         : value,
   };
@@ -53,7 +53,7 @@ function isOpen(
 ): boolean {
   if (patterns > 0 || !rest.permits || rest.schema !== undefined) return false;
   const unevaluated = shape.keywords[unevaluatedKeyword];
-  return unevaluated === undefined || acceptsEverything(unevaluated, shape.at.doc.dialect);
+  return unevaluated === undefined || acceptsEverything(unevaluated, shape.at.doc);
 }
 
 /** The schema an extra must match when the model is partially open (undefined: none/closed). */
@@ -64,7 +64,7 @@ function partialSchema(shape: Shape, rest: OpenEnd, unevaluatedKeyword: string):
     !rest.present &&
     unevaluated !== undefined &&
     unevaluated !== false &&
-    !acceptsEverything(unevaluated, shape.at.doc.dialect)
+    !acceptsEverything(unevaluated, shape.at.doc)
   )
     return unevaluated;
   return undefined;

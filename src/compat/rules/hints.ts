@@ -11,12 +11,21 @@
  * everything (a test keeps every difference type away from it).
  */
 import { unescapeSegment } from '../../common/json-pointer.js';
+import type { CompatibilityPolicy } from '../../catalog/model.js';
 import type { Direction } from '../modes.js';
+
+/**
+ * Which readers a hint may count on: `evgen` readers validate the payload as sent (a default
+ * fills nothing in); Confluent's policies forgive a required property that has a default.
+ */
+export type HintAudience = 'evgen' | 'confluent';
 
 export interface HintRule {
   readonly types: RegExp;
   /** Only for this direction (backward: new reader/old data; forward: old reader/new data). */
   readonly direction?: Direction;
+  /** Only for these policies' readers (both when absent). */
+  readonly audience?: HintAudience;
   /** What changed. */
   readonly describe: string;
   /** What it does to readers; the direction's generic sentence when absent. */
@@ -25,6 +34,14 @@ export interface HintRule {
 }
 
 export const HINT_RULES: readonly HintRule[] = [
+  {
+    types: /^REQUIRED_PROPERTY_ADDED_TO_(OPEN|UNOPEN)_CONTENT_MODEL$/,
+    direction: 'backward',
+    audience: 'evgen',
+    describe: '{new} adds required property {name}',
+    effect: 'data written with {old} does not have it',
+    hint: 'make {name} optional (a default does not help: evgen readers fill nothing in), or add a new event type',
+  },
   {
     types: /^REQUIRED_PROPERTY_ADDED_TO_(OPEN|UNOPEN)_CONTENT_MODEL$/,
     direction: 'backward',
@@ -44,8 +61,8 @@ export const HINT_RULES: readonly HintRule[] = [
     direction: 'backward',
     describe: '{new} adds required property {name} with a default',
     effect:
-      'data written with {old} does not have it, and a default does not make a validator accept that',
-    hint: 'make {name} optional and keep the default for readers to fill in',
+      'data written with {old} does not have it, and evgen readers fill in no default: they reject it',
+    hint: 'make {name} optional (the default then only documents the value to assume)',
   },
   {
     types: /^REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_(OPEN|UNOPEN)_CONTENT_MODEL$/,
@@ -59,8 +76,8 @@ export const HINT_RULES: readonly HintRule[] = [
     direction: 'backward',
     describe: '{new} makes property {name} required (it has a default)',
     effect:
-      'data written with {old} may not have it, and a default does not make a validator accept that',
-    hint: 'keep {name} optional; the default still lets readers fill it in',
+      'data written with {old} may not have it, and evgen readers fill in no default: they reject it',
+    hint: 'keep {name} optional (the default then only documents the value to assume)',
   },
   {
     types: /^REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED$/,
@@ -68,6 +85,14 @@ export const HINT_RULES: readonly HintRule[] = [
     describe: '{new} makes required property {name} optional',
     effect: 'consumers still on {old} require it',
     hint: 'keep {name} required until no consumer on {old} remains, or add a new event type',
+  },
+  {
+    types: /^REQUIRED_ATTRIBUTE_ADDED$/,
+    direction: 'backward',
+    audience: 'evgen',
+    describe: '{new} makes property {name} required',
+    effect: 'data written with {old} may not have it',
+    hint: 'keep {name} optional (a default does not help: evgen readers fill nothing in)',
   },
   {
     types: /^REQUIRED_ATTRIBUTE_ADDED$/,
@@ -254,12 +279,18 @@ const GENERIC_EFFECT: Readonly<Record<Direction, string>> = {
   forward: 'consumers still on {old} cannot read data written with {new}',
 };
 
-/** The first rule for a difference type seen in `direction`. */
-export function hintRuleFor(type: string, direction: Direction): HintRule {
+/** The first rule for a difference type seen in `direction` under `policy`. */
+export function hintRuleFor(
+  type: string,
+  direction: Direction,
+  policy: CompatibilityPolicy = 'evgen',
+): HintRule {
+  const audience: HintAudience = policy === 'evgen' ? 'evgen' : 'confluent';
   return HINT_RULES.find(
     (candidate) =>
       candidate.types.test(type) &&
-      (candidate.direction === undefined || candidate.direction === direction),
+      (candidate.direction === undefined || candidate.direction === direction) &&
+      (candidate.audience === undefined || candidate.audience === audience),
   )!;
 }
 
@@ -272,8 +303,9 @@ export function explain(
   path: string,
   direction: Direction,
   labels: VersionLabels = { new: 'the new schema', old: 'the old schema' },
+  policy: CompatibilityPolicy = 'evgen',
 ): { description: string; hint: string } {
-  const rule = hintRuleFor(type, direction);
+  const rule = hintRuleFor(type, direction, policy);
   const [writer, reader] =
     direction === 'backward' ? [labels.old, labels.new] : [labels.new, labels.old];
   const values: Readonly<Record<string, string>> = {
@@ -287,8 +319,13 @@ export function explain(
   const fill = (text: string) =>
     text.replace(/\{(\w+)\}/g, (all, key: string) => values[key] ?? all);
   const effect = rule.effect ?? GENERIC_EFFECT[direction];
+  // Confluent names a difference as the reader sees it: forward, the reader is the older version.
+  const naming =
+    direction === 'forward'
+      ? `forward; named as Confluent does, with ${labels.old} as the reader`
+      : direction;
   return {
-    description: `${fill(rule.describe)}; ${fill(effect)} (${direction})`,
+    description: `${fill(rule.describe)}; ${fill(effect)} (${naming})`,
     hint: fill(rule.hint),
   };
 }

@@ -82,7 +82,7 @@ function added(
     // Confluent forgives any property with an empty schema; by meaning a required one still
     // rejects data without it.
     if (
-      acceptsEverything(updateSchema, update.at.doc.dialect) &&
+      acceptsEverything(updateSchema, update.at.doc) &&
       (ctx.reading === 'confluent' || !required)
     )
       ctx.add('PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL');
