@@ -163,7 +163,7 @@ export const HINT_RULES: readonly HintRule[] = [
     types: /^PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL$/,
     describe:
       '{reader} declares property {name} with a schema that rejects what {writer} accepts for it as an extra property',
-    hint: 'keep the property declared (optional, deprecated), or allow extras with additionalProperties',
+    hint: 'declare {name} with a schema that accepts what {writer} accepted for extra properties (its additionalProperties schema)',
   },
   {
     types: /^(ITEM_|ADDITIONAL_ITEMS_|UNEVALUATED_ITEMS_)/,
