@@ -107,10 +107,12 @@ describe('outbox relay outages (real PostgreSQL)', () => {
     }
     expect(failures.length).toBeGreaterThanOrEqual(30);
     expect(failures.every((failure) => failure.unavailable === true && !failure.dead)).toBe(true);
-    // The outage backoff grows and is capped. Aggregates 'a' and 'b' fail concurrently, so the
-    // hooks of one round may report in either order: compare the delays sorted.
-    const firstDelays = failures.slice(0, 6).map((failure) => failure.retryInMs ?? -1);
-    expect(firstDelays.sort((x, y) => x - y)).toEqual([100, 200, 400, 800, 1_600, 1_600]);
+    // The outage backoff grows per round and is capped. Aggregates 'a' and 'b' fail together in
+    // each round: one step, the same delay for both.
+    const firstDelays = failures.slice(0, 12).map((failure) => failure.retryInMs ?? -1);
+    expect(firstDelays).toEqual([
+      100, 100, 200, 200, 400, 400, 800, 800, 1_600, 1_600, 1_600, 1_600,
+    ]);
     let rows = await outboxRows(f);
     expect(rows.map((r) => [r.status, r.attempts])).toEqual([
       ['READY', 0],

@@ -2,6 +2,8 @@
 export class KafkaTimeoutError extends Error {
   /** The operation may still complete later; retrying is safe because consumers are idempotent. */
   readonly retryable = true;
+  /** The broker did not answer in time: the outbox relay backs off and keeps the row's attempts. */
+  readonly unavailable = true;
   readonly code = 'KafkaTimeoutError';
   constructor(what: string, timeoutMs: number) {
     super(`${what} not acknowledged within ${timeoutMs} ms`);

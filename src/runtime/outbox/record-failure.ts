@@ -1,7 +1,7 @@
 /**
  * Records a failed publish. Broker unavailability gives the row back with its attempts kept and
- * starts (or extends) the relay's outage backoff; any other failure counts against
- * `maxAttempts` and reschedules the row with backoff, or moves it to DEAD.
+ * starts the relay's outage backoff (or takes its next step, once per failed round); any other
+ * failure counts against `maxAttempts` and reschedules the row with backoff, or moves it to DEAD.
  */
 import { backoffDelay } from '../backoff.js';
 import { classifyError, describeError, isUnavailableError } from '../errors.js';
@@ -18,13 +18,15 @@ export async function recordFailure(
   message: OutboundMessage,
   error: unknown,
   result: { failed: number; dead: number },
+  /** The outage round the publish started in (`BrokerOutage.round`). */
+  round: number,
 ): Promise<void> {
   const { db, sql, config, hooks, outage, totals, now, nowMs } = context;
   const { type, message: text } = describeError(error);
   if (isUnavailableError(error)) {
-    outage.streak++;
-    const delay = backoffDelay(outage.streak, undefined, config.unavailableBackoff, config.random);
-    outage.until = Math.max(outage.until, nowMs() + delay);
+    const delay = outage.failed(round, nowMs(), (streak) =>
+      backoffDelay(streak, undefined, config.unavailableBackoff, config.random),
+    );
     await sql.deferred(db, row.id, token, now(), delay, `broker unavailable: ${type}: ${text}`);
     result.failed++;
     totals.unavailable++;

@@ -79,6 +79,7 @@ export async function runBatch(
         releasedIds.push(...chain.slice(index).map((r) => r.id));
         return;
       }
+      const round = outage.round;
       // A PRODUCER span continuing the trace stored with the row; the broker carries its context.
       const outcome = await tracePublish(
         message.headers,
@@ -96,12 +97,12 @@ export async function runBatch(
         return;
       }
       if (outcome.kind === 'failed') {
-        await recordFailure(context, row, token, message, outcome.error, result);
+        await recordFailure(context, row, token, message, outcome.error, result, round);
         // The rest of this aggregate waits behind the failed row.
         releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
         return;
       }
-      outage.streak = 0;
+      outage.succeeded();
       sent.mark(row.id);
       result.published++;
       observe(() => hooks.onPublished?.(message));

@@ -68,8 +68,9 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
   readonly backoff?: BackoffOptions;
   /**
    * Delay after the broker was unavailable (refused, closed, publish or confirm timeout), by
-   * consecutive outage failures of this relay: min(cap, base·2^(n-1)) plus up to `jitter` of it
-   * (default 500 ms, 30 s, 0.2). Such failures never use up attempts, so an outage of any length ends in
+   * consecutive failed rounds of this relay (all publishes that fail together are one round):
+   * min(cap, base·2^(n-1)) plus up to `jitter` of it (default 500 ms, 30 s, 0.2); a confirmed
+   * publish ends it. Such failures never use up attempts, so an outage of any length ends in
    * publishing, not in DEAD rows.
    */
   readonly unavailableBackoff?: BackoffOptions;

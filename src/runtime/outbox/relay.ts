@@ -18,8 +18,9 @@
  * the loop (relay-loop) with its idle wait (wake-signal).
  *
  * Failures: broker unavailability (refused, closed, publish or confirm timeout) gives the row
- * back with its attempts unchanged and makes the relay back off (capped) — an outage of any
- * length ends in publishing. Only message-specific failures count against `maxAttempts`.
+ * back with its attempts unchanged and makes the relay back off, one doubling step per failed
+ * round (capped), until a publish is confirmed — an outage of any length ends in publishing.
+ * Only message-specific failures count against `maxAttempts`.
  */
 import { dialectOf } from '../db/sql-dialect.js';
 import { boundedPublisher } from './bounded-publish.js';
@@ -88,6 +89,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const active = new Set<Promise<unknown>>();
   let loop: Promise<void> | undefined;
   let unlisten: (() => Promise<void>) | undefined;
+  const wakeSignal = new WakeSignal(() => stopping);
   const context: RelayContext = {
     db,
     config,
@@ -95,7 +97,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     sql: relayStatements(outboxTableNames(options, dialectOf(db)), dialectOf(db)),
     publisher: boundedPublisher(options.publisher, config.publishTimeoutMs, config.timers),
     window: new PublishWindow(config.maxInFlight),
-    outage: new BrokerOutage(),
+    outage: new BrokerOutage(() => wakeSignal.outageEnded()),
     totals,
     now: () => options.clock?.() ?? null,
     nowMs: () => (options.clock ? options.clock().getTime() : Date.now()),
@@ -106,7 +108,6 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
   };
   const { reportError } = context;
-  const wakeSignal = new WakeSignal(context.isStopping);
 
   /** One batch, tracked for stop(); the loop's lanes pass SENT marks from one claim to the next. */
   function runTracked(

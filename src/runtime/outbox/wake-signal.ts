@@ -57,6 +57,11 @@ export class WakeSignal {
     return woken;
   }
 
+  /** The broker outage ended early (a publish was confirmed): ends the waits that ignore NOTIFYs. */
+  outageEnded(): void {
+    for (const waiter of [...this.waiters]) if (waiter.ignoreWake) waiter.done();
+  }
+
   /** stop() was called: ends every wait (a stopping relay's next wait returns at once). */
   interrupt(): void {
     for (const waiter of [...this.waiters]) waiter.done();

@@ -1,0 +1,245 @@
+/**
+ * A short broker blip while the relay has 1, 8 or 50 rows in flight, on both brokers with the
+ * relay's default outage backoff: the publishes in flight fail together, which is ONE failed
+ * round (one backoff step of 0.5 s), not one step per row; a row written when the blip ends is
+ * published within 5 s.
+ * - RabbitMQ: the relay reaches the broker through the TCP fault proxy; bytes are held while the
+ *   k publishes start, then every connection is reset and new ones refused for 300 ms.
+ * - Kafka (each adapter): a broker of its own, paused (SIGSTOP) while the k publishes start and
+ *   until every send in flight has failed its 1 s bound, then continued.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ConfirmedPublisher,
+  createAmqpConnector,
+  createOutboxRelay,
+  kafkaRelayPublisher,
+  migrateOutbox,
+  postgresDatabase,
+  rabbitRelayPublisher,
+  writeOutboxEvent,
+  type Database,
+  type Publisher,
+} from 'evgen/runtime';
+import { startFaultProxy } from '../support/fault-proxy.js';
+import { createTestSchema } from '../support/postgres.js';
+import { SAMPLE_TOPOLOGY, createTestBroker, waitFor } from '../support/rabbitmq.js';
+import {
+  isKafkaProcess,
+  startExtraKafkaBroker,
+  type ExtraKafkaBroker,
+} from '../support/kafka/broker.js';
+import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
+import { orderPlacedV1 } from './support/test-event.js';
+
+const IN_FLIGHT = [1, 8, 50] as const;
+const RECOVERY_LIMIT_MS = 5_000;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Publishes started and not settled yet. */
+function countingPublisher(inner: Publisher) {
+  const state = { inFlight: 0 };
+  const publisher: Publisher = {
+    publish(message) {
+      state.inFlight++;
+      return inner.publish(message).finally(() => state.inFlight--);
+    },
+  };
+  return { publisher, state };
+}
+
+async function writeRows(db: Database, schema: string, orderIds: readonly string[]) {
+  return db.transaction(async (tx) => {
+    const ids: string[] = [];
+    for (const orderId of orderIds) {
+      const envelope = await writeOutboxEvent(
+        tx,
+        orderPlacedV1,
+        { orderId, amount: 1 },
+        {},
+        { schema, notifyChannel: false },
+      );
+      ids.push(envelope.messageId);
+    }
+    return ids;
+  });
+}
+
+interface BlipRun {
+  readonly db: Database;
+  readonly schema: string;
+  readonly publisher: Publisher;
+  /** Starts the fault: from now on no publish can complete. */
+  readonly holdBroker: () => Promise<void>;
+  /** Ends the fault after the k publishes started; resolves when the broker is reachable again. */
+  readonly blip: (inFlight: () => number) => Promise<void>;
+}
+
+/**
+ * Writes one row per aggregate while the broker is held, waits for k publishes in flight, blips,
+ * then writes a marker row and measures how long it takes to be published.
+ */
+async function measureRecovery(run: BlipRun, k: number): Promise<number> {
+  const { db, schema } = run;
+  const counting = countingPublisher(run.publisher);
+  const published = new Map<string, number>();
+  const relay = createOutboxRelay({
+    db,
+    schema,
+    notifyChannel: false,
+    pollIntervalMs: 100,
+    publisher: counting.publisher,
+    hooks: { onPublished: (message) => published.set(message.envelope.messageId, Date.now()) },
+  });
+  try {
+    await relay.start();
+    // One row first, published while the broker is healthy (connections open).
+    const [warm] = await writeRows(db, schema, ['warm-up']);
+    await waitFor('the warm-up row published', () => (published.has(warm!) ? true : undefined));
+    await run.holdBroker();
+    const rows = await writeRows(
+      db,
+      schema,
+      Array.from({ length: k }, (_, i) => `order-${i}`),
+    );
+    await waitFor(
+      `${k} publishes in flight`,
+      () => (counting.state.inFlight >= k ? true : undefined),
+      30_000,
+    );
+    await run.blip(() => counting.state.inFlight);
+    const backAt = Date.now();
+    const [marker] = await writeRows(db, schema, ['marker']);
+    await waitFor(
+      'the marker row published',
+      () => (published.has(marker!) ? true : undefined),
+      60_000,
+    );
+    const recoveryMs = published.get(marker!)! - backAt;
+    await waitFor(
+      'every row published',
+      () => (rows.every((id) => published.has(id)) ? true : undefined),
+      60_000,
+    );
+    const metrics = relay.metrics();
+    console.log(
+      `[relay-blip] ${k} in flight: ${metrics.unavailable} failed publishes, marker published ${recoveryMs} ms after the blip`,
+    );
+    // The blip was felt (publishes failed), nothing went DEAD, and the relay came back quickly.
+    expect(metrics.unavailable).toBeGreaterThan(0);
+    expect(metrics.dead).toBe(0);
+    return recoveryMs;
+  } finally {
+    await relay.stop({ timeoutMs: 5_000 });
+  }
+}
+
+describe('relay recovery after a broker blip: RabbitMQ (TCP fault proxy)', () => {
+  it.each(IN_FLIGHT)(
+    '%i rows in flight: publishing again within 5 s',
+    async (k) => {
+      const broker = await createTestBroker();
+      const pgSchema = await createTestSchema('evgen_relay_blip');
+      const proxy = await startFaultProxy({ targetPort: 5672 });
+      const connector = createAmqpConnector({
+        url: `amqp://guest:guest@127.0.0.1:${proxy.port}`,
+        connectionName: 'evgen relay blip',
+      });
+      try {
+        await broker.declare(SAMPLE_TOPOLOGY);
+        const db = postgresDatabase(pgSchema.pool);
+        await migrateOutbox(db, { schema: pgSchema.schema });
+        const confirmed = new ConfirmedPublisher(connector);
+        const recoveryMs = await measureRecovery(
+          {
+            db,
+            schema: pgSchema.schema,
+            publisher: rabbitRelayPublisher(
+              confirmed,
+              { [orderPlacedV1.eventType]: { exchange: 'order', routingKey: 'order.created' } },
+              { prefix: broker.prefix },
+            ),
+            holdBroker: async () => proxy.blackhole(),
+            blip: async () => {
+              await proxy.refuse();
+              proxy.dropAll();
+              await delay(300);
+              await proxy.restore();
+            },
+          },
+          k,
+        );
+        expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_LIMIT_MS);
+      } finally {
+        await connector.close().catch(() => undefined);
+        await proxy.close();
+        await broker.cleanup();
+        await pgSchema.drop();
+      }
+    },
+    120_000,
+  );
+});
+
+let kafkaBroker: ExtraKafkaBroker | undefined;
+
+describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', ({ create }) => {
+  beforeAll(async () => {
+    kafkaBroker ??= await startExtraKafkaBroker();
+  }, 180_000);
+
+  it.each(IN_FLIGHT)(
+    '%i rows in flight: publishing again within 5 s',
+    async (k) => {
+      const kafka = await createTestKafka(create, kafkaBroker!.brokers);
+      const pgSchema = await createTestSchema('evgen_relay_blip');
+      const pid = kafkaBroker!.pid()!;
+      let paused = false;
+      const producer = await create({ brokers: [kafkaBroker!.brokers] }).producer({
+        timeoutMs: 1_000,
+      });
+      try {
+        await kafka.createTopics([{ topic: 'orders', partitions: 6 }]);
+        const db = postgresDatabase(pgSchema.pool);
+        await migrateOutbox(db, { schema: pgSchema.schema });
+        const recoveryMs = await measureRecovery(
+          {
+            db,
+            schema: pgSchema.schema,
+            publisher: kafkaRelayPublisher(
+              producer,
+              { [orderPlacedV1.eventType]: { topic: 'orders' } },
+              { prefix: kafka.prefix },
+            ),
+            holdBroker: async () => {
+              if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
+              process.kill(pid, 'SIGSTOP');
+              paused = true;
+            },
+            blip: async (inFlight) => {
+              // Paused until every send in flight has failed its 1 s bound.
+              await waitFor('the sends in flight failed', () =>
+                inFlight() === 0 ? true : undefined,
+              );
+              await delay(300);
+              process.kill(pid, 'SIGCONT');
+              paused = false;
+            },
+          },
+          k,
+        );
+        expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_LIMIT_MS);
+      } finally {
+        if (paused && isKafkaProcess(pid)) process.kill(pid, 'SIGCONT');
+        await producer.close().catch(() => undefined);
+        await kafka.cleanup().catch(() => undefined);
+        await pgSchema.drop();
+      }
+    },
+    120_000,
+  );
+});
+
+afterAll(async () => {
+  await kafkaBroker?.destroy();
+}, 60_000);
