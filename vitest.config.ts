@@ -16,6 +16,7 @@ export default defineConfig({
       },
       { find: /^evgen-runtime\/kysely$/, replacement: src('runtime/kysely.ts') },
       { find: /^evgen-runtime\/knex$/, replacement: src('runtime/knex.ts') },
+      { find: /^evgen-runtime\/drizzle$/, replacement: src('runtime/drizzle.ts') },
       { find: /^evgen$/, replacement: src('index.ts') },
     ],
   },

@@ -42,6 +42,7 @@ const RUNTIME_ADAPTER_ENTRIES: Readonly<Record<string, string>> = {
   'platformatic-kafka': 'platformatic-kafka',
   kysely: 'kysely',
   knex: 'knex',
+  drizzle: 'drizzle',
 };
 /** Not imported by the runtime itself but by the validators.js files `evgen build` writes. */
 const GENERATED_CODE_IMPORTS = ['ajv', 'ajv-formats'];

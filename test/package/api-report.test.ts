@@ -26,6 +26,11 @@ const ENTRIES = [
     source: 'src/runtime/knex.ts',
     report: 'api-report/evgen-runtime-knex.txt',
   },
+  {
+    name: 'evgen-runtime/drizzle',
+    source: 'src/runtime/drizzle.ts',
+    report: 'api-report/evgen-runtime-drizzle.txt',
+  },
 ] as const;
 
 /** `name<TAB>value|type`, sorted, for every name the entry exports (re-exports followed). */
