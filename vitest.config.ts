@@ -17,6 +17,8 @@ export default defineConfig({
       { find: /^evgen-runtime\/kysely$/, replacement: src('runtime/kysely.ts') },
       { find: /^evgen-runtime\/knex$/, replacement: src('runtime/knex.ts') },
       { find: /^evgen-runtime\/drizzle$/, replacement: src('runtime/drizzle.ts') },
+      { find: /^evgen-runtime\/typeorm$/, replacement: src('runtime/typeorm.ts') },
+      { find: /^evgen-runtime\/prisma$/, replacement: src('runtime/prisma.ts') },
       { find: /^evgen$/, replacement: src('index.ts') },
     ],
   },

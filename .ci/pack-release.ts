@@ -43,6 +43,8 @@ const RUNTIME_ADAPTER_ENTRIES: Readonly<Record<string, string>> = {
   kysely: 'kysely',
   knex: 'knex',
   drizzle: 'drizzle',
+  typeorm: 'typeorm',
+  prisma: 'prisma',
 };
 /** Not imported by the runtime itself but by the validators.js files `evgen build` writes. */
 const GENERATED_CODE_IMPORTS = ['ajv', 'ajv-formats'];

@@ -31,6 +31,16 @@ const ENTRIES = [
     source: 'src/runtime/drizzle.ts',
     report: 'api-report/evgen-runtime-drizzle.txt',
   },
+  {
+    name: 'evgen-runtime/typeorm',
+    source: 'src/runtime/typeorm.ts',
+    report: 'api-report/evgen-runtime-typeorm.txt',
+  },
+  {
+    name: 'evgen-runtime/prisma',
+    source: 'src/runtime/prisma.ts',
+    report: 'api-report/evgen-runtime-prisma.txt',
+  },
 ] as const;
 
 /** `name<TAB>value|type`, sorted, for every name the entry exports (re-exports followed). */

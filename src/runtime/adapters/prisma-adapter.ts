@@ -1,0 +1,109 @@
+/**
+ * Prisma (client engine with a driver adapter such as `@prisma/adapter-pg`): the outbox row in
+ * an interactive transaction, and Prisma inside the inbox transaction.
+ *
+ *     await prisma.$transaction(async (tx) => {
+ *       await tx.order.create({ data: order });
+ *       await writeOrderCreatedV2(prismaTransaction(tx), payload);
+ *     });
+ */
+import type { Database, QueryResult, Transaction } from '../db/database.js';
+import {
+  OutsideTransactionError,
+  libraryDatabase,
+  libraryHandleOf,
+  libraryTransaction,
+} from './library-transaction.js';
+
+const LIBRARY = 'Prisma';
+
+/** What evgen uses of a Prisma client: its raw-SQL calls (`$1` parameters on PostgreSQL). */
+export interface PrismaRawClientLike {
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+}
+
+/** A full PrismaClient (it has `$connect`, which Prisma leaves out of a transaction client). */
+interface PrismaClientLike extends PrismaRawClientLike {
+  $connect(): Promise<void>;
+  $transaction<R>(
+    work: (tx: PrismaRawClientLike) => Promise<R>,
+    options?: PrismaTransactionOptions,
+  ): Promise<R>;
+}
+
+/** Options of an interactive transaction, passed to `prisma.$transaction` as they are. */
+export interface PrismaTransactionOptions {
+  readonly maxWait?: number;
+  readonly timeout?: number;
+  readonly isolationLevel?: string;
+}
+
+/** `never` for a full PrismaClient, so passing one where a transaction client belongs fails to compile. */
+export type NotAPrismaClient<T> = '$connect' extends keyof T ? never : unknown;
+
+/**
+ * Prisma's raw calls return either rows (`$queryRawUnsafe`) or a count (`$executeRawUnsafe`),
+ * never both: a statement that yields rows (SELECT, WITH … SELECT, … RETURNING) goes the first
+ * way and counts its rows, any other the second and returns no rows.
+ */
+const YIELDS_ROWS = /^\s*(?:SELECT|WITH|VALUES|SHOW)\b|\bRETURNING\b/i;
+
+async function run<R>(
+  client: PrismaRawClientLike,
+  text: string,
+  params: readonly unknown[],
+): Promise<QueryResult<R>> {
+  if (YIELDS_ROWS.test(text)) {
+    const rows = await client.$queryRawUnsafe<R[]>(text, ...params);
+    return { rows, rowCount: rows.length };
+  }
+  return { rows: [], rowCount: await client.$executeRawUnsafe(text, ...params) };
+}
+
+/**
+ * The `tx` of `prisma.$transaction(async (tx) => …)` as an evgen Transaction. The PrismaClient
+ * itself (which would autocommit) is refused at compile time (it has `$connect`, a transaction
+ * client has not) and at run time from JavaScript; Prisma itself refuses a transaction that
+ * already ended.
+ */
+export function prismaTransaction<T extends PrismaRawClientLike>(
+  tx: T & NotAPrismaClient<T>,
+): Transaction {
+  if ('$connect' in tx) {
+    throw new OutsideTransactionError(
+      'prismaTransaction: this PrismaClient is not a transaction, so the event would commit on its own: pass the tx of prisma.$transaction(async (tx) => …)',
+    );
+  }
+  return libraryTransaction(LIBRARY, tx, (text, params) => run(tx, text, params));
+}
+
+/**
+ * An evgen Database whose transactions are Prisma interactive transactions on `prisma` (with
+ * `options`, e.g. a `timeout` longer than Prisma's 5 s default for slow handlers): give it to a
+ * consumer (`createXConsumer({ db: prismaDatabase(prisma), … })`) and handlers write with
+ * `prismaOf<Prisma.TransactionClient>(ctx.tx)` inside the inbox transaction.
+ */
+export function prismaDatabase(
+  prisma: PrismaClientLike,
+  options?: PrismaTransactionOptions,
+): Database {
+  return libraryDatabase({
+    library: LIBRARY,
+    query: (text, params) => run(prisma, text, params),
+    transaction: (work) =>
+      prisma.$transaction(
+        (tx) => work(libraryTransaction(LIBRARY, tx, (text, params) => run(tx, text, params))),
+        options,
+      ),
+  });
+}
+
+/** The Prisma transaction client behind a `tx` opened by {@link prismaDatabase} (e.g. a handler's `ctx.tx`). */
+// The caller names its generated client's transaction type (`Prisma.TransactionClient`).
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
+export function prismaOf<TTransactionClient extends PrismaRawClientLike>(
+  tx: Transaction,
+): TTransactionClient {
+  return libraryHandleOf(LIBRARY, 'prismaDatabase', tx) as TTransactionClient;
+}
