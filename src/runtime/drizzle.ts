@@ -6,4 +6,4 @@ export {
   drizzleTransaction,
   type DrizzleTransactionOf,
 } from './adapters/drizzle-adapter.js';
-export { OutsideTransactionError } from './adapters/library-transaction.js';
+export { OutsideTransactionError } from './errors.js';

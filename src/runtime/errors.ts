@@ -69,6 +69,18 @@ export class NonRetryableError extends EvgenError {
   }
 }
 
+/**
+ * An evgen write was handed a connection or data-layer handle that is not inside an open
+ * transaction: it would have committed on its own, apart from the business rows. Nothing was
+ * written.
+ */
+export class OutsideTransactionError extends NonRetryableError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutsideTransactionError';
+  }
+}
+
 // SQLSTATE classes/codes that describe a transient condition: the same statement can succeed later.
 const RETRYABLE_SQLSTATE_PREFIXES = ['08', '53', '57P', '58'];
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '55P03']);

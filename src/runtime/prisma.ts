@@ -8,4 +8,4 @@ export {
   type PrismaRawClientLike,
   type PrismaTransactionOptions,
 } from './adapters/prisma-adapter.js';
-export { OutsideTransactionError } from './adapters/library-transaction.js';
+export { OutsideTransactionError } from './errors.js';

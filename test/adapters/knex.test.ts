@@ -1,5 +1,5 @@
 /**
- * `evgen-runtime/knex` on the real PostgreSQL: the shared data-layer contract, plus the
+ * `evgen-runtime/knex` on the real PostgreSQL and MariaDB: the shared data-layer contract, plus the
  * compile-time refusal of the knex instance.
  */
 import knexFactory from 'knex';
@@ -9,7 +9,7 @@ import { describeDataLayerAdapter } from './support/data-layer-contract.js';
 describeDataLayerAdapter('Knex', {
   async open(target) {
     const knex = knexFactory({
-      client: 'pg',
+      client: target.dialect === 'mariadb' ? 'mysql2' : 'pg',
       connection: target.url,
       pool: { min: 0, max: 4 },
     });

@@ -1,8 +1,10 @@
 /**
- * `evgen-runtime/kysely` on the real PostgreSQL: the shared data-layer contract, plus the
+ * `evgen-runtime/kysely` on the real PostgreSQL and MariaDB: the shared data-layer contract, plus the
  * compile-time refusal of a plain Kysely instance.
  */
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, MysqlDialect, PostgresDialect, type Dialect } from 'kysely';
+import { createPool } from 'mysql2';
+import pg from 'pg';
 import { kyselyDatabase, kyselyOf, kyselyTransaction } from 'evgen-runtime/kysely';
 import { describeDataLayerAdapter } from './support/data-layer-contract.js';
 
@@ -13,9 +15,11 @@ interface ServiceTables {
 
 describeDataLayerAdapter('Kysely', {
   async open(target) {
-    const db = new Kysely<ServiceTables>({
-      dialect: new PostgresDialect({ pool: target.newPool() }),
-    });
+    const dialect: Dialect =
+      target.dialect === 'mariadb'
+        ? new MysqlDialect({ pool: createPool({ uri: target.url, connectionLimit: 4 }) })
+        : new PostgresDialect({ pool: new pg.Pool({ connectionString: target.url, max: 4 }) });
+    const db = new Kysely<ServiceTables>({ dialect });
     return {
       inTransaction: (orderId, write) =>
         db.transaction().execute(async (trx) => {

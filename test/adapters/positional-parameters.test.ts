@@ -23,3 +23,13 @@ describe('splitAtParameters', () => {
     expect(splitAtParameters('SELECT 1')).toEqual({ pieces: ['SELECT 1'], parameters: [] });
   });
 });
+
+describe('splitAtParameters on MySQL', () => {
+  it('cuts at every ? in order, leaving ? inside strings, identifiers and comments as text', () => {
+    const text = "SELECT ?, 'it\\'s ?', \"?\", `a?` # ?\nFROM t -- ?\nWHERE a = ? /* ? */";
+    const split = splitAtParameters(text, 'mysql');
+    expect(split.parameters).toEqual([0, 1]);
+    expect(split.pieces.join('?')).toBe(text);
+    expect(split.pieces[0]).toBe('SELECT ');
+  });
+});

@@ -40,25 +40,29 @@ afterAll(async () => {
   await generated?.remove();
 });
 
-describeDataLayerAdapter('Prisma', {
-  async open(target) {
-    const PrismaClient = generated.module.PrismaClient as PrismaClientClass;
-    const prisma = new PrismaClient({
-      adapter: new PrismaPg({ connectionString: target.url, max: 4 }, { schema: target.schema }),
-    });
-    return {
-      inTransaction: (orderId, write) =>
-        prisma.$transaction(async (tx) => {
-          await tx.order.create({ data: { id: orderId } });
-          await write(prismaTransaction(tx));
-        }, TRANSACTION_OPTIONS),
-      // @ts-expect-error a PrismaClient is not a transaction client: refused at compile time
-      outsideTransaction: () => prismaTransaction(prisma),
-      database: prismaDatabase(prisma, TRANSACTION_OPTIONS),
-      async writeEffect(tx, orderId, sku) {
-        await prismaOf<TestTransactionClient>(tx).reservation.create({ data: { orderId, sku } });
-      },
-      close: () => prisma.$disconnect(),
-    };
+describeDataLayerAdapter(
+  'Prisma',
+  {
+    async open(target) {
+      const PrismaClient = generated.module.PrismaClient as PrismaClientClass;
+      const prisma = new PrismaClient({
+        adapter: new PrismaPg({ connectionString: target.url, max: 4 }, { schema: target.schema }),
+      });
+      return {
+        inTransaction: (orderId, write) =>
+          prisma.$transaction(async (tx) => {
+            await tx.order.create({ data: { id: orderId } });
+            await write(prismaTransaction(tx));
+          }, TRANSACTION_OPTIONS),
+        // @ts-expect-error a PrismaClient is not a transaction client: refused at compile time
+        outsideTransaction: () => prismaTransaction(prisma),
+        database: prismaDatabase(prisma, TRANSACTION_OPTIONS),
+        async writeEffect(tx, orderId, sku) {
+          await prismaOf<TestTransactionClient>(tx).reservation.create({ data: { orderId, sku } });
+        },
+        close: () => prisma.$disconnect(),
+      };
+    },
   },
-});
+  ['postgres'],
+); // MySQL/MariaDB through Prisma (@prisma/adapter-mariadb) is not covered

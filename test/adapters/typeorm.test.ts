@@ -1,5 +1,5 @@
 /**
- * `evgen-runtime/typeorm` on the real PostgreSQL: the shared data-layer contract with the
+ * `evgen-runtime/typeorm` on the real PostgreSQL and MariaDB: the shared data-layer contract with the
  * EntityManager of `dataSource.transaction()`, and the same with a QueryRunner.
  */
 import { DataSource, EntitySchema, type EntityManager } from 'typeorm';
@@ -34,12 +34,11 @@ async function openTypeorm(
     ? (dataSource: DataSource) => F
     : never,
 ): Promise<OpenedDataLayer> {
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url: target.url,
-    entities: [Order, Reservation],
-    extra: { max: 4 },
-  });
+  const dataSource = new DataSource(
+    target.dialect === 'mariadb'
+      ? { type: 'mariadb', url: target.url, entities: [Order, Reservation], poolSize: 4 }
+      : { type: 'postgres', url: target.url, entities: [Order, Reservation], extra: { max: 4 } },
+  );
   await dataSource.initialize();
   return {
     inTransaction: inTransaction(dataSource),

@@ -8,6 +8,8 @@
  */
 import type { Knex } from 'knex';
 import type { Database, QueryResult, Transaction } from '../db/database.js';
+import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
+import { driverResult } from './driver-result.js';
 import {
   OutsideTransactionError,
   libraryDatabase,
@@ -18,23 +20,27 @@ import { splitAtParameters } from './positional-parameters.js';
 
 const LIBRARY = 'Knex';
 
-interface PgResultLike {
-  readonly rows?: unknown[];
-  readonly rowCount?: number | null;
+/** Knex's MySQL clients (mysql, mysql2) speak evgen's MySQL; any other PostgreSQL. */
+function dialectOf(knex: Knex): SqlDialect {
+  return (knex.client as { dialect?: string }).dialect === 'mysql'
+    ? MYSQL_DIALECT
+    : POSTGRES_DIALECT;
 }
 
-/** Knex's raw() takes `?` placeholders: evgen's `$n` become `?`, a literal `?` is escaped. */
+/**
+ * Knex's raw() takes `?` placeholders: evgen's parameters become `?` in order of occurrence (a
+ * repeated `$n` repeats its value), any other `?` is escaped.
+ */
 async function run<R>(
   knex: Knex,
+  dialect: SqlDialect,
   text: string,
   params: readonly unknown[],
 ): Promise<QueryResult<R>> {
-  const { pieces, parameters } = splitAtParameters(text);
+  const { pieces, parameters } = splitAtParameters(text, dialect.name);
   const sql = pieces.map((piece) => piece.replaceAll('?', '\\?')).join('?');
   const bindings = parameters.map((index) => params[index]) as Knex.RawBinding[];
-  const result = await knex.raw<PgResultLike>(sql, bindings);
-  const rows = (result.rows ?? []) as R[];
-  return { rows, rowCount: result.rowCount ?? rows.length };
+  return driverResult<R>(dialect, await knex.raw<unknown>(sql, bindings));
 }
 
 /**
@@ -53,10 +59,11 @@ export function knexTransaction(trx: Knex.Transaction): Transaction {
       'knexTransaction: this knex instance is not a transaction, so the event would commit on its own: pass the trx of knex.transaction(async (trx) => …)',
     );
   }
+  const dialect = dialectOf(trx);
   return libraryTransaction(
     LIBRARY,
     trx,
-    (text, params) => run(trx, text, params),
+    (text, params) => run(trx, dialect, text, params),
     () => {
       if (trx.isCompleted()) {
         throw new OutsideTransactionError(
@@ -64,6 +71,7 @@ export function knexTransaction(trx: Knex.Transaction): Transaction {
         );
       }
     },
+    dialect,
   );
 }
 
@@ -73,9 +81,11 @@ export function knexTransaction(trx: Knex.Transaction): Transaction {
  * inside the inbox transaction.
  */
 export function knexDatabase(knex: Knex): Database {
+  const dialect = dialectOf(knex);
   return libraryDatabase({
     library: LIBRARY,
-    query: (text, params) => run(knex, text, params),
+    dialect,
+    query: (text, params) => run(knex, dialect, text, params),
     transaction: (work) => knex.transaction((trx) => work(knexTransaction(trx))),
   });
 }

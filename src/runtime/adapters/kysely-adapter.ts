@@ -6,8 +6,14 @@
  *       await writeOrderCreatedV2(kyselyTransaction(trx), payload);
  *     });
  */
-import { CompiledQuery, type Kysely, type Transaction as KyselyTransaction } from 'kysely';
+import {
+  CompiledQuery,
+  MysqlIntrospector,
+  type Kysely,
+  type Transaction as KyselyTransaction,
+} from 'kysely';
 import type { Database, QueryResult, Transaction } from '../db/database.js';
+import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import {
   OutsideTransactionError,
   libraryDatabase,
@@ -30,6 +36,11 @@ async function run<R>(
   };
 }
 
+/** Kysely's MysqlDialect (MySQL, MariaDB) speaks evgen's MySQL; any other dialect PostgreSQL. */
+function dialectOf(kysely: Kysely<unknown>): SqlDialect {
+  return kysely.introspection instanceof MysqlIntrospector ? MYSQL_DIALECT : POSTGRES_DIALECT;
+}
+
 /**
  * The `trx` of `db.transaction().execute(async (trx) => …)` (or a `startTransaction()`) as an
  * evgen Transaction. Only a Kysely `Transaction` type-checks; a plain `Kysely` instance (which
@@ -42,7 +53,13 @@ export function kyselyTransaction<DB>(trx: KyselyTransaction<DB>): Transaction {
     );
   }
   const kysely = trx as unknown as Kysely<unknown>;
-  return libraryTransaction(LIBRARY, trx, (text, params) => run(kysely, text, params));
+  return libraryTransaction(
+    LIBRARY,
+    trx,
+    (text, params) => run(kysely, text, params),
+    undefined,
+    dialectOf(kysely),
+  );
 }
 
 /**
@@ -54,6 +71,7 @@ export function kyselyDatabase<DB>(db: Kysely<DB>): Database {
   const kysely = db as unknown as Kysely<unknown>;
   return libraryDatabase({
     library: LIBRARY,
+    dialect: dialectOf(kysely),
     query: (text, params) => run(kysely, text, params),
     transaction: (work) => db.transaction().execute((trx) => work(kyselyTransaction(trx))),
   });

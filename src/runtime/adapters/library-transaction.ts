@@ -7,21 +7,12 @@
  */
 import type { Database, QueryResult, Queryable, Transaction } from '../db/database.js';
 import { POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
-import { NonRetryableError } from '../errors.js';
+import { OutsideTransactionError } from '../errors.js';
+
+export { OutsideTransactionError };
 
 /** Runs one statement of evgen's SQL (`$1`-style parameters) on the library's handle. */
 export type LibraryQuery = <R>(text: string, params: readonly unknown[]) => Promise<QueryResult<R>>;
-
-/**
- * An evgen write was handed something that is not an open transaction: it would have
- * committed on its own, apart from the business rows. Nothing was written.
- */
-export class OutsideTransactionError extends NonRetryableError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'OutsideTransactionError';
-  }
-}
 
 /** The library's transaction object behind each Transaction an adapter made, by library. */
 const origins = new WeakMap<Transaction, { readonly library: string; readonly handle: unknown }>();

@@ -12,6 +12,7 @@
  */
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { Database, QueryResult, Transaction } from '../db/database.js';
+import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import {
   OutsideTransactionError,
   libraryDatabase,
@@ -29,6 +30,12 @@ async function run<R>(
   const result = await runner.query(text, [...params], true);
   const rows = (result.records ?? []) as R[];
   return { rows, rowCount: result.affected ?? rows.length };
+}
+
+/** TypeORM's `mysql` and `mariadb` drivers speak evgen's MySQL; any other PostgreSQL. */
+function dialectOf(dataSource: DataSource): SqlDialect {
+  const type = dataSource.options.type;
+  return type === 'mysql' || type === 'mariadb' ? MYSQL_DIALECT : POSTGRES_DIALECT;
 }
 
 function isQueryRunner(handle: EntityManager | QueryRunner): handle is QueryRunner {
@@ -59,6 +66,7 @@ export function typeormTransaction(handle: EntityManager | QueryRunner): Transac
         throw refuse('this transaction already committed or rolled back');
       }
     },
+    dialectOf(runner.dataSource),
   );
 }
 
@@ -70,6 +78,7 @@ export function typeormTransaction(handle: EntityManager | QueryRunner): Transac
 export function typeormDatabase(dataSource: DataSource): Database {
   return libraryDatabase({
     library: LIBRARY,
+    dialect: dialectOf(dataSource),
     async query(text, params) {
       const runner = dataSource.createQueryRunner();
       try {

@@ -8,6 +8,7 @@
  * the type system refuses a call made outside one.
  */
 import { POSTGRES_DIALECT, type SqlDialect } from './sql-dialect.js';
+import { OutsideTransactionError } from '../errors.js';
 import { quoteIdentifier } from './sql-identifier.js';
 
 export interface QueryResult<R> {
@@ -70,6 +71,8 @@ interface PgQueryResultLike {
 }
 export interface PgClientLike {
   query(text: string, params?: unknown[]): Promise<PgQueryResultLike>;
+  /** `I` idle (no transaction), `T` in a transaction, `E` in a failed one (pg ≥ 8.12). */
+  getTransactionStatus?(): string | null;
   on(
     event: 'notification',
     listener: (message: { channel: string; payload?: string | undefined }) => void,
@@ -133,15 +136,36 @@ export function brandTransaction(
 }
 const brand = brandTransaction;
 
-/**
- * Wraps a node-postgres client on which the caller has already run BEGIN. evgen issues no
- * BEGIN/COMMIT on it: the caller's transaction decides what commits.
- */
-export function pgTransaction(client: PgClientLike): Transaction {
-  return brand({
+function pgQueryable(client: PgClientLike): Queryable {
+  return {
     dialect: POSTGRES_DIALECT,
     async query<R>(text: string, params?: readonly unknown[]) {
       return fromPgResult<R>(await client.query(text, params as unknown[] | undefined));
+    },
+  };
+}
+
+/**
+ * Wraps a node-postgres client on which the caller has already run BEGIN. evgen issues no
+ * BEGIN/COMMIT on it: the caller's transaction decides what commits. Each statement is refused
+ * unless the client is inside a transaction: node-postgres (≥ 8.12) reports the server's
+ * transaction state after every statement, so a client that never ran BEGIN (or already
+ * committed), or a Pool, which cannot tell, gets an OutsideTransactionError and writes nothing.
+ */
+export function pgTransaction(client: PgClientLike): Transaction {
+  const queryable = pgQueryable(client);
+  return brand({
+    dialect: POSTGRES_DIALECT,
+    async query<R>(text: string, params?: readonly unknown[]) {
+      const status = client.getTransactionStatus?.();
+      if (status !== 'T' && status !== 'E') {
+        throw new OutsideTransactionError(
+          status === 'I'
+            ? 'pgTransaction: this client is not inside a transaction, so the write would commit on its own: run BEGIN on it first (and write before COMMIT)'
+            : 'pgTransaction: pass a node-postgres Client or PoolClient (pg >= 8.12) on which you ran BEGIN; a Pool cannot tell whether it is inside a transaction',
+        );
+      }
+      return queryable.query<R>(text, params);
     },
   });
 }
@@ -204,7 +228,7 @@ export function postgresDatabase(
       try {
         await client.query('BEGIN');
         try {
-          const result = await work(pgTransaction(client));
+          const result = await work(brand(pgQueryable(client)));
           await client.query('COMMIT');
           return result;
         } catch (error) {

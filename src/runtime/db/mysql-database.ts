@@ -13,6 +13,7 @@ import {
   type Queryable,
   type Transaction,
 } from './database.js';
+import { OutsideTransactionError } from '../errors.js';
 import { listenLocally } from './local-notify.js';
 import { MYSQL_DIALECT } from './sql-dialect.js';
 import { checkIdentifier } from './sql-identifier.js';
@@ -53,9 +54,23 @@ function mysqlQueryable(connection: MysqlConnectionLike): Queryable {
  * Wraps a mysql2 connection on which the caller has already started a transaction. evgen issues
  * no START TRANSACTION/COMMIT on it: the caller's transaction decides what commits. There is no
  * commit hook, so relays in this process are not woken at once: they find the rows by polling.
+ * mysql2 keeps no transaction state, so each statement is preceded by a look at the server's
+ * `@@in_transaction` (one more round trip): outside a transaction it is refused.
  */
 export function mysqlTransaction(connection: MysqlConnectionLike): Transaction {
-  return brandTransaction(mysqlQueryable(connection));
+  const queryable = mysqlQueryable(connection);
+  return brandTransaction({
+    dialect: MYSQL_DIALECT,
+    async query<R>(text: string, params?: readonly unknown[]) {
+      const state = await queryable.query<{ open: unknown }>('SELECT @@in_transaction AS open');
+      if (Number(state.rows[0]?.open) !== 1) {
+        throw new OutsideTransactionError(
+          'mysqlTransaction: this connection is not inside a transaction, so the write would commit on its own: call beginTransaction() (or START TRANSACTION) first, and write before commit()',
+        );
+      }
+      return queryable.query<R>(text, params);
+    },
+  });
 }
 
 /**

@@ -1,24 +1,25 @@
 /**
- * One test body for every data-layer adapter (Kysely, Knex, Drizzle, TypeORM, raw drivers), run
- * against the real server: the outbox row commits and rolls back with the business row written
- * through the library, a handle that is not a transaction is refused, and a handler's effect
- * written through the library commits and rolls back with the inbox row.
+ * One test body for every data-layer adapter (Kysely, Knex, Drizzle, TypeORM, Prisma), run
+ * against the real servers, on each dialect the adapter supports: the outbox row commits and
+ * rolls back with the business row written through the library, a handle that is not a
+ * transaction is refused, and a handler's effect written through the library commits and rolls
+ * back with the inbox row.
  *
- * Each test gets its own schema holding a migrated outbox and inbox, an `orders` business table
- * and a `reservation` table for handler effects; the library connects with that schema as its
- * search_path.
+ * Each test gets its own schema (PostgreSQL) or database (MariaDB) holding a migrated outbox and
+ * inbox, an `orders` business table and a `reservation` table for handler effects; the library
+ * connects to it through `target.url`.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import pg from 'pg';
 import {
+  OutsideTransactionError,
   migrateInbox,
   migrateOutbox,
+  mysqlDatabase,
   postgresDatabase,
   type Database,
   type Transaction,
 } from 'evgen-runtime';
-import { OutsideTransactionError } from '../../../src/runtime/adapters/library-transaction.js';
 import { orderCreatedV2 } from '../../../generated/index.js';
 import {
   createInventoryServiceConsumer,
@@ -26,14 +27,23 @@ import {
 } from '../../../generated/consumers/inventory-service.js';
 import { writeOrderCreatedV2 } from '../../../generated/order/order-created/outbox.js';
 import type { OrderCreatedV2Payload } from '../../../generated/order/order-created/types.js';
-import { createTestSchema, type TestSchema } from '../../support/postgres.js';
+import { createMariadbDatabase } from '../../support/mariadb.js';
+import { createTestSchema } from '../../support/postgres.js';
 
-/** Where a library under test connects: a pool whose connections use the test's schema. */
+export type DataLayerDialect = 'postgres' | 'mariadb';
+
+/** Dialects on which evgen's inbox runs (the inbox tests of the contract run there). */
+const INBOX_DIALECTS: readonly DataLayerDialect[] = ['postgres'];
+
+/** Where a library under test connects. */
 export interface DataLayerTarget {
+  readonly dialect: DataLayerDialect;
+  /** The test's PostgreSQL schema or MariaDB database. */
   readonly schema: string;
-  /** A new `pg` pool on the schema (ended by the harness after the test). */
-  newPool(max?: number): pg.Pool;
-  /** `postgres://…?options=-c search_path=…` for libraries that take a URL. */
+  /**
+   * `postgres://…?options=-c search_path=<schema>` or `mysql://root@…/<database>`: the library
+   * opens (and closes) its own pool on it.
+   */
   readonly url: string;
 }
 
@@ -44,17 +54,63 @@ export interface OpenedDataLayer {
    * then calls `write` with the adapter's Transaction made from the library's transaction object.
    */
   inTransaction(orderId: string, write: (tx: Transaction) => Promise<void>): Promise<void>;
-  /** Calls the adapter with the library's non-transaction handle (a pool, an instance). */
+  /**
+   * Calls the adapter with the library's non-transaction handle (a pool, an instance, a
+   * connection without BEGIN); the adapter refuses it at once or at the first statement.
+   */
   outsideTransaction(): Transaction;
   /** evgen's Database over the library (its transactions are the library's), for the consumer. */
-  readonly database: Database;
+  readonly database?: Database;
   /** Inserts a `reservation` row through the library on the transaction behind a handler's ctx.tx. */
-  writeEffect(tx: Transaction, orderId: string, sku: string): Promise<void>;
+  writeEffect?(tx: Transaction, orderId: string, sku: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface DataLayerAdapterUnderTest {
   open(target: DataLayerTarget): Promise<OpenedDataLayer>;
+  /** `false` for raw-driver adapters, whose inbox side is evgen's own Database and `ctx.tx`. */
+  readonly inbox?: boolean;
+}
+
+/** The test's store, migrated, with the business tables; `admin` reads it directly. */
+interface TestStore {
+  readonly target: DataLayerTarget;
+  readonly admin: Database;
+  /** The n-th (1-based) bind parameter in the dialect's SQL. */
+  readonly param: (n: number) => string;
+  drop(): Promise<void>;
+}
+
+async function createTestStore(dialect: DataLayerDialect): Promise<TestStore> {
+  if (dialect === 'mariadb') {
+    const test = await createMariadbDatabase('evgen_datalayer');
+    const admin = mysqlDatabase(test.pool);
+    await migrateOutbox(admin);
+    await admin.query('CREATE TABLE orders (id char(36) PRIMARY KEY)');
+    await admin.query(
+      'CREATE TABLE reservation (order_id char(36) NOT NULL, sku varchar(64) NOT NULL)',
+    );
+    return {
+      target: { dialect, schema: test.schema, url: test.url },
+      admin,
+      param: () => '?',
+      drop: () => test.drop(),
+    };
+  }
+  const test = await createTestSchema('evgen_datalayer');
+  const admin = postgresDatabase(test.pool);
+  await migrateOutbox(admin);
+  await migrateInbox(admin);
+  await admin.query('CREATE TABLE orders (id uuid PRIMARY KEY)');
+  await admin.query('CREATE TABLE reservation (order_id uuid NOT NULL, sku text NOT NULL)');
+  const url = new URL(test.pool.options.connectionString!);
+  url.searchParams.set('options', `-c search_path=${test.schema}`);
+  return {
+    target: { dialect, schema: test.schema, url: url.toString() },
+    admin,
+    param: (n) => `$${n}`,
+    drop: () => test.drop(),
+  };
 }
 
 function orderPayload(orderId: string): OrderCreatedV2Payload {
@@ -71,30 +127,26 @@ function orderPayload(orderId: string): OrderCreatedV2Payload {
 
 class HandlerFailure extends Error {}
 
-export function describeDataLayerAdapter(name: string, adapter: DataLayerAdapterUnderTest): void {
-  describe(`${name} adapter on PostgreSQL`, () => {
-    let test: TestSchema;
+export function describeDataLayerAdapter(
+  name: string,
+  adapter: DataLayerAdapterUnderTest,
+  dialects: readonly DataLayerDialect[] = ['postgres', 'mariadb'],
+): void {
+  describe.each(dialects)(`${name} adapter on %s`, (dialect) => {
+    let store: TestStore;
     let admin: Database;
     let opened: OpenedDataLayer;
+    let p: (n: number) => string;
 
     beforeEach(async () => {
-      test = await createTestSchema('evgen_datalayer');
-      admin = postgresDatabase(test.pool);
-      await migrateOutbox(admin);
-      await migrateInbox(admin);
-      await admin.query('CREATE TABLE orders (id uuid PRIMARY KEY)');
-      await admin.query('CREATE TABLE reservation (order_id uuid NOT NULL, sku text NOT NULL)');
-      const url = new URL(test.pool.options.connectionString!);
-      url.searchParams.set('options', `-c search_path=${test.schema}`);
-      opened = await adapter.open({
-        schema: test.schema,
-        newPool: (max) => test.newPool(max),
-        url: url.toString(),
-      });
+      store = await createTestStore(dialect);
+      admin = store.admin;
+      p = store.param;
+      opened = await adapter.open(store.target);
     });
     afterEach(async () => {
       await opened?.close();
-      await test?.drop();
+      await store?.drop();
     });
 
     const count = async (sql: string, params: unknown[] = []) =>
@@ -106,9 +158,9 @@ export function describeDataLayerAdapter(name: string, adapter: DataLayerAdapter
       await opened.inTransaction(orderId, async (tx) => {
         messageId = (await writeOrderCreatedV2(tx, orderPayload(orderId))).messageId;
       });
-      expect(await count('SELECT count(*) AS n FROM orders WHERE id = $1', [orderId])).toBe(1);
+      expect(await count(`SELECT count(*) AS n FROM orders WHERE id = ${p(1)}`, [orderId])).toBe(1);
       const { rows } = await admin.query<{ status: string; aggregate_id: string }>(
-        'SELECT status, aggregate_id FROM outbox_event WHERE event_id = $1',
+        `SELECT status, aggregate_id FROM outbox_event WHERE event_id = ${p(1)}`,
         [messageId],
       );
       expect(rows).toEqual([{ status: 'READY', aggregate_id: orderId }]);
@@ -129,8 +181,10 @@ export function describeDataLayerAdapter(name: string, adapter: DataLayerAdapter
     });
 
     it('refuses a handle that is not a transaction, before anything is written', async () => {
-      expect(() => opened.outsideTransaction()).toThrow(OutsideTransactionError);
-      expect(() => opened.outsideTransaction()).toThrow(/not a transaction|outside a transaction/);
+      const attempt = async () =>
+        writeOrderCreatedV2(opened.outsideTransaction(), orderPayload(randomUUID()));
+      await expect(attempt()).rejects.toThrow(OutsideTransactionError);
+      await expect(attempt()).rejects.toThrow(/not a transaction|not inside a transaction/);
       expect(await count('SELECT count(*) AS n FROM outbox_event')).toBe(0);
     });
 
@@ -143,13 +197,15 @@ export function describeDataLayerAdapter(name: string, adapter: DataLayerAdapter
       expect(await count('SELECT count(*) AS n FROM outbox_event')).toBe(0);
     });
 
+    // Registered only where evgen's inbox runs (no skipped tests elsewhere).
+    if (adapter.inbox === false || !INBOX_DIALECTS.includes(dialect)) return;
     describe('inbox: a handler writes its effect through the library in the inbox transaction', () => {
       let fail: boolean;
       const handlers: InventoryServiceHandlers = {
         'order.OrderCancelled': { 1: async () => undefined },
         'order.OrderCreated': {
           2: async (envelope, ctx) => {
-            await opened.writeEffect(
+            await opened.writeEffect!(
               ctx.tx,
               envelope.payload.orderId,
               envelope.payload.lines[0]!.sku,
@@ -164,27 +220,27 @@ export function describeDataLayerAdapter(name: string, adapter: DataLayerAdapter
       });
 
       it('commits the effect with the inbox row; a redelivery is a duplicate with no second effect', async () => {
-        const consumer = createInventoryServiceConsumer({ db: opened.database, handlers });
+        const consumer = createInventoryServiceConsumer({ db: opened.database!, handlers });
         const orderId = randomUUID();
         const raw = Buffer.from(JSON.stringify(orderCreatedV2(orderPayload(orderId))));
         await expect(consumer.handle(raw)).resolves.toBe('handled');
         await expect(consumer.handle(raw)).resolves.toBe('duplicate');
         expect(
-          await count('SELECT count(*) AS n FROM reservation WHERE order_id = $1 AND sku = $2', [
-            orderId,
-            'SKU-1',
-          ]),
+          await count(
+            `SELECT count(*) AS n FROM reservation WHERE order_id = ${p(1)} AND sku = ${p(2)}`,
+            [orderId, 'SKU-1'],
+          ),
         ).toBe(1);
         expect(
           await count(
-            'SELECT count(*) AS n FROM inbox_message WHERE consumer = $1 AND processed_at IS NOT NULL',
+            `SELECT count(*) AS n FROM inbox_message WHERE consumer = ${p(1)} AND processed_at IS NOT NULL`,
             ['inventory-service'],
           ),
         ).toBe(1);
       });
 
       it('rolls the effect back with the inbox row, so a retry handles the message', async () => {
-        const consumer = createInventoryServiceConsumer({ db: opened.database, handlers });
+        const consumer = createInventoryServiceConsumer({ db: opened.database!, handlers });
         const orderId = randomUUID();
         const raw = Buffer.from(JSON.stringify(orderCreatedV2(orderPayload(orderId))));
         fail = true;
