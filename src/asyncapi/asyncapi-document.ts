@@ -5,7 +5,14 @@
  * headers), a send operation per channel and a receive operation per declared consumer and
  * subscribed event. Pure: catalog in, document out; the CLI writes it.
  */
-import type { Catalog, ConsumerDefinition, EventDefinition, JsonSchema } from '../catalog/model.js';
+import { kafkaEvents, rabbitEvents } from '../catalog/event-transports.js';
+import type {
+  Catalog,
+  ConsumerDefinition,
+  EventDefinition,
+  JsonSchema,
+  RabbitEventRoute,
+} from '../catalog/model.js';
 import { pointerSegment } from '../common/json-pointer.js';
 import { mapSchema } from '../schema/walk.js';
 import { compareStrings } from '../common/json-value.js';
@@ -130,8 +137,8 @@ function kafkaChannelKey(topic: string): string {
   return componentKey(`kafka.${topic}`);
 }
 
-function rabbitChannelKey(event: EventDefinition): string {
-  return componentKey(`rabbitmq.${event.rabbitmq.exchange}.${event.rabbitmq.routingKey}`);
+function rabbitChannelKey(route: RabbitEventRoute): string {
+  return componentKey(`rabbitmq.${route.exchange}.${route.routingKey}`);
 }
 
 function messageComponent(entry: MessageEntry): JsonObject {
@@ -183,7 +190,7 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
 
   // Kafka: one channel per topic, carrying every version of every event on it.
   const topics = new Map<string, MessageEntry[]>();
-  for (const event of events) {
+  for (const event of kafkaEvents(events)) {
     const list = topics.get(event.kafka.topic) ?? [];
     list.push(...versionsOf(event));
     topics.set(event.kafka.topic, list);
@@ -207,8 +214,8 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
     };
   }
   // RabbitMQ: one channel per event (exchange + routing key).
-  for (const event of events) {
-    const key = rabbitChannelKey(event);
+  for (const event of rabbitEvents(events)) {
+    const key = rabbitChannelKey(event.rabbitmq);
     const entries = versionsOf(event);
     channels[key] = {
       address: event.rabbitmq.routingKey,
@@ -246,8 +253,10 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
       if (event === undefined) continue;
       const entries = versionsOf(event);
       const transports: [string, string][] = [
-        ['kafka', kafkaChannelKey(event.kafka.topic)],
-        ['rabbitmq', rabbitChannelKey(event)],
+        ...(event.kafka ? [['kafka', kafkaChannelKey(event.kafka.topic)] as [string, string]] : []),
+        ...(event.rabbitmq
+          ? [['rabbitmq', rabbitChannelKey(event.rabbitmq)] as [string, string]]
+          : []),
       ];
       for (const [transport, key] of transports) {
         operations[componentKey(`${consumer.name}.receive.${eventType}.${transport}`)] = {

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { eventNames, pascalCase, versionNames } from '../common/naming.js';
 import type { LoadContext } from './load-context.js';
+import { kafkaEvents } from './event-transports.js';
 import type { EventDefinition } from './model.js';
 import { generatedNames } from './name-rules.js';
 import { displayPath } from './read-json-file.js';
@@ -59,6 +60,7 @@ export function checkCrossEventRules(
         hint: 'give each event its own "eventType"',
       });
     } else types.set(event.eventType, event);
+    if (event.rabbitmq === undefined) continue;
     const route = `${event.rabbitmq.exchange}\0${event.rabbitmq.routingKey}`;
     const sameRoute = routes.get(route);
     if (sameRoute !== undefined) {
@@ -81,8 +83,9 @@ function checkKafkaTopicSettings(events: readonly EventDefinition[], context: Lo
   const settings = ['partitions', 'retentionMs', 'cleanupPolicy'] as const;
   const eventJson = (event: EventDefinition) =>
     displayPath(join(context.root, event.dir, 'event.json'));
-  const declared = new Map<string, EventDefinition>();
-  for (const event of events) {
+  const declared = new Map<string, (typeof kafkaOnes)[number]>();
+  const kafkaOnes = kafkaEvents(events);
+  for (const event of kafkaOnes) {
     for (const setting of settings) {
       const value = event.kafka[setting];
       if (value === undefined) continue;

@@ -20,8 +20,10 @@ import {
   type CompatibilityPolicy,
   type EventOrdering,
   type KafkaEventTopic,
+  type RabbitEventRoute,
 } from './model.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
+import { seeReadme } from './readme-sections.js';
 
 /** event.json once it passed its metadata schema. */
 export interface EventJson {
@@ -31,9 +33,9 @@ export interface EventJson {
   compatibility?: CompatibilityMode;
   policy?: CompatibilityPolicy;
   eventType?: string;
-  kafka: KafkaEventTopic;
+  kafka?: KafkaEventTopic;
   ordering?: EventOrdering;
-  rabbitmq: { exchange: string; routingKey: string };
+  rabbitmq?: RabbitEventRoute;
 }
 
 /** The declared Kafka settings, without keys the file does not set. */
@@ -100,7 +102,7 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
       file,
       pointer: at,
       message: `missing required key "${key}"`,
-      hint: `add "${key}" (see the README, "Catalog format")`,
+      hint: `add "${key}" (${seeReadme('catalog')})`,
     };
   }
   if (error.keyword === 'enum' && at === '/compatibility') {
@@ -158,6 +160,6 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
       error.keyword === 'pattern'
         ? `${shown.trim()} contains characters that are not allowed here`
         : (error.message ?? `fails "${error.keyword}"`),
-    hint: hints[at] ?? 'see the README, "Catalog format"',
+    hint: hints[at] ?? seeReadme('catalog'),
   };
 }

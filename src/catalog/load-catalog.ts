@@ -241,9 +241,11 @@ async function loadEvent(
     aggregateId: meta.aggregateId,
     compatibility: meta.compatibility ?? 'FULL_TRANSITIVE',
     policy: meta.policy ?? 'evgen',
-    kafka: kafkaEventTopic(meta.kafka),
+    ...(meta.kafka === undefined ? {} : { kafka: kafkaEventTopic(meta.kafka) }),
     ...(meta.ordering === undefined ? {} : { ordering: meta.ordering }),
-    rabbitmq: { exchange: meta.rabbitmq.exchange, routingKey: meta.rabbitmq.routingKey },
+    ...(meta.rabbitmq === undefined
+      ? {}
+      : { rabbitmq: { exchange: meta.rabbitmq.exchange, routingKey: meta.rabbitmq.routingKey } }),
     dir: `${domain}/${name}`,
     versions,
   };

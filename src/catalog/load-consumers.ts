@@ -9,9 +9,11 @@ import { suggestion } from './did-you-mean.js';
 import { isHidden, refuseOddEntry, sortedEntries, unexpectedFile } from './folder-entries.js';
 import type { LoadContext } from './load-context.js';
 import { CONSUMER_JSON_KEYS } from './metadata-schemas.js';
-import type { ConsumerDefinition, EventDefinition } from './model.js';
+import { BROKER_TRANSPORTS, eventTransports } from './event-transports.js';
+import type { BrokerTransport, ConsumerDefinition, EventDefinition } from './model.js';
 import { CONSUMER_NAME } from './name-rules.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
+import { seeReadme } from './readme-sections.js';
 
 export async function listConsumerFiles(dir: string, context: LoadContext): Promise<string[]> {
   const files: string[] = [];
@@ -97,6 +99,7 @@ export async function loadConsumers(
         ),
       });
     });
+    if (ok) ok = sharesTransport(file, declared.subscribes, events, context);
     if (ok) {
       consumers.push({
         name,
@@ -107,4 +110,43 @@ export async function loadConsumers(
     }
   }
   return consumers.sort((a, b) => compareStrings(a.name, b.name));
+}
+
+const TRANSPORT_LABEL: Record<BrokerTransport, string> = { kafka: 'Kafka', rabbitmq: 'RabbitMQ' };
+
+/**
+ * A consumer runs over one broker, so the events it subscribes to must all be published on at
+ * least one common transport: one event only on Kafka and another only on RabbitMQ could never
+ * both reach it. Events on no broker at all (in-process only) constrain nothing.
+ */
+function sharesTransport(
+  file: string,
+  subscribes: readonly string[],
+  events: readonly EventDefinition[],
+  context: LoadContext,
+): boolean {
+  const subscribed = subscribes
+    .map((eventType, index) => ({ index, event: events.find((e) => e.eventType === eventType)! }))
+    .filter(({ event }) => eventTransports(event).length > 0);
+  const common = BROKER_TRANSPORTS.filter((transport) =>
+    subscribed.every(({ event }) => event[transport] !== undefined),
+  );
+  if (subscribed.length === 0 || common.length > 0) return true;
+  const first = subscribed[0]!;
+  const firstTransports = eventTransports(first.event);
+  const other = subscribed.find(({ event }) =>
+    firstTransports.every((transport) => event[transport] === undefined),
+  )!;
+  const on = (event: EventDefinition) =>
+    eventTransports(event)
+      .map((transport) => TRANSPORT_LABEL[transport])
+      .join(' and ');
+  context.problems.add({
+    code: 'consumer-transports-disjoint',
+    file,
+    pointer: `/subscribes/${other.index}`,
+    message: `subscribes to ${JSON.stringify(other.event.eventType)} (only on ${on(other.event)}) and ${JSON.stringify(first.event.eventType)} (only on ${on(first.event)}): no broker carries both`,
+    hint: `declare the missing transport block in one event's event.json, or split the consumer into one per broker (${seeReadme('transports')})`,
+  });
+  return false;
 }

@@ -36,7 +36,7 @@ export const eventJsonSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   type: 'object',
   additionalProperties: false,
-  required: ['description', 'aggregate', 'aggregateId', 'kafka', 'rabbitmq'],
+  required: ['description', 'aggregate', 'aggregateId'],
   properties: {
     $schema: { type: 'string' },
     description: { type: 'string', minLength: 1 },

@@ -41,6 +41,15 @@ export interface KafkaEventTopic {
   readonly cleanupPolicy?: KafkaCleanupPolicy;
 }
 
+/** Where an event is published on RabbitMQ. */
+export interface RabbitEventRoute {
+  readonly exchange: string;
+  readonly routingKey: string;
+}
+
+/** The broker transports an event.json can declare a block for. */
+export type BrokerTransport = 'kafka' | 'rabbitmq';
+
 export const COMPATIBILITY_POLICIES = ['evgen', 'confluent', 'confluent-lenient'] as const;
 export type CompatibilityPolicy = (typeof COMPATIBILITY_POLICIES)[number];
 
@@ -75,10 +84,12 @@ export interface EventDefinition {
   readonly aggregateId: string;
   readonly compatibility: CompatibilityMode;
   readonly policy: CompatibilityPolicy;
-  readonly kafka: KafkaEventTopic;
+  /** Absent: the event is not published on Kafka (a RabbitMQ-only or in-process event). */
+  readonly kafka?: KafkaEventTopic;
   /** Absent means `relaxed`. */
   readonly ordering?: EventOrdering;
-  readonly rabbitmq: { readonly exchange: string; readonly routingKey: string };
+  /** Absent: the event is not published on RabbitMQ (a Kafka-only or in-process event). */
+  readonly rabbitmq?: RabbitEventRoute;
   /** Folder of the event relative to the catalog root (`order/OrderCreated`). */
   readonly dir: string;
   /** Sorted by version, ascending. */

@@ -55,8 +55,8 @@ describe('AsyncAPI export', () => {
       .all()
       .map((channel) => channel.address())
       .sort();
-    const topics = [...new Set(catalog.events.map((e) => e.kafka.topic))];
-    const routingKeys = catalog.events.map((e) => e.rabbitmq.routingKey);
+    const topics = [...new Set(catalog.events.map((e) => e.kafka!.topic))];
+    const routingKeys = catalog.events.map((e) => e.rabbitmq!.routingKey);
     expect(addresses).toEqual([...topics, ...routingKeys].sort());
 
     const versions = catalog.events.flatMap((e) =>

@@ -2,8 +2,11 @@
  * Golden test cases in the style of sqlc: `test/golden/<case>/events/` is an input catalog,
  * `test/golden/<case>/expected/` the output committed beside it. One more case, `example`, is the
  * repository's own catalog: `events/` in, the committed `generated/` (every target) as expected
- * output, so the example is pinned without a second copy of it. `EVGEN_UPDATE=1 npx vitest run
- * test/golden` rewrites the expected folders from the current generator.
+ * output, so the example is pinned without a second copy of it. A case runs GOLDEN_TARGETS unless
+ * it holds an `evgen.config.json` whose `targets` say otherwise (the transport cases run every
+ * target, to pin what a Kafka-only or RabbitMQ-only catalog does and does not get).
+ * `EVGEN_UPDATE=1 npx vitest run test/golden` rewrites the expected folders from the current
+ * generator.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -43,10 +46,19 @@ export function expectedDir(name: string): string {
   return name === EXAMPLE_CASE ? join(REPO_DIR, 'generated') : join(GOLDEN_DIR, name, 'expected');
 }
 
+/** The targets a case runs: every one for the example, else its config's `targets` or GOLDEN_TARGETS. */
+export function caseTargets(name: string): readonly string[] | undefined {
+  if (name === EXAMPLE_CASE) return undefined;
+  const config = join(GOLDEN_DIR, name, 'evgen.config.json');
+  if (!existsSync(config)) return GOLDEN_TARGETS;
+  return (JSON.parse(readFileSync(config, 'utf8')) as { targets: string[] }).targets;
+}
+
 /** Runs loadCatalog + generate over a case's catalog (every target for the example, as `evgen build` does). */
 export async function buildCase(name: string): Promise<GeneratedFile[]> {
   const catalog = await loadCatalog(caseEventsDir(name));
-  return generate(catalog, allTargets, name === EXAMPLE_CASE ? {} : { targetNames: [...GOLDEN_TARGETS] });
+  const targets = caseTargets(name);
+  return generate(catalog, allTargets, targets === undefined ? {} : { targetNames: [...targets] });
 }
 
 /** Every file under `dir`, as output-relative `/`-separated paths, sorted. */

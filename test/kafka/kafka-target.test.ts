@@ -104,7 +104,7 @@ describe('kafka target', () => {
     expect(inventory.deadLetterTopic).toBe('inventory-service.dlt');
     expect(inventory.partitions).toBe(6);
     for (const event of example.catalog.events)
-      expect(kafkaRoutes[event.eventType]).toEqual({ topic: event.kafka.topic });
+      expect(kafkaRoutes[event.eventType]).toEqual({ topic: event.kafka!.topic });
     // Prefix and other tiers are deployment choices.
     const names = resolveKafkaTopics(kafkaTopology, { prefix: 'p.', tiers: [500] }).map(
       (t) => t.topic,

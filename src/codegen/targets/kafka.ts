@@ -15,6 +15,7 @@ import {
   type EventDefinition,
   type KafkaCleanupPolicy,
 } from '../../catalog/model.js';
+import { kafkaEvents } from '../../catalog/event-transports.js';
 import {
   DEFAULT_KAFKA_RETRY_TIERS_MS,
   kafkaConsumerTopics,
@@ -23,6 +24,7 @@ import { eventModuleDir, pascalCase, versionNames } from '../../common/naming.js
 import { renderTemplate } from '../render/index.js';
 import type { Target, TargetContext, TargetFile } from '../target.js';
 import { compareStrings } from '../../common/json-value.js';
+import { subscribedEvents } from './consumers.js';
 
 export const KAFKA_TOPICS_PATH = 'kafka/topics.ts';
 export const KAFKA_PRODUCERS_PATH = 'kafka/producers.ts';
@@ -56,7 +58,9 @@ export interface TopicSettings {
 /** One entry per topic: what its events declare (the loader refused conflicts), else defaults. */
 export function topicSettings(catalog: Catalog): Map<string, TopicSettings> {
   const topics = new Map<string, TopicSettings>();
-  const events = [...catalog.events].sort((a, b) => compareStrings(a.eventType, b.eventType));
+  const events = kafkaEvents(catalog.events).sort((a, b) =>
+    compareStrings(a.eventType, b.eventType),
+  );
   for (const event of events) {
     const { topic } = event.kafka;
     if (!topics.has(topic)) {
@@ -83,20 +87,22 @@ export function topicSettings(catalog: Catalog): Map<string, TopicSettings> {
 
 function renderTopics(catalog: Catalog, runtimeImport: string): TargetFile {
   const settings = topicSettings(catalog);
-  const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
-  const sources = catalog.events.map(eventJson);
+  const sources = kafkaEvents(catalog.events).map(eventJson);
+  // A consumer's Kafka subscriptions are those of its events that are on Kafka; a consumer of
+  // RabbitMQ-only events has no Kafka topics at all.
   const consumers = [...catalog.consumers]
     .sort((a, b) => compareStrings(a.name, b.name))
-    .map((consumer) => {
+    .map((consumer) => ({ consumer, events: kafkaEvents(subscribedEvents(catalog, consumer)) }))
+    .filter(({ events }) => events.length > 0)
+    .map(({ consumer, events }) => {
       sources.push(consumer.file);
-      const subscriptions = [...consumer.subscribes].sort(compareStrings).map((eventType) => {
-        const event = byType.get(eventType);
-        if (event === undefined)
-          throw new Error(
-            `consumer ${consumer.name} subscribes to unknown event type ${eventType}`,
-          );
-        return { eventType, topic: event.kafka.topic, ordering: event.ordering ?? 'relaxed' };
-      });
+      const subscriptions = events
+        .map((event) => ({
+          eventType: event.eventType,
+          topic: event.kafka.topic,
+          ordering: event.ordering ?? 'relaxed',
+        }))
+        .sort((a, b) => compareStrings(a.eventType, b.eventType));
       const names = kafkaConsumerTopics(consumer.name, DEFAULT_KAFKA_RETRY_TIERS_MS);
       return {
         name: consumer.name,
@@ -117,7 +123,9 @@ function renderTopics(catalog: Catalog, runtimeImport: string): TargetFile {
 }
 
 function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile {
-  const events = [...catalog.events].sort((a, b) => compareStrings(a.eventType, b.eventType));
+  const events = kafkaEvents(catalog.events).sort((a, b) =>
+    compareStrings(a.eventType, b.eventType),
+  );
   const imports = events.map((event) => ({
     path: relativeImport(KAFKA_PRODUCERS_PATH, `${eventModuleDir(event)}/envelope.js`),
     types: event.versions.map((v) => versionNames(event, v.version).envelopeType),
@@ -145,7 +153,8 @@ export const kafkaTarget: Target = {
   requires: ['envelopes'],
   readsSchemas: false,
   generate(context: TargetContext): readonly TargetFile[] {
-    if (context.catalog.events.length === 0) return [];
+    // Nothing to write when no event is published on Kafka (an empty or RabbitMQ-only catalog).
+    if (kafkaEvents(context.catalog.events).length === 0) return [];
     return [
       renderProducers(context.catalog, context.runtimeImport),
       renderTopics(context.catalog, context.runtimeImport),

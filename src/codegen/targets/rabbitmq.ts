@@ -8,11 +8,13 @@
  * Envelope types come from each event's `envelope.ts` (envelopes target).
  */
 import { posix } from 'node:path';
+import { rabbitEvents } from '../../catalog/event-transports.js';
 import type { Catalog, EventDefinition } from '../../catalog/model.js';
 import { eventModuleDir, eventNames, pascalCase } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target, TargetContext } from '../target.js';
 import { compareStrings } from '../../common/json-value.js';
+import { subscribedEvents } from './consumers.js';
 
 export const RABBITMQ_TOPOLOGY_PATH = 'rabbitmq/topology.ts';
 export const RABBITMQ_PUBLISHERS_PATH = 'rabbitmq/publishers.ts';
@@ -32,27 +34,26 @@ function relativeImport(fromFile: string, toFile: string): string {
 }
 
 function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
-  const byType = new Map(catalog.events.map((event) => [event.eventType, event]));
-  const sources = catalog.events.map(eventJson);
+  const events = rabbitEvents(catalog.events);
+  const sources = events.map(eventJson);
+  // A consumer's bindings are those of its events that are on RabbitMQ; a consumer of
+  // Kafka-only events gets no queue at all.
   const consumers = [...catalog.consumers]
     .sort((a, b) => compareStrings(a.name, b.name))
-    .map((consumer) => {
+    .map((consumer) => ({ consumer, events: rabbitEvents(subscribedEvents(catalog, consumer)) }))
+    .filter(({ events: subscribed }) => subscribed.length > 0)
+    .map(({ consumer, events: subscribed }) => {
       sources.push(consumer.file);
-      const subscriptions = [...consumer.subscribes].sort(compareStrings).map((eventType) => {
-        const event = byType.get(eventType);
-        if (event === undefined)
-          throw new Error(
-            `consumer ${consumer.name} subscribes to unknown event type ${eventType}`,
-          );
-        return {
-          eventType,
+      const subscriptions = subscribed
+        .map((event) => ({
+          eventType: event.eventType,
           exchange: event.rabbitmq.exchange,
           routingKey: event.rabbitmq.routingKey,
-        };
-      });
+        }))
+        .sort((a, b) => compareStrings(a.eventType, b.eventType));
       return { name: consumer.name, subscriptions };
     });
-  const exchanges = [...new Set(catalog.events.map((event) => event.rabbitmq.exchange))].sort(
+  const exchanges = [...new Set(events.map((event) => event.rabbitmq.exchange))].sort(
     compareStrings,
   );
   const body = renderTemplate('rabbitmq-topology', { runtimeImport, exchanges, consumers });
@@ -60,7 +61,8 @@ function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
 }
 
 function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile {
-  const events = [...catalog.events]
+  const published = rabbitEvents(catalog.events);
+  const events = [...published]
     .sort((a, b) => compareStrings(a.eventType, b.eventType))
     .map((event) => ({
       eventType: event.eventType,
@@ -71,7 +73,7 @@ function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile {
       importPath: relativeImport(RABBITMQ_PUBLISHERS_PATH, `${eventModuleDir(event)}/envelope.js`),
     }));
   const body = renderTemplate('rabbitmq-publishers', { runtimeImport, events });
-  return { path: RABBITMQ_PUBLISHERS_PATH, body, sources: catalog.events.map(eventJson) };
+  return { path: RABBITMQ_PUBLISHERS_PATH, body, sources: published.map(eventJson) };
 }
 
 export const rabbitmqTarget: Target = {
@@ -79,7 +81,8 @@ export const rabbitmqTarget: Target = {
   requires: ['envelopes'],
   readsSchemas: false,
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
-    if (context.catalog.events.length === 0) return [];
+    // Nothing to write when no event is published on RabbitMQ (an empty or Kafka-only catalog).
+    if (rabbitEvents(context.catalog.events).length === 0) return [];
     return [
       renderPublishers(context.catalog, context.runtimeImport),
       renderTopology(context.catalog, context.runtimeImport),

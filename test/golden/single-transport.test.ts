@@ -1,0 +1,218 @@
+/**
+ * The Kafka-only and RabbitMQ-only golden catalogs (`kafka-only/`, `rabbitmq-only/`): event.json
+ * files with one transport block each. Their committed output has nothing of the other broker,
+ * type-checks (generated-code.test.ts covers every golden case) and runs end to end on its own
+ * broker: outbox writer → relay → broker → generated inbox-guarded consumer, on the real
+ * PostgreSQL, Kafka (both adapters) and RabbitMQ.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  ConfirmedPublisher,
+  createConsumerRunner,
+  createKafkaConsumerRunner,
+  createOutboxRelay,
+  kafkaConsumerRoutes,
+  kafkaRelayPublisher,
+  migrateInbox,
+  migrateOutbox,
+  postgresDatabase,
+  rabbitRelayPublisher,
+  type ConsumerRunnerEvent,
+  type Database,
+  type Publisher,
+} from 'evgen/runtime';
+import { expectedDir, listFiles, readExpected } from './golden-support.js';
+import { createTestSchema, type TestSchema } from '../support/postgres.js';
+import { createTestKafka, KAFKA_CLIENTS, waitFor } from '../support/kafka/test-kafka.js';
+import { createTestBroker } from '../support/rabbitmq.js';
+import { createLoyaltyAnalyticsConsumer } from './kafka-only/expected/consumers/loyalty-analytics.js';
+import { ensureKafkaTopics, kafkaTopology } from './kafka-only/expected/kafka/topics.js';
+import { kafkaRoutes } from './kafka-only/expected/kafka/producers.js';
+import { writePointsAwardedV1 } from './kafka-only/expected/loyalty/points-awarded/outbox.js';
+import { writePointsRedeemedV1 } from './kafka-only/expected/loyalty/points-redeemed/outbox.js';
+import { createNotificationServiceConsumer } from './rabbitmq-only/expected/consumers/notification-service.js';
+import { rabbitRoutes } from './rabbitmq-only/expected/rabbitmq/publishers.js';
+import { rabbitTopology } from './rabbitmq-only/expected/rabbitmq/topology.js';
+import { writeShipmentDeliveredV1 } from './rabbitmq-only/expected/shipment/shipment-delivered/outbox.js';
+import { writeShipmentDispatchedV1 } from './rabbitmq-only/expected/shipment/shipment-dispatched/outbox.js';
+
+describe('single-transport catalogs generate nothing for the broker they do not use', () => {
+  it.each([
+    ['kafka-only', 'kafka', 'rabbitmq'],
+    ['rabbitmq-only', 'rabbitmq', 'kafka'],
+  ])('%s', (name, own, other) => {
+    const files = listFiles(expectedDir(name));
+    expect(files.filter((file) => file.startsWith(`${own}/`))).toHaveLength(2);
+    expect(files.filter((file) => file.startsWith(`${other}/`))).toEqual([]);
+    const envelopes = files.filter((file) => file.endsWith('/envelope.ts'));
+    expect(envelopes).toHaveLength(2);
+    for (const file of envelopes) {
+      const descriptor = readExpected(name, file);
+      expect(descriptor).toContain(`  ${own}: {`);
+      expect(descriptor).not.toContain(`  ${other}: {`);
+    }
+  });
+});
+
+/** A schema with the outbox and inbox tables and an `effect` table the handlers write to. */
+async function database(): Promise<{ pg: TestSchema; db: Database }> {
+  const pg = await createTestSchema('evgen_single_transport');
+  const db = postgresDatabase(pg.pool);
+  await migrateOutbox(db, { schema: pg.schema });
+  await migrateInbox(db, { schema: pg.schema });
+  await pg.pool.query(
+    `CREATE TABLE "${pg.schema}".effect (message_id text PRIMARY KEY, event_type text NOT NULL)`,
+  );
+  return { pg, db };
+}
+
+/** The handler body of every test consumer: one effect row per handled message. */
+function recordEffect(schema: string) {
+  return async (
+    envelope: { messageId: string; eventType: string },
+    ctx: { tx: { query(sql: string, params: unknown[]): Promise<unknown> } },
+  ) => {
+    await ctx.tx.query(`INSERT INTO "${schema}".effect VALUES ($1, $2)`, [
+      envelope.messageId,
+      envelope.eventType,
+    ]);
+  };
+}
+
+async function effects(pg: TestSchema): Promise<{ message_id: string; event_type: string }[]> {
+  const { rows } = await pg.pool.query<{ message_id: string; event_type: string }>(
+    `SELECT message_id, event_type FROM "${pg.schema}".effect ORDER BY message_id`,
+  );
+  return rows;
+}
+
+function relay(db: Database, pg: TestSchema, publisher: Publisher) {
+  return createOutboxRelay({ db, publisher, schema: pg.schema, notifyChannel: false });
+}
+
+const byId = (a: { message_id: string }, b: { message_id: string }) =>
+  a.message_id < b.message_id ? -1 : 1;
+
+describe.each(KAFKA_CLIENTS)('Kafka-only catalog on the real broker: $name', ({ create }) => {
+  it('outbox → relay → Kafka → generated consumer handles each event once', async () => {
+    const kafka = await createTestKafka(create);
+    const { pg, db } = await database();
+    const client = create({ brokers: [kafka.brokers] });
+    const producer = await client.producer();
+    const options = { prefix: kafka.prefix, tiers: [200] };
+    const runner = createKafkaConsumerRunner({
+      client,
+      routes: kafkaConsumerRoutes(kafkaTopology, 'loyalty-analytics', options),
+      handler: createLoyaltyAnalyticsConsumer({
+        db,
+        inbox: { schema: pg.schema },
+        handlers: {
+          'loyalty.PointsAwarded': { 1: recordEffect(pg.schema) },
+          'loyalty.PointsRedeemed': { 1: recordEffect(pg.schema) },
+        },
+      }),
+    });
+    try {
+      const ensured = await ensureKafkaTopics(client, options);
+      for (const topic of ensured.created) kafka.track('topic', topic);
+      kafka.track('group', kafkaConsumerRoutes(kafkaTopology, 'loyalty-analytics', options).groupId);
+      await runner.start();
+      const accountId = randomUUID();
+      const written = await db.transaction(async (tx) => [
+        await writePointsAwardedV1(tx, { accountId, points: 50, reason: 'purchase' }, {}, {
+          schema: pg.schema,
+          notifyChannel: false,
+        }),
+        await writePointsRedeemedV1(tx, { accountId, points: 20, rewardId: 'mug' }, {}, {
+          schema: pg.schema,
+          notifyChannel: false,
+        }),
+      ]);
+      const sent = await relay(
+        db,
+        pg,
+        kafkaRelayPublisher(producer, kafkaRoutes, { prefix: kafka.prefix }),
+      ).runOnce();
+      expect(sent.published).toBe(2);
+      await waitFor('both handled', () => (runner.metrics().handled === 2 ? true : undefined));
+      expect(await effects(pg)).toEqual(
+        written
+          .map((e) => ({ message_id: e.messageId, event_type: e.eventType }))
+          .sort(byId),
+      );
+      expect(runner.metrics()).toMatchObject({ deadLettered: 0, retried: 0 });
+    } finally {
+      await runner.stop();
+      await producer.close();
+      await kafka.cleanup();
+      await pg.drop();
+    }
+  });
+});
+
+describe('RabbitMQ-only catalog on the real broker', () => {
+  it('outbox → relay → RabbitMQ → generated consumer handles each event once', async () => {
+    const broker = await createTestBroker();
+    const { pg, db } = await database();
+    const confirmed = new ConfirmedPublisher(broker.connection);
+    const events: ConsumerRunnerEvent[] = [];
+    try {
+      const topology = await broker.declare(rabbitTopology, { tiers: [100] });
+      const runner = createConsumerRunner({
+        connection: broker.connection,
+        routes: topology.consumers['notification-service']!,
+        handler: createNotificationServiceConsumer({
+          db,
+          inbox: { schema: pg.schema },
+          handlers: {
+            'shipment.ShipmentDispatched': { 1: recordEffect(pg.schema) },
+            'shipment.ShipmentDelivered': { 1: recordEffect(pg.schema) },
+          },
+        }),
+        onEvent: (event) => events.push(event),
+      });
+      await runner.start();
+      try {
+        const shipmentId = randomUUID();
+        const written = await db.transaction(async (tx) => [
+          await writeShipmentDispatchedV1(
+            tx,
+            { shipmentId, carrier: 'DHL', dispatchedAt: new Date().toISOString() },
+            {},
+            { schema: pg.schema, notifyChannel: false },
+          ),
+          await writeShipmentDeliveredV1(
+            tx,
+            { shipmentId, deliveredAt: new Date().toISOString() },
+            {},
+            { schema: pg.schema, notifyChannel: false },
+          ),
+        ]);
+        const sent = await relay(
+          db,
+          pg,
+          rabbitRelayPublisher(confirmed, rabbitRoutes, { prefix: broker.prefix }),
+        ).runOnce();
+        expect(sent.published).toBe(2);
+        await waitFor('both handled', () =>
+          events.filter((e) => e.type === 'handled').length === 2 ? true : undefined,
+        );
+        expect(await effects(pg)).toEqual(
+          written
+            .map((e) => ({ message_id: e.messageId, event_type: e.eventType }))
+            .sort(byId),
+        );
+        expect(events.filter((e) => e.type === 'dead-lettered' || e.type === 'retried')).toEqual(
+          [],
+        );
+      } finally {
+        await runner.stop();
+      }
+    } finally {
+      await confirmed.close();
+      await broker.cleanup();
+      await pg.drop();
+    }
+  });
+});
