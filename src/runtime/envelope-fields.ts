@@ -44,7 +44,7 @@ const optionalString = (name: string): EnvelopeField => ({
 
 const MESSAGE_ID_FIELD = requiredString('messageId', {
   keyword: 'format',
-  message: 'must be a UUID',
+  message: 'must be a UUID in canonical text form (8-4-4-4-12 hex digits, any version or case)',
   test: (v) => isUuid(v as string),
 });
 export const OCCURRED_AT_FIELD = requiredString('occurredAt', {
