@@ -10,7 +10,13 @@ import { isHidden, refuseOddEntry, sortedEntries, unexpectedFile } from './folde
 import type { LoadContext } from './load-context.js';
 import { CONSUMER_JSON_KEYS } from './metadata-schemas.js';
 import { BROKER_TRANSPORTS, eventTransports } from './event-transports.js';
-import type { BrokerTransport, ConsumerDefinition, EventDefinition } from './model.js';
+import {
+  CONSUMER_IN_ORDER_MODES,
+  type BrokerTransport,
+  type ConsumerDefinition,
+  type ConsumerInOrderMode,
+  type EventDefinition,
+} from './model.js';
 import { CONSUMER_NAME } from './name-rules.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
 import { seeReadme } from './readme-sections.js';
@@ -65,7 +71,7 @@ export async function loadConsumers(
                 hint: suggestion(
                   unknownKey,
                   CONSUMER_JSON_KEYS,
-                  'remove it; allowed keys: description, subscribes',
+                  `remove it; allowed keys: ${CONSUMER_JSON_KEYS.filter((k) => k !== '$schema').join(', ')}`,
                 ),
               }
             : {
@@ -76,13 +82,20 @@ export async function loadConsumers(
                   error.keyword === 'required'
                     ? `missing required key "${String(params.missingProperty)}"`
                     : (error.message ?? error.keyword),
-                hint: 'a consumer file is {"description": "...", "subscribes": ["<domain>.<EventName>", ...]}',
+                hint:
+                  error.instancePath === '/inOrder'
+                    ? `use one of ${CONSUMER_IN_ORDER_MODES.join(', ')} (${seeReadme('ordering')})`
+                    : 'a consumer file is {"description": "...", "subscribes": ["<domain>.<EventName>", ...]}',
               },
         );
       }
       continue;
     }
-    const declared = read.value as { description: string; subscribes: string[] };
+    const declared = read.value as {
+      description: string;
+      subscribes: string[];
+      inOrder?: ConsumerInOrderMode;
+    };
     declared.subscribes.forEach((eventType, index) => {
       if (eventTypes.includes(eventType)) return;
       ok = false;
@@ -100,12 +113,15 @@ export async function loadConsumers(
       });
     });
     if (ok) ok = sharesTransport(file, declared.subscribes, events, context);
+    if (ok && declared.inOrder === 'every-version')
+      ok = everyVersionArrives(file, declared.subscribes, events, context);
     if (ok) {
       consumers.push({
         name,
         description: declared.description,
         file: `_consumers/${name}.json`,
         subscribes: [...declared.subscribes].sort(compareStrings),
+        ...(declared.inOrder === undefined ? {} : { inOrder: declared.inOrder }),
       });
     }
   }
@@ -149,4 +165,39 @@ function sharesTransport(
     hint: `declare the missing transport block in one event's event.json, or split the consumer into one per broker (${seeReadme('transports')})`,
   });
   return false;
+}
+
+/**
+ * `"inOrder": "every-version"` applies each version of an aggregate right after the one before.
+ * Over RabbitMQ only the subscribed routing keys arrive, so a consumer of some of an aggregate's
+ * event types would wait for ever on the versions carried by the others (every later version a
+ * gap). Refused there unless it subscribes to all of them; Kafka hands every record of the
+ * aggregate's partition to the consumer, so skipped ones still advance the version.
+ */
+function everyVersionArrives(
+  file: string,
+  subscribes: readonly string[],
+  events: readonly EventDefinition[],
+  context: LoadContext,
+): boolean {
+  const subscribed = new Set(subscribes);
+  const overRabbit = events.filter((e) => subscribed.has(e.eventType) && e.rabbitmq !== undefined);
+  const aggregates = [...new Set(overRabbit.map((e) => e.aggregate))].sort(compareStrings);
+  let ok = true;
+  for (const aggregate of aggregates) {
+    const missing = events
+      .filter((e) => e.aggregate === aggregate && !subscribed.has(e.eventType))
+      .map((e) => e.eventType)
+      .sort(compareStrings);
+    if (missing.length === 0) continue;
+    ok = false;
+    context.problems.add({
+      code: 'consumer-in-order-gaps',
+      file,
+      pointer: '/inOrder',
+      message: `applies ${aggregate} events in every-version order over RabbitMQ but does not subscribe to ${missing.map((t) => JSON.stringify(t)).join(', ')}: their versions never arrive, so each later version of the ${aggregate} would wait as a gap`,
+      hint: `set "inOrder": "allow-gaps" (newer versions apply, older ones are skipped), subscribe to every ${aggregate} event, or publish them on Kafka only (no "rabbitmq" block), where skipped records still advance the version (${seeReadme('ordering')})`,
+    });
+  }
+  return ok;
 }

@@ -4,6 +4,7 @@
  */
 import {
   COMPATIBILITY_MODES,
+  CONSUMER_IN_ORDER_MODES,
   COMPATIBILITY_POLICIES,
   EVENT_ORDERINGS,
   KAFKA_CLEANUP_POLICIES,
@@ -73,7 +74,7 @@ export const eventJsonSchema = {
   },
 } as const;
 
-export const CONSUMER_JSON_KEYS = ['$schema', 'description', 'subscribes'] as const;
+export const CONSUMER_JSON_KEYS = ['$schema', 'description', 'subscribes', 'inOrder'] as const;
 
 export const consumerJsonSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
@@ -89,5 +90,6 @@ export const consumerJsonSchema = {
       uniqueItems: true,
       items: { type: 'string', minLength: 1 },
     },
+    inOrder: { enum: [...CONSUMER_IN_ORDER_MODES] },
   },
 } as const;

@@ -97,6 +97,16 @@ export interface EventDefinition {
 }
 
 /**
+ * How a consumer's handlers use `ctx.inOrder`, declared so that the build can check it against
+ * the consumer's subscriptions. `every-version`: each version of an aggregate is applied right
+ * after the one before, a missing one waits (needs every version to arrive). `allow-gaps`: any
+ * newer version applies and older ones are skipped as stale (the generated consumer sets the
+ * runtime's `ordering.allowGaps`).
+ */
+export const CONSUMER_IN_ORDER_MODES = ['every-version', 'allow-gaps'] as const;
+export type ConsumerInOrderMode = (typeof CONSUMER_IN_ORDER_MODES)[number];
+
+/**
  * A service that consumes events, declared in `events/_consumers/<name>.json`. Inbox dispatch,
  * handler stubs and broker queues are generated per consumer.
  */
@@ -108,6 +118,8 @@ export interface ConsumerDefinition {
   readonly file: string;
   /** Event types it handles (`order.OrderCreated`), sorted. */
   readonly subscribes: readonly string[];
+  /** How its handlers use `ctx.inOrder`; absent = not declared (nothing is checked). */
+  readonly inOrder?: ConsumerInOrderMode;
 }
 
 export interface Catalog {

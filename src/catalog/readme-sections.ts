@@ -6,6 +6,7 @@
 export const README_SECTIONS = {
   catalog: 'Catalog and `evgen build`',
   transports: 'Transports per event: Kafka-only and RabbitMQ-only catalogs',
+  ordering: 'Per-aggregate order of a consumer: `inOrder`',
 } as const;
 
 export type ReadmeSection = keyof typeof README_SECTIONS;

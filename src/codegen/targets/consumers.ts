@@ -114,6 +114,7 @@ function renderConsumer(
     // Only consumers of multi-version events import `Upcaster` and get a non-empty table type.
     hasUpcasters: eventContexts.some((event) => event.upcasters.length > 0),
     exampleUpcaster: upcasterKey(1),
+    allowGaps: consumer.inOrder === 'allow-gaps',
     ...names,
   });
   return { path, body, sources };

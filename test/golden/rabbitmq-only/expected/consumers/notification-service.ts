@@ -75,6 +75,7 @@ export function createNotificationServiceConsumer(
       // TypeScript refuses (TS2590) for consumers of about a thousand event versions.
       descriptors: [shipmentDeliveredV1Descriptor, shipmentDispatchedV1Descriptor] as const,
     },
-    options,
+    // Declared "inOrder": "allow-gaps": ctx.inOrder applies any newer version, skips older ones.
+    { ...options, ordering: { allowGaps: true, ...options.ordering } },
   );
 }
