@@ -3,7 +3,12 @@
  * `--config`). Folders in it are relative to the config file; command-line flags override it.
  *
  *   { "events": "events", "out": "generated", "handlers": "handlers", "targets": ["types", …],
- *     "runtimeImport": "evgen-runtime", "naming": { "eventType": "{domain}.{EventName}" } }
+ *     "runtimeImport": "evgen-runtime", "naming": { "eventType": "{domain}.{EventName}" },
+ *     "prefix": "prod.", "kafkaTiers": [1000, 10000, 60000] }
+ *
+ * `prefix` and `kafkaTiers` are how the services deploy the topology (the prefix of every queue,
+ * exchange and topic; the Kafka consumers' retry tiers): the operator commands read them here so
+ * that nobody repeats them by hand.
  */
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -29,6 +34,10 @@ export interface EvgenConfig {
   readonly handlers: string;
   /** Template of default event type strings (`naming.eventType`). */
   readonly eventTypeFormat: string;
+  /** The topology prefix the services deploy with (`prefix`); undefined when not set. */
+  readonly prefix: string | undefined;
+  /** The Kafka consumers' retry tiers in ms, ascending (`kafkaTiers`); undefined = the default. */
+  readonly kafkaTiers: readonly number[] | undefined;
   /** The config file that was read, if any. */
   readonly file: string | undefined;
 }
@@ -41,10 +50,20 @@ export interface ConfigFlags {
   readonly handlers?: string;
 }
 
-const CONFIG_KEYS = ['$schema', 'events', 'out', 'handlers', 'targets', 'runtimeImport', 'naming'];
+const CONFIG_KEYS = [
+  '$schema',
+  'events',
+  'out',
+  'handlers',
+  'targets',
+  'runtimeImport',
+  'naming',
+  'prefix',
+  'kafkaTiers',
+];
 
 const EXAMPLE_CONFIG =
-  '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen-runtime", "naming": {"eventType": "{domain}.{EventName}"}}';
+  '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen-runtime", "naming": {"eventType": "{domain}.{EventName}"}, "prefix": "", "kafkaTiers": [1000, 10000, 60000]}';
 
 /** What each key is, said when its value is wrong. */
 const KEY_HINTS: Readonly<Record<string, string>> = {
@@ -57,6 +76,9 @@ const KEY_HINTS: Readonly<Record<string, string>> = {
   runtimeImport:
     '"runtimeImport" is the module generated code imports the runtime from, e.g. "evgen-runtime"',
   naming: '"naming" may hold "eventType", a template such as "{domain}.{EventName}"',
+  prefix: '"prefix" is the topology prefix your services deploy with, e.g. "prod."',
+  kafkaTiers:
+    '"kafkaTiers" lists the Kafka consumers\' retry tiers in ascending milliseconds, e.g. [1000, 10000, 60000]',
 };
 
 const configSchema = {
@@ -78,6 +100,12 @@ const configSchema = {
       additionalProperties: false,
       properties: { eventType: { type: 'string', minLength: 1 } },
     },
+    prefix: { type: 'string' },
+    kafkaTiers: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'integer', minimum: 1 },
+    },
   },
 } as const;
 
@@ -98,6 +126,8 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     targets?: string[];
     runtimeImport?: string;
     naming?: { eventType?: string };
+    prefix?: string;
+    kafkaTiers?: number[];
   } = {};
   const exists = await stat(path).then(
     (found) => found.isFile(),
@@ -125,6 +155,18 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
         problems.throwIfAny(); // sorted by pointer, like catalog problems
       }
       fromFile = read.value as typeof fromFile;
+      const tiers = fromFile.kafkaTiers ?? [];
+      if (tiers.some((tier, i) => i > 0 && tier <= tiers[i - 1]!)) {
+        throw new CatalogError([
+          {
+            code: 'invalid-config',
+            file: displayPath(path),
+            pointer: '/kafkaTiers',
+            message: `${JSON.stringify(tiers)} is not ascending`,
+            hint: KEY_HINTS.kafkaTiers!,
+          },
+        ]);
+      }
       const eventType = fromFile.naming?.eventType;
       const formatProblem = eventType === undefined ? undefined : eventTypeFormatProblem(eventType);
       if (formatProblem !== undefined) {
@@ -157,6 +199,8 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
         ? resolve(cwd, flags.handlers)
         : resolve(base, fromFile.handlers ?? 'handlers'),
     eventTypeFormat: fromFile.naming?.eventType ?? DEFAULT_EVENT_TYPE_FORMAT,
+    prefix: fromFile.prefix,
+    kafkaTiers: fromFile.kafkaTiers,
     file: exists ? path : undefined,
   };
 }

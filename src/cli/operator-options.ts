@@ -9,6 +9,7 @@ import type { Database } from '../runtime/db/database.js';
 import type { OutboxTableOptions } from '../runtime/outbox/outbox-table.js';
 import type { InboxTableOptions } from '../runtime/inbox/inbox-tables.js';
 import { refuse } from './command-support.js';
+import type { EvgenConfig } from './config.js';
 import { printable } from '../diagnostics/diagnostic.js';
 
 /** The one terminal-safe text helper, for the operator commands' output (escapes removed, control characters shown). */
@@ -46,7 +47,10 @@ export function addDatabaseOptions(command: Command): Command {
 export function addAmqpOptions(command: Command): Command {
   return command
     .option('--amqp-url <url>', 'RabbitMQ URL (default: $AMQP_URL)')
-    .option('--prefix <prefix>', 'topology prefix the services use (default: $EVGEN_PREFIX or "")');
+    .option(
+      '--prefix <prefix>',
+      'topology prefix the services use (default: $EVGEN_PREFIX, else "prefix" in evgen.config.json, else "")',
+    );
 }
 
 export function addKafkaOptions(command: Command): Command {
@@ -57,7 +61,7 @@ export function addKafkaOptions(command: Command): Command {
     )
     .option(
       '--kafka-tiers <ms,…>',
-      'retry tiers the Kafka consumers run with, in ms (default: 1000,10000,60000)',
+      'retry tiers the Kafka consumers run with, in ms (default: "kafkaTiers" in evgen.config.json, else 1000,10000,60000)',
     );
 }
 
@@ -69,9 +73,18 @@ export function kafkaBrokers(flags: KafkaFlags): string[] | undefined {
     .filter((broker) => broker !== '');
 }
 
-/** `--kafka-tiers 300,600` → [300, 600]; undefined for the runtime's default tiers. */
-export function kafkaTiers(flags: KafkaFlags): number[] | undefined {
-  if (flags.kafkaTiers === undefined) return undefined;
+/** What the config file says about the deployment, for the flags' defaults. */
+export type DeploymentConfig = Pick<EvgenConfig, 'prefix' | 'kafkaTiers'>;
+
+/**
+ * `--kafka-tiers 300,600` → [300, 600]; else the config file's `kafkaTiers`; undefined for the
+ * runtime's default tiers.
+ */
+export function kafkaTiers(
+  flags: KafkaFlags,
+  config: DeploymentConfig = NO_DEPLOYMENT,
+): readonly number[] | undefined {
+  if (flags.kafkaTiers === undefined) return config.kafkaTiers;
   const tiers = flags.kafkaTiers.split(',').map((tier) => Number(tier.trim()));
   if (
     tiers.length === 0 ||
@@ -118,6 +131,11 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** Whether a database is given (`--database-url` or $DATABASE_URL), for commands where it is optional. */
+export function databaseConfigured(flags: DatabaseFlags): boolean {
+  return (nonEmpty(flags.databaseUrl) ?? nonEmpty(process.env.DATABASE_URL)) !== undefined;
+}
+
 export function databaseUrl(flags: DatabaseFlags): string {
   const url = nonEmpty(flags.databaseUrl) ?? nonEmpty(process.env.DATABASE_URL);
   if (url === undefined) {
@@ -156,9 +174,12 @@ export function amqpUrl(flags: AmqpFlags): string | undefined {
   return nonEmpty(flags.amqpUrl) ?? nonEmpty(process.env.AMQP_URL);
 }
 
-export function topologyPrefix(flags: AmqpFlags): string {
-  return flags.prefix ?? process.env.EVGEN_PREFIX ?? '';
+/** `--prefix`, else $EVGEN_PREFIX, else the config file's `prefix`, else "". */
+export function topologyPrefix(flags: AmqpFlags, config: DeploymentConfig = NO_DEPLOYMENT): string {
+  return flags.prefix ?? process.env.EVGEN_PREFIX ?? config.prefix ?? '';
 }
+
+const NO_DEPLOYMENT: DeploymentConfig = { prefix: undefined, kafkaTiers: undefined };
 
 /**
  * Runs `work` on a pool of one connection to the database and closes it afterwards. A database

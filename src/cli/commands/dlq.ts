@@ -1,19 +1,25 @@
 /**
  * `evgen dlq list|show|replay`: the consumers' dead letters (RabbitMQ dead queues or Kafka
  * dead-letter topics, `--transport`), with the diagnostics recorded when each was dead-lettered.
- *   list              every letter of each consumer (or `--consumer`), filtered
+ *   list              every letter of each consumer (or `--consumer`), filtered; with a database
+ *                     (`--database-url`) each letter says whether it is resolved (its consumer
+ *                     committed the messageId in its inbox, e.g. after a replay), and
+ *                     `--unresolved` keeps only the open ones (a count to alert on)
  *   show <messageId>  one message's letters in full: headers and body
  *   replay            sends the selected letters back to their consumer (RabbitMQ: its work
  *                     queue; Kafka: its first retry topic, due at once), same
  *                     messageId, through the inbox again (a consumer that already handled it
  *                     skips it); needs a filter or `--all`; `--dry-run` only says what it would do
- * Nothing is removed by list or show (a Kafka letter stays in its log even after a replay). Consumers come from the catalog (`--events`).
+ * Nothing is removed by list or show (a Kafka letter stays in its log even after a replay).
+ * Consumers come from the catalog (`--events`); the topology prefix and Kafka retry tiers from
+ * `--prefix` / `--kafka-tiers`, else from `prefix` / `kafkaTiers` in evgen.config.json.
  * Exit 0 ok, 1 `show` found nothing, 2 bad input (unknown consumer, no broker URL, missing queue).
  */
 import { Option, type Command } from 'commander';
 import { loadCatalog } from '../../catalog/load-catalog.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, type EvgenConfig } from '../config.js';
+import { resolveDeadLetters, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
 import {
   kafkaDeadLetterSource,
   matchesFilter,
@@ -25,8 +31,13 @@ import {
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 import {
   addAmqpOptions,
+  addDatabaseOptions,
   addKafkaOptions,
   amqpUrl,
+  databaseConfigured,
+  inboxTableOptions,
+  withDatabase,
+  type DatabaseFlags,
   kafkaBrokers,
   kafkaTiers,
   printable,
@@ -36,7 +47,8 @@ import {
   type KafkaFlags,
 } from '../operator-options.js';
 
-export interface DlqOptions extends AmqpFlags, KafkaFlags {
+export interface DlqOptions extends AmqpFlags, KafkaFlags, DatabaseFlags {
+  readonly unresolved?: boolean;
   readonly transport?: 'rabbitmq' | 'kafka';
   readonly events?: string;
   readonly config?: string;
@@ -83,7 +95,17 @@ export function registerDlq(program: Command): void {
       "inspect and replay consumers' dead letters (RabbitMQ dead queues, Kafka dead-letter topics)",
     );
   addSelection(
-    dlq.command('list').description('list dead letters with their diagnostics'),
+    addDatabaseOptions(
+      dlq
+        .command('list')
+        .description(
+          'list dead letters with their diagnostics (and, given a database, whether each is resolved)',
+        )
+        .option(
+          '--unresolved',
+          'only letters whose consumer has not committed the messageId (needs the database)',
+        ),
+    ),
     true,
   ).action(async (options: DlqOptions) => {
     process.exitCode = await runDlqList(options);
@@ -135,12 +157,17 @@ function filterOf(options: DlqOptions): DeadLetterFilter {
   );
 }
 
-/** The consumers to look at: `--consumer`, checked against the catalog, or all of them. */
-async function consumersOf(options: DlqOptions): Promise<string[]> {
+/**
+ * The consumers to look at (`--consumer`, checked against the catalog, or all of them) and the
+ * config they came from (its `prefix` and `kafkaTiers` are the flags' defaults).
+ */
+async function consumersOf(
+  options: DlqOptions,
+): Promise<{ consumers: string[]; config: EvgenConfig }> {
   const config = await loadConfig(options);
   const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
   const names = catalog.consumers.map((consumer) => consumer.name);
-  if (options.consumer === undefined) return names;
+  if (options.consumer === undefined) return { consumers: names, config };
   if (!names.includes(options.consumer)) {
     throw refuse({
       code: 'unknown-consumer',
@@ -152,14 +179,17 @@ async function consumersOf(options: DlqOptions): Promise<string[]> {
           : `use one of: ${names.join(', ')}`,
     });
   }
-  return [options.consumer];
+  return { consumers: [options.consumer], config };
 }
 
 /**
  * The dead letters' transport: `--transport`, else the one whose connection is configured
  * (RabbitMQ first when both are).
  */
-export async function openSource(options: DlqOptions): Promise<DeadLetterSource> {
+export async function openSource(
+  options: DlqOptions,
+  config: EvgenConfig,
+): Promise<DeadLetterSource> {
   const url = amqpUrl(options);
   const brokers = kafkaBrokers(options);
   const transport =
@@ -174,7 +204,11 @@ export async function openSource(options: DlqOptions): Promise<DeadLetterSource>
         hint: 'pass --kafka-brokers host:9092, or set KAFKA_BROKERS',
       });
     }
-    return kafkaDeadLetterSource(brokers, topologyPrefix(options), kafkaTiers(options));
+    return kafkaDeadLetterSource(
+      brokers,
+      topologyPrefix(options, config),
+      kafkaTiers(options, config),
+    );
   }
   if (url === undefined) {
     throw refuse({
@@ -185,7 +219,7 @@ export async function openSource(options: DlqOptions): Promise<DeadLetterSource>
     });
   }
   try {
-    return await rabbitDeadLetterSource(url, topologyPrefix(options));
+    return await rabbitDeadLetterSource(url, topologyPrefix(options, config));
   } catch (error) {
     throw refuse({
       code: 'broker-unreachable',
@@ -199,9 +233,10 @@ export async function openSource(options: DlqOptions): Promise<DeadLetterSource>
 /** Opens the dead-letter source, runs `work`, closes it; a missing dead queue is a refusal. */
 async function withSource<T>(
   options: DlqOptions,
+  config: EvgenConfig,
   work: (source: DeadLetterSource) => Promise<T>,
 ): Promise<T> {
-  const source = await openSource(options);
+  const source = await openSource(options, config);
   try {
     return await work(source);
   } catch (error) {
@@ -221,8 +256,11 @@ async function withSource<T>(
   }
 }
 
-function summary(record: DeadLetterRecord): string {
+function summary(record: DeadLetterRecord | ResolvedDeadLetter): string {
   const parts = [
+    ...('resolved' in record
+      ? [record.resolved ? `resolved ${record.resolvedAt ?? ''}` : 'UNRESOLVED']
+      : []),
     record.messageId ?? '(no messageId)',
     record.eventType ?? '(no type)',
     `${record.errorType ?? 'error'}: ${record.errorMessage ?? ''}`,
@@ -250,8 +288,17 @@ function detail(record: DeadLetterRecord): string {
 export function runDlqList(options: DlqOptions): Promise<number> {
   return reportingProblems(async () => {
     const filter = filterOf(options);
-    const consumers = await consumersOf(options);
-    const found = await withSource(options, async (source) => {
+    const { consumers, config } = await consumersOf(options);
+    const resolving = databaseConfigured(options);
+    if (options.unresolved === true && !resolving) {
+      throw refuse({
+        code: 'database-url-missing',
+        file: '--unresolved',
+        message: 'whether a letter is resolved is in the inbox: no database is given',
+        hint: 'pass --database-url (and --schema / --inbox-table where your services keep the inbox), or set DATABASE_URL',
+      });
+    }
+    const listed = await withSource(options, config, async (source) => {
       const result: [string, DeadLetterRecord[]][] = [];
       for (const consumer of consumers) {
         const letters = (await source.list(consumer)).filter((letter) =>
@@ -261,6 +308,19 @@ export function runDlqList(options: DlqOptions): Promise<number> {
       }
       return result;
     });
+    const found: [string, (DeadLetterRecord | ResolvedDeadLetter)[]][] = resolving
+      ? await withDatabase(options, async (db) => {
+          const resolved: [string, ResolvedDeadLetter[]][] = [];
+          for (const [consumer, letters] of listed) {
+            const all = await resolveDeadLetters(db, letters, inboxTableOptions(options));
+            resolved.push([
+              consumer,
+              options.unresolved === true ? all.filter((letter) => !letter.resolved) : all,
+            ]);
+          }
+          return resolved;
+        })
+      : listed;
     if (options.json === true) {
       process.stdout.write(
         `${JSON.stringify(
@@ -273,9 +333,14 @@ export function runDlqList(options: DlqOptions): Promise<number> {
     }
     const lines: string[] = [];
     for (const [consumer, letters] of found) {
-      lines.push(`${consumer}: ${letters.length} dead letter(s)`);
+      const open = letters.filter((letter) => 'resolved' in letter && !letter.resolved).length;
+      lines.push(
+        `${consumer}: ${letters.length} dead letter(s)${resolving ? `, ${open} unresolved` : ''}`,
+      );
       for (const letter of letters) lines.push(`  ${summary(letter)}`);
     }
+    if (!resolving)
+      lines.push('resolved or not: not looked at (give --database-url to read the inbox)');
     process.stdout.write(`${lines.join('\n')}\n`);
     return EXIT_OK;
   });
@@ -283,8 +348,8 @@ export function runDlqList(options: DlqOptions): Promise<number> {
 
 export function runDlqShow(messageId: string, options: DlqOptions): Promise<number> {
   return reportingProblems(async () => {
-    const consumers = await consumersOf(options);
-    const letters = await withSource(options, async (source) => {
+    const { consumers, config } = await consumersOf(options);
+    const letters = await withSource(options, config, async (source) => {
       const result: DeadLetterRecord[] = [];
       for (const consumer of consumers)
         result.push(...(await source.list(consumer)).filter((l) => l.messageId === messageId));
@@ -309,8 +374,8 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
         hint: 'add --message-id, --event-type, --error-type, --since/--until, or --all (try --dry-run first)',
       });
     }
-    const consumers = await consumersOf(options);
-    const outcome = await withSource(options, async (source) => {
+    const { consumers, config } = await consumersOf(options);
+    const outcome = await withSource(options, config, async (source) => {
       const result: { consumer: string; replayed: string[]; kept: number }[] = [];
       for (const consumer of consumers) {
         if (options.dryRun === true) {

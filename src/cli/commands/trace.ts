@@ -2,7 +2,8 @@
  * `evgen trace <messageId>`: where one event is, in one answer: its outbox row (written? SENT?
  * how many publish attempts, last error, DEAD?), which consumers committed it in their inbox and
  * when, which subscribed consumers have not, and the dead letters holding it (with the handling
- * attempts they record) in RabbitMQ dead queues and Kafka dead-letter topics, and, with Kafka
+ * attempts they record) in RabbitMQ dead queues and Kafka dead-letter topics, each marked resolved
+ * when its consumer has since committed the message (a replay was handled), and, with Kafka
  * given, the records carrying it on the catalog's event topics (how an event written to a CDC
  * outbox, whose rows are gone at once, shows it was published). Reads the same
  * tables, queues and topics the runtime uses; with no broker configured the dead letters are left
@@ -10,12 +11,14 @@
  * Exit 0 found, 1 found nowhere, 2 bad input.
  */
 import type { Command } from 'commander';
+import { kafkaEvents } from '../../catalog/event-transports.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
 import type { InboxEntry } from '../../runtime/inbox/find-inbox-entries.js';
 import type { FoundKafkaRecord } from '../../runtime/kafka/find-kafka-records.js';
 import type { OutboxEventRecord } from '../../runtime/outbox/find-outbox-event.js';
 import { addFolderOptions, reportingProblems } from '../command-support.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, type EvgenConfig } from '../config.js';
+import { resolution, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
 import {
   kafkaDeadLetterSource,
   rabbitDeadLetterSource,
@@ -41,15 +44,17 @@ import {
 } from '../operator-options.js';
 
 /** Every transport whose connection is configured (RabbitMQ, Kafka). */
-async function deadLetterSources(options: TraceOptions): Promise<DeadLetterSource[]> {
+async function deadLetterSources(
+  options: TraceOptions,
+  config: EvgenConfig,
+): Promise<DeadLetterSource[]> {
   const sources: DeadLetterSource[] = [];
+  const prefix = topologyPrefix(options, config);
   const url = amqpUrl(options);
-  if (url !== undefined) sources.push(await rabbitDeadLetterSource(url, topologyPrefix(options)));
+  if (url !== undefined) sources.push(await rabbitDeadLetterSource(url, prefix));
   const brokers = kafkaBrokers(options);
   if (brokers !== undefined)
-    sources.push(
-      await kafkaDeadLetterSource(brokers, topologyPrefix(options), kafkaTiers(options)),
-    );
+    sources.push(await kafkaDeadLetterSource(brokers, prefix, kafkaTiers(options, config)));
   return sources;
 }
 
@@ -70,8 +75,11 @@ export interface MessageTrace {
   readonly inbox: readonly InboxEntry[];
   /** Consumers of the catalog subscribed to the event type that have no inbox row for it. */
   readonly notHandledBy: readonly string[];
-  /** null when no broker was given (not looked at). */
-  readonly deadLetters: readonly DeadLetterRecord[] | null;
+  /**
+   * null when no broker was given (not looked at). `resolved`: the letter's consumer has since
+   * committed the message (e.g. its replay was handled).
+   */
+  readonly deadLetters: readonly ResolvedDeadLetter[] | null;
   /** Records carrying the messageId on the catalog's Kafka event topics; null without Kafka. */
   readonly published: readonly FoundKafkaRecord[] | null;
 }
@@ -79,6 +87,7 @@ export interface MessageTrace {
 /** The records of `messageId` on every event topic of the catalog (with the deployment prefix). */
 async function publishedRecords(
   options: TraceOptions,
+  config: EvgenConfig,
   topics: readonly string[],
   messageId: string,
 ): Promise<FoundKafkaRecord[] | null> {
@@ -88,7 +97,7 @@ async function publishedRecords(
     import('../../runtime/kafka/kafkajs-client.js'),
     import('../../runtime/kafka/find-kafka-records.js'),
   ]);
-  const prefix = topologyPrefix(options);
+  const prefix = topologyPrefix(options, config);
   return findKafkaRecordsByMessageId({
     client: kafkajsClient({ brokers, clientId: 'evgen-cli' }),
     topics: [...new Set(topics)].sort().map((topic) => `${prefix}${topic}`),
@@ -135,7 +144,7 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
         inbox: await findInboxEntries(db, messageId, inboxTableOptions(options)),
       };
     });
-    const sources = await deadLetterSources(options);
+    const sources = await deadLetterSources(options, config);
     let deadLetters: DeadLetterRecord[] | null = null;
     if (sources.length > 0) {
       deadLetters = [];
@@ -153,7 +162,8 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
     }
     const published = await publishedRecords(
       options,
-      catalog.events.map((event) => event.kafka.topic),
+      config,
+      kafkaEvents(catalog.events).map((event) => event.kafka.topic),
       messageId,
     );
     const eventType =
@@ -173,7 +183,7 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
       outbox,
       inbox,
       notHandledBy,
-      deadLetters,
+      deadLetters: deadLetters?.map((letter) => resolution(letter, inbox)) ?? null,
       published,
     };
     process.stdout.write(
@@ -237,6 +247,9 @@ function formatTrace(trace: MessageTrace): string {
       lines.push(
         `dead letter: ${letter.consumer} (${letter.transport}), ${letter.errorType ?? 'error'}: ${letter.errorMessage ?? ''}`,
         `  handling attempts ${letter.attempts ?? '?'}, dead-lettered ${letter.deadLetteredAt ?? '?'}${letter.replays !== undefined ? `, replayed ${letter.replays}x before` : ''}`,
+        letter.resolved
+          ? `  resolved: ${letter.consumer} committed the message at ${letter.resolvedAt ?? '?'}`
+          : '  unresolved: its consumer has not committed the message',
       );
     }
   }
