@@ -2,11 +2,16 @@
  * `evgen new <domain>/<EventName>`: scaffolds `event.json` and `v1.schema.json` (with the
  * aggregate id property already required), refusing to overwrite anything and refusing a name
  * whose generated code would clash with an existing event (the build would refuse it anyway).
+ * The transport blocks it writes (`kafka`, `rabbitmq`) are `--transports`, else the ones the
+ * catalog's events already use, so a Kafka-only catalog gets no `rabbitmq` block.
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { listEventFolders } from '../../catalog/event-folder.js';
+import { BROKER_TRANSPORTS } from '../../catalog/event-transports.js';
+import type { BrokerTransport } from '../../catalog/model.js';
+import { seeReadme } from '../../catalog/readme-sections.js';
 import { generatedNames } from '../../catalog/name-rules.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { camelCase, kebabCase, pascalCase } from '../../common/naming.js';
@@ -22,6 +27,8 @@ export interface NewOptions {
   readonly aggregate?: string;
   /** The payload property holding the aggregate id; default: `<aggregate>Id` in camelCase. */
   readonly id?: string;
+  /** `kafka`, `rabbitmq` or both, comma-separated; default: those the catalog's events use. */
+  readonly transports?: string;
 }
 
 const AGGREGATE = /^[A-Z][A-Za-z0-9]*$/;
@@ -50,6 +57,10 @@ export function registerNew(program: Command): void {
       .option(
         '--id <property>',
         'payload property holding the aggregate id (default: <aggregate>Id, e.g. invoiceId)',
+      )
+      .option(
+        '--transports <list>',
+        "transport blocks to write: kafka, rabbitmq or kafka,rabbitmq (default: those the catalog's events use; both in an empty catalog)",
       ),
   ).action(async (ref: string, options: NewOptions) => {
     process.exitCode = await runNew(ref, options);
@@ -75,6 +86,7 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
         hint: 'e.g. --id invoiceId (letters, digits and _, not starting with a digit)',
       });
     }
+    const requested = transportsOption(options.transports);
     const config = await loadConfig(options);
     const dir = join(config.events, parsed.domain, parsed.name);
     // Check both files first so a refusal never leaves half an event behind.
@@ -95,6 +107,7 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
       }
     }
     await refuseNameClash(config.events, parsed);
+    const transports = requested ?? (await catalogTransports(config.events));
 
     const aggregate = options.aggregate ?? aggregateFromEventName(parsed.name, parsed.domain);
     const aggregateId = options.id ?? `${camelCase(aggregate)}Id`;
@@ -103,11 +116,15 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
       aggregate,
       aggregateId,
       compatibility: 'FULL_TRANSITIVE',
-      kafka: { topic: `${parsed.domain}.events` },
-      rabbitmq: {
-        exchange: parsed.domain,
-        routingKey: `${parsed.domain}.${kebabCase(parsed.name)}`,
-      },
+      ...(transports.includes('kafka') ? { kafka: { topic: `${parsed.domain}.events` } } : {}),
+      ...(transports.includes('rabbitmq')
+        ? {
+            rabbitmq: {
+              exchange: parsed.domain,
+              routingKey: `${parsed.domain}.${kebabCase(parsed.name)}`,
+            },
+          }
+        : {}),
     };
     const schema = {
       $schema: 'http://json-schema.org/draft-07/schema#',
@@ -153,4 +170,37 @@ async function refuseNameClash(
       hint: `choose another name, e.g. prefix it with its domain: \`evgen new ${event.domain}/${pascalCase(event.domain)}${event.name}\``,
     });
   }
+}
+
+/** `--transports kafka,rabbitmq` → the transports, in BROKER_TRANSPORTS order; undefined when not given. */
+function transportsOption(value: string | undefined): readonly BrokerTransport[] | undefined {
+  if (value === undefined) return undefined;
+  const names = value.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !(BROKER_TRANSPORTS as readonly string[]).includes(name));
+  if (unknown.length > 0 || names.length === 0) {
+    throw refuse({
+      code: 'bad-option',
+      file: '--transports',
+      message: `"${value}" is not a list of transports`,
+      hint: `use kafka, rabbitmq or kafka,rabbitmq (${seeReadme('transports')})`,
+    });
+  }
+  return BROKER_TRANSPORTS.filter((transport) => names.includes(transport));
+}
+
+/**
+ * The transport blocks the catalog's events declare (any event's), read from their event.json
+ * files as they are; both when there are none yet, or none declares any.
+ */
+async function catalogTransports(eventsDir: string): Promise<readonly BrokerTransport[]> {
+  const used = new Set<BrokerTransport>();
+  for (const event of await listEventFolders(eventsDir)) {
+    const meta: unknown = await readFile(join(event.dir, 'event.json'), 'utf8').then(
+      (text) => JSON.parse(text) as unknown,
+      () => undefined,
+    );
+    if (typeof meta !== 'object' || meta === null) continue;
+    for (const transport of BROKER_TRANSPORTS) if (transport in meta) used.add(transport);
+  }
+  return used.size === 0 ? BROKER_TRANSPORTS : BROKER_TRANSPORTS.filter((t) => used.has(t));
 }
