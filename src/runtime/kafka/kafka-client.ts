@@ -99,6 +99,13 @@ export interface KafkaConsumerOptions {
   readonly clientId?: string;
   /** Group session timeout (default 10 000 ms): a consumer silent this long loses its partitions. */
   readonly sessionTimeoutMs?: number;
+  /**
+   * How long a rebalance waits for this member to rejoin (kafkajs default 60 000 ms; platformatic
+   * the larger of the session timeout and 30 000 ms). A kafkajs member rejoins only once its
+   * records in flight are handled: this bounds the slowest handler, like the Java client's
+   * `max.poll.interval.ms`.
+   */
+  readonly rebalanceTimeoutMs?: number;
   /** Partitions handled at the same time (default 8); one partition is always sequential. */
   readonly partitionConcurrency?: number;
 }

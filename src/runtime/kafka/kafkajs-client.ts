@@ -182,13 +182,24 @@ class KafkajsConsumer implements KafkaConsumer {
   /** Next offset to hand out per partition (last delivered + 1, or the seek target). */
   readonly #position = new Map<string, string>();
   #closed = false;
+  readonly #heartbeatIntervalMs: number;
+  /**
+   * Set when a heartbeat says this member is fenced (rebalance, expelled): no batch hands out
+   * another record until the member rejoined.
+   */
+  #fenced: Error | undefined;
 
   constructor(kafka: Kafka, options: KafkaConsumerOptions) {
     this.#options = options;
+    const sessionTimeout = options.sessionTimeoutMs ?? 10_000;
+    this.#heartbeatIntervalMs = Math.max(500, Math.floor(sessionTimeout / 5));
     this.#consumer = kafka.consumer({
       groupId: options.groupId,
-      sessionTimeout: options.sessionTimeoutMs ?? 10_000,
-      heartbeatInterval: Math.max(500, Math.floor((options.sessionTimeoutMs ?? 10_000) / 5)),
+      sessionTimeout,
+      ...(options.rebalanceTimeoutMs !== undefined
+        ? { rebalanceTimeout: options.rebalanceTimeoutMs }
+        : {}),
+      heartbeatInterval: this.#heartbeatIntervalMs,
       allowAutoTopicCreation: false,
       // A fetch waits at most this long for new records (kafkajs' default is 5 s): a resume or
       // seek only takes effect with the next fetch, and disconnect() waits for the one in flight.
@@ -217,6 +228,7 @@ class KafkajsConsumer implements KafkaConsumer {
       );
       const added = next.filter((tp) => !before.has(partitionKey(tp.topic, tp.partition)));
       this.#assigned = next;
+      this.#fenced = undefined;
       // After a join kafkajs fetches again from the committed offsets: forget local positions.
       this.#position.clear();
       this.#interrupted.clear();
@@ -247,6 +259,8 @@ class KafkajsConsumer implements KafkaConsumer {
     for (const message of batch.messages) {
       if (this.#closed || !payload.isRunning() || payload.isStale()) return;
       if (this.#paused.has(key) || this.#interrupted.has(key)) return;
+      // Thrown, kafkajs' run loop rejoins the group (a returned batch would go on unfenced).
+      if (this.#fenced !== undefined) throw this.#fenced;
       const expected = this.#position.get(key);
       if (expected !== undefined && BigInt(message.offset) < BigInt(expected)) continue;
       const record: KafkaInboundRecord = {
@@ -259,14 +273,32 @@ class KafkajsConsumer implements KafkaConsumer {
         timestamp: message.timestamp,
       };
       this.#position.set(key, (BigInt(message.offset) + 1n).toString());
+      // kafkajs heartbeats only between fetches: keep the membership alive while a handler
+      // slower than the session timeout runs.
+      const heartbeats = setInterval(
+        () => void this.#heartbeat(payload),
+        this.#heartbeatIntervalMs,
+      );
       try {
         await this.#handlers!.onRecord(record);
       } catch (error) {
         safely(() => this.#handlers!.onError?.(error));
+      } finally {
+        clearInterval(heartbeats);
       }
       // Tells kafkajs where the next fetch of this partition starts (nothing is committed).
       if (!this.#interrupted.has(key)) payload.resolveOffset(message.offset);
-      await payload.heartbeat().catch(() => undefined);
+      await this.#heartbeat(payload);
+    }
+  }
+
+  /** Heartbeats (kafkajs sends one at most every heartbeat interval); notes a fenced member. */
+  async #heartbeat(payload: EachBatchPayload): Promise<void> {
+    try {
+      await payload.heartbeat();
+    } catch (error) {
+      if (fencing(error)) this.#fenced ??= error as Error;
+      else safely(() => this.#handlers?.onError?.(error));
     }
   }
 
@@ -310,8 +342,31 @@ class KafkajsConsumer implements KafkaConsumer {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#consumer.disconnect();
+    // disconnect() waits for the fetch in flight and leaves the group; a broker that does not
+    // answer must not hold the caller: the session timeout then frees the partitions.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#consumer.disconnect().catch((error: unknown) => this.#handlers?.onError?.(error)),
+      new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS))),
+    ]).finally(() => clearTimeout(timer));
   }
+}
+
+/** Longest wait of close() for kafkajs' disconnect. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+/**
+ * Errors that mean this member's generation is over (a rebalance started, or the coordinator
+ * expelled it): its commits fail and its partitions may be another member's already.
+ */
+function fencing(error: unknown): boolean {
+  const type = (error as { type?: unknown }).type;
+  return (
+    type === 'REBALANCE_IN_PROGRESS' ||
+    type === 'ILLEGAL_GENERATION' ||
+    type === 'UNKNOWN_MEMBER_ID' ||
+    type === 'FENCED_INSTANCE_ID'
+  );
 }
 
 function groupByTopic(partitions: readonly KafkaTopicPartition[]) {

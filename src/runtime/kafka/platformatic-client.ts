@@ -212,7 +212,7 @@ class PlatformaticConsumer implements KafkaConsumer {
       groupId: this.#options.groupId,
       sessionTimeout,
       heartbeatInterval: Math.max(500, Math.floor(sessionTimeout / 5)),
-      rebalanceTimeout: Math.max(sessionTimeout, 30_000),
+      rebalanceTimeout: this.#options.rebalanceTimeoutMs ?? Math.max(sessionTimeout, 30_000),
       autocommit: false,
       maxWaitTime: 500,
     });

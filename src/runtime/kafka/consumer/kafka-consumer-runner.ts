@@ -157,6 +157,8 @@ export interface KafkaConsumerRunnerOptions {
   readonly partitionConcurrency?: number;
   /** Group session timeout, ms (adapter default 10 000). */
   readonly sessionTimeoutMs?: number;
+  /** How long a rebalance waits for this member (see KafkaConsumerOptions.rebalanceTimeoutMs). */
+  readonly rebalanceTimeoutMs?: number;
   /** Backoff of strict events retried in place. */
   readonly strictBackoff?: BackoffOptions;
   /** Backoff before a record whose retry copy or dead letter failed is tried again. Default 200 ms → 10 s. */
@@ -692,6 +694,9 @@ export function createKafkaConsumerRunner(
           ...(options.clientId !== undefined ? { clientId: options.clientId } : {}),
           ...(options.sessionTimeoutMs !== undefined
             ? { sessionTimeoutMs: options.sessionTimeoutMs }
+            : {}),
+          ...(options.rebalanceTimeoutMs !== undefined
+            ? { rebalanceTimeoutMs: options.rebalanceTimeoutMs }
             : {}),
           ...(options.partitionConcurrency !== undefined
             ? { partitionConcurrency: options.partitionConcurrency }
