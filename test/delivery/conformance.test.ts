@@ -1,0 +1,323 @@
+/**
+ * The delivery conformance suite: one test body, run over every transport (the in-process broker,
+ * RabbitMQ, Kafka with kafkajs and with @platformatic/kafka, on the real brokers). Each transport
+ * runs the same inbox consumer through the shared delivery core, and must show the same outcome
+ * for: a malformed body, a messageId disagreement, unsubscribed and unknown types, a newer version
+ * (readable under FULL, dead-lettered under BACKWARD), retryable and non-retryable failures, retry
+ * exhaustion (a dead letter with its facts), a duplicate, in-order handling across a gap, and a
+ * stop while a handler runs. A new transport is done when it passes this suite.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createEnvelope,
+  createInboxConsumer,
+  migrateInbox,
+  NonRetryableError,
+  postgresDatabase,
+  RetryableError,
+  type ConsumerContext,
+  type DeliveryCounts,
+  type Envelope,
+  type EventVersionDescriptor,
+  type InboxConsumer,
+  type Transaction,
+} from 'evgen/runtime';
+import { createTestSchema, type TestSchema } from '../support/postgres.js';
+import {
+  CONSUMER,
+  TRANSPORTS,
+  type Letter,
+  type TransportUnderTest,
+} from './support/transports.js';
+
+type Mode = 'ok' | 'retry-once' | 'retry-always' | 'poison' | 'ordered' | 'block';
+interface Payload {
+  readonly orderId: string;
+  readonly mode: Mode;
+}
+
+const accept = (payload: unknown) => ({ ok: true as const, value: payload as Payload });
+const descriptor = (
+  eventType: string,
+  compatibility: string,
+): EventVersionDescriptor<string, 1, Payload> => ({
+  eventType,
+  schemaVersion: 1,
+  aggregateType: 'Order',
+  aggregateIdProperty: 'orderId',
+  validatePayload: accept,
+  readPayload: accept,
+  compatibility,
+});
+const CANCELLED = descriptor('order.OrderCancelled', 'FULL');
+const CREATED = descriptor('order.OrderCreated', 'BACKWARD');
+const MAX_ATTEMPTS = 3;
+
+async function waitFor(what: string, condition: () => Promise<boolean> | boolean): Promise<void> {
+  const until = Date.now() + 60_000;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error(`${what}: not reached within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.each(TRANSPORTS)('delivery conformance: $name', ({ create }) => {
+  let transport: TransportUnderTest;
+  let pg: TestSchema;
+  let gate: () => void = () => undefined;
+  let blocked: Promise<void> = Promise.resolve();
+  let handlerEntered = false;
+  const attemptsSeen = new Map<string, number[]>();
+
+  beforeAll(async () => {
+    pg = await createTestSchema('evgen_conformance');
+    const db = postgresDatabase(pg.pool);
+    await migrateInbox(db, { schema: pg.schema });
+    await pg.pool.query(
+      `CREATE TABLE "${pg.schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL, order_id text NOT NULL, version int)`,
+    );
+    const effect = async (envelope: Envelope<string, 1, Payload>, tx: Transaction) => {
+      await tx.query(
+        `INSERT INTO "${pg.schema}".effects (message_id, order_id, version) VALUES ($1, $2, $3)`,
+        [envelope.messageId, envelope.payload.orderId, envelope.aggregateVersion ?? null],
+      );
+    };
+    const consumer: InboxConsumer = createInboxConsumer(
+      { name: CONSUMER, descriptors: [CANCELLED, CREATED] },
+      {
+        db,
+        inbox: { schema: pg.schema },
+        handlers: {
+          'order.OrderCancelled': {
+            1: async (envelope: Envelope<string, 1, Payload>, ctx: ConsumerContext) => {
+              const seen = attemptsSeen.get(envelope.messageId) ?? [];
+              attemptsSeen.set(envelope.messageId, [...seen, ctx.attempt]);
+              switch (envelope.payload.mode) {
+                case 'retry-once':
+                  if (ctx.attempt === 1) throw new RetryableError('stock service busy');
+                  break;
+                case 'retry-always':
+                  throw new RetryableError('stock service busy, again');
+                case 'poison':
+                  throw new NonRetryableError('reservation in an illegal state');
+                case 'ordered':
+                  await ctx.inOrder(() => effect(envelope, ctx.tx));
+                  return;
+                case 'block':
+                  handlerEntered = true;
+                  await blocked;
+                  break;
+                case 'ok':
+                  break;
+              }
+              await effect(envelope, ctx.tx);
+            },
+          },
+          'order.OrderCreated': {
+            1: async (envelope: Envelope<string, 1, Payload>, ctx: ConsumerContext) =>
+              effect(envelope, ctx.tx),
+          },
+        },
+      },
+    );
+    transport = create();
+    await transport.start(consumer, MAX_ATTEMPTS);
+  }, 120_000);
+
+  afterAll(async () => {
+    gate();
+    await transport?.cleanup();
+    await pg?.drop();
+  });
+
+  const envelope = (
+    of: EventVersionDescriptor<string, 1, Payload> = CANCELLED,
+    mode: Mode = 'ok',
+    meta: { orderId?: string; version?: number } = {},
+  ) =>
+    createEnvelope(
+      of,
+      { orderId: meta.orderId ?? randomUUID(), mode },
+      meta.version !== undefined ? { aggregateVersion: meta.version } : {},
+    );
+  const send = (
+    e: Envelope,
+    overrides: { body?: object; messageId?: string; eventType?: string | null } = {},
+  ) =>
+    transport.send({
+      body: JSON.stringify(overrides.body ?? e),
+      messageId: overrides.messageId ?? e.messageId,
+      ...(overrides.eventType === null ? {} : { eventType: overrides.eventType ?? e.eventType }),
+      key: e.aggregateId,
+    });
+  const effects = async (messageId: string) =>
+    Number(
+      (
+        await pg.pool.query<{ n: string }>(
+          `SELECT count(*) AS n FROM "${pg.schema}".effects WHERE message_id = $1`,
+          [messageId],
+        )
+      ).rows[0]!.n,
+    );
+  const letterOf = async (messageId: string): Promise<Letter | undefined> =>
+    (await transport.deadLetters()).find((letter) => letter.messageId === messageId);
+  const delta = (before: DeliveryCounts) => {
+    const now = transport.metrics();
+    return {
+      handled: now.handled - before.handled,
+      duplicates: now.duplicates - before.duplicates,
+      skipped: now.skipped - before.skipped,
+      retried: now.retried - before.retried,
+      deadLettered: now.deadLettered - before.deadLettered,
+    };
+  };
+
+  it('a body that is not an envelope is dead-lettered at once as malformed', async () => {
+    const before = transport.metrics();
+    const id = randomUUID();
+    await transport.send({ body: '{"not": "an envelope"', messageId: id, key: 'k-malformed' });
+    await waitFor('dead letter', async () => (await letterOf(id)) !== undefined);
+    expect(await letterOf(id)).toMatchObject({
+      errorType: 'MalformedMessageError',
+      attempts: 1,
+      consumer: CONSUMER,
+    });
+    expect(delta(before)).toMatchObject({ retried: 0, deadLettered: 1, handled: 0 });
+  });
+
+  it('a messageId beside the body that disagrees with the body is dead-lettered as malformed', async () => {
+    const e = envelope();
+    const other = randomUUID();
+    await send(e, { messageId: other });
+    await waitFor('dead letter', async () => (await letterOf(other)) !== undefined);
+    expect((await letterOf(other))!.errorType).toBe('MalformedMessageError');
+    expect(await effects(e.messageId)).toBe(0);
+  });
+
+  it('unsubscribed and unknown types are skipped: settled, never retried or dead-lettered', async () => {
+    const before = transport.metrics();
+    const shipped = { ...envelope(), eventType: 'order.OrderShipped' };
+    const unknown = { ...envelope(), eventType: 'order.OrderRefunded' };
+    // A foreign producer that sent no eventType beside the body: the body's type decides.
+    await send(shipped, { eventType: null });
+    await send(unknown, { eventType: null });
+    let expected = 2;
+    if (transport.deliversEveryType) {
+      await send({ ...envelope(), eventType: 'order.OrderShipped' });
+      await send({ ...envelope(), eventType: 'order.OrderRefunded' });
+      expected = 4;
+    }
+    await waitFor('skipped', () => delta(before).skipped === expected);
+    // Something sent after them is handled, so nothing is stuck behind the skipped ones.
+    const after = envelope();
+    await send(after);
+    await waitFor('handled after', async () => (await effects(after.messageId)) === 1);
+    expect(delta(before)).toMatchObject({
+      skipped: expected,
+      retried: 0,
+      deadLettered: 0,
+      handled: 1,
+    });
+    expect(await letterOf(shipped.messageId)).toBeUndefined();
+  });
+
+  it('a newer version is read with the newest reader under FULL and dead-lettered with the reason under BACKWARD', async () => {
+    const base = envelope(CANCELLED);
+    const readable = {
+      ...base,
+      schemaVersion: 2,
+      payload: { ...base.payload, addedInV2: true },
+    };
+    const unreadable = { ...envelope(CREATED), schemaVersion: 2 };
+    await send(readable as Envelope);
+    await send(unreadable);
+    await waitFor('newer handled', async () => (await effects(readable.messageId)) === 1);
+    await waitFor(
+      'newer dead-lettered',
+      async () => (await letterOf(unreadable.messageId)) !== undefined,
+    );
+    expect(await letterOf(unreadable.messageId)).toMatchObject({
+      errorType: 'UnknownEventError',
+      attempts: 1,
+    });
+  });
+
+  it('a retryable failure is retried (ctx.attempt 1, then 2) and handled once', async () => {
+    const before = transport.metrics();
+    const e = envelope(CANCELLED, 'retry-once');
+    await send(e);
+    await waitFor('handled on retry', async () => (await effects(e.messageId)) === 1);
+    expect(attemptsSeen.get(e.messageId)).toEqual([1, 2]);
+    expect(delta(before)).toMatchObject({ retried: 1, handled: 1, deadLettered: 0 });
+  });
+
+  it('a non-retryable failure is dead-lettered at once with its facts', async () => {
+    const e = envelope(CANCELLED, 'poison');
+    await send(e);
+    await waitFor('dead letter', async () => (await letterOf(e.messageId)) !== undefined);
+    expect(await letterOf(e.messageId)).toEqual({
+      messageId: e.messageId,
+      errorType: 'NonRetryableError',
+      attempts: 1,
+      consumer: CONSUMER,
+    });
+    expect(attemptsSeen.get(e.messageId)).toEqual([1]);
+  });
+
+  it('retries exhausted: a dead letter after the last attempt, with the attempts made', async () => {
+    const e = envelope(CANCELLED, 'retry-always');
+    await send(e);
+    await waitFor('dead letter', async () => (await letterOf(e.messageId)) !== undefined);
+    expect(await letterOf(e.messageId)).toEqual({
+      messageId: e.messageId,
+      errorType: 'RetryableError',
+      attempts: MAX_ATTEMPTS,
+      consumer: CONSUMER,
+    });
+    expect(attemptsSeen.get(e.messageId)).toEqual([1, 2, 3]);
+    expect(await effects(e.messageId)).toBe(0);
+  });
+
+  it('a duplicate is absorbed by the inbox: one effect, counted as a duplicate', async () => {
+    const before = transport.metrics();
+    const e = envelope();
+    await send(e);
+    await waitFor('first', async () => (await effects(e.messageId)) === 1);
+    await send(e);
+    await waitFor('duplicate', () => delta(before).duplicates === 1);
+    expect(await effects(e.messageId)).toBe(1);
+    expect(delta(before)).toMatchObject({ handled: 2, duplicates: 1, retried: 0 });
+  });
+
+  it('in order across a gap: version 2 before version 1 waits, then both apply in order', async () => {
+    const orderId = randomUUID();
+    const v1 = envelope(CANCELLED, 'ordered', { orderId, version: 1 });
+    const v2 = envelope(CANCELLED, 'ordered', { orderId, version: 2 });
+    await send(v2);
+    await waitFor('v2 tried', () => (attemptsSeen.get(v2.messageId)?.length ?? 0) >= 1);
+    await send(v1);
+    await waitFor('both applied', async () => (await effects(v2.messageId)) === 1);
+    const { rows } = await pg.pool.query<{ version: number }>(
+      `SELECT version FROM "${pg.schema}".effects WHERE order_id = $1 ORDER BY id`,
+      [orderId],
+    );
+    expect(rows.map((r) => r.version)).toEqual([1, 2]);
+    expect(await letterOf(v2.messageId)).toBeUndefined();
+  });
+
+  it('stop while a handler runs: stop waits for it, its effect commits, nothing is lost', async () => {
+    blocked = new Promise((resolve) => (gate = resolve));
+    handlerEntered = false;
+    const e = envelope(CANCELLED, 'block');
+    await send(e);
+    await waitFor('handler running', () => handlerEntered);
+    let stopped = false;
+    const stopping = transport.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stopped).toBe(false);
+    gate();
+    await stopping;
+    expect(await effects(e.messageId)).toBe(1);
+  });
+});

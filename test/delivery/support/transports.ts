@@ -1,0 +1,259 @@
+/**
+ * The transports the delivery conformance suite runs over, behind one small interface: start a
+ * runner with a handler, send raw messages the way that transport carries them (body, messageId
+ * and eventType beside it, aggregate headers), read its metrics and its dead letters back from
+ * where it keeps them. RabbitMQ and Kafka use the real brokers (fresh prefixed queues and
+ * topics per test); the in-process broker needs nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  ConfirmedPublisher,
+  createConsumerRunner,
+  createKafkaConsumerRunner,
+  InProcessBroker,
+  listDeadLetters,
+  listKafkaDeadLetters,
+  type ConsumerRunner,
+  type DeliveryCounts,
+  type KafkaClient,
+  type KafkaConnection,
+  type KafkaConsumerRoutes,
+  type KafkaConsumerRunner,
+  type KafkaProducer,
+  type MessageHandler,
+  type ResolvedTopology,
+} from 'evgen/runtime';
+import { createTestKafka, KAFKA_CLIENTS, type TestKafka } from '../../support/kafka/test-kafka.js';
+import { createTopicsSettled } from '../../kafka-consumer/support/inventory-on-kafka.js';
+import {
+  createTestBroker,
+  SAMPLE_TOPOLOGY,
+  TEST_RABBITMQ_URL,
+  type TestBroker,
+} from '../../support/rabbitmq.js';
+
+/** The consumer every transport runs; its subscriptions match SAMPLE_TOPOLOGY's. */
+export const CONSUMER = 'inventory-service';
+/** Delay of the (only) retry tier, ms. */
+export const RETRY_DELAY_MS = 200;
+
+export interface RawMessage {
+  readonly body: string;
+  /** The transport's messageId beside the body (AMQP property, Kafka header). */
+  readonly messageId?: string;
+  /** The transport's eventType beside the body (AMQP `type`, Kafka header); absent = foreign producer. */
+  readonly eventType?: string;
+  /** Aggregate id: Kafka key, RabbitMQ lane. */
+  readonly key: string;
+}
+
+/** A dead letter as any transport keeps it. */
+export interface Letter {
+  readonly messageId: string | undefined;
+  readonly errorType: string | undefined;
+  readonly attempts: number | undefined;
+  readonly consumer: string | undefined;
+}
+
+export interface TransportUnderTest {
+  readonly name: string;
+  /**
+   * Whether a message of a type the consumer does not subscribe to reaches it when its eventType
+   * is given beside the body (Kafka topics carry every type; RabbitMQ bindings and the in-process
+   * broker route by type, so only a body naming another type reaches the consumer there).
+   */
+  readonly deliversEveryType: boolean;
+  start(handler: MessageHandler, maxAttempts: number): Promise<void>;
+  send(message: RawMessage): Promise<void>;
+  metrics(): DeliveryCounts;
+  deadLetters(): Promise<Letter[]>;
+  /** Stops the runner (waits for handlers in flight). */
+  stop(): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+export const TRANSPORTS: readonly { name: string; create(): TransportUnderTest }[] = [
+  { name: 'in-process', create: inProcess },
+  { name: 'rabbitmq', create: rabbitmq },
+  ...KAFKA_CLIENTS.map((client) => ({
+    name: `kafka (${client.name})`,
+    create: () => kafka(client.name, client.create),
+  })),
+];
+
+function inProcess(): TransportUnderTest {
+  let broker: InProcessBroker | undefined;
+  return {
+    name: 'in-process',
+    deliversEveryType: false,
+    async start(handler, maxAttempts) {
+      broker = new InProcessBroker({ retryDelaysMs: [RETRY_DELAY_MS], maxAttempts });
+      broker.subscribe({
+        ...bind(handler),
+        subscribes: ['order.OrderCancelled', 'order.OrderCreated'],
+      });
+    },
+    async send(message) {
+      broker!.publishRaw({
+        messageId: message.messageId ?? '',
+        // Routing needs a type: a foreign producer's message is routed as the consumer's own.
+        eventType: message.eventType ?? 'order.OrderCancelled',
+        body: message.body,
+        headers: {},
+      });
+    },
+    metrics: () => broker!.metrics(),
+    async deadLetters() {
+      return broker!.deadLettered.map((letter) => ({
+        messageId: letter.message.messageId || undefined,
+        errorType: letter.errorType,
+        attempts: letter.attempts,
+        consumer: letter.consumer,
+      }));
+    },
+    async stop() {
+      await broker?.settled();
+      broker?.close();
+    },
+    async cleanup() {
+      broker?.close();
+    },
+  };
+}
+
+/** A handler object whose methods keep their `this` when spread. */
+function bind(handler: MessageHandler): MessageHandler {
+  return {
+    name: handler.name,
+    ...(handler.subscribes !== undefined ? { subscribes: handler.subscribes } : {}),
+    handle: (raw, context) => handler.handle(raw, context),
+    ...(handler.skip !== undefined
+      ? { skip: (skipped, context) => handler.skip!(skipped, context) }
+      : {}),
+  };
+}
+
+function rabbitmq(): TransportUnderTest {
+  let broker: TestBroker | undefined;
+  let topology: ResolvedTopology | undefined;
+  let producer: ConfirmedPublisher | undefined;
+  let runner: ConsumerRunner | undefined;
+  return {
+    name: 'rabbitmq',
+    deliversEveryType: true,
+    async start(handler, maxAttempts) {
+      broker = await createTestBroker();
+      topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [RETRY_DELAY_MS], maxAttempts });
+      producer = new ConfirmedPublisher(broker.connection);
+      runner = createConsumerRunner({
+        connection: TEST_RABBITMQ_URL,
+        routes: topology.consumers[CONSUMER]!,
+        handler,
+        prefetch: 10,
+      });
+      await runner.start();
+    },
+    async send(message) {
+      // Every message on the consumer's bound route: what arrives is decided by the core.
+      await producer!.publish(
+        `${broker!.prefix}order`,
+        'order.cancelled',
+        Buffer.from(message.body),
+        {
+          persistent: true,
+          messageId: message.messageId ?? randomUUID(),
+          ...(message.eventType !== undefined ? { type: message.eventType } : {}),
+          headers: {},
+        },
+      );
+    },
+    metrics: () => runner!.metrics(),
+    async deadLetters() {
+      const letters = await listDeadLetters({
+        connection: broker!.connection,
+        routes: topology!.consumers[CONSUMER]!,
+      });
+      return letters.map((letter) => ({
+        messageId: letter.messageId,
+        errorType: letter.diagnostics.errorType,
+        attempts: letter.diagnostics.attempts,
+        consumer: letter.diagnostics.consumer,
+      }));
+    },
+    async stop() {
+      await runner?.stop();
+    },
+    async cleanup() {
+      await runner?.stop();
+      await producer?.close();
+      await broker?.cleanup();
+    },
+  };
+}
+
+function kafka(
+  adapter: string,
+  create: (connection: KafkaConnection) => KafkaClient,
+): TransportUnderTest {
+  let test: TestKafka | undefined;
+  let client: KafkaClient | undefined;
+  let routes: KafkaConsumerRoutes | undefined;
+  let producer: KafkaProducer | undefined;
+  let runner: KafkaConsumerRunner | undefined;
+  return {
+    name: `kafka (${adapter})`,
+    deliversEveryType: true,
+    async start(handler, maxAttempts) {
+      test = await createTestKafka(create);
+      client = create({ brokers: [test.brokers] });
+      const [topic, deadLetter, retry] = await createTopicsSettled(test, [
+        { topic: 'order.events', partitions: 2 },
+        { topic: `${CONSUMER}.dlt`, partitions: 1 },
+        { topic: `${CONSUMER}.retry`, partitions: 2 },
+      ]);
+      routes = {
+        consumer: CONSUMER,
+        groupId: `${test.prefix}${CONSUMER}`,
+        topics: [topic!],
+        retry: [{ topic: retry!, delayMs: RETRY_DELAY_MS }],
+        deadLetter: deadLetter!,
+        maxAttempts,
+      };
+      producer = await client.producer({ timeoutMs: 15_000 });
+      runner = createKafkaConsumerRunner({ client, routes, handler });
+      await runner.start();
+    },
+    async send(message) {
+      await producer!.send([
+        {
+          topic: routes!.topics[0]!,
+          key: message.key,
+          value: message.body,
+          headers: {
+            ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+            ...(message.eventType !== undefined ? { eventType: message.eventType } : {}),
+          },
+        },
+      ]);
+    },
+    metrics: () => runner!.metrics(),
+    async deadLetters() {
+      const letters = await listKafkaDeadLetters({ client: client!, routes: routes! });
+      return letters.map((letter) => ({
+        messageId: letter.messageId,
+        errorType: letter.diagnostics.errorType,
+        attempts: letter.diagnostics.attempts,
+        consumer: letter.diagnostics.consumer,
+      }));
+    },
+    async stop() {
+      await runner?.stop();
+    },
+    async cleanup() {
+      await runner?.stop();
+      await producer?.close().catch(() => undefined);
+      await test?.admin.deleteGroups([routes?.groupId ?? '']).catch(() => undefined);
+      await test?.cleanup();
+    },
+  };
+}
