@@ -62,7 +62,7 @@ async function waitFor(what: string, condition: () => Promise<boolean> | boolean
   }
 }
 
-describe.each(TRANSPORTS)('delivery conformance: $name', ({ create }) => {
+describe.each(TRANSPORTS)('delivery conformance: $name', (entry) => {
   let transport: TransportUnderTest;
   let pg: TestSchema;
   let gate: () => void = () => undefined;
@@ -121,7 +121,7 @@ describe.each(TRANSPORTS)('delivery conformance: $name', ({ create }) => {
         },
       },
     );
-    transport = create();
+    transport = entry.create();
     await transport.start(consumer, MAX_ATTEMPTS);
   }, 120_000);
 
@@ -230,7 +230,7 @@ describe.each(TRANSPORTS)('delivery conformance: $name', ({ create }) => {
       payload: { ...base.payload, addedInV2: true },
     };
     const unreadable = { ...envelope(CREATED), schemaVersion: 2 };
-    await send(readable as Envelope);
+    await send(readable);
     await send(unreadable);
     await waitFor('newer handled', async () => (await effects(readable.messageId)) === 1);
     await waitFor(
