@@ -7,7 +7,7 @@
  *       await writeOrderCreatedV2(drizzleTransaction(tx), payload);
  *     });
  */
-import { is, sql, type SQL } from 'drizzle-orm';
+import { DrizzleQueryError, is, sql, type SQL } from 'drizzle-orm';
 import {
   MySqlDatabase,
   MySqlTransaction,
@@ -72,7 +72,14 @@ async function run<R>(
 ): Promise<QueryResult<R>> {
   // The two database classes declare execute() apart; both take a Drizzle SQL object.
   const execute = (query: SQL): Promise<unknown> => (db as AnyPgDatabase).execute(query);
-  const executed = await execute(toSql(dialect, text, params));
+  let executed: unknown;
+  try {
+    executed = await execute(toSql(dialect, text, params));
+  } catch (error) {
+    // Drizzle wraps the driver's error; evgen reads the driver's SQLSTATE / errno (a duplicate
+    // inbox key on MySQL, what is retryable), so the driver's own error goes on.
+    throw error instanceof DrizzleQueryError && error.cause !== undefined ? error.cause : error;
+  }
   if (dialect.name === 'mysql') return driverResult<R>(dialect, executed);
   const result = executed as PgExecuteResultLike;
   const rows = (Array.isArray(result) ? result : (result.rows ?? [])) as R[];

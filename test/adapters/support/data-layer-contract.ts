@@ -188,6 +188,15 @@ export function describeDataLayerAdapter(
       expect(await count('SELECT count(*) AS n FROM outbox_event')).toBe(0);
     });
 
+    it("rejects a failing statement with the driver's error, its SQLSTATE or errno kept", async () => {
+      const failing = opened.inTransaction(randomUUID(), async (tx) => {
+        await tx.query('SELECT missing_column FROM orders');
+      });
+      await expect(failing).rejects.toMatchObject(
+        dialect === 'mariadb' ? { errno: 1054 } : { code: '42703' },
+      );
+    });
+
     it('refuses a write through a transaction that already ended, writing nothing', async () => {
       let ended: Transaction | undefined;
       await opened.inTransaction(randomUUID(), async (tx) => {
