@@ -49,16 +49,44 @@ export type NotAPrismaClient<T> = '$connect' extends keyof T ? never : unknown;
  */
 const YIELDS_ROWS = /^\s*(?:SELECT|WITH|VALUES|SHOW)\b|\bRETURNING\b/i;
 
+/**
+ * Prisma wraps a driver adapter's failure in its own error (code `P2010`…) and keeps the
+ * database's code only as `meta.driverAdapterError.cause.originalCode`. evgen classifies failures
+ * by SQLSTATE (unique violation, serialization failure, unavailability), so the database's code
+ * and message come back out on an error whose cause is Prisma's.
+ */
+export class PrismaDriverError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options: { cause: unknown }) {
+    super(message, options);
+    this.name = 'PrismaDriverError';
+    this.code = code;
+  }
+}
+
+function driverErrorOf(error: unknown): unknown {
+  const cause = (error as { meta?: { driverAdapterError?: { cause?: unknown } } } | null)?.meta
+    ?.driverAdapterError?.cause as
+    { originalCode?: unknown; originalMessage?: unknown } | undefined;
+  if (typeof cause?.originalCode !== 'string') return error;
+  const message = typeof cause.originalMessage === 'string' ? cause.originalMessage : String(error);
+  return new PrismaDriverError(cause.originalCode, message, { cause: error });
+}
+
 async function run<R>(
   client: PrismaRawClientLike,
   text: string,
   params: readonly unknown[],
 ): Promise<QueryResult<R>> {
-  if (YIELDS_ROWS.test(text)) {
-    const rows = await client.$queryRawUnsafe<R[]>(text, ...params);
-    return { rows, rowCount: rows.length };
+  try {
+    if (YIELDS_ROWS.test(text)) {
+      const rows = await client.$queryRawUnsafe<R[]>(text, ...params);
+      return { rows, rowCount: rows.length };
+    }
+    return { rows: [], rowCount: await client.$executeRawUnsafe(text, ...params) };
+  } catch (error) {
+    throw driverErrorOf(error);
   }
-  return { rows: [], rowCount: await client.$executeRawUnsafe(text, ...params) };
 }
 
 /**
