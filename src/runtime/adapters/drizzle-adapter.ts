@@ -165,7 +165,29 @@ export function drizzleDatabase(db: AnyDrizzleDatabase): Database {
     dialect,
     query: (text, params) => run(db, dialect, text, params),
     transaction: (work) =>
-      transaction((tx) => work(drizzleTransaction(tx))) as ReturnType<typeof work>,
+      transaction(async (tx) => {
+        if (dialect.name !== 'mysql') return work(drizzleTransaction(tx));
+        // Here evgen runs the transaction, so it knows when it ends without asking the server
+        // before each statement. Asking would also refuse a migration on MySQL: its DDL commits
+        // implicitly, leaving the connection (which holds the migration lock) outside a
+        // transaction for the statements after the first.
+        let ended = false;
+        try {
+          return await work(
+            libraryTransaction(
+              LIBRARY,
+              tx,
+              (text, params) => run(tx, dialect, text, params),
+              () => {
+                if (ended) throw ENDED();
+              },
+              dialect,
+            ),
+          );
+        } finally {
+          ended = true;
+        }
+      }) as ReturnType<typeof work>,
   });
 }
 

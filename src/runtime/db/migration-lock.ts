@@ -41,7 +41,9 @@ export async function runLockedMigration(
     return;
   }
   await db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [lockKey]);
+    // A row of a plain type, not the lock function's void: data layers that map result columns
+    // to their own types (Prisma) refuse a void column.
+    await tx.query(`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext($1))`, [lockKey]);
     for (const statement of statements) await tx.query(statement);
   });
 }

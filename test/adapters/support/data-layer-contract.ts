@@ -33,7 +33,7 @@ import { createTestSchema } from '../../support/postgres.js';
 export type DataLayerDialect = 'postgres' | 'mariadb';
 
 /** Dialects on which evgen's inbox runs (the inbox tests of the contract run there). */
-const INBOX_DIALECTS: readonly DataLayerDialect[] = ['postgres'];
+const INBOX_DIALECTS: readonly DataLayerDialect[] = ['postgres', 'mariadb'];
 
 /** Where a library under test connects. */
 export interface DataLayerTarget {
@@ -86,6 +86,7 @@ async function createTestStore(dialect: DataLayerDialect): Promise<TestStore> {
     const test = await createMariadbDatabase('evgen_datalayer');
     const admin = mysqlDatabase(test.pool);
     await migrateOutbox(admin);
+    await migrateInbox(admin);
     await admin.query('CREATE TABLE orders (id char(36) PRIMARY KEY)');
     await admin.query(
       'CREATE TABLE reservation (order_id char(36) NOT NULL, sku varchar(64) NOT NULL)',
@@ -208,6 +209,26 @@ export function describeDataLayerAdapter(
 
     // Registered only where evgen's inbox runs (no skipped tests elsewhere).
     if (adapter.inbox === false || !INBOX_DIALECTS.includes(dialect)) return;
+
+    it("migrates the outbox and inbox through the library's Database, idempotently", async () => {
+      // Other table names than the store's, so the tables exist only if this migration made them.
+      const outbox = { table: 'library_outbox' };
+      const inbox = { table: 'library_inbox', orderingTable: 'library_inbox_version' };
+      for (let run = 0; run < 2; run++) {
+        await migrateOutbox(opened.database!, outbox);
+        await migrateInbox(opened.database!, inbox);
+      }
+      for (const table of ['library_outbox', 'library_inbox', 'library_inbox_version']) {
+        expect(await count(`SELECT count(*) AS n FROM ${table}`)).toBe(0);
+      }
+      await admin.query(
+        `INSERT INTO library_inbox (message_id, consumer, received_at) VALUES (${p(1)}, ${p(2)}, ${
+          dialect === 'mariadb' ? 'UTC_TIMESTAMP(3)' : 'now()'
+        })`,
+        ['m-1', 'c-1'],
+      );
+      expect(await count('SELECT count(*) AS n FROM library_inbox')).toBe(1);
+    });
     describe('inbox: a handler writes its effect through the library in the inbox transaction', () => {
       let fail: boolean;
       const handlers: InventoryServiceHandlers = {
