@@ -135,4 +135,137 @@ describe('OffsetCommitter', () => {
     expect(requests.at(-1)).toEqual([{ ...tp, offset: '1' }]);
     committer.close();
   });
+
+  /**
+   * A fake group coordinator: stores each request's offsets when the request completes, so a
+   * request held back and released later overwrites what newer requests stored (as a commit the
+   * client sends again after rejoining the group does).
+   */
+  function coordinator() {
+    const stored = new Map<number, string>();
+    const held: { offsets: KafkaCommitOffset[]; release: () => void }[] = [];
+    let holdNext = 0;
+    let failNext = 0;
+    const commit = (offsets: readonly KafkaCommitOffset[]) => {
+      const store = () => {
+        for (const o of offsets) stored.set(o.partition, o.offset);
+      };
+      if (failNext > 0) {
+        failNext--;
+        return Promise.reject(new Error('REBALANCE_IN_PROGRESS'));
+      }
+      if (holdNext > 0) {
+        holdNext--;
+        return new Promise<void>((resolve) =>
+          held.push({
+            offsets: [...offsets],
+            release: () => {
+              store();
+              resolve();
+            },
+          }),
+        );
+      }
+      store();
+      return Promise.resolve();
+    };
+    return {
+      stored,
+      held,
+      commit,
+      hold: (n: number) => (holdNext = n),
+      fail: (n: number) => (failNext = n),
+    };
+  }
+
+  const until = async (condition: () => boolean, what: string) => {
+    for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
+    if (!condition()) throw new Error(`never: ${what}`);
+  };
+
+  it('a timed-out commit the client stores late (older offsets) is followed by the highest settled position', async () => {
+    const broker = coordinator();
+    const committer = new OffsetCommitter({
+      commit: broker.commit,
+      timeoutMs: 20,
+      retryDelayMs: 5,
+      refreshMs: 0,
+    });
+    broker.hold(1);
+    handle(committer, [0, 1, 2]); // position 3, its request hangs (a rebalance)
+    await until(() => broker.held.length === 1, 'the request is out');
+    await committer.flush(); // times out; the retry and the records after it are stored
+    handle(committer, [3, 4]);
+    await committer.flush();
+    await until(() => broker.stored.get(tp.partition) === '5', 'position 5 stored');
+    // The abandoned request goes through now, after the newer one: the group's offset goes back.
+    broker.held[0]!.release();
+    expect(broker.stored.get(tp.partition)).toBe(broker.held[0]!.offsets[0]!.offset);
+    // No new record arrives; the committer still puts the highest settled position back.
+    await until(() => broker.stored.get(tp.partition) === '5', 'position 5 stored again');
+    committer.close();
+  });
+
+  it('every held position is committed again every refreshMs (another member rolled one back)', async () => {
+    const broker = coordinator();
+    const committer = new OffsetCommitter({ commit: broker.commit, refreshMs: 20 });
+    handle(committer, [7, 8]);
+    await committer.flush();
+    expect(broker.stored.get(tp.partition)).toBe('9');
+    broker.stored.set(tp.partition, '4'); // a late commit by the partition's previous owner
+    await until(() => broker.stored.get(tp.partition) === '9', 'position 9 stored again');
+    committer.close();
+    // Closed: nothing is refreshed any more.
+    broker.stored.set(tp.partition, '4');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(broker.stored.get(tp.partition)).toBe('4');
+  });
+
+  it('a kept partition keeps its pending position when its commit fails in a rebalance and another partition is revoked', async () => {
+    const broker = coordinator();
+    const other = { topic: 'orders', partition: 4 };
+    const committer = new OffsetCommitter({
+      commit: broker.commit,
+      retryDelayMs: 5,
+      refreshMs: 0,
+    });
+    committer.received(other, 0n);
+    committer.settled(other, 1n);
+    await committer.flush();
+    broker.fail(3); // the rebalance: three requests refused
+    handle(committer, [10, 11]);
+    await committer.flush();
+    committer.forget([other]); // revoked in that rebalance; tp is kept
+    await until(() => broker.stored.get(tp.partition) === '12', 'the kept position stored');
+    expect(committer.pendingCount).toBe(0);
+    committer.close();
+  });
+
+  it('never commits past an unsettled record, whatever fails, times out or lands late', async () => {
+    const broker = coordinator();
+    const committer = new OffsetCommitter({
+      commit: broker.commit,
+      timeoutMs: 10,
+      retryDelayMs: 2,
+      refreshMs: 15,
+    });
+    const seen: string[] = [];
+    const observe = () => seen.push(broker.stored.get(tp.partition) ?? '-');
+    broker.hold(2);
+    committer.received(tp, 0n);
+    committer.received(tp, 1n);
+    committer.received(tp, 2n);
+    committer.settled(tp, 1n);
+    committer.settled(tp, 3n); // 2 settled, 1 open
+    broker.fail(2);
+    await new Promise((r) => setTimeout(r, 80));
+    observe();
+    for (const h of broker.held) h.release();
+    await new Promise((r) => setTimeout(r, 40));
+    observe();
+    expect(seen.every((offset) => offset === '-' || offset === '1')).toBe(true);
+    committer.settled(tp, 2n);
+    await until(() => broker.stored.get(tp.partition) === '3', 'position 3 stored');
+    committer.close();
+  });
 });

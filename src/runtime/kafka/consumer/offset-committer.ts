@@ -19,9 +19,19 @@
  * meanwhile ride on the next request. A failed commit keeps its positions pending and is tried
  * again (after `retryDelayMs`, or with the next settled record); a crash in between only means
  * redelivery of settled records, which the inbox absorbs.
+ *
+ * A commit that timed out is not necessarily dead: a client may still send it later (the
+ * @platformatic/kafka client answers a rebalance error by rejoining the group and committing the
+ * same offsets again, possibly after a newer commit stored a higher position). Such a late
+ * commit moves the group's offset BACK, and with no new record nothing would move it forward
+ * again. So when a timed-out request finally settles, the current positions of its partitions go
+ * out once more; and every `refreshMs` every position this member holds is committed again (as
+ * the Java client's auto-commit does), which also repairs a rollback of a partition this member
+ * owns that another member's late commit caused. Both only repeat settled positions: neither can
+ * pass an unsettled record.
  */
 import type { KafkaCommitOffset, KafkaTopicPartition } from '../kafka-client.js';
-import { withTimeout } from '../send-timeout.js';
+import { KafkaTimeoutError, withTimeout } from '../send-timeout.js';
 
 export interface OffsetCommitterOptions {
   /** Stores positions (next offset to read) for the group. */
@@ -36,6 +46,11 @@ export interface OffsetCommitterOptions {
    * the positions settled after it.
    */
   readonly timeoutMs?: number;
+  /**
+   * Every held position is committed again this often (default 5 000 ms; 0 = never), so a late
+   * commit that rolled the group's offset back is repaired without a new record.
+   */
+  readonly refreshMs?: number;
 }
 
 /** What the committer knows of one partition since it was (re)assigned. */
@@ -58,6 +73,8 @@ export class OffsetCommitter {
   private readonly pending = new Map<string, KafkaCommitOffset>();
   private running: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   private committedCount = 0;
   private holeCount = 0;
 
@@ -116,6 +133,7 @@ export class OffsetCommitter {
     const position = { topic: tp.topic, partition: tp.partition, offset: frontier.toString() };
     this.positions.set(k, position);
     this.pending.set(k, position);
+    this.startRefresh();
     this.kick();
   }
 
@@ -161,10 +179,31 @@ export class OffsetCommitter {
     }
   }
 
-  /** Stops retry timers (the runner is stopping). */
+  /** Stops retry and refresh timers (the runner is stopping). */
   close(): void {
+    this.closed = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    clearInterval(this.refreshTimer);
+    this.refreshTimer = undefined;
+  }
+
+  private startRefresh(): void {
+    const every = this.options.refreshMs ?? 5_000;
+    if (this.refreshTimer !== undefined || this.closed || every <= 0) return;
+    this.refreshTimer = setInterval(() => this.recommit(this.positions.keys()), every);
+    this.refreshTimer.unref();
+  }
+
+  /** Puts the current positions of these partitions (those still held) up for commit again. */
+  private recommit(keys: Iterable<string>): void {
+    if (this.closed) return;
+    for (const k of keys) {
+      const position = this.positions.get(k);
+      if (position !== undefined && !this.pending.has(k)) this.pending.set(k, position);
+    }
+    // A retry already scheduled takes them along.
+    if (this.retryTimer === undefined) this.kick();
   }
 
   private kick(): void {
@@ -178,16 +217,22 @@ export class OffsetCommitter {
     this.retryTimer = undefined;
     const batch = [...this.pending.values()];
     this.pending.clear();
-    this.running = withTimeout(
-      this.options.commit(batch),
-      this.options.timeoutMs ?? 10_000,
-      'offset commit',
-    )
+    const request = this.options.commit(batch);
+    this.running = withTimeout(request, this.options.timeoutMs ?? 10_000, 'offset commit')
       .then(
         () => {
           this.committedCount++;
         },
         (error: unknown) => {
+          if (error instanceof KafkaTimeoutError) {
+            // Abandoned, not dead: once the client is done with it (it may have stored these
+            // older positions after a newer commit), the current positions go out again.
+            const keys = batch.map((position) => key(position));
+            request.then(
+              () => this.recommit(keys),
+              () => this.recommit(keys),
+            );
+          }
           // Back into pending unless a newer position of the same partition arrived meanwhile.
           for (const position of batch) {
             const k = key(position);
