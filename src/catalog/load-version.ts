@@ -1,11 +1,13 @@
 /**
  * One payload schema `v<N>.schema.json`: read, checked against its dialect, bundled with the
- * schemas it references, compiled once by ajv, and checked to declare the event's aggregateId.
+ * schemas it references, known to compile (ajv compiles it unless `certainlyCompiles` or the
+ * build cache already knows), and checked to declare the event's aggregateId.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compiledSchemaKey } from './compiled-schemas.js';
 import { bundleSchema, catalogPath, staysInside } from './bundle-schema.js';
+import { certainlyCompiles } from './certainly-compiles.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 import type { LoadContext } from './load-context.js';
 import type { LoadedVersion } from './loaded-versions.js';
@@ -52,7 +54,7 @@ export async function loadVersion(
   const known = context.compiledSchemas;
   const key = known && compiledSchemaKey(bundled, dialect);
   const compileError =
-    key !== undefined && known?.has(key) === true
+    (key !== undefined && known?.has(key) === true) || certainlyCompiles(bundled, dialect)
       ? undefined
       : context.checkers.compileError(bundled, dialect);
   if (compileError === undefined && key !== undefined) known?.add(key);
