@@ -90,11 +90,8 @@ export async function bundleSchema(
         });
         continue;
       }
-      const exists = await stat(reference.targetFile).then(
-        (found) => found.isFile(),
-        () => false,
-      );
-      if (!exists) {
+      const where = await placeOf(reference.targetFile, context);
+      if (where === 'missing') {
         context.problems.add({
           code: 'ref-missing-file',
           file: file.display,
@@ -104,7 +101,7 @@ export async function bundleSchema(
         });
         continue;
       }
-      if (!(await staysInside(reference.targetFile, context.catalogRoot))) {
+      if (where === 'outside') {
         context.problems.add({
           code: 'ref-escapes-catalog',
           file: file.display,
@@ -336,6 +333,32 @@ function inline(
     });
   }
   return { ...bundled, [defsKey]: definitions };
+}
+
+/**
+ * Whether a referenced file exists and stays inside the events folder, asked once per file and
+ * catalog load (keyed by the load's SchemaFiles): every version of a catalog references the same
+ * shared files, and a stat and two realpaths per reference were a tenth of a cold check.
+ */
+const places = new WeakMap<SchemaFiles, Map<string, Promise<'missing' | 'outside' | 'inside'>>>();
+
+function placeOf(file: string, context: BundleContext): Promise<'missing' | 'outside' | 'inside'> {
+  let known = places.get(context.files);
+  if (known === undefined) places.set(context.files, (known = new Map()));
+  let place = known.get(file);
+  if (place === undefined) {
+    place = stat(file).then(
+      async (found) =>
+        !found.isFile()
+          ? 'missing'
+          : (await staysInside(file, context.catalogRoot))
+            ? 'inside'
+            : 'outside',
+      () => 'missing' as const,
+    );
+    known.set(file, place);
+  }
+  return place;
 }
 
 /** True when the file, with symbolic links resolved, is still inside the (resolved) events folder. */

@@ -94,9 +94,43 @@ function contentIdOf(value: object, identities: Identities): number | null {
   return id;
 }
 
+/**
+ * Finished comparisons of pairs that contain no reference, kept across the comparisons of one
+ * session (a catalog check compares each version with several others, both ways, and most of
+ * their subschemas — every property schema left as it was — are the same content each time).
+ * Such a pair's differences depend only on the two values, their dialect and facet (all in the
+ * pair key), the reading, which types count as compatible and exhaustiveness: it has no cycle to
+ * assume anything about, and its paths are relative to the pair. So a pair settled once is
+ * replayed, never compared again, whichever comparison meets it next.
+ */
+export class SettledPairs {
+  readonly #byTypes = new WeakMap<
+    ReadonlySet<DifferenceType>,
+    Map<string, Map<string, readonly Difference[]>>
+  >();
+
+  of(
+    compatibleTypes: ReadonlySet<DifferenceType>,
+    reading: Reading,
+    exhaustive: boolean,
+  ): Map<string, readonly Difference[]> {
+    let byReading = this.#byTypes.get(compatibleTypes);
+    if (byReading === undefined) this.#byTypes.set(compatibleTypes, (byReading = new Map()));
+    const key = `${reading}:${String(exhaustive)}`;
+    let pairs = byReading.get(key);
+    if (pairs === undefined) byReading.set(key, (pairs = new Map()));
+    return pairs;
+  }
+}
+
+/** A node id given by content (see Identities): the node has no reference below it. */
+const CONTENT_ID = /^c\d+:/;
+
 interface Shared {
   readonly inProgress: Set<string>;
   readonly memo: Map<string, readonly Difference[]>;
+  /** Reference-free pairs settled by earlier comparisons of the session (see SettledPairs). */
+  readonly settled: Map<string, readonly Difference[]> | undefined;
   /** Pairs met in a cycle and assumed clean in this round. */
   readonly assumedClean: Set<string>;
   /** Pairs an earlier round found incompatible: their differences, relative to the pair. */
@@ -131,6 +165,8 @@ export interface RunOptions {
   readonly exhaustive?: boolean;
   /** Shared with other comparisons (see newIdentities). */
   readonly identities?: Identities;
+  /** Shared with other comparisons (see SettledPairs); needs shared identities to find anything. */
+  readonly settled?: SettledPairs;
 }
 
 interface Budget {
@@ -162,10 +198,12 @@ export class DiffContext {
     // One budget for every round: a repeated round costs as much as the first.
     const budget: Budget = { limits, work: 0, replayed: 0, depth: 0 };
     const knownIncompatible = new Map<string, readonly Difference[]>();
+    const settled = options.settled?.of(compatibleTypes, reading, exhaustive);
     for (;;) {
       const shared: Shared = {
         inProgress: new Set(),
         memo: new Map(),
+        settled,
         assumedClean: new Set(),
         knownIncompatible,
         identities,
@@ -250,8 +288,14 @@ export class DiffContext {
    * replayed from the memo, rebased onto the current path.
    */
   memoized(original: SchemaNode, update: SchemaNode, compare: (ctx: DiffContext) => void): void {
-    const key = `${this.idOf(original)}|${this.idOf(update)}`;
-    const cached = this.shared.memo.get(key);
+    const originalId = this.idOf(original);
+    const updateId = this.idOf(update);
+    const key = `${originalId}|${updateId}`;
+    const settled =
+      this.shared.settled !== undefined && CONTENT_ID.test(originalId) && CONTENT_ID.test(updateId)
+        ? this.shared.settled
+        : undefined;
+    const cached = this.shared.memo.get(key) ?? settled?.get(key);
     if (cached !== undefined) {
       this.addRebased(cached);
       return;
@@ -287,6 +331,7 @@ export class DiffContext {
         throw error;
       }
       this.shared.memo.set(key, root.found);
+      settled?.set(key, root.found);
       this.addRebased(root.found);
     } finally {
       budget.depth--;

@@ -7,6 +7,7 @@ import { compareSchemas } from './compare-schemas.js';
 import {
   DiffContext,
   newIdentities,
+  SettledPairs,
   type Difference,
   type Identities,
   type Reading,
@@ -90,10 +91,12 @@ export function diffSchemas(original: JsonSchema, update: JsonSchema): SchemaDif
 
 /**
  * What several checks of one catalog share: each schema's policy views, computed once however
- * many pairs it is in, and the engine's identities of schema objects (see newIdentities).
+ * many pairs it is in, the engine's identities of schema objects (see newIdentities), and the
+ * reference-free subschema pairs already compared (see SettledPairs).
  */
 export class ComparisonSession {
   readonly identities: Identities = newIdentities();
+  readonly settled = new SettledPairs();
   readonly #views = new Map<string, WeakMap<object, unknown>>();
 
   view(policy: CompatibilityPolicy, side: 'writer' | 'reader', schema: JsonSchema): unknown {
@@ -134,7 +137,9 @@ export function checkReadable(
     definition.reading,
     {
       ...(options.exhaustive === true ? { exhaustive: true } : {}),
-      ...(session !== undefined ? { identities: session.identities } : {}),
+      ...(session !== undefined
+        ? { identities: session.identities, settled: session.settled }
+        : {}),
     },
   );
 }
