@@ -344,7 +344,11 @@ const places = new WeakMap<SchemaFiles, Map<string, Promise<'missing' | 'outside
 
 function placeOf(file: string, context: BundleContext): Promise<'missing' | 'outside' | 'inside'> {
   let known = places.get(context.files);
-  if (known === undefined) places.set(context.files, (known = new Map()));
+  if (known === undefined)
+    places.set(
+      context.files,
+      (known = new Map<string, Promise<'missing' | 'outside' | 'inside'>>()),
+    );
   let place = known.get(file);
   if (place === undefined) {
     place = stat(file).then(

@@ -115,10 +115,14 @@ export class SettledPairs {
     exhaustive: boolean,
   ): Map<string, readonly Difference[]> {
     let byReading = this.#byTypes.get(compatibleTypes);
-    if (byReading === undefined) this.#byTypes.set(compatibleTypes, (byReading = new Map()));
+    if (byReading === undefined)
+      this.#byTypes.set(
+        compatibleTypes,
+        (byReading = new Map<string, Map<string, readonly Difference[]>>()),
+      );
     const key = `${reading}:${String(exhaustive)}`;
     let pairs = byReading.get(key);
-    if (pairs === undefined) byReading.set(key, (pairs = new Map()));
+    if (pairs === undefined) byReading.set(key, (pairs = new Map<string, readonly Difference[]>()));
     return pairs;
   }
 }
