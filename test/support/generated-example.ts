@@ -24,14 +24,19 @@ export interface GeneratedExample {
   remove(): void;
 }
 
-/** `besideFile` is the caller's `import.meta.url`; `targetNames` limits the targets (default: all). */
+/**
+ * `besideFile` is the caller's `import.meta.url`; `targetNames` limits the targets (default: all);
+ * `edit` changes the loaded catalog before generation (a variant of the example, e.g. another
+ * compatibility mode, without a second events folder).
+ */
 export async function generateExample(
   besideFile: string,
   targetNames?: readonly string[],
+  edit: (catalog: Catalog) => Catalog = (catalog) => catalog,
 ): Promise<GeneratedExample> {
   const root = fileURLToPath(new URL(`./fixtures/${randomBytes(4).toString('hex')}/`, besideFile));
   const dir = join(root, 'out');
-  const catalog = await loadCatalog(eventsDir);
+  const catalog = edit(await loadCatalog(eventsDir));
   for (const file of await generate(
     catalog,
     allTargets,

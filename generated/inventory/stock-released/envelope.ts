@@ -25,6 +25,7 @@ export const stockReleasedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'reservationId',
   validatePayload: validateStockReleasedV1Payload,
   readPayload: readStockReleasedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'inventory.events' },
   rabbitmq: { exchange: 'inventory', routingKey: 'inventory.stock.released' },
 };

@@ -25,6 +25,7 @@ export const stockReservedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'reservationId',
   validatePayload: validateStockReservedV1Payload,
   readPayload: readStockReservedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'inventory.events' },
   rabbitmq: { exchange: 'inventory', routingKey: 'inventory.stock.reserved' },
 };

@@ -25,6 +25,7 @@ export const orderCancelledV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'orderId',
   validatePayload: validateOrderCancelledV1Payload,
   readPayload: readOrderCancelledV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'order.events' },
   rabbitmq: { exchange: 'order', routingKey: 'order.cancelled' },
 };

@@ -30,6 +30,7 @@ export const orderCreatedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'orderId',
   validatePayload: validateOrderCreatedV1Payload,
   readPayload: readOrderCreatedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'order.events' },
   rabbitmq: { exchange: 'order', routingKey: 'order.created' },
 };
@@ -64,6 +65,7 @@ export const orderCreatedV2Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'orderId',
   validatePayload: validateOrderCreatedV2Payload,
   readPayload: readOrderCreatedV2Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'order.events' },
   rabbitmq: { exchange: 'order', routingKey: 'order.created' },
 };

@@ -25,6 +25,7 @@ export const orderPaidV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'orderId',
   validatePayload: validateOrderPaidV1Payload,
   readPayload: readOrderPaidV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'order.events' },
   rabbitmq: { exchange: 'order', routingKey: 'order.paid' },
 };

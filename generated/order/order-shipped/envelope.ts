@@ -25,6 +25,7 @@ export const orderShippedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'orderId',
   validatePayload: validateOrderShippedV1Payload,
   readPayload: readOrderShippedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'order.events' },
   rabbitmq: { exchange: 'order', routingKey: 'order.shipped' },
 };

@@ -22,6 +22,8 @@ export const envelopesTarget: Target = {
         description: event.description,
         aggregate: event.aggregate,
         aggregateId: event.aggregateId,
+        // A consumer reads a version newer than it knows only when this mode says old readers can.
+        compatibility: event.compatibility,
         kafka: event.kafka,
         rabbitmq: event.rabbitmq,
         ...eventNames(event),

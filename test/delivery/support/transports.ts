@@ -51,6 +51,7 @@ export interface RawMessage {
 export interface Letter {
   readonly messageId: string | undefined;
   readonly errorType: string | undefined;
+  readonly errorMessage: string | undefined;
   readonly attempts: number | undefined;
   readonly consumer: string | undefined;
 }
@@ -107,6 +108,7 @@ function inProcess(): TransportUnderTest {
       return broker!.deadLettered.map((letter) => ({
         messageId: letter.message.messageId || undefined,
         errorType: letter.errorType,
+        errorMessage: letter.errorMessage,
         attempts: letter.attempts,
         consumer: letter.consumer,
       }));
@@ -176,6 +178,7 @@ function rabbitmq(): TransportUnderTest {
       return letters.map((letter) => ({
         messageId: letter.messageId,
         errorType: letter.diagnostics.errorType,
+        errorMessage: letter.diagnostics.errorMessage,
         attempts: letter.diagnostics.attempts,
         consumer: letter.diagnostics.consumer,
       }));
@@ -242,6 +245,7 @@ function kafka(
       return letters.map((letter) => ({
         messageId: letter.messageId,
         errorType: letter.diagnostics.errorType,
+        errorMessage: letter.diagnostics.errorMessage,
         attempts: letter.diagnostics.attempts,
         consumer: letter.diagnostics.consumer,
       }));

@@ -30,6 +30,7 @@ export const invoiceIssuedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'invoiceId',
   validatePayload: validateInvoiceIssuedV1Payload,
   readPayload: readInvoiceIssuedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'billing.events' },
   rabbitmq: { exchange: 'billing', routingKey: 'billing.invoice.issued' },
 };
@@ -64,6 +65,7 @@ export const invoiceIssuedV2Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'invoiceId',
   validatePayload: validateInvoiceIssuedV2Payload,
   readPayload: readInvoiceIssuedV2Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'billing.events' },
   rabbitmq: { exchange: 'billing', routingKey: 'billing.invoice.issued' },
 };

@@ -25,6 +25,7 @@ export const invoicePaidV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'invoiceId',
   validatePayload: validateInvoicePaidV1Payload,
   readPayload: readInvoicePaidV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'billing.events' },
   rabbitmq: { exchange: 'billing', routingKey: 'billing.invoice.paid' },
 };

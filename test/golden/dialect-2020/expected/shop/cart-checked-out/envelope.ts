@@ -25,6 +25,7 @@ export const cartCheckedOutV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'cartId',
   validatePayload: validateCartCheckedOutV1Payload,
   readPayload: readCartCheckedOutV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'shop.events' },
   rabbitmq: { exchange: 'shop', routingKey: 'shop.cart.checked-out' },
 };

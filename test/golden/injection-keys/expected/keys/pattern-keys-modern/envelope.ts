@@ -28,6 +28,7 @@ export const patternKeysModernV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'id',
   validatePayload: validatePatternKeysModernV1Payload,
   readPayload: readPatternKeysModernV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'keys.events' },
   rabbitmq: { exchange: 'keys', routingKey: 'keys.pattern-keys-modern' },
 };

@@ -25,6 +25,7 @@ export const patternKeysV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'id',
   validatePayload: validatePatternKeysV1Payload,
   readPayload: readPatternKeysV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'keys.events' },
   rabbitmq: { exchange: 'keys', routingKey: 'keys.pattern-keys' },
 };

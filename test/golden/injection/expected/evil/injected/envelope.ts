@@ -21,6 +21,7 @@ export const injectedV1Descriptor: EventVersionDescriptor<'evil.Injected', 1, In
   aggregateIdProperty: 'id',
   validatePayload: validateInjectedV1Payload,
   readPayload: readInjectedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'evil.events' },
   rabbitmq: { exchange: 'evil', routingKey: 'evil.injected' },
 };

@@ -25,6 +25,7 @@ export const pointsAwardedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'accountId',
   validatePayload: validatePointsAwardedV1Payload,
   readPayload: readPointsAwardedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'loyalty.events' },
 };
 

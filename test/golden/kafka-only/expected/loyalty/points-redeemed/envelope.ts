@@ -25,6 +25,7 @@ export const pointsRedeemedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'accountId',
   validatePayload: validatePointsRedeemedV1Payload,
   readPayload: readPointsRedeemedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   kafka: { topic: 'loyalty.events' },
 };
 

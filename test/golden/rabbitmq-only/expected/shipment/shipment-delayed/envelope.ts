@@ -25,6 +25,7 @@ export const shipmentDelayedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'shipmentId',
   validatePayload: validateShipmentDelayedV1Payload,
   readPayload: readShipmentDelayedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   rabbitmq: { exchange: 'shipment', routingKey: 'shipment.delayed' },
 };
 

@@ -28,6 +28,7 @@ export const shipmentDeliveredV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'shipmentId',
   validatePayload: validateShipmentDeliveredV1Payload,
   readPayload: readShipmentDeliveredV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   rabbitmq: { exchange: 'shipment', routingKey: 'shipment.delivered' },
 };
 

@@ -28,6 +28,7 @@ export const shipmentDispatchedV1Descriptor: EventVersionDescriptor<
   aggregateIdProperty: 'shipmentId',
   validatePayload: validateShipmentDispatchedV1Payload,
   readPayload: readShipmentDispatchedV1Payload,
+  compatibility: 'FULL_TRANSITIVE',
   rabbitmq: { exchange: 'shipment', routingKey: 'shipment.dispatched' },
 };
 
