@@ -121,7 +121,7 @@ describe.each(TRANSPORTS)('generated consumer, newer version: $name', (entry) =>
   /** order.OrderCancelled as a v2 producer would write it: a property v1 does not declare. */
   function newerCancelled(): Envelope {
     const v1 = orderCancelledV1(cancelledPayload());
-    return { ...v1, schemaVersion: 2, payload: { ...v1.payload, refundId: 'r-1' } } as Envelope;
+    return { ...v1, schemaVersion: 2, payload: { ...v1.payload, refundId: 'r-1' } };
   }
 
   it('FULL_TRANSITIVE (the committed catalog): v2 is read with the v1 reader and handled once, no dead letter', async () => {
