@@ -239,6 +239,7 @@ describe.each(TRANSPORTS)('delivery conformance: $name', (entry) => {
     );
     expect(await letterOf(unreadable.messageId)).toMatchObject({
       errorType: 'UnknownEventError',
+      errorMessage: expect.stringContaining('compatibility mode BACKWARD does not promise'),
       attempts: 1,
     });
   });
@@ -259,6 +260,7 @@ describe.each(TRANSPORTS)('delivery conformance: $name', (entry) => {
     expect(await letterOf(e.messageId)).toEqual({
       messageId: e.messageId,
       errorType: 'NonRetryableError',
+      errorMessage: expect.stringContaining('reservation in an illegal state'),
       attempts: 1,
       consumer: CONSUMER,
     });
@@ -272,6 +274,7 @@ describe.each(TRANSPORTS)('delivery conformance: $name', (entry) => {
     expect(await letterOf(e.messageId)).toEqual({
       messageId: e.messageId,
       errorType: 'RetryableError',
+      errorMessage: expect.stringContaining('stock service busy, again'),
       attempts: MAX_ATTEMPTS,
       consumer: CONSUMER,
     });
