@@ -64,7 +64,7 @@ const PAIRS: readonly ClassPair[] = [
     witness: { forward: 1 },
   },
   {
-    name: 'K 2020-12 anyOf member with enum and type',
+    name: 'K 2020-12 anyOf member with enum and type (SchemaTranslator.java: SchemaContext.join flattens a member’s groups into the anyOf)',
     writer: in2020({ anyOf: [{ enum: ['x'], type: 'string' }] }),
     reader: in2020({ anyOf: [{}] }),
     confluent: [I, I],
@@ -72,7 +72,7 @@ const PAIRS: readonly ClassPair[] = [
     witness: { forward: 1 },
   },
   {
-    name: 'K 2020-12 oneOf member gains type null beside minimum',
+    name: 'K 2020-12 oneOf member gains type null beside minimum (flattened: oneOf of null and a number floor)',
     writer: in2020({ oneOf: [{ minimum: -5 }] }),
     reader: in2020({ oneOf: [{ type: 'null', minimum: -5 }] }),
     confluent: [C, I],
@@ -80,7 +80,7 @@ const PAIRS: readonly ClassPair[] = [
     witness: { backward: 0 },
   },
   {
-    name: 'K 2020-12 allOf members merged into one',
+    name: 'K 2020-12 allOf members merged into one (flattened back into the same two allOf members)',
     writer: in2020({ allOf: [{ enum: ['x'] }, { type: 'string' }] }),
     reader: in2020({ allOf: [{ enum: ['x'], type: 'string' }] }),
     confluent: [C, C],
@@ -156,11 +156,37 @@ const PAIRS: readonly ClassPair[] = [
     evgen: [I, C],
     witness: { backward: [] },
   },
+  // G: Confluent's NumberSchemaDiff.java reports a lowered exclusiveMaximum only when the old
+  // one is above the update's `maximum` (it compares with the new maximum); added, removed and
+  // raised ones are reported as written, whatever the maximum.
   {
-    name: 'G exclusiveMaximum lowered beside maximum',
+    name: 'G exclusiveMaximum lowered beside a higher maximum: unseen (NumberSchemaDiff compares the old exclusiveMaximum with the new maximum)',
     writer: { type: 'number', maximum: 200, exclusiveMaximum: 98 },
     reader: { type: 'number', maximum: 200, exclusiveMaximum: 97 },
     confluent: [C, C],
+    evgen: [I, C],
+    witness: { backward: 97.5 },
+  },
+  {
+    name: 'G exclusiveMaximum lowered above a lower maximum: EXCLUSIVE_MAXIMUM_DECREASED although no value changes verdict',
+    writer: { type: 'number', maximum: 50, exclusiveMaximum: 98 },
+    reader: { type: 'number', maximum: 50, exclusiveMaximum: 97 },
+    confluent: [I, C],
+    evgen: [C, C],
+  },
+  {
+    name: 'G exclusiveMaximum added beside a maximum: EXCLUSIVE_MAXIMUM_ADDED (NumberSchemaDiff looks at it whatever the maximum)',
+    writer: { type: 'number', maximum: 200 },
+    reader: { type: 'number', maximum: 200, exclusiveMaximum: 98 },
+    confluent: [I, C],
+    evgen: [I, C],
+    witness: { backward: 150 },
+  },
+  {
+    name: 'G exclusiveMaximum lowered where the update drops maximum: NumberSchemaDiff throws, the registry refuses',
+    writer: { type: 'number', maximum: 200, exclusiveMaximum: 98 },
+    reader: { type: 'number', exclusiveMaximum: 97 },
+    confluent: [I, I],
     evgen: [I, C],
     witness: { backward: 97.5 },
   },

@@ -141,21 +141,44 @@ const asWritten: ReadLimit = (keywords, keyword) => number(keywords[keyword]);
 
 /**
  * As Confluent's loaders read the limits: its 2020-12 loader gives `contains` its default
- * `minContains` of 1 (so adding `contains` adds a floor, and `[]` no longer passes), and its
- * checker looks at `exclusiveMaximum` only when neither side states a `maximum` (lowering an
- * exclusive ceiling beside a `maximum` goes unseen).
+ * `minContains` of 1 (so adding `contains` adds a floor, and `[]` no longer passes).
+ * `exclusiveMaximum` is left to compareConfluentExclusiveMaximum.
  */
-function confluentLimits(original: Shape, update: Shape): ReadLimit {
+function confluentLimits(original: Shape): ReadLimit {
   const withContains = original.at.doc.dialect === '2020-12';
-  const hidesExclusiveMaximum =
-    original.keywords['maximum'] !== undefined || update.keywords['maximum'] !== undefined;
   return (keywords, keyword) => {
-    if (keyword === 'exclusiveMaximum' && hidesExclusiveMaximum) return undefined;
+    if (keyword === 'exclusiveMaximum') return undefined;
     const value = number(keywords[keyword]);
     if (keyword === 'minContains' && withContains && keywords['contains'] !== undefined)
       return value ?? 1;
     return value;
   };
+}
+
+/**
+ * `exclusiveMaximum` as Confluent compares it (json-schema-provider,
+ * io/confluent/kafka/schemaregistry/json/diff/NumberSchemaDiff.java): added, removed and raised
+ * are reported as written, but a lowered one is EXCLUSIVE_MAXIMUM_DECREASED only when the old
+ * exclusive limit is above the update's `maximum` — the rule compares it with the new `maximum`,
+ * not with the new exclusive limit. So lowering it beside a higher `maximum` goes unseen (class
+ * G), and beside a lower one it is reported although no value changed its verdict. With no
+ * `maximum` in the update that comparison throws (a NullPointerException, so the registry
+ * answers with an error and registers nothing); evgen reports the decrease, the same refusal.
+ */
+function compareConfluentExclusiveMaximum(ctx: DiffContext, original: Shape, update: Shape): void {
+  if (original.kind !== 'number') return;
+  const rule = BOUND_KEYWORDS.find((candidate) => candidate.keyword === 'exclusiveMaximum')!;
+  const before = number(original.keywords['exclusiveMaximum']);
+  const after = number(update.keywords['exclusiveMaximum']);
+  if (before === after) return;
+  if (before === undefined) ctx.add(rule.added, rule.keyword);
+  else if (after === undefined) ctx.add(rule.removed, rule.keyword);
+  else if (before < after) ctx.add(rule.increased, rule.keyword);
+  else {
+    const updateMaximum = number(update.keywords['maximum']);
+    if (updateMaximum === undefined || before > updateMaximum)
+      ctx.add(rule.decreased, rule.keyword);
+  }
 }
 
 /** Floors of 0 that constrain nothing (`minLength: 0` is no limit at all). */
@@ -281,7 +304,8 @@ export const numericBoundsRule: ShapeRule = {
   kinds: ['string', 'number', 'object', 'array'],
   compare(ctx, original, update) {
     if (ctx.reading === 'confluent') {
-      compareWritten(ctx, original, update, undefined, confluentLimits(original, update));
+      compareWritten(ctx, original, update, undefined, confluentLimits(original));
+      compareConfluentExclusiveMaximum(ctx, original, update);
       return;
     }
     if (original.kind !== 'number') {
