@@ -1,4 +1,6 @@
 /**
+ * Confluent's slowest held-out pair (issue #20: < 0.5 s both directions), against that budget.
+ *
  * Compatibility checking, every row against another checker doing the same work in the same run,
  * json-schema-diff (one call per pair reports additions and removals, i.e. both directions):
  * in process, a synthetic catalog of 20 events × 3 versions (FULL_TRANSITIVE, evgen policy), and
@@ -8,9 +10,9 @@
  *
  * End to end at catalog scale (EVGEN_BENCH_SIZES, default 10,100; 1000 is the goal's size): the
  * `evgen check` CLI from dist/ in a fresh process (loading and bundling the catalog included;
- * without a cache every schema is compiled with ajv too; with a primed cache none is, and no
- * unchanged version is bundled again) against
- * json-schema-diff of the same pairs from the same files, also in a fresh process
+ * without a cache every schema is known to compile too, by ajv where certainlyCompiles cannot
+ * tell; with a primed cache no schema is compiled, and no unchanged version is bundled again)
+ * against json-schema-diff of the same pairs from the same files, also in a fresh process
  * (test/bench/build-child.mjs), CPU time of each. Goals: ≤ 5 s at 1000 events and
  * ≥ 10× faster than json-schema-diff (ratio ≤ 0.1).
  */
@@ -34,6 +36,81 @@ const SHARED_EVENTS = SMOKE ? 3 : 20;
 /** Branch counts of the oneOf pairs (the growth with n shows how branches are paired). */
 const BRANCH_COUNTS = SMOKE ? [10] : [10, 25, 50, 100];
 const PAIR_BUDGET_MS = 1000;
+/** Issue #20's budget for Confluent's slowest held-out pair, both directions. */
+const HELD_OUT_BUDGET_MS = 500;
+
+/**
+ * The shape of the slowest of Confluent's own held-out pairs (its SchemaDiffTest
+ * `testRecursiveOneOfUnionDetectsIncompatibleChange`): twelve product kinds, each with two
+ * `oneOf` unions of `$ref`s to all twelve, under a root union of all twelve; the update changes
+ * one kind's `id` from string to number. Every union pair is recursive.
+ */
+function recursiveTrade(assetIdType: string): JsonSchema {
+  const kinds = ['Asset', 'Basket', 'Swap', 'Bond', 'Option', 'Future'];
+  kinds.push('Forward', 'Loan', 'Repo', 'Equity', 'Index', 'CommodityLeg');
+  const anyKind = () => ({ oneOf: kinds.map((kind) => ({ $ref: `#/definitions/${kind}` })) });
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: 'Trade',
+    type: 'object',
+    additionalProperties: true,
+    definitions: Object.fromEntries(
+      kinds.map((kind) => [
+        kind,
+        {
+          type: 'object',
+          properties: {
+            id: { type: kind === 'Asset' ? assetIdType : 'string' },
+            underlying: anyKind(),
+            referenceProduct: anyKind(),
+          },
+        },
+      ]),
+    ),
+    properties: { tradeId: { type: 'string' }, product: anyKind() },
+  };
+}
+
+/** Confluent's slowest held-out pair, both directions under each policy, against its budget. */
+async function heldOutPair(): Promise<BenchResult[]> {
+  const original = recursiveTrade('string');
+  const update = recursiveTrade('number');
+  const rows: BenchResult[] = [];
+  for (const policy of ['confluent', 'evgen'] as const) {
+    const both: number[] = [];
+    const outcomes = new Set<string>();
+    // Timed to the verdict or to the refusal: a comparison past its limits stops with one.
+    const verdict = (writer: JsonSchema, reader: JsonSchema) => () => {
+      try {
+        outcomes.add(
+          checkReadable(writer, reader, policy).compatible ? 'compatible' : 'incompatible',
+        );
+      } catch (error) {
+        outcomes.add(`refused (${(error as Error).message.replace(/ at #.*$/, '')})`);
+      }
+    };
+    for (let sample = 0; sample < SAMPLES; sample++) {
+      const [backward] = await samples(1, verdict(original, update));
+      const [forward] = await samples(1, verdict(update, original));
+      both.push(backward! + forward!);
+    }
+    const slowest = Math.max(...both);
+    rows.push(
+      fromSamples(
+        {
+          name: `Confluent's slowest held-out pair (recursive oneOf of 12 kinds, one id string → number), both directions, policy ${policy}`,
+          unit: 'ms',
+          baselineName: `budget ${HELD_OUT_BUDGET_MS} ms`,
+          goal: { ratio: 1, better: 'lower' },
+          note: `${[...outcomes].join(', ')}; slowest sample ${slowest.toFixed(0)} ms: ${slowest <= HELD_OUT_BUDGET_MS ? 'met' : 'NOT met'}`,
+        },
+        both,
+        both.map(() => HELD_OUT_BUDGET_MS),
+      ),
+    );
+  }
+  return rows;
+}
 
 function payloadSchema(event: number, version: number): JsonSchema {
   const properties: Record<string, unknown> = {
@@ -286,7 +363,7 @@ async function catalogScale(): Promise<BenchResult[]> {
               unit: 'ms',
               baselineName: 'json-schema-diff of the same pairs from the same files',
               goal: { ratio: 0.1, better: 'lower' },
-              note: `fresh processes; evgen loads the catalog${kind === 'cold' ? ', bundles and compiles every schema with ajv,' : ''} and checks both directions; wall ${Math.round(median(wall))} ms [${Math.round(Math.min(...wall))}–${Math.round(Math.max(...wall))}]; goal at 1000 events ≤ 5000 ms: ${goal}`,
+              note: `fresh processes; evgen loads the catalog${kind === 'cold' ? ', bundles every schema and knows it compiles (ajv only where certainlyCompiles cannot tell),' : ''} and checks both directions; wall ${Math.round(median(wall))} ms [${Math.round(Math.min(...wall))}–${Math.round(Math.max(...wall))}]; goal at 1000 events ≤ 5000 ms: ${goal}`,
             },
             cpu(runs[kind]),
             cpu(runs.baseline),
@@ -301,5 +378,5 @@ async function catalogScale(): Promise<BenchResult[]> {
 }
 
 export async function run(): Promise<BenchResult[]> {
-  return [...(await versusJsonSchemaDiff()), ...(await catalogScale())];
+  return [...(await heldOutPair()), ...(await versusJsonSchemaDiff()), ...(await catalogScale())];
 }
