@@ -4,8 +4,11 @@
  * concurrently on the same producer. Per run it counts, against the whole topic read back with a
  * raw kafkajs consumer: acknowledged records that are absent (outbox rows SENT and helper calls
  * that resolved), duplicates, and rows not SENT once the broker is healthy again. No
- * acknowledged record may be absent and no row may stay unsent; duplicates are allowed (the
- * inbox absorbs them) and reported.
+ * acknowledged record may be absent and no row may stay unsent; duplicates are allowed and
+ * reported. A consumer with the inbox guard on the real PostgreSQL reads the topic through the
+ * same stalls (with the same adapter) and writes one effect row per handled delivery: every
+ * acknowledged record must have exactly one effect — none missing, none doubled — so the
+ * duplicates the stalls cause are absorbed by the inbox, not passed on.
  *
  * Runs on a broker of its own, never the shared one. EVGEN_STALL_RUNS sets the runs per adapter
  * (default 2, what the suite runs; many more by hand).
@@ -14,16 +17,20 @@ import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createEnvelope,
+  createInboxConsumer,
+  createKafkaConsumerRunner,
   createOutboxRelay,
   kafkaRelayPublisher,
+  migrateInbox,
   migrateOutbox,
   postgresDatabase,
   publishKafkaEnvelope,
   writeOutboxEvent,
+  type ConsumerContext,
   type Envelope,
 } from 'evgen/runtime';
 import { createTestSchema } from '../support/postgres.js';
-import { orderPlacedV1 } from '../outbox/support/test-event.js';
+import { orderPlacedV1, type OrderPlacedV1Payload } from '../outbox/support/test-event.js';
 import { startExtraKafkaBroker, type ExtraKafkaBroker } from '../support/kafka/broker.js';
 import { GC_PAUSE_RHYTHM, stallBroker } from '../support/kafka/broker-stall.js';
 import { createTestKafka, KAFKA_CLIENTS, waitFor } from '../support/kafka/test-kafka.js';
@@ -94,10 +101,19 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
         const pgSchema = await createTestSchema('evgen_kafka_stall');
         const closers: (() => Promise<unknown>)[] = [];
         try {
-          const [topic] = await kafka.createTopics([{ topic: 'orders', partitions: PARTITIONS }]);
+          const [topic, retryTopic, deadLetterTopic] = await kafka.createTopics([
+            { topic: 'orders', partitions: PARTITIONS },
+            { topic: 'stall-consumer.retry', partitions: PARTITIONS },
+            { topic: 'stall-consumer.dlt', partitions: 1 },
+          ]);
           const { schema } = pgSchema;
           const db = postgresDatabase(pgSchema.pool);
           await migrateOutbox(db, { schema });
+          await migrateInbox(db, { schema });
+          // No unique key on purpose: a delivery the inbox let through twice shows as two rows.
+          await db.query(
+            `CREATE TABLE "${schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL)`,
+          );
           // A request timeout shorter than a pause: the client gives up on requests the broker
           // stores once it runs again, which is what a loaded host does to the default timeout.
           const producer = await create({
@@ -157,6 +173,41 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
             ),
           });
           closers.push(() => relay.stop({ timeoutMs: 10_000 }));
+
+          // The consumer runs through the stalls too, on a client with default timeouts.
+          const consumer = createKafkaConsumerRunner({
+            client: create({ brokers: [broker!.brokers] }),
+            routes: {
+              consumer: 'stall-consumer',
+              groupId: kafka.group('stall-consumer'),
+              topics: [topic!],
+              retry: [{ topic: retryTopic!, delayMs: 200 }],
+              deadLetter: deadLetterTopic!,
+            },
+            handler: createInboxConsumer(
+              { name: 'stall-consumer', descriptors: [orderPlacedV1] },
+              {
+                db,
+                inbox: { schema },
+                handlers: {
+                  [orderPlacedV1.eventType]: {
+                    1: async (
+                      envelope: Envelope<string, 1, OrderPlacedV1Payload>,
+                      ctx: ConsumerContext,
+                    ) => {
+                      await ctx.tx.query(
+                        `INSERT INTO "${schema}".effects (message_id) VALUES ($1)`,
+                        [envelope.messageId],
+                      );
+                    },
+                  },
+                },
+              },
+            ),
+          });
+          closers.push(() => consumer.stop());
+          await consumer.start();
+
           await writeRound();
           await relay.start();
 
@@ -200,13 +251,50 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
           const lost = [...acknowledged].filter((id) => !storedIds.has(id));
           const duplicates = stored.length - storedIds.size;
           const unsent = total - (finalCounts.SENT ?? 0);
+
+          // Every stored record reaches the consumer at least once: wait until each stored
+          // messageId has an effect and the runner has settled as many deliveries as are stored.
+          const effectCounts = async () => {
+            const { rows } = await db.query<{ message_id: string; n: string }>(
+              `SELECT message_id, count(*) AS n FROM "${schema}".effects GROUP BY message_id`,
+            );
+            return new Map(rows.map((row) => [row.message_id, Number(row.n)]));
+          };
+          await waitFor(
+            'the consumer handled every stored record',
+            async () => {
+              const counts = await effectCounts();
+              const settledDeliveries =
+                consumer.metrics().handled + consumer.metrics().deadLettered;
+              return [...storedIds].every((id) => counts.has(id)) &&
+                settledDeliveries >= stored.length
+                ? true
+                : undefined;
+            },
+            90_000,
+          ).catch(() => undefined);
+          await consumer.stop();
+          const effects = await effectCounts();
+          const consumed = consumer.metrics();
+          const noEffect = [...acknowledged].filter((id) => !effects.has(id)).length;
+          const doubled = [...effects.values()].filter((n) => n > 1).length;
           console.log(
             `[broker-stall] ${kafka.prefix} run ${run}: acknowledged ${acknowledged.size} ` +
               `(rows ${sent.rows.length}, helper ${helperAcknowledged.length}), ` +
               `acknowledged but absent ${lost.length}, duplicates ${duplicates}, ` +
-              `rows not SENT ${unsent} ${JSON.stringify(finalCounts)}, helper rejected ${helperRejected}`,
+              `rows not SENT ${unsent} ${JSON.stringify(finalCounts)}, helper rejected ${helperRejected}; ` +
+              `consumer: acknowledged without effect ${noEffect}, doubled effects ${doubled}, ` +
+              `inbox duplicates ${consumed.duplicates}, dead letters ${consumed.deadLettered}`,
           );
-          expect({ lost: lost.length, unsent }).toEqual({ lost: 0, unsent: 0 });
+          expect({ lost: lost.length, unsent, noEffect, doubled }).toEqual({
+            lost: 0,
+            unsent: 0,
+            noEffect: 0,
+            doubled: 0,
+          });
+          // Each duplicate record on the topic reached the inbox and was absorbed there.
+          expect(consumed.duplicates).toBeGreaterThanOrEqual(duplicates);
+          expect(consumed.deadLettered).toBe(0);
           expect(acknowledged.size).toBeGreaterThan(total);
         } finally {
           for (const close of closers.reverse()) await close().catch(() => undefined);
