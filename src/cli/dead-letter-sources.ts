@@ -60,7 +60,8 @@ export interface ReplayOutcome {
 export interface DeadLetterSource {
   readonly transport: DeadLetterRecord['transport'];
   list(consumer: string): Promise<DeadLetterRecord[]>;
-  replay(consumer: string, filter: DeadLetterFilter): Promise<ReplayOutcome>;
+  /** Replays the consumer's letters for which `select` is true; the others stay. */
+  replay(consumer: string, select: (record: DeadLetterRecord) => boolean): Promise<ReplayOutcome>;
   close(): Promise<void>;
 }
 
@@ -159,11 +160,11 @@ export async function rabbitDeadLetterSource(
       const letters = await listDeadLetters({ connection, routes: routesOf(consumer) });
       return letters.map((letter) => fromRabbit(consumer, letter));
     },
-    async replay(consumer, filter) {
+    async replay(consumer, select) {
       return replayDeadLetters({
         connection,
         routes: routesOf(consumer),
-        filter: (letter) => matchesFilter(fromRabbit(consumer, letter), filter),
+        filter: (letter) => select(fromRabbit(consumer, letter)),
       });
     },
     async close() {
@@ -219,11 +220,11 @@ export async function kafkaDeadLetterSource(
       const letters = await listKafkaDeadLetters({ client, routes: routesOf(consumer) });
       return letters.map((letter) => fromKafka(consumer, letter));
     },
-    async replay(consumer, filter) {
+    async replay(consumer, select) {
       const result = await replayKafkaDeadLetters({
         client,
         routes: routesOf(consumer),
-        filter: (letter) => matchesFilter(fromKafka(consumer, letter), filter),
+        filter: (letter) => select(fromKafka(consumer, letter)),
       });
       return { replayed: result.replayed, kept: result.kept };
     },

@@ -1,8 +1,8 @@
 /**
- * Kafka dead letters stay in their topic after a replay; `evgen dlq list` and `evgen trace` tell
- * the open ones from the settled ones by the inbox row of the messageId (real broker, real
- * PostgreSQL), and the topology prefix and retry tiers come from evgen.config.json instead of
- * being repeated as flags.
+ * Kafka dead letters stay in their topic after a replay; `evgen dlq list`, `show`, `replay` and
+ * `evgen trace` tell the open ones from the settled ones by the inbox row of the messageId (real
+ * broker, real PostgreSQL): `replay` skips a resolved letter unless --force. The topology prefix
+ * and retry tiers come from evgen.config.json instead of being repeated as flags.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -47,10 +47,10 @@ describe('resolved dead letters and the deployment config (real broker and Postg
         config,
         '--kafka-brokers',
         s.kafka.brokers,
-        // `dlq replay` needs no database: the inbox guard of the consumer decides.
-        ...(args[1] === 'replay'
-          ? []
-          : ['--database-url', TEST_DATABASE_URL, '--schema', s.pg.schema]),
+        '--database-url',
+        TEST_DATABASE_URL,
+        '--schema',
+        s.pg.schema,
       ]);
       return { code, stdout: output.stdout(), stderr: output.stderr() };
     } finally {
@@ -137,6 +137,82 @@ describe('resolved dead letters and the deployment config (real broker and Postg
     ).toEqual([open.messageId]);
     const text = await evgen(s, config, 'dlq', 'list', '--consumer', 'inventory-service');
     expect(text.stdout).toContain('inventory-service: 2 dead letter(s), 1 unresolved');
+
+    // show: the letter in full says whether it is resolved (only this consumer's topics exist).
+    const only = ['--consumer', 'inventory-service'];
+    const shownFixed = await evgen(s, config, 'dlq', 'show', fixed.messageId, ...only);
+    expect(shownFixed.code).toBe(EXIT_OK);
+    expect(shownFixed.stdout).toMatch(
+      /^status: resolved: inventory-service committed the message at \S+ \(a replay or a later copy was handled\)\n/,
+    );
+    const shownOpen = await evgen(s, config, 'dlq', 'show', open.messageId, ...only);
+    expect(shownOpen.stdout).toMatch(
+      /^status: UNRESOLVED: inventory-service has not committed the message\n/,
+    );
+    expect(
+      JSON.parse((await evgen(s, config, 'dlq', 'show', open.messageId, '--json', ...only)).stdout),
+    ).toMatchObject([{ messageId: open.messageId, resolved: false }]);
+
+    // replay: the resolved letter (still in its topic) is skipped and named; the open one is not.
+    const dryRun = await evgen(
+      s,
+      config,
+      'dlq',
+      'replay',
+      '--consumer',
+      'inventory-service',
+      '--all',
+      '--dry-run',
+      '--json',
+    );
+    expect(JSON.parse(dryRun.stdout)).toEqual({
+      dryRun: true,
+      force: false,
+      resolvedLookedAt: true,
+      consumers: [
+        {
+          consumer: 'inventory-service',
+          replayed: [open.messageId],
+          kept: 1,
+          alreadyResolved: [{ messageId: fixed.messageId, resolvedAt: letters[0]!.resolvedAt }],
+        },
+      ],
+    });
+    const again = await evgen(
+      s,
+      config,
+      'dlq',
+      'replay',
+      '--consumer',
+      'inventory-service',
+      '--message-id',
+      fixed.messageId,
+    );
+    expect(again.code).toBe(EXIT_OK);
+    expect(again.stdout).toBe(
+      `inventory-service: replayed 0, kept 2\n` +
+        `  already resolved, skipped (its consumer committed the messageId; --force replays anyway): 1 (${fixed.messageId} at ${letters[0]!.resolvedAt})\n`,
+    );
+    // --force sends it anyway: the consumer's inbox absorbs it as a duplicate.
+    const forced = await evgen(
+      s,
+      config,
+      'dlq',
+      'replay',
+      '--consumer',
+      'inventory-service',
+      '--message-id',
+      fixed.messageId,
+      '--force',
+    );
+    expect(forced.code).toBe(EXIT_OK);
+    expect(forced.stdout).toContain(`inventory-service: replayed 1 (${fixed.messageId}), kept 1`);
+    expect(forced.stdout).toContain(
+      'already resolved, replayed because of --force (the inbox absorbs them as duplicates): 1',
+    );
+    await waitFor(() => runner!.metrics().duplicates === 1, 60_000, 'the forced copy absorbed');
+    expect(runner.metrics()).toMatchObject({ handled: 2, duplicates: 1, deadLettered: 2 });
+    expect(await s.effects()).toEqual(new Map([[fixed.messageId, 1]]));
 
     const traced = await evgen(s, config, 'trace', fixed.messageId);
     expect(traced.code).toBe(EXIT_OK);

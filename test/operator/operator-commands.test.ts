@@ -258,9 +258,16 @@ describe.each(['postgres', 'mariadb'] as const)(
       const dryRun = await evgen('dlq', 'replay', '--all', '--dry-run', '--json');
       expect(JSON.parse(dryRun.stdout)).toEqual({
         dryRun: true,
+        force: false,
+        resolvedLookedAt: false,
         consumers: [
-          { consumer: 'inventory-service', replayed: [poison!.messageId], kept: 0 },
-          { consumer: 'shipping-service', replayed: [], kept: 0 },
+          {
+            consumer: 'inventory-service',
+            replayed: [poison!.messageId],
+            kept: 0,
+            alreadyResolved: [],
+          },
+          { consumer: 'shipping-service', replayed: [], kept: 0, alreadyResolved: [] },
         ],
       });
       const routes = topology.consumers['inventory-service']!;
@@ -281,6 +288,71 @@ describe.each(['postgres', 'mariadb'] as const)(
         notHandledBy: [],
         deadLetters: [],
       });
+    });
+
+    it('dlq show and replay say whether a letter is resolved; replay skips a resolved one unless --force', async () => {
+      const order = randomUUID();
+      refused.add(order);
+      const [letter] = await writeAndRelay([order]);
+      await waitFor('dead-lettered', () => (count('dead-lettered') === 1 ? true : undefined));
+      const withDb = ['--database-url', pg.url, '--schema', pg.schema];
+
+      const open = await evgen('dlq', 'show', letter!.messageId, ...withDb);
+      expect(open.code).toBe(EXIT_OK);
+      expect(open.stdout).toMatch(
+        /^status: UNRESOLVED: inventory-service has not committed the message\n/,
+      );
+      const notLooked = await evgen('dlq', 'show', letter!.messageId);
+      expect(notLooked.stdout).not.toContain('status:');
+      expect(notLooked.stdout).toContain('resolved or not: not looked at');
+
+      // The cause is fixed and the producer sends the event again (same messageId): handled,
+      // so the letter still in the dead queue is resolved.
+      refused.delete(order);
+      await confirmed.publish(
+        `${broker.prefix}order`,
+        'order.cancelled',
+        Buffer.from(JSON.stringify(letter)),
+        { persistent: true, messageId: letter!.messageId, type: letter!.eventType, headers: {} },
+      );
+      await waitFor('the copy handled', () => (count('handled') === 1 ? true : undefined));
+      const resolved = await evgen('dlq', 'show', letter!.messageId, ...withDb);
+      expect(resolved.stdout).toMatch(
+        /^status: resolved: inventory-service committed the message at \S+ \(a replay or a later copy was handled\)\n/,
+      );
+      const [shown] = JSON.parse(
+        (await evgen('dlq', 'show', letter!.messageId, '--json', ...withDb)).stdout,
+      ) as { resolved: boolean; resolvedAt: string }[];
+      expect(shown!.resolved).toBe(true);
+      expect(Date.parse(shown!.resolvedAt)).not.toBeNaN();
+
+      const skipped = await evgen('dlq', 'replay', '--message-id', letter!.messageId, ...withDb);
+      expect(skipped.code).toBe(EXIT_OK);
+      expect(skipped.stdout).toBe(
+        `inventory-service: replayed 0, kept 1\n` +
+          `  already resolved, skipped (its consumer committed the messageId; --force replays anyway): 1 (${letter!.messageId} at ${shown!.resolvedAt})\n` +
+          `shipping-service: replayed 0, kept 0\n`,
+      );
+      const routes = topology.consumers['inventory-service']!;
+      expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(1);
+
+      const forced = await evgen(
+        'dlq',
+        'replay',
+        '--message-id',
+        letter!.messageId,
+        '--force',
+        ...withDb,
+      );
+      expect(forced.code).toBe(EXIT_OK);
+      expect(forced.stdout).toContain(
+        `inventory-service: replayed 1 (${letter!.messageId}), kept 0\n` +
+          `  already resolved, replayed because of --force (the inbox absorbs them as duplicates): 1`,
+      );
+      await waitFor('the replay absorbed', () =>
+        events.some((e) => e.type === 'handled' && e.result === 'duplicate') ? true : undefined,
+      );
+      expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(0);
     });
 
     it('outbox status counts by status, DEAD rows per aggregate type and what they block; --fail-on-dead', async () => {

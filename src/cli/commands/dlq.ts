@@ -5,11 +5,15 @@
  *                     (`--database-url`) each letter says whether it is resolved (its consumer
  *                     committed the messageId in its inbox, e.g. after a replay), and
  *                     `--unresolved` keeps only the open ones (a count to alert on)
- *   show <messageId>  one message's letters in full: headers and body
+ *   show <messageId>  one message's letters in full: headers and body, and with a database
+ *                     whether each is resolved
  *   replay            sends the selected letters back to their consumer (RabbitMQ: its work
  *                     queue; Kafka: its first retry topic, due at once), same
  *                     messageId, through the inbox again (a consumer that already handled it
- *                     skips it); needs a filter or `--all`; `--dry-run` only says what it would do
+ *                     skips it); needs a filter or `--all`; `--dry-run` only says what it would do.
+ *                     With a database, letters already resolved are skipped and named (a Kafka
+ *                     letter stays in its log, so `--all` would otherwise send every settled one
+ *                     again); `--force` replays them anyway
  * Nothing is removed by list or show (a Kafka letter stays in its log even after a replay).
  * Consumers come from the catalog (`--events`); the topology prefix and Kafka retry tiers from
  * `--prefix` / `--kafka-tiers`, else from `prefix` / `kafkaTiers` in evgen.config.json.
@@ -29,6 +33,7 @@ import {
   type DeadLetterSource,
 } from '../dead-letter-sources.js';
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
+import type { Database } from '../../runtime/db/database.js';
 import {
   addAmqpOptions,
   addDatabaseOptions,
@@ -61,6 +66,7 @@ export interface DlqOptions extends AmqpFlags, KafkaFlags, DatabaseFlags {
   readonly json?: boolean;
   readonly dryRun?: boolean;
   readonly all?: boolean;
+  readonly force?: boolean;
 }
 
 function addSelection(command: Command, filters: boolean): Command {
@@ -111,19 +117,32 @@ export function registerDlq(program: Command): void {
     process.exitCode = await runDlqList(options);
   });
   addSelection(
-    dlq.command('show').description("one message's dead letters in full").argument('<messageId>'),
+    addDatabaseOptions(
+      dlq
+        .command('show')
+        .description(
+          "one message's dead letters in full (and, given a database, whether each is resolved)",
+        )
+        .argument('<messageId>'),
+    ),
     false,
   ).action(async (messageId: string, options: DlqOptions) => {
     process.exitCode = await runDlqShow(messageId, options);
   });
   addSelection(
-    dlq
-      .command('replay')
-      .description(
-        'send selected dead letters back through their consumer (same messageId, inbox-guarded)',
-      )
-      .option('--all', 'replay every letter (required when no filter is given)')
-      .option('--dry-run', 'list what would be replayed; change nothing'),
+    addDatabaseOptions(
+      dlq
+        .command('replay')
+        .description(
+          'send selected dead letters back through their consumer (same messageId, inbox-guarded); given a database, letters already resolved are skipped',
+        )
+        .option('--all', 'replay every letter (required when no filter is given)')
+        .option('--dry-run', 'list what would be replayed; change nothing')
+        .option(
+          '--force',
+          'replay letters already resolved too (the inbox absorbs them as duplicates)',
+        ),
+    ),
     true,
   ).action(async (options: DlqOptions) => {
     process.exitCode = await runDlqReplay(options);
@@ -256,6 +275,16 @@ async function withSource<T>(
   }
 }
 
+/** Runs `work` with the database when one is configured, else with undefined. */
+function withDatabaseIfGiven<T>(
+  options: DlqOptions,
+  work: (db: Database | undefined) => Promise<T>,
+): Promise<T> {
+  return databaseConfigured(options) ? withDatabase(options, work) : work(undefined);
+}
+
+const NOT_LOOKED_AT = 'resolved or not: not looked at (give --database-url to read the inbox)';
+
 function summary(record: DeadLetterRecord | ResolvedDeadLetter): string {
   const parts = [
     ...('resolved' in record
@@ -271,11 +300,20 @@ function summary(record: DeadLetterRecord | ResolvedDeadLetter): string {
   return printable(parts.join('  '));
 }
 
-function detail(record: DeadLetterRecord): string {
-  const { headers, body, ...fields } = record;
-  const lines = Object.entries(fields).map(
-    ([name, value]) => `${name}: ${printable(String(value))}`,
+function detail(record: DeadLetterRecord | ResolvedDeadLetter): string {
+  const lines: string[] = [];
+  if ('resolved' in record) {
+    lines.push(
+      record.resolved
+        ? `status: resolved: ${printable(record.consumer)} committed the message at ${record.resolvedAt ?? '?'} (a replay or a later copy was handled)`
+        : `status: UNRESOLVED: ${printable(record.consumer)} has not committed the message`,
+    );
+  }
+  const { headers, body, ...all } = record;
+  const fields = Object.entries(all).filter(
+    ([name]) => name !== 'resolved' && name !== 'resolvedAt',
   );
+  lines.push(...fields.map(([name, value]) => `${name}: ${printable(String(value))}`));
   lines.push('headers:');
   for (const [name, value] of Object.entries(headers))
     lines.push(
@@ -339,8 +377,7 @@ export function runDlqList(options: DlqOptions): Promise<number> {
       );
       for (const letter of letters) lines.push(`  ${summary(letter)}`);
     }
-    if (!resolving)
-      lines.push('resolved or not: not looked at (give --database-url to read the inbox)');
+    if (!resolving) lines.push(NOT_LOOKED_AT);
     process.stdout.write(`${lines.join('\n')}\n`);
     return EXIT_OK;
   });
@@ -349,18 +386,36 @@ export function runDlqList(options: DlqOptions): Promise<number> {
 export function runDlqShow(messageId: string, options: DlqOptions): Promise<number> {
   return reportingProblems(async () => {
     const { consumers, config } = await consumersOf(options);
-    const letters = await withSource(options, config, async (source) => {
+    const found = await withSource(options, config, async (source) => {
       const result: DeadLetterRecord[] = [];
       for (const consumer of consumers)
         result.push(...(await source.list(consumer)).filter((l) => l.messageId === messageId));
       return result;
     });
+    const letters = await withDatabaseIfGiven(options, async (db) =>
+      db === undefined || found.length === 0
+        ? found
+        : resolveDeadLetters(db, found, inboxTableOptions(options)),
+    );
     if (options.json === true) process.stdout.write(`${JSON.stringify(letters, null, 2)}\n`);
     else if (letters.length === 0)
       process.stdout.write(`no dead letter with messageId ${printable(messageId)}\n`);
-    else process.stdout.write(`${letters.map(detail).join('\n\n')}\n`);
+    else
+      process.stdout.write(
+        `${letters.map(detail).join('\n\n')}\n${databaseConfigured(options) ? '' : `${NOT_LOOKED_AT}\n`}`,
+      );
     return letters.length === 0 ? EXIT_FINDINGS : EXIT_OK;
   });
+}
+
+/** What `dlq replay` did (or would do) for one consumer. */
+interface ReplayReport {
+  readonly consumer: string;
+  readonly replayed: string[];
+  /** Letters left where they are, the skipped resolved ones included. */
+  readonly kept: number;
+  /** Selected letters whose consumer already committed the messageId (empty without a database). */
+  readonly alreadyResolved: { readonly messageId: string; readonly resolvedAt: string }[];
 }
 
 export function runDlqReplay(options: DlqOptions): Promise<number> {
@@ -375,35 +430,74 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
       });
     }
     const { consumers, config } = await consumersOf(options);
-    const outcome = await withSource(options, config, async (source) => {
-      const result: { consumer: string; replayed: string[]; kept: number }[] = [];
-      for (const consumer of consumers) {
-        if (options.dryRun === true) {
+    const force = options.force === true;
+    const dryRun = options.dryRun === true;
+    const resolving = databaseConfigured(options);
+    const outcome = await withDatabaseIfGiven(options, (db) =>
+      withSource(options, config, async (source) => {
+        const result: ReplayReport[] = [];
+        for (const consumer of consumers) {
           const letters = await source.list(consumer);
           const selected = letters.filter((letter) => matchesFilter(letter, filter));
-          result.push({
-            consumer,
-            replayed: selected.map((letter) => letter.messageId ?? '(no messageId)'),
-            kept: letters.length - selected.length,
-          });
-        } else {
-          const done = await source.replay(consumer, filter);
-          result.push({ consumer, replayed: [...done.replayed], kept: done.kept });
+          // A resolved letter's consumer already committed its messageId: replaying it would only
+          // be absorbed by the inbox, so it is skipped (and named) unless --force.
+          const alreadyResolved =
+            db === undefined
+              ? []
+              : (await resolveDeadLetters(db, selected, inboxTableOptions(options)))
+                  .filter((letter) => letter.resolved && letter.messageId !== undefined)
+                  .map((letter) => ({
+                    messageId: letter.messageId!,
+                    resolvedAt: letter.resolvedAt ?? '?',
+                  }));
+          const skip = new Set(force ? [] : alreadyResolved.map((letter) => letter.messageId));
+          const wanted = (letter: DeadLetterRecord) =>
+            matchesFilter(letter, filter) &&
+            (letter.messageId === undefined || !skip.has(letter.messageId));
+          if (dryRun) {
+            const replayed = letters.filter(wanted);
+            result.push({
+              consumer,
+              replayed: replayed.map((letter) => letter.messageId ?? '(no messageId)'),
+              kept: letters.length - replayed.length,
+              alreadyResolved,
+            });
+          } else {
+            const done = await source.replay(consumer, wanted);
+            result.push({
+              consumer,
+              replayed: [...done.replayed],
+              kept: done.kept,
+              alreadyResolved,
+            });
+          }
         }
-      }
-      return result;
-    });
+        return result;
+      }),
+    );
     if (options.json === true) {
       process.stdout.write(
-        `${JSON.stringify({ dryRun: options.dryRun === true, consumers: outcome }, null, 2)}\n`,
+        `${JSON.stringify({ dryRun, force, resolvedLookedAt: resolving, consumers: outcome }, null, 2)}\n`,
       );
       return EXIT_OK;
     }
-    const verb = options.dryRun === true ? 'would replay' : 'replayed';
-    const lines = outcome.map(
-      ({ consumer, replayed, kept }) =>
+    const verb = dryRun ? 'would replay' : 'replayed';
+    const lines: string[] = [];
+    for (const { consumer, replayed, kept, alreadyResolved } of outcome) {
+      lines.push(
         `${consumer}: ${verb} ${replayed.length}${replayed.length > 0 ? ` (${replayed.map(printable).join(', ')})` : ''}, kept ${kept}`,
-    );
+      );
+      if (alreadyResolved.length === 0) continue;
+      const named = alreadyResolved
+        .map((letter) => `${printable(letter.messageId)} at ${letter.resolvedAt}`)
+        .join(', ');
+      lines.push(
+        force
+          ? `  already resolved, ${dryRun ? 'would be replayed' : 'replayed'} because of --force (the inbox absorbs them as duplicates): ${alreadyResolved.length} (${named})`
+          : `  already resolved, ${dryRun ? 'would be skipped' : 'skipped'} (its consumer committed the messageId; --force replays anyway): ${alreadyResolved.length} (${named})`,
+      );
+    }
+    if (!resolving) lines.push(NOT_LOOKED_AT);
     process.stdout.write(`${lines.join('\n')}\n`);
     return EXIT_OK;
   });
