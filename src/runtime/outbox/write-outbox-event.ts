@@ -160,8 +160,7 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
 
   await tx.query(
     `WITH inserted AS (
-       INSERT INTO ${names.table} (event_id, aggregate_type, aggregate_id, aggregate_version, event_type, schema_version,
-         payload, occurred_at, trace_id, correlation_id, causation_id, headers)
+       INSERT INTO ${names.table} (${OUTBOX_ROW_COLUMNS})
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12::jsonb)
        RETURNING id
      ), notified AS MATERIALIZED (
@@ -170,22 +169,41 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
      )
      SELECT id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
     [
-      envelope.messageId,
-      envelope.aggregateType,
-      envelope.aggregateId,
-      envelope.aggregateVersion ?? null,
-      envelope.eventType,
-      envelope.schemaVersion,
-      JSON.stringify(envelope.payload),
-      envelope.occurredAt,
-      envelope.traceId ?? null,
-      envelope.correlationId ?? null,
-      envelope.causationId ?? null,
-      JSON.stringify(await withActiveTraceContext(headers)),
+      ...outboxRowValues(envelope, envelope.occurredAt, await withActiveTraceContext(headers)),
       notifyChannel === false ? null : notifyChannel,
     ],
   );
   return envelope;
+}
+
+/** The outbox columns an envelope fills, in the order of {@link outboxRowValues}. */
+const OUTBOX_ROW_COLUMNS =
+  'event_id, aggregate_type, aggregate_id, aggregate_version, event_type, schema_version, payload, occurred_at, trace_id, correlation_id, causation_id, headers';
+
+/**
+ * The values of {@link OUTBOX_ROW_COLUMNS} for `envelope`, one list for every dialect: only how
+ * `occurredAt` is written differs (ISO-8601 for PostgreSQL, a UTC DATETIME literal for MySQL),
+ * so the caller renders it. Payload and headers are the JSON text the writer validated.
+ */
+function outboxRowValues(
+  envelope: Envelope,
+  occurredAt: string,
+  headers: Readonly<Record<string, string>>,
+): unknown[] {
+  return [
+    envelope.messageId,
+    envelope.aggregateType,
+    envelope.aggregateId,
+    envelope.aggregateVersion ?? null,
+    envelope.eventType,
+    envelope.schemaVersion,
+    JSON.stringify(envelope.payload),
+    occurredAt,
+    envelope.traceId ?? null,
+    envelope.correlationId ?? null,
+    envelope.causationId ?? null,
+    JSON.stringify(headers),
+  ];
 }
 
 /** Channels each open MySQL transaction will wake after its commit. */
@@ -219,23 +237,13 @@ async function writeMysqlRow<TType extends string, TVersion extends number, TPay
     envelope = { ...envelope, aggregateVersion: Number(counter.rows[0]?.version) };
   }
   await tx.query(
-    `INSERT INTO ${names.table} (event_id, aggregate_type, aggregate_id, aggregate_version, event_type, schema_version,
-       payload, occurred_at, trace_id, correlation_id, causation_id, headers, status, attempts, available_at, created_at)
+    `INSERT INTO ${names.table} (${OUTBOX_ROW_COLUMNS}, status, attempts, available_at, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'READY', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`,
-    [
-      envelope.messageId,
-      envelope.aggregateType,
-      envelope.aggregateId,
-      envelope.aggregateVersion ?? null,
-      envelope.eventType,
-      envelope.schemaVersion,
-      JSON.stringify(envelope.payload),
+    outboxRowValues(
+      envelope,
       mysqlTimestamp(envelope.occurredAt),
-      envelope.traceId ?? null,
-      envelope.correlationId ?? null,
-      envelope.causationId ?? null,
-      JSON.stringify(await withActiveTraceContext(headers)),
-    ],
+      await withActiveTraceContext(headers),
+    ),
   );
   if (notifyChannel !== false && tx.afterCommit !== undefined) {
     // Once per transaction and channel however many rows it writes. Without a commit hook (the
