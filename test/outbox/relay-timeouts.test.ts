@@ -266,6 +266,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       timers: time.timers,
       leaseMs: 20_000,
       pollIntervalMs: 600_000,
+      minPollIntervalMs: 600_000, // no adaptive polls either (MySQL/MariaDB default to a short floor)
       random: () => 0,
     });
     await relay.start();
@@ -299,6 +300,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       leaseMs: 60_000,
       concurrency: 1,
       pollIntervalMs: 600_000,
+      minPollIntervalMs: 600_000, // no adaptive polls either (MySQL/MariaDB default to a short floor)
       hooks: { onBatch: (batch) => batch.claimed === 0 && otherLaneIdle() },
     });
     await relay.start();
@@ -342,7 +344,12 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
     const [a1] = await write(f, ['a']);
     const time = manualTimers();
     const publisher = new ControlledPublisher(() => true);
-    const relay = relayFor(f, { publisher, timers: time.timers, pollIntervalMs: 600_000 });
+    const relay = relayFor(f, {
+      publisher,
+      timers: time.timers,
+      pollIntervalMs: 600_000,
+      minPollIntervalMs: 600_000,
+    });
     await relay.start();
     await publisher.waitForCalls(1);
     const stopped = relay.stop({ timeoutMs: 5_000 });

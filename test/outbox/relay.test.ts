@@ -381,6 +381,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const relay = relayFor(f, {
       publisher,
       pollIntervalMs: 600_000,
+      minPollIntervalMs: 600_000, // no adaptive polls either (MySQL/MariaDB default to a short floor)
       hooks: { onBatch: (batch) => batch.claimed === 0 && otherLaneIdle.resolve() },
     });
     await relay.start();
@@ -414,6 +415,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const relay = relayFor(f, {
       publisher,
       pollIntervalMs: 600_000,
+      minPollIntervalMs: 600_000, // no adaptive polls either (MySQL/MariaDB default to a short floor)
       hooks: {
         onBatch: (result) => {
           batches.push(result);
@@ -446,6 +448,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       const relay = relayFor(f, {
         publisher,
         pollIntervalMs: 600_000,
+        minPollIntervalMs: 600_000, // no adaptive polls either (MySQL/MariaDB default to a short floor)
         hooks: { onBatch: () => idle() },
       });
       await relay.start();
@@ -503,6 +506,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       const relay = relayFor(f, {
         publisher,
         pollIntervalMs: 600_000,
+        minPollIntervalMs: 600_000, // no adaptive polls either (MySQL/MariaDB default to a short floor)
         hooks: { onBatch: () => idle() },
       });
       await relay.start();

@@ -8,6 +8,8 @@
  * relays: a claim takes no row behind one that is not SENT yet, and concurrent claims skip each
  * other's locked rows.
  */
+import { IdlePollSchedule, waitWhileIdle } from './idle-poll-schedule.js';
+import { observe } from './observe-hook.js';
 import { writeSentMarks, type SentMarks } from './relay-batch.js';
 import type { RelayContext } from './relay-context.js';
 import type { RelayBatchResult } from './relay-options.js';
@@ -29,13 +31,15 @@ export async function runRelayLoop(
   ) => Promise<{ result: RelayBatchResult; marks?: SentMarks }>,
   wakeSignal: WakeSignal,
 ): Promise<void> {
-  const { config, outage, nowMs, reportError, isStopping } = context;
-  const { batchSize, pollIntervalMs } = config;
+  const { config, hooks, outage, nowMs, reportError, isStopping } = context;
+  const { batchSize, minPollIntervalMs, pollIntervalMs } = config;
   // Full batches finished so far, by any lane.
   let fullBatches = 0;
 
   const lane = async () => {
     let carried: SentMarks | undefined;
+    // Each lane backs off on its own: one lane's empty claims say nothing of the other's rows.
+    const idle = new IdlePollSchedule({ floorMs: minPollIntervalMs, ceilingMs: pollIntervalMs });
     while (!isStopping()) {
       const fullBefore = fullBatches;
       const batch = await runBatch(carried, true).catch((error: unknown) => {
@@ -45,6 +49,8 @@ export async function runRelayLoop(
       carried = batch?.marks;
       const result = batch?.result;
       const full = result !== undefined && result.claimed >= batchSize;
+      // Work found: more may follow soon, so the next idle wait is short again.
+      if (result !== undefined && result.claimed > 0) idle.reset();
       if (full) {
         fullBatches++;
         // A full batch means more is probably due, some of it behind the rows this batch held:
@@ -60,7 +66,7 @@ export async function runRelayLoop(
       carried = undefined;
       // During a broker outage a NOTIFY must not bring the next attempt forward.
       if (outageLeft > 0) await wakeSignal.sleep(outageLeft, true);
-      else await wakeSignal.sleep(pollIntervalMs);
+      else await waitWhileIdle(idle, wakeSignal, (ms) => observe(() => hooks.onIdle?.(ms)));
     }
     if (carried !== undefined) await writeSentMarks(context, carried);
   };

@@ -4,6 +4,8 @@ import { quoteIdentifier } from '../db/sql-identifier.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import type { BackoffOptions, BackoffSettings } from '../backoff.js';
 import { REAL_TIMERS, type RelayTimers } from './bounded-publish.js';
+import { dialectOf } from '../db/sql-dialect.js';
+import { checkIdlePollOptions } from './idle-poll-schedule.js';
 import { DEFAULT_OUTBOX_NOTIFY_CHANNEL, type OutboxTableOptions } from './outbox-table.js';
 
 export type { RelayTimers } from './bounded-publish.js';
@@ -41,6 +43,11 @@ export interface OutboxRelayHooks {
   onFailed?(message: OutboundMessage, failure: PublishFailure): void;
   /** After every runOnce, including empty ones. */
   onBatch?(result: RelayBatchResult): void;
+  /**
+   * Before each idle wait of the relay loop, with its length (the adaptive poll interval: from
+   * `minPollIntervalMs` after work or a wake-up, doubling per empty claim up to `pollIntervalMs`).
+   */
+  onIdle?(waitMs: number): void;
   /** A database error in the relay loop (the loop keeps going after pollIntervalMs), or a lost LISTEN. */
   onError?(error: unknown): void;
 }
@@ -74,8 +81,19 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
    * publishing, not in DEAD rows.
    */
   readonly unavailableBackoff?: BackoffOptions;
-  /** Idle wait between rounds when no NOTIFY arrives (default 1 000 ms). */
+  /**
+   * Longest idle wait between rounds when no NOTIFY arrives (default 1 000 ms): a row committed
+   * where no wake-up reaches the relay is claimed within it.
+   */
   readonly pollIntervalMs?: number;
+  /**
+   * Adaptive idle polling: the idle wait right after a claim found work or a wake-up arrived;
+   * each claim that finds nothing doubles it, up to `pollIntervalMs`. Default 50 ms on
+   * MySQL/MariaDB (no NOTIFY: a row written by another process is found only by polling, so
+   * during steady traffic it is claimed about this soon), `pollIntervalMs` on PostgreSQL (a fixed
+   * interval: NOTIFY wakes the relay). Equal to `pollIntervalMs`: a fixed interval.
+   */
+  readonly minPollIntervalMs?: number;
   /** Channel to LISTEN on (default `evgen_outbox`); `false` polls only. */
   readonly notifyChannel?: string | false;
   /**
@@ -102,6 +120,7 @@ export interface ResolvedRelayOptions {
   readonly backoff: BackoffSettings;
   readonly unavailableBackoff: BackoffSettings;
   readonly pollIntervalMs: number;
+  readonly minPollIntervalMs: number;
   readonly notifyChannel: string | false;
   readonly maxInFlight: number;
   readonly random: () => number;
@@ -109,6 +128,8 @@ export interface ResolvedRelayOptions {
 }
 
 export const DEFAULT_LEASE_MS = 6_000;
+/** The adaptive idle poll's default floor where no NOTIFY exists (MySQL/MariaDB). */
+export const DEFAULT_MYSQL_MIN_POLL_INTERVAL_MS = 50;
 const DEFAULT_BACKOFF: BackoffSettings = { baseMs: 1_000, capMs: 300_000, jitter: 0.2 };
 const DEFAULT_UNAVAILABLE_BACKOFF: BackoffSettings = { baseMs: 500, capMs: 30_000, jitter: 0.2 };
 
@@ -128,6 +149,13 @@ export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayO
   }
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
+  const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
+  const minPollIntervalMs =
+    options.minPollIntervalMs ??
+    (dialectOf(options.db).name === 'mysql'
+      ? Math.min(DEFAULT_MYSQL_MIN_POLL_INTERVAL_MS, pollIntervalMs)
+      : pollIntervalMs);
+  checkIdlePollOptions({ floorMs: minPollIntervalMs, ceilingMs: pollIntervalMs });
   return {
     batchSize: Math.floor(positive('batchSize', options.batchSize ?? 100)),
     leaseMs,
@@ -138,7 +166,8 @@ export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayO
       ...DEFAULT_UNAVAILABLE_BACKOFF,
       ...definedOnly(options.unavailableBackoff),
     },
-    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs ?? 1_000),
+    pollIntervalMs,
+    minPollIntervalMs,
     notifyChannel,
     maxInFlight: Math.floor(
       positive('maxInFlight', options.maxInFlight ?? options.concurrency ?? 100),

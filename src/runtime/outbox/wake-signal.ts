@@ -5,7 +5,7 @@
  */
 interface Waiter {
   readonly ignoreWake: boolean;
-  readonly done: () => void;
+  readonly done: (woken: boolean) => void;
 }
 
 export class WakeSignal {
@@ -15,24 +15,28 @@ export class WakeSignal {
   /** @param isStopping whether stop() was called; a stopping relay never waits. */
   constructor(private readonly isStopping: () => boolean) {}
 
-  /** Waits `ms`; a NOTIFY (or stop) ends the wait early unless `ignoreWake`. */
-  sleep(ms: number, ignoreWake = false): Promise<void> {
+  /**
+   * Waits `ms`; a NOTIFY (or stop) ends the wait early unless `ignoreWake`. Resolves `false` when
+   * the full wait ran out, `true` when something ended it early (the adaptive idle poll starts
+   * again at its floor after a wake-up).
+   */
+  sleep(ms: number, ignoreWake = false): Promise<boolean> {
     return new Promise((resolve) => {
       if (this.isStopping() || (!ignoreWake && this.pending)) {
         if (!ignoreWake) this.pending = false;
-        resolve();
+        resolve(true);
         return;
       }
       const waiter: Waiter = {
         ignoreWake,
-        done: () => {
+        done: (woken) => {
           clearTimeout(timer);
           this.waiters.delete(waiter);
           if (!ignoreWake) this.pending = false;
-          resolve();
+          resolve(woken);
         },
       };
-      const timer = setTimeout(waiter.done, ms);
+      const timer = setTimeout(() => waiter.done(false), ms);
       this.waiters.add(waiter);
     });
   }
@@ -51,7 +55,7 @@ export class WakeSignal {
     let woken = false;
     for (const waiter of [...this.waiters]) {
       if (waiter.ignoreWake) continue;
-      waiter.done();
+      waiter.done(true);
       woken = true;
     }
     return woken;
@@ -59,11 +63,11 @@ export class WakeSignal {
 
   /** The broker outage ended early (a publish was confirmed): ends the waits that ignore NOTIFYs. */
   outageEnded(): void {
-    for (const waiter of [...this.waiters]) if (waiter.ignoreWake) waiter.done();
+    for (const waiter of [...this.waiters]) if (waiter.ignoreWake) waiter.done(true);
   }
 
   /** stop() was called: ends every wait (a stopping relay's next wait returns at once). */
   interrupt(): void {
-    for (const waiter of [...this.waiters]) waiter.done();
+    for (const waiter of [...this.waiters]) waiter.done(true);
   }
 }
