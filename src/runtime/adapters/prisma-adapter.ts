@@ -1,6 +1,7 @@
 /**
- * Prisma (client engine with a driver adapter such as `@prisma/adapter-pg`): the outbox row in
- * an interactive transaction, and Prisma inside the inbox transaction.
+ * Prisma (client engine with a driver adapter: `@prisma/adapter-pg` on PostgreSQL,
+ * `@prisma/adapter-mariadb` on MySQL/MariaDB): the outbox row in an interactive transaction, and
+ * Prisma inside the inbox transaction.
  *
  *     await prisma.$transaction(async (tx) => {
  *       await tx.order.create({ data: order });
@@ -8,6 +9,7 @@
  *     });
  */
 import type { Database, QueryResult, Transaction } from '../db/database.js';
+import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import {
   OutsideTransactionError,
   libraryDatabase,
@@ -17,7 +19,7 @@ import {
 
 const LIBRARY = 'Prisma';
 
-/** What evgen uses of a Prisma client: its raw-SQL calls (`$1` parameters on PostgreSQL). */
+/** What evgen uses of a Prisma client: its raw-SQL calls (`$1` parameters on PostgreSQL, `?` on MySQL). */
 export interface PrismaRawClientLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
   $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
@@ -51,30 +53,58 @@ const YIELDS_ROWS = /^\s*(?:SELECT|WITH|VALUES|SHOW)\b|\bRETURNING\b/i;
 
 /**
  * Prisma wraps a driver adapter's failure in its own error (code `P2010`…) and keeps the
- * database's code only as `meta.driverAdapterError.cause.originalCode`. evgen classifies failures
- * by SQLSTATE (unique violation, serialization failure, unavailability), so the database's code
- * and message come back out on an error whose cause is Prisma's.
+ * database's code only as `meta.driverAdapterError.cause.originalCode`: the SQLSTATE on
+ * PostgreSQL, the server's error number on MySQL/MariaDB. evgen classifies failures by SQLSTATE
+ * (unique violation, serialization failure, unavailability) or by MySQL error number (a duplicate
+ * inbox key, a deadlock), so the database's code and message come back out on an error whose
+ * cause is Prisma's, shaped as the dialect's own driver reports it.
  */
 export class PrismaDriverError extends Error {
   readonly code: string;
-  constructor(code: string, message: string, options: { cause: unknown }) {
+  /** MySQL/MariaDB: the server's error number (as mysql2's `errno`). */
+  readonly errno?: number;
+  /**
+   * MySQL/MariaDB: Prisma's error does not carry the SQLSTATE, so it is empty (classification
+   * there goes by `errno`).
+   */
+  readonly sqlState?: string;
+  constructor(code: string, message: string, options: { cause: unknown; mysql?: boolean }) {
     super(message, options);
     this.name = 'PrismaDriverError';
     this.code = code;
+    if (options.mysql === true && /^\d+$/.test(code)) {
+      this.errno = Number(code);
+      this.sqlState = '';
+    }
   }
 }
 
-function driverErrorOf(error: unknown): unknown {
+function driverErrorOf(error: unknown, dialect: SqlDialect): unknown {
   const cause = (error as { meta?: { driverAdapterError?: { cause?: unknown } } } | null)?.meta
     ?.driverAdapterError?.cause as
     { originalCode?: unknown; originalMessage?: unknown } | undefined;
   if (typeof cause?.originalCode !== 'string') return error;
   const message = typeof cause.originalMessage === 'string' ? cause.originalMessage : String(error);
-  return new PrismaDriverError(cause.originalCode, message, { cause: error });
+  return new PrismaDriverError(cause.originalCode, message, {
+    cause: error,
+    mysql: dialect.name === 'mysql',
+  });
+}
+
+/**
+ * The SQL the client speaks, from the provider its schema was generated for (`provider` of the
+ * datasource, which the client and its transaction clients carry): `mysql` is MySQL/MariaDB,
+ * anything else PostgreSQL.
+ */
+function dialectOf(client: PrismaRawClientLike): SqlDialect {
+  return (client as { _activeProvider?: unknown })._activeProvider === 'mysql'
+    ? MYSQL_DIALECT
+    : POSTGRES_DIALECT;
 }
 
 async function run<R>(
   client: PrismaRawClientLike,
+  dialect: SqlDialect,
   text: string,
   params: readonly unknown[],
 ): Promise<QueryResult<R>> {
@@ -85,7 +115,7 @@ async function run<R>(
     }
     return { rows: [], rowCount: await client.$executeRawUnsafe(text, ...params) };
   } catch (error) {
-    throw driverErrorOf(error);
+    throw driverErrorOf(error, dialect);
   }
 }
 
@@ -103,7 +133,18 @@ export function prismaTransaction<T extends PrismaRawClientLike>(
       'prismaTransaction: this PrismaClient is not a transaction, so the event would commit on its own: pass the tx of prisma.$transaction(async (tx) => …)',
     );
   }
-  return libraryTransaction(LIBRARY, tx, (text, params) => run(tx, text, params));
+  return wrapTransaction(tx);
+}
+
+function wrapTransaction(tx: PrismaRawClientLike): Transaction {
+  const dialect = dialectOf(tx);
+  return libraryTransaction(
+    LIBRARY,
+    tx,
+    (text, params) => run(tx, dialect, text, params),
+    undefined,
+    dialect,
+  );
 }
 
 /**
@@ -116,14 +157,12 @@ export function prismaDatabase(
   prisma: PrismaClientLike,
   options?: PrismaTransactionOptions,
 ): Database {
+  const dialect = dialectOf(prisma);
   return libraryDatabase({
     library: LIBRARY,
-    query: (text, params) => run(prisma, text, params),
-    transaction: (work) =>
-      prisma.$transaction(
-        (tx) => work(libraryTransaction(LIBRARY, tx, (text, params) => run(tx, text, params))),
-        options,
-      ),
+    dialect,
+    query: (text, params) => run(prisma, dialect, text, params),
+    transaction: (work) => prisma.$transaction((tx) => work(wrapTransaction(tx)), options),
   });
 }
 

@@ -1,5 +1,5 @@
 /**
- * A Prisma client for the test's two tables, generated the way a service generates its own
+ * A Prisma client for the test's two tables on PostgreSQL or MySQL/MariaDB, generated the way a service generates its own
  * (`prisma generate`, the `prisma-client` generator: TypeScript, no query-engine binary; queries
  * run through a driver adapter). `prisma generate` never runs the schema engine but insists on
  * finding its binary, which it would download from binaries.prisma.sh (not reachable here):
@@ -15,27 +15,34 @@ import { uniqueName } from '../../support/postgres.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
-const SCHEMA = `generator client {
+/** The test's two tables in Prisma's schema language, for `provider` (`postgresql` or `mysql`). */
+function schemaFor(provider: PrismaProvider): string {
+  const id = provider === 'mysql' ? '@db.Char(36)' : '@db.Uuid';
+  const sku = provider === 'mysql' ? ' @db.VarChar(64)' : '';
+  return `generator client {
   provider = "prisma-client"
   output   = "./client"
 }
 
 datasource db {
-  provider = "postgresql"
+  provider = "${provider}"
 }
 
 model Order {
-  id String @id @db.Uuid
+  id String @id ${id}
   @@map("orders")
 }
 
 model Reservation {
-  orderId String @map("order_id") @db.Uuid
-  sku     String
+  orderId String @map("order_id") ${id}
+  sku     String${sku}
   @@id([orderId, sku])
   @@map("reservation")
 }
 `;
+}
+
+export type PrismaProvider = 'postgresql' | 'mysql';
 
 export interface GeneratedPrismaClient {
   /** The generated module (`PrismaClient` and the rest), loaded. */
@@ -43,12 +50,14 @@ export interface GeneratedPrismaClient {
   remove(): Promise<void>;
 }
 
-export async function generatePrismaClient(): Promise<GeneratedPrismaClient> {
+export async function generatePrismaClient(
+  provider: PrismaProvider,
+): Promise<GeneratedPrismaClient> {
   const folder = join(REPO, 'node_modules', `.${uniqueName('evgen_prisma')}`);
   const remove = () => rm(folder, { recursive: true, force: true });
   try {
     await mkdir(folder, { recursive: true });
-    await writeFile(join(folder, 'schema.prisma'), SCHEMA);
+    await writeFile(join(folder, 'schema.prisma'), schemaFor(provider));
     await promisify(execFile)(
       join(REPO, 'node_modules/.bin/prisma'),
       ['generate', '--schema', join(folder, 'schema.prisma')],
