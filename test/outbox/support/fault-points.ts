@@ -6,8 +6,8 @@
  */
 import { Ajv } from 'ajv';
 import {
+  dialectOf,
   payloadValidator,
-  qualifiedName,
   type Database,
   type Envelope,
   type EventVersionDescriptor,
@@ -59,8 +59,12 @@ export const invoiceIssuedV1: EventVersionDescriptor<
   readPayload: payloadValidator<InvoiceIssuedV1Payload>(ajv.compile(schema)),
 };
 
-/** The test's own tables next to the outbox: the business rows, the "broker", the consumer's effects. */
-export function faultTables(schemaName: string) {
+/**
+ * The test's own tables next to the outbox: the business rows, the "broker", the consumer's
+ * effects, quoted for the connection's dialect (PostgreSQL or MySQL/MariaDB).
+ */
+export function faultTables(q: Queryable, schemaName: string) {
+  const { qualifiedName } = dialectOf(q);
   return {
     invoices: qualifiedName(schemaName, 'invoices'),
     published: qualifiedName(schemaName, 'published'),
@@ -68,17 +72,26 @@ export function faultTables(schemaName: string) {
   };
 }
 
+/** `$n` placeholders as the connection's dialect writes them (`?` on MySQL, each used once, in order). */
+export function params(q: Queryable, text: string): string {
+  const { param } = dialectOf(q);
+  return text.replace(/\$(\d+)/g, (_, n: string) => param(Number(n)));
+}
+
 export async function createFaultTables(db: Database, schemaName: string): Promise<void> {
-  const t = faultTables(schemaName);
+  const t = faultTables(db, schemaName);
+  const mysql = dialectOf(db).name === 'mysql';
+  const key = mysql ? 'VARCHAR(255)' : 'text';
+  const seq = mysql ? 'BIGINT AUTO_INCREMENT' : 'serial';
   await db.query(
-    `CREATE TABLE ${t.invoices} (invoice_id text PRIMARY KEY, amount integer NOT NULL)`,
+    `CREATE TABLE ${t.invoices} (invoice_id ${key} PRIMARY KEY, amount integer NOT NULL)`,
   );
   await db.query(
-    `CREATE TABLE ${t.published} (seq serial PRIMARY KEY, message_id text NOT NULL, outbox_id bigint NOT NULL,
-       publisher text NOT NULL, envelope jsonb NOT NULL)`,
+    `CREATE TABLE ${t.published} (seq ${seq} PRIMARY KEY, message_id ${key} NOT NULL, outbox_id bigint NOT NULL,
+       publisher ${key} NOT NULL, envelope ${mysql ? 'JSON' : 'jsonb'} NOT NULL)`,
   );
   await db.query(
-    `CREATE TABLE ${t.effects} (seq serial PRIMARY KEY, message_id text NOT NULL, invoice_id text NOT NULL)`,
+    `CREATE TABLE ${t.effects} (seq ${seq} PRIMARY KEY, message_id ${key} NOT NULL, invoice_id ${key} NOT NULL)`,
   );
 }
 
@@ -89,7 +102,10 @@ export async function insertInvoice(
   payload: InvoiceIssuedV1Payload,
 ): Promise<void> {
   await q.query(
-    `INSERT INTO ${faultTables(schemaName).invoices} (invoice_id, amount) VALUES ($1, $2)`,
+    params(
+      q,
+      `INSERT INTO ${faultTables(q, schemaName).invoices} (invoice_id, amount) VALUES ($1, $2)`,
+    ),
     [payload.invoiceId, payload.amount],
   );
 }
@@ -99,11 +115,15 @@ export async function insertInvoice(
  * message is committed to the `published` table, in its own statement outside any relay work.
  */
 export function databasePublisher(db: Database, schemaName: string, name: string): Publisher {
-  const table = faultTables(schemaName).published;
+  const table = faultTables(db, schemaName).published;
+  const json = dialectOf(db).name === 'mysql' ? '$4' : '$4::jsonb';
   return {
     async publish(message: OutboundMessage) {
       await db.query(
-        `INSERT INTO ${table} (message_id, outbox_id, publisher, envelope) VALUES ($1, $2, $3, $4::jsonb)`,
+        params(
+          db,
+          `INSERT INTO ${table} (message_id, outbox_id, publisher, envelope) VALUES ($1, $2, $3, ${json})`,
+        ),
         [message.envelope.messageId, message.outboxId, name, JSON.stringify(message.envelope)],
       );
     },
@@ -121,8 +141,14 @@ export async function publishedRecords(
   db: Queryable,
   schemaName: string,
 ): Promise<PublishedRecord[]> {
-  const result = await db.query<PublishedRecord>(
-    `SELECT message_id, publisher, envelope FROM ${faultTables(schemaName).published} ORDER BY seq`,
+  const result = await db.query<Omit<PublishedRecord, 'envelope'> & { envelope: unknown }>(
+    `SELECT message_id, publisher, envelope FROM ${faultTables(db, schemaName).published} ORDER BY seq`,
   );
-  return result.rows;
+  // MariaDB's JSON is LONGTEXT: the driver hands it back as the text written.
+  return result.rows.map((row) => ({
+    ...row,
+    envelope: (typeof row.envelope === 'string'
+      ? JSON.parse(row.envelope)
+      : row.envelope) as Envelope,
+  }));
 }

@@ -9,12 +9,13 @@
  * of lingering.
  * `restart` mode: a freshly started relay runs one round, prints `relayed <result JSON>` and exits 0.
  *
+ * The database URL says the dialect: `postgres://…` or `mysql://…` (MariaDB).
+ *
  * Usage: node --import <tsx loader> fault-service.ts <databaseUrl> <schema> <point|restart> <invoiceId> <messageId> <leaseMs>
  */
-import pg from 'pg';
 import {
   createOutboxRelay,
-  postgresDatabase,
+  openDatabase,
   writeOutboxEvent,
   type Database,
 } from '../../../src/runtime/index.js';
@@ -44,8 +45,7 @@ function haltAt(point: FaultPoint): Promise<void> {
   return new Promise<void>(() => undefined);
 }
 
-const pool = new pg.Pool({ connectionString: url, max: 3 });
-const db = postgresDatabase(pool);
+const db = await openDatabase(url, { max: 3 });
 
 // "The broker confirmed" = the publisher resolved. From then on, the next statement the relay
 // sends (whatever it is: recording SENT) is where `after-confirm` stops the process.
@@ -76,7 +76,7 @@ const relay = createOutboxRelay({
 if (mode === 'restart') {
   const result = await relay.runOnce();
   process.stdout.write(`relayed ${JSON.stringify(result)}\n`);
-  await pool.end();
+  await db.close();
 } else {
   const payload = { invoiceId, amount: 42 };
   await db.transaction(async (tx) => {
