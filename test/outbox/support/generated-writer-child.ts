@@ -2,13 +2,14 @@
  * Uses a generated `order/order-created/outbox.ts` the way a service would, in plain Node (the
  * generated ajv validators import CommonJS helpers, which Node resolves natively). Writes one
  * valid OrderCreated v2 with a business row in one transaction and tries one invalid payload,
- * then prints `{ envelope, violations }` as JSON on stdout.
+ * then prints `{ envelope, violations }` as JSON on stdout. The URL says the dialect
+ * (`postgres://…` or `mysql://…`).
  * Usage: tsx generated-writer-child.ts <outbox.ts path> <database-url> <schema> <payload JSON>
  */
 import { pathToFileURL } from 'node:url';
-import pg from 'pg';
 import {
-  postgresDatabase,
+  dialectOf,
+  openDatabase,
   ValidationError,
   type Envelope,
   type Transaction,
@@ -24,12 +25,15 @@ type Writer = (
 const [modulePath, url, schema, payloadJson] = process.argv.slice(2);
 const module = (await import(pathToFileURL(modulePath!).href)) as Record<string, Writer>;
 const writeOrderCreatedV2 = module.writeOrderCreatedV2!;
-const pool = new pg.Pool({ connectionString: url, max: 1 });
-const db = postgresDatabase(pool);
+const db = await openDatabase(url, { max: 1 });
+const { qualifiedName, param } = dialectOf(db);
 const payload = JSON.parse(payloadJson!) as Record<string, unknown>;
 try {
   const envelope = await db.transaction(async (tx) => {
-    await tx.query(`INSERT INTO "${schema}".orders (order_id) VALUES ($1)`, [payload.orderId]);
+    await tx.query(
+      `INSERT INTO ${qualifiedName(schema, 'orders')} (order_id) VALUES (${param(1)})`,
+      [payload.orderId],
+    );
     return writeOrderCreatedV2(
       tx,
       payload,
@@ -48,5 +52,5 @@ try {
   }
   process.stdout.write(JSON.stringify({ envelope, violations }));
 } finally {
-  await pool.end();
+  await db.close();
 }
