@@ -13,7 +13,7 @@
 import { spawnTypeScript } from '../support/typescript-child.js';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createOutboxRelay,
   dialectOf,
@@ -41,6 +41,9 @@ import {
   reachedMarker,
   type FaultPoint,
 } from './support/fault-points.js';
+
+// Each test starts up to three Node + tsx children (~10 s each); on shared cores that passes 60 s.
+vi.setConfig({ testTimeout: 180_000 });
 
 const service = fileURLToPath(new URL('./support/fault-service.ts', import.meta.url));
 /** Long enough that no lease expires on its own during a test; the relays' clocks are moved by hand. */

@@ -160,5 +160,7 @@ describe('outbox target', () => {
         await f.close();
       }
     },
+    // A Node + tsx child importing the generated tree: ~20 s, over 60 s when the cores are shared.
+    180_000,
   );
 });
