@@ -21,4 +21,11 @@ export interface Publisher {
    * RabbitMQ not returned as unroutable). Rejects otherwise; the relay then retries later.
    */
   publish(message: OutboundMessage): Promise<void>;
+  /**
+   * Optional: resolves once the publisher holds a working connection to the broker, opening one
+   * if it has none (it may wait as long as reconnecting takes; the relay bounds each call).
+   * During a broker outage the relay calls it to notice the broker's return: a probe that did not
+   * answer at first and then resolves is a reconnect, and ends the relay's backoff at once.
+   */
+  probe?(): Promise<void>;
 }

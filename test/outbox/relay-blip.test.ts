@@ -7,6 +7,10 @@
  *   k publishes start, then every connection is reset and new ones refused for 300 ms.
  * - Kafka (each adapter): a broker of its own, paused (SIGSTOP) while the k publishes start and
  *   until every send in flight has failed its 1 s bound, then continued.
+ *
+ * And a longer outage whose backoff has grown to a 12 s step (base 3 s: rounds fail at 0, 3 and
+ * 9 s): when the broker returns, the publisher's probe sees it reconnect and the relay publishes
+ * a new row within 5 s, not after the rest of the step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -134,6 +138,77 @@ async function measureRecovery(run: BlipRun, k: number): Promise<number> {
   }
 }
 
+/** The step the long-outage tests wait for: the third failed round's delay (base 3 s, 3·2²). */
+const GROWN_STEP_MS = 12_000;
+
+interface OutageRun {
+  readonly db: Database;
+  readonly schema: string;
+  readonly publisher: Publisher;
+  /** The broker goes away (no publish or connection can succeed). */
+  readonly down: () => Promise<void>;
+  /** The broker is back. */
+  readonly up: () => Promise<void>;
+}
+
+/**
+ * Takes the broker away until the relay's backoff step has grown to GROWN_STEP_MS, brings it
+ * back, writes a row of a new aggregate and returns how long after the return it was published.
+ */
+async function measureReturn(run: OutageRun): Promise<{ recoveryMs: number; stepMs: number }> {
+  const { db, schema } = run;
+  const published = new Map<string, number>();
+  let stepMs = 0;
+  const relay = createOutboxRelay({
+    db,
+    schema,
+    notifyChannel: false,
+    pollIntervalMs: 100,
+    unavailableBackoff: { baseMs: 3_000, capMs: 60_000, jitter: 0 },
+    publisher: run.publisher,
+    hooks: {
+      onPublished: (message) => published.set(message.envelope.messageId, Date.now()),
+      onFailed: (_message, failure) => {
+        if (failure.unavailable === true) stepMs = Math.max(stepMs, failure.retryInMs ?? 0);
+      },
+    },
+  });
+  try {
+    await relay.start();
+    const [warm] = await writeRows(db, schema, ['warm-up']);
+    await waitFor('the warm-up row published', () => (published.has(warm!) ? true : undefined));
+    await run.down();
+    const [stuck] = await writeRows(db, schema, ['stuck']);
+    await waitFor(
+      `a backoff step of ${GROWN_STEP_MS} ms`,
+      () => (stepMs >= GROWN_STEP_MS ? true : undefined),
+      60_000,
+    );
+    await run.up();
+    const backAt = Date.now();
+    const [marker] = await writeRows(db, schema, ['marker']);
+    await waitFor(
+      'the marker row published',
+      () => (published.has(marker!) ? true : undefined),
+      60_000,
+    );
+    const recoveryMs = published.get(marker!)! - backAt;
+    // The row that failed through the outage follows once its own delay is over.
+    await waitFor(
+      'the stuck row published',
+      () => (published.has(stuck!) ? true : undefined),
+      60_000,
+    );
+    console.log(
+      `[relay-return] backoff step ${stepMs} ms; a new row published ${recoveryMs} ms after the broker returned`,
+    );
+    expect(relay.metrics().dead).toBe(0);
+    return { recoveryMs, stepMs };
+  } finally {
+    await relay.stop({ timeoutMs: 5_000 });
+  }
+}
+
 describe('relay recovery after a broker blip: RabbitMQ (TCP fault proxy)', () => {
   it.each(IN_FLIGHT)(
     '%i rows in flight: publishing again within 5 s',
@@ -179,6 +254,44 @@ describe('relay recovery after a broker blip: RabbitMQ (TCP fault proxy)', () =>
     },
     120_000,
   );
+
+  it('after an outage whose backoff grew to a 12 s step: the reconnect ends it, a new row is published within 5 s', async () => {
+    const broker = await createTestBroker();
+    const pgSchema = await createTestSchema('evgen_relay_return');
+    const proxy = await startFaultProxy({ targetPort: 5672 });
+    const connector = createAmqpConnector({
+      url: `amqp://guest:guest@127.0.0.1:${proxy.port}`,
+      connectionName: 'evgen relay return',
+      // The connector retries with its own backoff; the reconnect comes within its cap.
+      backoff: { capMs: 1_000 },
+    });
+    try {
+      await broker.declare(SAMPLE_TOPOLOGY);
+      const db = postgresDatabase(pgSchema.pool);
+      await migrateOutbox(db, { schema: pgSchema.schema });
+      const { recoveryMs, stepMs } = await measureReturn({
+        db,
+        schema: pgSchema.schema,
+        publisher: rabbitRelayPublisher(
+          new ConfirmedPublisher(connector),
+          { [orderPlacedV1.eventType]: { exchange: 'order', routingKey: 'order.created' } },
+          { prefix: broker.prefix },
+        ),
+        down: async () => {
+          await proxy.refuse();
+          proxy.dropAll();
+        },
+        up: () => proxy.restore(),
+      });
+      expect(stepMs).toBeGreaterThanOrEqual(GROWN_STEP_MS);
+      expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_LIMIT_MS);
+    } finally {
+      await connector.close().catch(() => undefined);
+      await proxy.close();
+      await broker.cleanup();
+      await pgSchema.drop();
+    }
+  }, 120_000);
 });
 
 let kafkaBroker: ExtraKafkaBroker | undefined;
@@ -238,6 +351,46 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
     },
     120_000,
   );
+
+  it('after an outage whose backoff grew to a 12 s step: the reconnect ends it, a new row is published within 5 s', async () => {
+    const kafka = await createTestKafka(create, kafkaBroker!.brokers);
+    const pgSchema = await createTestSchema('evgen_relay_return');
+    const pid = kafkaBroker!.pid()!;
+    let paused = false;
+    const producer = await create({ brokers: [kafkaBroker!.brokers] }).producer({
+      timeoutMs: 1_000,
+    });
+    try {
+      await kafka.createTopics([{ topic: 'orders', partitions: 6 }]);
+      const db = postgresDatabase(pgSchema.pool);
+      await migrateOutbox(db, { schema: pgSchema.schema });
+      const { recoveryMs, stepMs } = await measureReturn({
+        db,
+        schema: pgSchema.schema,
+        publisher: kafkaRelayPublisher(
+          producer,
+          { [orderPlacedV1.eventType]: { topic: 'orders' } },
+          { prefix: kafka.prefix },
+        ),
+        down: async () => {
+          if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
+          process.kill(pid, 'SIGSTOP');
+          paused = true;
+        },
+        up: async () => {
+          process.kill(pid, 'SIGCONT');
+          paused = false;
+        },
+      });
+      expect(stepMs).toBeGreaterThanOrEqual(GROWN_STEP_MS);
+      expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_LIMIT_MS);
+    } finally {
+      if (paused && isKafkaProcess(pid)) process.kill(pid, 'SIGCONT');
+      await producer.close().catch(() => undefined);
+      await kafka.cleanup().catch(() => undefined);
+      await pgSchema.drop();
+    }
+  }, 120_000);
 });
 
 afterAll(async () => {

@@ -63,6 +63,12 @@ export interface KafkaProducer {
    * stored in their input order, also across the client's own retries (idempotence).
    */
   send(records: readonly KafkaOutboundRecord[]): Promise<void>;
+  /**
+   * Resolves once the producer is connected, connecting a new one if the last send failed (sends
+   * queue behind it). The outbox relay probes with it during an outage to notice the broker's
+   * return. Optional for other implementations of this interface.
+   */
+  probe?(): Promise<void>;
   /** The partition the client picks for `key` on a topic with `partitionCount` partitions. */
   partitionFor(key: string, partitionCount: number): number;
   close(): Promise<void>;

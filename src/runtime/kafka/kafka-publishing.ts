@@ -131,7 +131,10 @@ export function kafkaRelayPublisher(
       });
   };
 
+  const probe = producer.probe?.bind(producer);
   return {
+    // The relay's reconnect probe: a producer connected again after the sends that failed.
+    ...(probe !== undefined ? { probe } : {}),
     publish(message: OutboundMessage): Promise<void> {
       return new Promise<void>((resolve, reject) => {
         const route = kafkaRouteFor(routes, message.envelope.eventType);

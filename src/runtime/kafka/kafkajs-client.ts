@@ -108,6 +108,7 @@ async function createProducer(
   });
   return {
     send: serial.send,
+    probe: serial.probe,
     partitionFor(key, partitionCount) {
       return partitioner({
         topic: '',

@@ -133,7 +133,12 @@ async function createProducer(
       ).then(() => undefined),
     close: (producer) => producer.close(),
   });
-  return { send: serial.send, partitionFor: keyPartition, close: serial.close };
+  return {
+    send: serial.send,
+    probe: serial.probe,
+    partitionFor: keyPartition,
+    close: serial.close,
+  };
 }
 
 function headerMap(headers: KafkaOutboundHeaders | undefined): Map<Buffer, Buffer> {

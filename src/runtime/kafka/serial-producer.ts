@@ -26,6 +26,8 @@ export interface ClientProducerLifecycle<P> {
 
 export interface SerialProducer {
   readonly send: (records: readonly KafkaOutboundRecord[]) => Promise<void>;
+  /** Connects a producer if there is none (after a failed send); queued like a send. */
+  readonly probe: () => Promise<void>;
   readonly close: () => Promise<void>;
 }
 
@@ -55,6 +57,14 @@ export async function serialProducer<P>(
     send: (records) => {
       if (records.length === 0) return Promise.resolve();
       const run = tail.then(() => sendNow(records));
+      tail = run.catch(() => undefined);
+      return run;
+    },
+    probe: () => {
+      const run = tail.then(async () => {
+        if (closed) throw new Error('kafka producer is closed');
+        producer ??= await lifecycle.connect();
+      });
       tail = run.catch(() => undefined);
       return run;
     },

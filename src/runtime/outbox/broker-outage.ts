@@ -4,7 +4,8 @@
  * broker went away all fail together, and counting each as a step parked the relay for 30 s and
  * more after a blip of 300 ms (8 rows in flight = 8 doublings). A round is every publish started
  * since the last step: a failure of a publish started before it belongs to that step. A confirmed
- * publish ends the outage at once.
+ * publish ends the outage at once, and so does the broker's reconnect (seen by the relay's probe,
+ * outage-probe.ts), however large the backoff had grown.
  */
 export class BrokerOutage {
   /** Failed rounds in a row; 0 when the broker is healthy. */
@@ -16,8 +17,15 @@ export class BrokerOutage {
   /** The delay of the current step, given to every row that fails in it. */
   #delay = 0;
 
-  /** @param onEnd called when a confirmed publish ended an outage (wakes the waiting lanes). */
-  constructor(private readonly onEnd: () => void = () => undefined) {}
+  /**
+   * @param onEnd called when a confirmed publish or a reconnect ended an outage (wakes the
+   *   waiting lanes).
+   * @param onStep called when a failed round started a step (the relay starts its probe).
+   */
+  constructor(
+    private readonly onEnd: () => void = () => undefined,
+    private readonly onStep: () => void = () => undefined,
+  ) {}
 
   /** The round a publish starting now belongs to; pass it to `failed()` if it fails. */
   get round(): number {
@@ -35,11 +43,12 @@ export class BrokerOutage {
       this.#round++;
       this.#delay = delayFor(this.streak);
       this.until = Math.max(this.until, nowMs + this.#delay);
+      this.onStep();
     }
     return this.#delay;
   }
 
-  /** A publish was confirmed: the broker is back, whatever the backoff said. */
+  /** A publish was confirmed, or the broker reconnected: it is back, whatever the backoff said. */
   succeeded(): void {
     if (this.streak === 0 && this.until === 0) return;
     const waiting = this.until > 0;

@@ -19,7 +19,8 @@
  *
  * Failures: broker unavailability (refused, closed, publish or confirm timeout) gives the row
  * back with its attempts unchanged and makes the relay back off, one doubling step per failed
- * round (capped), until a publish is confirmed — an outage of any length ends in publishing.
+ * round (capped), until a publish is confirmed or the publisher's probe sees the broker reconnect
+ * (outage-probe.ts) — an outage of any length ends in publishing.
  * Only message-specific failures count against `maxAttempts`.
  */
 import { dialectOf } from '../db/sql-dialect.js';
@@ -27,6 +28,7 @@ import { boundedPublisher } from './bounded-publish.js';
 import { BrokerOutage } from './broker-outage.js';
 import { outboxTableNames } from './outbox-table.js';
 import { observe } from './observe-hook.js';
+import { outageProbe } from './outage-probe.js';
 import { PublishWindow } from './publish-window.js';
 import { runBatch, type SentMarks } from './relay-batch.js';
 import type { RelayContext, RelayTotals } from './relay-context.js';
@@ -97,7 +99,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     sql: relayStatements(outboxTableNames(options, dialectOf(db)), dialectOf(db)),
     publisher: boundedPublisher(options.publisher, config.publishTimeoutMs, config.timers),
     window: new PublishWindow(config.maxInFlight),
-    outage: new BrokerOutage(() => wakeSignal.outageEnded()),
+    outage: new BrokerOutage(
+      () => wakeSignal.outageEnded(),
+      () => probe?.watch(),
+    ),
     totals,
     now: () => options.clock?.() ?? null,
     nowMs: () => (options.clock ? options.clock().getTime() : Date.now()),
@@ -108,6 +113,17 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
   };
   const { reportError } = context;
+  const publisherProbe = options.publisher.probe?.bind(options.publisher);
+  const probe =
+    publisherProbe === undefined
+      ? undefined
+      : outageProbe({
+          outage: context.outage,
+          probe: publisherProbe,
+          nowMs: context.nowMs,
+          isStopping: context.isStopping,
+          onError: reportError,
+        });
 
   /** One batch, tracked for stop(); the loop's lanes pass SENT marks from one claim to the next. */
   function runTracked(

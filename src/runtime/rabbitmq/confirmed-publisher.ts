@@ -112,6 +112,14 @@ export class ConfirmedPublisher {
   }
 
   /**
+   * Resolves once a confirm channel is open, reconnecting (through the connector) if the
+   * connection was lost; rejects after close(). The outbox relay probes with it during an outage.
+   */
+  async ready(): Promise<void> {
+    await this.confirmChannel();
+  }
+
+  /**
    * Publishes persistently with `mandatory`; resolves once confirmed and not returned. Rejects
    * with UnroutableError, PublishNackedError, ChannelClosedError or PublishTimeoutError (all retryable).
    */

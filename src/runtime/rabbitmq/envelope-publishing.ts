@@ -65,5 +65,6 @@ export function rabbitRelayPublisher(
         headers: message.headers,
       });
     },
+    probe: () => publisher.ready(),
   };
 }
