@@ -17,6 +17,11 @@ import type { OutboundMessage, Publisher } from '../publisher.js';
 import { createDeliveryPipeline, type DeliveryPipeline } from '../delivery/delivery-pipeline.js';
 import { DeliveryCounters, type DeliveryCounts } from '../delivery/delivery-outcome.js';
 import type { DeadLetterFacts } from '../delivery/failure.js';
+import {
+  settleOutcome,
+  type FailedOutcome,
+  type OutcomeSettlement,
+} from '../delivery/outcome-settlement.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
 import { CircuitBreaker, type CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
 
@@ -126,6 +131,7 @@ export class InProcessBroker {
   /** Deliveries held while the breaker is open; still pending for `settled()`. */
   private parked: QueuedDelivery[] = [];
   private readonly breaker: CircuitBreaker;
+  private readonly settlement: OutcomeSettlement<QueuedDelivery>;
 
   constructor(options: InProcessBrokerOptions = {}) {
     this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
@@ -153,6 +159,23 @@ export class InProcessBroker {
         this.notify();
       },
     });
+    this.settlement = {
+      breaker: this.breaker,
+      counters: this.counters,
+      // Nothing to acknowledge: a settled delivery is simply not queued again.
+      settle: () => undefined,
+      putBack: (delivery) => this.park(delivery),
+      settleFailure: async (delivery, outcome) => this.settleFailure(delivery, outcome),
+      handled: ({ subscriber, message, attempt }, outcome) => {
+        this.consumed.push({
+          consumer: subscriber.name,
+          messageId: outcome.messageId,
+          eventType: message.eventType,
+          attempt,
+          result: outcome.result,
+        });
+      },
+    };
   }
 
   /** Delivers every later message of the subscriber's event types to it. One subscriber per name. */
@@ -311,56 +334,35 @@ export class InProcessBroker {
         headers: message.headers,
       },
     });
-    switch (outcome.kind) {
-      case 'handled':
-      case 'duplicate':
-        this.counters.settled(outcome);
-        this.consumed.push({
-          consumer: subscriber.name,
-          messageId: outcome.messageId,
-          eventType: message.eventType,
-          attempt,
-          result: outcome.result,
-        });
-        return;
-      case 'skipped':
-        this.counters.settled(outcome);
-        return;
-      case 'unavailable':
-        // Not the message's fault: it waits, attempt unchanged, until the dependency is back.
-        this.park(delivery);
-        this.breaker.trip(outcome.error);
-        return;
-      case 'retry': {
-        if (this.closed) {
-          this.counters.deadLettered++;
-          this.deadLetter(delivery, outcome.letter);
-          return;
-        }
-        const delayMs = this.retryDelaysMs[Math.min(attempt, this.retryDelaysMs.length) - 1] ?? 0;
-        this.counters.settled(outcome);
-        this.retried.push({
-          consumer: subscriber.name,
-          messageId: outcome.messageId,
-          attempt,
-          delayMs,
-          errorType: outcome.failure.errorType,
-          errorMessage: outcome.failure.message,
-        });
-        this.enqueue(
-          {
-            ...delivery,
-            attempt: attempt + 1,
-            firstFailureAt: delivery.firstFailureAt ?? outcome.failure.at.toISOString(),
-          },
-          delayMs,
-        );
-        return;
-      }
-      case 'dead-letter':
-        this.counters.settled(outcome);
-        this.deadLetter(delivery, outcome.letter);
+    await settleOutcome(outcome, delivery, this.settlement);
+  }
+
+  /** Retry after the next delay (a dead letter once the broker closed), or the dead letter. */
+  private settleFailure(delivery: QueuedDelivery, outcome: FailedOutcome): void {
+    const { subscriber, attempt } = delivery;
+    if (outcome.kind === 'dead-letter' || this.closed) {
+      this.counters.deadLettered++;
+      this.deadLetter(delivery, outcome.letter);
+      return;
     }
+    const delayMs = this.retryDelaysMs[Math.min(attempt, this.retryDelaysMs.length) - 1] ?? 0;
+    this.counters.settled(outcome);
+    this.retried.push({
+      consumer: subscriber.name,
+      messageId: outcome.messageId,
+      attempt,
+      delayMs,
+      errorType: outcome.failure.errorType,
+      errorMessage: outcome.failure.message,
+    });
+    this.enqueue(
+      {
+        ...delivery,
+        attempt: attempt + 1,
+        firstFailureAt: delivery.firstFailureAt ?? outcome.failure.at.toISOString(),
+      },
+      delayMs,
+    );
   }
 
   /** Counts of every delivery settled so far, in the runners' vocabulary, and breaker trips. */

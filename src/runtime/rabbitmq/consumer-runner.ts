@@ -34,8 +34,16 @@ import {
   type DeliveryCounts,
   type DeliveryOutcome,
 } from '../delivery/delivery-outcome.js';
+import {
+  settleOutcome,
+  type FailedOutcome,
+  type OutcomeSettlement,
+} from '../delivery/outcome-settlement.js';
 import type { DeadLetterFacts } from '../delivery/failure.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
+import type { DeliveryRunner } from '../delivery/delivery-runner.js';
+import type { DeliveryEvent } from '../delivery/delivery-event.js';
+import { safeObserver } from '../delivery/safe-observer.js';
 import { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
 import { CircuitBreaker, type CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
 import {
@@ -61,33 +69,10 @@ import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 export type { MessageHandler } from '../delivery/message-handler.js';
 export { parseDelivery } from '../delivery/parse-delivery.js';
 
+/** The delivery core's events, plus the channel's restarts and gap waits. */
 export type ConsumerRunnerEvent =
+  | DeliveryEvent
   | { readonly type: 'consuming'; readonly queue: string }
-  | {
-      readonly type: 'handled';
-      readonly messageId: string;
-      readonly attempt: number;
-      readonly result: unknown;
-    }
-  | {
-      /** A delivery of a type the consumer does not subscribe to: acked, no handler ran. */
-      readonly type: 'skipped';
-      readonly messageId: string | undefined;
-      readonly eventType: string;
-    }
-  | {
-      readonly type: 'retried';
-      readonly messageId: string;
-      readonly attempt: number;
-      readonly delayMs: number;
-      readonly error: unknown;
-    }
-  | {
-      readonly type: 'dead-lettered';
-      readonly messageId: string | undefined;
-      readonly attempts: number;
-      readonly error: unknown;
-    }
   | {
       readonly type: 'restarting';
       readonly attempt: number;
@@ -99,10 +84,7 @@ export type ConsumerRunnerEvent =
       readonly messageId: string;
       readonly waitedMs: number;
       readonly delayMs: number;
-    }
-  | { readonly type: 'paused'; readonly delayMs: number; readonly error: unknown }
-  | { readonly type: 'resumed' }
-  | { readonly type: 'error'; readonly error: unknown };
+    };
 
 export interface ConsumerRunnerOptions {
   /**
@@ -156,15 +138,11 @@ export interface ConsumerRunnerMetrics extends DeliveryCounts {
   readonly gapWaits: number;
 }
 
-export interface ConsumerRunner {
-  /** Connects and starts consuming; rejects if the first set-up fails (e.g. the queue does not exist). */
-  start(): Promise<void>;
-  /** Stops taking deliveries, waits for in-flight handlers (and their acks), then closes. */
-  stop(): Promise<void>;
-  /** Messages currently being handled. */
-  readonly inFlight: number;
-  metrics(): ConsumerRunnerMetrics;
-}
+/**
+ * `start()` rejects if the first set-up fails (e.g. the queue does not exist); `stop()` waits for
+ * in-flight handlers and their acks, then closes the channel.
+ */
+export type ConsumerRunner = DeliveryRunner<ConsumerRunnerMetrics>;
 
 interface Session {
   readonly model: ChannelModel;
@@ -172,6 +150,13 @@ interface Session {
   readonly publisher: ConfirmedPublisher;
   consumerTag?: string;
   ended: boolean;
+}
+
+/** A delivery being settled, on the session (channel) it arrived on. */
+interface SessionDelivery {
+  readonly current: Session;
+  readonly message: ConsumeMessage;
+  readonly delivery: Delivery;
 }
 
 /**
@@ -213,13 +198,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       : isConnector(options.connection)
         ? options.connection
         : fixedConnector(options.connection);
-  const emit = (event: ConsumerRunnerEvent) => {
-    try {
-      options.onEvent?.(event);
-    } catch {
-      // An observer must not break message handling.
-    }
-  };
+  const emit = safeObserver(options.onEvent);
 
   const outcomes = new DeliveryCounters();
   const counts = {
@@ -370,6 +349,25 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     };
   }
 
+  const settlement: OutcomeSettlement<SessionDelivery> = {
+    breaker,
+    counters: outcomes,
+    settle: ({ current, message }) => ack(current, message),
+    putBack: ({ current, message }) => requeue(current, message),
+    settleFailure,
+    handled({ delivery }, outcome) {
+      emit({
+        type: 'handled',
+        messageId: outcome.messageId,
+        attempt: delivery.attempt,
+        result: outcome.result,
+      });
+    },
+    skipped(_, outcome) {
+      emit({ type: 'skipped', messageId: outcome.messageId, eventType: outcome.eventType });
+    },
+  };
+
   function ack(current: Session, message: ConsumeMessage): void {
     // After a lost channel the delivery tag is void: the broker redelivers and the inbox absorbs it.
     if (current.ended) return;
@@ -404,42 +402,13 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       return;
     }
     const outcome = await pipeline.process(delivery, identified);
-    switch (outcome.kind) {
-      case 'handled':
-      case 'duplicate':
-        ack(current, message);
-        breaker.succeeded();
-        outcomes.settled(outcome);
-        emit({
-          type: 'handled',
-          messageId: outcome.messageId,
-          attempt: delivery.attempt,
-          result: outcome.result,
-        });
-        return;
-      case 'skipped':
-        ack(current, message);
-        outcomes.settled(outcome);
-        emit({ type: 'skipped', messageId: outcome.messageId, eventType: outcome.eventType });
-        return;
-      case 'unavailable':
-        // Infrastructure, not the message: no attempt is used, consumption pauses.
-        requeue(current, message);
-        breaker.trip(outcome.error);
-        return;
-      case 'retry':
-      case 'dead-letter':
-        await settleFailure(current, message, delivery, outcome);
-        return;
-    }
+    await settleOutcome(outcome, { current, message, delivery }, settlement);
   }
 
   /** Carries a failure out: gap wait, retry tier or dead letter; unacked if none can be published. */
   async function settleFailure(
-    current: Session,
-    message: ConsumeMessage,
-    delivery: Delivery,
-    outcome: Extract<DeliveryOutcome, { kind: 'retry' | 'dead-letter' }>,
+    { current, message, delivery }: SessionDelivery,
+    outcome: FailedOutcome,
   ): Promise<void> {
     const attempt = delivery.attempt;
     const context = failureContext(message, outcome.letter.failure, outcome.messageId);

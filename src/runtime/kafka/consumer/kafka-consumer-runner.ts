@@ -30,13 +30,17 @@ import { type MessageBodyLimits } from '../../decode-message-body.js';
 import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../../backoff.js';
 import { createDeliveryPipeline } from '../../delivery/delivery-pipeline.js';
 import type { AggregateHint, Delivery } from '../../delivery/delivery.js';
+import { DeliveryCounters, type DeliveryCounts } from '../../delivery/delivery-outcome.js';
 import {
-  DeliveryCounters,
-  type DeliveryCounts,
-  type DeliveryOutcome,
-} from '../../delivery/delivery-outcome.js';
+  settleOutcome,
+  type FailedOutcome,
+  type OutcomeSettlement,
+} from '../../delivery/outcome-settlement.js';
 import { bodyString, parseDelivery } from '../../delivery/parse-delivery.js';
 import type { MessageHandler } from '../../delivery/message-handler.js';
+import type { DeliveryRunner } from '../../delivery/delivery-runner.js';
+import type { DeliveryEventOf } from '../../delivery/delivery-event.js';
+import { safeObserver } from '../../delivery/safe-observer.js';
 import type {
   KafkaAdmin,
   KafkaClient,
@@ -79,69 +83,35 @@ export interface KafkaConsumerRoutes {
   readonly strictEventTypes?: readonly string[];
 }
 
+/** Where a record was read. */
+interface KafkaRecordPosition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+}
+
+/** The delivery core's events (handled and skipped ones with their record), plus Kafka's own. */
 export type KafkaConsumerRunnerEvent =
-  | { readonly type: 'assigned'; readonly partitions: readonly KafkaTopicPartition[] }
-  | { readonly type: 'revoked'; readonly partitions: readonly KafkaTopicPartition[] }
-  | {
-      readonly type: 'handled';
-      readonly messageId: string;
-      readonly attempt: number;
-      readonly result: unknown;
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
-    }
-  | {
-      /** A record of a type the consumer does not subscribe to: committed, no handler ran. */
-      readonly type: 'skipped';
-      readonly messageId: string | undefined;
-      readonly eventType: string;
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
-    }
-  | {
-      readonly type: 'retried';
-      readonly messageId: string;
-      /** The attempt that failed. */
-      readonly attempt: number;
+  | (DeliveryEventOf<'handled' | 'skipped'> & KafkaRecordPosition)
+  | (DeliveryEventOf<'retried'> & {
       /** The retry topic the copy went to, or `in-place` for a strict event. */
       readonly via: string;
-      readonly delayMs: number;
-      readonly error: unknown;
-    }
-  | {
-      readonly type: 'dead-lettered';
-      readonly messageId: string | undefined;
-      readonly attempts: number;
-      readonly error: unknown;
-    }
-  | {
+    })
+  | DeliveryEventOf<'dead-lettered' | 'paused' | 'resumed' | 'error'>
+  | { readonly type: 'assigned'; readonly partitions: readonly KafkaTopicPartition[] }
+  | { readonly type: 'revoked'; readonly partitions: readonly KafkaTopicPartition[] }
+  | ({
       /** A record of a retry topic is not due: its partition waits until `dueAt`. */
       readonly type: 'waiting';
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
       readonly dueAt: number;
-    }
-  | {
+    } & KafkaRecordPosition)
+  | ({
       /** A retry copy or dead letter was not acknowledged; the record is tried again after `delayMs`. */
       readonly type: 'settle-failed';
-      readonly topic: string;
-      readonly partition: number;
-      readonly offset: string;
       readonly delayMs: number;
       readonly error: unknown;
-    }
-  | { readonly type: 'commit-failed'; readonly error: unknown }
-  | {
-      /** A dependency (the database) is unavailable: every partition pauses for `delayMs`. */
-      readonly type: 'paused';
-      readonly delayMs: number;
-      readonly error: unknown;
-    }
-  | { readonly type: 'resumed' }
-  | { readonly type: 'error'; readonly error: unknown };
+    } & KafkaRecordPosition)
+  | { readonly type: 'commit-failed'; readonly error: unknown };
 
 export interface KafkaConsumerRunnerOptions {
   readonly client: KafkaClient;
@@ -207,17 +177,12 @@ export interface KafkaPartitionLag extends KafkaTopicPartition {
   readonly assigned: boolean;
 }
 
-export interface KafkaConsumerRunner {
-  /** Creates the producer, joins the group and starts consuming. */
-  start(): Promise<void>;
-  /**
-   * Stops taking records, waits for the ones being handled, commits every settled position,
-   * then leaves the group (records fetched but not handled are redelivered to the next owner).
-   */
-  stop(): Promise<void>;
-  /** Records being handled now. */
-  readonly inFlight: number;
-  metrics(): KafkaConsumerRunnerMetrics;
+/**
+ * `start()` creates the producer, joins the group and starts consuming; `stop()` stops taking
+ * records, waits for the ones being handled, commits every settled position, then leaves the
+ * group (records fetched but not handled are redelivered to the next owner).
+ */
+export interface KafkaConsumerRunner extends DeliveryRunner<KafkaConsumerRunnerMetrics> {
   /** Partitions currently assigned to this runner. */
   assignment(): KafkaTopicPartition[];
   /** The settled position of a partition (next offset to handle), if any since it was assigned. */
@@ -235,6 +200,14 @@ export interface KafkaConsumerRunner {
 const DEFAULT_SETTLE_BACKOFF: BackoffSettings = { baseMs: 200, capMs: 10_000, jitter: 0 };
 
 const tpKey = (tp: KafkaTopicPartition) => `${tp.topic}:${tp.partition}`;
+
+/** A record being settled, with what the runner learned about it. */
+interface HeldRecord {
+  readonly record: KafkaInboundRecord;
+  /** Read from one of the consumer's own retry topics: its attempt headers are believed. */
+  readonly trusted: boolean;
+  readonly attempt: number;
+}
 
 /**
  * Decodes a record's value into an envelope object and checks its messageId against the header;
@@ -282,13 +255,7 @@ export function createKafkaConsumerRunner(
   }
   const strictTypes = new Set(routes.strictEventTypes ?? []);
   const now = options.now ?? Date.now;
-  const emit = (event: KafkaConsumerRunnerEvent) => {
-    try {
-      options.onEvent?.(event);
-    } catch {
-      // An observer must not break consuming.
-    }
-  };
+  const emit = safeObserver(options.onEvent);
 
   const outcomes = new DeliveryCounters();
   const counts = {
@@ -337,6 +304,36 @@ export function createKafkaConsumerRunner(
       }
     },
   });
+
+  const settlement: OutcomeSettlement<HeldRecord> = {
+    breaker,
+    counters: outcomes,
+    settle: ({ record }) => settle(record),
+    // Every partition pauses with the breaker; this record is read again on resume.
+    putBack: ({ record }) => hold(record, undefined),
+    settleFailure,
+    handled({ record, attempt }, outcome) {
+      emit({
+        type: 'handled',
+        messageId: outcome.messageId,
+        attempt,
+        result: outcome.result,
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+      });
+    },
+    skipped({ record }, outcome) {
+      emit({
+        type: 'skipped',
+        messageId: outcome.messageId,
+        eventType: outcome.eventType,
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+      });
+    },
+  };
 
   const committer = new OffsetCommitter({
     commit: (offsets) => consumer!.commit(offsets),
@@ -467,51 +464,12 @@ export function createKafkaConsumerRunner(
         headers: record.headers,
       },
     };
-    const outcome = await pipeline.process(delivery);
-    switch (outcome.kind) {
-      case 'handled':
-      case 'duplicate':
-        settle(record);
-        breaker.succeeded();
-        outcomes.settled(outcome);
-        emit({
-          type: 'handled',
-          messageId: outcome.messageId,
-          attempt,
-          result: outcome.result,
-          topic: record.topic,
-          partition: record.partition,
-          offset: record.offset,
-        });
-        return;
-      case 'skipped':
-        settle(record);
-        outcomes.settled(outcome);
-        emit({
-          type: 'skipped',
-          messageId: outcome.messageId,
-          eventType: outcome.eventType,
-          topic: record.topic,
-          partition: record.partition,
-          offset: record.offset,
-        });
-        return;
-      case 'unavailable':
-        // Infrastructure, not the record: no attempt is used, every partition pauses.
-        hold(record, undefined);
-        breaker.trip(outcome.error);
-        return;
-      case 'retry':
-      case 'dead-letter':
-        await settleFailure(record, trusted, attempt, outcome);
-    }
+    await settleOutcome(await pipeline.process(delivery), { record, trusted, attempt }, settlement);
   }
 
   async function settleFailure(
-    record: KafkaInboundRecord,
-    trusted: boolean,
-    attempt: number,
-    outcome: Extract<DeliveryOutcome, { kind: 'retry' | 'dead-letter' }>,
+    { record, trusted, attempt }: HeldRecord,
+    outcome: FailedOutcome,
   ): Promise<void> {
     const key = tpKey(record);
     const { error, body, messageId } = outcome;
