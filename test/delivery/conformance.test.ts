@@ -213,6 +213,8 @@ describe.each(TRANSPORTS)('delivery conformance: $name', (entry) => {
     const after = envelope();
     await send(after);
     await waitFor('handled after', async () => (await effects(after.messageId)) === 1);
+    // The effect commits before the runner settles and counts the delivery: wait for the count.
+    await waitFor('handled counted', () => delta(before).handled === 1);
     expect(delta(before)).toMatchObject({
       skipped: expected,
       retried: 0,
