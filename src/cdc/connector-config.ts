@@ -4,6 +4,13 @@
  * relay's. One connector per database: the row names its topic (the writer puts the catalog's
  * topic of the event type there), so a single EventRouter routes every event type.
  *
+ * Two sources, the same router and transforms:
+ * - `postgres`: Debezium's PostgresConnector on a `pgoutput` replication slot and a publication of
+ *   the one table (the server needs `wal_level = logical`).
+ * - `mariadb`: Debezium's MariaDbConnector reading the binlog (ROW format, full row images) as a
+ *   replica with its own `database.server.id`. It keeps the table's DDL in a schema-history topic
+ *   on the Kafka cluster (`<name>.schema-history`), so it needs the brokers' addresses.
+ *
  * What each part is for:
  * - StringConverter for key and value: the key is the aggregateId and the value the envelope text
  *   byte for byte (JsonConverter would double-encode the text or, expanding it, drop nulls).
@@ -29,7 +36,7 @@ import { kafkaEventTopic } from '../runtime/kafka/topic-names.js';
 import { DEFAULT_KAFKA_PARTITIONS, type KafkaCleanupPolicy } from '../catalog/model.js';
 
 /** Databases Debezium streams the CDC outbox from. */
-export const CONNECTOR_DATABASES = ['postgres'] as const;
+export const CONNECTOR_DATABASES = ['postgres', 'mariadb'] as const;
 export type ConnectorDatabase = (typeof CONNECTOR_DATABASES)[number];
 
 /** A catalog topic as the connector creates it. */
@@ -53,13 +60,23 @@ export interface ConnectorConfigOptions {
    * needs `config.providers=env`), so no secret is written into the file.
    */
   readonly password?: string;
-  /** Schema of the CDC outbox table (default `public`). */
+  /**
+   * Schema of the CDC outbox table: PostgreSQL default `public`; MariaDB: the database holding
+   * it (default `dbname`).
+   */
   readonly schema?: string;
   readonly table?: string;
   /** Deployment prefix of the topic names (the writer's `topicPrefix`). */
   readonly topicPrefix?: string;
-  /** Replication slot and publication name (default: the connector name with `_` for `-`). */
+  /** PostgreSQL: replication slot and publication name (default: the connector name with `_` for `-`). */
   readonly slotName?: string;
+  /** MariaDB: `host:port,…` of the Kafka brokers holding the schema-history topic (required). */
+  readonly kafkaBootstrapServers?: string;
+  /**
+   * MariaDB: the replica server id the connector reads the binlog as, unique among the server's
+   * replicas (default: 5400–6399, derived from the connector name, so the output is stable).
+   */
+  readonly serverId?: number;
   /** Replication factor of topics the connector creates (default 1; use 3 in production). */
   readonly replicationFactor?: number;
   readonly exactlyOnce?: boolean;
@@ -81,34 +98,72 @@ function exactRegex(text: string): string {
   return `^${text.replace(/[.\\^$|?*+()[\]{}-]/g, (c) => `\\${c}`)}$`;
 }
 
+/** The default replica server id of a MariaDB connector: stable per name, in 5400–6399. */
+export function defaultServerId(name: string): number {
+  let hash = 0;
+  for (const char of name) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return 5400 + (hash % 1000);
+}
+
+/** What differs per database: the connector class and how it reaches and follows the log. */
+function sourceConfig(options: ConnectorConfigOptions, name: string): Record<string, string> {
+  const table = options.table ?? DEFAULT_CDC_OUTBOX_TABLE;
+  const common = {
+    'database.hostname': options.hostname,
+    'database.port': String(options.port),
+    'database.user': options.user,
+    'database.password': options.password ?? DEFAULT_PASSWORD_REFERENCE,
+  };
+  if (options.database === 'mariadb') {
+    const database = options.schema ?? options.dbname;
+    if (options.kafkaBootstrapServers === undefined || options.kafkaBootstrapServers === '') {
+      throw new TypeError(
+        'a MariaDB connector needs kafkaBootstrapServers: Debezium keeps the table schema in a Kafka topic',
+      );
+    }
+    return {
+      ...common,
+      'connector.class': 'io.debezium.connector.mariadb.MariaDbConnector',
+      'database.server.id': String(options.serverId ?? defaultServerId(name)),
+      'database.include.list': database,
+      'table.include.list': `${database}.${table}`,
+      // The binlog carries rows, not their column names: Debezium replays the table's DDL from
+      // this topic after a restart. Only the outbox table's DDL is kept.
+      'schema.history.internal.kafka.bootstrap.servers': options.kafkaBootstrapServers,
+      'schema.history.internal.kafka.topic': `${name}.schema-history`,
+      'schema.history.internal.store.only.captured.tables.ddl': 'true',
+      'include.schema.changes': 'false',
+    };
+  }
+  const schema = options.schema ?? 'public';
+  const slot = options.slotName ?? name.replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+  return {
+    ...common,
+    'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
+    'plugin.name': 'pgoutput',
+    'database.dbname': options.dbname,
+    'table.include.list': `${schema}.${table}`,
+    'slot.name': slot,
+    'publication.name': slot,
+    'publication.autocreate.mode': 'filtered',
+  };
+}
+
 /** The flat key → value map Kafka Connect takes at `PUT /connectors/<name>/config`. */
 export function connectorConfig(
   topics: readonly ConnectorTopic[],
   options: ConnectorConfigOptions,
 ): Record<string, string> {
   const name = options.name ?? DEFAULT_CONNECTOR_NAME;
-  const schema = options.schema ?? 'public';
-  const table = options.table ?? DEFAULT_CDC_OUTBOX_TABLE;
-  const slot = options.slotName ?? name.replace(/[^a-z0-9_]/gi, '_').toLowerCase();
   const replicationFactor = String(options.replicationFactor ?? 1);
   const r = CDC_OUTBOX_ROUTING_COLUMNS;
   const sorted = [...topics].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
   const groups = sorted.map((topic, index) => ({ group: `topic${index + 1}`, topic }));
   const config: Record<string, string> = {
-    'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
+    ...sourceConfig(options, name),
     'tasks.max': '1',
-    'plugin.name': 'pgoutput',
-    'database.hostname': options.hostname,
-    'database.port': String(options.port),
-    'database.dbname': options.dbname,
-    'database.user': options.user,
-    'database.password': options.password ?? DEFAULT_PASSWORD_REFERENCE,
     'topic.prefix': name,
-    'table.include.list': `${schema}.${table}`,
-    'slot.name': slot,
-    'publication.name': slot,
-    'publication.autocreate.mode': 'filtered',
-    // The table is always empty: rows written before the slot existed are gone already.
+    // The table is always empty: rows written before the connector started are gone already.
     'snapshot.mode': 'no_data',
     'tombstones.on.delete': 'false',
     // How long Debezium's task waits for more change events before handing a batch to Connect

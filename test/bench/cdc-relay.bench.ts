@@ -7,7 +7,9 @@
  * - Throughput (medians of ≥ 3 alternating samples): events written in transactions of 100 (CDC
  *   and relay: the relay runs meanwhile) until the consumer has seen every one, vs the raw
  *   idempotent producer sending the same records in awaited sends of 100 (no database) until the
- *   consumer has seen them. Goal: CDC ≥ 0.9× raw.
+ *   consumer has seen them. Goal: CDC ≥ 0.9× raw. CDC is measured twice: the batch writer
+ *   (writeCdcOutboxEvents: one multi-row INSERT per transaction) and one writeOutboxEvent per
+ *   event (a round trip each, as the relay's writer).
  * - Debezium's own capacity: the same rows inserted server-side, 100 per statement (no
  *   per-event round trips from Node), streamed the same way.
  * - Latency: transactions of 10 events every 50 ms; per event, the time from its transaction's
@@ -19,6 +21,7 @@ import {
   envelopeToKafkaRecord,
   kafkaRelayPublisher,
   migrateOutbox,
+  writeCdcOutboxEvents,
   writeOutboxEvent,
   type Envelope,
   type EventVersionDescriptor,
@@ -105,26 +108,36 @@ export async function run(): Promise<BenchResult[]> {
       });
 
     let counter = 0;
-    /** Writes `count` events in transactions of `size`; returns their ids and commit times. */
+    const nextPayload = (): StockCounted => {
+      const n = counter++;
+      return { sku: `SKU-${n % AGGREGATES}`, quantity: n };
+    };
+    /**
+     * Writes `count` events in transactions of `size` (`batched`: one writeCdcOutboxEvents call
+     * per transaction); returns their ids and commit times.
+     */
     const write = async (
       count: number,
       size: number,
       options: OutboxWriteOptions,
       pauseMs = 0,
+      batched = false,
     ): Promise<Map<string, number>> => {
       const committed = new Map<string, number>();
       for (let start = 0; start < count; start += size) {
+        const n = Math.min(count, start + size) - start;
         const ids = await cdc.db.transaction(async (tx) => {
-          const batch: string[] = [];
-          for (let i = start; i < Math.min(count, start + size); i++) {
-            const n = counter++;
-            const envelope = await writeOutboxEvent(
+          if (batched) {
+            const envelopes = await writeCdcOutboxEvents(
               tx,
-              event,
-              { sku: `SKU-${n % AGGREGATES}`, quantity: n },
-              {},
+              Array.from({ length: n }, () => ({ descriptor: event, payload: nextPayload() })),
               options,
             );
+            return envelopes.map((e) => e.messageId);
+          }
+          const batch: string[] = [];
+          for (let i = 0; i < n; i++) {
+            const envelope = await writeOutboxEvent(tx, event, nextPayload(), {}, options);
             batch.push(envelope.messageId);
           }
           return batch;
@@ -193,7 +206,13 @@ export async function run(): Promise<BenchResult[]> {
         return ids;
       });
     const cdcSample = (count: number) =>
-      timedRate('cdc', count, async () => [...(await write(count, BATCH, cdcWrite)).keys()]);
+      timedRate('cdc', count, async () => [
+        ...(await write(count, BATCH, cdcWrite, 0, true)).keys(),
+      ]);
+    const cdcPerEventSample = (count: number) =>
+      timedRate('cdc-per-event', count, async () => [
+        ...(await write(count, BATCH, cdcWrite)).keys(),
+      ]);
     const relaySample = async (count: number) => {
       await relay.start();
       try {
@@ -228,26 +247,29 @@ export async function run(): Promise<BenchResult[]> {
 
     // Warm-up of every path (JIT, connections, the connector's first batches).
     await cdcSample(Math.min(MESSAGES, 200));
+    await cdcPerEventSample(Math.min(MESSAGES, 200));
     await cdcBulkSample(Math.min(MESSAGES, 200));
     await relaySample(Math.min(MESSAGES, 200));
     await rawSample(Math.min(MESSAGES, 200));
     const cdcRates: number[] = [];
+    const cdcPerEventRates: number[] = [];
     const cdcBulkRates: number[] = [];
     const relayRates: number[] = [];
     const rawRates: number[] = [];
     for (let sample = 0; sample < SAMPLES; sample++) {
       rawRates.push(await rawSample(MESSAGES));
       cdcRates.push(await cdcSample(MESSAGES));
+      cdcPerEventRates.push(await cdcPerEventSample(MESSAGES));
       cdcBulkRates.push(await cdcBulkSample(MESSAGES));
       relayRates.push(await relaySample(MESSAGES));
     }
 
-    const latencies = async (options: OutboxWriteOptions) => {
-      const committed = await write(PACED_TRANSACTIONS * 10, 10, options, 50);
+    const latencies = async (options: OutboxWriteOptions, batched = false) => {
+      const committed = await write(PACED_TRANSACTIONS * 10, 10, options, 50, batched);
       await arrival([...committed.keys()]);
       return [...committed].map(([id, at]) => received.get(id)! - at);
     };
-    const cdcLatency = await latencies(cdcWrite);
+    const cdcLatency = await latencies(cdcWrite, true);
     await relay.start();
     const relayLatency = await latencies(relayWrite);
     await relay.stop();
@@ -255,17 +277,27 @@ export async function run(): Promise<BenchResult[]> {
       `p50 ${median(values).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms`;
 
     const writing = (path: string) => median(writeRates.get(path) ?? []).toFixed(0);
-    const note = `${MESSAGES} events per sample in transactions of ${BATCH}, ${AGGREGATES} aggregates, 6 partitions; insert start → all seen by a kafkajs consumer; the writes alone: CDC ${writing('cdc')}, relay ${writing('relay')}, raw sends ${writing('raw')} events/s`;
+    const note = `${MESSAGES} events per sample in transactions of ${BATCH}, ${AGGREGATES} aggregates, 6 partitions; insert start → all seen by a kafkajs consumer; the writes alone: CDC batch writer ${writing('cdc')}, CDC per event ${writing('cdc-per-event')}, relay ${writing('relay')}, raw sends ${writing('raw')} events/s`;
     return [
       fromSamples(
         {
-          name: 'CDC (Debezium on Kafka Connect) insert → topic',
+          name: 'CDC (Debezium on Kafka Connect) insert → topic, batch writer (one INSERT per transaction)',
           unit: 'events/s',
           baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
           goal: { ratio: 0.9, better: 'higher' },
           note,
         },
         cdcRates,
+        rawRates,
+      ),
+      fromSamples(
+        {
+          name: 'CDC insert → topic, one writeOutboxEvent per event',
+          unit: 'events/s',
+          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          note,
+        },
+        cdcPerEventRates,
         rawRates,
       ),
       fromSamples(

@@ -8,7 +8,13 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KAFKA_HEADERS, ValidationError, writeOutboxEvent, type Transaction } from 'evgen/runtime';
+import {
+  KAFKA_HEADERS,
+  ValidationError,
+  writeCdcOutboxEvents,
+  writeOutboxEvent,
+  type Transaction,
+} from 'evgen/runtime';
 import { connectorConfig, connectorConfigFiles } from '../../src/cdc/connector-config.js';
 import { CDC_OUTBOX_HEADER_COLUMNS } from '../../src/runtime/outbox/cdc-outbox.js';
 import { runConnectConfig } from '../../src/cli/commands/connect-config.js';
@@ -71,6 +77,51 @@ describe('connector config', () => {
     });
   });
 
+  it('MariaDB: the MariaDB connector on the binlog, the same router, a schema-history topic', () => {
+    const postgres = connectorConfig(topics, base);
+    const mariadb = connectorConfig(topics, {
+      ...base,
+      database: 'mariadb',
+      port: 3306,
+      kafkaBootstrapServers: 'k1:9092,k2:9092',
+    });
+    expect(mariadb).toMatchObject({
+      'connector.class': 'io.debezium.connector.mariadb.MariaDbConnector',
+      'database.include.list': 'shop',
+      'table.include.list': 'shop.outbox_cdc_event',
+      'database.port': '3306',
+      'schema.history.internal.kafka.bootstrap.servers': 'k1:9092,k2:9092',
+      'schema.history.internal.kafka.topic': 'evgen-outbox.schema-history',
+      'include.schema.changes': 'false',
+    });
+    expect(Number(mariadb['database.server.id'])).toBeGreaterThanOrEqual(5400);
+    expect(Number(mariadb['database.server.id'])).toBeLessThan(6400);
+    for (const pgOnly of ['slot.name', 'publication.name', 'plugin.name', 'database.dbname']) {
+      expect(mariadb).not.toHaveProperty(pgOnly);
+    }
+    // Router, converters, transforms and topic creation are the PostgreSQL connector's.
+    for (const [key, value] of Object.entries(postgres)) {
+      if (key.startsWith('transforms') || key.startsWith('topic.') || key.includes('converter')) {
+        expect(mariadb[key]).toBe(value);
+      }
+    }
+    expect(
+      connectorConfig(topics, {
+        ...base,
+        database: 'mariadb',
+        kafkaBootstrapServers: 'k:9092',
+        serverId: 7001,
+        schema: 'outbox_db',
+      }),
+    ).toMatchObject({
+      'database.server.id': '7001',
+      'table.include.list': 'outbox_db.outbox_cdc_event',
+    });
+    expect(() => connectorConfig(topics, { ...base, database: 'mariadb' })).toThrow(
+      /kafkaBootstrapServers/,
+    );
+  });
+
   it('is deterministic: sorted keys, LF, one file per database', () => {
     const [file] = connectorConfigFiles([...topics].reverse(), { ...base, name: 'shop-outbox' });
     expect(file!.path).toBe('shop-outbox.json');
@@ -112,6 +163,40 @@ describe('evgen connect-config', () => {
   });
 
   it.each([
+    ['postgres://debezium:s3cret@db.internal:6543/shop', {}, 'PostgresConnector', '6543'],
+    ['postgresql://debezium@db.internal/shop', {}, 'PostgresConnector', '5432'],
+    [
+      'mariadb://debezium:s3cret@db.internal/shop',
+      { kafkaBrokers: 'k:9092' },
+      'MariaDbConnector',
+      '3306',
+    ],
+    [
+      'mysql://debezium@db.internal:3307/shop',
+      { kafkaBrokers: 'k:9092', database: 'mariadb' },
+      'MariaDbConnector',
+      '3307',
+    ],
+  ])('takes the database from %s (no password written)', async (url, extra, connector, port) => {
+    dir = mkdtempSync(join(tmpdir(), 'evgen-connect-config-'));
+    vi.spyOn(process.stdout, 'write').mockReturnValue(true);
+    expect(await runConnectConfig({ output: dir, databaseUrl: url, ...extra })).toBe(0);
+    const text = readFileSync(join(dir, 'evgen-outbox.json'), 'utf8');
+    expect(text).not.toContain('s3cret');
+    expect(JSON.parse(text)).toMatchObject({
+      'connector.class': expect.stringContaining(connector),
+      'database.hostname': 'db.internal',
+      'database.port': port,
+      'database.user': 'debezium',
+      'database.password': '${env:EVGEN_CDC_DB_PASSWORD}',
+    });
+  });
+
+  it.each([
+    [{ databaseUrl: 'mysql://u@db/shop', kafkaBrokers: 'k:9092' }, '--database mariadb'],
+    [{ databaseUrl: 'mariadb://u@db/shop' }, '--kafka-brokers'],
+    [{ databaseUrl: 'oracle://u@db/shop' }, '--database-url'],
+    [{ databaseUrl: 'mariadb://u@db/shop', kafkaBrokers: 'k', serverId: '0' }, '--server-id'],
     [{ dbPort: '5432', dbName: 'shop', dbUser: 'u' }, '--db-host'],
     [{ dbHost: 'db', dbPort: 'x', dbName: 'shop', dbUser: 'u' }, '--db-port'],
     [{ dbHost: 'db', dbPort: '1', dbName: 'shop', dbUser: 'u', database: 'oracle' }, '--database'],
@@ -151,6 +236,16 @@ describe('CDC writer refusals (before any SQL)', () => {
     );
     await expect(attempt).rejects.toBeInstanceOf(ValidationError);
     await expect(attempt).rejects.toThrow('/headers/x-tenant');
+  });
+
+  it('a batch with one invalid payload is refused whole, before any SQL', async () => {
+    const attempt = writeCdcOutboxEvents(noSql, [
+      { descriptor: orderCancelledV1Descriptor, payload },
+      { descriptor: orderCancelledV1Descriptor, payload: { ...payload, reason: 42 } },
+    ]);
+    await expect(attempt).rejects.toBeInstanceOf(ValidationError);
+    await expect(attempt).rejects.toThrow('/reason');
+    await expect(writeCdcOutboxEvents(noSql, [])).resolves.toEqual([]);
   });
 
   it('an event type without a Kafka topic is refused', async () => {

@@ -4,9 +4,10 @@
  *   status   backlog by status, oldest READY age, DEAD rows per aggregate type, rows blocked
  *            behind a DEAD row, live leases (claims of running relays); `--fail-on-dead` exits 1
  *            when a DEAD row exists (for health checks). `--cdc`: the CDC outbox instead, whose
- *            backlog is the lag of Debezium's replication slot, and with `--connect-url` the
- *            connector's state from the Kafka Connect REST API; `--fail-on-dead` then exits 1 when
- *            a slot is not active or the connector or a task FAILED
+ *            backlog is the lag of Debezium's replication slot (MySQL/MariaDB: whether anything
+ *            reads the binlog), and with `--connect-url` the connector's state from the Kafka
+ *            Connect REST API; `--fail-on-dead` then exits 1 when a slot is not active, nothing
+ *            reads the binlog, or the connector or a task FAILED
  *   dead     the DEAD rows (the relay gave up on them), oldest first, each with how many later
  *            rows of its aggregate wait behind it; filters by aggregate / event type
  *   revive   DEAD rows back to READY with attempts reset (by outbox id, `--message-id`, or
@@ -73,7 +74,7 @@ export function registerOutbox(program: Command): void {
       .option('--json', 'print the status as JSON')
       .option(
         '--fail-on-dead',
-        'exit 1 when any row is DEAD (--cdc: a slot inactive, a task FAILED)',
+        'exit 1 when any row is DEAD (--cdc: a slot inactive, no binlog reader, a task FAILED)',
       )
       .option('--cdc', 'the CDC outbox (default table outbox_cdc_event) streamed by Debezium')
       .option('--slot <name>', "--cdc: only this replication slot (the connector's slot.name)")
@@ -276,6 +277,7 @@ function runCdcOutboxStatus(options: OutboxStatusOptions): Promise<number> {
     );
     const stalled =
       status.slots.some((slot) => !slot.active || slot.walStatus === 'lost') ||
+      status.binlog?.readers === 0 ||
       (connector !== null &&
         [connector.state, ...connector.tasks.map((t) => t.state)].includes('FAILED'));
     return options.failOnDead === true && stalled ? EXIT_FINDINGS : EXIT_OK;
@@ -293,7 +295,12 @@ function formatCdcStatus(status: CdcOutboxStatusReport, connector: ConnectorStat
   const lines = [
     `CDC outbox rows: ${status.rows} (evgen's writer deletes each row in the transaction that writes it)`,
   ];
-  if (status.slots.length === 0) {
+  if (status.binlog !== undefined) {
+    const { readers, file, position } = status.binlog;
+    lines.push(
+      `binlog: ${readers === 0 ? 'NO reader (no connector streaming it)' : `${readers} reader${readers === 1 ? '' : 's'} (replica connections)`}${file !== null ? `, written up to ${file}:${position ?? '?'}` : ''}`,
+    );
+  } else if (status.slots.length === 0) {
     lines.push('replication slots: none (no connector has started on this database)');
   }
   for (const slot of status.slots) {

@@ -1,9 +1,15 @@
 /**
  * What an operator asks of a CDC outbox. Its rows are deleted in the transaction that wrote them,
- * so there is no backlog in the table: the backlog is the write-ahead log the connector has not
- * confirmed yet, i.e. the lag of its logical replication slot. Read-only; PostgreSQL server only.
+ * so there is no backlog in the table: the backlog is the log the connector has not read yet.
+ * - PostgreSQL: the lag of its logical replication slot (WAL not confirmed, WAL kept).
+ * - MySQL/MariaDB: the server keeps no per-reader position (Debezium keeps its binlog position in
+ *   Connect's offsets topic), so the report says whether a replica connection reads the binlog
+ *   and where the binlog ends; the connector's lag is in its JMX metrics
+ *   (`MilliSecondsBehindSource`).
+ * Read-only.
  */
 import type { Database } from '../db/database.js';
+import { dialectOf } from '../db/sql-dialect.js';
 import { cdcOutboxTableOptions } from './cdc-outbox.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
@@ -22,8 +28,18 @@ export interface CdcReplicationSlot {
 export interface CdcOutboxStatusReport {
   /** Rows in the CDC outbox table: 0 when every write deletes its row, as evgen's writer does. */
   readonly rows: number;
-  /** Logical `pgoutput` slots (the one named, or all), sorted by name. */
+  /** PostgreSQL: logical `pgoutput` slots (the one named, or all), sorted by name. */
   readonly slots: readonly CdcReplicationSlot[];
+  /** MySQL/MariaDB: the binlog and its readers. */
+  readonly binlog?: CdcBinlogStatus;
+}
+
+export interface CdcBinlogStatus {
+  /** Replica connections reading the binlog (`Binlog Dump` threads): 0 means nobody streams it. */
+  readonly readers: number;
+  /** The binlog file being written and the position at its end (null without the privilege). */
+  readonly file: string | null;
+  readonly position: number | null;
 }
 
 export interface CdcOutboxStatusOptions extends OutboxTableOptions {
@@ -35,7 +51,9 @@ export async function cdcOutboxStatus(
   db: Database,
   options: CdcOutboxStatusOptions = {},
 ): Promise<CdcOutboxStatusReport> {
-  const { table } = outboxTableNames(cdcOutboxTableOptions(options));
+  const dialect = dialectOf(db);
+  const { table } = outboxTableNames(cdcOutboxTableOptions(options), dialect);
+  if (dialect.name === 'mysql') return mysqlCdcStatus(db, table);
   const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
   const slots = await db.query<{
     slot_name: string;
@@ -63,5 +81,26 @@ export async function cdcOutboxStatus(
       retainedBytes: bytes(slot.retained),
       walStatus: slot.wal_status,
     })),
+  };
+}
+
+async function mysqlCdcStatus(db: Database, table: string): Promise<CdcOutboxStatusReport> {
+  const rows = await db.query<{ n: string | number }>(`SELECT count(*) AS n FROM ${table}`);
+  const readers = await db.query<{ n: string | number }>(
+    "SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'",
+  );
+  // Needs the BINLOG MONITOR (MariaDB) or REPLICATION CLIENT (MySQL) privilege.
+  const master = await db
+    .query<{ File: string; Position: string | number }>('SHOW MASTER STATUS')
+    .catch(() => undefined);
+  const end = master?.rows[0];
+  return {
+    rows: Number(rows.rows[0]?.n ?? 0),
+    slots: [],
+    binlog: {
+      readers: Number(readers.rows[0]?.n ?? 0),
+      file: end?.File ?? null,
+      position: end === undefined ? null : Number(end.Position),
+    },
   };
 }

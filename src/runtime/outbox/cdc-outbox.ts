@@ -3,11 +3,16 @@
  * evgen's polling relay) streams each event from the database log to Kafka as the very record
  * the polling relay would send.
  *
- * One row per event, written by `writeOutboxEvent(..., { mode: 'cdc' })` in the business
- * transaction and deleted again in the same transaction by the table's AFTER INSERT trigger (one
- * round trip per event instead of two, and rows inserted by anything else go too): the log keeps
- * the insert (Debezium routes it), the delete is ignored by the router, and the table stays
- * empty, so there is nothing to claim, mark or prune. Every column is text holding the exact bytes that go on the wire:
+ * One row per event, written by `writeOutboxEvent(..., { mode: 'cdc' })` (or several in one
+ * statement by `writeCdcOutboxEvents`) in the business transaction and deleted again in the same
+ * transaction: the log keeps the insert (Debezium routes it), the delete is ignored by the router,
+ * and the table stays empty, so there is nothing to claim, mark or prune.
+ * - PostgreSQL: the table's AFTER INSERT statement trigger deletes what a statement inserted, so
+ *   a write is one round trip, and rows inserted by anything else go too.
+ * - MySQL/MariaDB: a trigger may not change the table that fired it (error 1442), so the writer
+ *   deletes the rows it inserted with a second statement in the same transaction. The binlog
+ *   (ROW format) still carries both; the router sends the insert and ignores the delete.
+ * Every column is text holding the exact bytes that go on the wire:
  *
  *   id              the messageId (the router's event id, primary key)
  *   topic           the Kafka topic: the catalog's topic of the event type, with the deployment
@@ -24,8 +29,10 @@ import type { Envelope } from '../envelope.js';
 import { KAFKA_HEADERS, kafkaEnvelopeHeaders } from '../kafka/kafka-record.js';
 import { kafkaEventTopic } from '../kafka/topic-names.js';
 import { TRACEPARENT_HEADER, TRACESTATE_HEADER } from '../telemetry.js';
-import { aggregateVersionTableStatement } from './migration.js';
+import { runLockedMigration } from '../db/migration-lock.js';
+import { dialectOf, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { qualifiedName, quoteIdentifier } from '../db/sql-identifier.js';
+import { aggregateVersionTableStatement } from './migration.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 /** Default table of the CDC outbox. */
@@ -85,25 +92,72 @@ const REQUIRED_HEADERS = new Set<string>(
   ),
 );
 
+/** A column of the CDC outbox: its name, whether it may be NULL, and how its type differs. */
+interface CdcOutboxColumn {
+  readonly name: string;
+  readonly nullable: boolean;
+  /** The MySQL type (PostgreSQL: TEXT for all). */
+  readonly mysqlType: string;
+}
+
+/**
+ * Every column in table order: the routing columns, then one per header. The migrations, the
+ * insert statement and the row values all follow this one list.
+ */
+export const CDC_OUTBOX_COLUMNS: readonly CdcOutboxColumn[] = Object.freeze([
+  // The messageId: an RFC 9562 UUID in canonical text form (36 ASCII characters).
+  {
+    name: CDC_OUTBOX_ROUTING_COLUMNS.id,
+    nullable: false,
+    mysqlType: 'CHAR(36) CHARACTER SET ascii',
+  },
+  { name: CDC_OUTBOX_ROUTING_COLUMNS.topic, nullable: false, mysqlType: 'VARCHAR(255)' },
+  { name: CDC_OUTBOX_ROUTING_COLUMNS.key, nullable: false, mysqlType: 'TEXT' },
+  { name: CDC_OUTBOX_ROUTING_COLUMNS.value, nullable: false, mysqlType: 'LONGTEXT' },
+  ...CDC_OUTBOX_HEADER_COLUMNS.map(({ header, column }) => ({
+    name: column,
+    nullable: !REQUIRED_HEADERS.has(header),
+    mysqlType: 'TEXT',
+  })),
+]);
+
+/** One event's row: a value per column of CDC_OUTBOX_COLUMNS, in that order (NULL: no header). */
+export type CdcOutboxRow = readonly (string | null)[];
+
 /** Table names of the CDC outbox: `outbox_cdc_event` unless another table is given. */
 export function cdcOutboxTableOptions(options: OutboxTableOptions = {}): OutboxTableOptions {
   return { ...options, table: options.table ?? DEFAULT_CDC_OUTBOX_TABLE };
 }
 
-/** The CDC outbox schema as idempotent statements (one statement each). */
-export function cdcOutboxMigrationStatements(options: OutboxTableOptions = {}): string[] {
-  const n = outboxTableNames(cdcOutboxTableOptions(options));
+/**
+ * The CDC outbox schema as idempotent statements (one statement each), for `dialect`
+ * (PostgreSQL unless given).
+ */
+export function cdcOutboxMigrationStatements(
+  options: OutboxTableOptions = {},
+  dialect: SqlDialect = POSTGRES_DIALECT,
+): string[] {
+  const n = outboxTableNames(cdcOutboxTableOptions(options), dialect);
+  const nullability = (c: CdcOutboxColumn) => (c.nullable ? 'NULL' : 'NOT NULL');
+  if (dialect.name === 'mysql') {
+    const columns = CDC_OUTBOX_COLUMNS.map((c) => `${c.name} ${c.mysqlType} ${nullability(c)}`);
+    return [
+      ...(n.schema !== undefined
+        ? [`CREATE SCHEMA IF NOT EXISTS ${n.schema} DEFAULT CHARACTER SET utf8mb4`]
+        : []),
+      // utf8mb4 whatever the database's default (MariaDB's is latin1): the columns hold the
+      // wire bytes as UTF-8, and Debezium decodes them by the column's character set.
+      `CREATE TABLE IF NOT EXISTS ${n.table} (
+  ${columns.join(',\n  ')},
+  PRIMARY KEY (${CDC_OUTBOX_ROUTING_COLUMNS.id})
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+      aggregateVersionTableStatement(n.versionTable, dialect),
+    ];
+  }
   const r = CDC_OUTBOX_ROUTING_COLUMNS;
-  const columns = [
-    `${r.id} TEXT PRIMARY KEY`,
-    `${r.topic} TEXT NOT NULL`,
-    `${r.key} TEXT NOT NULL`,
-    `${r.value} TEXT NOT NULL`,
-    ...CDC_OUTBOX_HEADER_COLUMNS.map(
-      ({ header, column }) =>
-        `${column} TEXT ${REQUIRED_HEADERS.has(header) ? 'NOT NULL' : 'NULL'}`,
-    ),
-  ];
+  const columns = CDC_OUTBOX_COLUMNS.map(
+    (c) => `${c.name} TEXT ${c.name === r.id ? 'PRIMARY KEY' : nullability(c)}`,
+  );
   const table = options.table ?? DEFAULT_CDC_OUTBOX_TABLE;
   const deleteFunction = qualifiedName(options.schema, `${table}_delete_inserted`);
   const deleteTrigger = quoteIdentifier(`${table}_delete_inserted`);
@@ -125,66 +179,98 @@ $$`,
 }
 
 /** The CDC outbox migration as one SQL script. */
-export function cdcOutboxMigrationSql(options: OutboxTableOptions = {}): string {
-  return cdcOutboxMigrationStatements(options)
+export function cdcOutboxMigrationSql(
+  options: OutboxTableOptions = {},
+  dialect: SqlDialect = POSTGRES_DIALECT,
+): string {
+  return cdcOutboxMigrationStatements(options, dialect)
     .map((statement) => `${statement};\n`)
     .join('\n');
 }
 
-/** Creates the CDC outbox tables if missing (one transaction, under an advisory lock). */
+/** Creates the CDC outbox tables if missing, in the database's dialect, under a migration lock. */
 export async function migrateCdcOutbox(
   db: Database,
   options: OutboxTableOptions = {},
 ): Promise<void> {
-  const statements = cdcOutboxMigrationStatements(options);
+  const statements = cdcOutboxMigrationStatements(options, dialectOf(db));
   const key = outboxTableNames(cdcOutboxTableOptions(options)).key;
-  await db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`evgen:migrate:${key}`]);
-    for (const statement of statements) await tx.query(statement);
-  });
-}
-
-/** The header columns' values for a record: the relay's headers, NULL where a header is absent. */
-export function cdcOutboxHeaderValues(
-  envelope: Envelope,
-  extraHeaders: Readonly<Record<string, string>>,
-): (string | null)[] {
-  const headers: Record<string, string> = { ...extraHeaders, ...kafkaEnvelopeHeaders(envelope) };
-  return CDC_OUTBOX_HEADER_COLUMNS.map(({ header }) =>
-    Object.prototype.hasOwnProperty.call(headers, header) ? headers[header]! : null,
-  );
+  await runLockedMigration(db, `evgen:migrate:${key}`, statements);
 }
 
 /**
- * Inserts the event's row within `tx` (the table's trigger deletes it again in the same
- * transaction): the database log carries the insert to Debezium when `tx` commits, and nothing
- * when it rolls back.
+ * The row of one event: the relay's topic, key, envelope JSON and headers (NULL where a header is
+ * absent), in CDC_OUTBOX_COLUMNS order.
  */
-export async function insertCdcOutboxRow(
-  tx: Transaction,
-  table: string,
+export function cdcOutboxRow(
   envelope: Envelope,
   topic: string,
   topicPrefix: string | undefined,
   extraHeaders: Readonly<Record<string, string>>,
-): Promise<void> {
-  const r = CDC_OUTBOX_ROUTING_COLUMNS;
-  const columns = [
-    r.id,
-    r.topic,
-    r.key,
-    r.value,
-    ...CDC_OUTBOX_HEADER_COLUMNS.map((c) => c.column),
-  ];
-  const values = [
+): CdcOutboxRow {
+  const headers: Record<string, string> = { ...extraHeaders, ...kafkaEnvelopeHeaders(envelope) };
+  return [
     envelope.messageId,
     kafkaEventTopic(topic, topicPrefix),
     envelope.aggregateId,
     JSON.stringify(envelope),
-    ...cdcOutboxHeaderValues(envelope, extraHeaders),
+    ...CDC_OUTBOX_HEADER_COLUMNS.map(({ header }) =>
+      Object.prototype.hasOwnProperty.call(headers, header) ? headers[header]! : null,
+    ),
   ];
-  await tx.query(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
-    values,
-  );
+}
+
+/**
+ * Rows per INSERT: PostgreSQL takes at most 65,535 bind parameters per statement, and a MySQL
+ * statement must fit in max_allowed_packet (16 MB by default), so big batches go in chunks.
+ */
+const MAX_ROWS_PER_STATEMENT = 500;
+const MAX_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
+
+/** Splits rows into statements of at most MAX_ROWS_PER_STATEMENT rows and about MAX_BYTES. */
+function chunks(rows: readonly CdcOutboxRow[]): CdcOutboxRow[][] {
+  const result: CdcOutboxRow[][] = [];
+  let current: CdcOutboxRow[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = row.reduce((n, value) => n + (value === null ? 4 : Buffer.byteLength(value)), 0);
+    if (
+      current.length > 0 &&
+      (current.length >= MAX_ROWS_PER_STATEMENT || bytes + size > MAX_BYTES_PER_STATEMENT)
+    ) {
+      result.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(row);
+    bytes += size;
+  }
+  if (current.length > 0) result.push(current);
+  return result;
+}
+
+/**
+ * Inserts the rows within `tx`, one multi-row INSERT per chunk, and leaves the table as it was:
+ * on PostgreSQL the table's trigger deletes them in the same statement; on MySQL/MariaDB one
+ * DELETE of their ids follows. The database log carries the inserts to Debezium when `tx`
+ * commits, and nothing when it rolls back. `table` is the quoted table name.
+ */
+export async function insertCdcOutboxRows(
+  tx: Transaction,
+  table: string,
+  rows: readonly CdcOutboxRow[],
+): Promise<void> {
+  const dialect = dialectOf(tx);
+  const columns = CDC_OUTBOX_COLUMNS.map((c) => c.name).join(', ');
+  for (const chunk of chunks(rows)) {
+    let index = 0;
+    const tuples = chunk.map((row) => `(${row.map(() => dialect.param(++index)).join(', ')})`);
+    await tx.query(`INSERT INTO ${table} (${columns}) VALUES ${tuples.join(', ')}`, chunk.flat());
+    if (dialect.name === 'mysql') {
+      await tx.query(
+        `DELETE FROM ${table} WHERE ${CDC_OUTBOX_ROUTING_COLUMNS.id} IN (${chunk.map(() => '?').join(', ')})`,
+        chunk.map((row) => row[0]),
+      );
+    }
+  }
 }

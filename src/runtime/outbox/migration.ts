@@ -62,7 +62,18 @@ export function outboxMigrationStatements(
 }
 
 /** The per-aggregate version counter of `assignAggregateVersion`; its row lock serialises writers of one aggregate. */
-export function aggregateVersionTableStatement(versionTable: string): string {
+export function aggregateVersionTableStatement(
+  versionTable: string,
+  dialect: SqlDialect = POSTGRES_DIALECT,
+): string {
+  if (dialect.name === 'mysql') {
+    return `CREATE TABLE IF NOT EXISTS ${versionTable} (
+  aggregate_type VARCHAR(255) NOT NULL,
+  aggregate_id   VARCHAR(255) NOT NULL,
+  version        BIGINT NOT NULL,
+  PRIMARY KEY (aggregate_type, aggregate_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+  }
   return `CREATE TABLE IF NOT EXISTS ${versionTable} (
   aggregate_type TEXT NOT NULL,
   aggregate_id   TEXT NOT NULL,
@@ -121,12 +132,7 @@ function mysqlOutboxStatements(options: OutboxTableOptions): string[] {
   CONSTRAINT ${q(`${table}_status_check`)} CHECK (status IN ('READY', 'PROCESSING', 'SENT', 'DEAD'))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
     // Per-aggregate version counter; its row lock serialises writers of one aggregate.
-    `CREATE TABLE IF NOT EXISTS ${n.versionTable} (
-  aggregate_type VARCHAR(255) NOT NULL,
-  aggregate_id   VARCHAR(255) NOT NULL,
-  version        BIGINT NOT NULL,
-  PRIMARY KEY (aggregate_type, aggregate_id)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+    aggregateVersionTableStatement(n.versionTable, MYSQL_DIALECT),
   ];
 }
 

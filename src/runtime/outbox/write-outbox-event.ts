@@ -17,8 +17,10 @@ import { ValidationError } from '../errors.js';
 import { withActiveTraceContext } from '../telemetry.js';
 import {
   CDC_OUTBOX_EXTRA_HEADERS,
+  cdcOutboxRow,
   cdcOutboxTableOptions,
-  insertCdcOutboxRow,
+  insertCdcOutboxRows,
+  type CdcOutboxRow,
 } from './cdc-outbox.js';
 import {
   DEFAULT_OUTBOX_NOTIFY_CHANNEL,
@@ -53,7 +55,9 @@ export interface OutboxWriteOptions extends OutboxTableOptions {
   /**
    * `relay` (default): a row of the outbox the polling relay publishes. `cdc`: a row of the CDC
    * outbox (default table `outbox_cdc_event`) that Debezium's outbox EventRouter streams to the
-   * event's Kafka topic, inserted and deleted within `tx` (see cdc-outbox.ts). No NOTIFY is sent.
+   * event's Kafka topic, inserted and deleted within `tx` (see cdc-outbox.ts), on PostgreSQL
+   * (logical decoding) or MySQL/MariaDB (row binlog). No NOTIFY is sent. `writeCdcOutboxEvents`
+   * writes many in one statement.
    */
   readonly mode?: 'relay' | 'cdc';
   /** CDC mode: prepended to the catalog's Kafka topic, as the polling relay's `prefix`. */
@@ -72,6 +76,17 @@ function invalid(subject: string, pointer: string, message: string): ValidationE
   return new ValidationError(subject, [{ pointer, keyword: 'format', message }]);
 }
 
+/** One event of a `writeCdcOutboxEvents` batch. */
+export interface CdcOutboxEventToWrite<
+  TType extends string = string,
+  TVersion extends number = number,
+  TPayload = unknown,
+> {
+  readonly descriptor: EventVersionDescriptor<TType, TVersion, TPayload>;
+  readonly payload: TPayload;
+  readonly context?: OutboxWriteContext;
+}
+
 /**
  * Validates `payload` with the descriptor's strict validator, builds the envelope and inserts
  * it into the outbox within `tx`. Returns the envelope exactly as the relay will publish it.
@@ -84,79 +99,19 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
   context: OutboxWriteContext = {},
   options: OutboxWriteOptions = {},
 ): Promise<Envelope<TType, TVersion, TPayload>> {
+  if (options.mode === 'cdc') {
+    const [envelope] = await writeCdcOutboxEvents(tx, [{ descriptor, payload, context }], options);
+    return envelope as Envelope<TType, TVersion, TPayload>;
+  }
   const dialect = dialectOf(tx);
-  const cdc = options.mode === 'cdc';
-  const names = outboxTableNames(cdc ? cdcOutboxTableOptions(options) : options, dialect);
-  const subject = `${descriptor.eventType} v${descriptor.schemaVersion} envelope`;
-  if (context.aggregateVersion !== undefined && options.assignAggregateVersion) {
-    throw new TypeError(
-      'pass either context.aggregateVersion or options.assignAggregateVersion, not both',
-    );
-  }
-  const { headers = {}, ...meta } = context;
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== 'string') throw invalid(subject, `/headers/${name}`, 'must be a string');
-    if (cdc && !CDC_OUTBOX_EXTRA_HEADERS.includes(name)) {
-      throw invalid(
-        subject,
-        `/headers/${name}`,
-        `the CDC outbox has a column for each header it publishes; besides evgen's own it carries only ${CDC_OUTBOX_EXTRA_HEADERS.join(' and ')}`,
-      );
-    }
-  }
-  if (cdc && dialect.name !== 'postgres') {
-    throw new TypeError(
-      `the CDC outbox is written on PostgreSQL (logical decoding); this transaction is ${dialect.name}`,
-    );
-  }
-  if (cdc && descriptor.kafka === undefined) {
-    throw invalid(
-      subject,
-      '/eventType',
-      `the CDC outbox publishes to the event's Kafka topic, and the catalog gives ${descriptor.eventType} none (add kafka.topic to its event.json)`,
-    );
-  }
+  const names = outboxTableNames(options, dialect);
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
-
-  // Validates the payload and the caller's envelope fields (throws before any SQL runs) and fixes
-  // every envelope field. occurredAt goes in as a Date so the stored timestamp and the returned
-  // envelope agree to the millisecond; an unparseable one fails createEnvelope's check.
-  let envelope = createEnvelope(descriptor, payload, {
-    ...meta,
-    occurredAt: meta.occurredAt === undefined ? new Date() : new Date(meta.occurredAt),
-  });
-  if (dialect.name === 'mysql') {
-    return writeMysqlRow(tx, names, envelope, options, notifyChannel, headers);
-  }
-  if (options.assignAggregateVersion) {
-    const counter = await tx.query<{ version: string }>(
-      `INSERT INTO ${names.versionTable} AS v (aggregate_type, aggregate_id, version) VALUES ($1, $2, 1)
-       ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET version = v.version + 1
-       RETURNING version::text AS version`,
-      [envelope.aggregateType, envelope.aggregateId],
-    );
-    const version = Number(counter.rows[0]?.version);
-    envelope = { ...envelope, aggregateVersion: version };
-  }
-  if (cdc) {
-    const traceContext = await withActiveTraceContext(headers);
-    const extra = Object.fromEntries(
-      CDC_OUTBOX_EXTRA_HEADERS.filter((name) => traceContext[name] !== undefined).map((name) => [
-        name,
-        traceContext[name]!,
-      ]),
-    );
-    await insertCdcOutboxRow(
-      tx,
-      names.table,
-      envelope,
-      descriptor.kafka!.topic,
-      options.topicPrefix,
-      extra,
-    );
-    return envelope;
-  }
+  const prepared = prepareEnvelope(descriptor, payload, context, options, false);
+  const { headers } = prepared;
+  let { envelope } = prepared;
+  if (options.assignAggregateVersion) envelope = await assignVersion(tx, names, envelope);
+  if (dialect.name === 'mysql') return writeMysqlRow(tx, names, envelope, notifyChannel, headers);
 
   await tx.query(
     `WITH inserted AS (
@@ -174,6 +129,122 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
     ],
   );
   return envelope;
+}
+
+/**
+ * CDC mode for several events at once: every payload is validated and every envelope built first
+ * (an invalid one throws and nothing is written), then the rows go into the CDC outbox in one
+ * multi-row INSERT (PostgreSQL, whose trigger deletes them in the same statement) or one INSERT
+ * and one DELETE (MySQL/MariaDB), whatever their number, instead of one round trip per event.
+ * Returns the envelopes in the given order, as Debezium will publish them. Options as for
+ * `writeOutboxEvent` in mode `cdc` (the mode is implied); with `assignAggregateVersion` each
+ * event still costs a round trip to its aggregate's counter.
+ */
+export async function writeCdcOutboxEvents(
+  tx: Transaction,
+  events: readonly CdcOutboxEventToWrite[],
+  options: Omit<OutboxWriteOptions, 'mode'> = {},
+): Promise<Envelope[]> {
+  const dialect = dialectOf(tx);
+  const names = outboxTableNames(cdcOutboxTableOptions(options), dialect);
+  const prepared = events.map(({ descriptor, payload, context = {} }) =>
+    prepareEnvelope(descriptor, payload, context, options, true),
+  );
+  const envelopes: Envelope[] = [];
+  const rows: CdcOutboxRow[] = [];
+  for (const [i, { envelope: built, headers }] of prepared.entries()) {
+    const envelope = options.assignAggregateVersion ? await assignVersion(tx, names, built) : built;
+    // The writer's trace context: CDC has no evgen publish step to start a span of its own.
+    const traceContext = await withActiveTraceContext(headers);
+    const extra = Object.fromEntries(
+      CDC_OUTBOX_EXTRA_HEADERS.filter((name) => traceContext[name] !== undefined).map((name) => [
+        name,
+        traceContext[name]!,
+      ]),
+    );
+    envelopes.push(envelope);
+    rows.push(
+      cdcOutboxRow(envelope, events[i]!.descriptor.kafka!.topic, options.topicPrefix, extra),
+    );
+  }
+  await insertCdcOutboxRows(tx, names.table, rows);
+  return envelopes;
+}
+
+/**
+ * Checks the caller's context and headers (CDC: only the headers it has columns for, and a Kafka
+ * topic) and builds the envelope: the payload and envelope fields are validated before any SQL
+ * runs. occurredAt goes in as a Date so the stored timestamp and the returned envelope agree to
+ * the millisecond; an unparseable one fails createEnvelope's check.
+ */
+function prepareEnvelope<TType extends string, TVersion extends number, TPayload>(
+  descriptor: EventVersionDescriptor<TType, TVersion, TPayload>,
+  payload: TPayload,
+  context: OutboxWriteContext,
+  options: Omit<OutboxWriteOptions, 'mode'>,
+  cdc: boolean,
+): { envelope: Envelope<TType, TVersion, TPayload>; headers: Readonly<Record<string, string>> } {
+  const subject = `${descriptor.eventType} v${descriptor.schemaVersion} envelope`;
+  if (context.aggregateVersion !== undefined && options.assignAggregateVersion) {
+    throw new TypeError(
+      'pass either context.aggregateVersion or options.assignAggregateVersion, not both',
+    );
+  }
+  const { headers = {}, ...meta } = context;
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') throw invalid(subject, `/headers/${name}`, 'must be a string');
+    if (cdc && !CDC_OUTBOX_EXTRA_HEADERS.includes(name)) {
+      throw invalid(
+        subject,
+        `/headers/${name}`,
+        `the CDC outbox has a column for each header it publishes; besides evgen's own it carries only ${CDC_OUTBOX_EXTRA_HEADERS.join(' and ')}`,
+      );
+    }
+  }
+  if (cdc && descriptor.kafka === undefined) {
+    throw invalid(
+      subject,
+      '/eventType',
+      `the CDC outbox publishes to the event's Kafka topic, and the catalog gives ${descriptor.eventType} none (add kafka.topic to its event.json)`,
+    );
+  }
+  const envelope = createEnvelope(descriptor, payload, {
+    ...meta,
+    occurredAt: meta.occurredAt === undefined ? new Date() : new Date(meta.occurredAt),
+  });
+  return { envelope, headers };
+}
+
+/**
+ * The aggregate's next version from the `<table>_aggregate_version` counter. The counter row
+ * stays locked until the transaction ends. PostgreSQL: one upsert returning the version;
+ * MySQL/MariaDB: ON DUPLICATE KEY UPDATE, then a read of the row it locked.
+ */
+async function assignVersion<E extends Envelope>(
+  tx: Transaction,
+  names: OutboxTableNames,
+  envelope: E,
+): Promise<E> {
+  const key = [envelope.aggregateType, envelope.aggregateId];
+  if (dialectOf(tx).name === 'mysql') {
+    await tx.query(
+      `INSERT INTO ${names.versionTable} (aggregate_type, aggregate_id, version) VALUES (?, ?, 1)
+       ON DUPLICATE KEY UPDATE version = version + 1`,
+      key,
+    );
+    const counter = await tx.query<{ version: string }>(
+      `SELECT CAST(version AS CHAR) AS version FROM ${names.versionTable} WHERE aggregate_type = ? AND aggregate_id = ?`,
+      key,
+    );
+    return { ...envelope, aggregateVersion: Number(counter.rows[0]?.version) };
+  }
+  const counter = await tx.query<{ version: string }>(
+    `INSERT INTO ${names.versionTable} AS v (aggregate_type, aggregate_id, version) VALUES ($1, $2, 1)
+     ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET version = v.version + 1
+     RETURNING version::text AS version`,
+    key,
+  );
+  return { ...envelope, aggregateVersion: Number(counter.rows[0]?.version) };
 }
 
 /** The outbox columns an envelope fills, in the order of {@link outboxRowValues}. */
@@ -210,32 +281,16 @@ function outboxRowValues(
 const wakesAfterCommit = new WeakMap<Transaction, Set<string>>();
 
 /**
- * MySQL/MariaDB: the version counter bumped with ON DUPLICATE KEY UPDATE (the row lock is held
- * to the end of the transaction) and read back; the row inserted with UTC timestamps; relays of
- * this process woken after the commit. The payload is stored as the text that was validated.
+ * MySQL/MariaDB: the row inserted with UTC timestamps; relays of this process woken after the
+ * commit. The payload is stored as the text that was validated.
  */
 async function writeMysqlRow<TType extends string, TVersion extends number, TPayload>(
   tx: Transaction,
   names: OutboxTableNames,
-  written: Envelope<TType, TVersion, TPayload>,
-  options: OutboxWriteOptions,
+  envelope: Envelope<TType, TVersion, TPayload>,
   notifyChannel: string | false,
   headers: Readonly<Record<string, string>>,
 ): Promise<Envelope<TType, TVersion, TPayload>> {
-  let envelope = written;
-  if (options.assignAggregateVersion) {
-    const key = [envelope.aggregateType, envelope.aggregateId];
-    await tx.query(
-      `INSERT INTO ${names.versionTable} (aggregate_type, aggregate_id, version) VALUES (?, ?, 1)
-       ON DUPLICATE KEY UPDATE version = version + 1`,
-      key,
-    );
-    const counter = await tx.query<{ version: string }>(
-      `SELECT CAST(version AS CHAR) AS version FROM ${names.versionTable} WHERE aggregate_type = ? AND aggregate_id = ?`,
-      key,
-    );
-    envelope = { ...envelope, aggregateVersion: Number(counter.rows[0]?.version) };
-  }
   await tx.query(
     `INSERT INTO ${names.table} (${OUTBOX_ROW_COLUMNS}, status, attempts, available_at, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'READY', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`,

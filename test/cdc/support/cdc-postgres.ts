@@ -6,46 +6,27 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrateCdcOutbox, postgresDatabase, type Database } from 'evgen/runtime';
-import { kafkajsClient } from 'evgen-runtime/kafkajs';
-import { connectorConfig, type ConnectorTopic } from '../../../src/cdc/connector-config.js';
+import { migrateCdcOutbox, postgresDatabase, quoteIdentifier } from 'evgen/runtime';
+import { connectorConfig } from '../../../src/cdc/connector-config.js';
 import { startConnectWorker, type ConnectWorker } from '../../support/connect/connect-worker.js';
 import {
   startLogicalPostgres,
   type LogicalPostgres,
 } from '../../support/connect/logical-postgres.js';
 import { TEST_KAFKA_BROKERS } from '../../support/kafka/test-kafka.js';
+import { ORDER_EVENTS_TOPIC, type CdcSource, type CdcSourceOptions } from './cdc-source.js';
+import { removeWorkerTopics } from './cdc-worker-cleanup.js';
 
-/** The example catalog's order topic, as the generator reads it from the catalog. */
-export const ORDER_EVENTS_TOPIC: ConnectorTopic = {
-  topic: 'order.events',
-  partitions: 6,
-  retentionMs: 604_800_000,
-  cleanupPolicy: 'delete',
-};
-
-export interface CdcPostgres {
+export interface CdcPostgres extends CdcSource {
+  readonly kind: 'postgres';
   readonly server: LogicalPostgres;
-  readonly worker: ConnectWorker;
   readonly pool: pg.Pool;
-  /** The database holding the CDC outbox (`public.outbox_cdc_event`). */
-  readonly db: Database;
-  readonly connector: string;
   readonly slot: string;
-  /** Creates the connector (generated config) and waits until its slot streams. */
-  startConnector(options?: { readonly exactlyOnce?: boolean }): Promise<void>;
   /** Resolves when the connector's replication slot is active (Debezium is reading the log). */
   waitForSlotActive(timeoutMs?: number): Promise<void>;
-  destroy(): Promise<void>;
 }
 
-export async function startCdcPostgres(
-  options: {
-    readonly exactlyOnce?: boolean;
-    readonly brokers?: string;
-    readonly offsetFlushIntervalMs?: number;
-  } = {},
-): Promise<CdcPostgres> {
+export async function startCdcPostgres(options: CdcSourceOptions = {}): Promise<CdcPostgres> {
   const brokers = options.brokers ?? TEST_KAFKA_BROKERS;
   const server = await startLogicalPostgres();
   let worker: ConnectWorker | undefined;
@@ -87,13 +68,32 @@ export async function startCdcPostgres(
   };
 
   return {
+    kind: 'postgres',
     server,
     worker: w,
     pool,
     db,
+    url: server.url,
     connector,
     slot,
     waitForSlotActive,
+    async createOrdersTable() {
+      await pool.query('CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY, state text)');
+    },
+    async upsertOrder(tx, id, state) {
+      await tx.query(
+        `INSERT INTO orders (id, state) VALUES ($1, $2)
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state`,
+        [id, state],
+      );
+    },
+    async count(table, where) {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${quoteIdentifier(table)}${where ? ' WHERE id = $1' : ''}`,
+        where ? [where.id] : [],
+      );
+      return rows[0]!.n;
+    },
     async startConnector(connectorOptions = {}) {
       const config = connectorConfig([ORDER_EVENTS_TOPIC], {
         database: 'postgres',
@@ -115,13 +115,7 @@ export async function startCdcPostgres(
         await w.destroy();
         // The slot is inactive once the worker is gone; Debezium never drops it itself.
         await server.dropReplicationSlots([slot]);
-        const admin = await kafkajsClient({ brokers: [brokers] }).admin();
-        try {
-          await admin.deleteTopics([...w.internalTopics]).catch(() => undefined);
-          await admin.deleteGroups([w.groupId]).catch(() => undefined);
-        } finally {
-          await admin.close();
-        }
+        await removeWorkerTopics(brokers, w);
       } finally {
         await pool.end().catch(() => undefined);
         await server.destroy();

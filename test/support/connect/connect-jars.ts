@@ -5,6 +5,8 @@
  *
  *   libs/                                the worker (connect-runtime, -json, -transforms, log4j)
  *   plugins/debezium-connector-postgres/ Debezium's PostgreSQL connector with its outbox EventRouter
+ *   plugins/debezium-connector-mariadb/  Debezium's MariaDB connector (3.5.0: the newest there is;
+ *                                        the 3.6 MySQL connector cannot read MariaDB)
  *   plugins/evgen-connect-transforms/    evgen's DropNullHeaders transform, compiled here with javac
  *
  * Every plugin folder carries ServiceLoader manifests, so the worker can run with
@@ -19,9 +21,11 @@ import { withLock } from '../kafka/broker.js';
 
 export const CONNECT_VERSION = '4.4.0';
 export const DEBEZIUM_POSTGRES_VERSION = '3.6.1.Final';
+export const DEBEZIUM_MARIADB_VERSION = '3.5.0.Final';
 
 /** Plugin folder names under `plugins/`. */
 export const DEBEZIUM_POSTGRES_PLUGIN = 'debezium-connector-postgres';
+export const DEBEZIUM_MARIADB_PLUGIN = 'debezium-connector-mariadb';
 export const EVGEN_TRANSFORMS_PLUGIN = 'evgen-connect-transforms';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -49,10 +53,12 @@ export function ensureConnectJars(): ConnectJars {
   const libs = join(cache, 'libs');
   const plugins = join(cache, 'plugins');
   const postgres = join(plugins, DEBEZIUM_POSTGRES_PLUGIN);
+  const mariadb = join(plugins, DEBEZIUM_MARIADB_PLUGIN);
   const transforms = join(plugins, EVGEN_TRANSFORMS_PLUGIN);
   const ready = () =>
     hasJar(libs, `connect-runtime-${CONNECT_VERSION}.jar`) &&
     hasJar(postgres, `debezium-connector-postgres-${DEBEZIUM_POSTGRES_VERSION}.jar`) &&
+    hasJar(mariadb, `debezium-connector-mariadb-${DEBEZIUM_MARIADB_VERSION}.jar`) &&
     hasJar(transforms, `${EVGEN_TRANSFORMS_PLUGIN}.jar`);
   if (ready()) return { libs, plugins };
   mkdirSync(cache, { recursive: true });
@@ -62,6 +68,9 @@ export function ensureConnectJars(): ConnectJars {
     }
     if (!hasJar(postgres, `debezium-connector-postgres-${DEBEZIUM_POSTGRES_VERSION}.jar`)) {
       copyDependencies(here('./debezium-postgres-pom.xml'), postgres);
+    }
+    if (!hasJar(mariadb, `debezium-connector-mariadb-${DEBEZIUM_MARIADB_VERSION}.jar`)) {
+      copyDependencies(here('./debezium-mariadb-pom.xml'), mariadb);
     }
     if (!hasJar(transforms, `${EVGEN_TRANSFORMS_PLUGIN}.jar`)) buildTransforms(libs, transforms);
     if (!ready()) throw new Error(`Kafka Connect jars incomplete in ${cache}`);

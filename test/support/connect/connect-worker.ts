@@ -61,6 +61,8 @@ export interface ConnectWorker {
   deleteConnector(name: string): Promise<void>;
   /** SIGKILL (the worker gets no chance to flush or commit anything) and wait until it is gone. */
   kill(): Promise<void>;
+  /** SIGTERM and wait until it is gone: a clean stop, which commits the tasks' source offsets. */
+  stop(): Promise<void>;
   /** Starts the worker again with the same configuration; resolves when its REST API answers. */
   restart(): Promise<void>;
   /** SIGTERM (then SIGKILL) and delete its folder. */
@@ -250,6 +252,15 @@ export async function startConnectWorker(options: ConnectWorkerOptions): Promise
       process.kill(pid, 'SIGKILL');
       if (!(await waitForExit(pid, 15_000))) {
         throw new Error(`Connect worker ${pid} still running 15 s after SIGKILL`);
+      }
+    },
+    async stop() {
+      const pid = child?.pid;
+      if (pid === undefined || !isOurWorker(pid))
+        throw new Error('the Connect worker is not running');
+      process.kill(pid, 'SIGTERM');
+      if (!(await waitForExit(pid, 60_000))) {
+        throw new Error(`Connect worker ${pid} still running 60 s after SIGTERM\n${logTail()}`);
       }
     },
     async restart() {

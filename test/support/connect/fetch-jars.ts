@@ -1,5 +1,5 @@
 /**
- * Fetches the Kafka Connect worker jars and the Debezium plugin from Maven Central into their
+ * Fetches the Kafka Connect worker jars and the Debezium plugins (PostgreSQL, MariaDB) from Maven Central into their
  * cache (a no-op once there), so the CDC tests do not spend their start-up time downloading:
  * `npx tsx test/support/connect/fetch-jars.ts`.
  */
