@@ -351,6 +351,6 @@ describe.each(CDC_SOURCE_KINDS)('CDC relay from %s', (kind) => {
         await kafka.cleanup();
         await relaySchema.drop();
       }
-    }, 120_000);
+    }, 300_000);
   });
 });
