@@ -18,16 +18,16 @@
 import { randomUUID } from 'node:crypto';
 import {
   createOutboxRelay,
-  envelopeToKafkaRecord,
   kafkaRelayPublisher,
   migrateOutbox,
   writeCdcOutboxEvents,
   writeOutboxEvent,
   type Envelope,
   type EventVersionDescriptor,
-  type KafkaInboundRecord,
   type OutboxWriteOptions,
 } from '../../src/runtime/index.js';
+import { type KafkaInboundRecord } from '../../src/runtime/kafka/kafka-client.js';
+import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
 import { kafkajsClient } from '../../src/runtime/kafkajs.js';
 import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
 import { createTestKafka } from '../support/kafka/test-kafka.js';

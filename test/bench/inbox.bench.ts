@@ -13,13 +13,13 @@
  */
 import {
   createInboxConsumer,
-  handleBatchWithInbox,
   handleWithInbox,
   migrateInbox,
   postgresDatabase,
   type Envelope,
   type Transaction,
 } from '../../src/runtime/index.js';
+import { handleBatchWithInbox } from '../../src/runtime/inbox/inbox-batch.js';
 import { parcelDescriptors, sentV2 } from '../inbox/support/test-events.js';
 import { createTestSchema } from '../support/postgres.js';
 import type { BenchResult } from './bench-result.js';

@@ -8,7 +8,6 @@
  */
 import {
   createOutboxRelay,
-  envelopeToKafkaRecord,
   kafkaRelayPublisher,
   migrateOutbox,
   postgresDatabase,
@@ -17,6 +16,7 @@ import {
   type EventVersionDescriptor,
   type KafkaProducer,
 } from '../../src/runtime/index.js';
+import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';

@@ -22,7 +22,6 @@ import {
   createConsumerRunner,
   createInboxConsumer,
   createOutboxRelay,
-  envelopeToAmqpMessage,
   migrateInbox,
   migrateOutbox,
   postgresDatabase,
@@ -34,6 +33,7 @@ import {
   type RabbitTopology,
   type Transaction,
 } from '../../src/runtime/index.js';
+import { envelopeToAmqpMessage } from '../../src/runtime/rabbitmq/amqp-message.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestBroker, waitFor } from '../support/rabbitmq.js';

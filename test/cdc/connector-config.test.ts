@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  KAFKA_HEADERS,
   ValidationError,
   writeCdcOutboxEvents,
   writeOutboxEvent,
   type Transaction,
 } from 'evgen/runtime';
+import { KAFKA_HEADERS } from '../../src/runtime/kafka/kafka-record.js';
 import { connectorConfig, connectorConfigFiles } from '../../src/cdc/connector-config.js';
 import { CDC_OUTBOX_HEADER_COLUMNS } from '../../src/runtime/outbox/cdc-outbox.js';
 import { runConnectConfig } from '../../src/cli/commands/connect-config.js';

@@ -7,13 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  checkMysqlVersion,
-  migrateOutbox,
-  openDatabase,
-  resolveDatabaseLocation,
-  UnsupportedDatabaseVersionError,
-} from 'evgen-runtime';
+import { migrateOutbox, openDatabase, UnsupportedDatabaseVersionError } from 'evgen-runtime';
+import { checkMysqlVersion } from '../../src/runtime/db/mysql-server-version.js';
+import { resolveDatabaseLocation } from '../../src/runtime/db/open-database.js';
 import { createMariadbDatabase } from '../support/mariadb.js';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
 

@@ -6,24 +6,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AggregateVersionGapError,
-  applyInOrder,
-  checkOrder,
-  handleBatchWithInbox,
   findInboxEntries,
   handleWithInbox,
   inboxMigrationSql,
   InboxHandlerError,
-  markApplied,
   migrateInbox,
   pruneInbox,
   NonRetryableError,
   newMessageId,
   RetryableError,
-  MYSQL_DIALECT,
   type Database,
   type Envelope,
   type Transaction,
 } from 'evgen/runtime';
+import { MYSQL_DIALECT } from '../../src/runtime/db/sql-dialect.js';
+import { applyInOrder, checkOrder, markApplied } from '../../src/runtime/inbox/aggregate-order.js';
+import { handleBatchWithInbox } from '../../src/runtime/inbox/inbox-batch.js';
 import { mysqlTimestamp } from '../../src/runtime/db/sql-timestamp.js';
 import {
   BACKENDS,

@@ -10,14 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createKafkaConsumerRunner,
-  envelopeToKafkaRecord,
   migrateInbox,
   postgresDatabase,
-  type DeliveryFacts,
   type Envelope,
   type KafkaConsumerRunner,
   type KafkaConsumerRunnerEvent,
 } from 'evgen/runtime';
+import { type DeliveryFacts } from '../../src/runtime/delivery/delivery.js';
+import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
 import { createShippingServiceConsumer } from '../../generated/consumers/shipping-service.js';
 import { orderPaidV1 } from '../../generated/order/order-paid/envelope.js';
 import { createTestSchema, type TestSchema } from '../support/postgres.js';

@@ -14,8 +14,8 @@ import {
   postgresDatabase,
   writeOutboxEvent,
   type Envelope,
-  type KafkaInboundRecord,
 } from 'evgen/runtime';
+import { type KafkaInboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 import { createTestSchema, type TestSchema } from '../support/postgres.js';
 import { orderPlacedV1 } from '../outbox/support/test-event.js';
 import { startExtraKafkaBroker, type ExtraKafkaBroker } from '../support/kafka/broker.js';

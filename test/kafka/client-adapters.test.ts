@@ -3,7 +3,8 @@
  * acknowledged sends, consumer groups with manual commits, per-partition pause/resume and seek.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KafkaConsumer, KafkaInboundRecord, KafkaProducer } from 'evgen/runtime';
+import type { KafkaProducer } from 'evgen/runtime';
+import type { KafkaConsumer, KafkaInboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 import {
   createTestKafka,
   KAFKA_CLIENTS,

@@ -6,7 +6,8 @@
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureKafkaTopics, resolveKafkaTopics } from 'evgen/runtime';
+import { ensureKafkaTopics } from 'evgen/runtime';
+import { resolveKafkaTopics } from '../../src/runtime/kafka/kafka-topology.js';
 import { kafkaTopology } from '../../generated/kafka/topics.js';
 import { spawnTypeScript } from '../support/typescript-child.js';
 import {

@@ -16,17 +16,17 @@ import { allTargets } from '../../src/codegen/targets/index.js';
 import { kafkaTarget } from '../../src/codegen/targets/kafka.js';
 import {
   KafkaTopologyMismatchError,
-  resolveKafkaTopics,
   type Envelope,
   type EnsureKafkaTopicsResult,
   type KafkaAdmin,
-  type KafkaInboundRecord,
   type KafkaProducer,
   type KafkaRoutes,
   type KafkaTopology,
   type KafkaTopologyOptions,
   type PublishKafkaOptions,
 } from 'evgen/runtime';
+import { type KafkaInboundRecord } from '../../src/runtime/kafka/kafka-client.js';
+import { resolveKafkaTopics } from '../../src/runtime/kafka/kafka-topology.js';
 import { generateExample, type GeneratedExample } from '../support/generated-example.js';
 import { typecheck } from '../support/typecheck.js';
 import {

@@ -8,10 +8,10 @@ import {
   kafkaRelayPublisher,
   UnknownEventError,
   type Envelope,
-  type KafkaOutboundRecord,
   type KafkaProducer,
   type OutboundMessage,
 } from 'evgen/runtime';
+import { type KafkaOutboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 
 class FakeProducer implements KafkaProducer {
   readonly sends: { records: KafkaOutboundRecord[]; settle(error?: Error): void }[] = [];

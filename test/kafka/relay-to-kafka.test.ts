@@ -15,9 +15,9 @@ import {
   postgresDatabase,
   writeOutboxEvent,
   type Envelope,
-  type KafkaInboundRecord,
   type KafkaProducer,
 } from 'evgen/runtime';
+import { type KafkaInboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
 import { spawnTypeScript } from '../support/typescript-child.js';
 import { orderPlacedV1 } from '../outbox/support/test-event.js';

@@ -4,7 +4,7 @@
  * runs on a new client producer while the failed one is closed.
  */
 import { describe, expect, it } from 'vitest';
-import type { KafkaOutboundRecord } from 'evgen/runtime';
+import type { KafkaOutboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 import { serialProducer } from '../../src/runtime/kafka/serial-producer.js';
 
 interface FakeSend {

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_KAFKA_RETRY_TIERS_MS, kafkaDeadLetterTopic, kafkaRetryTopic } from 'evgen/runtime';
 import {
-  DEFAULT_KAFKA_RETRY_TIERS_MS,
   checkTopicName,
   kafkaConsumerTopics,
-  kafkaDeadLetterTopic,
-  kafkaRetryTopic,
   kafkaTierLabel,
-} from 'evgen/runtime';
+} from '../../src/runtime/kafka/topic-names.js';
 
 describe('Kafka consumer topic names', () => {
   it('name retry tiers and the dead-letter topic per consumer', () => {

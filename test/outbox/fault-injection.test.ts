@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createOutboxRelay,
-  dialectOf,
   handleWithInbox,
   migrateInbox,
   writeOutboxEvent,
@@ -30,6 +29,7 @@ import {
   type DialectName,
   type OutboxFixture,
 } from './support/dialects.js';
+import { dialectOf } from '../../src/runtime/db/sql-dialect.js';
 import {
   createFaultTables,
   databasePublisher,

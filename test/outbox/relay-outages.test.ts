@@ -18,8 +18,8 @@ import {
   postgresDatabase,
   writeOutboxEvent,
   type Database,
-  type PublishFailure,
 } from 'evgen/runtime';
+import { type PublishFailure } from '../../src/runtime/outbox/relay-options.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { mariadbPool } from '../support/mariadb.js';
 import {

@@ -5,15 +5,15 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   OutboxPublishTimeoutError,
-  classifyError,
   createOutboxRelay,
   writeOutboxEvent,
   type Database,
   type OutboundMessage,
   type OutboxRelayOptions,
-  type PublishFailure,
   type Publisher,
 } from 'evgen/runtime';
+import { classifyError } from '../../src/runtime/errors.js';
+import { type PublishFailure } from '../../src/runtime/outbox/relay-options.js';
 import {
   DIALECTS,
   manualClock,

@@ -91,4 +91,17 @@ describe('public API report', () => {
       `${entry.report} differs from what ${entry.source} exports: if the change is deliberate, run EVGEN_UPDATE=1 npx vitest run test/package/api-report.test.ts`,
     ).toBe(expected);
   });
+
+  it('the README lists every name of evgen-runtime, one line each, and nothing else', async () => {
+    const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+    const start = readme.indexOf('### `evgen-runtime`: every exported name');
+    expect(start, 'README section "### `evgen-runtime`: every exported name"').toBeGreaterThan(0);
+    const end = readme.indexOf('\n#', start + 1);
+    const listed = [...readme.slice(start, end).matchAll(/^- `([^`]+)` — \S/gm)].map((m) => m[1]!);
+    const exported = exportedNames(program, 'src/runtime/index.ts').map(
+      (line) => line.split('\t')[0]!,
+    );
+    expect([...listed].sort()).toEqual(exported);
+    expect(new Set(listed).size).toBe(listed.length);
+  });
 });

@@ -4,10 +4,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ChannelClosedError,
   ConfirmedPublisher,
-  EVGEN_HEADERS,
   PublishNackedError,
   PublishTimeoutError,
-  classifyError,
   createAmqpConnector,
   UnknownEventError,
   UnroutableError,
@@ -17,6 +15,8 @@ import {
   type Envelope,
   type ResolvedTopology,
 } from 'evgen/runtime';
+import { classifyError } from '../../src/runtime/errors.js';
+import { EVGEN_HEADERS } from '../../src/runtime/rabbitmq/amqp-message.js';
 import {
   SAMPLE_ORDER_CREATED as orderCreated,
   SAMPLE_TOPOLOGY,

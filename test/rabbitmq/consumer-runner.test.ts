@@ -2,14 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
-  EVGEN_HEADERS,
   NonRetryableError,
   RetryableError,
   createAmqpConnector,
   createConsumerRunner,
   consumerQueueStats,
   createEnvelope,
-  envelopeToAmqpMessage,
   publishEnvelope,
   type AmqpConnector,
   type ConsumerRunner,
@@ -18,6 +16,7 @@ import {
   type MessageHandler,
   type ResolvedTopology,
 } from 'evgen/runtime';
+import { EVGEN_HEADERS, envelopeToAmqpMessage } from '../../src/runtime/rabbitmq/amqp-message.js';
 import {
   SAMPLE_ORDER_CREATED as orderCreated,
   SAMPLE_TOPOLOGY,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EVGEN_HEADERS, deadLetterDiagnostics, replayHeaders } from 'evgen/runtime';
+import { EVGEN_HEADERS } from '../../src/runtime/rabbitmq/amqp-message.js';
+import { deadLetterDiagnostics, replayHeaders } from '../../src/runtime/rabbitmq/dead-letters.js';
 
 describe('replayHeaders', () => {
   const letter = {

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
-  EVGEN_HEADERS,
   NonRetryableError,
   RetryableError,
   UnroutableError,
@@ -32,6 +31,7 @@ import {
   type ResolvedTopology,
   type Transaction,
 } from 'evgen/runtime';
+import { EVGEN_HEADERS } from '../../src/runtime/rabbitmq/amqp-message.js';
 import { createTestSchema, type TestSchema } from '../support/postgres.js';
 import { createTestBroker, drainQueue, waitFor, type TestBroker } from '../support/rabbitmq.js';
 import { generateExample, type GeneratedExample } from '../support/generated-example.js';

@@ -6,18 +6,17 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
-  EVGEN_HEADERS,
   RetryableError,
   createAmqpConnector,
   createConsumerRunner,
   createEnvelope,
-  envelopeToAmqpMessage,
   type AmqpConnector,
   type ConsumerRoutes,
   type ConsumerRunner,
   type ConsumerRunnerEvent,
   type MessageHandler,
 } from 'evgen/runtime';
+import { EVGEN_HEADERS, envelopeToAmqpMessage } from '../../src/runtime/rabbitmq/amqp-message.js';
 import {
   SAMPLE_ORDER_CREATED as orderCreated,
   SAMPLE_TOPOLOGY,

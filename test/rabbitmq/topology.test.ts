@@ -1,11 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  TopologyConflictError,
-  assertTopology,
-  parsePreconditionFailed,
-  resolveTopology,
-  tierForAttempt,
-} from 'evgen/runtime';
+import { TopologyConflictError, assertTopology, resolveTopology } from 'evgen/runtime';
+import { parsePreconditionFailed } from '../../src/runtime/rabbitmq/assert-topology.js';
+import { tierForAttempt } from '../../src/runtime/rabbitmq/topology.js';
 import { SAMPLE_TOPOLOGY, createTestBroker, type TestBroker } from '../support/rabbitmq.js';
 
 describe('resolveTopology', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMessageBody, MessageBodyError, type MessageBodyProblem } from 'evgen/runtime';
+import { MessageBodyError, type MessageBodyProblem } from 'evgen/runtime';
+import { decodeMessageBody } from '../../src/runtime/decode-message-body.js';
 
 function problemOf(content: Uint8Array | string, limits = {}): MessageBodyProblem | 'none' {
   try {

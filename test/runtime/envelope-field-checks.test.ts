@@ -3,7 +3,7 @@
  * plain regular-expression definitions over valid values and many mutations of them.
  */
 import { describe, expect, it } from 'vitest';
-import { isDateTime, isUuid } from '../../src/runtime/index.js';
+import { isDateTime, isUuid } from '../../src/runtime/envelope-values.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE_TIME =

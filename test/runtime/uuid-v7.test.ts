@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isUuid, newMessageId } from '../../src/runtime/index.js';
+import { newMessageId } from '../../src/runtime/index.js';
+import { isUuid } from '../../src/runtime/envelope-values.js';
 import { uuidV7 } from '../../src/runtime/uuid-v7.js';
 
 describe('buffered UUIDv7 generator', () => {

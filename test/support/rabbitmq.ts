@@ -8,12 +8,12 @@ import { promisify } from 'node:util';
 import amqp, { type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import {
   assertTopology,
-  deleteResolvedTopology,
   type EventVersionDescriptor,
   type RabbitTopology,
   type ResolvedTopology,
   type TopologyOptions,
 } from 'evgen/runtime';
+import { deleteResolvedTopology } from '../../src/runtime/rabbitmq/assert-topology.js';
 
 export const TEST_RABBITMQ_URL =
   process.env.EVGEN_TEST_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';

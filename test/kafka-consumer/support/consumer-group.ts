@@ -8,7 +8,6 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
   createEnvelope,
-  envelopeToKafkaRecord,
   migrateInbox,
   postgresDatabase,
   type Database,
@@ -16,6 +15,7 @@ import {
   type KafkaConnection,
   type KafkaProducer,
 } from 'evgen/runtime';
+import { envelopeToKafkaRecord } from '../../../src/runtime/kafka/kafka-record.js';
 import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-runner.js';
 import {
   checkEffects,

@@ -15,8 +15,8 @@ import {
   type KafkaClient,
   type KafkaConnection,
   type KafkaProducer,
-  type KafkaTopicSpec,
 } from 'evgen/runtime';
+import { type KafkaTopicSpec } from '../../../src/runtime/kafka/kafka-client.js';
 import { createInventoryServiceConsumer } from '../../../generated/consumers/inventory-service.js';
 import { orderCancelledV1 } from '../../../generated/order/order-cancelled/envelope.js';
 import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-runner.js';

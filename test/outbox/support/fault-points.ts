@@ -13,8 +13,9 @@ import {
   type EventVersionDescriptor,
   type OutboundMessage,
   type Publisher,
-  type Queryable,
 } from '../../../src/runtime/index.js';
+import { type Queryable } from '../../../src/runtime/db/database.js';
+import { qualifiedName } from '../../../src/runtime/db/sql-identifier.js';
 
 /** Where the service process is SIGKILLed, in the order a write travels through the outbox. */
 export const FAULT_POINTS = [

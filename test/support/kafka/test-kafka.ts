@@ -6,12 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { kafkajsClient } from 'evgen-runtime/kafkajs';
 import { platformaticClient } from 'evgen-runtime/platformatic-kafka';
-import {
-  type KafkaAdmin,
-  type KafkaClient,
-  type KafkaConnection,
-  type KafkaTopicSpec,
-} from 'evgen/runtime';
+import { type KafkaAdmin, type KafkaClient, type KafkaConnection } from 'evgen/runtime';
+import { type KafkaTopicSpec } from '../../../src/runtime/kafka/kafka-client.js';
 import { kafkaAnswers, TEST_KAFKA_BROKERS } from './broker.js';
 
 export { TEST_KAFKA_BROKERS };
