@@ -11,7 +11,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   InProcessBroker,
   createOutboxRelay,
-  decodeMessageBody,
   migrateInbox,
   migrateOutbox,
   mysqlDatabase,
@@ -19,6 +18,7 @@ import {
   type Database,
   type OutboxRelay,
 } from 'evgen-runtime';
+import { decodeMessageBody } from '../../src/runtime/decode-message-body.js';
 import {
   createInventoryServiceConsumer,
   type InventoryServiceHandlers,
