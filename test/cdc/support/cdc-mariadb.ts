@@ -11,7 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { MYSQL_DIALECT, migrateCdcOutbox, mysqlDatabase } from 'evgen/runtime';
+import { migrateCdcOutbox, mysqlDatabase } from 'evgen/runtime';
+import { MYSQL_DIALECT } from '../../../src/runtime/db/sql-dialect.js';
 import { connectorConfig } from '../../../src/cdc/connector-config.js';
 import { startConnectWorker, type ConnectWorker } from '../../support/connect/connect-worker.js';
 import { TEST_KAFKA_BROKERS } from '../../support/kafka/test-kafka.js';

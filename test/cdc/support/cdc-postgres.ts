@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrateCdcOutbox, postgresDatabase, quoteIdentifier } from 'evgen/runtime';
+import { migrateCdcOutbox, postgresDatabase } from 'evgen/runtime';
+import { quoteIdentifier } from '../../../src/runtime/db/sql-identifier.js';
 import { connectorConfig } from '../../../src/cdc/connector-config.js';
 import { startConnectWorker, type ConnectWorker } from '../../support/connect/connect-worker.js';
 import {

@@ -6,7 +6,6 @@
  */
 import { Ajv } from 'ajv';
 import {
-  dialectOf,
   payloadValidator,
   type Database,
   type Envelope,
@@ -14,6 +13,7 @@ import {
   type OutboundMessage,
   type Publisher,
 } from '../../../src/runtime/index.js';
+import { dialectOf } from '../../../src/runtime/db/sql-dialect.js';
 import { type Queryable } from '../../../src/runtime/db/database.js';
 import { qualifiedName } from '../../../src/runtime/db/sql-identifier.js';
 

@@ -8,12 +8,12 @@
  */
 import { pathToFileURL } from 'node:url';
 import {
-  dialectOf,
   openDatabase,
   ValidationError,
   type Envelope,
   type Transaction,
 } from '../../../src/runtime/index.js';
+import { dialectOf } from '../../../src/runtime/db/sql-dialect.js';
 
 type Writer = (
   tx: Transaction,
