@@ -15,7 +15,6 @@ import {
 } from '../../../src/runtime/index.js';
 import { dialectOf } from '../../../src/runtime/db/sql-dialect.js';
 import { type Queryable } from '../../../src/runtime/db/database.js';
-import { qualifiedName } from '../../../src/runtime/db/sql-identifier.js';
 
 /** Where the service process is SIGKILLed, in the order a write travels through the outbox. */
 export const FAULT_POINTS = [
