@@ -1,12 +1,13 @@
 /**
- * The outage suite: relays and consumers in their own processes, PostgreSQL and RabbitMQ behind
- * TCP fault proxies, thousands of events over ≥ 20 aggregates, and an oracle that counts business
- * effects per messageId and checks per-aggregate order. Pass = 0 lost, 0 applied twice, 0 out of
- * order, nothing good in the dead queue, progress within the scenario's recovery limit after the
- * fault ended.
+ * The outage suite: relays and consumers in their own processes, the database (PostgreSQL, or
+ * MariaDB in the rows named `MariaDB: …`) and RabbitMQ behind TCP fault proxies, thousands of
+ * events over ≥ 20 aggregates, and an oracle that counts business effects per messageId and checks
+ * per-aggregate order. Pass = 0 lost, 0 applied twice, 0 out of order, nothing good in the dead
+ * queue, progress within the scenario's recovery limit after the fault ended.
  *
- * `npm test` runs the CI subset (shorter faults, fewer events); `npm run test:faults` runs the
- * whole matrix (EVGEN_FAULTS=full) and prints the table the README's reliability section quotes.
+ * `npm test` runs the CI subset (shorter faults, fewer events, a few MariaDB rows); `npm run
+ * test:faults` runs the whole matrix (EVGEN_FAULTS=full) on both databases and prints the table
+ * the README's reliability section quotes (`-t MariaDB` for the MariaDB rows only).
  */
 import { describe, expect, it } from 'vitest';
 import { OUTAGE_SCENARIOS } from './support/scenarios.js';

@@ -2,10 +2,12 @@
  * The outage tests' oracle: a consumer whose business effect is one row per handled message in
  * `effects`, applied through `ctx.inOrder` (per-aggregate order by aggregateVersion) inside the
  * inbox transaction. Counting those rows per messageId and reading them in commit order tells
- * whether anything was lost, applied twice or applied out of order.
+ * whether anything was lost, applied twice or applied out of order. The SQL follows the
+ * database's dialect (PostgreSQL or MySQL/MariaDB, where a schema is a database).
  */
 // Relative imports of the sources (not the runtime index), so child processes run it under plain node.
-import type { Database } from '../../src/runtime/db/database.js';
+import type { Database, Queryable } from '../../src/runtime/db/database.js';
+import { dialectOf } from '../../src/runtime/db/sql-dialect.js';
 import type { Envelope, EventVersionDescriptor } from '../../src/runtime/envelope.js';
 import {
   createInboxConsumer,
@@ -28,10 +30,17 @@ export const ORDER_EVENT: EventVersionDescriptor<'order.OrderCreated', 1, OrderE
   readPayload: (payload) => ({ ok: true, value: payload as OrderEventPayload }),
 };
 
+const effectsTable = (db: Queryable, schema: string) =>
+  dialectOf(db).qualifiedName(schema, 'effects');
+
 /** Creates `effects` in `schema` (the inbox tables are migrated separately). */
 export async function createEffectsTable(db: Database, schema: string): Promise<void> {
   await db.query(
-    `CREATE TABLE IF NOT EXISTS "${schema}".effects (
+    dialectOf(db).name === 'mysql'
+      ? `CREATE TABLE IF NOT EXISTS ${effectsTable(db, schema)} (
+       seq BIGINT AUTO_INCREMENT PRIMARY KEY,
+       message_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(255) NOT NULL, version BIGINT NOT NULL)`
+      : `CREATE TABLE IF NOT EXISTS ${effectsTable(db, schema)} (
        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
        message_id TEXT NOT NULL, aggregate_id TEXT NOT NULL, version BIGINT NOT NULL)`,
   );
@@ -58,8 +67,9 @@ export function effectConsumer(
           1: (async (envelope, ctx) => {
             if (poison?.(envelope.payload)) throw new Error(`poison ${envelope.payload.orderId}`);
             const apply = async () => {
+              const { param } = dialectOf(ctx.tx);
               await ctx.tx.query(
-                `INSERT INTO "${schema}".effects (message_id, aggregate_id, version) VALUES ($1, $2, $3)`,
+                `INSERT INTO ${effectsTable(ctx.tx, schema)} (message_id, aggregate_id, version) VALUES (${param(1)}, ${param(2)}, ${param(3)})`,
                 [envelope.messageId, envelope.aggregateId, envelope.aggregateVersion],
               );
             };
@@ -90,7 +100,7 @@ export async function checkEffects(
   exclude: ReadonlySet<string> = new Set(),
 ): Promise<OracleReport> {
   const { rows } = await db.query<{ message_id: string; aggregate_id: string; version: string }>(
-    `SELECT message_id, aggregate_id, version::text FROM "${schema}".effects ORDER BY seq`,
+    `SELECT message_id, aggregate_id, CAST(version AS ${dialectOf(db).name === 'mysql' ? 'CHAR' : 'text'}) AS version FROM ${effectsTable(db, schema)} ORDER BY seq`,
   );
   const counts = new Map<string, number>();
   const versions = new Map<string, number[]>();

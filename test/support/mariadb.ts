@@ -22,9 +22,14 @@ export interface TestMariadbDatabase {
   drop(): Promise<void>;
 }
 
-/** A mysql2 pool as evgen's openDatabase configures it. */
-export function mariadbPool(url: string, max = 10): mysql.Pool {
+/** A mysql2 pool as evgen's openDatabase configures it (plus `extra` pool options). */
+export function mariadbPool(
+  url: string,
+  max = 10,
+  extra: Omit<mysql.PoolOptions, 'uri'> = {},
+): mysql.Pool {
   const pool = mysql.createPool({
+    ...extra,
     uri: url,
     connectionLimit: max,
     charset: 'utf8mb4',

@@ -1,13 +1,13 @@
 /**
- * A consumer runner in its own process (the effect oracle's consumer), reaching PostgreSQL and
- * RabbitMQ through the outage suite's fault proxies. Runs until killed (SIGKILL) or SIGTERM.
+ * A consumer runner in its own process (the effect oracle's consumer), reaching the database
+ * (PostgreSQL or MariaDB) and RabbitMQ through the outage suite's fault proxies. Runs until
+ * killed (SIGKILL) or SIGTERM.
  * Usage: consumer-process.ts <database-url> <amqp-url> <schema> <queue-prefix> <poison-aggregate|->
  */
-import pg from 'pg';
-import { postgresDatabase } from '../../../src/runtime/db/database.js';
 import { createConsumerRunner, resolveTopology } from '../../../src/runtime/rabbitmq/index.js';
 import { effectConsumer } from '../../support/effect-oracle.js';
 import { OUTAGE_TOPOLOGY, OUTAGE_TIERS } from './outage-topology.js';
+import { childDatabase } from './child-database.js';
 
 const [databaseUrl, amqpUrl, schema, prefix, poison] = process.argv.slice(2) as [
   string,
@@ -16,9 +16,7 @@ const [databaseUrl, amqpUrl, schema, prefix, poison] = process.argv.slice(2) as 
   string,
   string,
 ];
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 8, connectionTimeoutMillis: 2_000 });
-pool.on('error', () => undefined);
-const db = postgresDatabase(pool);
+const db = childDatabase(databaseUrl, 8);
 const routes = resolveTopology(OUTAGE_TOPOLOGY, { prefix, tiers: OUTAGE_TIERS }).consumers[
   'inventory-service'
 ]!;

@@ -1,26 +1,26 @@
 /**
  * One outage scenario end to end: events written into the outbox at a steady rate over ≥ 20
- * aggregates; relays and consumers in their own processes reaching PostgreSQL and RabbitMQ through
- * fault proxies; a fault script run meanwhile; then the oracle: every messageId applied once, in
- * aggregate order, nothing good in the dead queue, every outbox row SENT, and how long it took to
- * recover after the fault ended.
+ * aggregates; relays and consumers in their own processes reaching the database (PostgreSQL or
+ * MariaDB) and RabbitMQ through fault proxies; a fault script run meanwhile; then the oracle:
+ * every messageId applied once, in aggregate order, nothing good in the dead queue, every outbox
+ * row SENT, and how long it took to recover after the fault ended.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
   migrateInbox,
   migrateOutbox,
-  postgresDatabase,
   writeOutboxEvent,
-  type Database,
   type ResolvedTopology,
 } from 'evgen/runtime';
+import { dialectOf } from '../../../src/runtime/db/sql-dialect.js';
+import { uuidV7 } from '../../../src/runtime/uuid-v7.js';
 import { ORDER_EVENT, checkEffects, createEffectsTable } from '../../support/effect-oracle.js';
 import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
-import { createTestSchema, type TestSchema } from '../../support/postgres.js';
 import { createTestBroker, drainQueue, type TestBroker } from '../../support/rabbitmq.js';
 import { spawnTypeScript } from '../../support/typescript-child.js';
 import { OUTAGE_TIERS, OUTAGE_TOPOLOGY } from './outage-topology.js';
+import { openOutageStore, type OutageDialect, type OutageStore } from './outage-store.js';
 
 const relayScript = fileURLToPath(new URL('./relay-process.ts', import.meta.url));
 const consumerScript = fileURLToPath(new URL('./consumer-process.ts', import.meta.url));
@@ -28,7 +28,8 @@ const consumerScript = fileURLToPath(new URL('./consumer-process.ts', import.met
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface ScenarioContext {
-  readonly pg: { readonly relay: FaultProxy; readonly consumer: FaultProxy };
+  /** The database, as the relays (`relay`) and the consumers (`consumer`) reach it. */
+  readonly db: { readonly relay: FaultProxy; readonly consumer: FaultProxy };
   readonly amqp: { readonly relay: FaultProxy; readonly consumer: FaultProxy };
   /** SIGKILLs relay `index`; resolves when it is gone. */
   killRelay(index: number): Promise<void>;
@@ -43,10 +44,22 @@ export interface ScenarioContext {
   sentWithin(ids: readonly string[]): Promise<number>;
   /** Adds a measurement to the result. */
   note(text: string): void;
+  /**
+   * Crashes the scenario's private database server (SIGKILL), keeps it down for `downMs`, starts
+   * it again (crash recovery) and resolves when it answers. Only with `privateServer`.
+   */
+  crashDatabase(downMs: number): Promise<void>;
 }
 
 export interface Scenario {
   readonly name: string;
+  /** The database the outbox, the inbox and the effects live on. */
+  readonly dialect: OutageDialect;
+  /**
+   * A server of the scenario's own (MariaDB only), which the fault script may crash and restart;
+   * otherwise a database on the shared server, which is never stopped.
+   */
+  readonly privateServer?: boolean;
   readonly events: number;
   readonly aggregates: number;
   /** Events written per second while the scenario runs. */
@@ -110,35 +123,36 @@ async function kill(child: Child | undefined): Promise<void> {
 
 export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   const started = Date.now();
-  let test: TestSchema | undefined;
+  let store: OutageStore | undefined;
   let broker: TestBroker | undefined;
   const proxies: FaultProxy[] = [];
   const relays: (Child | undefined)[] = [];
   const consumers: (Child | undefined)[] = [];
   try {
-    test = await createTestSchema('evgen_outage');
-    const db: Database = postgresDatabase(test.pool);
-    await migrateOutbox(db, { schema: test.schema });
-    await migrateInbox(db, { schema: test.schema });
-    await createEffectsTable(db, test.schema);
+    store = await openOutageStore(scenario.dialect, scenario.privateServer ?? false);
+    const { db, schema } = store;
+    const text = (column: string) => store!.text(column);
+    const table = (name: string) => dialectOf(db).qualifiedName(schema, name);
+    await migrateOutbox(db, { schema });
+    await migrateInbox(db, { schema });
+    await createEffectsTable(db, schema);
     broker = await createTestBroker();
     const topology: ResolvedTopology = await broker.declare(OUTAGE_TOPOLOGY, {
       tiers: OUTAGE_TIERS,
     });
     const deadQueue = topology.consumers['inventory-service']!.deadQueue;
-    const pgRelay = await startFaultProxy({ targetPort: 5432 });
-    const pgConsumer = await startFaultProxy({ targetPort: 5432 });
+    const dbRelay = await startFaultProxy({ targetPort: store.port });
+    const dbConsumer = await startFaultProxy({ targetPort: store.port });
     const amqpRelay = await startFaultProxy({ targetPort: 5672 });
     const amqpConsumer = await startFaultProxy({ targetPort: 5672 });
-    proxies.push(pgRelay, pgConsumer, amqpRelay, amqpConsumer);
-    const pgUrl = (proxy: FaultProxy) => `postgres://postgres@127.0.0.1:${proxy.port}/test`;
+    proxies.push(dbRelay, dbConsumer, amqpRelay, amqpConsumer);
+    const dbUrl = (proxy: FaultProxy) => store!.urlThrough(proxy.port);
     const amqpUrl = (proxy: FaultProxy) => `amqp://guest:guest@127.0.0.1:${proxy.port}`;
-    const schema = test.schema;
     const prefix = broker.prefix;
 
     const startRelay = async (index: number) => {
       relays[index] = await startChild(relayScript, [
-        pgUrl(pgRelay),
+        dbUrl(dbRelay),
         amqpUrl(amqpRelay),
         schema,
         prefix,
@@ -146,7 +160,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     };
     const startConsumer = async (index: number) => {
       consumers[index] = await startChild(consumerScript, [
-        pgUrl(pgConsumer),
+        dbUrl(dbConsumer),
         amqpUrl(amqpConsumer),
         schema,
         prefix,
@@ -158,23 +172,57 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       ...Array.from({ length: scenario.consumers }, (_, i) => startConsumer(i)),
     ]);
 
-    // Progress: the effects count over time, to measure recovery after the fault.
+    // Progress: the effects count over time, to measure recovery after the fault. The test's own
+    // connections go to the server directly; while a private server is down, they fail and retry.
     const effectCount = async () =>
       Number(
-        (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${schema}".effects`))
-          .rows[0]!.n,
+        (await db.query<{ n: unknown }>(`SELECT count(*) AS n FROM ${table('effects')}`)).rows[0]!
+          .n,
       );
     const progress: { at: number; count: number }[] = [];
     let watching = true;
     const watcher = (async () => {
       let last = -1;
       while (watching) {
-        const count = await effectCount();
+        const count = await effectCount().catch(() => last);
         if (count !== last) progress.push({ at: Date.now(), count });
         last = count;
         await sleep(100);
       }
     })();
+
+    /**
+     * Writes one event, retrying while the database is unreachable (a crashed private server). The
+     * messageId is fixed before the first try, so a commit whose answer was lost is found on the
+     * retry instead of being written a second time.
+     */
+    const writeEvent = async (orderId: string, seq: number): Promise<string> => {
+      const messageId = uuidV7();
+      for (let attempt = 0; ; attempt++) {
+        try {
+          if (attempt > 0) {
+            const { rows } = await db.query(
+              `SELECT 1 AS found FROM ${table('outbox_event')} WHERE event_id = ${dialectOf(db).param(1)}`,
+              [messageId],
+            );
+            if (rows.length > 0) return messageId;
+          }
+          await db.transaction((tx) =>
+            writeOutboxEvent(
+              tx,
+              ORDER_EVENT,
+              { orderId, seq },
+              { messageId },
+              { schema, notifyChannel: false, assignAggregateVersion: true },
+            ),
+          );
+          return messageId;
+        } catch (error) {
+          if (!scenario.privateServer || attempt > 600) throw error;
+          await sleep(100);
+        }
+      }
+    };
 
     // The writer: ratePerSecond events, round-robin over the aggregates, directly (no proxy).
     const expected = new Map<string, string>();
@@ -187,17 +235,9 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
           scenario.poisonAggregate !== undefined && i % scenario.aggregates === 0
             ? scenario.poisonAggregate
             : `order-${i % scenario.aggregates}`;
-        const envelope = await db.transaction((tx) =>
-          writeOutboxEvent(
-            tx,
-            ORDER_EVENT,
-            { orderId, seq: i },
-            {},
-            { schema, notifyChannel: false, assignAggregateVersion: true },
-          ),
-        );
-        expected.set(envelope.messageId, orderId);
-        if (orderId === scenario.poisonAggregate) poisonIds.add(envelope.messageId);
+        const messageId = await writeEvent(orderId, i);
+        expected.set(messageId, orderId);
+        if (orderId === scenario.poisonAggregate) poisonIds.add(messageId);
         const due = begin + (i + 1) * interval;
         if (due > Date.now()) await sleep(due - Date.now());
       }
@@ -206,7 +246,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     let faultEnd = 0;
     const notes: string[] = [];
     const context: ScenarioContext = {
-      pg: { relay: pgRelay, consumer: pgConsumer },
+      db: { relay: dbRelay, consumer: dbConsumer },
       amqp: { relay: amqpRelay, consumer: amqpConsumer },
       killRelay: (index) => kill(relays[index]),
       startRelay,
@@ -218,7 +258,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       note: (text) => notes.push(text),
       async processingIds() {
         const { rows } = await db.query<{ id: string }>(
-          `SELECT id::text AS id FROM "${schema}".outbox_event WHERE status = 'PROCESSING'`,
+          `SELECT ${text('id')} AS id FROM ${table('outbox_event')} WHERE status = 'PROCESSING'`,
         );
         return rows.map((row) => row.id);
       },
@@ -226,13 +266,26 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
         const from = Date.now();
         if (ids.length === 0) return 0;
         for (;;) {
-          const { rows } = await db.query<{ n: string }>(
-            `SELECT count(*)::text AS n FROM "${schema}".outbox_event WHERE id = ANY($1::bigint[]) AND status <> 'SENT'`,
+          const { rows } = await db.query<{ n: unknown }>(
+            `SELECT count(*) AS n FROM ${table('outbox_event')} WHERE ${store!.idIn('id', 1)} AND status <> 'SENT'`,
             [ids],
           );
-          if (rows[0]!.n === '0') return Date.now() - from;
+          if (Number(rows[0]!.n) === 0) return Date.now() - from;
           await sleep(50);
         }
+      },
+      async crashDatabase(downMs) {
+        const server = store!.server;
+        if (server === undefined) throw new Error(`${scenario.name}: no private server to crash`);
+        const before = await effectCount();
+        const killed = Date.now();
+        await server.stop('SIGKILL');
+        await sleep(downMs);
+        await server.start();
+        const answering = Date.now();
+        notes.push(
+          `crash at ${before} effects; answering again ${((answering - killed) / 1000).toFixed(1)} s after the SIGKILL (${downMs / 1000} s down)`,
+        );
       },
     };
     const faultDone = (async () => {
@@ -249,8 +302,8 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       const count = await effectCount();
       const unsent = Number(
         (
-          await db.query<{ n: string }>(
-            `SELECT count(*)::text AS n FROM "${schema}".outbox_event WHERE status <> 'SENT'`,
+          await db.query<{ n: unknown }>(
+            `SELECT count(*) AS n FROM ${table('outbox_event')} WHERE status <> 'SENT'`,
           )
         ).rows[0]!.n,
       );
@@ -286,6 +339,6 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     await Promise.all([...relays, ...consumers].map((child) => kill(child)));
     await Promise.all(proxies.map((proxy) => proxy.close()));
     await broker?.cleanup();
-    await test?.drop();
+    await store?.drop();
   }
 }

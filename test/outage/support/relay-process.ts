@@ -1,16 +1,15 @@
 /**
- * An outbox relay in its own process, reaching PostgreSQL and RabbitMQ through the outage
- * suite's fault proxies. Runs until killed (SIGKILL) or SIGTERM.
+ * An outbox relay in its own process, reaching the database (PostgreSQL or MariaDB) and RabbitMQ
+ * through the outage suite's fault proxies. Runs until killed (SIGKILL) or SIGTERM.
  * Usage: relay-process.ts <database-url> <amqp-url> <schema> <prefix>
  */
-import pg from 'pg';
-import { postgresDatabase } from '../../../src/runtime/db/database.js';
 import { createOutboxRelay } from '../../../src/runtime/outbox/index.js';
 import {
   ConfirmedPublisher,
   createAmqpConnector,
   rabbitRelayPublisher,
 } from '../../../src/runtime/rabbitmq/index.js';
+import { childDatabase } from './child-database.js';
 
 const [databaseUrl, amqpUrl, schema, prefix] = process.argv.slice(2) as [
   string,
@@ -18,8 +17,6 @@ const [databaseUrl, amqpUrl, schema, prefix] = process.argv.slice(2) as [
   string,
   string,
 ];
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 2_000 });
-pool.on('error', () => undefined);
 const connector = createAmqpConnector({
   url: amqpUrl,
   connectionName: 'evgen outage relay',
@@ -27,7 +24,7 @@ const connector = createAmqpConnector({
 });
 const publisher = new ConfirmedPublisher(connector);
 const relay = createOutboxRelay({
-  db: postgresDatabase(pool, { listenReconnect: { baseMs: 100, capMs: 1_000 } }),
+  db: childDatabase(databaseUrl, 4),
   schema,
   publisher: rabbitRelayPublisher(
     publisher,

@@ -1,8 +1,11 @@
 /**
- * The outage matrix. Durations shrink in the CI subset (`full` false); the full matrix runs the
- * faults at the lengths the README's table reports.
+ * The outage matrix, on PostgreSQL and on MariaDB. Durations shrink in the CI subset (`full`
+ * false); the full matrix runs the faults at the lengths the README's table reports. MariaDB rows
+ * are named `MariaDB: …`; the CI subset runs only a few of them (relay kill, consumer kill, a 5 s
+ * cut of both sides, a crash and restart of a private server), the full matrix all of them.
  */
 import { sleep, type Scenario, type ScenarioContext } from './outage-run.js';
+import type { OutageDialect } from './outage-store.js';
 
 /** Cuts a proxy: open connections reset, new ones refused, for `ms`. */
 async function cut(
@@ -37,13 +40,27 @@ async function killRelays(context: ScenarioContext, times: number, relays: numbe
 }
 
 export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
+  return [
+    ...scenariosOn('postgres', full),
+    ...scenariosOn('mariadb', full),
+    ...mariadbServerScenarios(full),
+  ];
+}
+
+/** The MariaDB rows in the CI subset (with the server crash below); the others are `fullOnly`. */
+const MARIADB_CI = new Set(['relay-kill', 'consumer-kill', 'db-cut-both']);
+
+function scenariosOn(dialect: OutageDialect, full: boolean): Scenario[] {
   const events = full ? 2_000 : 300;
   const rate = full ? 100 : 100;
-  const base = { events, aggregates: 24, ratePerSecond: rate, relays: 1, consumers: 1 };
+  const base = { dialect, events, aggregates: 24, ratePerSecond: rate, relays: 1, consumers: 1 };
   const s = (seconds: number, ciSeconds: number) => (full ? seconds : ciSeconds) * 1_000;
-  return [
+  // MariaDB rows are prefixed `MariaDB: ` as a whole.
+  const database = dialect === 'mariadb' ? 'database' : 'PostgreSQL';
+  const rows: (Scenario & { id: string })[] = [
     {
       ...base,
+      id: 'relay-kill',
       name: `relay SIGKILL ×${full ? 10 : 2} (2 relays)`,
       relays: 2,
       recoveryLimitMs: 10_000,
@@ -51,6 +68,7 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
+      id: 'consumer-kill',
       name: `consumer SIGKILL ×${full ? 10 : 2}`,
       recoveryLimitMs: 10_000,
       async fault(c) {
@@ -64,12 +82,14 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
+      id: 'broker-refused',
       name: `broker refused ${full ? 5 : 3} s (both sides)`,
       recoveryLimitMs: 10_000,
       fault: (c) => cut(c, [c.amqp.relay, c.amqp.consumer], s(5, 3)),
     },
     {
       ...base,
+      id: 'broker-refused-30',
       name: 'broker refused 30 s (both sides)',
       fullOnly: true,
       recoveryLimitMs: 15_000,
@@ -77,6 +97,7 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
+      id: 'broker-blackhole',
       name: 'broker silent drop 30 s (blackhole, both sides)',
       fullOnly: true,
       recoveryLimitMs: 30_000,
@@ -91,34 +112,47 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
-      name: `PostgreSQL cut ${full ? 5 : 3} s, relay side`,
+      id: 'db-cut-relay',
+      name: `${database} cut ${full ? 5 : 3} s, relay side`,
       recoveryLimitMs: 10_000,
-      fault: (c) => cut(c, [c.pg.relay], s(5, 3)),
+      fault: (c) => cut(c, [c.db.relay], s(5, 3)),
     },
     {
       ...base,
-      name: `PostgreSQL cut ${full ? 5 : 3} s, consumer side`,
+      id: 'db-cut-consumer',
+      name: `${database} cut ${full ? 5 : 3} s, consumer side`,
       recoveryLimitMs: 10_000,
-      fault: (c) => cut(c, [c.pg.consumer], s(5, 3)),
+      fault: (c) => cut(c, [c.db.consumer], s(5, 3)),
     },
     {
       ...base,
-      name: 'PostgreSQL cut 90 s, relay side',
+      // Only on MariaDB: its CI subset covers both sides with one 5 s cut.
+      id: 'db-cut-both',
+      name: `${database} cut 5 s, relay and consumer side`,
+      recoveryLimitMs: 10_000,
+      fault: (c) => cut(c, [c.db.relay, c.db.consumer], 5_000),
+    },
+    {
+      ...base,
+      id: 'db-cut-relay-90',
+      name: `${database} cut 90 s, relay side`,
       fullOnly: true,
       recoveryLimitMs: 15_000,
-      fault: (c) => cut(c, [c.pg.relay], 90_000),
+      fault: (c) => cut(c, [c.db.relay], 90_000),
     },
     {
       ...base,
-      name: 'PostgreSQL cut 90 s, consumer side',
+      id: 'db-cut-consumer-90',
+      name: `${database} cut 90 s, consumer side`,
       fullOnly: true,
       recoveryLimitMs: 15_000,
-      fault: (c) => cut(c, [c.pg.consumer], 90_000),
+      fault: (c) => cut(c, [c.db.consumer], 90_000),
     },
     {
       ...base,
       // maxAttempts 10 with the relay's message backoff (1 s doubling) is spent in ~17 min; the
       // unavailability path never touches it, so 120 s already shows no row goes DEAD.
+      id: 'broker-unreachable',
       name: 'broker unreachable 120 s (relay side, > consumer retry budget)',
       fullOnly: true,
       recoveryLimitMs: 15_000,
@@ -126,6 +160,7 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
+      id: 'four-relays',
       name: '4 relays, relay SIGKILL ×4',
       relays: 4,
       fullOnly: true,
@@ -134,6 +169,7 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
+      id: 'two-consumers',
       name: '2 consumers, one SIGKILLed ×3',
       consumers: 2,
       recoveryLimitMs: 10_000,
@@ -149,6 +185,7 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
+      id: 'poison',
       name: 'poison aggregate while others flow',
       poisonAggregate: 'poison',
       recoveryLimitMs: 10_000,
@@ -158,6 +195,7 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
     },
     {
       ...base,
+      id: 'latency',
       name: 'broker latency +200 ms (both sides)',
       recoveryLimitMs: 10_000,
       async fault(c) {
@@ -166,6 +204,54 @@ export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
         await sleep(s(20, 4));
         await c.amqp.relay.restore();
         await c.amqp.consumer.restore();
+        c.faultEnded();
+      },
+    },
+  ];
+  if (dialect === 'postgres') {
+    return rows.filter((row) => row.id !== 'db-cut-both').map(({ id: _id, ...row }) => row);
+  }
+  return rows.map(({ id, ...row }) => ({
+    ...row,
+    name: `MariaDB: ${row.name}`,
+    fullOnly: row.fullOnly === true || !MARIADB_CI.has(id),
+    // The CI subset's MariaDB cut is 5 s whatever the PostgreSQL rows use.
+    ...(id === 'db-cut-relay' || id === 'db-cut-consumer'
+      ? {
+          name: `MariaDB: ${database} cut 5 s, ${id === 'db-cut-relay' ? 'relay' : 'consumer'} side`,
+          fault: (c: ScenarioContext) =>
+            cut(c, [id === 'db-cut-relay' ? c.db.relay : c.db.consumer], 5_000),
+        }
+      : {}),
+  }));
+}
+
+/**
+ * A private MariaDB server (never the shared one) SIGKILLed under running relays and consumers,
+ * down for a few seconds, then started again: InnoDB's crash recovery, every connection of every
+ * process lost at once, the writer's commits failing until it is back.
+ */
+function mariadbServerScenarios(full: boolean): Scenario[] {
+  const times = full ? 3 : 1;
+  return [
+    {
+      dialect: 'mariadb',
+      privateServer: true,
+      name: `MariaDB: server SIGKILLed and restarted ×${times} (2 relays)`,
+      events: full ? 2_000 : 300,
+      aggregates: 24,
+      ratePerSecond: 100,
+      relays: 2,
+      consumers: 1,
+      // In the CI subset too: the only test of a server crash under running relays and consumers.
+      fullOnly: false,
+      recoveryLimitMs: 15_000,
+      async fault(c) {
+        // Crash while effects are flowing (the relays and consumers need a moment to start up).
+        for (let n = 0; n < times; n++) {
+          await sleep(n === 0 ? 1_500 : 4_000);
+          await c.crashDatabase(2_000);
+        }
         c.faultEnded();
       },
     },
