@@ -15,21 +15,28 @@ import { leaseOf } from './relay-lease.js';
 import type { RelayBatchResult } from './relay-options.js';
 import { tracePublish } from '../telemetry.js';
 import { SentFlusher } from './sent-flusher.js';
+import type { SentMarks } from './unwritten-marks.js';
 
 /** How long a SENT mark may wait for the rest of its batch before it is written on its own. */
 const SENT_FLUSH_DELAY_MS = 200;
 
-/** Confirmed rows of an earlier batch not marked SENT yet, and that batch's lease token. */
-export interface SentMarks {
-  readonly ids: readonly string[];
-  readonly token: string;
+export type { SentMarks };
+
+/** Writes marks a batch handed on; on an error they are kept (and the error reported) for a later try. */
+export function writeSentMarks(context: RelayContext, marks: SentMarks): Promise<void> {
+  return context.sql.sent(context.db, marks.ids, marks.token, context.now()).then(
+    () => undefined,
+    (error: unknown) => {
+      context.unwritten.add(marks);
+      context.reportError(error);
+    },
+  );
 }
 
-/** Writes marks a batch handed on; an error is reported (the rows are published again after their lease). */
-export function writeSentMarks(context: RelayContext, marks: SentMarks): Promise<void> {
-  return context.sql
-    .sent(context.db, marks.ids, marks.token, context.now())
-    .then(() => undefined, context.reportError);
+/** Writes the marks kept from earlier failures; throws (keeping them) while the database fails. */
+export function writeUnwrittenMarks(context: RelayContext): Promise<void> {
+  const { db, sql, now } = context;
+  return context.unwritten.write((ids, token) => sql.sent(db, ids, token, now()));
 }
 
 /**
@@ -44,8 +51,15 @@ export async function runBatch(
 ): Promise<{ result: RelayBatchResult; marks?: SentMarks }> {
   const { db, sql, config, hooks, publisher, window, outage, totals, now, nowMs } = context;
   const token = randomUUID();
-  const claimedAt = nowMs();
   let claimed;
+  try {
+    // Marks an earlier failure kept come first: their rows hold their aggregates back.
+    await writeUnwrittenMarks(context);
+  } catch (error) {
+    if (carried !== undefined) context.unwritten.add(carried);
+    throw error;
+  }
+  const claimedAt = nowMs();
   try {
     claimed = await sql.claim(db, {
       batchSize: config.batchSize,
@@ -56,7 +70,8 @@ export async function runBatch(
       sentToken: carried?.token ?? null,
     });
   } catch (error) {
-    if (carried !== undefined && carried.ids.length > 0) await writeSentMarks(context, carried);
+    // The claim statement carried them: kept for the next round trip that works.
+    if (carried !== undefined) context.unwritten.add(carried);
     throw error;
   }
   const chains = groupByAggregate(claimed);
@@ -117,6 +132,7 @@ export async function runBatch(
   const settled = await Promise.allSettled(workers);
   const handedOn = handOn ? await sent.takePending() : [];
   await sent.drain();
+  context.unwritten.add({ ids: sent.unwritten, token });
   let failure: { readonly error: unknown } | undefined;
   try {
     await lease.settled();

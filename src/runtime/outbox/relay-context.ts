@@ -8,6 +8,7 @@ import type { BrokerOutage } from './broker-outage.js';
 import type { PublishWindow } from './publish-window.js';
 import type { OutboxRelayHooks, ResolvedRelayOptions } from './relay-options.js';
 import type { RelayStatements } from './relay-statements.js';
+import type { UnwrittenMarks } from './unwritten-marks.js';
 
 /** Totals since the relay was created (mutable; `metrics()` hands out a copy). */
 export interface RelayTotals {
@@ -33,6 +34,8 @@ export interface RelayContext {
   readonly window: PublishWindow;
   readonly outage: BrokerOutage;
   readonly totals: RelayTotals;
+  /** SENT marks of confirmed rows whose UPDATE failed, written before the next claim. */
+  readonly unwritten: UnwrittenMarks;
   /** The injected clock's time, or null for the database clock (passed to SQL). */
   readonly now: () => Date | null;
   /** Epoch ms from the injected clock, else Date.now(). */

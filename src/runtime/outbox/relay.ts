@@ -17,6 +17,10 @@
  * (record-failure), SENT marks (sent-flusher) and grouping by aggregate (aggregate-chains), and
  * the loop (relay-loop) with its idle wait (wake-signal).
  *
+ * SENT marks that fail to write (database cut, lock-wait timeout, deadlock) are kept and written
+ * before the next claim (unwritten-marks), so a confirmed row is not published again after its
+ * lease because the database was away for a moment.
+ *
  * Failures: broker unavailability (refused, closed, publish or confirm timeout) gives the row
  * back with its attempts unchanged and makes the relay back off, one doubling step per failed
  * round (capped), until a publish is confirmed or the publisher's probe sees the broker reconnect
@@ -30,7 +34,7 @@ import { outboxTableNames } from './outbox-table.js';
 import { observe } from './observe-hook.js';
 import { outageProbe } from './outage-probe.js';
 import { PublishWindow } from './publish-window.js';
-import { runBatch, type SentMarks } from './relay-batch.js';
+import { runBatch, writeUnwrittenMarks } from './relay-batch.js';
 import type { RelayContext, RelayTotals } from './relay-context.js';
 import { runRelayLoop } from './relay-loop.js';
 import { relayStatements } from './relay-statements.js';
@@ -39,6 +43,7 @@ import {
   type OutboxRelayOptions,
   type RelayBatchResult,
 } from './relay-options.js';
+import { UnwrittenMarks, type SentMarks } from './unwritten-marks.js';
 import { WakeSignal } from './wake-signal.js';
 
 export * from './relay-options.js';
@@ -104,6 +109,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       () => probe?.watch(),
     ),
     totals,
+    unwritten: new UnwrittenMarks(),
     now: () => options.clock?.() ?? null,
     nowMs: () => (options.clock ? options.clock().getTime() : Date.now()),
     isStopping: () => stopping,
@@ -169,6 +175,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       }
       try {
         await running;
+        // Marks still kept from a database failure get one last try; rows left unmarked are
+        // published again once their lease runs out (the inbox absorbs that).
+        if (context.unwritten.size > 0) await writeUnwrittenMarks(context).catch(reportError);
       } finally {
         if (timer !== undefined) config.timers.clearTimeout(timer);
         loop = undefined;

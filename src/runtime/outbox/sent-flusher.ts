@@ -8,8 +8,10 @@ export class SentFlusher {
   private pending: string[] = [];
   private flushing: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** UPDATE failures: those rows stay PROCESSING and are published again after the lease (the inbox absorbs it). */
+  /** UPDATE failures; their rows are in `unwritten`, for the relay to write later. */
   readonly errors: unknown[] = [];
+  /** Rows whose UPDATE failed: confirmed, not marked yet. */
+  readonly unwritten: string[] = [];
 
   constructor(
     private readonly write: (ids: readonly string[]) => Promise<void>,
@@ -38,6 +40,7 @@ export class SentFlusher {
           await this.write(ids);
         } catch (error) {
           this.errors.push(error);
+          this.unwritten.push(...ids);
         }
       }
     })().finally(() => {
@@ -58,7 +61,7 @@ export class SentFlusher {
     return ids;
   }
 
-  /** Writes every mark so far; resolves once they are written (or failed). */
+  /** Writes every mark so far; resolves once they are written (or failed: see `unwritten`). */
   async drain(): Promise<void> {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
