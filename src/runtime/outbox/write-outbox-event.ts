@@ -134,8 +134,9 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
 /**
  * CDC mode for several events at once: every payload is validated and every envelope built first
  * (an invalid one throws and nothing is written), then the rows go into the CDC outbox in one
- * multi-row INSERT (PostgreSQL, whose trigger deletes them in the same statement) or one INSERT
- * and one DELETE (MySQL/MariaDB), whatever their number, instead of one round trip per event.
+ * INSERT of per-column arrays (PostgreSQL, whose trigger deletes them in the same statement) or
+ * one multi-row INSERT and one DELETE (MySQL/MariaDB), whatever their number, instead of one
+ * round trip per event.
  * Returns the envelopes in the given order, as Debezium will publish them. Options as for
  * `writeOutboxEvent` in mode `cdc` (the mode is implied); with `assignAggregateVersion` each
  * event still costs a round trip to its aggregate's counter.
