@@ -52,6 +52,7 @@ export async function startCdcMariadb(options: CdcSourceOptions = {}): Promise<C
         ? { offsetFlushIntervalMs: options.offsetFlushIntervalMs }
         : {}),
       env: { EVGEN_CDC_DB_PASSWORD: '' },
+      ...options.worker,
     });
   } catch (error) {
     await server.destroy();
@@ -100,7 +101,7 @@ export async function startCdcMariadb(options: CdcSourceOptions = {}): Promise<C
         kafkaBootstrapServers: brokers,
         exactlyOnce: connectorOptions.exactlyOnce ?? false,
       });
-      await w.putConnector(connector, config);
+      await w.putConnector(connector, { ...config, ...connectorOptions.overrides });
       await w.waitForRunning(connector);
       await waitForBinlogReader();
     },

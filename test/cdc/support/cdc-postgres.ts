@@ -39,6 +39,7 @@ export async function startCdcPostgres(options: CdcSourceOptions = {}): Promise<
         ? { offsetFlushIntervalMs: options.offsetFlushIntervalMs }
         : {}),
       env: { EVGEN_CDC_DB_PASSWORD: '' },
+      ...options.worker,
     });
   } catch (error) {
     await server.destroy();
@@ -106,7 +107,7 @@ export async function startCdcPostgres(options: CdcSourceOptions = {}): Promise<
         slotName: slot,
         exactlyOnce: connectorOptions.exactlyOnce ?? false,
       });
-      await w.putConnector(connector, config);
+      await w.putConnector(connector, { ...config, ...connectorOptions.overrides });
       await w.waitForRunning(connector);
       await waitForSlotActive();
     },

@@ -6,7 +6,7 @@
  */
 import type { Database } from 'evgen/runtime';
 import type { ConnectorTopic } from '../../../src/cdc/connector-config.js';
-import type { ConnectWorker } from '../../support/connect/connect-worker.js';
+import type { ConnectWorker, ConnectWorkerOptions } from '../../support/connect/connect-worker.js';
 import type { CdcMariadb } from './cdc-mariadb.js';
 import type { CdcPostgres } from './cdc-postgres.js';
 
@@ -25,6 +25,15 @@ export interface CdcSourceOptions {
   readonly exactlyOnce?: boolean;
   readonly brokers?: string;
   readonly offsetFlushIntervalMs?: number;
+  /** The worker's JVM flags and extra properties (see ConnectWorkerOptions). */
+  readonly worker?: Pick<ConnectWorkerOptions, 'jvmFlags' | 'properties'>;
+}
+
+/** What `startConnector` may change in the generated connector config. */
+export interface CdcConnectorOptions {
+  readonly exactlyOnce?: boolean;
+  /** Keys set on top of the generated config (e.g. a benchmark's producer overrides). */
+  readonly overrides?: Readonly<Record<string, string>>;
 }
 
 export interface CdcSource {
@@ -36,7 +45,7 @@ export interface CdcSource {
   readonly url: string;
   readonly connector: string;
   /** Creates the connector (generated config) and waits until it reads the log. */
-  startConnector(options?: { readonly exactlyOnce?: boolean }): Promise<void>;
+  startConnector(options?: CdcConnectorOptions): Promise<void>;
   /** Creates a business table `orders (id, state)` if missing. */
   createOrdersTable(): Promise<void>;
   /** Inserts or updates an `orders` row within `tx`. */

@@ -34,6 +34,13 @@ export interface ConnectWorkerOptions {
   readonly offsetFlushIntervalMs?: number;
   /** Environment of the worker process (read by `${env:NAME}` in connector configs). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * JVM flags instead of the broker's start-up-friendly ones (C1 only, 256 MB): a benchmark runs
+   * the worker as an operator would, with the full JIT.
+   */
+  readonly jvmFlags?: readonly string[];
+  /** More worker properties (`key=value` lines after the defaults, so they win). */
+  readonly properties?: Readonly<Record<string, string>>;
   readonly readyTimeoutMs?: number;
 }
 
@@ -110,6 +117,7 @@ export async function startConnectWorker(options: ConnectWorkerOptions): Promise
       'config.providers=env',
       'config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider',
       ...(options.exactlyOnce ? ['exactly.once.source.support=enabled'] : []),
+      ...Object.entries(options.properties ?? {}).map(([key, value]) => `${key}=${value}`),
       '',
     ].join('\n'),
   );
@@ -157,7 +165,7 @@ export async function startConnectWorker(options: ConnectWorkerOptions): Promise
     child = spawn(
       'java',
       [
-        ...KAFKA_JVM_FLAGS,
+        ...(options.jvmFlags ?? KAFKA_JVM_FLAGS),
         `-Dlog4j2.configurationFile=${log4j}`,
         '-cp',
         `${libs}/*`,
