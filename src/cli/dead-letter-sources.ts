@@ -62,6 +62,11 @@ export interface DeadLetterSource {
   list(consumer: string): Promise<DeadLetterRecord[]>;
   /** Replays the consumer's letters for which `select` is true; the others stay. */
   replay(consumer: string, select: (record: DeadLetterRecord) => boolean): Promise<ReplayOutcome>;
+  /**
+   * Dead queues/topics that `list` or `replay` found missing and counted as empty (a Kafka
+   * dead-letter topic exists only once its consumer ran or the topology was set up).
+   */
+  missing(): readonly { readonly consumer: string; readonly deadQueue: string }[];
   close(): Promise<void>;
 }
 
@@ -167,6 +172,8 @@ export async function rabbitDeadLetterSource(
         filter: (letter) => select(fromRabbit(consumer, letter)),
       });
     },
+    // A missing dead queue is an error here (a wrong --prefix): its consumer declares it at start.
+    missing: () => [],
     async close() {
       await connection.close().catch(() => undefined);
     },
@@ -214,20 +221,42 @@ export async function kafkaDeadLetterSource(
     groupId: `${prefix}${consumer}`,
     ...kafkaConsumerTopics(consumer, tiers, prefix),
   });
+  // A dead-letter topic is created with its consumer's topics (by the service or a set-up
+  // script): before that the consumer has no dead letters, which is not an error.
+  let topics: Promise<Set<string>> | undefined;
+  const missing = new Map<string, string>();
+  const exists = async (consumer: string, topic: string) => {
+    topics ??= (async () => {
+      const admin = await client.admin();
+      try {
+        return new Set(await admin.listTopics());
+      } finally {
+        await admin.close();
+      }
+    })();
+    if ((await topics).has(topic)) return true;
+    missing.set(consumer, topic);
+    return false;
+  };
   return {
     transport: 'kafka',
     async list(consumer) {
-      const letters = await listKafkaDeadLetters({ client, routes: routesOf(consumer) });
+      const routes = routesOf(consumer);
+      if (!(await exists(consumer, routes.deadLetter))) return [];
+      const letters = await listKafkaDeadLetters({ client, routes });
       return letters.map((letter) => fromKafka(consumer, letter));
     },
     async replay(consumer, select) {
+      const routes = routesOf(consumer);
+      if (!(await exists(consumer, routes.deadLetter))) return { replayed: [], kept: 0 };
       const result = await replayKafkaDeadLetters({
         client,
-        routes: routesOf(consumer),
+        routes,
         filter: (letter) => select(fromKafka(consumer, letter)),
       });
       return { replayed: result.replayed, kept: result.kept };
     },
+    missing: () => [...missing].map(([consumer, deadQueue]) => ({ consumer, deadQueue })),
     async close() {
       // The list/replay functions close the consumers and producers they open.
     },

@@ -3,6 +3,9 @@
  * refuses lands in its dead-letter topic (real broker, real PostgreSQL); the CLI lists it with its
  * diagnostics, traces it, and replays it through the consumer's retry topic and inbox.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { kafkajsClient } from 'evgen-runtime/kafkajs';
@@ -31,12 +34,16 @@ describe('operator commands over Kafka (real broker and PostgreSQL)', () => {
   });
 
   async function evgen(s: InventoryOnKafka, ...args: string[]) {
+    return evgenWith(s, eventsDir, ...args);
+  }
+
+  async function evgenWith(s: InventoryOnKafka, events: string, ...args: string[]) {
     const output = captureOutput();
     try {
       const code = await runCli([
         ...args,
         '--events',
-        eventsDir,
+        events,
         '--kafka-brokers',
         s.kafka.brokers,
         '--kafka-tiers',
@@ -128,6 +135,71 @@ describe('operator commands over Kafka (real broker and PostgreSQL)', () => {
     expect((await s.effects()).get(poison.messageId)).toBe(1);
     const after = JSON.parse((await evgen(s, 'trace', poison.messageId, '--json')).stdout);
     expect(after).toMatchObject({ inbox: [{ consumer: 'inventory-service' }], notHandledBy: [] });
+  });
+
+  it('without --consumer reads every consumer on Kafka; one whose dead-letter topic does not exist yet has none', async () => {
+    const s = await inventoryOnKafka(kafkajsClient, { tiersMs: [300, 600], partitions: 1 });
+    setup = s;
+    const poison = await s.publish();
+    s.failures.set(poison.messageId, { kind: 'non-retryable', times: 99 });
+    runner = createKafkaConsumerRunner({
+      client: s.client,
+      routes: s.routes,
+      handler: s.handler(),
+    });
+    await runner.start();
+    await waitFor(() => runner!.metrics().deadLettered === 1, 60_000, 'one dead-lettered');
+
+    // shipping-service never ran under this prefix: it has no dead-letter topic.
+    const listed = await evgen(s, 'dlq', 'list', '--json');
+    expect(listed.stderr).not.toContain('dead-queue-missing');
+    expect(listed.code).toBe(EXIT_OK);
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { consumer: 'inventory-service', messageId: poison.messageId },
+    ]);
+    expect(listed.stderr).toContain(
+      `shipping-service has no dead-letter topic ${s.kafka.prefix}shipping-service.dlt yet`,
+    );
+    const text = await evgen(s, 'dlq', 'list');
+    expect(text.code).toBe(EXIT_OK);
+    expect(text.stdout).toContain('inventory-service: 1 dead letter(s)');
+    expect(text.stdout).toContain('shipping-service: 0 dead letter(s)');
+    const shown = await evgen(s, 'dlq', 'show', poison.messageId);
+    expect(shown.code).toBe(EXIT_OK);
+    expect(shown.stdout).toContain(`"messageId":"${poison.messageId}"`);
+    const dryRun = await evgen(s, 'dlq', 'replay', '--all', '--dry-run');
+    expect(dryRun.code).toBe(EXIT_OK);
+    expect(dryRun.stdout).toContain(
+      `inventory-service: would replay 1 (${poison.messageId}), kept 0`,
+    );
+    expect(dryRun.stdout).toContain('shipping-service: would replay 0, kept 0');
+
+    // A mixed catalog: shipping-service's events are on RabbitMQ only, so it is not looked for.
+    const mixed = mkdtempSync(join(tmpdir(), 'evgen-dlq-mixed-'));
+    try {
+      cpSync(eventsDir, mixed, { recursive: true });
+      for (const event of ['inventory/StockReserved', 'order/OrderPaid']) {
+        const file = join(mixed, event, 'event.json');
+        const { kafka: _kafka, ...rest } = JSON.parse(readFileSync(file, 'utf8')) as Record<
+          string,
+          unknown
+        >;
+        writeFileSync(file, `${JSON.stringify(rest, null, 2)}\n`);
+      }
+      const onKafka = await evgenWith(s, mixed, 'dlq', 'list');
+      expect(onKafka.code).toBe(EXIT_OK);
+      expect(onKafka.stdout).toContain('inventory-service: 1 dead letter(s)');
+      expect(onKafka.stdout).not.toContain('shipping-service');
+      expect(onKafka.stderr).not.toContain('shipping-service');
+      const replayed = await evgenWith(s, mixed, 'dlq', 'replay', '--all', '--dry-run');
+      expect(replayed.code).toBe(EXIT_OK);
+      expect(replayed.stdout).not.toContain('shipping-service');
+      const notOnKafka = await evgenWith(s, mixed, 'dlq', 'list', '--consumer', 'shipping-service');
+      expect(notOnKafka.code).toBe(EXIT_BAD_INPUT);
+      expect(notOnKafka.stderr).toContain('subscribes to no event published on Kafka');
+    } finally {
+      rmSync(mixed, { recursive: true, force: true });
+    }
   });
 
   it('refuses --transport kafka without brokers, and bad tiers (exit 2)', async () => {

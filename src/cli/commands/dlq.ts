@@ -15,12 +15,17 @@
  *                     letter stays in its log, so `--all` would otherwise send every settled one
  *                     again); `--force` replays them anyway
  * Nothing is removed by list or show (a Kafka letter stays in its log even after a replay).
- * Consumers come from the catalog (`--events`); the topology prefix and Kafka retry tiers from
+ * Consumers come from the catalog (`--events`): those with an event on the chosen transport, so a
+ * mixed catalog's RabbitMQ-only consumers are not looked for on Kafka and vice versa; a Kafka
+ * dead-letter topic not created yet (its consumer never ran) counts as empty, named on stderr.
+ * The topology prefix and Kafka retry tiers from
  * `--prefix` / `--kafka-tiers`, else from `prefix` / `kafkaTiers` in evgen.config.json.
- * Exit 0 ok, 1 `show` found nothing, 2 bad input (unknown consumer, no broker URL, missing queue).
+ * Exit 0 ok, 1 `show` found nothing, 2 bad input (unknown consumer or one with no event on the
+ * transport, no broker URL, missing RabbitMQ dead queue).
  */
 import { Option, type Command } from 'commander';
 import { loadCatalog } from '../../catalog/load-catalog.js';
+import type { BrokerTransport } from '../../catalog/model.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { loadConfig, type EvgenConfig } from '../config.js';
 import { resolveDeadLetters, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
@@ -177,8 +182,26 @@ function filterOf(options: DlqOptions): DeadLetterFilter {
 }
 
 /**
- * The consumers to look at (`--consumer`, checked against the catalog, or all of them) and the
- * config they came from (its `prefix` and `kafkaTiers` are the flags' defaults).
+ * The dead letters' transport: `--transport`, else the one whose connection is configured
+ * (RabbitMQ first when both are); undefined when none is (openSource refuses then).
+ */
+function transportOf(options: DlqOptions): BrokerTransport | undefined {
+  return (
+    options.transport ??
+    (amqpUrl(options) !== undefined
+      ? 'rabbitmq'
+      : kafkaBrokers(options) !== undefined
+        ? 'kafka'
+        : undefined)
+  );
+}
+
+const TRANSPORT_LABEL: Record<BrokerTransport, string> = { kafka: 'Kafka', rabbitmq: 'RabbitMQ' };
+
+/**
+ * The consumers to look at (`--consumer`, checked against the catalog, or every consumer that
+ * subscribes to an event on the chosen transport: the others have no dead queue or topic there)
+ * and the config they came from (its `prefix` and `kafkaTiers` are the flags' defaults).
  */
 async function consumersOf(
   options: DlqOptions,
@@ -186,7 +209,16 @@ async function consumersOf(
   const config = await loadConfig(options);
   const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
   const names = catalog.consumers.map((consumer) => consumer.name);
-  if (options.consumer === undefined) return { consumers: names, config };
+  const transport = transportOf(options);
+  const onTransport = (name: string) => {
+    if (transport === undefined) return true;
+    const consumer = catalog.consumers.find((candidate) => candidate.name === name)!;
+    return consumer.subscribes.some(
+      (eventType) =>
+        catalog.events.find((event) => event.eventType === eventType)?.[transport] !== undefined,
+    );
+  };
+  if (options.consumer === undefined) return { consumers: names.filter(onTransport), config };
   if (!names.includes(options.consumer)) {
     throw refuse({
       code: 'unknown-consumer',
@@ -198,22 +230,30 @@ async function consumersOf(
           : `use one of: ${names.join(', ')}`,
     });
   }
+  if (!onTransport(options.consumer)) {
+    const label = TRANSPORT_LABEL[transport!];
+    const others = names.filter(onTransport);
+    throw refuse({
+      code: 'consumer-not-on-transport',
+      file: '--consumer',
+      message: `consumer ${printable(options.consumer)} subscribes to no event published on ${label}: it has no dead letters there`,
+      hint:
+        others.length === 0
+          ? `no consumer of the catalog reads from ${label}; choose the other --transport`
+          : `choose the other --transport, or one of: ${others.join(', ')}`,
+    });
+  }
   return { consumers: [options.consumer], config };
 }
 
-/**
- * The dead letters' transport: `--transport`, else the one whose connection is configured
- * (RabbitMQ first when both are).
- */
+/** The dead letters' transport (see transportOf), connected. */
 export async function openSource(
   options: DlqOptions,
   config: EvgenConfig,
 ): Promise<DeadLetterSource> {
   const url = amqpUrl(options);
   const brokers = kafkaBrokers(options);
-  const transport =
-    options.transport ??
-    (url !== undefined ? 'rabbitmq' : brokers !== undefined ? 'kafka' : undefined);
+  const transport = transportOf(options);
   if (transport === 'kafka') {
     if (brokers === undefined) {
       throw refuse({
@@ -249,7 +289,11 @@ export async function openSource(
   }
 }
 
-/** Opens the dead-letter source, runs `work`, closes it; a missing dead queue is a refusal. */
+/**
+ * Opens the dead-letter source, runs `work`, closes it. A missing RabbitMQ dead queue is a
+ * refusal (its consumer declares it when it starts: a wrong --prefix); a missing Kafka
+ * dead-letter topic counts as an empty one and is named on stderr.
+ */
 async function withSource<T>(
   options: DlqOptions,
   config: EvgenConfig,
@@ -257,7 +301,13 @@ async function withSource<T>(
 ): Promise<T> {
   const source = await openSource(options, config);
   try {
-    return await work(source);
+    const result = await work(source);
+    for (const { consumer, deadQueue } of source.missing()) {
+      process.stderr.write(
+        `note: ${printable(consumer)} has no dead-letter topic ${printable(deadQueue)} yet (created with its topics when the consumer first runs; check --prefix if it has): counted as empty\n`,
+      );
+    }
+    return result;
   } catch (error) {
     if (
       /NOT_FOUND|does not host this topic-partition|UNKNOWN_TOPIC/i.test((error as Error).message)
