@@ -5,6 +5,7 @@
  */
 import { ValidationError, type Violation } from './errors.js';
 import { checkField, ENVELOPE_FIELDS, OCCURRED_AT_FIELD } from './envelope-fields.js';
+import { unfaithfulNumbers } from './unfaithful-numbers.js';
 import { uuidV7 } from './uuid-v7.js';
 
 export { isAggregateVersion, isDateTime, isUuid } from './envelope-values.js';
@@ -103,6 +104,8 @@ const CALLER_FIELDS = ENVELOPE_FIELDS.filter((field) =>
 /**
  * Builds an envelope for a payload: validates it, takes the aggregate id from the payload
  * (so the two can never disagree) and fills in ids and timestamps the caller did not set.
+ * A number consumers could not read back unchanged (beyond ±(2^53 − 1), NaN, ±Infinity) is a
+ * violation too, whatever the schema allows: such an event would only be dead-lettered.
  * Throws a ValidationError listing every violation: of the payload (pointers into it), or, when
  * a caller-set field (`messageId`, `occurredAt`, `aggregateVersion`) is invalid too, of the whole
  * envelope (pointers like `/messageId` and `/payload/lines/0`).
@@ -134,7 +137,13 @@ export function createEnvelope<TType extends string, TVersion extends number, TP
         });
     }
   }
-  const checked = descriptor.validatePayload(payload);
+  const validated = descriptor.validatePayload(payload);
+  // A payload the schema accepts may still hold numbers no consumer can read back unchanged.
+  const numbers = unfaithfulNumbers(payload);
+  const checked: typeof validated =
+    numbers.length === 0
+      ? validated
+      : { ok: false, violations: [...(validated.ok ? [] : validated.violations), ...numbers] };
   const aggregateId = (payload as Record<string, unknown>)[descriptor.aggregateIdProperty];
   if (
     checked.ok &&

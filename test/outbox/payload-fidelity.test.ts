@@ -3,10 +3,13 @@
  * table exactly, on each real server: integers up to ±(2^53 − 1) as numbers and larger ones as
  * strings (the runtime's rule: JavaScript cannot hold them as numbers), and unicode byte for byte
  * — astral-plane characters, combining sequences never normalized, emoji ZWJ sequences,
- * right-to-left text, JSON's escapes. An integer literal beyond 2^53 is published as written and
- * refused by the consumer's decoder (dead letter, no effect), never silently rounded.
+ * right-to-left text, JSON's escapes. A number beyond ±(2^53 − 1) cannot be delivered as written
+ * (every consumer's decoder refuses such a literal rather than round it, and PostgreSQL's jsonb
+ * prints any such number as one), so the typed writer refuses it: a ValidationError naming each
+ * such value, and nothing of the transaction written — never a dead letter later, never rounded.
  */
 import { randomUUID } from 'node:crypto';
+import { createEnvelope, ValidationError, type EventVersionDescriptor } from 'evgen-runtime';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   InProcessBroker,
@@ -179,20 +182,89 @@ describe.each<Dialect>(['postgres', 'mariadb'])('payload fidelity on %s', (diale
     expect(broker.deadLettered).toEqual([]);
   });
 
-  it('publishes an integer beyond 2^53 as written, and the consumer refuses it instead of rounding', async () => {
-    const unsafe = 2 ** 53 + 2; // exactly representable, so the writer's JSON carries these digits
-    const envelope = await store.db.transaction((tx) =>
-      writeOrderCreatedV2(tx, payload(randomUUID(), unsafe)),
+  it('refuses an integer beyond 2^53 at write time: a validation error, nothing written, nothing published', async () => {
+    const unsafe = 2 ** 53 + 2; // exactly representable: JSON would carry these digits
+    const written = payload(randomUUID(), unsafe);
+    const quantities = { ...written.lines[0]!, quantity: 2 ** 60 };
+    const attempt = store.db.transaction(async (tx) => {
+      // The business row of the same transaction: it must roll back with the refused event.
+      await tx.query(
+        store.sql(
+          'INSERT INTO delivered (order_id, line1, city, coupon, amount) VALUES ($1, $2, $3, $4, $5)',
+        ),
+        [written.orderId, 'x', 'y', 'z', 1],
+      );
+      return writeOrderCreatedV2(tx, { ...written, lines: [quantities] });
+    });
+    const error = await attempt.then(
+      () => undefined,
+      (e: unknown) => e,
     );
-    await broker.waitFor(() => broker.deadLettered.length >= 1);
-    expect(broker.published[0]!.body).toContain('"amountMinor":9007199254740994');
-    const [dead] = broker.deadLettered;
-    expect(dead!.message.messageId).toBe(envelope.messageId);
-    expect(dead!.errorMessage).toMatch(/2\^53/);
-    expect(received).toEqual([]);
-    const { rows } = await store.db.query<{ n: unknown }>(
-      'SELECT count(*) AS n FROM inbox_message',
+    expect(error).toBeInstanceOf(ValidationError);
+    const { violations, message } = error as ValidationError;
+    expect(violations.map((v) => v.pointer).sort()).toEqual([
+      '/lines/0/quantity',
+      '/lines/0/unitPrice/amountMinor',
+      '/total/amountMinor',
+    ]);
+    expect(message).toContain('/total/amountMinor is 9007199254740994, beyond ±(2^53 − 1)');
+    expect(message).toContain('/lines/0/quantity is 1152921504606847000, beyond ±(2^53 − 1)');
+    expect(message).toContain('as strings of digits');
+
+    for (const table of ['outbox_event', 'delivered']) {
+      const { rows } = await store.db.query<{ n: unknown }>(`SELECT count(*) AS n FROM ${table}`);
+      expect(Number(rows[0]!.n), table).toBe(0);
+    }
+    // The relay had nothing to publish; the largest safe integer still goes through.
+    await store.db.transaction((tx) =>
+      writeOrderCreatedV2(tx, payload(randomUUID(), Number.MAX_SAFE_INTEGER)),
     );
-    expect(Number(rows[0]!.n)).toBe(0);
+    await broker.waitFor(() => broker.consumed.length >= 1);
+    expect(broker.published).toHaveLength(1);
+    expect(broker.deadLettered).toEqual([]);
+    expect(received).toHaveLength(1);
+  });
+
+  it('still refuses, on the consumer side, an unsafe integer a foreign producer published', () => {
+    expect(() =>
+      decodeMessageBody(Buffer.from('{"payload":{"amountMinor":9007199254740994}}')),
+    ).toThrow(/2\^53/);
+  });
+});
+
+describe('numbers JSON cannot carry faithfully', () => {
+  // A descriptor whose schema accepts anything: the rule holds whatever the schema allows.
+  const anything: EventVersionDescriptor<'test.Anything', 1, Record<string, unknown>> = {
+    eventType: 'test.Anything',
+    schemaVersion: 1,
+    aggregateType: 'Thing',
+    aggregateIdProperty: 'id',
+    validatePayload: (value) => ({ ok: true, value: value as Record<string, unknown> }),
+    readPayload: (value) => ({ ok: true, value: value as Record<string, unknown> }),
+  };
+
+  it('are refused by every envelope constructor: beyond ±(2^53 − 1), NaN, ±Infinity', () => {
+    const refused = (value: unknown) => {
+      try {
+        createEnvelope(anything, { id: 'a', deep: { list: [1, value] } });
+        return undefined;
+      } catch (error) {
+        return (error as ValidationError).violations;
+      }
+    };
+    for (const value of [2 ** 53, -(2 ** 53), 1e21, 1e300, Number.NaN, Infinity, -Infinity]) {
+      expect(refused(value), String(value)).toEqual([
+        { pointer: '/deep/list/1', keyword: 'type', message: expect.any(String) as string },
+      ]);
+    }
+    for (const value of [
+      Number.MAX_SAFE_INTEGER,
+      -Number.MAX_SAFE_INTEGER,
+      0.5,
+      1e-300,
+      '9007199254740993',
+    ]) {
+      expect(refused(value), String(value)).toBeUndefined();
+    }
   });
 });
