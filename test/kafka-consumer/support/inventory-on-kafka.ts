@@ -1,13 +1,15 @@
 /**
  * The example catalog's generated `inventory-service` consumer (committed `generated/`), run over
- * Kafka against the real broker and the real PostgreSQL: its own schema (inbox + an effects
- * table written through the handler's transaction), its own prefixed topics (event topic with
- * several partitions, retry tiers, dead-letter topic) and consumer group. Handlers can be told
- * to fail for chosen messageIds, to count effects per messageId afterwards.
+ * Kafka against the real broker and the real PostgreSQL (or, with `dialect: 'mariadb'`, the real
+ * MariaDB): its own schema or database (inbox + an effects table written through the handler's
+ * transaction), its own prefixed topics (event topic with several partitions, retry tiers,
+ * dead-letter topic) and consumer group. Handlers can be told to fail for chosen messageIds, to
+ * count effects per messageId afterwards.
  */
 import { randomUUID } from 'node:crypto';
 import {
   migrateInbox,
+  mysqlDatabase,
   NonRetryableError,
   postgresDatabase,
   RetryableError,
@@ -20,7 +22,9 @@ import { type KafkaTopicSpec } from '../../../src/runtime/kafka/kafka-client.js'
 import { createInventoryServiceConsumer } from '../../../generated/consumers/inventory-service.js';
 import { orderCancelledV1 } from '../../../generated/order/order-cancelled/envelope.js';
 import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-runner.js';
-import { createTestSchema, type TestSchema } from '../../support/postgres.js';
+import { dialectOf } from '../../../src/runtime/db/sql-dialect.js';
+import { createMariadbDatabase } from '../../support/mariadb.js';
+import { createTestSchema, TEST_DATABASE_URL } from '../../support/postgres.js';
 import { createTestKafka, type TestKafka } from '../../support/kafka/test-kafka.js';
 
 export type Failure = 'retryable' | 'non-retryable';
@@ -28,7 +32,12 @@ export type Failure = 'retryable' | 'non-retryable';
 export interface InventoryOnKafka {
   readonly kafka: TestKafka;
   readonly client: KafkaClient;
-  readonly pg: TestSchema;
+  /** The schema (PostgreSQL) or database (MariaDB) holding the inbox and the effects. */
+  readonly schema: string;
+  /** The URL the CLI reaches that database with (`postgres://…` or `mysql://…`). */
+  readonly databaseUrl: string;
+  /** `{ schema }`, as the PostgreSQL-only tests name it. */
+  readonly pg: { readonly schema: string };
   readonly db: Database;
   readonly routes: KafkaConsumerRoutes;
   readonly producer: KafkaProducer;
@@ -60,6 +69,34 @@ export interface InventoryOnKafkaOptions {
   readonly handlerDelayMs?: number;
   /** Brokers (default: the shared test broker). */
   readonly brokers?: string;
+  /** The database the inbox and effects live on (default PostgreSQL). */
+  readonly dialect?: 'postgres' | 'mariadb';
+}
+
+interface InventoryStore {
+  readonly db: Database;
+  readonly schema: string;
+  readonly url: string;
+  drop(): Promise<void>;
+}
+
+async function openInventoryStore(dialect: 'postgres' | 'mariadb'): Promise<InventoryStore> {
+  if (dialect === 'mariadb') {
+    const test = await createMariadbDatabase('evgen_kafka_consumer');
+    const db = mysqlDatabase(test.pool);
+    await migrateInbox(db, { schema: test.schema });
+    await db.query(
+      `CREATE TABLE \`${test.schema}\`.effects (id BIGINT AUTO_INCREMENT PRIMARY KEY, message_id VARCHAR(64) NOT NULL, order_id VARCHAR(255) NOT NULL, note TEXT)`,
+    );
+    return { db, schema: test.schema, url: test.url, drop: () => test.drop() };
+  }
+  const pg = await createTestSchema('evgen_kafka_consumer');
+  const db = postgresDatabase(pg.pool);
+  await migrateInbox(db, { schema: pg.schema });
+  await pg.pool.query(
+    `CREATE TABLE "${pg.schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL, order_id text NOT NULL, note text)`,
+  );
+  return { db, schema: pg.schema, url: TEST_DATABASE_URL, drop: () => pg.drop() };
 }
 
 export async function inventoryOnKafka(
@@ -73,12 +110,9 @@ export async function inventoryOnKafka(
       ? await createTestKafka(create)
       : await createTestKafka(create, options.brokers);
   const client = create({ brokers: [kafka.brokers] });
-  const pg = await createTestSchema('evgen_kafka_consumer');
-  const db = postgresDatabase(pg.pool);
-  await migrateInbox(db, { schema: pg.schema });
-  await pg.pool.query(
-    `CREATE TABLE "${pg.schema}".effects (id serial PRIMARY KEY, message_id text NOT NULL, order_id text NOT NULL, note text)`,
-  );
+  const store = await openInventoryStore(options.dialect ?? 'postgres');
+  const { db, schema } = store;
+  const effects = dialectOf(db).qualifiedName(schema, 'effects');
   const routes: KafkaConsumerRoutes = {
     ...(await inventoryTopics(kafka, partitions, tiers)),
     ...(options.strict ? { strictEventTypes: ['order.OrderCancelled'] } : {}),
@@ -92,7 +126,7 @@ export async function inventoryOnKafka(
   const handler = () =>
     createInventoryServiceConsumer({
       db,
-      inbox: { schema: pg.schema },
+      inbox: { schema },
       handlers: {
         'order.OrderCancelled': {
           1: async (envelope, ctx) => {
@@ -103,8 +137,9 @@ export async function inventoryOnKafka(
               if (failure.kind === 'retryable') throw new RetryableError('stock database busy');
               throw new NonRetryableError('reservation in an illegal state');
             }
+            const { param } = dialectOf(ctx.tx);
             await ctx.tx.query(
-              `INSERT INTO "${pg.schema}".effects (message_id, order_id, note) VALUES ($1, $2, $3)`,
+              `INSERT INTO ${effects} (message_id, order_id, note) VALUES (${param(1)}, ${param(2)}, ${param(3)})`,
               [envelope.messageId, envelope.payload.orderId, envelope.payload.note ?? null],
             );
             if (handlerDelayMs > 0) await new Promise((r) => setTimeout(r, handlerDelayMs));
@@ -137,7 +172,9 @@ export async function inventoryOnKafka(
   return {
     kafka,
     client,
-    pg,
+    schema,
+    databaseUrl: store.url,
+    pg: { schema },
     db,
     routes,
     producer,
@@ -155,14 +192,14 @@ export async function inventoryOnKafka(
       await producer.send([{ topic: topic!, key, value, headers }]);
     },
     async effects() {
-      const { rows } = await pg.pool.query<{ message_id: string; n: string }>(
-        `SELECT message_id, count(*) AS n FROM "${pg.schema}".effects GROUP BY message_id`,
+      const { rows } = await db.query<{ message_id: string; n: unknown }>(
+        `SELECT message_id, count(*) AS n FROM ${effects} GROUP BY message_id`,
       );
       return new Map(rows.map((row) => [row.message_id, Number(row.n)]));
     },
     async effectOrder() {
-      const { rows } = await pg.pool.query<{ order_id: string; note: string | null }>(
-        `SELECT order_id, note FROM "${pg.schema}".effects ORDER BY id`,
+      const { rows } = await db.query<{ order_id: string; note: string | null }>(
+        `SELECT order_id, note FROM ${effects} ORDER BY id`,
       );
       return rows.map((row) => ({ orderId: row.order_id, note: row.note }));
     },
@@ -172,7 +209,7 @@ export async function inventoryOnKafka(
       try {
         await kafka.cleanup();
       } finally {
-        await pg.drop();
+        await store.drop();
       }
     },
   };
