@@ -13,8 +13,11 @@
 import { pointerSegment } from '../common/json-pointer.js';
 import { ComparisonLimitError } from './comparison-problem.js';
 import type { DifferenceType } from './rules/difference-types.js';
+import { DifferenceList, type Difference } from './difference-list.js';
 import { tagsExclude } from './discriminators.js';
 import type { SchemaNode } from './schema-document.js';
+
+export type { Difference } from './difference-list.js';
 
 /**
  * How keywords are read where Confluent's checker and the meaning of a schema part ways:
@@ -23,23 +26,6 @@ import type { SchemaNode } from './schema-document.js';
  * string ↔ number change); `meaning` judges them by what a validator accepts.
  */
 export type Reading = 'confluent' | 'meaning';
-
-export interface Difference {
-  readonly type: DifferenceType;
-  /** JSON pointer fragment of where it happened, e.g. `#/properties/foo` (`#/` is the root). */
-  readonly path: string;
-  /**
-   * A recursive pair's differences repeated where the cycle closes. They decide trial
-   * comparisons correctly; reports may leave them out, as the pair reports them where it starts.
-   */
-  readonly viaCycle?: true;
-  /**
-   * Set on a difference policy `evgen` cannot judge: a change to this keyword (e.g. `format`).
-   * Its type is an incompatible one, so trials treat it as a mismatch; a verdict that would
-   * rest on it is refused (see diff-schemas.ts) rather than guessed.
-   */
-  readonly unjudged?: string;
-}
 
 /**
  * Node identities, stable across rounds so pair keys can be carried from one round to the next.
@@ -106,23 +92,23 @@ function contentIdOf(value: object, identities: Identities): number | null {
 export class SettledPairs {
   readonly #byTypes = new WeakMap<
     ReadonlySet<DifferenceType>,
-    Map<string, Map<string, readonly Difference[]>>
+    Map<string, Map<string, DifferenceList>>
   >();
 
   of(
     compatibleTypes: ReadonlySet<DifferenceType>,
     reading: Reading,
     exhaustive: boolean,
-  ): Map<string, readonly Difference[]> {
+  ): Map<string, DifferenceList> {
     let byReading = this.#byTypes.get(compatibleTypes);
     if (byReading === undefined)
       this.#byTypes.set(
         compatibleTypes,
-        (byReading = new Map<string, Map<string, readonly Difference[]>>()),
+        (byReading = new Map<string, Map<string, DifferenceList>>()),
       );
     const key = `${reading}:${String(exhaustive)}`;
     let pairs = byReading.get(key);
-    if (pairs === undefined) byReading.set(key, (pairs = new Map<string, readonly Difference[]>()));
+    if (pairs === undefined) byReading.set(key, (pairs = new Map<string, DifferenceList>()));
     return pairs;
   }
 }
@@ -132,13 +118,13 @@ const CONTENT_ID = /^c\d+:/;
 
 interface Shared {
   readonly inProgress: Set<string>;
-  readonly memo: Map<string, readonly Difference[]>;
+  readonly memo: Map<string, DifferenceList>;
   /** Reference-free pairs settled by earlier comparisons of the session (see SettledPairs). */
-  readonly settled: Map<string, readonly Difference[]> | undefined;
+  readonly settled: Map<string, DifferenceList> | undefined;
   /** Pairs met in a cycle and assumed clean in this round. */
   readonly assumedClean: Set<string>;
   /** Pairs an earlier round found incompatible: their differences, relative to the pair. */
-  readonly knownIncompatible: ReadonlyMap<string, readonly Difference[]>;
+  readonly knownIncompatible: ReadonlyMap<string, DifferenceList>;
   readonly identities: Identities;
   readonly reading: Reading;
   readonly budget: Budget;
@@ -147,21 +133,22 @@ interface Shared {
 }
 
 /**
- * What one comparison may cost. Schema pairs compared plus differences replayed from the memo
- * bound time and memory (a union of n branches against one of m compares n × m pairs, and
- * nested unions multiply); the nesting depth of pairs bounds the stack, since `$ref` chains and
- * rings make it as deep as the user writes. Past either, the comparison stops with a
- * ComparisonLimitError at the pair it was comparing, instead of running for minutes or crashing.
+ * What one comparison may cost. Schema pairs compared bound time and memory (a union of n
+ * branches against one of m compares n × m pairs, and nested unions multiply); the nesting depth
+ * of pairs bounds the stack, since `$ref` chains and rings make it as deep as the user writes.
+ * Past either, the comparison stops with a ComparisonLimitError at the pair it was comparing,
+ * instead of running for minutes or crashing. Differences are shared between pairs, not copied
+ * (see difference-list.ts), so only the report expands them: that is bounded too.
  */
 export interface ComparisonLimits {
   /** Schema pairs compared (memo misses). */
   readonly work: number;
-  /** Differences copied from the memo into callers. */
-  readonly replayed: number;
+  /** Differences in the report, each recursive pair's counted wherever it is met. */
+  readonly reported: number;
   readonly depth: number;
 }
 
-export const DEFAULT_LIMITS: ComparisonLimits = { work: 100_000, replayed: 500_000, depth: 400 };
+export const DEFAULT_LIMITS: ComparisonLimits = { work: 100_000, reported: 500_000, depth: 400 };
 
 export interface RunOptions {
   readonly limits?: ComparisonLimits;
@@ -176,18 +163,19 @@ export interface RunOptions {
 interface Budget {
   readonly limits: ComparisonLimits;
   work: number;
-  replayed: number;
   depth: number;
 }
 
 export class DiffContext {
-  private readonly found: Difference[] = [];
+  private readonly found: DifferenceList;
 
   private constructor(
     readonly compatibleTypes: ReadonlySet<DifferenceType>,
     private readonly segments: string[],
     private readonly shared: Shared,
-  ) {}
+  ) {
+    this.found = new DifferenceList(compatibleTypes);
+  }
 
   /** Runs a whole comparison (rounds until no cycle assumption is contradicted); returns the root context. */
   static run(
@@ -200,8 +188,8 @@ export class DiffContext {
     const exhaustive = options.exhaustive ?? false;
     const identities = options.identities ?? newIdentities();
     // One budget for every round: a repeated round costs as much as the first.
-    const budget: Budget = { limits, work: 0, replayed: 0, depth: 0 };
-    const knownIncompatible = new Map<string, readonly Difference[]>();
+    const budget: Budget = { limits, work: 0, depth: 0 };
+    const knownIncompatible = new Map<string, DifferenceList>();
     const settled = options.settled?.of(compatibleTypes, reading, exhaustive);
     for (;;) {
       const shared: Shared = {
@@ -220,11 +208,7 @@ export class DiffContext {
       let contradicted = false;
       for (const key of shared.assumedClean) {
         const found = shared.memo.get(key);
-        if (
-          found !== undefined &&
-          !knownIncompatible.has(key) &&
-          !found.every((difference) => compatibleTypes.has(difference.type))
-        ) {
+        if (found !== undefined && !knownIncompatible.has(key) && !found.compatible) {
           knownIncompatible.set(key, found);
           contradicted = true;
         }
@@ -250,12 +234,33 @@ export class DiffContext {
     return this.shared.reading;
   }
 
-  get differences(): readonly Difference[] {
+  /** Shared, finished lists stay as they are: add them with addAll, never change them. */
+  get differences(): DifferenceList {
     return this.found;
   }
 
   isCompatible(): boolean {
-    return this.found.every((difference) => this.compatibleTypes.has(difference.type));
+    return this.found.compatible;
+  }
+
+  /**
+   * The differences with full paths for the report: unjudged ones left out, and repeats where a
+   * cycle closes unless `withRepeats`. Past the report limit, the comparison stops here.
+   */
+  reported(withRepeats: boolean): Difference[] {
+    const limit = this.shared.budget.limits.reported;
+    return this.found.expand({
+      judgedOnly: true,
+      directOnly: !withRepeats,
+      limit,
+      onLimit: () => {
+        throw new ComparisonLimitError(
+          'too many differences to report (unions of many branches, nested unions)',
+          limit,
+          pathOf(this.segments),
+        );
+      },
+    });
   }
 
   /** Runs `body` one level deeper: `enter(['properties', 'foo'], …)`. Segments are escaped. */
@@ -282,8 +287,9 @@ export class DiffContext {
     });
   }
 
-  addAll(differences: readonly Difference[]): void {
-    this.found.push(...differences);
+  /** A finished list found at this context's path or below (a trial's, parts'), shared. */
+  addAll(differences: DifferenceList): void {
+    this.found.link(differences, '', false);
   }
 
   /**
@@ -354,18 +360,6 @@ export class DiffContext {
     }
   }
 
-  /** Differences replayed from the memo: bounded separately, as a union re-reads them per trial. */
-  private spendReplay(units: number): void {
-    const budget = this.shared.budget;
-    budget.replayed += units;
-    if (budget.replayed > budget.limits.replayed)
-      throw new ComparisonLimitError(
-        'too many differences to replay (unions of many branches, nested unions)',
-        budget.limits.replayed,
-        pathOf(this.segments),
-      );
-  }
-
   /** Counts work against the budget; past it, the comparison stops where it is. */
   spend(units: number): void {
     const budget = this.shared.budget;
@@ -386,16 +380,9 @@ export class DiffContext {
     return rest === '' ? prefix : `${prefix}/${rest}`;
   }
 
-  private addRebased(relative: readonly Difference[], viaCycle = false): void {
-    this.spendReplay(relative.length);
-    for (const difference of relative) {
-      const path = this.rebasedPath(difference.path);
-      this.found.push(
-        viaCycle || difference.viaCycle === true
-          ? { ...difference, path, viaCycle: true }
-          : { ...difference, path },
-      );
-    }
+  /** A memoized pair's differences (paths relative to the pair), at this context's path. */
+  private addRebased(relative: DifferenceList, viaCycle = false): void {
+    this.found.link(relative, this.segments.join('/'), viaCycle);
   }
 
   private idOf(node: SchemaNode): string {

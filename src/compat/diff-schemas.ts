@@ -40,17 +40,6 @@ function sorted(changes: readonly Difference[]): SchemaChange[] {
     .sort((a, b) => compareStrings(a.path, b.path) || compareStrings(a.type, b.type));
 }
 
-/** Leaves out repeats of a recursive pair's differences where its cycle closes, unless the verdict needs them. */
-function reported(
-  all: readonly Difference[],
-  compatibleTypes: ReadonlySet<DifferenceType>,
-): readonly Difference[] {
-  const direct = all.filter((difference) => difference.viaCycle !== true);
-  const compatible = (list: readonly Difference[]) =>
-    list.every((difference) => compatibleTypes.has(difference.type));
-  return compatible(direct) === compatible(all) ? direct : all;
-}
-
 function run(
   original: unknown,
   update: unknown,
@@ -68,18 +57,13 @@ function run(
   );
   const all = ctx.differences;
   // Refuse only when nothing else already makes the pair incompatible.
-  const unjudged = all.find((difference) => difference.unjudged !== undefined);
-  if (unjudged !== undefined) {
-    const judged = all.filter((difference) => difference.unjudged === undefined);
-    if (judged.every((difference) => compatibleTypes.has(difference.type)))
-      throw new UnjudgedChangeError(unjudged.unjudged!, unjudged.path);
+  if (all.hasUnjudged && all.judgedCompatible) {
+    const unjudged = all.firstUnjudged()!;
+    throw new UnjudgedChangeError(unjudged.unjudged!, unjudged.path);
   }
-  const changes = sorted(
-    reported(
-      all.filter((difference) => difference.unjudged === undefined),
-      compatibleTypes,
-    ),
-  );
+  // Repeats of a recursive pair's differences where its cycle closes are left out, unless the
+  // verdict needs them (they alone make the pair incompatible).
+  const changes = sorted(ctx.reported(!all.judgedCompatible && all.directCompatible));
   const incompatibleChanges = changes.filter((change) => !compatibleTypes.has(change.type));
   return { compatible: incompatibleChanges.length === 0, changes, incompatibleChanges };
 }

@@ -10,7 +10,8 @@
  * beside it (a synthetic allOf) while the reader view is the bare union.
  */
 import type { CompareSchemas } from './compare-schemas.js';
-import type { DiffContext, Difference } from './diff-context.js';
+import type { DiffContext } from './diff-context.js';
+import { DifferenceList } from './difference-list.js';
 import type { SchemaNode } from './schema-document.js';
 import type { Shape } from './schema-shape.js';
 
@@ -19,15 +20,15 @@ function all(
   ctx: DiffContext,
   pairs: readonly (readonly [SchemaNode, SchemaNode])[],
   compareSchemas: CompareSchemas,
-): readonly Difference[] | undefined {
+): DifferenceList | undefined {
   // Any pair a tag value tells apart fails the whole conjunction before anything is compared.
   if (pairs.some(([writer, reader]) => ctx.cannotRead(writer, reader))) return undefined;
-  const found: Difference[] = [];
+  const found = new DifferenceList(ctx.compatibleTypes);
   for (const [writer, reader] of pairs) {
     const trial = ctx.sub();
     compareSchemas(trial, writer, reader);
     if (!trial.isCompatible()) return undefined;
-    found.push(...trial.differences);
+    found.link(trial.differences, '', false);
   }
   return found;
 }
@@ -37,7 +38,7 @@ function some(
   ctx: DiffContext,
   pairs: readonly (readonly [SchemaNode, SchemaNode])[],
   compareSchemas: CompareSchemas,
-): readonly Difference[] | undefined {
+): DifferenceList | undefined {
   for (const pair of pairs) {
     const found = all(ctx, [pair], compareSchemas);
     if (found !== undefined) return found;
@@ -50,7 +51,7 @@ const isUnion = (shape: Shape) => shape.criterion === 'anyOf' || shape.criterion
 export interface PartsReading {
   /** Which side was split into parts. */
   readonly split: 'writer' | 'reader';
-  readonly differences: readonly Difference[];
+  readonly differences: DifferenceList;
 }
 
 /**
@@ -67,7 +68,7 @@ export function readByParts(
   const readerParts = update.kind === 'combined' ? (update.subschemas ?? []) : [];
   const writerPairs = writerParts.map((part) => [part, update.at] as const);
   const readerPairs = readerParts.map((part) => [original.at, part] as const);
-  const attempts: [PartsReading['split'], () => readonly Difference[] | undefined][] = [];
+  const attempts: [PartsReading['split'], () => DifferenceList | undefined][] = [];
   if (writerParts.length > 0 && isUnion(original))
     attempts.push(['writer', () => all(ctx, writerPairs, compareSchemas)]);
   if (readerParts.length > 0 && update.criterion === 'allOf')

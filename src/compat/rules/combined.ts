@@ -9,7 +9,8 @@
 import { maximumMatching } from '../bipartite-matching.js';
 import { canonicalJson } from '../../common/canonical-json.js';
 import type { CompareSchemas } from '../compare-schemas.js';
-import type { DiffContext, Difference } from '../diff-context.js';
+import type { DiffContext } from '../diff-context.js';
+import type { DifferenceList } from '../difference-list.js';
 import type { SchemaNode } from '../schema-document.js';
 import { shapeOf, type CombinedCriterion, type Shape } from '../schema-shape.js';
 import type { DifferenceType } from './difference-types.js';
@@ -170,7 +171,7 @@ export function compareCombined(
   if (identicalPairs(left, right) !== undefined) return;
 
   const edges: number[][] = [];
-  const found = new Map<string, readonly Difference[]>();
+  const found = new Map<string, DifferenceList>();
   left.forEach((originalSub, i) => {
     edges[i] = [];
     right.forEach((updateSub, j) => {
@@ -188,7 +189,7 @@ export function compareCombined(
   });
   const matching = maximumMatching(left.length, right.length, edges);
   for (const [j, i] of [...matching].sort((a, b) => a[1] - b[1]))
-    ctx.addAll(found.get(`${i}:${j}`) ?? []);
+    ctx.addAll(found.get(`${i}:${j}`)!);
   if (matching.size < Math.min(left.length, right.length))
     ctx.add('COMBINED_TYPE_SUBSCHEMAS_CHANGED');
 }
