@@ -73,6 +73,14 @@ export class SchemaDocument {
   readonly dialect: SchemaDialect;
   /** The schema as the reading sees it: keywords of the other dialect left out. */
   readonly root: unknown;
+  /**
+   * followReferences (schema-shape.ts) per schema object of this document, by resource and
+   * facet: union trials follow the same `$ref`s again and again.
+   */
+  readonly referencesFollowed = new WeakMap<
+    object,
+    { readonly from: SchemaNode; readonly to: SchemaNode }[]
+  >();
 
   /**
    * `reading` decides how a schema is loaded where Confluent's loader and the meaning part ways

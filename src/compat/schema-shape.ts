@@ -162,6 +162,25 @@ function facetsOf(
   keywords: { readonly [keyword: string]: unknown },
   dialect: SchemaDialect,
   reading: Reading,
+): readonly string[] {
+  const key = `${dialect}|${reading}`;
+  let byReading = facetCache.get(keywords);
+  const known = byReading?.get(key);
+  if (known !== undefined) return known;
+  const facets = readFacets(keywords, dialect, reading);
+  if (byReading === undefined)
+    facetCache.set(keywords, (byReading = new Map<string, readonly string[]>()));
+  byReading.set(key, facets);
+  return facets;
+}
+
+/** facetsOf per schema object, dialect and reading: a union trial reads the same objects again. */
+const facetCache = new WeakMap<object, Map<string, readonly string[]>>();
+
+function readFacets(
+  keywords: { readonly [keyword: string]: unknown },
+  dialect: SchemaDialect,
+  reading: Reading,
 ): string[] {
   const facets: string[] = [];
   if (typeof keywords['$ref'] === 'string') {
@@ -297,6 +316,21 @@ function facetShape(
  * (one reference in Confluent's reading, see resolveOnce).
  */
 export function followReferences(node: SchemaNode): SchemaNode {
+  const { value } = node;
+  if (!isObject(value)) return node;
+  const followed = node.doc.referencesFollowed;
+  let known = followed.get(value);
+  const hit = known?.find(
+    (entry) => entry.from.base === node.base && entry.from.facet === node.facet,
+  );
+  if (hit !== undefined) return hit.to;
+  const to = followUncached(node);
+  if (known === undefined) followed.set(value, (known = []));
+  known.push({ from: node, to });
+  return to;
+}
+
+function followUncached(node: SchemaNode): SchemaNode {
   if (node.doc.reading === 'confluent')
     return isOnlyReference(node) ? resolveOnce(node, (node.value as { $ref: string }).$ref) : node;
   let current = node;
