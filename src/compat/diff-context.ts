@@ -29,16 +29,24 @@ export type Reading = 'confluent' | 'meaning';
 
 /**
  * Node identities, stable across rounds so pair keys can be carried from one round to the next.
- * Subschemas without references are identified by content (`c…`), so equal ones written in many
- * places — the same property schema in each of 100 union branches — are compared once; a schema
- * with a reference is identified by the object, as its targets depend on where it lives.
+ * Subschemas are identified by content, so equal ones written in many places — the same property
+ * schema in each of 100 union branches, the same union of `$ref`s under each of 12 recursive
+ * definitions — are compared once. Without references (`c…`) content and dialect say everything;
+ * a schema with a reference is also identified by the document and the resource it lives in
+ * (`r…`), which is all its targets depend on (see SchemaDocument.resolve).
  */
 export interface Identities {
+  /** Documents and resources, by object. */
   readonly ids: WeakMap<object, string>;
-  /** Content id of a reference-free value (null: it contains a reference). */
-  readonly contentIds: WeakMap<object, number | null>;
+  readonly contentIds: WeakMap<object, Content>;
   readonly byContent: Map<string, number>;
   nextId: number;
+}
+
+/** A number per distinct value, and whether it is free of references. */
+interface Content {
+  readonly id: number;
+  readonly free: boolean;
 }
 
 /**
@@ -52,17 +60,17 @@ export function newIdentities(): Identities {
 
 const REFERENCES: ReadonlySet<string> = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
 
-/** A number per distinct reference-free value, computed bottom up so each object is read once. */
-function contentIdOf(value: object, identities: Identities): number | null {
+/** The content of a value, computed bottom up so each object is read once. */
+function contentOf(value: object, identities: Identities): Content {
   const known = identities.contentIds.get(value);
   if (known !== undefined) return known;
   let free = true;
   const parts: string[] = [];
   const part = (child: unknown): string => {
     if (typeof child !== 'object' || child === null) return JSON.stringify(child) ?? 'null';
-    const id = contentIdOf(child, identities);
-    if (id === null) free = false;
-    return `#${String(id)}`;
+    const content = contentOf(child, identities);
+    if (!content.free) free = false;
+    return `#${String(content.id)}`;
   };
   if (Array.isArray(value)) for (const item of value) parts.push(part(item));
   else
@@ -70,14 +78,12 @@ function contentIdOf(value: object, identities: Identities): number | null {
       if (REFERENCES.has(key)) free = false;
       parts.push(`${JSON.stringify(key)}:${part((value as Record<string, unknown>)[key])}`);
     }
-  let id: number | null = null;
-  if (free) {
-    const text = `${Array.isArray(value) ? '[' : '{'}${parts.join(',')}`;
-    id = identities.byContent.get(text) ?? identities.byContent.size;
-    identities.byContent.set(text, id);
-  }
-  identities.contentIds.set(value, id);
-  return id;
+  const text = `${Array.isArray(value) ? '[' : '{'}${parts.join(',')}`;
+  const id = identities.byContent.get(text) ?? identities.byContent.size;
+  identities.byContent.set(text, id);
+  const content = { id, free };
+  identities.contentIds.set(value, content);
+  return content;
 }
 
 /**
@@ -133,22 +139,24 @@ interface Shared {
 }
 
 /**
- * What one comparison may cost. Schema pairs compared bound time and memory (a union of n
- * branches against one of m compares n × m pairs, and nested unions multiply); the nesting depth
- * of pairs bounds the stack, since `$ref` chains and rings make it as deep as the user writes.
- * Past either, the comparison stops with a ComparisonLimitError at the pair it was comparing,
- * instead of running for minutes or crashing. Differences are shared between pairs, not copied
- * (see difference-list.ts), so only the report expands them: that is bounded too.
+ * What one comparison may cost. Schema pairs compared plus differences replayed from the memo
+ * bound time and memory (a union of n branches against one of m compares n × m pairs, and
+ * nested unions multiply); the nesting depth of pairs bounds the stack, since `$ref` chains and
+ * rings make it as deep as the user writes. Past either, the comparison stops with a
+ * ComparisonLimitError at the pair it was comparing, instead of running for minutes or crashing.
+ * Replayed differences are shared, not copied (see difference-list.ts), but they are counted as
+ * many times as they are replayed: that count is what grows with nested unions, well before the
+ * pairs compared do, and what the report would have to expand.
  */
 export interface ComparisonLimits {
   /** Schema pairs compared (memo misses). */
   readonly work: number;
-  /** Differences in the report, each recursive pair's counted wherever it is met. */
-  readonly reported: number;
+  /** Differences replayed from the memo into callers, and differences in the report. */
+  readonly replayed: number;
   readonly depth: number;
 }
 
-export const DEFAULT_LIMITS: ComparisonLimits = { work: 100_000, reported: 500_000, depth: 400 };
+export const DEFAULT_LIMITS: ComparisonLimits = { work: 100_000, replayed: 500_000, depth: 400 };
 
 export interface RunOptions {
   readonly limits?: ComparisonLimits;
@@ -163,6 +171,7 @@ export interface RunOptions {
 interface Budget {
   readonly limits: ComparisonLimits;
   work: number;
+  replayed: number;
   depth: number;
 }
 
@@ -188,7 +197,7 @@ export class DiffContext {
     const exhaustive = options.exhaustive ?? false;
     const identities = options.identities ?? newIdentities();
     // One budget for every round: a repeated round costs as much as the first.
-    const budget: Budget = { limits, work: 0, depth: 0 };
+    const budget: Budget = { limits, work: 0, replayed: 0, depth: 0 };
     const knownIncompatible = new Map<string, DifferenceList>();
     const settled = options.settled?.of(compatibleTypes, reading, exhaustive);
     for (;;) {
@@ -248,7 +257,7 @@ export class DiffContext {
    * cycle closes unless `withRepeats`. Past the report limit, the comparison stops here.
    */
   reported(withRepeats: boolean): Difference[] {
-    const limit = this.shared.budget.limits.reported;
+    const limit = this.shared.budget.limits.replayed;
     return this.found.expand({
       judgedOnly: true,
       directOnly: !withRepeats,
@@ -349,6 +358,18 @@ export class DiffContext {
     }
   }
 
+  /** Differences replayed from the memo: bounded separately, as a union re-reads them per trial. */
+  private spendReplay(units: number): void {
+    const budget = this.shared.budget;
+    budget.replayed += units;
+    if (budget.replayed > budget.limits.replayed)
+      throw new ComparisonLimitError(
+        'too many differences to replay (unions of many branches, nested unions)',
+        budget.limits.replayed,
+        pathOf(this.segments),
+      );
+  }
+
   /** Runs `body`; a limit it meets without a place of its own is placed here. */
   locating<T>(body: () => T): T {
     try {
@@ -382,22 +403,28 @@ export class DiffContext {
 
   /** A memoized pair's differences (paths relative to the pair), at this context's path. */
   private addRebased(relative: DifferenceList, viaCycle = false): void {
+    this.spendReplay(relative.size);
     this.found.link(relative, this.segments.join('/'), viaCycle);
   }
 
   private idOf(node: SchemaNode): string {
     const value = node.value;
     if (typeof value !== 'object' || value === null) return `${String(value)}:${node.facet ?? ''}`;
-    const identities = this.shared.identities;
-    const content = contentIdOf(value, identities);
+    const content = contentOf(value, this.shared.identities);
     // The dialect decides how some keywords read, so equal content in two dialects differs.
-    if (content !== null) return `c${content}:${node.doc.dialect}:${node.facet ?? ''}`;
+    if (content.free) return `c${content.id}:${node.doc.dialect}:${node.facet ?? ''}`;
+    return `r${content.id}:${this.objectId(node.doc)}:${this.objectId(node.base)}:${node.facet ?? ''}`;
+  }
+
+  private objectId(value: unknown): string {
+    if (typeof value !== 'object' || value === null) return String(value);
+    const identities = this.shared.identities;
     let id = identities.ids.get(value);
     if (id === undefined) {
       id = `${identities.nextId++}`;
       identities.ids.set(value, id);
     }
-    return `${id}:${node.facet ?? ''}`;
+    return id;
   }
 }
 

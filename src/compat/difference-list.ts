@@ -54,6 +54,7 @@ export class DifferenceList {
   #judgedCompatible = true;
   #directCompatible = true;
   #hasUnjudged = false;
+  #size = 0;
 
   constructor(readonly compatibleTypes: ReadonlySet<DifferenceType>) {}
 
@@ -80,8 +81,14 @@ export class DifferenceList {
     return this.#entries.length === 0;
   }
 
+  /** How many differences it holds, each linked list's counted wherever it is linked. */
+  get size(): number {
+    return this.#size;
+  }
+
   push(difference: Difference): void {
     this.#entries.push(difference);
+    this.#size++;
     if (difference.unjudged !== undefined) this.#hasUnjudged = true;
     if (this.compatibleTypes.has(difference.type)) return;
     this.#compatible = false;
@@ -97,6 +104,7 @@ export class DifferenceList {
   link(list: DifferenceList, prefix: string, viaCycle: boolean): void {
     if (list.isEmpty) return;
     this.#entries.push({ list, prefix, viaCycle });
+    this.#size += list.size;
     if (list.hasUnjudged) this.#hasUnjudged = true;
     if (!list.compatible) this.#compatible = false;
     if (!list.judgedCompatible) this.#judgedCompatible = false;
