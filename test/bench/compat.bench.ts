@@ -26,6 +26,7 @@ import jsonSchemaDiff from 'json-schema-diff';
 import { checkReadable } from '../../src/compat/diff-schemas.js';
 import { checkCatalog } from '../../src/compat/check-catalog.js';
 import type { Catalog, EventDefinition, JsonSchema } from '../../src/catalog/model.js';
+import { recursiveTrade } from '../support/recursive-trade.js';
 import { writeSyntheticCatalog } from '../support/synthetic-catalog.js';
 import { fromSamples, median, SAMPLES, SMOKE, type BenchResult } from './bench-result.js';
 import { SIZES, timed } from './build.bench.js';
@@ -38,38 +39,6 @@ const BRANCH_COUNTS = SMOKE ? [10] : [10, 25, 50, 100];
 const PAIR_BUDGET_MS = 1000;
 /** Issue #20's budget for Confluent's slowest held-out pair, both directions. */
 const HELD_OUT_BUDGET_MS = 500;
-
-/**
- * The shape of the slowest of Confluent's own held-out pairs (its SchemaDiffTest
- * `testRecursiveOneOfUnionDetectsIncompatibleChange`): twelve product kinds, each with two
- * `oneOf` unions of `$ref`s to all twelve, under a root union of all twelve; the update changes
- * one kind's `id` from string to number. Every union pair is recursive.
- */
-function recursiveTrade(assetIdType: string): JsonSchema {
-  const kinds = ['Asset', 'Basket', 'Swap', 'Bond', 'Option', 'Future'];
-  kinds.push('Forward', 'Loan', 'Repo', 'Equity', 'Index', 'CommodityLeg');
-  const anyKind = () => ({ oneOf: kinds.map((kind) => ({ $ref: `#/definitions/${kind}` })) });
-  return {
-    $schema: 'http://json-schema.org/draft-07/schema#',
-    title: 'Trade',
-    type: 'object',
-    additionalProperties: true,
-    definitions: Object.fromEntries(
-      kinds.map((kind) => [
-        kind,
-        {
-          type: 'object',
-          properties: {
-            id: { type: kind === 'Asset' ? assetIdType : 'string' },
-            underlying: anyKind(),
-            referenceProduct: anyKind(),
-          },
-        },
-      ]),
-    ),
-    properties: { tradeId: { type: 'string' }, product: anyKind() },
-  };
-}
 
 /** Confluent's slowest held-out pair, both directions under each policy, against its budget. */
 async function heldOutPair(): Promise<BenchResult[]> {
