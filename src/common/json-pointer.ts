@@ -3,7 +3,10 @@ import { isObject } from './json-value.js';
 
 /** Escapes one pointer segment: `a/b~c` → `a~1b~0c`. */
 export function pointerSegment(segment: string | number): string {
-  return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
+  const text = String(segment);
+  // Most segments need no escaping: no regular expression for them (walks call this per node).
+  if (!text.includes('~') && !text.includes('/')) return text;
+  return text.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Builds a JSON pointer from segments: `['properties', 'a/b']` → `/properties/a~1b`. */

@@ -38,15 +38,10 @@ export type Reading = 'confluent' | 'meaning';
 export interface Identities {
   /** Documents and resources, by object. */
   readonly ids: WeakMap<object, string>;
-  readonly contentIds: WeakMap<object, Content>;
+  /** Per value: twice a number per distinct content, plus 1 when it is free of references. */
+  readonly contentIds: WeakMap<object, number>;
   readonly byContent: Map<string, number>;
   nextId: number;
-}
-
-/** A number per distinct value, and whether it is free of references. */
-interface Content {
-  readonly id: number;
-  readonly free: boolean;
 }
 
 /**
@@ -60,8 +55,8 @@ export function newIdentities(): Identities {
 
 const REFERENCES: ReadonlySet<string> = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
 
-/** The content of a value, computed bottom up so each object is read once. */
-function contentOf(value: object, identities: Identities): Content {
+/** The content of a value (see Identities.contentIds), computed bottom up so each object is read once. */
+function contentOf(value: object, identities: Identities): number {
   const known = identities.contentIds.get(value);
   if (known !== undefined) return known;
   let free = true;
@@ -69,8 +64,8 @@ function contentOf(value: object, identities: Identities): Content {
   const part = (child: unknown): string => {
     if (typeof child !== 'object' || child === null) return JSON.stringify(child) ?? 'null';
     const content = contentOf(child, identities);
-    if (!content.free) free = false;
-    return `#${String(content.id)}`;
+    if (content % 2 === 0) free = false;
+    return `#${String(content)}`;
   };
   if (Array.isArray(value)) for (const item of value) parts.push(part(item));
   else
@@ -79,9 +74,9 @@ function contentOf(value: object, identities: Identities): Content {
       parts.push(`${JSON.stringify(key)}:${part((value as Record<string, unknown>)[key])}`);
     }
   const text = `${Array.isArray(value) ? '[' : '{'}${parts.join(',')}`;
-  const id = identities.byContent.get(text) ?? identities.byContent.size;
-  identities.byContent.set(text, id);
-  const content = { id, free };
+  let id = identities.byContent.get(text);
+  if (id === undefined) identities.byContent.set(text, (id = identities.byContent.size));
+  const content = id * 2 + (free ? 1 : 0);
   identities.contentIds.set(value, content);
   return content;
 }
@@ -412,8 +407,8 @@ export class DiffContext {
     if (typeof value !== 'object' || value === null) return `${String(value)}:${node.facet ?? ''}`;
     const content = contentOf(value, this.shared.identities);
     // The dialect decides how some keywords read, so equal content in two dialects differs.
-    if (content.free) return `c${content.id}:${node.doc.dialect}:${node.facet ?? ''}`;
-    return `r${content.id}:${this.objectId(node.doc)}:${this.objectId(node.base)}:${node.facet ?? ''}`;
+    if (content % 2 === 1) return `c${content >> 1}:${node.doc.dialect}:${node.facet ?? ''}`;
+    return `r${content >> 1}:${this.objectId(node.doc)}:${this.objectId(node.base)}:${node.facet ?? ''}`;
   }
 
   private objectId(value: unknown): string {

@@ -110,8 +110,11 @@ export class SchemaDocument {
     return { doc: this, base: this.root, value: this.root };
   }
 
-  /** A subschema found under `parent` (keeps the parent's resource unless it declares its own `$id`). */
-  child(parent: SchemaNode, value: unknown): SchemaNode {
+  /**
+   * A subschema found under `parent` (keeps the parent's resource unless it declares its own
+   * `$id`). Only the parent's resource matters, not its facet.
+   */
+  child(parent: Pick<SchemaNode, 'base'>, value: unknown): SchemaNode {
     const base =
       isObject(value) && typeof value['$id'] === 'string' && !value['$id'].startsWith('#')
         ? value
@@ -119,8 +122,8 @@ export class SchemaDocument {
     return { doc: this, base, value };
   }
 
-  /** Resolves `$ref` (as written in a schema inside `from`). */
-  resolve(from: SchemaNode, ref: string): SchemaNode {
+  /** Resolves `$ref` (as written in a schema inside `from`; only its resource matters). */
+  resolve(from: Pick<SchemaNode, 'base'>, ref: string): SchemaNode {
     const hash = ref.indexOf('#');
     const resourcePart = hash === -1 ? ref : ref.slice(0, hash);
     const fragment = hash === -1 ? '' : ref.slice(hash + 1);
@@ -137,7 +140,7 @@ export class SchemaDocument {
       const anchored = this.anchors.get(fragment);
       if (anchored === undefined)
         throw new SchemaInputError(`cannot resolve $ref "${ref}": unknown anchor`);
-      return this.child({ doc: this, base: resource, value: resource }, anchored);
+      return this.child({ base: resource }, anchored);
     }
     let current: unknown = resource;
     for (const raw of fragment.slice(1).split('/')) {

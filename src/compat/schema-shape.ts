@@ -162,25 +162,6 @@ function facetsOf(
   keywords: { readonly [keyword: string]: unknown },
   dialect: SchemaDialect,
   reading: Reading,
-): readonly string[] {
-  const key = `${dialect}|${reading}`;
-  let byReading = facetCache.get(keywords);
-  const known = byReading?.get(key);
-  if (known !== undefined) return known;
-  const facets = readFacets(keywords, dialect, reading);
-  if (byReading === undefined)
-    facetCache.set(keywords, (byReading = new Map<string, readonly string[]>()));
-  byReading.set(key, facets);
-  return facets;
-}
-
-/** facetsOf per schema object, dialect and reading: a union trial reads the same objects again. */
-const facetCache = new WeakMap<object, Map<string, readonly string[]>>();
-
-function readFacets(
-  keywords: { readonly [keyword: string]: unknown },
-  dialect: SchemaDialect,
-  reading: Reading,
 ): string[] {
   const facets: string[] = [];
   if (typeof keywords['$ref'] === 'string') {
@@ -249,7 +230,7 @@ function isOnlyReference(node: SchemaNode): boolean {
  * target that is itself only a `$ref` is compared as a reference, never looked through.
  */
 function resolveOnce(at: SchemaNode, ref: string): SchemaNode {
-  const target = at.doc.resolve({ ...at, facet: undefined }, ref);
+  const target = at.doc.resolve(at, ref);
   return at.doc.reading === 'confluent' && isOnlyReference(target)
     ? { ...target, facet: REFERENCE_FACET }
     : target;
@@ -317,7 +298,8 @@ function facetShape(
  */
 export function followReferences(node: SchemaNode): SchemaNode {
   const { value } = node;
-  if (!isObject(value)) return node;
+  // Only a schema with a `$ref` can be one (most are not: no lookup for them).
+  if (!isObject(value) || typeof value['$ref'] !== 'string') return node;
   const followed = node.doc.referencesFollowed;
   let known = followed.get(value);
   const hit = known?.find(
@@ -365,7 +347,7 @@ function refChainTooLong(): ComparisonLimitError {
 
 /** A subschema of `shape` (e.g. a property's schema). */
 export function childOf(shape: Shape, value: unknown): SchemaNode {
-  return shape.at.doc.child({ ...shape.at, facet: undefined }, value);
+  return shape.at.doc.child(shape.at, value);
 }
 
 /** How a document is read: the dialect, and whose reading (see facetsOf). */

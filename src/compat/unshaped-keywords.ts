@@ -36,7 +36,7 @@ function reads(
 }
 
 function child(node: SchemaNode, value: unknown): SchemaNode {
-  return node.doc.child({ ...node, facet: undefined }, value);
+  return node.doc.child(node, value);
 }
 
 function requiredOf(keywords: Keywords): Set<string> {
