@@ -16,6 +16,7 @@ export interface SentMarks {
 
 export class UnwrittenMarks {
   private marks: SentMarks[] = [];
+  private writing: Promise<void> | undefined;
 
   add(marks: SentMarks): void {
     if (marks.ids.length > 0) this.marks.push(marks);
@@ -27,11 +28,27 @@ export class UnwrittenMarks {
   }
 
   /**
-   * Writes every mark kept so far, one UPDATE per claim. Each write takes its marks out first, so
-   * two lanes never write the same ones; a failed write puts back what it took and throws (the
-   * database is still unreachable: the caller's claim would fail as well).
+   * Writes every mark kept so far, one UPDATE per claim. A write in progress (the other lane's)
+   * is waited for first: a claim must not run before the marks it holds are written, or a row
+   * whose lease ran out during the outage would be claimed and published again. A failed write
+   * puts back what it took and throws (the database is still unreachable: the caller's claim
+   * would fail as well).
    */
   async write(sent: (ids: readonly string[], token: string) => Promise<void>): Promise<void> {
+    while (this.writing !== undefined) await this.writing.catch(() => undefined);
+    if (this.marks.length === 0) return;
+    const writing = this.writeTaken(sent);
+    this.writing = writing;
+    try {
+      await writing;
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  private async writeTaken(
+    sent: (ids: readonly string[], token: string) => Promise<void>,
+  ): Promise<void> {
     const taken = this.marks;
     this.marks = [];
     for (let index = 0; index < taken.length; index++) {
