@@ -222,7 +222,15 @@ describe.each(DIALECTS)('outbox relay outages on %s', (dialect) => {
           await sleep(cut.seconds * 1_000);
           await cutProxy.restore();
           const restoredAt = Date.now();
-          await sleep(1_000);
+          // Writing goes on until every row written before the return and one written after it
+          // are published: on PostgreSQL only NOTIFYs (the LISTEN back) wake the relay for them.
+          await until(
+            'the backlog and a row written after the return published',
+            async () =>
+              written.every((row) => row.at > restoredAt || publishedAt.has(row.id)) &&
+              written.some((row) => row.at > restoredAt && publishedAt.has(row.id)),
+            cut.limitMs + 30_000,
+          );
           writing = false;
           await writer;
           await until(
