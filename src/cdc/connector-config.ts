@@ -167,8 +167,11 @@ export function connectorConfig(
     'snapshot.mode': 'no_data',
     'tombstones.on.delete': 'false',
     // How long Debezium's task waits for more change events before handing a batch to Connect
-    // (default 500 ms): measured as the bulk of the commit → consumer latency.
-    'poll.interval.ms': '50',
+    // (default 500 ms): unless max.batch.size (2,048) events are queued it waits the whole
+    // interval, so this is the bulk of the commit → consumer latency. Measured with 200 events/s
+    // offered: 50 ms gave p50 57 ms, 10 ms gave p50 19–21 ms, at no measurable CPU cost (an idle
+    // task wakes 100 times a second). With exactly-once each batch is one Kafka transaction.
+    'poll.interval.ms': '10',
     'extended.headers.enabled': 'false',
     'key.converter': STRING_CONVERTER,
     'value.converter': STRING_CONVERTER,
