@@ -166,6 +166,12 @@ export function connectorConfig(
     // The table is always empty: rows written before the connector started are gone already.
     'snapshot.mode': 'no_data',
     'tombstones.on.delete': 'false',
+    // Every row is deleted again in its transaction, so the log holds a delete per event; the
+    // router would drop it, but only after Debezium built a change record for it and Connect
+    // queued and transformed it. Skipping deletes (and updates, which the router only warns
+    // about, and truncates) at the source halves the events Debezium handles: the worker's CPU
+    // per event measured 116–154 ms per 1,000 events with it, 162–230 without (loaded machine).
+    'skipped.operations': 'u,d,t',
     // How long Debezium's task waits for more change events before handing a batch to Connect
     // (default 500 ms): unless max.batch.size (2,048) events are queued it waits the whole
     // interval, so this is the bulk of the commit → consumer latency. Measured with 200 events/s

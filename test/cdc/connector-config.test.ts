@@ -62,6 +62,19 @@ describe('connector config', () => {
     );
   });
 
+  it('streams inserts only, handed to Connect every 10 ms (both databases)', () => {
+    for (const database of ['postgres', 'mariadb'] as const) {
+      const config = connectorConfig(topics, {
+        ...base,
+        database,
+        kafkaBootstrapServers: 'kafka:9092',
+      });
+      // The writer deletes every row it inserts: the deletes must not reach the router.
+      expect(config['skipped.operations']!.split(',').sort()).toEqual(['d', 't', 'u']);
+      expect(config['poll.interval.ms']).toBe('10');
+    }
+  });
+
   it("creates the catalog's topics (prefixed) with their partitions, retention and cleanup policy", () => {
     const config = connectorConfig(topics, { ...base, topicPrefix: 'prod-', replicationFactor: 3 });
     expect(config['topic.creation.groups']).toBe('topic1,topic2');
