@@ -6,7 +6,10 @@
  * - baseline: a consumer on the same transport interface doing the same SQL (BEGIN, inbox INSERT
  *   … ON CONFLICT, INSERT, UPDATE processed_at, COMMIT) and committing offset + 1 after each
  *   record without waiting for it (the cheapest a raw consumer can do), same partition concurrency.
- * Both read the same records (own consumer groups, from the beginning).
+ * Both read the same records (own consumer groups, from the beginning). As in the RabbitMQ bench,
+ * both sides first handle a few records untimed (JIT, database connections), then medians of
+ * ≥ 3 samples with their spread, the order alternating from sample to sample: one cold sample
+ * with the runner always first charged it with the process's warm-up.
  */
 import {
   createEnvelope,
@@ -19,9 +22,11 @@ import {
 } from '../../src/runtime/index.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
-import type { BenchResult } from './bench-result.js';
+import { SAMPLES, fromSamples, type BenchResult } from './bench-result.js';
 
 const MESSAGES = 2_000;
+/** Records each side handles, untimed, before the samples. */
+const WARM_UP = 200;
 const PARTITIONS = 4;
 const CONCURRENCY = 4;
 
@@ -89,90 +94,133 @@ export async function run(): Promise<BenchResult[]> {
         );
       };
 
-      // Subject: the runner with the inbox guard.
-      const runner = createKafkaConsumerRunner({
-        client,
-        routes: {
-          consumer: 'bench-consumer',
-          groupId: kafka.group('bench-runner'),
-          topics: [topic!],
-          retry: [{ topic: retry!, delayMs: 1_000 }],
-          deadLetter: dlt!,
-        },
-        partitionConcurrency: CONCURRENCY,
-        handler: {
-          name: 'bench-consumer',
-          handle: (raw) =>
-            handleWithInbox(
-              db,
-              { schema, consumer: 'bench-consumer', envelope: raw as Envelope },
-              (tx, envelope) => insert(tx as never, envelope).then(() => undefined),
-            ),
-        },
-      });
-      const runnerTime = await timed(async () => {
-        await runner.start();
-        await until(
-          'the runner to handle every record',
-          () => runner.metrics().handled >= MESSAGES,
-        );
-      });
-      await runner.stop();
+      let group = 0;
+      const reset = () =>
+        pg.pool.query(`TRUNCATE "${schema}".stock_count, "${schema}".inbox_message`);
 
-      // Baseline: a raw consumer doing the same SQL.
-      await pg.pool.query(`TRUNCATE "${schema}".stock_count, "${schema}".inbox_message`);
-      const raw = client.consumer({
-        groupId: kafka.group('bench-raw'),
-        topics: [topic!],
-        partitionConcurrency: CONCURRENCY,
-      });
-      let rawHandled = 0;
-      const rawTime = await timed(async () => {
-        await raw.start({
-          onRecord: async (record) => {
-            const envelope = JSON.parse(record.value!.toString('utf8')) as Envelope;
-            const connection = await pg.pool.connect();
-            try {
-              await connection.query('BEGIN');
-              const claimed = await connection.query(
-                `INSERT INTO "${schema}".inbox_message (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
-                [envelope.messageId, 'bench-consumer'],
-              );
-              if (claimed.rows.length === 1) {
-                await insert(connection, envelope);
-                await connection.query(
-                  `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
-                  [envelope.messageId, 'bench-consumer'],
-                );
-              }
-              await connection.query('COMMIT');
-            } finally {
-              connection.release();
-            }
-            void raw
-              .commit([
-                {
-                  topic: record.topic,
-                  partition: record.partition,
-                  offset: (BigInt(record.offset) + 1n).toString(),
-                },
-              ])
-              .catch(() => undefined);
-            rawHandled++;
+      // Subject: the runner with the inbox guard; msg/s over the first `count` records.
+      const runnerSample = async (count: number): Promise<number> => {
+        await reset();
+        const runner = createKafkaConsumerRunner({
+          client,
+          routes: {
+            consumer: 'bench-consumer',
+            groupId: kafka.group(`bench-runner-${group++}`),
+            topics: [topic!],
+            retry: [{ topic: retry!, delayMs: 1_000 }],
+            deadLetter: dlt!,
+          },
+          partitionConcurrency: CONCURRENCY,
+          handler: {
+            name: 'bench-consumer',
+            handle: (raw) =>
+              handleWithInbox(
+                db,
+                { schema, consumer: 'bench-consumer', envelope: raw as Envelope },
+                (tx, envelope) => insert(tx as never, envelope).then(() => undefined),
+              ),
           },
         });
-        await until('the raw consumer to handle every record', () => rawHandled >= MESSAGES);
-      });
-      await raw.close();
+        try {
+          return (
+            count /
+            (await timed(async () => {
+              await runner.start();
+              await until(
+                'the runner to handle every record',
+                () => runner.metrics().handled >= count,
+              );
+            }))
+          );
+        } finally {
+          await runner.stop();
+        }
+      };
 
-      results.push({
-        name: `Kafka consumer runner + inbox guard (${name}, ${CONCURRENCY} partitions at once)`,
-        unit: 'msg/s',
-        subject: MESSAGES / runnerTime,
-        baselineName: `raw ${name} consumer doing the same SQL, commit per record not awaited`,
-        baseline: MESSAGES / rawTime,
-        note: `${MESSAGES} records, ${PARTITIONS} partitions, pg pool of 10; includes group join`,
-      });
+      // Baseline: a raw consumer doing the same SQL.
+      const rawSample = async (count: number): Promise<number> => {
+        await reset();
+        const raw = client.consumer({
+          groupId: kafka.group(`bench-raw-${group++}`),
+          topics: [topic!],
+          partitionConcurrency: CONCURRENCY,
+        });
+        let rawHandled = 0;
+        try {
+          return (
+            count /
+            (await timed(async () => {
+              await raw.start({
+                onRecord: async (record) => {
+                  const envelope = JSON.parse(record.value!.toString('utf8')) as Envelope;
+                  const connection = await pg.pool.connect();
+                  try {
+                    await connection.query('BEGIN');
+                    const claimed = await connection.query(
+                      `INSERT INTO "${schema}".inbox_message (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
+                      [envelope.messageId, 'bench-consumer'],
+                    );
+                    if (claimed.rows.length === 1) {
+                      await insert(connection, envelope);
+                      await connection.query(
+                        `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+                        [envelope.messageId, 'bench-consumer'],
+                      );
+                    }
+                    await connection.query('COMMIT');
+                  } finally {
+                    connection.release();
+                  }
+                  void raw
+                    .commit([
+                      {
+                        topic: record.topic,
+                        partition: record.partition,
+                        offset: (BigInt(record.offset) + 1n).toString(),
+                      },
+                    ])
+                    .catch(() => undefined);
+                  rawHandled++;
+                },
+              });
+              await until('the raw consumer to handle every record', () => rawHandled >= count);
+            }))
+          );
+        } finally {
+          await raw.close();
+        }
+      };
+
+      await runnerSample(WARM_UP);
+      await rawSample(WARM_UP);
+      const runnerRates: number[] = [];
+      const rawRates: number[] = [];
+      for (let sample = 0; sample < SAMPLES; sample++) {
+        if (sample % 2 === 0) {
+          rawRates.push(await rawSample(MESSAGES));
+          runnerRates.push(await runnerSample(MESSAGES));
+        } else {
+          runnerRates.push(await runnerSample(MESSAGES));
+          rawRates.push(await rawSample(MESSAGES));
+        }
+        console.error(
+          `  ${name} sample ${sample}: runner ${runnerRates.at(-1)!.toFixed(0)} vs raw ${rawRates.at(-1)!.toFixed(0)} msg/s`,
+        );
+      }
+
+      results.push(
+        fromSamples(
+          {
+            name: `Kafka consumer runner + inbox guard (${name}, ${CONCURRENCY} partitions at once)`,
+            unit: 'msg/s',
+            baselineName: `raw ${name} consumer doing the same SQL, commit per record not awaited`,
+            goal: { ratio: 0.9, better: 'higher' },
+            note: `${MESSAGES} records per sample, ${PARTITIONS} partitions, pg pool of 10; includes group join; warm-up ${WARM_UP} records, order alternating`,
+          },
+          runnerRates,
+          rawRates,
+        ),
+      );
     } finally {
       await producer.close();
       await kafka.cleanup();

@@ -50,6 +50,13 @@ const RELAY_DEFAULT_WINDOW = 100;
 const RUNNER_DEFAULT_PREFETCH = 20;
 const BURST = SMOKE ? 100 : 1_000;
 const OFFERED_PER_SECOND = 500;
+/**
+ * Which parts run (EVGEN_BENCH_RABBITMQ=consumer for the consumer rows alone): relay, consumer,
+ * prefetch, e2e. Default all.
+ */
+const PARTS = new Set(
+  (process.env.EVGEN_BENCH_RABBITMQ ?? 'relay,consumer,prefetch,e2e').split(','),
+);
 
 interface StockCounted {
   sku: string;
@@ -270,7 +277,7 @@ export async function run(): Promise<BenchResult[]> {
       }
     };
 
-    for (const latencyMs of [0, 200]) {
+    for (const latencyMs of PARTS.has('relay') ? [0, 200] : []) {
       const proxy = latencyMs > 0 ? await startFaultProxy({ targetPort: 5672 }) : undefined;
       proxy?.latency(latencyMs);
       const connection = await amqp.connect(`amqp://guest:guest@127.0.0.1:${proxy?.port ?? 5672}`);
@@ -462,142 +469,148 @@ export async function run(): Promise<BenchResult[]> {
       return count / seconds;
     };
 
-    await runnerSample(Math.min(CONSUMER_MESSAGES, 200), RUNNER_DEFAULT_PREFETCH);
-    await rawConsumerSample(Math.min(CONSUMER_MESSAGES, 200), RUNNER_DEFAULT_PREFETCH);
-    const runnerRates: number[] = [];
-    const rawRates: number[] = [];
-    const plainRates: number[] = [];
-    for (let sample = 0; sample < SAMPLES; sample++) {
-      plainRates.push(await rawConsumerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH, true));
-      rawRates.push(await rawConsumerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
-      runnerRates.push(await runnerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
-      progress(
-        `consumer sample ${sample}: ${runnerRates.at(-1)!.toFixed(0)} vs raw ${rawRates.at(-1)!.toFixed(0)}`,
-      );
-    }
-    results.push(
-      fromSamples(
-        {
-          name: `consumer runner + inbox consumer, default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
-          unit: 'msg/s',
-          baselineName: 'raw amqplib consumer, same SQL, same prefetch',
-          goal: { ratio: 0.9, better: 'higher' },
-          note: `${CONSUMER_MESSAGES} messages over ${AGGREGATES} aggregates; pg pool of 10`,
-        },
-        runnerRates,
-        rawRates,
-      ),
-    );
-    results.push(
-      fromSamples(
-        {
-          name: `consumer runner + inbox consumer, default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
-          unit: 'msg/s',
-          baselineName: 'raw amqplib consumer, one plain INSERT + ack (no inbox), same prefetch',
-          note: 'what the inbox transaction costs on top of the cheapest possible handler',
-        },
-        runnerRates,
-        plainRates,
-      ),
-    );
-
-    // Prefetch series, to choose the default: the runner against itself at prefetch 20.
-    const prefetches = SMOKE ? [1, 20] : [1, 10, 20, 50, 100];
-    const byPrefetch = new Map<number, number[]>();
-    for (let sample = 0; sample < SAMPLES; sample++) {
-      for (const prefetch of prefetches) {
-        const rate = await runnerSample(PREFETCH_SERIES_MESSAGES, prefetch);
-        byPrefetch.set(prefetch, [...(byPrefetch.get(prefetch) ?? []), rate]);
+    if (PARTS.has('consumer')) {
+      await runnerSample(Math.min(CONSUMER_MESSAGES, 200), RUNNER_DEFAULT_PREFETCH);
+      await rawConsumerSample(Math.min(CONSUMER_MESSAGES, 200), RUNNER_DEFAULT_PREFETCH);
+      const runnerRates: number[] = [];
+      const rawRates: number[] = [];
+      const plainRates: number[] = [];
+      for (let sample = 0; sample < SAMPLES; sample++) {
+        plainRates.push(await rawConsumerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH, true));
+        rawRates.push(await rawConsumerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
+        runnerRates.push(await runnerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
+        progress(
+          `consumer sample ${sample}: ${runnerRates.at(-1)!.toFixed(0)} vs raw ${rawRates.at(-1)!.toFixed(0)}`,
+        );
       }
-    }
-    for (const prefetch of prefetches) {
-      if (prefetch === RUNNER_DEFAULT_PREFETCH) continue;
       results.push(
         fromSamples(
           {
-            name: `consumer runner + inbox consumer, prefetch ${prefetch}`,
+            name: `consumer runner + inbox consumer, default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
             unit: 'msg/s',
-            baselineName: `the same at the default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
-            note: 'how the default prefetch was chosen',
+            baselineName: 'raw amqplib consumer, same SQL, same prefetch',
+            goal: { ratio: 0.9, better: 'higher' },
+            note: `${CONSUMER_MESSAGES} messages over ${AGGREGATES} aggregates; pg pool of 10`,
           },
-          byPrefetch.get(prefetch)!,
-          byPrefetch.get(RUNNER_DEFAULT_PREFETCH)!,
+          runnerRates,
+          rawRates,
+        ),
+      );
+      results.push(
+        fromSamples(
+          {
+            name: `consumer runner + inbox consumer, default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
+            unit: 'msg/s',
+            baselineName: 'raw amqplib consumer, one plain INSERT + ack (no inbox), same prefetch',
+            note: 'what the inbox transaction costs on top of the cheapest possible handler',
+          },
+          runnerRates,
+          plainRates,
         ),
       );
     }
 
-    // End to end, all defaults: writers offer BURST events at OFFERED_PER_SECOND.
-    await fill(0);
-    const commitTimes = new Map<string, number>();
-    const handledTimes = new Map<string, number>();
-    const e2eRunner = createConsumerRunner({
-      connection: broker.connection,
-      routes: consumerRoutes,
-      handler: {
-        name: inboxConsumer.name,
-        handle: async (raw) => {
-          const result = await inboxConsumer.handle(raw);
-          const id = (raw as { messageId?: string }).messageId;
-          if (id !== undefined) handledTimes.set(id, performance.now());
-          return result;
-        },
-      },
-    });
-    const publisher = new ConfirmedPublisher(broker.connection);
-    const relay = createOutboxRelay({
-      db,
-      schema,
-      publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
-    });
-    await e2eRunner.start();
-    await relay.start();
-    try {
-      const started = performance.now();
-      const writers: Promise<void>[] = [];
-      for (let i = 0; i < BURST; i++) {
-        const due = started + (i * 1_000) / OFFERED_PER_SECOND;
-        const wait = due - performance.now();
-        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-        writers.push(
-          db
-            .transaction((tx) =>
-              writeOutboxEvent(
-                tx,
-                stockCounted,
-                { sku: `SKU-${i % AGGREGATES}`, quantity: i },
-                {},
-                { schema },
-              ),
-            )
-            .then((envelope) => {
-              commitTimes.set(envelope.messageId, performance.now());
-            }),
+    // Prefetch series, to choose the default: the runner against itself at prefetch 20.
+    if (PARTS.has('prefetch')) {
+      const prefetches = SMOKE ? [1, 20] : [1, 10, 20, 50, 100];
+      const byPrefetch = new Map<number, number[]>();
+      for (let sample = 0; sample < SAMPLES; sample++) {
+        for (const prefetch of prefetches) {
+          const rate = await runnerSample(PREFETCH_SERIES_MESSAGES, prefetch);
+          byPrefetch.set(prefetch, [...(byPrefetch.get(prefetch) ?? []), rate]);
+        }
+      }
+      for (const prefetch of prefetches) {
+        if (prefetch === RUNNER_DEFAULT_PREFETCH) continue;
+        results.push(
+          fromSamples(
+            {
+              name: `consumer runner + inbox consumer, prefetch ${prefetch}`,
+              unit: 'msg/s',
+              baselineName: `the same at the default prefetch ${RUNNER_DEFAULT_PREFETCH}`,
+              note: 'how the default prefetch was chosen',
+            },
+            byPrefetch.get(prefetch)!,
+            byPrefetch.get(RUNNER_DEFAULT_PREFETCH)!,
+          ),
         );
       }
-      await Promise.all(writers);
-      await waitFor(
-        'every burst event to be handled',
-        () => (handledTimes.size >= BURST ? true : undefined),
-        300_000,
-      );
-    } finally {
-      await relay.stop();
-      await e2eRunner.stop();
-      await publisher.close();
     }
-    const sorted = [...commitTimes]
-      .map(([id, at]) => handledTimes.get(id)! - at)
-      .sort((a, b) => a - b);
-    const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
-    results.push({
-      name: `end to end, ${BURST}-event burst at ${OFFERED_PER_SECOND}/s offered, defaults: commit → handler p99`,
-      unit: 'ms',
-      subject: p99,
-      baselineName: 'the goal, p99 ≤ 1 s',
-      baseline: 1_000,
-      goal: { ratio: 1, better: 'lower' },
-      note: `p50 ${median(sorted).toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms; one sample`,
-    });
+
+    // End to end, all defaults: writers offer BURST events at OFFERED_PER_SECOND.
+    if (PARTS.has('e2e')) {
+      await fill(0);
+      const commitTimes = new Map<string, number>();
+      const handledTimes = new Map<string, number>();
+      const e2eRunner = createConsumerRunner({
+        connection: broker.connection,
+        routes: consumerRoutes,
+        handler: {
+          name: inboxConsumer.name,
+          handle: async (raw) => {
+            const result = await inboxConsumer.handle(raw);
+            const id = (raw as { messageId?: string }).messageId;
+            if (id !== undefined) handledTimes.set(id, performance.now());
+            return result;
+          },
+        },
+      });
+      const publisher = new ConfirmedPublisher(broker.connection);
+      const relay = createOutboxRelay({
+        db,
+        schema,
+        publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
+      });
+      await e2eRunner.start();
+      await relay.start();
+      try {
+        const started = performance.now();
+        const writers: Promise<void>[] = [];
+        for (let i = 0; i < BURST; i++) {
+          const due = started + (i * 1_000) / OFFERED_PER_SECOND;
+          const wait = due - performance.now();
+          if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+          writers.push(
+            db
+              .transaction((tx) =>
+                writeOutboxEvent(
+                  tx,
+                  stockCounted,
+                  { sku: `SKU-${i % AGGREGATES}`, quantity: i },
+                  {},
+                  { schema },
+                ),
+              )
+              .then((envelope) => {
+                commitTimes.set(envelope.messageId, performance.now());
+              }),
+          );
+        }
+        await Promise.all(writers);
+        await waitFor(
+          'every burst event to be handled',
+          () => (handledTimes.size >= BURST ? true : undefined),
+          300_000,
+        );
+      } finally {
+        await relay.stop();
+        await e2eRunner.stop();
+        await publisher.close();
+      }
+      const sorted = [...commitTimes]
+        .map(([id, at]) => handledTimes.get(id)! - at)
+        .sort((a, b) => a - b);
+      const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
+      results.push({
+        name: `end to end, ${BURST}-event burst at ${OFFERED_PER_SECOND}/s offered, defaults: commit → handler p99`,
+        unit: 'ms',
+        subject: p99,
+        baselineName: 'the goal, p99 ≤ 1 s',
+        baseline: 1_000,
+        goal: { ratio: 1, better: 'lower' },
+        note: `p50 ${median(sorted).toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms; one sample`,
+      });
+    }
   } finally {
     await broker.cleanup();
     await pg.drop();
