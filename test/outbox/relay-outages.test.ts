@@ -35,6 +35,7 @@ import {
   pgliteOnce,
   type OutboxFixture,
 } from './support/dialects.js';
+import { classifyError } from '../../src/runtime/errors.js';
 import { recovery } from './support/fault-recovery.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
@@ -260,9 +261,15 @@ describe.each(DIALECTS)('outbox relay outages on %s', (dialect) => {
             ).toEqual(written.filter((row) => row.aggregate === aggregate).map((row) => row.id));
           }
           expect(recoveryMs).toBeLessThanOrEqual(cut.limitMs);
-          // The failed rounds (and the lost LISTEN) were reported as unavailability, not thrown.
+          // The failed rounds (and the lost LISTEN) were reported, not thrown.
           expect(errors.length).toBeGreaterThan(0);
-          expect(errors.filter((error) => !isUnavailableError(error))).toEqual([]);
+          // A deadlock (1213) between a lease renewal and the other lane's SENT marks is transient
+          // too: reported, its marks kept. No error is a deterministic one.
+          expect(
+            errors.filter(
+              (error) => !isUnavailableError(error) && classifyError(error) !== 'retryable',
+            ),
+          ).toEqual([]);
         } finally {
           writing = false;
           await writer;

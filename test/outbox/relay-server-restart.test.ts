@@ -24,6 +24,7 @@ import { uuidV7 } from '../../src/runtime/uuid-v7.js';
 import { mariadbPool } from '../support/mariadb.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../support/mariadb-private.js';
 import { uniqueName } from '../support/postgres.js';
+import { classifyError } from '../../src/runtime/errors.js';
 import { recovery } from './support/fault-recovery.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
@@ -166,7 +167,13 @@ describe('the MariaDB server restarted under a running relay (private mariadbd)'
         }
         expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_LIMIT_MS);
         expect(errors.length).toBeGreaterThan(0);
-        expect(errors.filter((error) => !isUnavailableError(error))).toEqual([]);
+        // A deadlock (1213) between a lease renewal and the other lane's SENT marks is transient
+        // too: reported, its marks kept. No error is a deterministic one.
+        expect(
+          errors.filter(
+            (error) => !isUnavailableError(error) && classifyError(error) !== 'retryable',
+          ),
+        ).toEqual([]);
       } finally {
         writing = false;
         await writer;
