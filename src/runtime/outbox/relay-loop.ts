@@ -15,6 +15,12 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayBatchResult } from './relay-options.js';
 import type { WakeSignal } from './wake-signal.js';
 
+/**
+ * Pauses before a lane tries again to write SENT marks a database failure left unwritten:
+ * doubling from the first to the cap (or pollIntervalMs, if shorter) while the writes fail.
+ */
+const UNWRITTEN_RETRY_MS = { first: 250, cap: 5_000 };
+
 /** Batches in progress at once: one publishes while the other claims or records. */
 export const RELAY_LANES = 2;
 
@@ -40,6 +46,7 @@ export async function runRelayLoop(
     let carried: SentMarks | undefined;
     // Each lane backs off on its own: one lane's empty claims say nothing of the other's rows.
     const idle = new IdlePollSchedule({ floorMs: minPollIntervalMs, ceilingMs: pollIntervalMs });
+    let markRetryMs = UNWRITTEN_RETRY_MS.first;
     while (!isStopping()) {
       const fullBefore = fullBatches;
       const batch = await runBatch(carried, true).catch((error: unknown) => {
@@ -58,6 +65,7 @@ export async function runRelayLoop(
         wakeSignal.wakeWaiting();
       }
       if (isStopping()) break;
+      if (context.unwritten.size === 0) markRetryMs = UNWRITTEN_RETRY_MS.first;
       const outageLeft = outage.until - nowMs();
       // Go again at once after a full batch, or when the other lane finished a full one since
       // this claim began (this claim could not take what that batch held back).
@@ -66,7 +74,12 @@ export async function runRelayLoop(
       carried = undefined;
       // During a broker outage a NOTIFY must not bring the next attempt forward.
       if (outageLeft > 0) await wakeSignal.sleep(outageLeft, true);
-      else await waitWhileIdle(idle, wakeSignal, (ms) => observe(() => hooks.onIdle?.(ms)));
+      // SENT marks kept from a database failure hold their aggregates back: the next round
+      // (which writes them first) comes soon, not after an idle wait of up to pollIntervalMs.
+      else if (context.unwritten.size > 0) {
+        await wakeSignal.sleep(Math.min(markRetryMs, pollIntervalMs));
+        markRetryMs = Math.min(markRetryMs * 2, UNWRITTEN_RETRY_MS.cap);
+      } else await waitWhileIdle(idle, wakeSignal, (ms) => observe(() => hooks.onIdle?.(ms)));
     }
     if (carried !== undefined) await writeSentMarks(context, carried);
   };
