@@ -51,7 +51,12 @@ describe.each(KAFKA_CLIENTS)('Kafka client adapter: $name', ({ create }) => {
     await expect(kafka.admin.createTopics([{ topic: topic!, partitions: 2 }])).rejects.toThrow();
     await kafka.admin.createPartitions(topic!, 3);
     await kafka.admin.alterTopicConfigs(topic!, { 'cleanup.policy': 'compact' });
-    [described] = await kafka.admin.describeTopics([topic!]);
+    // KRaft: the controller accepts the change, the broker answering describe applies it from the
+    // metadata log a moment later (a describe right after the alter was seen to return 'delete').
+    await waitFor('the altered config visible', async () => {
+      [described] = await kafka!.admin.describeTopics([topic!]);
+      return described!.configs['cleanup.policy'] === 'compact' ? true : undefined;
+    });
     expect(described!.partitions).toBe(3);
     expect(described!.configs['cleanup.policy']).toBe('compact');
     expect(described!.configs['retention.ms']).toBe('3600000');
