@@ -72,7 +72,7 @@ function openingBracketsAbove(text: string, limit: number): boolean {
 }
 
 /** A finite number beyond ±(2^53 − 1): every such number is an integer that may have been rounded. */
-function isLargeNumber(value: number): boolean {
+export function isLargeNumber(value: number): boolean {
   return (
     (value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER) && Number.isFinite(value)
   );

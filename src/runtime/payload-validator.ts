@@ -21,7 +21,8 @@ export type CompiledSchemaFunction = ((data: unknown) => boolean) & {
   errors?: readonly CompiledSchemaError[] | null;
 };
 
-function escapeSegment(segment: string): string {
+/** Escapes one JSON pointer segment (RFC 6901): `a/b~c` → `a~1b~0c`. */
+export function escapePointerSegment(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
@@ -30,21 +31,21 @@ export function violationFromSchemaError(error: CompiledSchemaError): Violation 
   const { keyword, params, instancePath } = error;
   if (keyword === 'required' && typeof params.missingProperty === 'string') {
     return {
-      pointer: `${instancePath}/${escapeSegment(params.missingProperty)}`,
+      pointer: `${instancePath}/${escapePointerSegment(params.missingProperty)}`,
       keyword,
       message: 'is required',
     };
   }
   if (keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
     return {
-      pointer: `${instancePath}/${escapeSegment(params.additionalProperty)}`,
+      pointer: `${instancePath}/${escapePointerSegment(params.additionalProperty)}`,
       keyword,
       message: 'is not declared by the schema (writers may not add undeclared properties)',
     };
   }
   if (keyword === 'unevaluatedProperties' && typeof params.unevaluatedProperty === 'string') {
     return {
-      pointer: `${instancePath}/${escapeSegment(params.unevaluatedProperty)}`,
+      pointer: `${instancePath}/${escapePointerSegment(params.unevaluatedProperty)}`,
       keyword,
       message: 'is not declared by the schema (writers may not add undeclared properties)',
     };

@@ -7,17 +7,16 @@
  * can handle: producers refuse them instead, before anything is written. Integers of any size
  * travel faithfully as strings of digits, which is what a schema declares to carry them.
  */
+import { isLargeNumber } from './decode-message-body.js';
 import type { Violation } from './errors.js';
-
-function escapeSegment(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
+import { escapePointerSegment } from './payload-validator.js';
 
 function problem(value: number): string | undefined {
   if (Number.isNaN(value) || !Number.isFinite(value)) {
     return `is ${String(value)}, which JSON cannot carry (it would be written as null)`;
   }
-  if (value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER) {
+  // The decoder's own test: what it would refuse, the writer refuses.
+  if (isLargeNumber(value)) {
     return `is ${String(value)}, beyond ±(2^53 − 1): consumers cannot read it without rounding and would dead-letter the event; carry such integers as strings of digits (declare the property as a string in the schema)`;
   }
   return undefined;
@@ -44,7 +43,11 @@ export function unfaithfulNumbers(value: unknown, pointer = ''): Violation[] {
       return;
     }
     for (const key of Object.keys(item)) {
-      visit((item as Record<string, unknown>)[key], `${at}/${escapeSegment(key)}`, depth + 1);
+      visit(
+        (item as Record<string, unknown>)[key],
+        `${at}/${escapePointerSegment(key)}`,
+        depth + 1,
+      );
     }
   };
   visit(value, pointer, 0);
