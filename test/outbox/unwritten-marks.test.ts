@@ -9,26 +9,23 @@
  * Every lease here is long (60 s): a row still PROCESSING when the test looks was not marked.
  */
 import mysql from 'mysql2/promise';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   RecordingPublisher,
   createOutboxRelay,
   isUnavailableError,
   mysqlDatabase,
-  postgresDatabase,
   writeOutboxEvent,
-  type Database,
   type Publisher,
 } from 'evgen/runtime';
 import { classifyError } from '../../src/runtime/errors.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { mariadbPool } from '../support/mariadb.js';
-import { TEST_DATABASE_URL } from '../support/postgres.js';
 import {
   openOutbox,
   outboxRows,
   pgliteOnce,
+  throughProxy,
   type DialectName,
   type OutboxFixture,
 } from './support/dialects.js';
@@ -77,21 +74,6 @@ function confirmingAfter(before: () => Promise<void>): RecordingPublisher & Publ
     return record(message);
   };
   return publisher;
-}
-
-/** The test's database through a fault proxy, as the relay's only way to it. */
-function throughProxy(f: OutboxFixture, proxy: FaultProxy): { db: Database; end(): Promise<void> } {
-  if (f.dialect === 'mariadb') {
-    const pool = mariadbPool(f.url!.replace('127.0.0.1:3306', `127.0.0.1:${proxy.port}`), 4);
-    return { db: mysqlDatabase(pool), end: () => pool.end().catch(() => undefined) };
-  }
-  const pool = new pg.Pool({
-    connectionString: TEST_DATABASE_URL.replace(/@[^/]+\//, `@127.0.0.1:${proxy.port}/`),
-    max: 4,
-    connectionTimeoutMillis: 2_000,
-  });
-  pool.on('error', () => undefined);
-  return { db: postgresDatabase(pool), end: () => pool.end().catch(() => undefined) };
 }
 
 describe.each(['postgres', 'mariadb'] as const satisfies readonly DialectName[])(

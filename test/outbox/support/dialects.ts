@@ -4,14 +4,17 @@
  * MariaDB on 127.0.0.1 (a database per test, dropped afterwards).
  */
 import type { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 import {
   migrateOutbox,
   mysqlDatabase,
   pgliteDatabase,
   postgresDatabase,
   type Database,
+  type PostgresDatabaseOptions,
 } from 'evgen/runtime';
-import { createMariadbDatabase } from '../../support/mariadb.js';
+import type { FaultProxy } from '../../support/fault-proxy.js';
+import { createMariadbDatabase, mariadbPool } from '../../support/mariadb.js';
 import { createTestSchema, TEST_DATABASE_URL, uniqueName } from '../../support/postgres.js';
 import { startPglite } from '../../support/pglite.js';
 
@@ -226,4 +229,26 @@ export function manualTimers(clock?: { advance(ms: number): void }): ManualTimer
     },
     pending: () => scheduled.length,
   };
+}
+
+/**
+ * The fixture's database reached through a fault proxy (the server dialects only: PGlite lives in
+ * this process), as the relay's only way to it; `postgres` options apply on PostgreSQL.
+ */
+export function throughProxy(
+  f: OutboxFixture,
+  proxy: FaultProxy,
+  postgres: PostgresDatabaseOptions = {},
+): { db: Database; end(): Promise<void> } {
+  if (f.dialect === 'mariadb') {
+    const pool = mariadbPool(f.url!.replace('127.0.0.1:3306', `127.0.0.1:${proxy.port}`), 4);
+    return { db: mysqlDatabase(pool), end: () => pool.end().catch(() => undefined) };
+  }
+  const pool = new pg.Pool({
+    connectionString: TEST_DATABASE_URL.replace(/@[^/]+\//, `@127.0.0.1:${proxy.port}/`),
+    max: 4,
+    connectionTimeoutMillis: 2_000,
+  });
+  pool.on('error', () => undefined);
+  return { db: postgresDatabase(pool, postgres), end: () => pool.end().catch(() => undefined) };
 }

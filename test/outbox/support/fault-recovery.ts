@@ -1,4 +1,6 @@
-/** Recovery after a fault, measured from publish times (the relay fault tests). */
+/** Recovery after a fault, measured from publish times, and the checks the relay fault tests share. */
+import { isUnavailableError } from 'evgen/runtime';
+import { classifyError } from '../../../src/runtime/errors.js';
 
 /**
  * After a fault ends at `endedAt`: how long until every aggregate had published its next waiting
@@ -21,4 +23,25 @@ export function recovery(
     recoveryMs: Math.max(0, ...resumed),
     caughtUpMs: Math.max(0, ...waited.map(after)),
   };
+}
+
+/**
+ * Errors a relay reported under a database fault that are not transient: neither unavailability
+ * nor a retryable failure (a deadlock 1213 between a lease renewal and the other lane's SENT
+ * marks, a lock-wait timeout 1205: reported, their marks kept). A fault test expects none.
+ */
+export function nonTransientErrors(errors: readonly unknown[]): unknown[] {
+  return errors.filter(
+    (error) => !isUnavailableError(error) && classifyError(error) !== 'retryable',
+  );
+}
+
+/** The messageIds published for `aggregate`, in publish order. */
+export function publishedFor(
+  published: readonly { readonly envelope: { messageId: string; aggregateId: string } }[],
+  aggregate: string,
+): string[] {
+  return published
+    .filter((m) => m.envelope.aggregateId === aggregate)
+    .map((m) => m.envelope.messageId);
 }
