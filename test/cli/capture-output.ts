@@ -1,5 +1,6 @@
 /** Captures what a command prints to stdout/stderr during one test. */
 import { vi } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
 
 export interface CapturedOutput {
   readonly stdout: () => string;
@@ -26,4 +27,21 @@ export function captureOutput(): CapturedOutput {
       err.mockRestore();
     },
   };
+}
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the evgen CLI in-process and returns its exit code and what it printed. */
+export async function runCliCaptured(...argv: string[]): Promise<CliResult> {
+  const output = captureOutput();
+  try {
+    const code = await runCli(argv);
+    return { code, stdout: output.stdout(), stderr: output.stderr() };
+  } finally {
+    output.restore();
+  }
 }

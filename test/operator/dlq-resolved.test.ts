@@ -14,7 +14,7 @@ import { kafkajsClient } from 'evgen-runtime/kafkajs';
 import { createKafkaConsumerRunner, migrateOutbox, type KafkaConsumerRunner } from 'evgen/runtime';
 import { runCli } from '../../src/cli/main.js';
 import { EXIT_BAD_INPUT, EXIT_OK } from '../../src/cli/exit-codes.js';
-import { captureOutput } from '../cli/capture-output.js';
+import { captureOutput, runCliCaptured } from '../cli/capture-output.js';
 import {
   inventoryOnKafka,
   waitFor,
@@ -38,24 +38,18 @@ describe('resolved dead letters and the deployment config (real broker and datab
   });
 
   /** Runs the CLI with only --config and connection flags: no --prefix, no --kafka-tiers. */
-  async function evgen(s: InventoryOnKafka, config: string, ...args: string[]) {
-    const output = captureOutput();
-    try {
-      const code = await runCli([
-        ...args,
-        '--config',
-        config,
-        '--kafka-brokers',
-        s.kafka.brokers,
-        '--database-url',
-        s.databaseUrl,
-        '--schema',
-        s.schema,
-      ]);
-      return { code, stdout: output.stdout(), stderr: output.stderr() };
-    } finally {
-      output.restore();
-    }
+  function evgen(s: InventoryOnKafka, config: string, ...args: string[]) {
+    return runCliCaptured(
+      ...args,
+      '--config',
+      config,
+      '--kafka-brokers',
+      s.kafka.brokers,
+      '--database-url',
+      s.databaseUrl,
+      '--schema',
+      s.schema,
+    );
   }
 
   it.each(['postgres', 'mariadb'] as const)(

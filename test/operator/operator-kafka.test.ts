@@ -14,7 +14,7 @@ import { kafkajsClient } from 'evgen-runtime/kafkajs';
 import { createKafkaConsumerRunner, migrateOutbox, type KafkaConsumerRunner } from 'evgen/runtime';
 import { runCli } from '../../src/cli/main.js';
 import { EXIT_BAD_INPUT, EXIT_OK } from '../../src/cli/exit-codes.js';
-import { captureOutput } from '../cli/capture-output.js';
+import { captureOutput, runCliCaptured } from '../cli/capture-output.js';
 import {
   inventoryOnKafka,
   waitFor,
@@ -40,25 +40,19 @@ describe.each(['postgres', 'mariadb'] as const)(
       return evgenWith(s, eventsDir, ...args);
     }
 
-    async function evgenWith(s: InventoryOnKafka, events: string, ...args: string[]) {
-      const output = captureOutput();
-      try {
-        const code = await runCli([
-          ...args,
-          '--events',
-          events,
-          '--kafka-brokers',
-          s.kafka.brokers,
-          '--kafka-tiers',
-          '300,600',
-          '--prefix',
-          s.kafka.prefix,
-          ...(args[0] === 'trace' ? ['--database-url', s.databaseUrl, '--schema', s.schema] : []),
-        ]);
-        return { code, stdout: output.stdout(), stderr: output.stderr() };
-      } finally {
-        output.restore();
-      }
+    function evgenWith(s: InventoryOnKafka, events: string, ...args: string[]) {
+      return runCliCaptured(
+        ...args,
+        '--events',
+        events,
+        '--kafka-brokers',
+        s.kafka.brokers,
+        '--kafka-tiers',
+        '300,600',
+        '--prefix',
+        s.kafka.prefix,
+        ...(args[0] === 'trace' ? ['--database-url', s.databaseUrl, '--schema', s.schema] : []),
+      );
     }
 
     it('lists, shows, traces and replays a Kafka dead letter; the replay is handled once', async () => {

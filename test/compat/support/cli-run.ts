@@ -3,24 +3,10 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../../src/cli/main.js';
-import { captureOutput } from '../../cli/capture-output.js';
+import { runCliCaptured } from '../../cli/capture-output.js';
 
-export interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-export async function evgen(...argv: string[]): Promise<CliResult> {
-  const output = captureOutput();
-  try {
-    const code = await runCli(argv);
-    return { code, stdout: output.stdout(), stderr: output.stderr() };
-  } finally {
-    output.restore();
-  }
-}
+export type { CliResult } from '../../cli/capture-output.js';
+export const evgen = runCliCaptured;
 
 export const EXAMPLE_EVENTS = fileURLToPath(new URL('../../../events', import.meta.url));
 
