@@ -14,11 +14,15 @@ import mysql from 'mysql2/promise';
 import { migrateCdcOutbox, mysqlDatabase } from 'evgen/runtime';
 import { MYSQL_DIALECT } from '../../../src/runtime/db/sql-dialect.js';
 import { connectorConfig } from '../../../src/cdc/connector-config.js';
-import { startConnectWorker, type ConnectWorker } from '../../support/connect/connect-worker.js';
 import { TEST_KAFKA_BROKERS } from '../../support/kafka/test-kafka.js';
 import { mariadbPool } from '../../support/mariadb.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../../support/mariadb-private.js';
-import { ORDER_EVENTS_TOPIC, type CdcSource, type CdcSourceOptions } from './cdc-source.js';
+import {
+  ORDER_EVENTS_TOPIC,
+  startSourceWorker,
+  type CdcSource,
+  type CdcSourceOptions,
+} from './cdc-source.js';
 import { removeWorkerTopics } from './cdc-worker-cleanup.js';
 
 /** mariadbd arguments of a CDC source. */
@@ -43,28 +47,13 @@ export async function startCdcMariadb(options: CdcSourceOptions = {}): Promise<C
     database: 'evgen',
     serverArgs: BINLOG_SERVER_ARGS,
   });
-  let worker: ConnectWorker | undefined;
-  try {
-    worker = await startConnectWorker({
-      brokers,
-      exactlyOnce: options.exactlyOnce ?? false,
-      ...(options.offsetFlushIntervalMs !== undefined
-        ? { offsetFlushIntervalMs: options.offsetFlushIntervalMs }
-        : {}),
-      env: { EVGEN_CDC_DB_PASSWORD: '' },
-      ...options.worker,
-    });
-  } catch (error) {
-    await server.destroy();
-    throw error;
-  }
+  const w = await startSourceWorker(server, brokers, options);
   const pool = mariadbPool(server.url, 6);
   const db = mysqlDatabase(pool);
   await migrateCdcOutbox(db);
   const suffix = randomBytes(4).toString('hex');
   const connector = `evgen-cdc-${suffix}`;
   const schemaHistoryTopic = `${connector}.schema-history`;
-  const w = worker;
 
   /** Debezium reads the binlog as a replica: its connection shows as a binlog dump. */
   const waitForBinlogReader = async (timeoutMs = 60_000) => {

@@ -9,13 +9,17 @@ import pg from 'pg';
 import { migrateCdcOutbox, postgresDatabase } from 'evgen/runtime';
 import { quoteIdentifier } from '../../../src/runtime/db/sql-identifier.js';
 import { connectorConfig } from '../../../src/cdc/connector-config.js';
-import { startConnectWorker, type ConnectWorker } from '../../support/connect/connect-worker.js';
 import {
   startLogicalPostgres,
   type LogicalPostgres,
 } from '../../support/connect/logical-postgres.js';
 import { TEST_KAFKA_BROKERS } from '../../support/kafka/test-kafka.js';
-import { ORDER_EVENTS_TOPIC, type CdcSource, type CdcSourceOptions } from './cdc-source.js';
+import {
+  ORDER_EVENTS_TOPIC,
+  startSourceWorker,
+  type CdcSource,
+  type CdcSourceOptions,
+} from './cdc-source.js';
 import { removeWorkerTopics } from './cdc-worker-cleanup.js';
 
 export interface CdcPostgres extends CdcSource {
@@ -30,21 +34,7 @@ export interface CdcPostgres extends CdcSource {
 export async function startCdcPostgres(options: CdcSourceOptions = {}): Promise<CdcPostgres> {
   const brokers = options.brokers ?? TEST_KAFKA_BROKERS;
   const server = await startLogicalPostgres();
-  let worker: ConnectWorker | undefined;
-  try {
-    worker = await startConnectWorker({
-      brokers,
-      exactlyOnce: options.exactlyOnce ?? false,
-      ...(options.offsetFlushIntervalMs !== undefined
-        ? { offsetFlushIntervalMs: options.offsetFlushIntervalMs }
-        : {}),
-      env: { EVGEN_CDC_DB_PASSWORD: '' },
-      ...options.worker,
-    });
-  } catch (error) {
-    await server.destroy();
-    throw error;
-  }
+  const w = await startSourceWorker(server, brokers, options);
   const pool = new pg.Pool({ connectionString: server.url, max: 6 });
   pool.on('error', () => undefined);
   const db = postgresDatabase(pool);
@@ -52,7 +42,6 @@ export async function startCdcPostgres(options: CdcSourceOptions = {}): Promise<
   const suffix = randomBytes(4).toString('hex');
   const connector = `evgen-cdc-${suffix}`;
   const slot = `evgen_cdc_${suffix}`;
-  const w = worker;
 
   const waitForSlotActive = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;

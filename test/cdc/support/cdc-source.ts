@@ -6,7 +6,11 @@
  */
 import type { Database } from 'evgen/runtime';
 import type { ConnectorTopic } from '../../../src/cdc/connector-config.js';
-import type { ConnectWorker, ConnectWorkerOptions } from '../../support/connect/connect-worker.js';
+import {
+  startConnectWorker,
+  type ConnectWorker,
+  type ConnectWorkerOptions,
+} from '../../support/connect/connect-worker.js';
 import type { CdcMariadb } from './cdc-mariadb.js';
 import type { CdcPostgres } from './cdc-postgres.js';
 
@@ -27,6 +31,31 @@ export interface CdcSourceOptions {
   readonly offsetFlushIntervalMs?: number;
   /** The worker's JVM flags and extra properties (see ConnectWorkerOptions). */
   readonly worker?: Pick<ConnectWorkerOptions, 'jvmFlags' | 'properties'>;
+}
+
+/**
+ * Starts the Connect worker beside a source's private server (which the worker's connector will
+ * read); when the worker does not start, the server is destroyed before the error is rethrown.
+ */
+export async function startSourceWorker(
+  server: { destroy(): Promise<void> },
+  brokers: string,
+  options: CdcSourceOptions,
+): Promise<ConnectWorker> {
+  try {
+    return await startConnectWorker({
+      brokers,
+      exactlyOnce: options.exactlyOnce ?? false,
+      ...(options.offsetFlushIntervalMs !== undefined
+        ? { offsetFlushIntervalMs: options.offsetFlushIntervalMs }
+        : {}),
+      env: { EVGEN_CDC_DB_PASSWORD: '' },
+      ...options.worker,
+    });
+  } catch (error) {
+    await server.destroy();
+    throw error;
+  }
 }
 
 /** What `startConnector` may change in the generated connector config. */
