@@ -30,7 +30,12 @@ import {
   throughProxy,
   type OutboxFixture,
 } from './support/dialects.js';
-import { nonTransientErrors, publishedFor, recovery } from './support/fault-recovery.js';
+import {
+  nonTransientErrors,
+  publishedFor,
+  recovery,
+  slowRecordingPublisher,
+} from './support/fault-recovery.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
 const full = process.env.EVGEN_FAULTS === 'full';
@@ -159,12 +164,7 @@ describe.each(DIALECTS)('outbox relay outages on %s', (dialect) => {
         const notify = dialect === 'postgres' ? f.channel : false;
         // Confirms take 50 ms, so publishes are in flight (their SENT marks not written yet)
         // when the cut comes.
-        const publisher = new RecordingPublisher();
-        const record = publisher.publish.bind(publisher);
-        publisher.publish = async (message) => {
-          await sleep(50);
-          return record(message);
-        };
+        const publisher = slowRecordingPublisher(50);
         const publishedAt = new Map<string, number>();
         const errors: unknown[] = [];
         const relay = createOutboxRelay({
@@ -260,12 +260,7 @@ describe.each(DIALECTS)('outbox relay outages on %s', (dialect) => {
     // lease has passed (1.5 s) and must land before the lease no longer allows a publish of
     // timeout 1 s (5 s): 3.5 s of room, so a loaded machine does not make it late. What is
     // checked is behaviour, not timing: rows published past the first lease, none by both.
-    const slow = new RecordingPublisher();
-    const publishSlowly = slow.publish.bind(slow);
-    slow.publish = async (message) => {
-      await sleep(250);
-      return publishSlowly(message);
-    };
+    const slow = slowRecordingPublisher(250);
     const leaseMs = 6_000;
     const publishedAt: number[] = [];
     const busy = createOutboxRelay({

@@ -12,7 +12,6 @@
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  RecordingPublisher,
   createOutboxRelay,
   migrateOutbox,
   mysqlDatabase,
@@ -23,7 +22,12 @@ import { uuidV7 } from '../../src/runtime/uuid-v7.js';
 import { mariadbPool } from '../support/mariadb.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../support/mariadb-private.js';
 import { uniqueName } from '../support/postgres.js';
-import { nonTransientErrors, publishedFor, recovery } from './support/fault-recovery.js';
+import {
+  nonTransientErrors,
+  publishedFor,
+  recovery,
+  slowRecordingPublisher,
+} from './support/fault-recovery.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
 const RECOVERY_LIMIT_MS = 10_000;
@@ -90,12 +94,7 @@ describe('the MariaDB server restarted under a running relay (private mariadbd)'
       const test = await openSchema();
       const writerDb = test.database(2);
       await migrateOutbox(writerDb, { schema: test.schema });
-      const publisher = new RecordingPublisher();
-      const record = publisher.publish.bind(publisher);
-      publisher.publish = async (message) => {
-        await sleep(50);
-        return record(message);
-      };
+      const publisher = slowRecordingPublisher(50);
       const publishedAt = new Map<string, number>();
       const errors: unknown[] = [];
       const relay = createOutboxRelay({

@@ -1,5 +1,5 @@
 /** Recovery after a fault, measured from publish times, and the checks the relay fault tests share. */
-import { isUnavailableError } from 'evgen/runtime';
+import { isUnavailableError, RecordingPublisher } from 'evgen/runtime';
 import { classifyError } from '../../../src/runtime/errors.js';
 
 /**
@@ -44,4 +44,15 @@ export function publishedFor(
   return published
     .filter((m) => m.envelope.aggregateId === aggregate)
     .map((m) => m.envelope.messageId);
+}
+
+/** A RecordingPublisher whose every publish takes `confirmMs` before it is confirmed. */
+export function slowRecordingPublisher(confirmMs: number): RecordingPublisher {
+  const publisher = new RecordingPublisher();
+  const record = publisher.publish.bind(publisher);
+  publisher.publish = async (message) => {
+    await new Promise((resolve) => setTimeout(resolve, confirmMs));
+    return record(message);
+  };
+  return publisher;
 }
