@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   isKafkaProcess,
   kafkaAnswers,
+  randomClusterId,
   SHARED_KAFKA_PORT,
   startExtraKafkaBroker,
   type ExtraKafkaBroker,
@@ -16,6 +17,13 @@ describe('test Kafka broker', () => {
   let extra: ExtraKafkaBroker | undefined;
   afterAll(async () => {
     await extra?.destroy();
+  });
+
+  it('cluster ids are 22 base64url characters that never start with "-" (StorageTool would read it as an option)', () => {
+    // Without the guard 1 id in 64 starts with '-': 2,000 draws hit one with near certainty.
+    const ids = Array.from({ length: 2_000 }, () => randomClusterId());
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('the shared broker answers ApiVersions and Metadata; a closed port does not', async () => {

@@ -440,9 +440,16 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   return !isKafkaProcess(pid);
 }
 
-/** A KRaft cluster id: 16 random bytes, base64url without padding (what `random-uuid` prints). */
-function randomClusterId(): string {
-  return randomBytes(16).toString('base64url');
+/**
+ * A KRaft cluster id: 16 random bytes, base64url without padding (what `random-uuid` prints).
+ * Like Kafka's own Uuid.randomUuid it never starts with '-': StorageTool's argument parser would
+ * read such an id as an option and fail ("--cluster-id: expected one argument"), 1 run in 64.
+ */
+export function randomClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 export function freePorts(count: number): Promise<number[]> {
