@@ -31,10 +31,25 @@ CREATE TABLE IF NOT EXISTS `outbox_event` (
   KEY `outbox_event_aggregate_open_idx` (aggregate_type, aggregate_id, status, id),
   -- Retention cleanup.
   KEY `outbox_event_sent_idx` (status, sent_at),
-  -- SENT marks and lease renewals find a claim's rows by its token.
-  KEY `outbox_event_lease_idx` (lease_token),
+  -- SENT marks and lease renewals find a claim's rows by its token; with status in the key, a
+  -- renewal reads (and locks) only its own claim's rows.
+  KEY `outbox_event_lease_idx` (lease_token, status),
   CONSTRAINT `outbox_event_status_check` CHECK (status IN ('READY', 'PROCESSING', 'SENT', 'DEAD'))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- A table created with the earlier lease index (lease_token alone) gets (lease_token, status).
+SET @evgen_ddl = (SELECT CASE
+    WHEN SUM(SEQ_IN_INDEX = 2 AND COLUMN_NAME = 'status') > 0 THEN 'DO 0'
+    WHEN COUNT(*) > 0 THEN 'ALTER TABLE `outbox_event` DROP KEY `outbox_event_lease_idx`, ADD KEY `outbox_event_lease_idx` (lease_token, status)'
+    ELSE 'ALTER TABLE `outbox_event` ADD KEY `outbox_event_lease_idx` (lease_token, status)' END
+  FROM information_schema.STATISTICS
+  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox_event' AND INDEX_NAME = 'outbox_event_lease_idx');
+
+PREPARE evgen_ddl FROM @evgen_ddl;
+
+EXECUTE evgen_ddl;
+
+DEALLOCATE PREPARE evgen_ddl;
 
 CREATE TABLE IF NOT EXISTS `outbox_event_aggregate_version` (
   aggregate_type VARCHAR(255) NOT NULL,

@@ -57,6 +57,9 @@ export function outboxMigrationStatements(
     dropIndex(n.schema, n.legacyAggregateIndex),
     // Serves retention cleanup.
     `CREATE INDEX IF NOT EXISTS ${n.sentIndex} ON ${n.table} (sent_at) WHERE status = 'SENT'`,
+    // Serves lease renewals, SENT marks and releases: one claim's rows by its token. Without it a
+    // renewal reads every open row (the claim index) to find its own. Only leased rows are in it.
+    `CREATE INDEX IF NOT EXISTS ${n.leaseIndex} ON ${n.table} (lease_token) WHERE status = 'PROCESSING'`,
     aggregateVersionTableStatement(n.versionTable),
   ];
 }
@@ -127,12 +130,44 @@ function mysqlOutboxStatements(options: OutboxTableOptions): string[] {
   KEY ${n.aggregateIndex} (aggregate_type, aggregate_id, status, id),
   -- Retention cleanup.
   KEY ${n.sentIndex} (status, sent_at),
-  -- SENT marks and lease renewals find a claim's rows by its token.
-  KEY ${q(`${table}_lease_idx`)} (lease_token),
+  -- SENT marks and lease renewals find a claim's rows by its token; with status in the key, a
+  -- renewal reads (and locks) only its own claim's rows.
+  KEY ${n.leaseIndex} (lease_token, status),
   CONSTRAINT ${q(`${table}_status_check`)} CHECK (status IN ('READY', 'PROCESSING', 'SENT', 'DEAD'))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+    ...mysqlLeaseIndexUpgrade(options.schema, table, n.leaseIndex),
     // Per-aggregate version counter; its row lock serialises writers of one aggregate.
     aggregateVersionTableStatement(n.versionTable, MYSQL_DIALECT),
+  ];
+}
+
+/**
+ * A table created before the lease index covered `status` gets it replaced. On `(lease_token)`
+ * alone, `lease_token = ? AND status = 'PROCESSING'` (the lease renewal) was planned as an
+ * intersection with the claim index, so the UPDATE locked every PROCESSING row, other relays'
+ * included, and concurrent relays deadlocked (1213). MySQL has no `… INDEX IF NOT EXISTS`, so
+ * the ALTER is chosen from information_schema and run as a prepared statement; when the index is
+ * already right it is `DO 0`.
+ */
+function mysqlLeaseIndexUpgrade(
+  schema: string | undefined,
+  table: string,
+  leaseIndex: string,
+): string[] {
+  const name = leaseIndex.slice(1, -1);
+  const alter = `ALTER TABLE ${MYSQL_DIALECT.qualifiedName(schema, table)}`;
+  const add = `ADD KEY ${leaseIndex} (lease_token, status)`;
+  return [
+    `-- A table created with the earlier lease index (lease_token alone) gets (lease_token, status).
+SET @evgen_ddl = (SELECT CASE
+    WHEN SUM(SEQ_IN_INDEX = 2 AND COLUMN_NAME = 'status') > 0 THEN 'DO 0'
+    WHEN COUNT(*) > 0 THEN '${alter} DROP KEY ${leaseIndex}, ${add}'
+    ELSE '${alter} ${add}' END
+  FROM information_schema.STATISTICS
+  WHERE TABLE_SCHEMA = ${schema !== undefined ? `'${schema}'` : 'DATABASE()'} AND TABLE_NAME = '${table}' AND INDEX_NAME = '${name}')`,
+    'PREPARE evgen_ddl FROM @evgen_ddl',
+    'EXECUTE evgen_ddl',
+    'DEALLOCATE PREPARE evgen_ddl',
   ];
 }
 

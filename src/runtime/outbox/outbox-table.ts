@@ -35,6 +35,8 @@ export interface OutboxTableNames {
   /** The per-aggregate index of an earlier schema version (unsent rows only), dropped by the migration. */
   readonly legacyAggregateIndex: string;
   readonly sentIndex: string;
+  /** Finds one claim's rows by its lease token (SENT marks, lease renewals, releases). */
+  readonly leaseIndex: string;
   /** Quoted schema name, when one was given. */
   readonly schema?: string;
   /** Stable text identifying this outbox, for advisory-lock keys. */
@@ -57,6 +59,7 @@ export function outboxTableNames(
     aggregateIndex: quoteIdentifier(`${table}_aggregate_open_idx`),
     legacyAggregateIndex: quoteIdentifier(`${table}_aggregate_idx`),
     sentIndex: quoteIdentifier(`${table}_sent_idx`),
+    leaseIndex: quoteIdentifier(`${table}_lease_idx`),
     ...(schema !== undefined ? { schema: quoteIdentifier(schema) } : {}),
     key: `${schema ?? ''}.${table}`,
   };

@@ -24,11 +24,13 @@ export async function pruneOutbox(db: Database, options: PruneOutboxOptions): Pr
     throw new RangeError(`batchSize must be positive, got ${String(options.batchSize)}`);
   if (!(options.olderThanMs >= 0))
     throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
-  // MySQL: DELETE … LIMIT instead of a locked subquery (a relay never holds SENT rows).
+  // MySQL: DELETE … LIMIT instead of a locked subquery (a relay never holds SENT rows). In id
+  // order, as on PostgreSQL: the (status, id) index then stops at the batch, where ORDER BY
+  // sent_at was planned as a filesort that read and locked every expired row for each batch.
   const sql = mysql
     ? `DELETE FROM ${table}
   WHERE status = 'SENT' AND sent_at < COALESCE(?, UTC_TIMESTAMP(3)) - INTERVAL ? MICROSECOND
-  ORDER BY sent_at LIMIT ?`
+  ORDER BY id LIMIT ?`
     : `DELETE FROM ${table} WHERE id IN (
   SELECT id FROM ${table}
   WHERE status = 'SENT' AND sent_at < COALESCE($3::timestamptz, now()) - $1::float8 * interval '1 millisecond'

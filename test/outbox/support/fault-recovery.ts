@@ -27,8 +27,8 @@ export function recovery(
 
 /**
  * Errors a relay reported under a database fault that are not transient: neither unavailability
- * nor a retryable failure (a deadlock 1213 between a lease renewal and the other lane's SENT
- * marks, a lock-wait timeout 1205: reported, their marks kept). A fault test expects none.
+ * nor a retryable failure (a deadlock 1213, a lock-wait timeout 1205: reported, their marks
+ * kept). A fault test expects none.
  */
 export function nonTransientErrors(errors: readonly unknown[]): unknown[] {
   return errors.filter(

@@ -36,6 +36,8 @@ DROP INDEX IF EXISTS "outbox_event_aggregate_idx";
 
 CREATE INDEX IF NOT EXISTS "outbox_event_sent_idx" ON "outbox_event" (sent_at) WHERE status = 'SENT';
 
+CREATE INDEX IF NOT EXISTS "outbox_event_lease_idx" ON "outbox_event" (lease_token) WHERE status = 'PROCESSING';
+
 CREATE TABLE IF NOT EXISTS "outbox_event_aggregate_version" (
   aggregate_type TEXT NOT NULL,
   aggregate_id   TEXT NOT NULL,
