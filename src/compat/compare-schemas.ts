@@ -6,7 +6,11 @@
 import type { DiffContext } from './diff-context.js';
 import { canonicalJson } from './canonical-json.js';
 import { readByParts } from './read-by-parts.js';
-import { compareUnshapedKeywords, refusedReferenceSiblings } from './unshaped-keywords.js';
+import {
+  compareUnshapedKeywords,
+  refusedReferenceConditions,
+  refusedReferenceSiblings,
+} from './unshaped-keywords.js';
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
 import type { RuleInfo } from './rules/shape-rule.js';
@@ -46,6 +50,7 @@ export const compareSchemas: CompareSchemas = (ctx, original, update) => {
     ctx.add('SCHEMA_REMOVED');
     return;
   }
+  if (ctx.reading !== 'confluent' && refusedReferenceConditions(ctx, original, update)) return;
   const from = ctx.locating(() => followReferences(original));
   const to = ctx.locating(() => followReferences(update));
   ctx.memoized(from, to, (pairCtx) => comparePair(pairCtx, shapeOf(from), shapeOf(to)));

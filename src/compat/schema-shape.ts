@@ -215,6 +215,26 @@ export function shapeOf(node: SchemaNode): Shape {
   };
 }
 
+/**
+ * The schema objects a `$ref` chain passes through on the way to its target (policy `evgen`'s
+ * reading: each is only a `$ref` by its facets, though it may carry keywords that are no facet,
+ * such as `if`/`then`), the start included; empty when `node` is no such `$ref`.
+ */
+export function referenceHops(node: SchemaNode): SchemaNode[] {
+  const hops: SchemaNode[] = [];
+  let current = node;
+  while (
+    hops.length < MAX_REF_HOPS &&
+    isObject(current.value) &&
+    typeof current.value['$ref'] === 'string' &&
+    isOnlyReference(current)
+  ) {
+    hops.push(current);
+    current = current.doc.resolve(current, current.value['$ref']);
+  }
+  return hops;
+}
+
 /** Facet marking a `$ref` target that is itself only a `$ref` (Confluent's reading). */
 const REFERENCE_FACET = 'reference';
 

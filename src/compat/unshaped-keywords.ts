@@ -18,7 +18,7 @@ import type { DiffContext } from './diff-context.js';
 import { isObject } from '../common/json-value.js';
 import type { SchemaNode } from './schema-document.js';
 import type { RuleInfo } from './rules/shape-rule.js';
-import { acceptsEverything } from './schema-shape.js';
+import { acceptsEverything, referenceHops } from './schema-shape.js';
 import { canonicalJson } from './canonical-json.js';
 
 type Keywords = { readonly [keyword: string]: unknown };
@@ -73,6 +73,40 @@ export function refusedReferenceSiblings(
   if (!referenceWithSiblings(original.value) && !referenceWithSiblings(update.value)) return false;
   if (acceptsEverything(update.value, update.doc)) return false;
   if (canonicalJson(original.value) === canonicalJson(update.value)) return false;
+  ctx.addUnjudged('$ref');
+  return true;
+}
+
+/**
+ * The keywords beside each `$ref` of a chain that constrain without being a facet (`if`/`then`/
+ * `else`; 2020-12 `dependencies`, which ajv applies): the chain is followed past them to its
+ * target, so comparing the targets alone would drop them. Canonical JSON, one per hop.
+ */
+function conditionsAlong(node: SchemaNode): string[] {
+  const conditions: string[] = [];
+  for (const hop of referenceHops(node)) {
+    const { $ref: _reference, ...siblings } = hop.value as Keywords;
+    if (!acceptsEverything(siblings, { dialect: hop.doc.dialect, reading: 'meaning' }))
+      conditions.push(canonicalJson(siblings));
+  }
+  return conditions;
+}
+
+/**
+ * True (and the change refused) when the reader's `$ref` chain carries such keywords the writer's
+ * chain does not carry word for word: whether the reader still accepts what the writer sent then
+ * depends on them. The same keywords on both sides narrow both alike (unless they hold a `$ref`,
+ * whose target may differ), so comparing the targets stays sound.
+ */
+export function refusedReferenceConditions(
+  ctx: DiffContext,
+  original: SchemaNode,
+  update: SchemaNode,
+): boolean {
+  const reader = conditionsAlong(update);
+  if (reader.length === 0) return false;
+  const writer = new Set(conditionsAlong(original).filter((json) => !json.includes('"$ref"')));
+  if (reader.every((json) => writer.has(json))) return false;
   ctx.addUnjudged('$ref');
   return true;
 }

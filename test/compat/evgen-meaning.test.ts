@@ -238,6 +238,41 @@ describe('found by the soundness test', () => {
       'incompatible: MIN_CONTAINS_ADDED #/properties/x/contains',
     );
   });
+  // Seed 6621 of the 20,000-pair run: a definition B that is a `$ref` to A with an `if`/`then`
+  // beside it. Its facets make it "only a $ref", so the chain was followed to A and the condition
+  // dropped; ajv applies it (the reader rejects {"a": 1}). Also right at the property, in both
+  // dialects, and 2020-12 `dependencies` (not a 2020-12 keyword, yet ajv applies it).
+  it('keywords beside a $ref that are no facet (if/then, 2020-12 dependencies) still bind the reader', () => {
+    const condition = { if: { required: ['a'] }, then: { required: ['b'] } };
+    for (const [dialect, definitions] of [
+      [undefined, 'definitions'],
+      [D2020, '$defs'],
+    ] as const) {
+      const payload = (x: JsonSchema, b: JsonSchema = { $ref: `#/${definitions}/A` }) => ({
+        ...(dialect === undefined ? {} : { $schema: dialect }),
+        [definitions]: { A: {}, B: b },
+        ...withX(x),
+      });
+      const toA = { $ref: `#/${definitions}/A` };
+      const toB = { $ref: `#/${definitions}/B` };
+      expect(verdict(payload(toB), payload(toB, { ...toA, ...condition }))).toBe(
+        'refused: $ref at #/properties/x/$ref',
+      );
+      expect(verdict(payload(toA), payload({ ...toA, ...condition }))).toBe(
+        'refused: $ref at #/properties/x/$ref',
+      );
+      // The same condition on both sides narrows both alike; dropping it only widens.
+      expect(verdict(payload({ ...toA, ...condition }), payload({ ...toA, ...condition }))).toBe(
+        'compatible',
+      );
+      expect(verdict(payload(toB, { ...toA, ...condition }), payload(toB))).toBe('compatible');
+    }
+    const dependencies = { dependencies: { a: ['b'] } };
+    const payload = (x: JsonSchema) => ({ $schema: D2020, $defs: { A: {} }, ...withX(x) });
+    expect(
+      verdict(payload({ $ref: '#/$defs/A' }), payload({ $ref: '#/$defs/A', ...dependencies })),
+    ).toBe('refused: $ref at #/properties/x/$ref');
+  });
 });
 
 describe('evgen check', () => {
