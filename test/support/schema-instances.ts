@@ -167,6 +167,7 @@ class InstanceGenerator {
     }
     for (const name of required)
       if (!Object.hasOwn(properties, name)) entries.push([name, this.anyValue(depth + 1)]);
+    this.addDependents(schema, properties, entries, depth);
     if (chance(this.random, this.extraChance)) {
       const extra = isObject(schema.additionalProperties) ? schema.additionalProperties : true;
       entries.push([
@@ -175,6 +176,47 @@ class InstanceGenerator {
       ]);
     }
     return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
+  }
+
+  /**
+   * An array: tuple positions first (2020-12 `prefixItems`, draft-07 `items` array), then rest
+   * items. Tuples are sometimes cut short (fewer items than positions is valid) and sometimes run
+   * past their positions, so a closed or changed rest is exercised; a `contains` value is put in
+   * (`minContains` times) at a random place.
+   */
+  /**
+   * Most of the time, the names a present property makes required (`dependentRequired`, array
+   * `dependencies`, and the `required` of `dependentSchemas`/schema `dependencies`).
+   */
+  private addDependents(
+    schema: Record<string, unknown>,
+    properties: Record<string, unknown>,
+    entries: [string, unknown][],
+    depth: number,
+  ): void {
+    const present = new Set(entries.map(([name]) => name));
+    for (const keyword of ['dependencies', 'dependentRequired', 'dependentSchemas']) {
+      const map = schema[keyword];
+      if (!isObject(map)) continue;
+      for (const [trigger, dependency] of Object.entries(map)) {
+        if (!present.has(trigger) || !chance(this.random, 0.8)) continue;
+        const names = Array.isArray(dependency)
+          ? dependency
+          : isObject(dependency) && Array.isArray(dependency.required)
+            ? dependency.required
+            : [];
+        for (const name of names) {
+          if (typeof name !== 'string' || present.has(name)) continue;
+          present.add(name);
+          entries.push([
+            name,
+            Object.hasOwn(properties, name)
+              ? this.generate(properties[name], depth + 1)
+              : this.anyValue(depth + 1),
+          ]);
+        }
+      }
+    }
   }
 
   private arrayFor(schema: Record<string, unknown>, depth: number): unknown[] {
@@ -186,12 +228,34 @@ class InstanceGenerator {
     const rest = Array.isArray(schema.items) ? schema.additionalItems : schema.items;
     const min = typeof schema.minItems === 'number' ? schema.minItems : 0;
     const max = typeof schema.maxItems === 'number' ? schema.maxItems : Math.max(min, 3);
-    const length = Math.max(prefix.length, between(this.random, min, Math.min(max, min + 3)));
-    return Array.from({ length }, (_, index) =>
+    let length = between(this.random, min, Math.min(max, min + 3));
+    if (prefix.length > 0) {
+      const closed = rest === false;
+      const shape = pick(this.random, ['full', 'full', 'short', closed ? 'full' : 'long', 'long']);
+      length =
+        shape === 'full'
+          ? prefix.length
+          : shape === 'short'
+            ? between(this.random, 0, prefix.length - 1)
+            : prefix.length + between(this.random, 1, 2);
+      length = Math.max(length, min);
+    }
+    const items = Array.from({ length }, (_, index) =>
       index < prefix.length
         ? this.generate(prefix[index], depth + 1)
         : this.generate(rest ?? {}, depth + 1),
-    ).map((value) => (value === undefined ? null : value));
+    );
+    if (schema.contains !== undefined && schema.contains !== false && chance(this.random, 0.8)) {
+      const times = typeof schema.minContains === 'number' ? Math.max(1, schema.minContains) : 1;
+      for (let n = 0; n < times; n += 1) {
+        const value = this.generate(schema.contains, depth + 1);
+        const at = between(this.random, 0, items.length);
+        // Inside a tuple, replace a position; past it, add an item.
+        if (at < prefix.length && chance(this.random, 0.5)) items[at] = value;
+        else items.splice(at, 0, value);
+      }
+    }
+    return items.map((value) => (value === undefined ? null : value));
   }
 
   private scalarFor(schema: Record<string, unknown>): unknown {

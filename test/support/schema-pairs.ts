@@ -3,12 +3,15 @@
  * original and an update made from it by one to three edits (add, drop or change a keyword, swap
  * `const` and a one-value `enum`, add a no-op, replace a subschema). Covers the keywords whose
  * compatibility is easy to get wrong: formats, string/number/array/object bounds, `pattern`,
- * `contains`, `propertyNames`, `if`/`then`/`else`, dependencies in both spellings,
+ * `contains`, `propertyNames`, `if`/`then`/`else`, dependencies in both spellings, tuples in both
+ * spellings (2020-12 `prefixItems` + `items`, draft-07 `items` array + `additionalItems`),
  * `patternProperties`, combinators and `not`. And the families where Confluent's loader and the
  * meaning part ways: a `type` beside another type's keywords, combiner members with several
  * keyword groups, `$ref` chains (a definition that is only a `$ref`) and `$ref` siblings,
  * `additionalProperties`/`items` as `{}`/`true`, `contains`, `format` without `type`, keywords of
- * the other dialect and `default: null`. Deterministic for a seed.
+ * the other dialect and `default: null`. Not generated: draft-04's boolean `exclusiveMinimum`/
+ * `exclusiveMaximum` — catalogs accept only draft-07 and 2020-12, whose meta-schemas (and ajv)
+ * refuse it. Deterministic for a seed.
  */
 import { isObject } from '../../src/common/json-value.js';
 import { walkSchema, type SchemaObject } from '../../src/schema/walk.js';
@@ -62,8 +65,9 @@ const FOREIGN_KEYWORDS: Readonly<Record<PairDialect, readonly SchemaObject[]>> =
     { dependentSchemas: { a: { required: ['b'] } } },
     { dependentRequired: { a: ['b'] } },
     { unevaluatedProperties: false },
+    { prefixItems: [{ type: 'string' }] },
   ],
-  '2020-12': [{ dependencies: { a: ['b'] } }],
+  '2020-12': [{ dependencies: { a: ['b'] } }, { additionalItems: false }],
 };
 
 /**
@@ -82,7 +86,8 @@ function valueSchema(
   const kinds = ['string', 'string', 'number', 'enum', 'const', 'empty', 'boolean'];
   kinds.push('typed-foreign', 'format-only');
   if (refs) kinds.push('ref');
-  if (depth > 0) kinds.push('array', 'object', 'object', 'anyOf', 'not', 'oneOf', 'members');
+  if (depth > 0)
+    kinds.push('array', 'array', 'object', 'object', 'anyOf', 'not', 'oneOf', 'members');
   switch (pick(random, kinds)) {
     case 'typed-foreign':
       return structuredClone(pick(random, TYPED_WITH_FOREIGN));
@@ -125,14 +130,14 @@ function valueSchema(
     case 'const':
       return { const: pick(random, ['x', 'y', 1]) };
     case 'array': {
-      const schema: SchemaObject = {
-        type: 'array',
-        items: valueSchema(random, dialect, depth - 1, true),
-      };
-      if (chance(random, 0.2)) schema.items = pick(random, [{}, true]);
-      if (!insideArray && chance(random, 0.3))
+      const schema: SchemaObject = chance(random, 0.5)
+        ? tupleSchema(random, dialect, depth - 1)
+        : { type: 'array', items: valueSchema(random, dialect, depth - 1, true) };
+      if (schema.items !== undefined && !Array.isArray(schema.items) && chance(random, 0.2))
+        schema.items = pick(random, [{}, true]);
+      if (!insideArray && chance(random, 0.4))
         schema.contains = chance(random, 0.3) ? {} : valueSchema(random, dialect, 0);
-      if (dialect === '2020-12' && schema.contains !== undefined && chance(random, 0.2))
+      if (dialect === '2020-12' && schema.contains !== undefined && chance(random, 0.5))
         schema.minContains = pick(random, [0, 1, 2]);
       if (chance(random, 0.2)) schema.minItems = pick(random, [0, 1]);
       if (chance(random, 0.2)) schema.maxItems = pick(random, [2, 5]);
@@ -153,6 +158,26 @@ function valueSchema(
     default:
       return {};
   }
+}
+
+/**
+ * A tuple in the dialect's spelling: 2020-12 `prefixItems` with the rest in `items`, draft-07
+ * `items` as an array with the rest in `additionalItems`; the rest is left out, closed (`false`),
+ * open (`{}`/`true`) or a schema.
+ */
+function tupleSchema(random: Random, dialect: PairDialect, depth: number): SchemaObject {
+  const length = 1 + Math.floor(random() * 2);
+  const positions = Array.from({ length }, () => valueSchema(random, dialect, depth, true));
+  const schema: SchemaObject =
+    dialect === '2020-12'
+      ? { type: 'array', prefixItems: positions }
+      : { type: 'array', items: positions };
+  const restKeyword = dialect === '2020-12' ? 'items' : 'additionalItems';
+  const rest = pick(random, ['none', 'false', 'false', 'open', 'schema', 'schema']);
+  if (rest === 'false') schema[restKeyword] = false;
+  else if (rest === 'open') schema[restKeyword] = pick(random, [{}, true]);
+  else if (rest === 'schema') schema[restKeyword] = valueSchema(random, dialect, 0, true);
+  return schema;
 }
 
 function objectSchema(random: Random, dialect: PairDialect, depth: number): SchemaObject {
@@ -251,9 +276,16 @@ function edit(schema: SchemaObject, random: Random, dialect: PairDialect): void 
         { additionalProperties: pick(random, [{}, true, { oneOf: [{}] }]) },
         { items: pick(random, [{}, true]) },
         { contains: {} },
+        dialect === '2020-12'
+          ? { contains: { const: 'x' }, minContains: pick(random, [0, 1, 2]) }
+          : { contains: { type: 'string' } },
         { default: null },
         ...(isDefinition ? [] : [{ $ref: refTo(dialect, pick(random, ['A', 'B'])) }]),
         { exclusiveMaximum: pick(random, [97, 98]) },
+        dialect === '2020-12'
+          ? { prefixItems: [pick(random, COMBINER_MEMBERS)] }
+          : { items: [pick(random, COMBINER_MEMBERS)] },
+        { [dialect === '2020-12' ? 'items' : 'additionalItems']: pick(random, [false, {}, true]) },
         pick(random, FOREIGN_KEYWORDS[dialect]),
         pick(random, TYPED_WITH_FOREIGN),
       ];
@@ -271,7 +303,19 @@ function edit(schema: SchemaObject, random: Random, dialect: PairDialect): void 
       return;
     }
     case 'change': {
-      if (typeof node.format === 'string') node.format = pick(random, FORMATS);
+      const tuple = Array.isArray(node.prefixItems)
+        ? node.prefixItems
+        : Array.isArray(node.items)
+          ? node.items
+          : undefined;
+      if (tuple !== undefined) {
+        // A position added or removed at the end, or the rest opened or closed.
+        const rest = Array.isArray(node.prefixItems) ? 'items' : 'additionalItems';
+        const what = pick(random, ['push', 'pop', 'rest']);
+        if (what === 'push') tuple.push(valueSchema(random, dialect, 0, true));
+        else if (what === 'pop' && tuple.length > 1) tuple.pop();
+        else node[rest] = pick(random, [false, {}, { type: 'string' }]);
+      } else if (typeof node.format === 'string') node.format = pick(random, FORMATS);
       else if (typeof node.minLength === 'number')
         node.minLength = Math.max(0, node.minLength + pick(random, [-1, 1]));
       else if (typeof node.minimum === 'number') node.minimum += pick(random, [-1, 1]);
