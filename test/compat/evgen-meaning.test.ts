@@ -251,7 +251,8 @@ describe('found by the soundness test', () => {
       const payload = (x: JsonSchema, b: JsonSchema = { $ref: `#/${definitions}/A` }) => ({
         ...(dialect === undefined ? {} : { $schema: dialect }),
         [definitions]: { A: {}, B: b },
-        ...withX(x),
+        type: 'object',
+        properties: { x },
       });
       const toA = { $ref: `#/${definitions}/A` };
       const toB = { $ref: `#/${definitions}/B` };
@@ -268,7 +269,12 @@ describe('found by the soundness test', () => {
       expect(verdict(payload(toB, { ...toA, ...condition }), payload(toB))).toBe('compatible');
     }
     const dependencies = { dependencies: { a: ['b'] } };
-    const payload = (x: JsonSchema) => ({ $schema: D2020, $defs: { A: {} }, ...withX(x) });
+    const payload = (x: JsonSchema) => ({
+      $schema: D2020,
+      $defs: { A: {} },
+      type: 'object',
+      properties: { x },
+    });
     expect(
       verdict(payload({ $ref: '#/$defs/A' }), payload({ $ref: '#/$defs/A', ...dependencies })),
     ).toBe('refused: $ref at #/properties/x/$ref');
