@@ -13,7 +13,7 @@
  *   started (a reference to itself with nothing else), is an error: it has no finite type.
  * - A referenced file must speak the same dialect as the schema that uses it (or declare none).
  */
-import { realpath, stat } from 'node:fs/promises';
+import { realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { JsonSchema } from './model.js';
 import { resolvePointer } from '../common/json-pointer.js';
@@ -139,10 +139,10 @@ export async function bundleSchema(
 /** Every `$ref` in a file, classified; refused ones are reported and left out. */
 function collectReferences(file: SchemaFile, context: BundleContext): Reference[] {
   const found: Reference[] = [];
-  walkSchema(file.value, (node, { pointer }) => {
+  walkSchema(file.value, (node, position) => {
     const ref = node.$ref;
     if (ref === undefined) return;
-    const at = `${pointer}/$ref`;
+    const at = `${position.pointer}/$ref`;
     const report = (code: string, message: string, hint: string) =>
       context.problems.add({ code, file: file.display, pointer: at, message, hint });
     if (typeof ref !== 'string') return; // the meta-schema check reports it
@@ -301,16 +301,17 @@ function inline(
 
   const rewrite =
     (file: string) =>
-    (node: SchemaObject, { pointer }: { pointer: string }) => {
+    (node: SchemaObject, position: { readonly pointer: string; readonly parent: unknown }) => {
       const copy = { ...node };
-      if (pointer === '') {
+      // The root (its pointer is built only for a reference: building one per node is costly).
+      if (position.parent === undefined) {
         delete copy.$id;
         if (file !== rootFile.absolutePath) delete copy.$schema;
       }
       if (typeof copy.$ref === 'string') {
         const reference = references
           .get(file)
-          ?.find((candidate) => candidate.pointer === `${pointer}/$ref`);
+          ?.find((candidate) => candidate.pointer === `${position.pointer}/$ref`);
         if (reference !== undefined) {
           const name = names.get(reference.targetFile);
           copy.$ref =
@@ -351,23 +352,36 @@ function placeOf(file: string, context: BundleContext): Promise<'missing' | 'out
     );
   let place = known.get(file);
   if (place === undefined) {
-    place = stat(file).then(
-      async (found) =>
-        !found.isFile()
-          ? 'missing'
-          : (await staysInside(file, context.catalogRoot))
-            ? 'inside'
-            : 'outside',
-      () => 'missing' as const,
+    place = Promise.resolve(
+      !isFile(file) ? 'missing' : staysInside(file, context.catalogRoot) ? 'inside' : 'outside',
     );
     known.set(file, place);
   }
   return place;
 }
 
-/** True when the file, with symbolic links resolved, is still inside the (resolved) events folder. */
-export async function staysInside(file: string, root: string): Promise<boolean> {
-  const [realFile, realRoot] = await Promise.all([realpath(file), realpath(root)]);
+/** Whether `path` is a file (following links); false when it does not exist or cannot be read. */
+export function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when the file, with symbolic links resolved, is still inside the (resolved) events folder.
+ * Synchronous, like the loader's other file system calls (see sortedEntries).
+ */
+export function staysInside(file: string, root: string): boolean {
+  let realFile: string;
+  let realRoot: string;
+  try {
+    realFile = realpathSync(file);
+    realRoot = realpathSync(root);
+  } catch {
+    return false;
+  }
   const inside = relative(realRoot, realFile);
   return inside !== '' && !inside.startsWith('..') && !isAbsolute(inside);
 }

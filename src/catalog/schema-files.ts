@@ -102,9 +102,9 @@ export class SchemaFiles {
 /** `$id` below the root would change how `#/...` references resolve there; evgen does not support it. */
 function nestedIdPointers(file: SchemaFile): string[] {
   const found: string[] = [];
-  walkSchema(file.value, (node, { pointer }) => {
-    if (pointer !== '' && Object.prototype.hasOwnProperty.call(node, '$id'))
-      found.push(`${pointer}/$id`);
+  walkSchema(file.value, (node, position) => {
+    if (Object.prototype.hasOwnProperty.call(node, '$id') && position.pointer !== '')
+      found.push(`${position.pointer}/$id`);
   });
   return found;
 }

@@ -65,21 +65,36 @@ export interface Subschema {
   readonly value: unknown;
 }
 
+/**
+ * Calls `visit` for each direct subschema of a schema object, in document order, without
+ * building a list (walks call this for every node).
+ */
+function forEachSubschema(
+  node: SchemaObject,
+  visit: (keyword: string, key: string | number | undefined, value: unknown) => void,
+): void {
+  for (const keyword of Object.keys(node)) {
+    const value = node[keyword];
+    if (SCHEMA_VALUED_KEYWORDS.has(keyword)) {
+      if (Array.isArray(value))
+        for (let index = 0; index < value.length; index++) visit(keyword, index, value[index]);
+      else visit(keyword, undefined, value);
+    } else if (SCHEMA_ARRAY_KEYWORDS.has(keyword)) {
+      if (Array.isArray(value))
+        for (let index = 0; index < value.length; index++) visit(keyword, index, value[index]);
+    } else if (SCHEMA_MAP_KEYWORDS.has(keyword) && isObject(value)) {
+      for (const name of Object.keys(value)) {
+        const item = value[name];
+        if (!Array.isArray(item)) visit(keyword, name, item);
+      }
+    }
+  }
+}
+
 /** The direct subschemas of a schema object, in document order. */
 export function subschemasOf(node: SchemaObject): Subschema[] {
   const found: Subschema[] = [];
-  for (const [keyword, value] of Object.entries(node)) {
-    if (SCHEMA_VALUED_KEYWORDS.has(keyword)) {
-      if (Array.isArray(value))
-        value.forEach((item, index) => found.push({ keyword, key: index, value: item }));
-      else found.push({ keyword, key: undefined, value });
-    } else if (SCHEMA_ARRAY_KEYWORDS.has(keyword) && Array.isArray(value)) {
-      value.forEach((item, index) => found.push({ keyword, key: index, value: item }));
-    } else if (SCHEMA_MAP_KEYWORDS.has(keyword) && isObject(value)) {
-      for (const [name, item] of Object.entries(value))
-        if (!Array.isArray(item)) found.push({ keyword, key: name, value: item });
-    }
-  }
+  forEachSubschema(node, (keyword, key, value) => found.push({ keyword, key, value }));
   return found;
 }
 
@@ -92,21 +107,39 @@ export function childPointer(
   return `${pointer}/${pointerSegment(keyword)}${key === undefined ? '' : `/${pointerSegment(key)}`}`;
 }
 
+const ROOT: SchemaPosition = { keyword: undefined, key: undefined, pointer: '', parent: undefined };
+
+/**
+ * A position below another one. Its pointer is built only when asked for: most visitors never
+ * read it, and building one per node was a large part of walking a catalog.
+ */
+class ChildPosition implements SchemaPosition {
+  #pointer: string | undefined;
+
+  constructor(
+    readonly keyword: string,
+    readonly key: string | number | undefined,
+    readonly parent: SchemaObject,
+    private readonly above: SchemaPosition,
+  ) {}
+
+  get pointer(): string {
+    return (this.#pointer ??= childPointer(this.above.pointer, this.keyword, this.key));
+  }
+}
+
 /** Calls `visit` for every schema object, root first, in document order. */
 export function walkSchema(
   schema: unknown,
   visit: (node: SchemaObject, position: SchemaPosition) => void,
-  position: SchemaPosition = { keyword: undefined, key: undefined, pointer: '', parent: undefined },
+  position: SchemaPosition = ROOT,
 ): void {
   if (!isObject(schema)) return;
   visit(schema, position);
-  for (const { keyword, key, value } of subschemasOf(schema))
-    walkSchema(value, visit, {
-      keyword,
-      key,
-      pointer: childPointer(position.pointer, keyword, key),
-      parent: schema,
-    });
+  forEachSubschema(schema, (keyword, key, value) => {
+    if (isObject(value))
+      walkSchema(value, visit, new ChildPosition(keyword, key, schema, position));
+  });
 }
 
 export interface MapSchemaOptions {
@@ -116,59 +149,95 @@ export interface MapSchemaOptions {
   readonly copyData?: boolean;
 }
 
+/** A position handed to mapSchema's transform: where the node sits, and the node as written. */
+export type MappedPosition = SchemaPosition & { readonly original: SchemaObject };
+
+/** The position of a node being mapped, with a pointer built only when asked for. */
+class MapPosition implements MappedPosition {
+  constructor(
+    private readonly at: SchemaPosition,
+    readonly original: SchemaObject,
+  ) {}
+
+  get keyword(): string | undefined {
+    return this.at.keyword;
+  }
+
+  get key(): string | number | undefined {
+    return this.at.key;
+  }
+
+  get parent(): SchemaObject | undefined {
+    return this.at.parent;
+  }
+
+  get pointer(): string {
+    return this.at.pointer;
+  }
+}
+
+/** Sets an own property, also one named `__proto__` (an assignment would set the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  else target[key] = value;
+}
+
 /**
  * Rebuilds a schema bottom-up: `transform` receives a fresh copy of each schema object whose
  * subschemas are already rebuilt, and the object as written (for identity checks). Keys keep their
- * order; objects are rebuilt with `Object.fromEntries`, so a property named `__proto__` stays a
- * property. The input is never modified.
+ * order; a property named `__proto__` stays a property. The input is never modified.
  */
 export function mapSchema(
   schema: unknown,
-  transform: (
-    node: SchemaObject,
-    position: SchemaPosition & { readonly original: SchemaObject },
-  ) => SchemaObject,
+  transform: (node: SchemaObject, position: MappedPosition) => SchemaObject,
   options: MapSchemaOptions = {},
-  position: SchemaPosition = { keyword: undefined, key: undefined, pointer: '', parent: undefined },
+  position: SchemaPosition = ROOT,
 ): unknown {
   const copyData = options.copyData === true;
   if (!isObject(schema)) return copyData ? structuredClone(schema) : schema;
   if (options.keepAsWritten?.(schema, position) === true)
     return copyData ? structuredClone(schema) : schema;
   const rebuild = (keyword: string, key: string | number | undefined, value: unknown) =>
-    mapSchema(value, transform, options, {
-      keyword,
-      key,
-      pointer: childPointer(position.pointer, keyword, key),
-      parent: schema,
-    });
-  const entries = Object.entries(schema).map(([keyword, value]): [string, unknown] => {
+    isObject(value)
+      ? mapSchema(value, transform, options, new ChildPosition(keyword, key, schema, position))
+      : copyData
+        ? structuredClone(value)
+        : value;
+  const copy: Record<string, unknown> = {};
+  for (const keyword of Object.keys(schema)) {
+    const value = schema[keyword];
+    let mapped: unknown;
     if (SCHEMA_VALUED_KEYWORDS.has(keyword)) {
-      return [
-        keyword,
-        Array.isArray(value)
-          ? value.map((item, index) => rebuild(keyword, index, item))
-          : rebuild(keyword, undefined, value),
-      ];
-    }
-    if (SCHEMA_ARRAY_KEYWORDS.has(keyword) && Array.isArray(value))
-      return [keyword, value.map((item, index) => rebuild(keyword, index, item))];
-    if (SCHEMA_MAP_KEYWORDS.has(keyword) && isObject(value)) {
-      return [
-        keyword,
-        Object.fromEntries(
-          Object.entries(value).map(([name, item]) => [
-            name,
-            Array.isArray(item)
-              ? copyData
-                ? structuredClone(item)
-                : item
-              : rebuild(keyword, name, item),
-          ]),
-        ),
-      ];
-    }
-    return [keyword, copyData ? structuredClone(value) : value];
-  });
-  return transform(Object.fromEntries(entries), { ...position, original: schema });
+      mapped = Array.isArray(value)
+        ? value.map((item, index) => rebuild(keyword, index, item))
+        : rebuild(keyword, undefined, value);
+    } else if (SCHEMA_ARRAY_KEYWORDS.has(keyword) && Array.isArray(value)) {
+      mapped = value.map((item, index) => rebuild(keyword, index, item));
+    } else if (SCHEMA_MAP_KEYWORDS.has(keyword) && isObject(value)) {
+      const map: Record<string, unknown> = {};
+      for (const name of Object.keys(value)) {
+        const item = value[name];
+        setOwn(
+          map,
+          name,
+          Array.isArray(item)
+            ? copyData
+              ? structuredClone(item)
+              : item
+            : rebuild(keyword, name, item),
+        );
+      }
+      mapped = map;
+    } else
+      mapped =
+        copyData && typeof value === 'object' && value !== null ? structuredClone(value) : value;
+    setOwn(copy, keyword, mapped);
+  }
+  return transform(copy, new MapPosition(position, schema));
 }
