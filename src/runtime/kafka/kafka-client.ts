@@ -51,7 +51,10 @@ export interface KafkaProducerOptions {
   readonly idempotent?: boolean;
   /** Client id shown in broker logs. */
   readonly clientId?: string;
-  /** How long one send may wait for acknowledgement before it rejects (default 30 000 ms). */
+  /**
+   * How long one send may wait for acknowledgement before it rejects (default 30 000 ms),
+   * connecting a new client producer after a failed send included.
+   */
   readonly timeoutMs?: number;
 }
 
@@ -65,8 +68,9 @@ export interface KafkaProducer {
   send(records: readonly KafkaOutboundRecord[]): Promise<void>;
   /**
    * Resolves once the producer is connected, connecting a new one if the last send failed (sends
-   * queue behind it). The outbox relay probes with it during an outage to notice the broker's
-   * return. Optional for other implementations of this interface.
+   * queue behind it); rejects after `timeoutMs` like a send. The outbox relay probes with it
+   * during an outage to notice the broker's return. Optional for other implementations of this
+   * interface.
    */
   probe?(): Promise<void>;
   /** The partition the client picks for `key` on a topic with `partitionCount` partitions. */

@@ -33,7 +33,6 @@ import {
   type KafkaTopicSpec,
 } from './kafka-client.js';
 import { serialProducer } from './serial-producer.js';
-import { withTimeout } from './send-timeout.js';
 
 const { ConfigResourceTypes, Kafka: KafkaClass, logLevel, Partitioners } = kafkajs;
 
@@ -73,7 +72,11 @@ async function createProducer(
       maxInFlightRequests: idempotent ? 5 : undefined,
       allowAutoTopicCreation: false,
     });
-    await producer.connect();
+    // A failed connect (e.g. its retries ran out) must not leave what it opened behind.
+    await producer.connect().catch(async (error: unknown) => {
+      await producer.disconnect().catch(() => undefined);
+      throw error;
+    });
     return producer;
   };
   // One send at a time, a new producer after a failed one (see serial-producer.ts): kafkajs
@@ -81,31 +84,30 @@ async function createProducer(
   // in flight that is another send's batch (measured with the broker paused 250 ms of every
   // 350 ms: acknowledged records missing from the topic, OUT_OF_ORDER_SEQUENCE_NUMBER). Its
   // own retries inside one send resend the same batch, which the broker deduplicates.
-  const serial = await serialProducer<Producer>({
-    connect,
-    send: async (producer, records) => {
-      const byTopic = new Map<
-        string,
-        { key: string; value: Buffer | string; headers?: IHeaders }[]
-      >();
-      for (const record of records) {
-        let list = byTopic.get(record.topic);
-        if (!list) byTopic.set(record.topic, (list = []));
-        list.push({ key: record.key, value: record.value, headers: copyHeaders(record.headers) });
-      }
-      const request = {
-        acks: acksNumber(acks),
-        timeout: timeoutMs,
-        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-      };
-      await withTimeout(
-        sendRetrying(() => producer.sendBatch(request), Date.now() + timeoutMs),
-        timeoutMs,
-        `kafka send of ${records.length} record(s)`,
-      );
+  const serial = await serialProducer<Producer>(
+    {
+      connect,
+      send: async (producer, records, deadline) => {
+        const byTopic = new Map<
+          string,
+          { key: string; value: Buffer | string; headers?: IHeaders }[]
+        >();
+        for (const record of records) {
+          let list = byTopic.get(record.topic);
+          if (!list) byTopic.set(record.topic, (list = []));
+          list.push({ key: record.key, value: record.value, headers: copyHeaders(record.headers) });
+        }
+        const request = {
+          acks: acksNumber(acks),
+          timeout: timeoutMs,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        };
+        await sendRetrying(() => producer.sendBatch(request), deadline);
+      },
+      close: (producer) => producer.disconnect(),
     },
-    close: (producer) => producer.disconnect(),
-  });
+    timeoutMs,
+  );
   return {
     send: serial.send,
     probe: serial.probe,

@@ -43,7 +43,6 @@ import {
   type KafkaTopicPartition,
 } from './kafka-client.js';
 import { serialProducer } from './serial-producer.js';
-import { withTimeout } from './send-timeout.js';
 
 /** Client-level retries: reconnects and metadata refreshes keep going across a broker restart. */
 const CLIENT_RETRIES = 20;
@@ -116,23 +115,24 @@ async function createProducer(
   // concurrent idempotent sends were also measured acknowledged while the broker stored only
   // one of them (10 concurrent sends → 1 record); after a broker restart its producer was seen
   // to stay stuck (every send timing out for minutes) until replaced.
-  const serial = await serialProducer<Producer>({
-    connect,
-    send: (producer, records) =>
-      withTimeout(
-        producer.send({
+  const serial = await serialProducer<Producer>(
+    {
+      connect,
+      // Bounded by the serial producer (connect included); the library's own bound is `timeout`.
+      send: async (producer, records) => {
+        await producer.send({
           messages: records.map((record) => ({
             topic: record.topic,
             key: Buffer.from(record.key, 'utf8'),
             value: Buffer.isBuffer(record.value) ? record.value : Buffer.from(record.value, 'utf8'),
             headers: headerMap(record.headers),
           })),
-        }),
-        timeoutMs,
-        `kafka send of ${records.length} record(s)`,
-      ).then(() => undefined),
-    close: (producer) => producer.close(),
-  });
+        });
+      },
+      close: (producer) => producer.close(),
+    },
+    timeoutMs,
+  );
   return {
     send: serial.send,
     probe: serial.probe,

@@ -11,11 +11,22 @@ export class KafkaTimeoutError extends Error {
   }
 }
 
-/** Resolves or rejects like `promise`, or rejects with `KafkaTimeoutError` after `timeoutMs`. */
-export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+/**
+ * Resolves or rejects like `promise`, or rejects with `KafkaTimeoutError` after `timeoutMs`;
+ * `onTimeout` runs at that moment, before anything awaiting the result resumes.
+ */
+export function withTimeout<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+  what: string,
+  onTimeout?: () => void,
+): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new KafkaTimeoutError(what, timeoutMs)), timeoutMs);
+    timer = setTimeout(() => {
+      onTimeout?.();
+      reject(new KafkaTimeoutError(what, timeoutMs));
+    }, timeoutMs);
   });
   // The abandoned promise may still reject later; that must not become an unhandled rejection.
   promise.catch(() => undefined);
