@@ -8,6 +8,9 @@
  * - Kafka (each adapter): a broker of its own, paused (SIGSTOP) while the k publishes start and
  *   until every send in flight has failed its 1 s bound, then continued.
  *
+ * A send queued behind a failed one, and the publisher's probe, are bounded by the producer's
+ * `timeoutMs` although the new producer they wait for cannot connect to the paused broker.
+ *
  * And a longer outage whose backoff has grown to a 12 s step (base 3 s: rounds fail at 0, 3 and
  * 9 s): when the broker returns, the publisher's probe sees it reconnect and the relay publishes
  * a new row within 5 s, not after the rest of the step.
@@ -17,6 +20,7 @@ import {
   ConfirmedPublisher,
   createAmqpConnector,
   createOutboxRelay,
+  KafkaTimeoutError,
   kafkaRelayPublisher,
   migrateOutbox,
   postgresDatabase,
@@ -351,6 +355,48 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
     },
     120_000,
   );
+
+  // What the blip above relies on: after a failed send, the next one connects a new producer,
+  // and the paused broker does not answer that connect either (the library would wait its 30 s
+  // request timeout and retry); the send's bound covers it, and so does the probe's.
+  it('a send queued behind a failed one, and a probe, reject within their bound while the new producer cannot connect', async () => {
+    const kafka = await createTestKafka(create, kafkaBroker!.brokers);
+    const pid = kafkaBroker!.pid()!;
+    let paused = false;
+    const producer = await create({ brokers: [kafkaBroker!.brokers] }).producer({
+      timeoutMs: 1_000,
+    });
+    try {
+      const [topic] = await kafka.createTopics([{ topic: 'bounded', partitions: 1 }]);
+      const record = (value: string) => [{ topic: topic!, key: 'k', value }];
+      await producer.send(record('warm-up'));
+      if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
+      process.kill(pid, 'SIGSTOP');
+      paused = true;
+      const failed = producer.send(record('a'));
+      const queued = producer.send(record('b'));
+      const probe = producer.probe!();
+      await expect(failed).rejects.toBeInstanceOf(KafkaTimeoutError);
+      await expect(queued).rejects.toBeInstanceOf(KafkaTimeoutError);
+      await expect(probe).rejects.toBeInstanceOf(KafkaTimeoutError);
+      process.kill(pid, 'SIGCONT');
+      paused = false;
+      // The broker answers again: the producer connects and sends.
+      await waitFor(
+        'a send acknowledged after the broker continued',
+        () =>
+          producer.send(record('c')).then(
+            () => true,
+            () => undefined,
+          ),
+        30_000,
+      );
+    } finally {
+      if (paused && isKafkaProcess(pid)) process.kill(pid, 'SIGCONT');
+      await producer.close().catch(() => undefined);
+      await kafka.cleanup().catch(() => undefined);
+    }
+  }, 120_000);
 
   it('after an outage whose backoff grew to a 12 s step: the reconnect ends it, a new row is published within 5 s', async () => {
     const kafka = await createTestKafka(create, kafkaBroker!.brokers);
