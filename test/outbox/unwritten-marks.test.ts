@@ -6,6 +6,9 @@
  * dropped mark let the relay publish it again (measured on MariaDB, 5 s cut under traffic with
  * 300 ms confirms: 19-20 rows published twice per run, none with the marks kept).
  *
+ * stop() gives kept marks one last try: written if the database is back, else reported, and the
+ * row is published again after its lease (same messageId, one effect through the inbox).
+ *
  * Every lease here is long (60 s): a row still PROCESSING when the test looks was not marked.
  */
 import mysql from 'mysql2/promise';
@@ -14,11 +17,18 @@ import {
   RecordingPublisher,
   createOutboxRelay,
   isUnavailableError,
+  migrateInbox,
   mysqlDatabase,
   writeOutboxEvent,
   type Publisher,
 } from 'evgen/runtime';
 import { classifyError } from '../../src/runtime/errors.js';
+import {
+  checkEffects,
+  createEffectsTable,
+  effectConsumer,
+  ORDER_EVENT,
+} from '../support/effect-oracle.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { mariadbPool } from '../support/mariadb.js';
 import {
@@ -134,6 +144,126 @@ describe.each(['postgres', 'mariadb'] as const satisfies readonly DialectName[])
         await relay.stop({ timeoutMs: 5_000 });
         await relayDb.end();
       }
+    });
+
+    /**
+     * One round whose confirm arrives after the database went away: the row's mark is kept and
+     * the round fails. Returns the relay (on the proxy), still holding that mark.
+     */
+    async function roundWithKeptMark(f: OutboxFixture, cut: FaultProxy, errors: unknown[]) {
+      const relayDb = throughProxy(f, cut);
+      const publisher = confirmingAfter(async () => {
+        await cut.refuse();
+        cut.dropAll();
+      });
+      const relay = createOutboxRelay({
+        db: relayDb.db,
+        schema: f.schema,
+        publisher,
+        notifyChannel: false,
+        leaseMs: LEASE_MS,
+        hooks: { onError: (error) => errors.push(error) },
+      });
+      await relay.runOnce().catch((error: unknown) => errors.push(error));
+      expect(publisher.published).toHaveLength(1);
+      expect((await outboxRows(f)).map((row) => row.status)).toEqual(['PROCESSING']);
+      return { relay, publisher, end: () => relayDb.end() };
+    }
+
+    it('stop() writes a kept SENT mark once the database is back: the row is SENT, and a relay after the lease publishes nothing', async () => {
+      const f = (fixture = await openOutbox(dialect, pgliteOnce()));
+      const cut = (proxy = await startFaultProxy({
+        targetPort: dialect === 'mariadb' ? 3306 : 5432,
+      }));
+      const [a1] = await write(f, ['a']);
+      const errors: unknown[] = [];
+      const { relay, publisher, end } = await roundWithKeptMark(f, cut, errors);
+      try {
+        await cut.restore();
+        // No round runs after this one: only stop's last try can write the mark.
+        await relay.stop();
+        expect((await outboxRows(f)).map((row) => [row.status, row.attempts])).toEqual([
+          ['SENT', 1],
+        ]);
+        expect(errors.length).toBeGreaterThan(0);
+        expect(errors.every((error) => isUnavailableError(error))).toBe(true);
+      } finally {
+        await end();
+      }
+      // Another relay, its clock past the first one's lease: nothing left to publish.
+      const later = new RecordingPublisher();
+      const next = createOutboxRelay({
+        db: f.db,
+        schema: f.schema,
+        publisher: later,
+        notifyChannel: false,
+        clock: () => new Date(Date.now() + LEASE_MS + 1_000),
+      });
+      expect(await next.runOnce()).toMatchObject({ claimed: 0 });
+      expect(later.published).toEqual([]);
+      expect(publisher.published.map((m) => m.envelope.messageId)).toEqual([a1]);
+    });
+
+    it('stop() whose last try fails too resolves and reports it; the row is published again after its lease with the same messageId, and the inbox applies it once', async () => {
+      const f = (fixture = await openOutbox(dialect, pgliteOnce()));
+      await migrateInbox(f.db, { schema: f.schema });
+      await createEffectsTable(f.db, f.schema);
+      const cut = (proxy = await startFaultProxy({
+        targetPort: dialect === 'mariadb' ? 3306 : 5432,
+      }));
+      const envelope = await f.db.transaction((tx) =>
+        writeOutboxEvent(
+          tx,
+          ORDER_EVENT,
+          { orderId: 'a', seq: 1 },
+          {},
+          { schema: f.schema, notifyChannel: false, assignAggregateVersion: true },
+        ),
+      );
+      const errors: unknown[] = [];
+      const { relay, publisher, end } = await roundWithKeptMark(f, cut, errors);
+      try {
+        const before = errors.length;
+        // The database is still away: the last try fails, is reported, and stop still ends.
+        await relay.stop();
+        expect(errors.length).toBe(before + 1);
+        expect(isUnavailableError(errors.at(-1))).toBe(true);
+      } finally {
+        await end();
+      }
+      const [held] = await outboxRows(f);
+      expect([held!.status, held!.attempts]).toEqual(['PROCESSING', 1]);
+      // Another relay: before the lease ends the row is not its to take; after it, it is.
+      const later = new RecordingPublisher();
+      let now = Date.now();
+      const next = createOutboxRelay({
+        db: f.db,
+        schema: f.schema,
+        publisher: later,
+        notifyChannel: false,
+        clock: () => new Date(now),
+      });
+      expect(await next.runOnce()).toMatchObject({ claimed: 0 });
+      now = held!.locked_until_ms! + 1;
+      expect(await next.runOnce()).toMatchObject({ claimed: 1, published: 1 });
+      const [resent] = await outboxRows(f);
+      expect([resent!.status, resent!.attempts, resent!.last_error]).toEqual([
+        'SENT',
+        2,
+        'lease expired before the publish was confirmed',
+      ]);
+      const deliveries = [...publisher.published, ...later.published].map((m) => m.envelope);
+      expect(deliveries.map((e) => e.messageId)).toEqual([envelope.messageId, envelope.messageId]);
+      // Both deliveries reach the consumer: one effect.
+      const consumer = effectConsumer(f.db, f.schema, 'inventory-service', undefined, {
+        ordered: false,
+      });
+      const outcomes = [];
+      for (const delivery of deliveries) outcomes.push(await consumer.handle(delivery));
+      expect(outcomes).toEqual(['handled', 'duplicate']);
+      expect(
+        await checkEffects(f.db, f.schema, new Map([[envelope.messageId, 'a']])),
+      ).toMatchObject({ effects: 1, lost: [], doubled: [] });
     });
   },
 );
