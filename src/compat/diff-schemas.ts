@@ -46,9 +46,11 @@ function run(
   compatibleTypes: ReadonlySet<DifferenceType>,
   reading: Reading,
   options: RunOptions = {},
+  session?: ComparisonSession,
 ): SchemaDiffResult {
-  const from = new SchemaDocument(original, reading).rootNode;
-  const to = new SchemaDocument(update, reading).rootNode;
+  const from = (session?.document(original, reading) ?? new SchemaDocument(original, reading))
+    .rootNode;
+  const to = (session?.document(update, reading) ?? new SchemaDocument(update, reading)).rootNode;
   const ctx = DiffContext.run(
     compatibleTypes,
     (root) => compareSchemas(root, from, to),
@@ -82,6 +84,26 @@ export class ComparisonSession {
   readonly identities: Identities = newIdentities();
   readonly settled = new SettledPairs();
   readonly #views = new Map<string, WeakMap<object, unknown>>();
+  readonly #documents = new Map<Reading, WeakMap<object, SchemaDocument>>();
+
+  /**
+   * The document of a view, indexed once however many pairs it is in (a document holds nothing
+   * of a pair: its references and anchors, and the references followed from its nodes).
+   */
+  document(schema: unknown, reading: Reading): SchemaDocument | undefined {
+    if (typeof schema !== 'object' || schema === null) return undefined;
+    let documents = this.#documents.get(reading);
+    if (documents === undefined) {
+      documents = new WeakMap();
+      this.#documents.set(reading, documents);
+    }
+    let document = documents.get(schema);
+    if (document === undefined) {
+      document = new SchemaDocument(schema, reading);
+      documents.set(schema, document);
+    }
+    return document;
+  }
 
   view(policy: CompatibilityPolicy, side: 'writer' | 'reader', schema: JsonSchema): unknown {
     const definition = POLICIES[policy];
@@ -125,5 +147,6 @@ export function checkReadable(
         ? { identities: session.identities, settled: session.settled }
         : {}),
     },
+    session,
   );
 }

@@ -100,8 +100,14 @@ function hasOwnProperties(node: SchemaObject): boolean {
   return isObject(node.properties) || isObject(node.patternProperties);
 }
 
+/** Keywords whose subschemas add properties to the same object (see combinatorBranches). */
+const BRANCH_KEYWORDS = [...COMBINATORS, 'then', 'else', 'dependentSchemas', 'dependencies'];
+const NO_BRANCHES: readonly SchemaObject[] = [];
+
 /** Subschemas that add properties to this same object: combinator branches, then/else, dependent schemas. */
-function combinatorBranches(node: SchemaObject): SchemaObject[] {
+function combinatorBranches(node: SchemaObject): readonly SchemaObject[] {
+  // Most nodes have none of these keywords: no lists built for them (views ask per node).
+  if (!BRANCH_KEYWORDS.some((key) => node[key] !== undefined)) return NO_BRANCHES;
   const branches = COMBINATORS.flatMap((key) =>
     Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : [],
   );
@@ -128,7 +134,7 @@ function combinedPropertyNames(
   if (node.patternProperties !== undefined) return undefined;
   if (node.additionalProperties !== undefined && node.additionalProperties !== false)
     return undefined;
-  const parts = [...combinatorBranches(node)];
+  const parts: SchemaObject[] = [...combinatorBranches(node)];
   if (typeof node.$ref === 'string') {
     const target = resolveLocal(root, node.$ref);
     if (target === undefined) return undefined;
@@ -151,6 +157,7 @@ function extendedSchemas(root: SchemaObject): Set<SchemaObject> {
   const refs = new Set<string>();
   walkSchema(root, (node) => {
     const all = combinatorBranches(node);
+    if (all.length === 0 && typeof node.$ref !== 'string') return;
     const alternatives = (['anyOf', 'oneOf'] as const).flatMap((key) =>
       Array.isArray(node[key]) ? (node[key] as unknown[]).filter(isObject) : [],
     );
@@ -193,8 +200,11 @@ export function writerSchema<S>(schema: S): S {
     const hasCombinator =
       combinatorBranches(node).length > 0 ||
       (typeof node.$ref === 'string' && dialect !== 'draft-07');
-    if (!hasCombinator)
-      return declaresObject(node) ? { ...node, additionalProperties: false } : node;
+    // `node` is mapSchema's fresh copy: closed in place (the key goes last, as in a copy).
+    if (!hasCombinator) {
+      if (declaresObject(node)) node.additionalProperties = false;
+      return node;
+    }
     const branchesDeclareObjects = combinatorBranches(node).some(declaresObject);
     if (dialect !== 'draft-07') {
       return declaresObject(node) || branchesDeclareObjects
@@ -217,8 +227,8 @@ export function writerSchema<S>(schema: S): S {
 /** The tolerant reader view (see the file comment). */
 export function readerSchema<S>(schema: S): S {
   if (!isObject(schema)) return schema;
-  const open = (node: SchemaObject): SchemaObject => {
-    const copy = { ...node };
+  // `node` is mapSchema's fresh copy: opened in place.
+  const open = (copy: SchemaObject): SchemaObject => {
     if (copy.additionalProperties === false) delete copy.additionalProperties;
     if (copy.unevaluatedProperties === false) delete copy.unevaluatedProperties;
     if (!Array.isArray(copy.oneOf)) return copy;
