@@ -65,10 +65,11 @@ function comparePair(ctx: DiffContext, original: Shape, update: Shape): void {
   if (update.at.facet === undefined && refusedReferenceSiblings(ctx, original.at, update.at))
     return;
   const whole = ctx.sub();
-  if (update.at.facet === undefined) {
+  if (update.at.facet === undefined)
     compareUnshapedKeywords(whole, original.at, update.at, compareSchemas);
-    if (acceptsOtherTypes(original) && hasType(update)) whole.add('TYPE_CHANGED');
-  }
+  // Also for one facet of a reader with a `type`: `{"anyOf": [{"minimum": -5}]}` →
+  // `{…, "type": "number"}` pairs the writer's member with the reader's `type` facet.
+  if (acceptsOtherTypes(original) && hasType(update)) whole.add('TYPE_CHANGED');
   const trial = ctx.sub();
   if (!compareValueSets(trial, original, update)) compareShapes(trial, original, update);
   if (whole.isCompatible() && trial.isCompatible()) {

@@ -238,6 +238,17 @@ describe('found by the soundness test', () => {
       'incompatible: MIN_CONTAINS_ADDED #/properties/x/contains',
     );
   });
+  // Seed 17908 of the 20,000-pair run: the writer's one member `{"minimum": -5}` (which lets
+  // `null` through) was paired with the reader's `type` facet, where the added type went unseen.
+  it('a type added beside a combiner of type-less members narrows it', () => {
+    for (const keyword of ['anyOf', 'allOf', 'oneOf'])
+      expect(
+        verdict(
+          withX({ [keyword]: [{ minimum: -5 }] }),
+          withX({ [keyword]: [{ minimum: -5 }], type: 'number' }),
+        ),
+      ).toMatch(/^incompatible: .*#\/properties\/x/);
+  });
   // Seed 6621 of the 20,000-pair run: a definition B that is a `$ref` to A with an `if`/`then`
   // beside it. Its facets make it "only a $ref", so the chain was followed to A and the condition
   // dropped; ajv applies it (the reader rejects {"a": 1}). Also right at the property, in both
