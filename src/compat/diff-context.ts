@@ -55,30 +55,60 @@ export function newIdentities(): Identities {
 
 const REFERENCES: ReadonlySet<string> = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
 
-/** The content of a value (see Identities.contentIds), computed bottom up so each object is read once. */
+/**
+ * The content of a value (see Identities.contentIds), computed bottom up so each object is read
+ * once. Its text only needs to be unambiguous, never read back: strings are written with their
+ * length before them instead of escaped (JSON.stringify per key and value was most of the cost).
+ */
 function contentOf(value: object, identities: Identities): number {
   const known = identities.contentIds.get(value);
   if (known !== undefined) return known;
   let free = true;
-  const parts: string[] = [];
-  const part = (child: unknown): string => {
-    if (typeof child !== 'object' || child === null) return JSON.stringify(child) ?? 'null';
-    const content = contentOf(child, identities);
-    if (content % 2 === 0) free = false;
-    return `#${String(content)}`;
-  };
-  if (Array.isArray(value)) for (const item of value) parts.push(part(item));
-  else
-    for (const key of Object.keys(value).sort()) {
-      if (REFERENCES.has(key)) free = false;
-      parts.push(`${JSON.stringify(key)}:${part((value as Record<string, unknown>)[key])}`);
+  let text: string;
+  if (Array.isArray(value)) {
+    text = '[';
+    for (const item of value as unknown[]) {
+      if (typeof item === 'object' && item !== null) {
+        const content = contentOf(item, identities);
+        if (content % 2 === 0) free = false;
+        text += `#${content},`;
+      } else text += `${scalarText(item)},`;
     }
-  const text = `${Array.isArray(value) ? '[' : '{'}${parts.join(',')}`;
+  } else {
+    text = '{';
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    if (keys.length > 1) keys.sort();
+    for (const key of keys) {
+      if (REFERENCES.has(key)) free = false;
+      const child = record[key];
+      if (typeof child === 'object' && child !== null) {
+        const content = contentOf(child, identities);
+        if (content % 2 === 0) free = false;
+        text += `${key.length}:${key}#${content},`;
+      } else text += `${key.length}:${key}${scalarText(child)},`;
+    }
+  }
   let id = identities.byContent.get(text);
   if (id === undefined) identities.byContent.set(text, (id = identities.byContent.size));
   const content = id * 2 + (free ? 1 : 0);
   identities.contentIds.set(value, content);
   return content;
+}
+
+/** A JSON scalar in contentOf's text: its kind, then its value (a string with its length first). */
+function scalarText(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return `s${value.length}:${value}`;
+    case 'number':
+      return `n${value}`;
+    case 'boolean':
+      return value ? 't' : 'f';
+    default:
+      // null, and undefined as JSON.stringify would write it in an array
+      return 'z';
+  }
 }
 
 /**
