@@ -65,6 +65,22 @@ const SUBSCHEMA: ReadonlySet<string> = new Set([
 
 const COMBINERS: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf']);
 
+/** Keywords keywordCompiles judges by their value alone, without their pointer. */
+const VALUE_ONLY: ReadonlySet<string> = new Set([
+  ...ANNOTATIONS,
+  ...NUMBERS,
+  ...COUNTS,
+  'type',
+  'enum',
+  'required',
+  'uniqueItems',
+  'multipleOf',
+  'pattern',
+  'format',
+  '$ref',
+  'dependentRequired',
+]);
+
 /** A JSON pointer ajv resolves the way this file does: no escapes, no percent-encoding. */
 const PLAIN_POINTER = /^#(\/[A-Za-z0-9_.$-]+)*$/;
 
@@ -95,9 +111,10 @@ export function certainlyCompiles(schema: unknown, dialect: Dialect): boolean {
     positions.add(pointer);
     if (typeof value === 'boolean') return true;
     if (!isRecord(value)) return false;
-    for (const [keyword, keywordValue] of Object.entries(value)) {
-      const at = `${pointer}/${keyword}`;
-      if (!keywordCompiles(value, keyword, keywordValue, at)) return false;
+    for (const keyword of Object.keys(value)) {
+      // Only keywords holding subschemas (and `$schema`) use their pointer: most build none.
+      const at = VALUE_ONLY.has(keyword) ? '' : `${pointer}/${keyword}`;
+      if (!keywordCompiles(value, keyword, value[keyword], at)) return false;
     }
     return true;
   };
