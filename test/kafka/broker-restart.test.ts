@@ -205,5 +205,39 @@ describe.each(KAFKA_CLIENTS)(
         Array.from({ length: 20 }, (_, i) => i),
       );
     }, 300_000);
+
+    // close() promises to give up on the leave after 5 s when the broker does not answer (the
+    // session timeout then frees the partitions); the platformatic consumer, re-creating its
+    // stream with backoff, waited for that restart (its backoff, and a join retried 20 times).
+    it('close() while the broker is gone returns within its 5 s bound', async () => {
+      kafka = await createTestKafka(create, broker!.brokers);
+      const [topic] = await kafka.createTopics([{ topic: 'events', partitions: 2 }]);
+      const consumer = create({ brokers: [broker!.brokers] }).consumer({
+        groupId: kafka.group('closing'),
+        topics: [topic!],
+        sessionTimeoutMs: 6_000,
+      });
+      let closed = false;
+      closers.push(async () => {
+        if (!closed) await consumer.close();
+      });
+      const errors: unknown[] = [];
+      await consumer.start({ onRecord: async () => undefined, onError: (e) => errors.push(e) });
+      await broker!.kill();
+      try {
+        await waitFor('a client error', () => (errors.length > 0 ? true : undefined), 60_000);
+        // Long enough for the stream's restart to be in its backoff or its join.
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        const from = Date.now();
+        await consumer.close();
+        closed = true;
+        expect(Date.now() - from).toBeLessThan(CLOSE_BOUND_MS);
+      } finally {
+        await broker!.restart();
+      }
+    }, 300_000);
   },
 );
+
+/** The adapters' 5 s bound on close()'s leave, and the stream's close before it. */
+const CLOSE_BOUND_MS = 6_000;

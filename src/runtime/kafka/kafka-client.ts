@@ -161,7 +161,10 @@ export interface KafkaConsumer {
   seek(position: KafkaCommitOffset): void;
   /** Partitions currently assigned to this member. */
   assignment(): KafkaTopicPartition[];
-  /** Stops fetching, waits for records being handled, leaves the group. */
+  /**
+   * Stops fetching, waits for records being handled, leaves the group. Gives up on the leave
+   * after 5 s (a broker that does not answer): the session timeout then frees the partitions.
+   */
   close(): Promise<void>;
 }
 

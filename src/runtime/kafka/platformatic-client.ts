@@ -197,6 +197,8 @@ class PlatformaticConsumer implements KafkaConsumer {
   readonly #waiting: (() => void)[] = [];
   #closed = false;
   #restarting: Promise<void> | undefined;
+  /** Ends the backoff wait of a restart at once (close()). */
+  #wakeRestart: (() => void) | undefined;
   readonly #idle = new Set<() => void>();
 
   constructor(base: BaseOptions, options: KafkaConsumerOptions) {
@@ -227,8 +229,8 @@ class PlatformaticConsumer implements KafkaConsumer {
   }
 
   async #open(): Promise<void> {
-    this.#consumer ??= this.#newConsumer();
-    const stream = await this.#consumer.consume({
+    const consumer = (this.#consumer ??= this.#newConsumer());
+    const stream = await consumer.consume({
       topics: [...this.#options.topics],
       mode: MessagesStreamModes.COMMITTED,
       fallbackMode:
@@ -238,6 +240,12 @@ class PlatformaticConsumer implements KafkaConsumer {
       autocommit: false,
       maxWaitTime: 500,
     });
+    if (this.#closed) {
+      // A restart that outlived close(): nothing of it may stay open.
+      await stream.close().catch(() => undefined);
+      await forceClose(consumer);
+      return;
+    }
     this.#stream = stream;
     // Emitted before a response's records are pushed: tells responses apart (see #accept).
     stream.on('fetch', () => (this.#responses += 1));
@@ -261,7 +269,14 @@ class PlatformaticConsumer implements KafkaConsumer {
     this.#restarting = (async () => {
       let delay = 250;
       while (!this.#closed) {
-        await sleep(delay);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.#wakeRestart = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wakeRestart = undefined;
         if (this.#closed) break;
         try {
           await this.#open();
@@ -461,11 +476,32 @@ class PlatformaticConsumer implements KafkaConsumer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // A restart waiting out its backoff (up to 5 s) gives up now.
+    this.#wakeRestart?.();
     for (const state of this.#partitions.values()) this.#unbuffer(state.queue.splice(0).length);
     if (this.#draining > 0) await new Promise<void>((resolve) => this.#idle.add(resolve));
-    await this.#restarting;
-    await this.#stream?.close().catch(() => undefined);
-    if (this.#consumer) await forceClose(this.#consumer);
+    // At most CLOSE_TIMEOUT_MS for the leave and for a restart in progress together: re-opening
+    // the stream joins the group again (it waits for the group's rebalance, and the library
+    // retries it 20 times while the broker is gone). The client is closed before the restart is
+    // awaited; what a restart opens after that is closed by the restart itself (#open).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      (async () => {
+        await this.#closeClient();
+        await this.#restarting;
+      })(),
+      new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS))),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  /** Stops the stream and leaves the group. */
+  async #closeClient(): Promise<void> {
+    const stream = this.#stream;
+    const consumer = this.#consumer;
+    this.#stream = undefined;
+    this.#consumer = undefined;
+    await stream?.close().catch(() => undefined);
+    if (consumer !== undefined) await forceClose(consumer);
   }
 
   #report(error: unknown): void {
@@ -497,12 +533,17 @@ function safely(callback: () => void): void {
   }
 }
 
+/**
+ * Longest wait of close() for the library's leave and close: a broker that does not answer (the
+ * library retries the LeaveGroup 20 times) must not hold the caller; the session timeout then
+ * frees the partitions.
+ */
+const CLOSE_TIMEOUT_MS = 5_000;
+
 /** Closes a client without waiting for its in-flight requests; errors are irrelevant then. */
 function forceClose(consumer: Consumer): Promise<void> {
   return new Promise((resolve) => consumer.close(true, () => resolve()));
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // --------------------------------------------------------------------------------------------
 // Admin
