@@ -238,6 +238,31 @@ describe('found by the soundness test', () => {
       'incompatible: MIN_CONTAINS_ADDED #/properties/x/contains',
     );
   });
+  // Found by hand after the tuple families were added: `additionalItems` binds only after an
+  // `items` array (draft-07) and never in 2020-12, yet was read as closing the array.
+  it('additionalItems without a tuple (draft-07) or in 2020-12 closes nothing', () => {
+    const array = (x: JsonSchema, dialect?: string): JsonSchema => ({
+      ...(dialect === undefined ? {} : { $schema: dialect }),
+      type: 'object',
+      properties: { x: { type: 'array', ...(x as object) } },
+    });
+    expect(
+      verdict(
+        array({ items: { type: 'string' }, additionalItems: false }),
+        array({ items: [{ type: 'string' }], additionalItems: false }),
+      ),
+    ).toMatch(/^incompatible: ADDITIONAL_ITEMS_REMOVED #\/properties\/x\/additionalItems/);
+    expect(
+      verdict(array({ additionalItems: false }), array({ items: [{}], additionalItems: false })),
+    ).toMatch(/^incompatible: ADDITIONAL_ITEMS_REMOVED #\/properties\/x\/additionalItems/);
+    expect(
+      verdict(
+        array({ additionalItems: false }, D2020),
+        array({ prefixItems: [{}], items: false }, D2020),
+      ),
+    ).toMatch(/^incompatible: ADDITIONAL_ITEMS_REMOVED #\/properties\/x\/additionalItems/);
+    expect(verdict(array({}), array({ additionalItems: false }))).toBe('compatible');
+  });
   // Seed 17908 of the 20,000-pair run: the writer's one member `{"minimum": -5}` (which lets
   // `null` through) was paired with the reader's `type` facet, where the added type went unseen.
   it('a type added beside a combiner of type-less members narrows it', () => {

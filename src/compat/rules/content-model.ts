@@ -19,7 +19,7 @@ export interface OpenEnd {
 }
 
 export function openEnd(shape: Shape, keyword: string): OpenEnd {
-  const value = shape.keywords[keyword];
+  const value = keyword === NO_REST ? undefined : shape.keywords[keyword];
   return {
     keyword,
     present: value !== undefined,
@@ -38,12 +38,23 @@ export function openEnd(shape: Shape, keyword: string): OpenEnd {
  */
 export function arrayRestKeyword(shape: Shape): string {
   const { keywords } = shape;
-  if (shape.at.doc.dialect !== '2020-12') return 'additionalItems';
+  // By meaning, `additionalItems` counts only after an `items` array: draft-07 validators ignore
+  // it beside `items: {…}` or alone, 2020-12 ones always (`{"additionalItems": false}` accepts
+  // `[1, 2]`). Confluent's loader reads it anyway.
+  const meaning = shape.at.doc.reading !== 'confluent';
+  if (shape.at.doc.dialect !== '2020-12')
+    return meaning && !Array.isArray(keywords['items']) ? NO_REST : 'additionalItems';
   if (Array.isArray(keywords['prefixItems'])) return 'items';
-  if (typeof keywords['items'] === 'boolean' && keywords['additionalItems'] === undefined)
+  if (
+    typeof keywords['items'] === 'boolean' &&
+    (meaning || keywords['additionalItems'] === undefined)
+  )
     return 'items';
-  return 'additionalItems';
+  return meaning ? NO_REST : 'additionalItems';
 }
+
+/** A keyword name no schema's rest is read from: the rest is open (see arrayRestKeyword). */
+const NO_REST = '';
 
 function isOpen(
   shape: Shape,
