@@ -164,8 +164,13 @@ export function cdcOutboxMigrationStatements(
   return [
     ...(n.schema !== undefined ? [`CREATE SCHEMA IF NOT EXISTS ${n.schema}`] : []),
     `CREATE TABLE IF NOT EXISTS ${n.table} (\n  ${columns.join(',\n  ')}\n)`,
-    // Deletes what a statement inserted, in its transaction: the log keeps the inserts.
-    `CREATE OR REPLACE FUNCTION ${deleteFunction}() RETURNS trigger LANGUAGE plpgsql AS $$
+    // Deletes what a statement inserted, in its transaction: the log keeps the inserts. By the
+    // primary key, never a sequential scan: the heap holds every row deleted since the last
+    // vacuum, which the planner cannot tell from live rows, and a scan reads them all (measured
+    // 0.25 ms per 100 rows on a fresh table, 3.8 ms after 80,000 rows without a vacuum; by the
+    // index 0.2 ms throughout, and the index stays small because its scans drop dead entries).
+    `CREATE OR REPLACE FUNCTION ${deleteFunction}() RETURNS trigger LANGUAGE plpgsql
+  SET enable_seqscan = off AS $$
 BEGIN
   DELETE FROM ${n.table} AS t USING inserted WHERE t.${r.id} = inserted.${r.id};
   RETURN NULL;
