@@ -18,7 +18,22 @@
 import type { CatalogProblem } from './catalog-error.js';
 import { jsonPointer, parseRefPointer, resolveSegments } from '../common/json-pointer.js';
 import { isObject } from '../common/json-value.js';
-import { childPointer, subschemasOf } from '../schema/walk.js';
+import {
+  ChildPosition,
+  forEachSubschema,
+  ROOT,
+  type SchemaObject,
+  type SchemaPosition,
+} from '../schema/walk.js';
+
+/** The direct subschemas of `node` as positions below `at`, last first (for a stack). */
+function childrenReversed(node: SchemaObject, at: SchemaPosition): [unknown, ChildPosition][] {
+  const children: [unknown, ChildPosition][] = [];
+  forEachSubschema(node, (keyword, key, value) =>
+    children.push([value, new ChildPosition(keyword, key, node, at)]),
+  );
+  return children.reverse();
+}
 
 export const SCHEMA_LIMITS = {
   /** `$ref`s followed one inside another (depth-first, each definition entered once). */
@@ -39,15 +54,16 @@ export function schemaComplexityProblems(
     problems.push({ code: 'schema-too-complex', file, pointer, message, hint });
 
   // One pass over the written schema (iterative: the JSON depth is bounded, but stay flat anyway).
+  // Pointers are built only for a problem (positions build theirs when asked).
   let count = 0;
-  const stack: { node: unknown; pointer: string }[] = [{ node: bundled, pointer: '' }];
+  const stack: [unknown, SchemaPosition][] = [[bundled, ROOT]];
   while (stack.length > 0) {
-    const { node, pointer } = stack.pop()!;
+    const [node, position] = stack.pop()!;
     if (!isObject(node)) continue;
     count++;
     if (count === limits.subschemas + 1)
       tooComplex(
-        pointer,
+        position.pointer,
         `more than ${limits.subschemas} subschemas in one version (limit ${limits.subschemas})`,
         'split the payload into smaller events, or share repeated parts through one definition and $ref',
       );
@@ -55,19 +71,12 @@ export function schemaComplexityProblems(
       const branches = node[keyword];
       if (Array.isArray(branches) && branches.length > limits.unionBranches)
         tooComplex(
-          `${pointer}/${keyword}`,
+          `${position.pointer}/${keyword}`,
           `${branches.length} branches in one ${keyword} (limit ${limits.unionBranches})`,
           'group the alternatives (e.g. by a discriminator property into nested unions), or use an enum for alternatives that are plain values',
         );
     }
-    const children = subschemasOf(node);
-    for (let index = children.length - 1; index >= 0; index--) {
-      const { keyword, key, value } = children[index]!;
-      stack.push({
-        node: value,
-        pointer: childPointer(pointer, keyword, key),
-      });
-    }
+    for (const child of childrenReversed(node, position)) stack.push(child);
   }
 
   // Past the size limit the reference walk could cost as much as what the limit prevents.
@@ -90,31 +99,25 @@ export function schemaComplexityProblems(
  */
 function deepestRef(root: unknown, limit: number): string | undefined {
   const entered = new Set<object>();
-  const stack: { node: unknown; pointer: string; depth: number }[] = [
-    { node: root, pointer: '', depth: 0 },
+  const stack: { node: unknown; position: SchemaPosition; depth: number }[] = [
+    { node: root, position: ROOT, depth: 0 },
   ];
   while (stack.length > 0) {
-    const { node, pointer, depth } = stack.pop()!;
+    const { node, position, depth } = stack.pop()!;
     if (!isObject(node)) continue;
     const ref = node.$ref;
     if (typeof ref === 'string') {
       const segments = parseRefPointer(ref);
       const target = segments === undefined ? undefined : resolveSegments(root, segments);
       if (target?.found === true && isObject(target.value) && !entered.has(target.value)) {
-        if (depth + 1 > limit) return `${pointer}/$ref`;
+        if (depth + 1 > limit) return `${position.pointer}/$ref`;
         entered.add(target.value);
-        stack.push({ node: target.value, pointer: jsonPointer(segments!), depth: depth + 1 });
+        const at = { ...ROOT, pointer: jsonPointer(segments!) };
+        stack.push({ node: target.value, position: at, depth: depth + 1 });
       }
     }
-    const children = subschemasOf(node);
-    for (let index = children.length - 1; index >= 0; index--) {
-      const { keyword, key, value } = children[index]!;
-      stack.push({
-        node: value,
-        pointer: childPointer(pointer, keyword, key),
-        depth,
-      });
-    }
+    for (const [value, at] of childrenReversed(node, position))
+      stack.push({ node: value, position: at, depth });
   }
   return undefined;
 }

@@ -69,7 +69,7 @@ export interface Subschema {
  * Calls `visit` for each direct subschema of a schema object, in document order, without
  * building a list (walks call this for every node).
  */
-function forEachSubschema(
+export function forEachSubschema(
   node: SchemaObject,
   visit: (keyword: string, key: string | number | undefined, value: unknown) => void,
 ): void {
@@ -107,13 +107,18 @@ export function childPointer(
   return `${pointer}/${pointerSegment(keyword)}${key === undefined ? '' : `/${pointerSegment(key)}`}`;
 }
 
-const ROOT: SchemaPosition = { keyword: undefined, key: undefined, pointer: '', parent: undefined };
+export const ROOT: SchemaPosition = {
+  keyword: undefined,
+  key: undefined,
+  pointer: '',
+  parent: undefined,
+};
 
 /**
  * A position below another one. Its pointer is built only when asked for: most visitors never
  * read it, and building one per node was a large part of walking a catalog.
  */
-class ChildPosition implements SchemaPosition {
+export class ChildPosition implements SchemaPosition {
   #pointer: string | undefined;
 
   constructor(
