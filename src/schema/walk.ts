@@ -181,6 +181,21 @@ class MapPosition implements MappedPosition {
   }
 }
 
+/**
+ * A deep copy of a JSON value (what schemas hold), cheaper than structuredClone for the many small
+ * arrays and objects of a schema; anything else is handed to structuredClone.
+ */
+function copyJson(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value))
+    setOwn(copy, key, copyJson((value as Record<string, unknown>)[key]));
+  return copy;
+}
+
 /** Sets an own property, also one named `__proto__` (an assignment would set the prototype). */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__')
@@ -205,14 +220,14 @@ export function mapSchema(
   position: SchemaPosition = ROOT,
 ): unknown {
   const copyData = options.copyData === true;
-  if (!isObject(schema)) return copyData ? structuredClone(schema) : schema;
+  if (!isObject(schema)) return copyData ? copyJson(schema) : schema;
   if (options.keepAsWritten?.(schema, position) === true)
-    return copyData ? structuredClone(schema) : schema;
+    return copyData ? copyJson(schema) : schema;
   const rebuild = (keyword: string, key: string | number | undefined, value: unknown) =>
     isObject(value)
       ? mapSchema(value, transform, options, new ChildPosition(keyword, key, schema, position))
       : copyData
-        ? structuredClone(value)
+        ? copyJson(value)
         : value;
   const copy: Record<string, unknown> = {};
   for (const keyword of Object.keys(schema)) {
@@ -231,17 +246,12 @@ export function mapSchema(
         setOwn(
           map,
           name,
-          Array.isArray(item)
-            ? copyData
-              ? structuredClone(item)
-              : item
-            : rebuild(keyword, name, item),
+          Array.isArray(item) ? (copyData ? copyJson(item) : item) : rebuild(keyword, name, item),
         );
       }
       mapped = map;
     } else
-      mapped =
-        copyData && typeof value === 'object' && value !== null ? structuredClone(value) : value;
+      mapped = copyData && typeof value === 'object' && value !== null ? copyJson(value) : value;
     setOwn(copy, keyword, mapped);
   }
   return transform(copy, new MapPosition(position, schema));
