@@ -123,6 +123,10 @@ const FAMILIES: Readonly<Record<string, Family>> = {
     'draft-07',
     (node) => Array.isArray(node.items) && isObject(node.additionalItems),
   ),
+  'draft-07 additionalItems without an items array (ignored)': inDialect(
+    'draft-07',
+    (node) => node.additionalItems !== undefined && !Array.isArray(node.items),
+  ),
   'draft-07 dependencies': inDialect('draft-07', (node) => isObject(node.dependencies)),
   'additionalProperties {}/true': some((node) => isEmptySchema(node.additionalProperties)),
   'items {}/true': some((node) => isEmptySchema(node.items)),

@@ -135,6 +135,8 @@ function valueSchema(
         : { type: 'array', items: valueSchema(random, dialect, depth - 1, true) };
       if (schema.items !== undefined && !Array.isArray(schema.items) && chance(random, 0.2))
         schema.items = pick(random, [{}, true]);
+      // Without an `items` array, validators ignore `additionalItems` (2020-12: always).
+      if (!Array.isArray(schema.items) && chance(random, 0.1)) schema.additionalItems = false;
       if (!insideArray && chance(random, 0.4))
         schema.contains = chance(random, 0.3) ? {} : valueSchema(random, dialect, 0);
       if (dialect === '2020-12' && schema.contains !== undefined && chance(random, 0.5))
