@@ -92,9 +92,16 @@ export class SchemaCheckers {
     }
   }
 
-  /** Format names validators know (ajv-formats' full set), sorted. */
+  #knownFormats: readonly string[] | undefined;
+
+  /**
+   * Format names validators know (ajv-formats' full set), sorted. Listed once: every schema file
+   * is checked against it, and sorting it per file was a visible part of loading a catalog.
+   */
   get knownFormats(): readonly string[] {
-    return Object.keys(this.#instance('draft-07').formats).sort();
+    return (this.#knownFormats ??= Object.freeze(
+      Object.keys(this.#instance('draft-07').formats).sort(),
+    ));
   }
 
   /** A validator for evgen's own files (event.json, consumers), always draft-07. */

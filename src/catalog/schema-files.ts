@@ -94,8 +94,18 @@ export class SchemaFiles {
       });
       return undefined;
     }
-    const content = sha256(read.text);
-    return { absolutePath, display, value: read.value, dialect, content };
+    // Hashed only when read (a remembered load is compared): a check without a cache never does.
+    const text = read.text;
+    let content: string | undefined;
+    return {
+      absolutePath,
+      display,
+      value: read.value,
+      dialect,
+      get content() {
+        return (content ??= sha256(text));
+      },
+    };
   }
 }
 
