@@ -46,6 +46,16 @@ export const SCHEMA_MAP_KEYWORDS: ReadonlySet<string> = new Set([
   'properties',
 ]);
 
+/**
+ * Which of the three kinds above a keyword is (1 valued, 2 array, 3 map), in one lookup: walks ask
+ * for every keyword of every node, and most keywords (type, format, enum, …) are in none of them.
+ */
+const SUBSCHEMA_KIND: ReadonlyMap<string, 1 | 2 | 3> = new Map<string, 1 | 2 | 3>([
+  ...[...SCHEMA_VALUED_KEYWORDS].map((keyword) => [keyword, 1] as const),
+  ...[...SCHEMA_ARRAY_KEYWORDS].map((keyword) => [keyword, 2] as const),
+  ...[...SCHEMA_MAP_KEYWORDS].map((keyword) => [keyword, 3] as const),
+]);
+
 /** Where a subschema sits. */
 export interface SchemaPosition {
   /** Keyword under which the node sits (`properties`, `allOf`, …); undefined for the root. */
@@ -74,15 +84,17 @@ export function forEachSubschema(
   visit: (keyword: string, key: string | number | undefined, value: unknown) => void,
 ): void {
   for (const keyword of Object.keys(node)) {
+    const kind = SUBSCHEMA_KIND.get(keyword);
+    if (kind === undefined) continue;
     const value = node[keyword];
-    if (SCHEMA_VALUED_KEYWORDS.has(keyword)) {
+    if (kind === 1) {
       if (Array.isArray(value))
         for (let index = 0; index < value.length; index++) visit(keyword, index, value[index]);
       else visit(keyword, undefined, value);
-    } else if (SCHEMA_ARRAY_KEYWORDS.has(keyword)) {
+    } else if (kind === 2) {
       if (Array.isArray(value))
         for (let index = 0; index < value.length; index++) visit(keyword, index, value[index]);
-    } else if (SCHEMA_MAP_KEYWORDS.has(keyword) && isObject(value)) {
+    } else if (isObject(value)) {
       for (const name of Object.keys(value)) {
         const item = value[name];
         if (!Array.isArray(item)) visit(keyword, name, item);
@@ -232,14 +244,15 @@ export function mapSchema(
   const copy: Record<string, unknown> = {};
   for (const keyword of Object.keys(schema)) {
     const value = schema[keyword];
+    const kind = SUBSCHEMA_KIND.get(keyword);
     let mapped: unknown;
-    if (SCHEMA_VALUED_KEYWORDS.has(keyword)) {
+    if (kind === 1) {
       mapped = Array.isArray(value)
         ? value.map((item, index) => rebuild(keyword, index, item))
         : rebuild(keyword, undefined, value);
-    } else if (SCHEMA_ARRAY_KEYWORDS.has(keyword) && Array.isArray(value)) {
+    } else if (kind === 2 && Array.isArray(value)) {
       mapped = value.map((item, index) => rebuild(keyword, index, item));
-    } else if (SCHEMA_MAP_KEYWORDS.has(keyword) && isObject(value)) {
+    } else if (kind === 3 && isObject(value)) {
       const map: Record<string, unknown> = {};
       for (const name of Object.keys(value)) {
         const item = value[name];
