@@ -38,12 +38,12 @@ CREATE TABLE IF NOT EXISTS `outbox_event` (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- A table created with the earlier lease index (lease_token alone) gets (lease_token, status).
-SET @evgen_ddl = (SELECT CASE
-    WHEN SUM(SEQ_IN_INDEX = 2 AND COLUMN_NAME = 'status') > 0 THEN 'DO 0'
+SET @evgen_ddl = COALESCE((SELECT CASE
+    WHEN SUM(SEQ_IN_INDEX = 2 AND COLUMN_NAME = 'status') > 0 THEN NULL
     WHEN COUNT(*) > 0 THEN 'ALTER TABLE `outbox_event` DROP KEY `outbox_event_lease_idx`, ADD KEY `outbox_event_lease_idx` (lease_token, status)'
-    ELSE 'ALTER TABLE `outbox_event` ADD KEY `outbox_event_lease_idx` (lease_token, status)' END
+    ELSE 'ALTER TABLE `outbox_event` ADD KEY `outbox_event_lease_idx` (lease_token, status)' END AS ddl
   FROM information_schema.STATISTICS
-  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox_event' AND INDEX_NAME = 'outbox_event_lease_idx');
+  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox_event' AND INDEX_NAME = 'outbox_event_lease_idx'), 'DO 0');
 
 PREPARE evgen_ddl FROM @evgen_ddl;
 

@@ -3,7 +3,7 @@
  * repeatedly and from several processes at once.
  */
 import type { Database } from '../db/database.js';
-import { runLockedMigration } from '../db/migration-lock.js';
+import { runLockedMigration, type MigrationStep } from '../db/migration-lock.js';
 import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
@@ -14,7 +14,7 @@ import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 export function outboxMigrationStatements(
   options: OutboxTableOptions = {},
   dialect: SqlDialect = POSTGRES_DIALECT,
-): string[] {
+): MigrationStep[] {
   if (dialect.name === 'mysql') return mysqlOutboxStatements(options);
   const n = outboxTableNames(options);
   return [
@@ -93,7 +93,7 @@ export function aggregateVersionTableStatement(
  * stored as the writer serialised them). Every value is written by evgen's statements, so no
  * column needs an expression default (MySQL < 8.0.13 has none).
  */
-function mysqlOutboxStatements(options: OutboxTableOptions): string[] {
+function mysqlOutboxStatements(options: OutboxTableOptions): MigrationStep[] {
   const n = outboxTableNames(options, MYSQL_DIALECT);
   const table = options.table ?? 'outbox_event';
   const q = MYSQL_DIALECT.quoteIdentifier;
@@ -135,7 +135,7 @@ function mysqlOutboxStatements(options: OutboxTableOptions): string[] {
   KEY ${n.leaseIndex} (lease_token, status),
   CONSTRAINT ${q(`${table}_status_check`)} CHECK (status IN ('READY', 'PROCESSING', 'SENT', 'DEAD'))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-    ...mysqlLeaseIndexUpgrade(options.schema, table, n.leaseIndex),
+    mysqlLeaseIndexUpgrade(options.schema, table, n.leaseIndex),
     // Per-aggregate version counter; its row lock serialises writers of one aggregate.
     aggregateVersionTableStatement(n.versionTable, MYSQL_DIALECT),
   ];
@@ -146,25 +146,36 @@ function mysqlOutboxStatements(options: OutboxTableOptions): string[] {
  * alone, `lease_token = ? AND status = 'PROCESSING'` (the lease renewal) was planned as an
  * intersection with the claim index, so the UPDATE locked every PROCESSING row, other relays'
  * included, and concurrent relays deadlocked (1213). MySQL has no `… INDEX IF NOT EXISTS`, so
- * the ALTER is chosen from information_schema and run as a prepared statement; when the index is
- * already right it is `DO 0`.
+ * the ALTER is chosen from information_schema (none when the index is already right).
  */
 function mysqlLeaseIndexUpgrade(
   schema: string | undefined,
   table: string,
   leaseIndex: string,
-): string[] {
+): MigrationStep {
   const name = leaseIndex.slice(1, -1);
   const alter = `ALTER TABLE ${MYSQL_DIALECT.qualifiedName(schema, table)}`;
   const add = `ADD KEY ${leaseIndex} (lease_token, status)`;
-  return [
-    `-- A table created with the earlier lease index (lease_token alone) gets (lease_token, status).
-SET @evgen_ddl = (SELECT CASE
-    WHEN SUM(SEQ_IN_INDEX = 2 AND COLUMN_NAME = 'status') > 0 THEN 'DO 0'
+  return {
+    comment:
+      'A table created with the earlier lease index (lease_token alone) gets (lease_token, status).',
+    chooseDdl: `SELECT CASE
+    WHEN SUM(SEQ_IN_INDEX = 2 AND COLUMN_NAME = 'status') > 0 THEN NULL
     WHEN COUNT(*) > 0 THEN '${alter} DROP KEY ${leaseIndex}, ${add}'
-    ELSE '${alter} ${add}' END
+    ELSE '${alter} ${add}' END AS ddl
   FROM information_schema.STATISTICS
-  WHERE TABLE_SCHEMA = ${schema !== undefined ? `'${schema}'` : 'DATABASE()'} AND TABLE_NAME = '${table}' AND INDEX_NAME = '${name}')`,
+  WHERE TABLE_SCHEMA = ${schema !== undefined ? `'${schema}'` : 'DATABASE()'} AND TABLE_NAME = '${table}' AND INDEX_NAME = '${name}'`,
+  };
+}
+
+/**
+ * A step as script text for the mysql client, which runs PREPARE: the chosen DDL (or `DO 0`
+ * when there is none) is prepared from a user variable and executed.
+ */
+function stepScript(step: MigrationStep): string[] {
+  if (typeof step === 'string') return [step];
+  return [
+    `-- ${step.comment}\nSET @evgen_ddl = COALESCE((${step.chooseDdl}), 'DO 0')`,
     'PREPARE evgen_ddl FROM @evgen_ddl',
     'EXECUTE evgen_ddl',
     'DEALLOCATE PREPARE evgen_ddl',
@@ -182,6 +193,7 @@ export function outboxMigrationSql(
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): string {
   return outboxMigrationStatements(options, dialect)
+    .flatMap(stepScript)
     .map((statement) => `${statement};\n`)
     .join('\n');
 }
