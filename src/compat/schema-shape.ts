@@ -218,7 +218,8 @@ export function shapeOf(node: SchemaNode): Shape {
 /**
  * The schema objects a `$ref` chain passes through on the way to its target (policy `evgen`'s
  * reading: each is only a `$ref` by its facets, though it may carry keywords that are no facet,
- * such as `if`/`then`), the start included; empty when `node` is no such `$ref`.
+ * such as `if`/`then`), the start included; empty when `node` is no such `$ref`. Stops at
+ * MAX_REF_HOPS hops (followReferences refuses a chain that long).
  */
 export function referenceHops(node: SchemaNode): SchemaNode[] {
   const hops: SchemaNode[] = [];
@@ -346,12 +347,11 @@ export function followReferences(node: SchemaNode): SchemaNode {
 function followUncached(node: SchemaNode): SchemaNode {
   if (node.doc.reading === 'confluent')
     return isOnlyReference(node) ? resolveOnce(node, (node.value as { $ref: string }).$ref) : node;
-  let current = node;
-  for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
-    if (!isOnlyReference(current)) return current;
-    current = current.doc.resolve(current, (current.value as { $ref: string }).$ref);
-  }
-  throw refChainTooLong();
+  // The chain referenceHops walks, to the schema past its last hop.
+  const hops = referenceHops(node);
+  if (hops.length === MAX_REF_HOPS) throw refChainTooLong();
+  const last = hops[hops.length - 1];
+  return last === undefined ? node : last.doc.resolve(last, (last.value as { $ref: string }).$ref);
 }
 
 /**
