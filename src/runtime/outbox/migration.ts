@@ -5,6 +5,7 @@
 import type { Database } from '../db/database.js';
 import { runLockedMigration, type MigrationStep } from '../db/migration-lock.js';
 import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
+import { checkIdentifier } from '../db/sql-identifier.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 /**
@@ -153,6 +154,8 @@ function mysqlLeaseIndexUpgrade(
   table: string,
   leaseIndex: string,
 ): MigrationStep {
+  // Names enter the SELECT as string literals (the script form cannot bind them), so only
+  // checked identifiers: the index's quoted name unquoted, the schema and table checked here.
   const name = leaseIndex.slice(1, -1);
   const alter = `ALTER TABLE ${MYSQL_DIALECT.qualifiedName(schema, table)}`;
   const add = `ADD KEY ${leaseIndex} (lease_token, status)`;
@@ -164,7 +167,7 @@ function mysqlLeaseIndexUpgrade(
     WHEN COUNT(*) > 0 THEN '${alter} DROP KEY ${leaseIndex}, ${add}'
     ELSE '${alter} ${add}' END AS ddl
   FROM information_schema.STATISTICS
-  WHERE TABLE_SCHEMA = ${schema !== undefined ? `'${schema}'` : 'DATABASE()'} AND TABLE_NAME = '${table}' AND INDEX_NAME = '${name}'`,
+  WHERE TABLE_SCHEMA = ${schema !== undefined ? `'${checkIdentifier(schema)}'` : 'DATABASE()'} AND TABLE_NAME = '${checkIdentifier(table)}' AND INDEX_NAME = '${name}'`,
   };
 }
 
