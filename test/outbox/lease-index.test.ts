@@ -8,7 +8,6 @@
  * row, other relays' included, and concurrent relays deadlocked (1213) on each other's marks.
  * The lease index covers (lease_token, status) now; on PostgreSQL it is partial (PROCESSING rows).
  */
-import mysql from 'mysql2/promise';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   createOutboxRelay,
@@ -19,7 +18,13 @@ import {
 } from 'evgen/runtime';
 import { outboxTableNames } from '../../src/runtime/outbox/outbox-table.js';
 import { relayStatements } from '../../src/runtime/outbox/relay-statements.js';
-import { DIALECTS, openOutbox, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import {
+  DIALECTS,
+  mariadbSessions,
+  openOutbox,
+  pgliteOnce,
+  type OutboxFixture,
+} from './support/dialects.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
@@ -152,18 +157,12 @@ describe.each(DIALECTS)('the relay finds a claim’s rows by index on %s', (dial
 
 describe('on MariaDB', () => {
   let fixture: OutboxFixture | undefined;
-  const connections: mysql.Connection[] = [];
+  const sessions = mariadbSessions();
   afterEach(async () => {
-    await Promise.all(connections.splice(0).map((c) => c.end().catch(() => undefined)));
+    await sessions.endAll();
     await fixture?.close();
     fixture = undefined;
   });
-
-  async function connect(f: OutboxFixture): Promise<mysql.Connection> {
-    const connection = await mysql.createConnection(f.url!);
-    connections.push(connection);
-    return connection;
-  }
 
   const leaseIndexColumns = async (f: OutboxFixture) =>
     (
@@ -180,7 +179,7 @@ describe('on MariaDB', () => {
     await seed(f);
     const sql = relayStatements(outboxTableNames({ schema: f.schema }, f.db.dialect), f.db.dialect);
     const [other] = await idsOf(f, 8, 1);
-    const renewing = await connect(f);
+    const renewing = await sessions.open(f);
     await renewing.query('START TRANSACTION');
     // The relay's renewal, held open: its row locks last until the ROLLBACK below.
     await sql.renew(
@@ -192,7 +191,7 @@ describe('on MariaDB', () => {
       60_000,
       null,
     );
-    const rival = await connect(f);
+    const rival = await sessions.open(f);
     const [locked] = await rival.query(
       `SELECT CAST(id AS CHAR) AS id FROM ${f.table('outbox_event')} WHERE id = ? FOR UPDATE NOWAIT`,
       [other],

@@ -11,7 +11,7 @@
  *
  * Every lease here is long (60 s): a row still PROCESSING when the test looks was not marked.
  */
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   RecordingPublisher,
@@ -32,6 +32,7 @@ import {
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { mariadbPool } from '../support/mariadb.js';
 import {
+  mariadbSessions,
   openOutbox,
   outboxRows,
   pgliteOnce,
@@ -86,6 +87,14 @@ function confirmingAfter(before: () => Promise<void>): RecordingPublisher & Publ
   return publisher;
 }
 
+/** Confirms the first publish only after every connection through `cut` was reset and new ones are refused. */
+function confirmingAfterCut(cut: FaultProxy): RecordingPublisher & Publisher {
+  return confirmingAfter(async () => {
+    await cut.refuse();
+    cut.dropAll();
+  });
+}
+
 describe.each(['postgres', 'mariadb'] as const satisfies readonly DialectName[])(
   'SENT marks kept through a database cut on %s',
   (dialect) => {
@@ -105,10 +114,7 @@ describe.each(['postgres', 'mariadb'] as const satisfies readonly DialectName[])
       }));
       const relayDb = throughProxy(f, cut);
       // The confirm arrives after every connection was reset and new ones are refused.
-      const publisher = confirmingAfter(async () => {
-        await cut.refuse();
-        cut.dropAll();
-      });
+      const publisher = confirmingAfterCut(cut);
       const errors: unknown[] = [];
       const relay = createOutboxRelay({
         db: relayDb.db,
@@ -152,10 +158,7 @@ describe.each(['postgres', 'mariadb'] as const satisfies readonly DialectName[])
      */
     async function roundWithKeptMark(f: OutboxFixture, cut: FaultProxy, errors: unknown[]) {
       const relayDb = throughProxy(f, cut);
-      const publisher = confirmingAfter(async () => {
-        await cut.refuse();
-        cut.dropAll();
-      });
+      const publisher = confirmingAfterCut(cut);
       const relay = createOutboxRelay({
         db: relayDb.db,
         schema: f.schema,
@@ -270,9 +273,9 @@ describe.each(['postgres', 'mariadb'] as const satisfies readonly DialectName[])
 
 describe('SENT marks kept through lock errors on MariaDB', () => {
   let fixture: OutboxFixture | undefined;
-  const connections: mysql.Connection[] = [];
+  const sessions = mariadbSessions();
   afterEach(async () => {
-    await Promise.all(connections.splice(0).map((c) => c.end().catch(() => undefined)));
+    await sessions.endAll();
     await fixture?.close();
     fixture = undefined;
   });
@@ -296,8 +299,7 @@ describe('SENT marks kept through lock errors on MariaDB', () => {
 
   /** Another session of the test, in a transaction. */
   async function session(f: OutboxFixture): Promise<mysql.Connection> {
-    const connection = await mysql.createConnection(f.url!);
-    connections.push(connection);
+    const connection = await sessions.open(f);
     await connection.query('START TRANSACTION');
     return connection;
   }

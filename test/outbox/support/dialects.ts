@@ -4,6 +4,7 @@
  * MariaDB on 127.0.0.1 (a database per test, dropped afterwards).
  */
 import type { PGlite } from '@electric-sql/pglite';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import {
   migrateOutbox,
@@ -251,4 +252,25 @@ export function throughProxy(
   });
   pool.on('error', () => undefined);
   return { db: postgresDatabase(pool, postgres), end: () => pool.end().catch(() => undefined) };
+}
+
+/**
+ * Sessions a MariaDB test opens beside its fixture's pool (a held transaction, a row lock);
+ * `endAll()` (in afterEach) ends every one of them.
+ */
+export function mariadbSessions(): {
+  open(fixture: OutboxFixture): Promise<mysql.Connection>;
+  endAll(): Promise<void>;
+} {
+  const opened: mysql.Connection[] = [];
+  return {
+    async open(fixture) {
+      const connection = await mysql.createConnection(fixture.url!);
+      opened.push(connection);
+      return connection;
+    },
+    async endAll() {
+      await Promise.all(opened.splice(0).map((c) => c.end().catch(() => undefined)));
+    },
+  };
 }
