@@ -59,6 +59,17 @@ function fakeLifecycle(options: { held?: boolean } = {}) {
 const record = (key: string): KafkaOutboundRecord => ({ topic: 't', key, value: key });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A producer on a held fake whose first send has failed: whatever comes next must connect anew. */
+async function afterFailedSend() {
+  const fake = fakeLifecycle({ held: true });
+  const producer = await serialProducer(fake.lifecycle, 50);
+  const failed = producer.send([record('a')]);
+  await tick();
+  fake.sends[0]!.settle(new Error('Request timed out'));
+  await expect(failed).rejects.toThrow('Request timed out');
+  return { fake, producer };
+}
+
 describe('serialProducer', () => {
   it('starts a send only after the previous one settled', async () => {
     const fake = fakeLifecycle();
@@ -150,12 +161,7 @@ describe('serialProducer', () => {
   });
 
   it('a probe is bounded by timeoutMs too and does not hold the sends queued behind it', async () => {
-    const fake = fakeLifecycle({ held: true });
-    const producer = await serialProducer(fake.lifecycle, 50);
-    const failed = producer.send([record('a')]);
-    await tick();
-    fake.sends[0]!.settle(new Error('Request timed out'));
-    await expect(failed).rejects.toThrow('Request timed out');
+    const { fake, producer } = await afterFailedSend();
     const probe = producer.probe();
     const queued = producer.send([record('b')]);
     await expect(probe).rejects.toBeInstanceOf(KafkaTimeoutError);
@@ -169,12 +175,7 @@ describe('serialProducer', () => {
   });
 
   it('a connect that completes after close() is closed, not kept', async () => {
-    const fake = fakeLifecycle({ held: true });
-    const producer = await serialProducer(fake.lifecycle, 50);
-    const failed = producer.send([record('a')]);
-    await tick();
-    fake.sends[0]!.settle(new Error('Request timed out'));
-    await expect(failed).rejects.toThrow('Request timed out');
+    const { fake, producer } = await afterFailedSend();
     await expect(producer.probe()).rejects.toBeInstanceOf(KafkaTimeoutError);
     await producer.close();
     expect(fake.closed).toEqual([1]);
