@@ -90,7 +90,7 @@ export async function bundleSchema(
         });
         continue;
       }
-      const where = await placeOf(reference.targetFile, context);
+      const where = placeOf(reference.targetFile, context.files, context.catalogRoot);
       if (where === 'missing') {
         context.problems.add({
           code: 'ref-missing-file',
@@ -341,27 +341,23 @@ function inline(
  * catalog load (keyed by the load's SchemaFiles): every version of a catalog references the same
  * shared files, and a stat and two realpaths per reference were a tenth of a cold check.
  */
-const places = new WeakMap<SchemaFiles, Map<string, Promise<'missing' | 'outside' | 'inside'>>>();
+const places = new WeakMap<SchemaFiles, Map<string, FilePlace>>();
 
-function placeOf(file: string, context: BundleContext): Promise<'missing' | 'outside' | 'inside'> {
-  let known = places.get(context.files);
-  if (known === undefined)
-    places.set(
-      context.files,
-      (known = new Map<string, Promise<'missing' | 'outside' | 'inside'>>()),
-    );
+type FilePlace = 'missing' | 'outside' | 'inside';
+
+export function placeOf(file: string, files: SchemaFiles, catalogRoot: string): FilePlace {
+  let known = places.get(files);
+  if (known === undefined) places.set(files, (known = new Map<string, FilePlace>()));
   let place = known.get(file);
   if (place === undefined) {
-    place = Promise.resolve(
-      !isFile(file) ? 'missing' : staysInside(file, context.catalogRoot) ? 'inside' : 'outside',
-    );
+    place = !isFile(file) ? 'missing' : staysInside(file, catalogRoot) ? 'inside' : 'outside';
     known.set(file, place);
   }
   return place;
 }
 
 /** Whether `path` is a file (following links); false when it does not exist or cannot be read. */
-export function isFile(path: string): boolean {
+function isFile(path: string): boolean {
   try {
     return statSync(path).isFile();
   } catch {
@@ -373,7 +369,7 @@ export function isFile(path: string): boolean {
  * True when the file, with symbolic links resolved, is still inside the (resolved) events folder.
  * Synchronous, like the loader's other file system calls (see sortedEntries).
  */
-export function staysInside(file: string, root: string): boolean {
+function staysInside(file: string, root: string): boolean {
   let realFile: string;
   let realRoot: string;
   try {

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { compiledSchemaKey } from './compiled-schemas.js';
-import { bundleSchema, catalogPath, isFile, staysInside } from './bundle-schema.js';
+import { bundleSchema, catalogPath, placeOf } from './bundle-schema.js';
 import { certainlyCompiles } from './certainly-compiles.js';
 import { checkAggregateId } from './check-aggregate-id.js';
 import type { LoadContext } from './load-context.js';
@@ -102,22 +102,9 @@ async function stillValid(
     return false;
   for (const dependency of remembered.dependencies) {
     const path = join(context.root, ...dependency.file.split('/'));
-    if (!(await insideFile(path, context))) return false;
+    // As bundling asks it, and from the same per-load answers.
+    if (placeOf(path, context.files, context.root) !== 'inside') return false;
     if ((await context.files.load(path))?.content !== dependency.content) return false;
   }
   return true;
-}
-
-/** Per load, whether a path is a file inside the events folder: shared files are checked once. */
-const insideFiles = new WeakMap<LoadContext, Map<string, Promise<boolean>>>();
-
-function insideFile(path: string, context: LoadContext): Promise<boolean> {
-  let known = insideFiles.get(context);
-  if (known === undefined) insideFiles.set(context, (known = new Map<string, Promise<boolean>>()));
-  let inside = known.get(path);
-  if (inside === undefined) {
-    inside = Promise.resolve(isFile(path) && staysInside(path, context.root));
-    known.set(path, inside);
-  }
-  return inside;
 }
