@@ -10,13 +10,18 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ValidationError,
+  createEnvelope,
   writeCdcOutboxEvents,
   writeOutboxEvent,
   type Transaction,
 } from 'evgen/runtime';
-import { KAFKA_HEADERS } from '../../src/runtime/kafka/kafka-record.js';
+import { KAFKA_HEADERS, envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
 import { connectorConfig, connectorConfigFiles } from '../../src/cdc/connector-config.js';
-import { CDC_OUTBOX_HEADER_COLUMNS } from '../../src/runtime/outbox/cdc-outbox.js';
+import {
+  CDC_OUTBOX_COLUMNS,
+  CDC_OUTBOX_HEADER_COLUMNS,
+  cdcOutboxRow,
+} from '../../src/runtime/outbox/cdc-outbox.js';
 import { runConnectConfig } from '../../src/cli/commands/connect-config.js';
 import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
 import { orderPlacedV1 } from '../outbox/support/test-event.js';
@@ -224,6 +229,53 @@ describe('evgen connect-config', () => {
     expect(await runConnectConfig({ ...options, output: join(dir, 'connect') })).toBe(2);
     expect(errors.join('')).toContain(flag);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('CDC outbox row', () => {
+  const envelope = createEnvelope(
+    orderCancelledV1Descriptor,
+    {
+      orderId: '0b1e8f3c-2a4d-4f6e-9a7b-5c3d2e1f0a9b',
+      cancelledAt: '2026-03-01T10:00:00.000Z',
+      reason: 'customer_request',
+    },
+    { aggregateVersion: 7, traceId: 't-1', correlationId: 'c-1', causationId: 'k-1' },
+  );
+  const extra = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+
+  it("holds each header's value in the header's column, as the polling relay's record has it", () => {
+    const row = cdcOutboxRow(envelope, 'order.events', 'prod-', extra);
+    const relayRecord = envelopeToKafkaRecord(envelope, 'prod-order.events', extra);
+    const columnValue = (name: string) => row[CDC_OUTBOX_COLUMNS.findIndex((c) => c.name === name)];
+    expect(row).toHaveLength(CDC_OUTBOX_COLUMNS.length);
+    for (const { header, column } of CDC_OUTBOX_HEADER_COLUMNS) {
+      // Shared columns (ce_id = messageId, …) hold one value for all their headers.
+      expect([header, columnValue(column)]).toEqual([
+        header,
+        relayRecord.headers?.[header] ?? null,
+      ]);
+    }
+    expect(columnValue('topic')).toBe('prod-order.events');
+    expect(columnValue('record_key')).toBe(relayRecord.key);
+    expect(Buffer.from(columnValue('envelope')!, 'utf8')).toEqual(relayRecord.value);
+  });
+
+  it('has one column per distinct value: every column is routed or placed, none twice', () => {
+    const names = CDC_OUTBOX_COLUMNS.map((c) => c.name);
+    expect(new Set(names).size).toBe(names.length);
+    const placed = new Set(CDC_OUTBOX_HEADER_COLUMNS.map((c) => c.column));
+    for (const name of names) {
+      expect(placed.has(name) || name === 'topic' || name === 'envelope').toBe(true);
+    }
+    // Headers the relay always sets make their column NOT NULL; the others may be absent.
+    const required = (name: string) => !CDC_OUTBOX_COLUMNS.find((c) => c.name === name)!.nullable;
+    expect(['id', 'record_key', 'event_type', 'occurred_at', 'ce_source'].every(required)).toBe(
+      true,
+    );
+    expect(['aggregate_version', 'trace_id', 'traceparent', 'tracestate'].some(required)).toBe(
+      false,
+    );
   });
 });
 
