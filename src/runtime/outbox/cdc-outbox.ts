@@ -229,18 +229,22 @@ export function cdcOutboxRow(
   extraHeaders: Readonly<Record<string, string>>,
 ): CdcOutboxRow {
   const headers: Record<string, string> = { ...extraHeaders, ...kafkaEnvelopeHeaders(envelope) };
-  const values = new Map<string, string>([
-    [CDC_OUTBOX_ROUTING_COLUMNS.topic, kafkaEventTopic(topic, topicPrefix)],
-    [CDC_OUTBOX_ROUTING_COLUMNS.value, JSON.stringify(envelope)],
-  ]);
-  // A shared column's headers hold the same value (see CDC_OUTBOX_HEADER_COLUMNS): the first sets it.
-  for (const { header, column } of CDC_OUTBOX_HEADER_COLUMNS) {
-    if (!values.has(column) && Object.prototype.hasOwnProperty.call(headers, header)) {
-      values.set(column, headers[header]!);
-    }
-  }
-  return CDC_OUTBOX_COLUMNS.map(({ name }) => values.get(name) ?? null);
+  return CDC_OUTBOX_COLUMNS.map(({ name }, i) => {
+    if (name === CDC_OUTBOX_ROUTING_COLUMNS.topic) return kafkaEventTopic(topic, topicPrefix);
+    if (name === CDC_OUTBOX_ROUTING_COLUMNS.value) return JSON.stringify(envelope);
+    const header = COLUMN_HEADER[i]!;
+    return Object.prototype.hasOwnProperty.call(headers, header) ? headers[header]! : null;
+  });
 }
+
+/**
+ * For each column, the header whose value fills it: the first header placed from it (a shared
+ * column's headers hold the same value, see CDC_OUTBOX_HEADER_COLUMNS); `topic` and `envelope`
+ * have none.
+ */
+const COLUMN_HEADER: readonly (string | undefined)[] = CDC_OUTBOX_COLUMNS.map(
+  ({ name }) => CDC_OUTBOX_HEADER_COLUMNS.find(({ column }) => column === name)?.header,
+);
 
 /**
  * Rows per INSERT: a MySQL statement has a parameter per column and row and must fit in
