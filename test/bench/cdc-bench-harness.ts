@@ -1,0 +1,341 @@
+/**
+ * What the CDC relay benches (PostgreSQL and MariaDB sources) share: the event they write, the
+ * Connect worker's JVM flags and JIT warm-up, a kafkajs consumer per topic that records when each
+ * messageId arrived, samples timed from the first write until the consumer has seen every event
+ * (with CPU per process group), the raw producer's sample every path is compared with, and the
+ * summaries of the samples.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  writeCdcOutboxEvents,
+  writeOutboxEvent,
+  type Database,
+  type Envelope,
+  type EventVersionDescriptor,
+  type OutboxWriteOptions,
+} from '../../src/runtime/index.js';
+import type {
+  KafkaClient,
+  KafkaInboundRecord,
+  KafkaProducer,
+} from '../../src/runtime/kafka/kafka-client.js';
+import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
+import type { createTestKafka } from '../support/kafka/test-kafka.js';
+import { SAMPLES, SMOKE, median } from './bench-result.js';
+import { startCpuMeasurement, type CpuUsage, type ProcessGroup } from './process-cpu.js';
+
+/**
+ * Events per sample of the raw producer, the batch writer and the server-side inserts: at
+ * 3,000–8,000 events/s a sample of 5,000 lasted about a second, so one burst of other work on
+ * the shared machine decided it (the same path measured 1,300–6,700 events/s within a minute).
+ */
+export const MESSAGES = SMOKE ? 200 : 20_000;
+export const AGGREGATES = 200;
+/** Events per transaction (CDC, relay) and per awaited send (raw). */
+export const BATCH = 100;
+
+/**
+ * The Connect worker's JVM flags in the benches: the default tiered JIT (C2) with a fixed heap,
+ * as an operator runs a worker, not the tests' start-up flags (C1 only). SerialGC, as the JVM
+ * itself picks on small machines: on 2 shared cores a concurrent collector's threads would
+ * compete with every other process of the pipeline.
+ */
+export const WORKER_JVM_FLAGS = [
+  '-Xms512m',
+  '-Xmx512m',
+  '-XX:+UseSerialGC',
+  '-XX:+ExitOnOutOfMemoryError',
+];
+
+/** Transactions of 10 events, one every 50 ms, for the commit → consumer latency. */
+export const PACED_TRANSACTIONS = SMOKE ? 10 : 100;
+
+/** The JIT warm-up: at least the first and at most the second number of samples. */
+const MIN_WARM_UP_SAMPLES = SMOKE ? 1 : 8;
+const MAX_WARM_UP_SAMPLES = SMOKE ? 1 : 15;
+
+export interface StockCounted {
+  sku: string;
+  quantity: number;
+}
+
+export function stockCounted(
+  topic: string,
+): EventVersionDescriptor<'bench.StockCounted', 1, StockCounted> {
+  return {
+    eventType: 'bench.StockCounted',
+    schemaVersion: 1,
+    aggregateType: 'Stock',
+    aggregateIdProperty: 'sku',
+    validatePayload: (payload) => ({ ok: true, value: payload as StockCounted }),
+    readPayload: (payload) => ({ ok: true, value: payload as StockCounted }),
+    kafka: { topic },
+  };
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/** The process groups whose CPU a sample reports: this Node process, the database, the worker, the broker. */
+export function cdcCpuGroups(
+  database: ProcessGroup,
+  workerPid: () => number | undefined,
+): ProcessGroup[] {
+  return [
+    { name: 'node', matches: (pid) => pid === process.pid },
+    database,
+    { name: 'connect', matches: (pid) => pid === workerPid() },
+    {
+      name: 'broker',
+      matches: (_pid, _ppid, cmdline) =>
+        cmdline.includes('kafka.Kafka') && cmdline.includes('evgen-kafka-shared'),
+    },
+  ];
+}
+
+export interface CdcBenchHarness {
+  /** messageId → when the consumer received it. */
+  readonly received: ReadonlyMap<string, number>;
+  /** The next payload: aggregates round-robin, quantities counting up. */
+  nextPayload(): StockCounted;
+  /** Resolves when the consumer has seen every id. */
+  arrival(ids: readonly string[]): Promise<void>;
+  /**
+   * Runs `work` (which returns the ids it wrote or sent) as a sample of `path`: events/s from
+   * its start until the consumer has seen them all; records the write rate and CPU use.
+   */
+  timedRate(path: string, count: number, work: () => Promise<readonly string[]>): Promise<number>;
+  /** The raw producer's sample: the same records sent in awaited sends of BATCH. */
+  rawSample(count: number): Promise<number>;
+  /**
+   * Writes `count` events into `db` in transactions of `size` (`batched`: one
+   * writeCdcOutboxEvents call per transaction, else one writeOutboxEvent per event); returns
+   * their ids and commit times.
+   */
+  write(
+    db: Database,
+    count: number,
+    size: number,
+    options: OutboxWriteOptions,
+    pauseMs?: number,
+    batched?: boolean,
+  ): Promise<Map<string, number>>;
+  /**
+   * Samples `path` until the Connect worker's CPU per event settles: at least
+   * MIN_WARM_UP_SAMPLES, then two in a row within 10% of each other (C2 compiles in bursts;
+   * CPU per event measured at a plateau of 140–160 ms per 1,000 events 100,000 events in before
+   * falling to 46–55). Returns the number of samples taken, which the summaries skip.
+   */
+  warmUpWorker(path: string, sample: (count: number) => Promise<number>): Promise<number>;
+  /**
+   * SAMPLES rounds of every path, every other round in reverse order, so no path always runs
+   * right after another: on a shared machine the load drifts within a round, and a fixed order
+   * would bias one side. Each round pushes one rate per path into its array.
+   */
+  alternate(
+    paths: readonly [rates: number[], sample: (count: number) => Promise<number>, count: number][],
+  ): Promise<void>;
+  /**
+   * Commit → consumer latency per event (ms) of PACED_TRANSACTIONS transactions of 10 events
+   * every 50 ms written into `db` (see `write`).
+   */
+  latencies(db: Database, options: OutboxWriteOptions, batched?: boolean): Promise<number[]>;
+  /** Median write rate of `path`'s samples after its first `skip`. */
+  writing(path: string, skip?: number): string;
+  /** CPU ms per 1,000 events by process group (medians after the first `skip` samples) and machine load. */
+  cpuPer1000(path: string, skip?: number): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a consumer on each topic (all recording into one arrival map) and returns the sampling
+ * helpers. `rawTopic` is where the raw producer sends.
+ */
+export async function cdcBenchHarness(options: {
+  readonly kafka: Awaited<ReturnType<typeof createTestKafka>>;
+  readonly client: KafkaClient;
+  readonly producer: KafkaProducer;
+  readonly topics: readonly string[];
+  readonly rawTopic: string;
+  readonly event: EventVersionDescriptor<'bench.StockCounted', 1, StockCounted>;
+  readonly cpuGroups: readonly ProcessGroup[];
+}): Promise<CdcBenchHarness> {
+  const { kafka, client, producer, event, cpuGroups } = options;
+  const received = new Map<string, number>();
+  const waiting = new Set<{ ids: Set<string>; resolve: () => void }>();
+  const onRecord = async (record: KafkaInboundRecord) => {
+    const id = record.headers.messageId;
+    if (typeof id !== 'string' || received.has(id)) return;
+    received.set(id, Date.now());
+    for (const waiter of waiting) {
+      waiter.ids.delete(id);
+      if (waiter.ids.size === 0) {
+        waiting.delete(waiter);
+        waiter.resolve();
+      }
+    }
+  };
+  const consumers: { close(): Promise<void> }[] = [];
+  for (const topic of options.topics) {
+    const consumer = client.consumer({ groupId: kafka.group(`bench-${topic}`), topics: [topic] });
+    consumers.push(consumer);
+    await consumer.start({ onRecord });
+  }
+  const arrival = (ids: readonly string[]) =>
+    new Promise<void>((resolve) => {
+      const pending = new Set(ids.filter((id) => !received.has(id)));
+      if (pending.size === 0) resolve();
+      else waiting.add({ ids: pending, resolve });
+    });
+
+  let counter = 0;
+  const nextPayload = (): StockCounted => {
+    const n = counter++;
+    return { sku: `SKU-${n % AGGREGATES}`, quantity: n };
+  };
+
+  /** CPU use and write rates per path and sample (see process-cpu.ts). */
+  const cpu = new Map<string, { usage: CpuUsage; count: number }[]>();
+  const writeRates = new Map<string, number[]>();
+  const timedRate = async (path: string, count: number, work: () => Promise<readonly string[]>) => {
+    const stopCpu = startCpuMeasurement(cpuGroups);
+    const start = process.hrtime.bigint();
+    const ids = await work();
+    const written = Number(process.hrtime.bigint() - start) / 1e9;
+    await arrival(ids);
+    cpu.set(path, [...(cpu.get(path) ?? []), { usage: stopCpu(), count }]);
+    writeRates.set(path, [...(writeRates.get(path) ?? []), count / written]);
+    return count / (Number(process.hrtime.bigint() - start) / 1e9);
+  };
+
+  const rawSample = (count: number) =>
+    timedRate('raw', count, async () => {
+      const envelopes: Envelope[] = Array.from({ length: count }, () => {
+        const payload = nextPayload();
+        return {
+          messageId: randomUUID(),
+          eventType: event.eventType,
+          schemaVersion: 1,
+          aggregateType: 'Stock',
+          aggregateId: payload.sku,
+          occurredAt: new Date().toISOString(),
+          payload,
+        };
+      });
+      for (let i = 0; i < count; i += BATCH) {
+        await producer.send(
+          envelopes.slice(i, i + BATCH).map((e) => envelopeToKafkaRecord(e, options.rawTopic)),
+        );
+      }
+      return envelopes.map((e) => e.messageId);
+    });
+
+  const write = async (
+    db: Database,
+    count: number,
+    size: number,
+    writeOptions: OutboxWriteOptions,
+    pauseMs = 0,
+    batched = false,
+  ): Promise<Map<string, number>> => {
+    const committed = new Map<string, number>();
+    for (let start = 0; start < count; start += size) {
+      const n = Math.min(count, start + size) - start;
+      const ids = await db.transaction(async (tx) => {
+        if (batched) {
+          const envelopes = await writeCdcOutboxEvents(
+            tx,
+            Array.from({ length: n }, () => ({ descriptor: event, payload: nextPayload() })),
+            writeOptions,
+          );
+          return envelopes.map((e) => e.messageId);
+        }
+        const batch: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const envelope = await writeOutboxEvent(tx, event, nextPayload(), {}, writeOptions);
+          batch.push(envelope.messageId);
+        }
+        return batch;
+      });
+      const now = Date.now();
+      for (const id of ids) committed.set(id, now);
+      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+    }
+    return committed;
+  };
+
+  const warmUpWorker = async (path: string, sample: (count: number) => Promise<number>) => {
+    const connectCpuPerEvent = () => {
+      const last = cpu.get(path)?.at(-1);
+      return last === undefined ? NaN : (last.usage.groups.connect ?? 0) / last.count;
+    };
+    let samples = 0;
+    for (let settled = 0, previous = NaN; samples < MAX_WARM_UP_SAMPLES;) {
+      await sample(MESSAGES);
+      samples++;
+      const current = connectCpuPerEvent();
+      settled = Math.abs(current - previous) <= 0.1 * previous ? settled + 1 : 0;
+      previous = current;
+      if (settled >= 1 && samples >= MIN_WARM_UP_SAMPLES) break;
+    }
+    return samples;
+  };
+
+  const alternate = async (
+    paths: readonly [number[], (count: number) => Promise<number>, number][],
+  ) => {
+    for (let round = 0; round < SAMPLES; round++) {
+      for (const [rates, sample, count] of round % 2 === 0 ? paths : [...paths].reverse()) {
+        rates.push(await sample(count));
+      }
+    }
+  };
+
+  const latencies = async (db: Database, writeOptions: OutboxWriteOptions, batched = false) => {
+    const committed = await write(db, PACED_TRANSACTIONS * 10, 10, writeOptions, 50, batched);
+    await arrival([...committed.keys()]);
+    return [...committed].map(([id, at]) => received.get(id)! - at);
+  };
+
+  const writing = (path: string, skip = 1) =>
+    median((writeRates.get(path) ?? []).slice(skip)).toFixed(0);
+
+  const cpuPer1000 = (path: string, skip = 1) => {
+    const samples = (cpu.get(path) ?? []).slice(skip);
+    const per = (f: (u: CpuUsage) => number) =>
+      median(samples.map(({ usage, count }) => (f(usage) / count) * 1000)).toFixed(0);
+    const groups = cpuGroups.map(({ name }) => `${name} ${per((u) => u.groups[name] ?? 0)}`);
+    const sum = (u: CpuUsage) => Object.values(u.groups).reduce((total, ms) => total + ms, 0);
+    const load = median(samples.map(({ usage }) => usage.machineBusyMs / usage.machineCapacityMs));
+    return `${path}: ${groups.join(', ')} (together ${per(sum)}), other processes ${per((u) => u.machineBusyMs - sum(u))}; machine ${(load * 100).toFixed(0)}% busy`;
+  };
+
+  return {
+    received,
+    nextPayload,
+    arrival,
+    timedRate,
+    rawSample,
+    write,
+    warmUpWorker,
+    alternate,
+    latencies,
+    writing,
+    cpuPer1000,
+    async close() {
+      for (const consumer of consumers) await consumer.close().catch(() => undefined);
+    },
+  };
+}
+
+/** Per round, subject / raw of the same round: the load changes less within a round. */
+export function pairedRatios(rates: readonly number[], rawRates: readonly number[]): string {
+  const ratios = rates.map((rate, i) => rate / rawRates[i]!);
+  return `per-round ratios to raw ${ratios.map((r) => r.toFixed(2)).join(' / ')} (median ${median(ratios).toFixed(2)})`;
+}
+
+export function describeLatency(values: readonly number[]): string {
+  return `p50 ${median(values).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms`;
+}

@@ -1,0 +1,128 @@
+/**
+ * The CDC relay from MariaDB: insert → topic through Debezium's MariaDB connector (binlog) vs
+ * the raw producer, the same records in one run, as cdc-relay.bench.ts measures it from
+ * PostgreSQL. A private mariadbd with a row binlog holds the CDC outbox and evgen's polling
+ * outbox; a Kafka Connect 4.4.0 worker runs the generated connector.
+ *
+ * - Throughput: evgen's batch writer (writeCdcOutboxEvents: one multi-row INSERT and one DELETE
+ *   of the same ids per transaction of 100, since a MariaDB trigger may not delete from its own
+ *   table) until a kafkajs consumer has seen every event, vs the raw idempotent producer sending
+ *   the same records in awaited sends of 100. Goal: CDC ≥ 0.9× raw. The worker's JIT is warmed
+ *   up on the batch writer's samples until its CPU per event settles.
+ * - Latency: commit → consumer, p50 and p99, CDC vs the polling relay on the same server.
+ */
+import {
+  createOutboxRelay,
+  kafkaRelayPublisher,
+  migrateOutbox,
+  type OutboxWriteOptions,
+} from '../../src/runtime/index.js';
+import { kafkajsClient } from '../../src/runtime/kafkajs.js';
+import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
+import { createTestKafka } from '../support/kafka/test-kafka.js';
+import { startCdcMariadb } from '../cdc/support/cdc-mariadb.js';
+import { fromSamples, type BenchResult } from './bench-result.js';
+import {
+  AGGREGATES,
+  BATCH,
+  MESSAGES,
+  PACED_TRANSACTIONS,
+  WORKER_JVM_FLAGS,
+  cdcBenchHarness,
+  cdcCpuGroups,
+  describeLatency,
+  pairedRatios,
+  percentile,
+  stockCounted,
+} from './cdc-bench-harness.js';
+
+export async function run(): Promise<BenchResult[]> {
+  await ensureSharedKafkaBroker();
+  const kafka = await createTestKafka(kafkajsClient);
+  const cdc = await startCdcMariadb({ worker: { jvmFlags: WORKER_JVM_FLAGS } });
+  const client = kafkajsClient({ brokers: [kafka.brokers] });
+  const producer = await client.producer();
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    await cdc.startConnector();
+    await migrateOutbox(cdc.db);
+    const [cdcTopic, relayTopic, rawTopic] = await kafka.createTopics([
+      { topic: 'cdc', partitions: 6 },
+      { topic: 'relay', partitions: 6 },
+      { topic: 'raw', partitions: 6 },
+    ]);
+    const event = stockCounted('cdc');
+    const h = await cdcBenchHarness({
+      kafka,
+      client,
+      producer,
+      topics: [cdcTopic!, relayTopic!, rawTopic!],
+      rawTopic: rawTopic!,
+      event,
+      cpuGroups: cdcCpuGroups({ name: 'mariadb', matches: (pid) => pid === cdc.server.pid() }, () =>
+        cdc.worker.pid(),
+      ),
+    });
+    closers.push(() => h.close());
+    const cdcWrite: OutboxWriteOptions = { mode: 'cdc', topicPrefix: kafka.prefix };
+    const relay = createOutboxRelay({
+      db: cdc.db,
+      publisher: kafkaRelayPublisher(
+        producer,
+        { [event.eventType]: { topic: 'relay' } },
+        { prefix: kafka.prefix },
+      ),
+    });
+    closers.push(() => relay.stop());
+
+    const cdcSample = (count: number) =>
+      h.timedRate('cdc', count, async () => [
+        ...(await h.write(cdc.db, count, BATCH, cdcWrite, 0, true)).keys(),
+      ]);
+    // The worker's JIT settles on the batch writer's own samples; then the raw path once.
+    const warmUpSamples = await h.warmUpWorker('cdc', cdcSample);
+    await h.rawSample(Math.min(MESSAGES, 1_000));
+    const cdcRates: number[] = [];
+    const rawRates: number[] = [];
+    await h.alternate([
+      [rawRates, (count) => h.rawSample(count), MESSAGES],
+      [cdcRates, cdcSample, MESSAGES],
+    ]);
+
+    const cdcLatency = await h.latencies(cdc.db, cdcWrite, true);
+    await relay.start();
+    const relayLatency = await h.latencies(cdc.db, {});
+    await relay.stop();
+
+    const cpuNote = `CPU ms per 1,000 events — ${[
+      h.cpuPer1000('raw'),
+      h.cpuPer1000('cdc', warmUpSamples),
+    ].join(' | ')}`;
+    return [
+      fromSamples(
+        {
+          name: 'CDC from MariaDB (Debezium MariaDB connector) insert → topic, batch writer (one multi-row INSERT and one DELETE per transaction)',
+          unit: 'events/s',
+          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          goal: { ratio: 0.9, better: 'higher' },
+          note: `${pairedRatios(cdcRates, rawRates)}; the Connect worker with the full JIT, measured after a warm-up of ${warmUpSamples * MESSAGES} events until its CPU per event settled; ${MESSAGES} events per sample in transactions of ${BATCH}, ${AGGREGATES} aggregates, 6 partitions; insert start → all seen by a kafkajs consumer; the writes alone: CDC batch writer ${h.writing('cdc', warmUpSamples)}, raw sends ${h.writing('raw')} events/s; ${cpuNote}`,
+        },
+        cdcRates,
+        rawRates,
+      ),
+      {
+        name: 'CDC from MariaDB commit → consumer latency p99',
+        unit: 'ms',
+        subject: percentile(cdcLatency, 99),
+        baselineName: 'polling relay on MariaDB (defaults) p99',
+        baseline: percentile(relayLatency, 99),
+        note: `${PACED_TRANSACTIONS} transactions of 10 events every 50 ms; CDC ${describeLatency(cdcLatency)}; relay ${describeLatency(relayLatency)}`,
+      },
+    ];
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await producer.close();
+    await kafka.cleanup().catch(() => undefined);
+    await cdc.destroy();
+  }
+}
