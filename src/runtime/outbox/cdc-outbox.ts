@@ -285,7 +285,8 @@ function chunks(rows: readonly CdcOutboxRow[]): CdcOutboxRow[][] {
  *   multi-row VALUES list has a parameter per column and row, each parsed, bound and planned per
  *   call: with 23 columns, 2,300 for 100 rows, measured at about 1.5× the round trip of the
  *   unnest form). The table's trigger deletes the rows within the same statement.
- * - MySQL/MariaDB (no arrays): one multi-row INSERT and one DELETE of their ids per chunk.
+ * - MySQL/MariaDB (no arrays): one multi-row INSERT and one DELETE of their ids per chunk
+ *   (mysqlDeleteByIds).
  */
 export async function insertCdcOutboxRows(
   tx: Transaction,
@@ -304,10 +305,24 @@ export async function insertCdcOutboxRows(
       chunk.flat(),
     );
     await tx.query(
-      `DELETE FROM ${table} WHERE ${CDC_OUTBOX_ROUTING_COLUMNS.id} IN (${chunk.map(() => '?').join(', ')})`,
+      mysqlDeleteByIds(table, chunk.length),
       chunk.map((row) => row[0]),
     );
   }
+}
+
+/**
+ * The MySQL/MariaDB DELETE of `count` rows by id (`?` each), each found through the primary key.
+ * Not `WHERE id IN (…)`: the table is empty between transactions, so its statistics say one row
+ * and the optimizer scans it whole, and until InnoDB's purge catches up the scan also reads every
+ * row deleted before (measured: 0.2 ms per 100 rows when purge had caught up, 1.3–2.3 ms behind
+ * a steady stream). The ids as a derived table joined first to the outbox forced onto its primary
+ * key keep each row one lookup.
+ */
+export function mysqlDeleteByIds(table: string, count: number): string {
+  const ids = Array.from({ length: count }, () => 'SELECT ? AS id').join(' UNION ALL ');
+  const id = CDC_OUTBOX_ROUTING_COLUMNS.id;
+  return `DELETE t FROM (${ids}) AS d STRAIGHT_JOIN ${table} AS t FORCE INDEX (PRIMARY) ON t.${id} = d.id`;
 }
 
 const COLUMN_LIST = CDC_OUTBOX_COLUMNS.map((c) => c.name).join(', ');
