@@ -7,11 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  createOutboxRelay,
+  kafkaRelayPublisher,
+  migrateOutbox,
   writeCdcOutboxEvents,
   writeOutboxEvent,
   type Database,
   type Envelope,
-  type EventVersionDescriptor,
   type OutboxWriteOptions,
 } from '../../src/runtime/index.js';
 import type {
@@ -20,9 +22,18 @@ import type {
   KafkaProducer,
 } from '../../src/runtime/kafka/kafka-client.js';
 import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
-import type { createTestKafka } from '../support/kafka/test-kafka.js';
+import { kafkajsClient } from '../../src/runtime/kafkajs.js';
+import type { OutboxRelay } from '../../src/runtime/outbox/relay.js';
+import type { CdcSource, CdcSourceOptions } from '../cdc/support/cdc-source.js';
+import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
+import { createTestKafka } from '../support/kafka/test-kafka.js';
 import { SAMPLES, SMOKE, median } from './bench-result.js';
 import { startCpuMeasurement, type CpuUsage, type ProcessGroup } from './process-cpu.js';
+import {
+  stockCountedEvent,
+  type StockCounted,
+  type StockCountedDescriptor,
+} from './stock-counted.js';
 
 /**
  * Events per sample of the raw producer, the batch writer and the server-side inserts: at
@@ -54,25 +65,6 @@ export const PACED_TRANSACTIONS = SMOKE ? 10 : 100;
 const MIN_WARM_UP_SAMPLES = SMOKE ? 1 : 8;
 const MAX_WARM_UP_SAMPLES = SMOKE ? 1 : 15;
 
-export interface StockCounted {
-  sku: string;
-  quantity: number;
-}
-
-export function stockCounted(
-  topic: string,
-): EventVersionDescriptor<'bench.StockCounted', 1, StockCounted> {
-  return {
-    eventType: 'bench.StockCounted',
-    schemaVersion: 1,
-    aggregateType: 'Stock',
-    aggregateIdProperty: 'sku',
-    validatePayload: (payload) => ({ ok: true, value: payload as StockCounted }),
-    readPayload: (payload) => ({ ok: true, value: payload as StockCounted }),
-    kafka: { topic },
-  };
-}
-
 export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
@@ -94,6 +86,8 @@ export function cdcCpuGroups(
     },
   ];
 }
+
+type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 
 export interface CdcBenchHarness {
   /** messageId → when the consumer received it. */
@@ -154,12 +148,12 @@ export interface CdcBenchHarness {
  * helpers. `rawTopic` is where the raw producer sends.
  */
 export async function cdcBenchHarness(options: {
-  readonly kafka: Awaited<ReturnType<typeof createTestKafka>>;
+  readonly kafka: TestKafka;
   readonly client: KafkaClient;
   readonly producer: KafkaProducer;
   readonly topics: readonly string[];
   readonly rawTopic: string;
-  readonly event: EventVersionDescriptor<'bench.StockCounted', 1, StockCounted>;
+  readonly event: StockCountedDescriptor;
   readonly cpuGroups: readonly ProcessGroup[];
 }): Promise<CdcBenchHarness> {
   const { kafka, client, producer, event, cpuGroups } = options;
@@ -338,4 +332,85 @@ export function pairedRatios(rates: readonly number[], rawRates: readonly number
 
 export function describeLatency(values: readonly number[]): string {
   return `p50 ${median(values).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms`;
+}
+
+/** A CDC source with the shared broker, its topics, the consumers and a polling relay beside it. */
+export interface CdcBench<S extends CdcSource> {
+  readonly source: S;
+  readonly kafka: TestKafka;
+  readonly h: CdcBenchHarness;
+  readonly event: StockCountedDescriptor;
+  /** The topic the CDC writer routes to (`cdc`, with the test prefix). */
+  readonly cdcTopic: string;
+  /** The CDC writer's options (topic prefix of the test broker). */
+  readonly cdcWrite: OutboxWriteOptions;
+  /** evgen's polling relay on the same database (not started), publishing to `relay`. */
+  readonly relay: OutboxRelay;
+  /** Stops everything and removes the topics, the connector, the worker and the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a CDC source (`start`: startCdcPostgres or startCdcMariadb) with the worker on
+ * WORKER_JVM_FLAGS, its connector, topics `cdc`, `relay` and `raw` (6 partitions), the polling
+ * outbox, a consumer per topic and the relay. `databaseGroup` names the database's processes
+ * for the CPU accounting.
+ */
+export async function openCdcBench<S extends CdcSource>(
+  start: (options: CdcSourceOptions) => Promise<S>,
+  databaseGroup: (source: S) => Promise<ProcessGroup>,
+): Promise<CdcBench<S>> {
+  await ensureSharedKafkaBroker();
+  const kafka = await createTestKafka(kafkajsClient);
+  const closers: (() => Promise<void>)[] = [() => kafka.cleanup()];
+  const close = async () => {
+    for (const step of closers.reverse()) await step().catch(() => undefined);
+  };
+  try {
+    const source = await start({ worker: { jvmFlags: WORKER_JVM_FLAGS } });
+    closers.push(() => source.destroy());
+    const client = kafkajsClient({ brokers: [kafka.brokers] });
+    const producer = await client.producer();
+    closers.push(() => producer.close());
+    await source.startConnector();
+    await migrateOutbox(source.db);
+    const [cdcTopic, relayTopic, rawTopic] = await kafka.createTopics([
+      { topic: 'cdc', partitions: 6 },
+      { topic: 'relay', partitions: 6 },
+      { topic: 'raw', partitions: 6 },
+    ]);
+    const event = stockCountedEvent('cdc');
+    const h = await cdcBenchHarness({
+      kafka,
+      client,
+      producer,
+      topics: [cdcTopic!, relayTopic!, rawTopic!],
+      rawTopic: rawTopic!,
+      event,
+      cpuGroups: cdcCpuGroups(await databaseGroup(source), () => source.worker.pid()),
+    });
+    closers.push(() => h.close());
+    const relay = createOutboxRelay({
+      db: source.db,
+      publisher: kafkaRelayPublisher(
+        producer,
+        { [event.eventType]: { topic: 'relay' } },
+        { prefix: kafka.prefix },
+      ),
+    });
+    closers.push(() => relay.stop());
+    return {
+      source,
+      kafka,
+      h,
+      event,
+      cdcTopic: cdcTopic!,
+      cdcWrite: { mode: 'cdc', topicPrefix: kafka.prefix },
+      relay,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

@@ -11,15 +11,6 @@
  *   up on the batch writer's samples until its CPU per event settles.
  * - Latency: commit → consumer, p50 and p99, CDC vs the polling relay on the same server.
  */
-import {
-  createOutboxRelay,
-  kafkaRelayPublisher,
-  migrateOutbox,
-  type OutboxWriteOptions,
-} from '../../src/runtime/index.js';
-import { kafkajsClient } from '../../src/runtime/kafkajs.js';
-import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
-import { createTestKafka } from '../support/kafka/test-kafka.js';
 import { startCdcMariadb } from '../cdc/support/cdc-mariadb.js';
 import { fromSamples, type BenchResult } from './bench-result.js';
 import {
@@ -27,54 +18,19 @@ import {
   BATCH,
   MESSAGES,
   PACED_TRANSACTIONS,
-  WORKER_JVM_FLAGS,
-  cdcBenchHarness,
-  cdcCpuGroups,
   describeLatency,
+  openCdcBench,
   pairedRatios,
   percentile,
-  stockCounted,
 } from './cdc-bench-harness.js';
 
 export async function run(): Promise<BenchResult[]> {
-  await ensureSharedKafkaBroker();
-  const kafka = await createTestKafka(kafkajsClient);
-  const cdc = await startCdcMariadb({ worker: { jvmFlags: WORKER_JVM_FLAGS } });
-  const client = kafkajsClient({ brokers: [kafka.brokers] });
-  const producer = await client.producer();
-  const closers: (() => Promise<void>)[] = [];
+  const bench = await openCdcBench(startCdcMariadb, async (cdc) => ({
+    name: 'mariadb',
+    matches: (pid) => pid === cdc.server.pid(),
+  }));
   try {
-    await cdc.startConnector();
-    await migrateOutbox(cdc.db);
-    const [cdcTopic, relayTopic, rawTopic] = await kafka.createTopics([
-      { topic: 'cdc', partitions: 6 },
-      { topic: 'relay', partitions: 6 },
-      { topic: 'raw', partitions: 6 },
-    ]);
-    const event = stockCounted('cdc');
-    const h = await cdcBenchHarness({
-      kafka,
-      client,
-      producer,
-      topics: [cdcTopic!, relayTopic!, rawTopic!],
-      rawTopic: rawTopic!,
-      event,
-      cpuGroups: cdcCpuGroups({ name: 'mariadb', matches: (pid) => pid === cdc.server.pid() }, () =>
-        cdc.worker.pid(),
-      ),
-    });
-    closers.push(() => h.close());
-    const cdcWrite: OutboxWriteOptions = { mode: 'cdc', topicPrefix: kafka.prefix };
-    const relay = createOutboxRelay({
-      db: cdc.db,
-      publisher: kafkaRelayPublisher(
-        producer,
-        { [event.eventType]: { topic: 'relay' } },
-        { prefix: kafka.prefix },
-      ),
-    });
-    closers.push(() => relay.stop());
-
+    const { source: cdc, h, cdcWrite, relay } = bench;
     const cdcSample = (count: number) =>
       h.timedRate('cdc', count, async () => [
         ...(await h.write(cdc.db, count, BATCH, cdcWrite, 0, true)).keys(),
@@ -120,9 +76,6 @@ export async function run(): Promise<BenchResult[]> {
       },
     ];
   } finally {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    await producer.close();
-    await kafka.cleanup().catch(() => undefined);
-    await cdc.destroy();
+    await bench.close();
   }
 }

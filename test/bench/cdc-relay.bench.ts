@@ -21,29 +21,18 @@
  *   worker, the shared broker, and everything else on the machine, with the machine's load: on
  *   2 shared cores the ratio is bound by CPU, and this says whose.
  */
-import {
-  createOutboxRelay,
-  kafkaRelayPublisher,
-  migrateOutbox,
-  type OutboxWriteOptions,
-} from '../../src/runtime/index.js';
-import { kafkajsClient } from '../../src/runtime/kafkajs.js';
-import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
-import { createTestKafka } from '../support/kafka/test-kafka.js';
+import type { OutboxWriteOptions } from '../../src/runtime/index.js';
 import { startCdcPostgres } from '../cdc/support/cdc-postgres.js';
 import { SMOKE, fromSamples, type BenchResult } from './bench-result.js';
 import {
   AGGREGATES,
   BATCH,
   MESSAGES,
-  WORKER_JVM_FLAGS,
   PACED_TRANSACTIONS,
-  cdcBenchHarness,
-  cdcCpuGroups,
   describeLatency,
+  openCdcBench,
   pairedRatios,
   percentile,
-  stockCounted,
 } from './cdc-bench-harness.js';
 import { parentPid } from './process-cpu.js';
 
@@ -51,52 +40,18 @@ import { parentPid } from './process-cpu.js';
 const SLOW_MESSAGES = SMOKE ? 200 : 5_000;
 
 export async function run(): Promise<BenchResult[]> {
-  await ensureSharedKafkaBroker();
-  const kafka = await createTestKafka(kafkajsClient);
-  // See WORKER_JVM_FLAGS: the full JIT, measured once it has settled (the warm-up below).
-  const cdc = await startCdcPostgres({ worker: { jvmFlags: WORKER_JVM_FLAGS } });
-  const client = kafkajsClient({ brokers: [kafka.brokers] });
-  const producer = await client.producer();
-  const closers: (() => Promise<void>)[] = [];
+  // The worker runs with the full JIT and is measured once it has settled (see the warm-up).
+  const bench = await openCdcBench(startCdcPostgres, async (cdc) => {
+    const { rows } = await cdc.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const postmaster = parentPid(rows[0]!.pid);
+    return {
+      name: 'postgres',
+      matches: (pid, ppid) => pid === postmaster || ppid === postmaster,
+    };
+  });
   try {
-    await cdc.startConnector();
-    await migrateOutbox(cdc.db);
-    const [cdcTopic, relayTopic, rawTopic] = await kafka.createTopics([
-      { topic: 'cdc', partitions: 6 },
-      { topic: 'relay', partitions: 6 },
-      { topic: 'raw', partitions: 6 },
-    ]);
-    const event = stockCounted('cdc');
-    const { rows: backend } = await cdc.pool.query<{ pid: number }>(
-      'SELECT pg_backend_pid() AS pid',
-    );
-    const postmaster = parentPid(backend[0]!.pid);
-    const h = await cdcBenchHarness({
-      kafka,
-      client,
-      producer,
-      topics: [cdcTopic!, relayTopic!, rawTopic!],
-      rawTopic: rawTopic!,
-      event,
-      cpuGroups: cdcCpuGroups(
-        { name: 'postgres', matches: (pid, ppid) => pid === postmaster || ppid === postmaster },
-        () => cdc.worker.pid(),
-      ),
-    });
-    closers.push(() => h.close());
-    const cdcWrite: OutboxWriteOptions = { mode: 'cdc', topicPrefix: kafka.prefix };
+    const { source: cdc, h, event, cdcTopic, cdcWrite, relay } = bench;
     const relayWrite: OutboxWriteOptions = {};
-
-    const relay = createOutboxRelay({
-      db: cdc.db,
-      publisher: kafkaRelayPublisher(
-        producer,
-        { [event.eventType]: { topic: 'relay' } },
-        { prefix: kafka.prefix },
-      ),
-    });
-    closers.push(() => relay.stop());
-
     let bulkCounter = 0;
     /** CDC rows made by the database itself, 100 per INSERT … SELECT (the trigger deletes them). */
     const cdcBulkSample = (count: number) =>
@@ -234,9 +189,6 @@ export async function run(): Promise<BenchResult[]> {
       },
     ];
   } finally {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    await producer.close();
-    await kafka.cleanup().catch(() => undefined);
-    await cdc.destroy();
+    await bench.close();
   }
 }

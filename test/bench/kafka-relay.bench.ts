@@ -13,7 +13,6 @@ import {
   postgresDatabase,
   writeOutboxEvent,
   type Envelope,
-  type EventVersionDescriptor,
   type KafkaProducer,
 } from '../../src/runtime/index.js';
 import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
@@ -21,23 +20,13 @@ import { createTestSchema } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
 import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
+import { stockCountedEvent } from './stock-counted.js';
 
 const MESSAGES = SMOKE ? 200 : 2_000;
 const AGGREGATES = 200;
 const WINDOW = 100;
 
-interface StockCounted {
-  sku: string;
-  quantity: number;
-}
-const stockCounted: EventVersionDescriptor<'bench.StockCounted', 1, StockCounted> = {
-  eventType: 'bench.StockCounted',
-  schemaVersion: 1,
-  aggregateType: 'Stock',
-  aggregateIdProperty: 'sku',
-  validatePayload: (payload) => ({ ok: true, value: payload as StockCounted }),
-  readPayload: (payload) => ({ ok: true, value: payload as StockCounted }),
-};
+const stockCounted = stockCountedEvent();
 
 async function timed(work: () => Promise<void>): Promise<number> {
   const start = process.hrtime.bigint();

@@ -29,7 +29,6 @@ import {
   writeOutboxEvent,
   type Database,
   type Envelope,
-  type EventVersionDescriptor,
   type RabbitTopology,
   type Transaction,
 } from '../../src/runtime/index.js';
@@ -38,6 +37,7 @@ import { startFaultProxy } from '../support/fault-proxy.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestBroker, waitFor } from '../support/rabbitmq.js';
 import { SAMPLES, SMOKE, fromSamples, median, type BenchResult } from './bench-result.js';
+import { stockCountedEvent, type StockCounted } from './stock-counted.js';
 
 const RELAY_EVENTS = SMOKE ? 200 : 2_000;
 const LATENCY_EVENTS = SMOKE ? 200 : 1_000;
@@ -58,18 +58,7 @@ const PARTS = new Set(
   (process.env.EVGEN_BENCH_RABBITMQ ?? 'relay,consumer,prefetch,e2e').split(','),
 );
 
-interface StockCounted {
-  sku: string;
-  quantity: number;
-}
-const stockCounted: EventVersionDescriptor<'bench.StockCounted', 1, StockCounted> = {
-  eventType: 'bench.StockCounted',
-  schemaVersion: 1,
-  aggregateType: 'Stock',
-  aggregateIdProperty: 'sku',
-  validatePayload: (payload) => ({ ok: true, value: payload as StockCounted }),
-  readPayload: (payload) => ({ ok: true, value: payload as StockCounted }),
-};
+const stockCounted = stockCountedEvent();
 const routes = { 'bench.StockCounted': { exchange: 'bench', routingKey: 'stock.counted' } };
 const topology: RabbitTopology = {
   exchanges: ['bench'],
