@@ -9,9 +9,10 @@
  *   idempotent producer sending the same records in awaited sends of 100 (no database) until the
  *   consumer has seen them. Goal: CDC ≥ 0.9× raw. CDC is measured twice: the batch writer
  *   (writeCdcOutboxEvents: one INSERT … unnest of column arrays per transaction) and one writeOutboxEvent per
- *   event (a round trip each, as the relay's writer). Every path is warmed up first (1,000
- *   events), the rounds alternate their order, and the notes give each round's ratio to the raw
- *   sample of the same round besides the ratio of the medians.
+ *   event (a round trip each, as the relay's writer). The Connect worker runs with the full JIT
+ *   and is warmed up until its CPU per event settles (server-side samples, see warmUpWorker),
+ *   then every path once (1,000 events); the rounds alternate their order, and the notes give
+ *   each round's ratio to the raw sample of the same round besides the ratio of the medians.
  * - Debezium's own capacity: the same rows inserted server-side, 100 per statement (no
  *   per-event round trips from Node), streamed the same way.
  * - Latency: transactions of 10 events every 50 ms; per event, the time from its transaction's
