@@ -29,6 +29,12 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/** The nearest-rank p-th percentile (0 < p ≤ 100) of `values`; NaN when there are none. */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
 /** A result from samples of both sides: medians, with the samples kept for the spread. */
 export function fromSamples(
   result: Omit<BenchResult, 'subject' | 'baseline' | 'subjectSamples' | 'baselineSamples'>,

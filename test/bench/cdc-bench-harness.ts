@@ -27,7 +27,7 @@ import type { OutboxRelay } from '../../src/runtime/outbox/relay.js';
 import type { CdcSource, CdcSourceOptions } from '../cdc/support/cdc-source.js';
 import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
 import { createTestKafka } from '../support/kafka/test-kafka.js';
-import { SAMPLES, SMOKE, median } from './bench-result.js';
+import { SAMPLES, SMOKE, median, percentile, type BenchResult } from './bench-result.js';
 import { startCpuMeasurement, type CpuUsage, type ProcessGroup } from './process-cpu.js';
 import {
   stockCountedEvent,
@@ -51,7 +51,7 @@ export const BATCH = 100;
  * itself picks on small machines: on 2 shared cores a concurrent collector's threads would
  * compete with every other process of the pipeline.
  */
-export const WORKER_JVM_FLAGS = [
+const WORKER_JVM_FLAGS = [
   '-Xms512m',
   '-Xmx512m',
   '-XX:+UseSerialGC',
@@ -59,22 +59,17 @@ export const WORKER_JVM_FLAGS = [
 ];
 
 /** Transactions of 10 events, one every 50 ms, for the commit → consumer latency. */
-export const PACED_TRANSACTIONS = SMOKE ? 10 : 100;
+const PACED_TRANSACTIONS = SMOKE ? 10 : 100;
+
+/** What every CDC throughput row is compared with (see `rawSample`). */
+export const RAW_BASELINE = 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited';
 
 /** The JIT warm-up: at least the first and at most the second number of samples. */
 const MIN_WARM_UP_SAMPLES = SMOKE ? 1 : 8;
 const MAX_WARM_UP_SAMPLES = SMOKE ? 1 : 15;
 
-export function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
-
 /** The process groups whose CPU a sample reports: this Node process, the database, the worker, the broker. */
-export function cdcCpuGroups(
-  database: ProcessGroup,
-  workerPid: () => number | undefined,
-): ProcessGroup[] {
+function cdcCpuGroups(database: ProcessGroup, workerPid: () => number | undefined): ProcessGroup[] {
   return [
     { name: 'node', matches: (pid) => pid === process.pid },
     database,
@@ -90,12 +85,6 @@ export function cdcCpuGroups(
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 
 export interface CdcBenchHarness {
-  /** messageId → when the consumer received it. */
-  readonly received: ReadonlyMap<string, number>;
-  /** The next payload: aggregates round-robin, quantities counting up. */
-  nextPayload(): StockCounted;
-  /** Resolves when the consumer has seen every id. */
-  arrival(ids: readonly string[]): Promise<void>;
   /**
    * Runs `work` (which returns the ids it wrote or sent) as a sample of `path`: events/s from
    * its start until the consumer has seen them all; records the write rate and CPU use.
@@ -104,18 +93,16 @@ export interface CdcBenchHarness {
   /** The raw producer's sample: the same records sent in awaited sends of BATCH. */
   rawSample(count: number): Promise<number>;
   /**
-   * Writes `count` events into `db` in transactions of `size` (`batched`: one
-   * writeCdcOutboxEvents call per transaction, else one writeOutboxEvent per event); returns
-   * their ids and commit times.
+   * A sample of `path` that writes its events into `db` in transactions of BATCH (`batched`: one
+   * writeCdcOutboxEvents call per transaction, else one writeOutboxEvent per event) and returns
+   * events/s until the consumer has seen them all (see `timedRate`).
    */
-  write(
+  writeSample(
+    path: string,
     db: Database,
-    count: number,
-    size: number,
     options: OutboxWriteOptions,
-    pauseMs?: number,
     batched?: boolean,
-  ): Promise<Map<string, number>>;
+  ): (count: number) => Promise<number>;
   /**
    * Samples `path` until the Connect worker's CPU per event settles: at least
    * MIN_WARM_UP_SAMPLES, then two in a row within 10% of each other (C2 compiles in bursts;
@@ -133,7 +120,7 @@ export interface CdcBenchHarness {
   ): Promise<void>;
   /**
    * Commit → consumer latency per event (ms) of PACED_TRANSACTIONS transactions of 10 events
-   * every 50 ms written into `db` (see `write`).
+   * every 50 ms written into `db` (`batched` as in `writeSample`).
    */
   latencies(db: Database, options: OutboxWriteOptions, batched?: boolean): Promise<number[]>;
   /** Median write rate of `path`'s samples after its first `skip`. */
@@ -147,7 +134,7 @@ export interface CdcBenchHarness {
  * Starts a consumer on each topic (all recording into one arrival map) and returns the sampling
  * helpers. `rawTopic` is where the raw producer sends.
  */
-export async function cdcBenchHarness(options: {
+async function cdcBenchHarness(options: {
   readonly kafka: TestKafka;
   readonly client: KafkaClient;
   readonly producer: KafkaProducer;
@@ -226,6 +213,10 @@ export async function cdcBenchHarness(options: {
       return envelopes.map((e) => e.messageId);
     });
 
+  /**
+   * Writes `count` events into `db` in transactions of `size`; returns their ids and commit
+   * times.
+   */
   const write = async (
     db: Database,
     count: number,
@@ -259,6 +250,13 @@ export async function cdcBenchHarness(options: {
     }
     return committed;
   };
+
+  const writeSample =
+    (path: string, db: Database, writeOptions: OutboxWriteOptions, batched = false) =>
+    (count: number) =>
+      timedRate(path, count, async () => [
+        ...(await write(db, count, BATCH, writeOptions, 0, batched)).keys(),
+      ]);
 
   const warmUpWorker = async (path: string, sample: (count: number) => Promise<number>) => {
     const connectCpuPerEvent = () => {
@@ -307,12 +305,9 @@ export async function cdcBenchHarness(options: {
   };
 
   return {
-    received,
-    nextPayload,
-    arrival,
     timedRate,
     rawSample,
-    write,
+    writeSample,
     warmUpWorker,
     alternate,
     latencies,
@@ -330,14 +325,13 @@ export function pairedRatios(rates: readonly number[], rawRates: readonly number
   return `per-round ratios to raw ${ratios.map((r) => r.toFixed(2)).join(' / ')} (median ${median(ratios).toFixed(2)})`;
 }
 
-export function describeLatency(values: readonly number[]): string {
+function describeLatency(values: readonly number[]): string {
   return `p50 ${median(values).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms`;
 }
 
 /** A CDC source with the shared broker, its topics, the consumers and a polling relay beside it. */
 export interface CdcBench<S extends CdcSource> {
   readonly source: S;
-  readonly kafka: TestKafka;
   readonly h: CdcBenchHarness;
   readonly event: StockCountedDescriptor;
   /** The topic the CDC writer routes to (`cdc`, with the test prefix). */
@@ -346,6 +340,11 @@ export interface CdcBench<S extends CdcSource> {
   readonly cdcWrite: OutboxWriteOptions;
   /** evgen's polling relay on the same database (not started), publishing to `relay`. */
   readonly relay: OutboxRelay;
+  /**
+   * The commit → consumer latency row: p99 of the CDC batch writer's events vs the polling
+   * relay's (started for its part only), PACED_TRANSACTIONS transactions of 10 each.
+   */
+  latencyVsRelay(name: string, baselineName: string): Promise<BenchResult>;
   /** Stops everything and removes the topics, the connector, the worker and the server. */
   close(): Promise<void>;
 }
@@ -399,14 +398,33 @@ export async function openCdcBench<S extends CdcSource>(
       ),
     });
     closers.push(() => relay.stop());
+    const cdcWrite: OutboxWriteOptions = { mode: 'cdc', topicPrefix: kafka.prefix };
+    const latencyVsRelay = async (name: string, baselineName: string): Promise<BenchResult> => {
+      const cdcLatency = await h.latencies(source.db, cdcWrite, true);
+      await relay.start();
+      let relayLatency: number[];
+      try {
+        relayLatency = await h.latencies(source.db, {});
+      } finally {
+        await relay.stop();
+      }
+      return {
+        name,
+        unit: 'ms',
+        subject: percentile(cdcLatency, 99),
+        baselineName,
+        baseline: percentile(relayLatency, 99),
+        note: `${PACED_TRANSACTIONS} transactions of 10 events every 50 ms; CDC ${describeLatency(cdcLatency)}; relay ${describeLatency(relayLatency)}`,
+      };
+    };
     return {
       source,
-      kafka,
       h,
       event,
       cdcTopic: cdcTopic!,
-      cdcWrite: { mode: 'cdc', topicPrefix: kafka.prefix },
+      cdcWrite,
       relay,
+      latencyVsRelay,
       close,
     };
   } catch (error) {

@@ -17,11 +17,9 @@ import {
   AGGREGATES,
   BATCH,
   MESSAGES,
-  PACED_TRANSACTIONS,
-  describeLatency,
   openCdcBench,
+  RAW_BASELINE,
   pairedRatios,
-  percentile,
 } from './cdc-bench-harness.js';
 
 export async function run(): Promise<BenchResult[]> {
@@ -30,11 +28,8 @@ export async function run(): Promise<BenchResult[]> {
     matches: (pid) => pid === cdc.server.pid(),
   }));
   try {
-    const { source: cdc, h, cdcWrite, relay } = bench;
-    const cdcSample = (count: number) =>
-      h.timedRate('cdc', count, async () => [
-        ...(await h.write(cdc.db, count, BATCH, cdcWrite, 0, true)).keys(),
-      ]);
+    const { source: cdc, h, cdcWrite } = bench;
+    const cdcSample = h.writeSample('cdc', cdc.db, cdcWrite, true);
     // The worker's JIT settles on the batch writer's own samples; then the raw path once.
     const warmUpSamples = await h.warmUpWorker('cdc', cdcSample);
     await h.rawSample(Math.min(MESSAGES, 1_000));
@@ -45,11 +40,6 @@ export async function run(): Promise<BenchResult[]> {
       [cdcRates, cdcSample, MESSAGES],
     ]);
 
-    const cdcLatency = await h.latencies(cdc.db, cdcWrite, true);
-    await relay.start();
-    const relayLatency = await h.latencies(cdc.db, {});
-    await relay.stop();
-
     const cpuNote = `CPU ms per 1,000 events — ${[
       h.cpuPer1000('raw'),
       h.cpuPer1000('cdc', warmUpSamples),
@@ -59,21 +49,17 @@ export async function run(): Promise<BenchResult[]> {
         {
           name: 'CDC from MariaDB (Debezium MariaDB connector) insert → topic, batch writer (one multi-row INSERT and one DELETE per transaction)',
           unit: 'events/s',
-          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          baselineName: RAW_BASELINE,
           goal: { ratio: 0.9, better: 'higher' },
           note: `${pairedRatios(cdcRates, rawRates)}; the Connect worker with the full JIT, measured after a warm-up of ${warmUpSamples * MESSAGES} events until its CPU per event settled; ${MESSAGES} events per sample in transactions of ${BATCH}, ${AGGREGATES} aggregates, 6 partitions; insert start → all seen by a kafkajs consumer; the writes alone: CDC batch writer ${h.writing('cdc', warmUpSamples)}, raw sends ${h.writing('raw')} events/s; ${cpuNote}`,
         },
         cdcRates,
         rawRates,
       ),
-      {
-        name: 'CDC from MariaDB commit → consumer latency p99',
-        unit: 'ms',
-        subject: percentile(cdcLatency, 99),
-        baselineName: 'polling relay on MariaDB (defaults) p99',
-        baseline: percentile(relayLatency, 99),
-        note: `${PACED_TRANSACTIONS} transactions of 10 events every 50 ms; CDC ${describeLatency(cdcLatency)}; relay ${describeLatency(relayLatency)}`,
-      },
+      await bench.latencyVsRelay(
+        'CDC from MariaDB commit → consumer latency p99',
+        'polling relay on MariaDB (defaults) p99',
+      ),
     ];
   } finally {
     await bench.close();

@@ -29,11 +29,9 @@ import {
   AGGREGATES,
   BATCH,
   MESSAGES,
-  PACED_TRANSACTIONS,
-  describeLatency,
   openCdcBench,
+  RAW_BASELINE,
   pairedRatios,
-  percentile,
 } from './cdc-bench-harness.js';
 import { parentPid } from './process-cpu.js';
 
@@ -86,20 +84,13 @@ export async function run(): Promise<BenchResult[]> {
         }
         return ids;
       });
-    const cdcSample = (count: number) =>
-      h.timedRate('cdc', count, async () => [
-        ...(await h.write(cdc.db, count, BATCH, cdcWrite, 0, true)).keys(),
-      ]);
-    const cdcPerEventSample = (count: number) =>
-      h.timedRate('cdc-per-event', count, async () => [
-        ...(await h.write(cdc.db, count, BATCH, cdcWrite)).keys(),
-      ]);
+    const cdcSample = h.writeSample('cdc', cdc.db, cdcWrite, true);
+    const cdcPerEventSample = h.writeSample('cdc-per-event', cdc.db, cdcWrite);
+    const relayWrites = h.writeSample('relay', cdc.db, relayWrite);
     const relaySample = async (count: number) => {
       await relay.start();
       try {
-        return await h.timedRate('relay', count, async () => [
-          ...(await h.write(cdc.db, count, BATCH, relayWrite)).keys(),
-        ]);
+        return await relayWrites(count);
       } finally {
         await relay.stop();
       }
@@ -126,10 +117,6 @@ export async function run(): Promise<BenchResult[]> {
       [relayRates, relaySample, SLOW_MESSAGES],
     ];
     await h.alternate(rounds);
-    const cdcLatency = await h.latencies(cdc.db, cdcWrite, true);
-    await relay.start();
-    const relayLatency = await h.latencies(cdc.db, relayWrite);
-    await relay.stop();
 
     // The first entries of every path are its warm-up (the server-side path's: the JIT's).
     const skip = (path: string) => (path === 'cdc-bulk' ? warmUpSamples : 1);
@@ -142,7 +129,7 @@ export async function run(): Promise<BenchResult[]> {
         {
           name: 'CDC (Debezium on Kafka Connect) insert → topic, batch writer (one INSERT of column arrays per transaction)',
           unit: 'events/s',
-          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          baselineName: RAW_BASELINE,
           goal: { ratio: 0.9, better: 'higher' },
           note: `${pairedRatios(cdcRates, rawRates)}; ${note}`,
         },
@@ -153,7 +140,7 @@ export async function run(): Promise<BenchResult[]> {
         {
           name: 'CDC insert → topic, one writeOutboxEvent per event',
           unit: 'events/s',
-          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          baselineName: RAW_BASELINE,
           note,
         },
         cdcPerEventRates,
@@ -163,7 +150,7 @@ export async function run(): Promise<BenchResult[]> {
         {
           name: 'CDC streaming alone: rows inserted server-side (100 per INSERT … SELECT) → topic',
           unit: 'events/s',
-          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          baselineName: RAW_BASELINE,
           goal: { ratio: 0.9, better: 'higher' },
           note: `${pairedRatios(cdcBulkRates, rawRates)}; ${MESSAGES} events per sample; Debezium + Connect without evgen's per-event writes (inserts alone ${writing('cdc-bulk')} events/s)`,
         },
@@ -174,20 +161,16 @@ export async function run(): Promise<BenchResult[]> {
         {
           name: 'polling relay (kafkajs) insert → topic',
           unit: 'events/s',
-          baselineName: 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited',
+          baselineName: RAW_BASELINE,
           note,
         },
         relayRates,
         rawRates,
       ),
-      {
-        name: 'CDC commit → consumer latency p99',
-        unit: 'ms',
-        subject: percentile(cdcLatency, 99),
-        baselineName: 'polling relay (defaults, woken by NOTIFY) p99',
-        baseline: percentile(relayLatency, 99),
-        note: `${PACED_TRANSACTIONS} transactions of 10 events every 50 ms; CDC ${describeLatency(cdcLatency)}; relay ${describeLatency(relayLatency)}`,
-      },
+      await bench.latencyVsRelay(
+        'CDC commit → consumer latency p99',
+        'polling relay (defaults, woken by NOTIFY) p99',
+      ),
     ];
   } finally {
     await bench.close();
