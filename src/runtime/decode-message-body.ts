@@ -6,8 +6,10 @@
  *   - size: at most `maxBytes` (default 1 MiB);
  *   - text: strict UTF-8 (an invalid sequence is an error, never a silent U+FFFD);
  *   - nesting: at most `maxDepth` levels of objects/arrays (default 64, as in the catalog);
- *   - numbers: an integer literal outside ±(2^53 − 1) is refused, because JavaScript would
- *     silently round it (9007199254740993 would arrive as …992).
+ *   - numbers: a number beyond ±(2^53 − 1) is refused in every notation (`9007199254740993`,
+ *     `9007199254740993.0`, `12345678901234567e0`, `1e20`), because JavaScript may silently round
+ *     it (9007199254740993 would arrive as …992) and the writers refuse every such number too;
+ *     so is a literal beyond the range of a double (`1e400`), which would arrive as Infinity.
  *
  * Every refusal is a `MessageBodyError` (never retryable: the same bytes fail the same way), so
  * the transports dead-letter the message with the reason.
@@ -79,33 +81,40 @@ export function isLargeNumber(value: number): boolean {
 }
 
 /**
- * Whether a parsed object or array holds a number that is an integer beyond ±(2^53 − 1). Every
- * unsafe integer literal parses to one (it rounds to 2^53 or more), so when none is found the
- * text had none; when one is found, `scanJson` decides (a literal like `1e20` is fine).
- * Recursion is bounded: it runs only on text with at most `maxDepth` opening brackets. It runs
- * on every message, so children are tested in place and only objects recurse.
+ * A parsed number the decoder refuses: beyond ±(2^53 − 1), ±Infinity included (a literal beyond
+ * the range of a double). Every refused literal parses to one, whatever its notation.
  */
-function hasLargeInteger(value: object): boolean {
+function isUnsafeNumber(value: number): boolean {
+  return value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * Whether a parsed object or array holds a number the decoder refuses; `scanJson` then finds its
+ * literal for the message. Recursion is bounded: it runs only on text with at most `maxDepth`
+ * opening brackets. It runs on every message, so children are tested in place and only objects
+ * recurse.
+ */
+function hasUnsafeNumber(value: object): boolean {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
       if (typeof item === 'object') {
-        if (item !== null && hasLargeInteger(item)) return true;
-      } else if (typeof item === 'number' && isLargeNumber(item)) return true;
+        if (item !== null && hasUnsafeNumber(item)) return true;
+      } else if (typeof item === 'number' && isUnsafeNumber(item)) return true;
     }
     return false;
   }
   for (const key in value) {
     const item = (value as Record<string, unknown>)[key];
     if (typeof item === 'object') {
-      if (item !== null && hasLargeInteger(item)) return true;
-    } else if (typeof item === 'number' && isLargeNumber(item)) return true;
+      if (item !== null && hasUnsafeNumber(item)) return true;
+    } else if (typeof item === 'number' && isUnsafeNumber(item)) return true;
   }
   return false;
 }
 
 /**
- * Checks nesting depth and integer literals of JSON text without parsing it: one pass that
+ * Checks nesting depth and number literals of JSON text without parsing it: one pass that
  * tracks only whether it is inside a string. Malformed JSON is left for JSON.parse to report.
  */
 function scanJson(text: string, maxDepth: number): void {
@@ -127,23 +136,26 @@ function scanJson(text: string, maxDepth: number): void {
         );
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
     else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
-      // A number literal: find its end; an integer (no fraction, no exponent) must be safe.
+      // A number literal: find its end. Only a literal of 16 or more digits, or one with a
+      // fraction or an exponent, can be beyond ±(2^53 − 1); its parsed value decides.
       const start = i;
-      let integer = true;
+      let plain = true;
       let end = i + 1;
       for (; end < text.length; end++) {
         const d = text.charCodeAt(end);
         if (d >= 0x30 && d <= 0x39) continue;
-        if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) integer = false;
+        if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) plain = false;
         else break;
       }
       const literal = text.slice(start, end);
       const digits = literal.startsWith('-') ? literal.length - 1 : literal.length;
-      if (integer && digits >= MAX_SAFE_DIGITS && !Number.isSafeInteger(Number(literal)))
+      if ((!plain || digits >= MAX_SAFE_DIGITS) && isUnsafeNumber(Number(literal)))
         throw new MessageBodyError(
           'unsafe-integer',
-          `body contains the integer ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal}, ` +
-            'beyond ±(2^53 − 1): JavaScript cannot represent it exactly (send it as a string)',
+          `body contains the number ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal}, ` +
+            (Number.isFinite(Number(literal))
+              ? 'beyond ±(2^53 − 1): JavaScript cannot represent every such integer exactly and may round it (send it as a string)'
+              : 'beyond the range of a double: JavaScript would read it as Infinity (send it as a string)'),
         );
       i = end - 1;
     }
@@ -201,8 +213,8 @@ export function decodeMessageBody(
   if (
     shallow &&
     (typeof value === 'object'
-      ? value !== null && hasLargeInteger(value)
-      : typeof value === 'number' && isLargeNumber(value))
+      ? value !== null && hasUnsafeNumber(value)
+      : typeof value === 'number' && isUnsafeNumber(value))
   )
     scanJson(text, maxDepth);
   return value;

@@ -100,6 +100,41 @@ describe('validators accept only finite numbers', () => {
     }).replace('"amountMinor":1,', '"amountMinor":1e400,');
     const result = parseEnvelope(text);
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.error.message).toContain('/payload/total/amountMinor');
+    // The decoder refuses the literal before any validator sees an Infinity.
+    if (!result.ok) expect(result.error.message).toContain('body contains the number 1e400');
+  });
+
+  it('parseEnvelope refuses numbers it would round or read as Infinity, in any notation and property', () => {
+    const envelope = {
+      messageId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e01',
+      eventType: 'order.OrderCreated',
+      schemaVersion: 2,
+      aggregateType: 'Order',
+      aggregateId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f',
+      occurredAt: '2026-11-29T10:00:00Z',
+      payload: {
+        orderId: '0190a6a4-1f2b-7c3d-8e4f-5a6b7c8d9e0f',
+        customerId: '0190a6a4-1f2b-7c3d-8e4f-000000000001',
+        placedAt: '2026-11-29T10:00:00Z',
+        channel: 'web',
+        lines: [{ sku: 'SKU-001', quantity: 2, unitPrice: { amountMinor: 1250, currency: 'EUR' } }],
+        total: { amountMinor: 2500, currency: 'EUR' },
+        shippingAddress: { line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+        // Unknown to the schema: the tolerant reader lets it through untyped.
+        note: 7,
+      },
+    };
+    const text = JSON.stringify(envelope);
+    expect(parseEnvelope(text).ok).toBe(true);
+    for (const [from, to] of [
+      ['"amountMinor":2500', '"amountMinor":12345678901234567e0'],
+      ['"amountMinor":2500', '"amountMinor":9007199254740993.0'],
+      ['"note":7', '"note":1e400'],
+      ['"note":7', '"note":9007199254740993.0'],
+    ] as const) {
+      const result = parseEnvelope(text.replace(from, to));
+      expect(result.ok, to).toBe(false);
+      if (!result.ok) expect(result.error.message).toContain(to.split(':')[1]);
+    }
   });
 });

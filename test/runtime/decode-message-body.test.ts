@@ -13,6 +13,15 @@ function problemOf(content: Uint8Array | string, limits = {}): MessageBodyProble
   }
 }
 
+function messageOf(content: string): string {
+  try {
+    decodeMessageBody(content);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return '';
+}
+
 describe('decodeMessageBody', () => {
   it('decodes bytes and text of a JSON value', () => {
     expect(decodeMessageBody(Buffer.from('{"a":[1,-2.5e3,"x\\"]"]}'))).toEqual({
@@ -50,22 +59,34 @@ describe('decodeMessageBody', () => {
     expect(problemOf(Buffer.from('"é€😀"'))).toBe('none');
   });
 
-  it('refuses integer literals JavaScript would round (beyond ±(2^53 − 1))', () => {
+  it('refuses numbers beyond ±(2^53 − 1) in every notation, and literals beyond a double', () => {
     expect(problemOf('{"n":9007199254740992}')).toBe('unsafe-integer');
     expect(problemOf('{"n":9007199254740993}')).toBe('unsafe-integer');
     expect(problemOf('[-123456789012345678901234567890]')).toBe('unsafe-integer');
     expect(problemOf('-9007199254740993')).toBe('unsafe-integer');
     expect(problemOf('9007199254740991')).toBe('none');
     expect(problemOf('{"s":"9007199254740993"}')).toBe('none');
-    expect(problemOf('{"n":1e400}')).toBe('none'); // not an integer literal: the validators refuse Infinity
-    expect(problemOf('{"n":90071992547409930.5}')).toBe('none');
-    // A large value written as an exponent is fine, beside it an unsafe literal is still found.
-    expect(problemOf('{"n":1e20}')).toBe('none');
-    expect(problemOf('{"a":[1e20,{"b":9007199254740993}]}')).toBe('unsafe-integer');
+    // Exponent and decimal forms of integers JavaScript rounds (…993 arrives as …992).
+    expect(problemOf('{"n":12345678901234567e0}')).toBe('unsafe-integer');
+    expect(problemOf('{"n":9007199254740993.0}')).toBe('unsafe-integer');
+    expect(problemOf('{"n":-9.007199254740993e15}')).toBe('unsafe-integer');
+    expect(problemOf('{"n":90071992547409930.5}')).toBe('unsafe-integer');
+    // Beyond ±(2^53 − 1) whatever its exactness, as the writers refuse it.
+    expect(problemOf('{"n":1e20}')).toBe('unsafe-integer');
+    // Beyond a double: it would arrive as Infinity.
+    expect(problemOf('{"n":1e400}')).toBe('unsafe-integer');
+    expect(problemOf('{"n":-1e400}')).toBe('unsafe-integer');
+    expect(problemOf('1e400')).toBe('unsafe-integer');
+    expect(messageOf('{"n":1e400}')).toContain('Infinity');
+    // Safe values in these notations pass.
+    expect(problemOf('{"n":9007199254740991.0,"m":1.5e10,"k":1e-400,"j":-0.5}')).toBe('none');
+    expect(problemOf('{"a":[1e3,{"b":9007199254740993}]}')).toBe('unsafe-integer');
     // Over the bracket count of the fast path: the full scan decides.
     const many = `[${Array.from({ length: 70 }, () => '[1]').join(',')}, 9007199254740993]`;
     expect(problemOf(many)).toBe('unsafe-integer');
-    expect(problemOf(`[${Array.from({ length: 70 }, () => '[1]').join(',')}]`)).toBe('none');
+    const manyExponent = `[${Array.from({ length: 70 }, () => '[1]').join(',')}, 1e400]`;
+    expect(problemOf(manyExponent)).toBe('unsafe-integer');
+    expect(problemOf(`[${Array.from({ length: 70 }, () => '[1.5e3]').join(',')}]`)).toBe('none');
   });
 
   it('reports bad JSON as invalid-json', () => {
