@@ -1,5 +1,5 @@
 // Generator API (`evgen`); the supported surface is listed in api-report/evgen.txt and described
-// in the README ("Public API"). The runtime lives in `evgen-runtime`.
+// in docs/reference/runtime.md. The runtime lives in `evgen-runtime`.
 export type * from './catalog/model.js';
 export type * from './codegen/target.js';
 export { loadCatalog } from './catalog/load-catalog.js';

@@ -1,7 +1,7 @@
 /**
  * Resolves `$ref`s between catalog files and produces a self-contained ("bundled") schema.
  *
- * Rules (documented in the README):
+ * Rules (documented in docs/guides/catalog.md):
  * - A `$ref` is either local (`#/...`) or a relative path to a file inside the events folder,
  *   optionally followed by a `#/...` JSON pointer. URLs, absolute paths and paths escaping the
  *   folder are refused; nothing is ever fetched.

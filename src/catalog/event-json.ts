@@ -23,7 +23,7 @@ import {
   type RabbitEventRoute,
 } from './model.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
-import { seeReadme } from './readme-sections.js';
+import { seeDocs } from './doc-sections.js';
 
 /** event.json once it passed its metadata schema. */
 export interface EventJson {
@@ -102,7 +102,7 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
       file,
       pointer: at,
       message: `missing required key "${key}"`,
-      hint: `add "${key}" (${seeReadme('catalog')})`,
+      hint: `add "${key}" (${seeDocs('catalog')})`,
     };
   }
   if (error.keyword === 'enum' && at === '/compatibility') {
@@ -160,6 +160,6 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
       error.keyword === 'pattern'
         ? `${shown.trim()} contains characters that are not allowed here`
         : (error.message ?? `fails "${error.keyword}"`),
-    hint: hints[at] ?? seeReadme('catalog'),
+    hint: hints[at] ?? seeDocs('catalog'),
   };
 }

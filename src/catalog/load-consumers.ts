@@ -19,7 +19,7 @@ import {
 } from './model.js';
 import { CONSUMER_NAME } from './name-rules.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
-import { seeReadme } from './readme-sections.js';
+import { seeDocs } from './doc-sections.js';
 
 export async function listConsumerFiles(dir: string, context: LoadContext): Promise<string[]> {
   const files: string[] = [];
@@ -84,7 +84,7 @@ export async function loadConsumers(
                     : (error.message ?? error.keyword),
                 hint:
                   error.instancePath === '/inOrder'
-                    ? `use one of ${CONSUMER_IN_ORDER_MODES.join(', ')} (${seeReadme('ordering')})`
+                    ? `use one of ${CONSUMER_IN_ORDER_MODES.join(', ')} (${seeDocs('ordering')})`
                     : 'a consumer file is {"description": "...", "subscribes": ["<domain>.<EventName>", ...]}',
               },
         );
@@ -162,7 +162,7 @@ function sharesTransport(
     file,
     pointer: `/subscribes/${other.index}`,
     message: `subscribes to ${JSON.stringify(other.event.eventType)} (only on ${on(other.event)}) and ${JSON.stringify(first.event.eventType)} (only on ${on(first.event)}): no broker carries both`,
-    hint: `declare the missing transport block in one event's event.json, or split the consumer into one per broker (${seeReadme('transports')})`,
+    hint: `declare the missing transport block in one event's event.json, or split the consumer into one per broker (${seeDocs('transports')})`,
   });
   return false;
 }
@@ -196,7 +196,7 @@ function everyVersionArrives(
       file,
       pointer: '/inOrder',
       message: `applies ${aggregate} events in every-version order over RabbitMQ but does not subscribe to ${missing.map((t) => JSON.stringify(t)).join(', ')}: their versions never arrive, so each later version of the ${aggregate} would wait as a gap`,
-      hint: `set "inOrder": "allow-gaps" (newer versions apply, older ones are skipped), subscribe to every ${aggregate} event, or publish them on Kafka only (no "rabbitmq" block), where skipped records still advance the version (${seeReadme('ordering')})`,
+      hint: `set "inOrder": "allow-gaps" (newer versions apply, older ones are skipped), subscribe to every ${aggregate} event, or publish them on Kafka only (no "rabbitmq" block), where skipped records still advance the version (${seeDocs('ordering')})`,
     });
   }
   return ok;

@@ -2,7 +2,7 @@
 // `evgen/runtime` inside the generator package). It never imports generator code.
 //
 // A chosen surface: what generated code imports and what a service wires, operates or catches,
-// each name listed in the README's "Public API" section and pinned by api-report/evgen-runtime.txt.
+// each name listed in docs/reference/runtime.md and pinned by api-report/evgen-runtime.txt.
 // Everything else (the delivery core, failure classification, wire headers, SQL helpers, client
 // adapters' plumbing) is internal: tests reach it through the module files.
 

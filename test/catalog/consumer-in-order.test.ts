@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogError } from '../../src/catalog/catalog-error.js';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
-import { seeReadme } from '../../src/catalog/readme-sections.js';
+import { seeDocs } from '../../src/catalog/doc-sections.js';
 import { runCli } from '../../src/cli/main.js';
 import { captureOutput } from '../cli/capture-output.js';
 import { eventJson, payloadSchema, tempCatalog, type TempCatalog } from './temp-catalog.js';
@@ -70,7 +70,7 @@ describe('consumer "inOrder" against its subscriptions', () => {
         pointer: '/inOrder',
         message:
           'applies Order events in every-version order over RabbitMQ but does not subscribe to "order.OrderCreated", "order.OrderShipped": their versions never arrive, so each later version of the Order would wait as a gap',
-        hint: `set "inOrder": "allow-gaps" (newer versions apply, older ones are skipped), subscribe to every Order event, or publish them on Kafka only (no "rabbitmq" block), where skipped records still advance the version (${seeReadme('ordering')})`,
+        hint: `set "inOrder": "allow-gaps" (newer versions apply, older ones are skipped), subscribe to every Order event, or publish them on Kafka only (no "rabbitmq" block), where skipped records still advance the version (${seeDocs('ordering')})`,
       },
     ]);
   });
@@ -122,7 +122,7 @@ describe('consumer "inOrder" against its subscriptions', () => {
     expect(loaded.consumers[0]!.inOrder).toBe((consumer as { inOrder?: string }).inOrder);
   });
 
-  it('refuses an unknown mode with the modes and the README section', async () => {
+  it('refuses an unknown mode with the modes and the documentation section', async () => {
     const catalog = await catalogWith({ subscribes: ['order.OrderPaid'], inOrder: 'strict' });
     expect(await problemsOf(catalog)).toEqual([
       {
@@ -130,7 +130,7 @@ describe('consumer "inOrder" against its subscriptions', () => {
         file: '_consumers/shipping-service.json',
         pointer: '/inOrder',
         message: 'must be equal to one of the allowed values',
-        hint: `use one of every-version, allow-gaps (${seeReadme('ordering')})`,
+        hint: `use one of every-version, allow-gaps (${seeDocs('ordering')})`,
       },
     ]);
   });

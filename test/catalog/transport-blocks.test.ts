@@ -1,7 +1,7 @@
 /**
  * Transport blocks of event.json are optional: a Kafka-only or RabbitMQ-only catalog loads and
  * builds (also with `--only`), a consumer whose events no single broker carries is refused, and
- * every README section a hint names exists.
+ * every documentation section a hint names exists on its page.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogError } from '../../src/catalog/catalog-error.js';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
-import { README_SECTIONS, seeReadme } from '../../src/catalog/readme-sections.js';
+import { DOC_SECTIONS, seeDocs } from '../../src/catalog/doc-sections.js';
 import { runCli } from '../../src/cli/main.js';
 import { captureOutput } from '../cli/capture-output.js';
 import { listFiles } from '../golden/golden-support.js';
@@ -156,12 +156,12 @@ describe('event.json transport blocks', () => {
         pointer: '/subscribes/2',
         message:
           'subscribes to "shop.OnRabbit" (only on RabbitMQ) and "shop.OnKafka" (only on Kafka): no broker carries both',
-        hint: `declare the missing transport block in one event's event.json, or split the consumer into one per broker (${seeReadme('transports')})`,
+        hint: `declare the missing transport block in one event's event.json, or split the consumer into one per broker (${seeDocs('transports')})`,
       },
     ]);
   });
 
-  it('a missing required key still names a README section', async () => {
+  it('a missing required key still names a documentation section', async () => {
     const catalog = await tempCatalog({
       'shop/A/event.json': { aggregate: 'Order', aggregateId: 'orderId', kafka: { topic: 't' } },
       'shop/A/v1.schema.json': payloadSchema(),
@@ -172,7 +172,7 @@ describe('event.json transport blocks', () => {
         code: 'missing-key',
         pointer: '',
         message: 'missing required key "description"',
-        hint: `add "description" (${seeReadme('catalog')})`,
+        hint: `add "description" (${seeDocs('catalog')})`,
       },
     ]);
   });
@@ -187,30 +187,33 @@ function anchor(heading: string): string {
     .replace(/ /g, '-');
 }
 
-describe('README sections named in hints', () => {
-  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-  const headings = readme
-    .split('\n')
-    .filter((line) => /^#{1,6} /.test(line))
-    .map((line) => line.replace(/^#+ /, ''));
-
-  it('every section a hint can name is a heading of the README', () => {
-    const anchors = new Set(headings.map(anchor));
-    for (const heading of Object.values(README_SECTIONS)) {
-      expect(headings, heading).toContain(heading);
-      expect(anchors.has(anchor(heading)), anchor(heading)).toBe(true);
+describe('documentation sections named in hints', () => {
+  it('every section a hint can name is a heading of its page', () => {
+    for (const { page, heading } of Object.values(DOC_SECTIONS)) {
+      const headings = readFileSync(join(REPO, page), 'utf8')
+        .split('\n')
+        .filter((line) => /^#{1,6} /.test(line))
+        .map((line) => line.replace(/^#+ /, ''));
+      expect(headings, `${page}: ${heading}`).toContain(heading);
+      expect(headings.map(anchor), page).toContain(anchor(heading));
     }
   });
 
-  it('no source file names a README section except through seeReadme', () => {
+  it('a hint names a page with the heading the reader will find', () => {
+    expect(seeDocs('catalog')).toBe('see docs/guides/catalog.md, "Catalog and `evgen build`"');
+  });
+
+  it('no source file names a documentation section except through seeDocs', () => {
     const offenders: string[] = [];
     const walk = (dir: string) => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const path = join(dir, entry.name);
         if (entry.isDirectory()) walk(path);
-        else if (path.endsWith('.ts') && !path.endsWith('readme-sections.ts')) {
+        else if (path.endsWith('.ts') && !path.endsWith('doc-sections.ts')) {
           const text = readFileSync(path, 'utf8');
-          if (/see the README,? ["'`(]|README section|README, "/.test(text)) offenders.push(path);
+          if (/see the README,? ["'`(]|README section|README, "|see docs\/[\w/-]+\.md/.test(text)) {
+            offenders.push(path);
+          }
         }
       }
     };

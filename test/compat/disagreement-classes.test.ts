@@ -4,7 +4,7 @@
  * `confluent-lenient` must give Confluent's verdict, including where it is wrong; policy `evgen`
  * must be right: an incompatible verdict comes with a value the writer's view accepts and the
  * reader's view rejects (checked here with the validators' ajv options), and a change it cannot
- * judge is refused. The README conformance section lists the same classes.
+ * judge is refused. docs/concepts/compatibility.md lists the same classes.
  */
 import { describe, expect, it } from 'vitest';
 import {

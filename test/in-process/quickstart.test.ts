@@ -1,10 +1,13 @@
 /**
  * The README quickstart, in one process with nothing installed: openDatabase() (PGlite in
  * memory), the example catalog's generated outbox writer and consumer, the outbox relay and the
- * in-process broker. Then what a service author tests with the same broker: duplicates absorbed
+ * in-process broker. The README's block itself runs as written (a child process, as a reader runs
+ * `npx tsx quickstart.ts` in a clone). Then what a service author tests with the same broker: duplicates absorbed
  * by the inbox, retries, dead letters, replay, and a raw producer without a messageId property.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   InProcessBroker,
@@ -26,6 +29,8 @@ import {
   type InventoryServiceHandlers,
 } from '../../generated/consumers/inventory-service.js';
 import type { OrderCreatedV2Payload } from '../../generated/order/order-created/types.js';
+import { REPO, blockUnder } from '../docs/markdown-blocks.js';
+import { spawnTypeScript } from '../support/typescript-child.js';
 
 function orderPayload(): OrderCreatedV2Payload {
   return {
@@ -215,4 +220,34 @@ describe('the in-process broker as a test harness for handlers', () => {
     await recording.publish(orderCreatedV2(orderPayload()));
     expect(recording.published).toHaveLength(1);
   });
+});
+
+describe('the README quickstart, as written', () => {
+  it('runs: the event goes outbox → relay → broker → inbox → handler, and the program ends by itself', async () => {
+    const block = blockUnder(
+      'README.md',
+      'Quickstart: producer → relay → consumer with nothing installed',
+      'ts',
+    );
+    // A folder beside the clone's generated/ (gitignored), as a reader saves quickstart.ts.
+    const dir = join(REPO, 'test/in-process/fixtures', `quickstart-${process.pid}`);
+    await mkdir(dir, { recursive: true });
+    try {
+      await symlink(join(REPO, 'generated'), join(dir, 'generated'), 'dir');
+      await writeFile(join(dir, 'quickstart.ts'), block.code);
+      const child = spawnTypeScript(join(dir, 'quickstart.ts'), [], 'ignore');
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect(code, `${block.file}:${block.line} exited ${String(code)}\n${stdout}\n${stderr}`).toBe(
+        0,
+      );
+      expect(stdout).toContain('inventory-service: reserve stock for');
+      expect(stdout).toMatch(/consumer: 'inventory-service'[\s\S]*result: 'handled'/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -1,5 +1,5 @@
 /**
- * A program that sets up its topics as the README shows (`ensureKafkaTopics(kafka)`) ends by
+ * A program that sets up its topics as docs/guides/kafka.md shows (`ensureKafkaTopics(kafka)`) ends by
  * itself once done, with either adapter: the admin `ensureKafkaTopics` opens is closed again.
  * An admin the caller passes in stays open for the caller to use and close.
  */
@@ -27,7 +27,7 @@ describe.each(KAFKA_CLIENTS)('ensureKafkaTopics and process exit: $name', ({ nam
     kafka = undefined;
   });
 
-  it("a program using the README's snippet creates the topics and exits by itself", async () => {
+  it('a program using the snippet of docs/guides/kafka.md creates the topics and exits by itself', async () => {
     kafka = await createTestKafka(create);
     const expected = resolveKafkaTopics(kafkaTopology, { prefix: kafka.prefix }).map(
       (t) => t.topic,

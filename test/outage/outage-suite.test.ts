@@ -7,7 +7,7 @@
  *
  * `npm test` runs the CI subset (shorter faults, fewer events, a few MariaDB rows); `npm run
  * test:faults` runs the whole matrix (EVGEN_FAULTS=full) on both databases and prints the table
- * the README's reliability section quotes (`-t MariaDB` for the MariaDB rows only).
+ * docs/operations/reliability.md quotes (`-t MariaDB` for the MariaDB rows only).
  */
 import { describe, expect, it } from 'vitest';
 import { OUTAGE_SCENARIOS } from './support/scenarios.js';

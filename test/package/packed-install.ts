@@ -96,7 +96,7 @@ export interface ServiceWorkspace {
 }
 
 /**
- * Copies what a clone holds (sources, templates, package files, README, .ci) next to an empty
+ * Copies what a clone holds (sources, templates, package files, README, docs, .ci) next to an empty
  * service, with the repository's node_modules standing in for `npm ci`.
  */
 export async function createServiceWorkspace(): Promise<ServiceWorkspace> {
@@ -107,6 +107,7 @@ export async function createServiceWorkspace(): Promise<ServiceWorkspace> {
     for (const entry of [
       '.ci',
       'README.md',
+      'docs',
       'package.json',
       'src',
       'templates',

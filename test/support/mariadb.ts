@@ -48,7 +48,7 @@ export async function createMariadbDatabase(prefix = 'evgen_t'): Promise<TestMar
     admin = await mysql.createConnection(TEST_MARIADB_URL);
   } catch (error) {
     throw new Error(
-      `MariaDB is not reachable at ${TEST_MARIADB_URL}: start it (see README) — ${(error as Error).message}`,
+      `MariaDB is not reachable at ${TEST_MARIADB_URL}: start it (see docs/contributing.md) — ${(error as Error).message}`,
       { cause: error },
     );
   }

@@ -32,7 +32,7 @@ export async function createTestSchema(prefix = 'evgen_t'): Promise<TestSchema> 
     await admin.connect();
   } catch (error) {
     throw new Error(
-      `PostgreSQL is not reachable at ${TEST_DATABASE_URL}: start it (see README) — ${(error as Error).message}`,
+      `PostgreSQL is not reachable at ${TEST_DATABASE_URL}: start it (see docs/contributing.md) — ${(error as Error).message}`,
       { cause: error },
     );
   }

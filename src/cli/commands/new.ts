@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { listEventFolders } from '../../catalog/event-folder.js';
 import { BROKER_TRANSPORTS } from '../../catalog/event-transports.js';
 import type { BrokerTransport } from '../../catalog/model.js';
-import { seeReadme } from '../../catalog/readme-sections.js';
+import { seeDocs } from '../../catalog/doc-sections.js';
 import { generatedNames } from '../../catalog/name-rules.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { camelCase, kebabCase, pascalCase } from '../../common/naming.js';
@@ -182,7 +182,7 @@ function transportsOption(value: string | undefined): readonly BrokerTransport[]
       code: 'bad-option',
       file: '--transports',
       message: `"${value}" is not a list of transports`,
-      hint: `use kafka, rabbitmq or kafka,rabbitmq (${seeReadme('transports')})`,
+      hint: `use kafka, rabbitmq or kafka,rabbitmq (${seeDocs('transports')})`,
     });
   }
   return BROKER_TRANSPORTS.filter((transport) => names.includes(transport));

@@ -1,5 +1,5 @@
 /**
- * The README's topic set-up as a whole program: create a client, `ensureKafkaTopics(kafka, …)`,
+ * The topic set-up of docs/guides/kafka.md as a whole program: create a client, `ensureKafkaTopics(kafka, …)`,
  * print what was created, and return from the module without any explicit exit. The parent
  * checks that the process ends by itself (no admin connection left open).
  * Usage: tsx ensure-topics-child.ts <adapter> <brokers> <prefix>

@@ -1,6 +1,6 @@
 /**
  * The outage matrix, on PostgreSQL and on MariaDB. Durations shrink in the CI subset (`full`
- * false); the full matrix runs the faults at the lengths the README's table reports. MariaDB rows
+ * false); the full matrix runs the faults at the lengths docs/operations/reliability.md reports. MariaDB rows
  * are named `MariaDB: …`; the CI subset runs only a few of them (relay kill, consumer kill, a 5 s
  * cut of both sides, a crash and restart of a private server), the full matrix all of them.
  */
