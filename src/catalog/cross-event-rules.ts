@@ -11,13 +11,17 @@ import type { EventDefinition } from './model.js';
 import { generatedNames } from './name-rules.js';
 import { displayPath } from './read-json-file.js';
 
+/** An event's event.json as messages name it: under its own catalog's folder. */
+function eventJsonFile(event: EventDefinition, context: LoadContext): string {
+  return displayPath(join(event.dependency?.root ?? context.root, event.dir, 'event.json'));
+}
+
 /** Rules that look at several events at once: generated-name collisions, event types, routing keys. */
 export function checkCrossEventRules(
   events: readonly EventDefinition[],
   context: LoadContext,
 ): void {
-  const eventJson = (event: EventDefinition) =>
-    displayPath(join(context.root, event.dir, 'event.json'));
+  const eventJson = (event: EventDefinition) => eventJsonFile(event, context);
   const names = new Map<string, EventDefinition>();
   for (const event of events) {
     const clashes = new Map<EventDefinition, string[]>();
@@ -81,8 +85,7 @@ export function checkCrossEventRules(
  */
 function checkKafkaTopicSettings(events: readonly EventDefinition[], context: LoadContext): void {
   const settings = ['partitions', 'retentionMs', 'cleanupPolicy'] as const;
-  const eventJson = (event: EventDefinition) =>
-    displayPath(join(context.root, event.dir, 'event.json'));
+  const eventJson = (event: EventDefinition) => eventJsonFile(event, context);
   const declared = new Map<string, (typeof kafkaOnes)[number]>();
   const kafkaOnes = kafkaEvents(events);
   for (const event of kafkaOnes) {

@@ -26,6 +26,7 @@ import type { LoadContext } from './load-context.js';
 import { loadVersion } from './load-version.js';
 import { consumerJsonSchema, eventJsonSchema } from './metadata-schemas.js';
 import type { Catalog, EventDefinition, EventVersion } from './model.js';
+import { compareStrings } from '../common/json-value.js';
 import { DOMAIN_NAME, EVENT_NAME, reservedDomainName, reservedEventName } from './name-rules.js';
 import { ProblemList } from './problem-list.js';
 import { displayPath } from './read-json-file.js';
@@ -41,6 +42,12 @@ export interface LoadCatalogOptions {
   readonly compiledSchemas?: CompiledSchemas;
   /** Versions an earlier run loaded (see `LoadedVersions`). */
   readonly loadedVersions?: LoadedVersions;
+  /**
+   * Events of the catalogs the repository depends on (each with `dependency` set): consumers may
+   * subscribe to them, they must not clash with this folder's events, and they are part of the
+   * loaded catalog (sorted in among the own events).
+   */
+  readonly dependencyEvents?: readonly EventDefinition[];
 }
 
 export async function loadCatalog(
@@ -104,10 +111,17 @@ export async function loadCatalog(
     }
   }
 
-  checkCrossEventRules(events, context);
-  const consumers = await loadConsumers(consumerFiles, events, context);
+  const external = options.dependencyEvents ?? [];
+  const all =
+    external.length === 0
+      ? events
+      : [...events, ...external].sort(
+          (a, b) => compareStrings(a.domain, b.domain) || compareStrings(a.name, b.name),
+        );
+  checkCrossEventRules(all, context);
+  const consumers = await loadConsumers(consumerFiles, all, context);
   problems.throwIfAny();
-  return { root, events, consumers };
+  return { root, events: all, consumers };
 }
 
 async function loadDomain(

@@ -94,6 +94,20 @@ export interface EventDefinition {
   readonly dir: string;
   /** Sorted by version, ascending. */
   readonly versions: readonly EventVersion[];
+  /**
+   * Absent: the repository's own event, which it produces. Present: an event of a catalog this
+   * repository depends on (`catalogs` in the config): it reads it and never writes it, so no
+   * outbox writer or publish helper is generated for it.
+   */
+  readonly dependency?: EventDependency;
+}
+
+/** Where an event read from another repository's catalog comes from. */
+export interface EventDependency {
+  /** The name the config gives the catalog (`orders`). */
+  readonly name: string;
+  /** Absolute events folder of that catalog. */
+  readonly root: string;
 }
 
 /**

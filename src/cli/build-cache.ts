@@ -273,10 +273,13 @@ export class BuildCache implements GenerationCache {
 
   /**
    * Digest of a build's inputs: the generator, the build settings and the path and bytes of
-   * every file in the events folder (`$ref`s cannot leave it).
+   * every file in the events folder (`$ref`s cannot leave it) and in each catalog it depends on.
    */
-  async inputsDigest(eventsDir: string, settings: unknown): Promise<string> {
-    return cacheKey([this.fingerprint, JSON.stringify(settings), await treeDigest(eventsDir)]);
+  async inputsDigest(eventsDirs: readonly string[], settings: unknown): Promise<string> {
+    // The own events folder first, then each catalog it depends on: an upgraded package rebuilds.
+    const trees: string[] = [];
+    for (const dir of eventsDirs) trees.push(await treeDigest(dir));
+    return cacheKey([this.fingerprint, JSON.stringify(settings), ...trees]);
   }
 
   private compiledSchemasPath(): string {

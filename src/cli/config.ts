@@ -4,11 +4,16 @@
  *
  *   { "events": "events", "out": "generated", "handlers": "handlers", "targets": ["types", …],
  *     "runtimeImport": "evgen-runtime", "naming": { "eventType": "{domain}.{EventName}" },
- *     "prefix": "prod.", "kafkaTiers": [1000, 10000, 60000] }
+ *     "prefix": "prod.", "kafkaTiers": [1000, 10000, 60000],
+ *     "catalogs": { "orders": "@acme/orders-catalog" } }
  *
  * `prefix` and `kafkaTiers` are how the services deploy the topology (the prefix of every queue,
  * exchange and topic; the Kafka consumers' retry tiers): the operator commands read them here so
  * that nobody repeats them by hand.
+ *
+ * `catalogs` names the catalogs this repository depends on (produced elsewhere, read here): a name
+ * of your choosing (kebab-case; it names the pin file and appears in messages) mapped to an
+ * installed catalog package or a folder (`./…`, relative to the config file).
  */
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -19,6 +24,11 @@ import { DEFAULT_EVENT_TYPE_FORMAT, eventTypeFormatProblem } from '../catalog/ev
 import { displayPath, readJsonFile } from '../catalog/read-json-file.js';
 import { ProblemList } from '../catalog/problem-list.js';
 import { DEFAULT_RUNTIME_IMPORT } from '../codegen/runtime-import.js';
+import { compareStrings } from '../common/json-value.js';
+import {
+  CATALOG_NAME_PATTERN,
+  type CatalogDependencySpec,
+} from '../catalog/catalog-dependencies.js';
 
 export const CONFIG_FILE_NAME = 'evgen.config.json';
 
@@ -38,6 +48,8 @@ export interface EvgenConfig {
   readonly prefix: string | undefined;
   /** The Kafka consumers' retry tiers in ms, ascending (`kafkaTiers`); undefined = the default. */
   readonly kafkaTiers: readonly number[] | undefined;
+  /** The catalogs this repository depends on (`catalogs`), sorted by name; empty when none. */
+  readonly catalogs: readonly CatalogDependencySpec[];
   /** The config file that was read, if any. */
   readonly file: string | undefined;
 }
@@ -60,10 +72,11 @@ const CONFIG_KEYS = [
   'naming',
   'prefix',
   'kafkaTiers',
+  'catalogs',
 ];
 
 const EXAMPLE_CONFIG =
-  '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen-runtime", "naming": {"eventType": "{domain}.{EventName}"}, "prefix": "", "kafkaTiers": [1000, 10000, 60000]}';
+  '{"events": "events", "out": "generated", "handlers": "handlers", "targets": ["<target>", …], "runtimeImport": "evgen-runtime", "naming": {"eventType": "{domain}.{EventName}"}, "prefix": "", "kafkaTiers": [1000, 10000, 60000], "catalogs": {"orders": "@acme/orders-catalog"}}';
 
 /** What each key is, said when its value is wrong. */
 const KEY_HINTS: Readonly<Record<string, string>> = {
@@ -79,6 +92,8 @@ const KEY_HINTS: Readonly<Record<string, string>> = {
   prefix: '"prefix" is the topology prefix your services deploy with, e.g. "prod."',
   kafkaTiers:
     '"kafkaTiers" lists the Kafka consumers\' retry tiers in ascending milliseconds, e.g. [1000, 10000, 60000]',
+  catalogs:
+    '"catalogs" maps a kebab-case name to a catalog package or folder this repository reads, e.g. {"orders": "@acme/orders-catalog"} or {"orders": "./vendor/orders-events"}',
 };
 
 const configSchema = {
@@ -106,6 +121,11 @@ const configSchema = {
       minItems: 1,
       items: { type: 'integer', minimum: 1 },
     },
+    catalogs: {
+      type: 'object',
+      propertyNames: { pattern: CATALOG_NAME_PATTERN },
+      additionalProperties: { type: 'string', minLength: 1 },
+    },
   },
 } as const;
 
@@ -128,6 +148,7 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     naming?: { eventType?: string };
     prefix?: string;
     kafkaTiers?: number[];
+    catalogs?: Record<string, string>;
   } = {};
   const exists = await stat(path).then(
     (found) => found.isFile(),
@@ -201,6 +222,9 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     eventTypeFormat: fromFile.naming?.eventType ?? DEFAULT_EVENT_TYPE_FORMAT,
     prefix: fromFile.prefix,
     kafkaTiers: fromFile.kafkaTiers,
+    catalogs: Object.entries(fromFile.catalogs ?? {})
+      .sort(([a], [b]) => compareStrings(a, b))
+      .map(([name, source]) => ({ name, source, base })),
     file: exists ? path : undefined,
   };
 }

@@ -13,7 +13,8 @@ import { GENERATED_MARKER } from '../../codegen/render/header.js';
 import type { Target } from '../../codegen/target.js';
 import { BuildCache, DEFAULT_CACHE_DIR } from '../build-cache.js';
 import { addFolderOptions, printProblems, refuse } from '../command-support.js';
-import { loadConfig } from '../config.js';
+import { CONFIG_FILE_NAME, loadConfig, type EvgenConfig } from '../config.js';
+import { resolveCatalogDependencies } from '../../catalog/catalog-dependencies.js';
 import {
   applyPlan,
   isOutOfDate,
@@ -83,8 +84,11 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       targets: targetNames ?? null,
       runtimeImport: config.runtimeImport,
       eventTypeFormat: config.eventTypeFormat,
+      ...(config.catalogs.length > 0
+        ? { catalogs: config.catalogs.map(({ name, source }) => [name, source]) }
+        : {}),
     };
-    const inputs = await cache?.inputsDigest(config.events, settings);
+    const inputs = await cache?.inputsDigest(projectInputFolders(config), settings);
     // Unchanged inputs and an output folder that still holds what the last build wrote: done,
     // without loading the catalog or the generator.
     const manifest = inputs === undefined ? undefined : await cache?.readManifest(config.out);
@@ -93,15 +97,14 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       if (current.matches)
         return reportUnchanged(options, config.out, current.files, current.foreign, started);
     }
-    const [{ loadCatalog }, { generateFiles }, { allTargets }] = await Promise.all([
-      import('../../catalog/load-catalog.js'),
+    const [{ loadProjectCatalog }, { generateFiles }, { allTargets }] = await Promise.all([
+      import('../project-catalog.js'),
       import('../../codegen/generate.js'),
       import('../../codegen/targets/index.js'),
     ]);
     const compiledSchemas = await cache?.readCompiledSchemas();
     const loadedVersions = await cache?.readLoadedVersions(config.events);
-    const catalog = await loadCatalog(config.events, {
-      eventTypeFormat: config.eventTypeFormat,
+    const { catalog } = await loadProjectCatalog(config, {
       ...(compiledSchemas !== undefined ? { compiledSchemas } : {}),
       ...(loadedVersions !== undefined ? { loadedVersions } : {}),
     });
@@ -161,6 +164,16 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       `${plan.writes.length} written, ${plan.unchanged.length} unchanged, ${plan.removals.length} removed (${elapsed} ms)\n`,
   );
   return 0;
+}
+
+/** The events folders a build reads: its own, then each dependency's (the cache key's inputs). */
+function projectInputFolders(config: EvgenConfig): string[] {
+  if (config.catalogs.length === 0) return [config.events];
+  const found = resolveCatalogDependencies(
+    config.catalogs,
+    displayPath(config.file ?? CONFIG_FILE_NAME),
+  );
+  return [config.events, ...found.map((dependency) => dependency.eventsDir)];
 }
 
 /** The output folder is what the last build of the same inputs wrote. */

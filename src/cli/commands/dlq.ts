@@ -24,7 +24,7 @@
  * transport, no broker URL, missing RabbitMQ dead queue).
  */
 import { Option, type Command } from 'commander';
-import { loadCatalog } from '../../catalog/load-catalog.js';
+import { loadProjectCatalog } from '../project-catalog.js';
 import type { BrokerTransport } from '../../catalog/model.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { loadConfig, type EvgenConfig } from '../config.js';
@@ -207,7 +207,7 @@ async function consumersOf(
   options: DlqOptions,
 ): Promise<{ consumers: string[]; config: EvgenConfig }> {
   const config = await loadConfig(options);
-  const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+  const { catalog } = await loadProjectCatalog(config);
   const names = catalog.consumers.map((consumer) => consumer.name);
   const transport = transportOf(options);
   const onTransport = (name: string) => {

@@ -6,7 +6,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { loadCatalog } from '../../catalog/load-catalog.js';
+import { loadProjectCatalog } from '../project-catalog.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { planScaffold } from '../../scaffold/index.js';
 import { loadConfig } from '../config.js';
@@ -40,7 +40,7 @@ export function registerScaffold(program: Command): void {
 export function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()): Promise<number> {
   return reportingProblems(async () => {
     const config = await loadConfig(options, cwd);
-    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const { catalog } = await loadProjectCatalog(config);
     const handlersDir = config.handlers;
     const plan = await planScaffold(catalog, {
       // Both relative to the handlers folder's parent, so import paths between them are right.

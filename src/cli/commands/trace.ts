@@ -12,7 +12,7 @@
  */
 import type { Command } from 'commander';
 import { kafkaEvents } from '../../catalog/event-transports.js';
-import { loadCatalog } from '../../catalog/load-catalog.js';
+import { loadProjectCatalog } from '../project-catalog.js';
 import type { InboxEntry } from '../../runtime/inbox/find-inbox-entries.js';
 import type { FoundKafkaRecord } from '../../runtime/kafka/find-kafka-records.js';
 import type { OutboxEventRecord } from '../../runtime/outbox/find-outbox-event.js';
@@ -130,7 +130,7 @@ export function registerTrace(program: Command): void {
 export function runTrace(messageId: string, options: TraceOptions): Promise<number> {
   return reportingProblems(async () => {
     const config = await loadConfig(options);
-    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const { catalog } = await loadProjectCatalog(config);
     const { outbox, inbox } = await withDatabase(options, async (db) => {
       const [{ findOutboxEvent }, { findInboxEntries }] = await Promise.all([
         import('../../runtime/outbox/find-outbox-event.js'),

@@ -4,10 +4,12 @@
  *                       policy, consumers with subscriptions, retry tier and dead-letter topics)
  *                       and `ensureKafkaTopics(admin, options?)`;
  *   kafka/producers.ts  `kafkaRoutes` (event type → topic) for the outbox relay, and
- *                       `publishOrderCreatedV2(producer, envelope)` per event version.
+ *                       `publishOrderCreatedV2(producer, envelope)` per event version, for the
+ *                       events the repository produces (none of a dependency catalog's).
  * Envelope types come from each event's `envelope.ts` (envelopes target).
  */
 import { posix } from 'node:path';
+import { isProduced } from '../../catalog/produced-events.js';
 import {
   DEFAULT_KAFKA_PARTITIONS,
   DEFAULT_KAFKA_RETENTION_MS,
@@ -122,10 +124,12 @@ function renderTopics(catalog: Catalog, runtimeImport: string): TargetFile {
   return { path: KAFKA_TOPICS_PATH, body, sources };
 }
 
-function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile {
-  const events = kafkaEvents(catalog.events).sort((a, b) =>
+function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile | undefined {
+  // Routes and publish helpers for what this repository produces, not for its dependencies.
+  const events = kafkaEvents(catalog.events.filter(isProduced)).sort((a, b) =>
     compareStrings(a.eventType, b.eventType),
   );
+  if (events.length === 0) return undefined;
   const imports = events.map((event) => ({
     path: relativeImport(KAFKA_PRODUCERS_PATH, `${eventModuleDir(event)}/envelope.js`),
     types: event.versions.map((v) => versionNames(event, v.version).envelopeType),
@@ -155,8 +159,9 @@ export const kafkaTarget: Target = {
   generate(context: TargetContext): readonly TargetFile[] {
     // Nothing to write when no event is published on Kafka (an empty or RabbitMQ-only catalog).
     if (kafkaEvents(context.catalog.events).length === 0) return [];
+    const producers = renderProducers(context.catalog, context.runtimeImport);
     return [
-      renderProducers(context.catalog, context.runtimeImport),
+      ...(producers === undefined ? [] : [producers]),
       renderTopics(context.catalog, context.runtimeImport),
     ];
   },

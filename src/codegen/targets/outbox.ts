@@ -1,11 +1,13 @@
 /**
  * Target `outbox`: per event, `<event dir>/outbox.ts` with one typed writer per version
  * (`writeOrderCreatedV2(tx, payload, context?, options?)`), thin wrappers over the runtime's
- * `writeOutboxEvent` bound to the descriptor from the sibling `envelope.ts`; plus
+ * `writeOutboxEvent` bound to the descriptor from the sibling `envelope.ts` (only for events the
+ * repository produces: none for the catalogs it depends on); plus
  * `outbox/migration.sql` (PostgreSQL) and `outbox/migration.mysql.sql` (MySQL 8.0.1+ / MariaDB
  * 10.6+), the outbox tables with default names, for migration tools.
  */
 import type { EventDefinition } from '../../catalog/model.js';
+import { isProduced } from '../../catalog/produced-events.js';
 import { outboxMigrationSql } from '../../runtime/outbox/migration.js';
 import { MYSQL_DIALECT } from '../../runtime/db/sql-dialect.js';
 import { versionNames, versionTypeName } from '../../common/naming.js';
@@ -45,7 +47,8 @@ export const outboxTarget: Target = {
   scope: 'event',
   async generate({ catalog, runtimeImport }) {
     const files: TargetFile[] = [];
-    for (const event of catalog.events) {
+    // Writers only for the events this repository produces, never for a dependency's.
+    for (const event of catalog.events.filter(isProduced)) {
       const body = renderTemplate('outbox', {
         runtimeImport,
         eventType: event.eventType,

@@ -10,6 +10,7 @@
 import { posix } from 'node:path';
 import { rabbitEvents } from '../../catalog/event-transports.js';
 import type { Catalog, EventDefinition } from '../../catalog/model.js';
+import { isProduced } from '../../catalog/produced-events.js';
 import { eventModuleDir, eventNames, pascalCase } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target, TargetContext } from '../target.js';
@@ -60,8 +61,10 @@ function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
   return { path: RABBITMQ_TOPOLOGY_PATH, body, sources };
 }
 
-function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile {
-  const published = rabbitEvents(catalog.events);
+function renderPublishers(catalog: Catalog, runtimeImport: string): TargetFile | undefined {
+  // Routes and publish helpers for what this repository produces, not for its dependencies.
+  const published = rabbitEvents(catalog.events.filter(isProduced));
+  if (published.length === 0) return undefined;
   const events = [...published]
     .sort((a, b) => compareStrings(a.eventType, b.eventType))
     .map((event) => ({
@@ -83,8 +86,9 @@ export const rabbitmqTarget: Target = {
   async generate(context: TargetContext): Promise<readonly TargetFile[]> {
     // Nothing to write when no event is published on RabbitMQ (an empty or Kafka-only catalog).
     if (rabbitEvents(context.catalog.events).length === 0) return [];
+    const publishers = renderPublishers(context.catalog, context.runtimeImport);
     return [
-      renderPublishers(context.catalog, context.runtimeImport),
+      ...(publishers === undefined ? [] : [publishers]),
       renderTopology(context.catalog, context.runtimeImport),
     ];
   },
