@@ -3,7 +3,7 @@
  * targets, and bring the output folder up to date (or, with --check, only say whether it is).
  * A bad catalog prints every problem to stderr, exits 2 and writes nothing.
  */
-import { dirname, isAbsolute, join, relative } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import { displayPath } from '../../catalog/read-json-file.js';
@@ -11,7 +11,7 @@ import { GenerateError } from '../../codegen/generate.js';
 import { DiagnosticError } from '../../diagnostics/diagnostic-error.js';
 import { GENERATED_MARKER } from '../../codegen/render/header.js';
 import type { Target } from '../../codegen/target.js';
-import { BuildCache, DEFAULT_CACHE_DIR } from '../build-cache.js';
+import { openBuildCache } from '../build-cache.js';
 import { addFolderOptions, printProblems, refuse } from '../command-support.js';
 import { CONFIG_FILE_NAME, loadConfig, type EvgenConfig } from '../config.js';
 import { resolveCatalogDependencies } from '../../catalog/catalog-dependencies.js';
@@ -36,7 +36,7 @@ export interface BuildOptions {
   readonly targets?: readonly Target[];
   /** `--no-cache`: generate everything, read and write no cache. */
   readonly cache?: boolean;
-  /** `--cache-dir DIR`: default `.evgen-cache` beside the output folder. */
+  /** `--cache-dir DIR`: default a per-user folder outside the checkout (see cache-home.ts). */
   readonly cacheDir?: string;
 }
 
@@ -56,7 +56,7 @@ export function registerBuild(program: Command): void {
     .option('--check', 'write nothing; list stale, missing and orphaned files and exit 1 if any')
     .option(
       '--cache-dir <dir>',
-      `incremental build cache (default: ${DEFAULT_CACHE_DIR} beside the output folder)`,
+      'incremental build cache (default: a private per-user folder, ~/.cache/evgen/build-cache)',
     )
     .option('--no-cache', 'regenerate everything; neither read nor write the cache')
     .action(async (options: BuildOptions) => {
@@ -76,10 +76,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const targetSource =
       options.only !== undefined ? '--only' : displayPath(config.file ?? 'evgen.config.json');
     // Custom targets (tests) are not part of the generator fingerprint: never cache them.
-    const cache =
-      options.cache === false || options.targets !== undefined
-        ? undefined
-        : await BuildCache.open(options.cacheDir ?? join(dirname(config.out), DEFAULT_CACHE_DIR));
+    const cache = options.targets !== undefined ? undefined : await openBuildCache(options, config);
     const settings = {
       targets: targetNames ?? null,
       runtimeImport: config.runtimeImport,

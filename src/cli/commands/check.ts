@@ -7,7 +7,6 @@
  * Exit 0 compatible, 1 violations, 2 bad input (invalid catalog or lock, unknown ref, …).
  */
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
@@ -38,7 +37,7 @@ import {
 import { SchemaInputError } from '../../compat/schema-document.js';
 import { displayPath } from '../../catalog/read-json-file.js';
 import { printable, type Diagnostic } from '../../diagnostics/diagnostic.js';
-import { BuildCache, DEFAULT_CACHE_DIR } from '../build-cache.js';
+import { openBuildCache } from '../build-cache.js';
 import { loadConfig } from '../config.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 
@@ -81,7 +80,7 @@ export function registerCheck(program: Command): void {
     )
     .option(
       '--cache-dir <dir>',
-      `build cache that remembers which schemas compile and how versions bundled (default: ${DEFAULT_CACHE_DIR} beside the output folder, shared with evgen build)`,
+      'build cache that remembers which schemas compile and how versions bundled (default: the private per-user folder evgen build uses, ~/.cache/evgen/build-cache)',
     )
     .option('--no-cache', 'compile every schema; neither read nor write the cache')
     .action(async (options: CheckOptions) => {
@@ -163,10 +162,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
     events = config.events;
     // Compiling every schema with ajv is most of loading a catalog; schemas a build (or an
     // earlier check) of this evgen version compiled are not compiled again.
-    const cache =
-      options.cache === false
-        ? undefined
-        : await BuildCache.open(options.cacheDir ?? join(dirname(config.out), DEFAULT_CACHE_DIR));
+    const cache = await openBuildCache(options, config);
     const compiledSchemas = await cache?.readCompiledSchemas();
     const loadOptions = {
       eventTypeFormat: config.eventTypeFormat,
