@@ -62,7 +62,7 @@ export function privateFolder(path: string): string {
     mkdirSync(path, { mode: 0o700 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
-      throw new CacheRefused(`cannot create ${path}: ${(error as NodeJS.ErrnoException).code}`);
+      throw new CacheRefused(`cannot create ${path}: ${(error as Error).message}`);
   }
   assertPrivateFolder(path);
   return path;
