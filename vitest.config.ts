@@ -24,8 +24,12 @@ export default defineConfig({
   },
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
-    // Starts the shared Kafka broker (test/support/kafka/) when none answers.
-    globalSetup: ['./test/support/kafka/global-setup.ts'],
+    // Starts the shared Kafka broker (test/support/kafka/) and the schema registry
+    // (test/support/registry/) when they do not answer.
+    globalSetup: [
+      './test/support/kafka/global-setup.ts',
+      './test/support/registry/global-setup.ts',
+    ],
     include: ['test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/golden/*/expected/**'],
     testTimeout: 60_000,

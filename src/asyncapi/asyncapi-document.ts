@@ -14,7 +14,7 @@ import type {
   RabbitEventRoute,
 } from '../catalog/model.js';
 import { pointerSegment } from '../common/json-pointer.js';
-import { mapSchema } from '../schema/walk.js';
+import { relocateSchema } from '../schema/relocate-schema.js';
 import { compareStrings } from '../common/json-value.js';
 
 export const ASYNCAPI_VERSION = '3.0.0';
@@ -43,29 +43,11 @@ function schemaFormat(schema: JsonSchema): string {
 }
 
 /**
- * The bundled payload schema, placed at `base` inside the AsyncAPI document: local references
- * (`#/definitions/x`) are resolved against the whole document there, so they are rewritten to
- * `#<base>/definitions/x`. `$schema` moves to the message's schemaFormat; a root `$id` would
- * change the base of every reference, so it is dropped.
+ * The bundled payload schema, placed at `base` inside the AsyncAPI document (see
+ * relocate-schema.ts); `$schema` moves to the message's schemaFormat.
  */
 function relocatedSchema(schema: JsonSchema, base: string): Json {
-  if (typeof schema === 'boolean') return schema;
-  const relocated = mapSchema(
-    schema,
-    (node, { pointer }) => {
-      const copy: Record<string, unknown> = { ...node };
-      if (typeof copy.$ref === 'string' && copy.$ref.startsWith('#')) {
-        copy.$ref = `#${base}${copy.$ref.slice(1)}`;
-      }
-      if (pointer === '') {
-        delete copy.$schema;
-        delete copy.$id;
-      }
-      return copy;
-    },
-    { copyData: true },
-  );
-  return relocated as Json;
+  return relocateSchema(schema, base) as Json;
 }
 
 /** The envelope around a version's payload: the body of every message evgen publishes. */

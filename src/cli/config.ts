@@ -50,8 +50,18 @@ export interface EvgenConfig {
   readonly kafkaTiers: readonly number[] | undefined;
   /** The catalogs this repository depends on (`catalogs`), sorted by name; empty when none. */
   readonly catalogs: readonly CatalogDependencySpec[];
+  /** The schema registry (`registry`): its URL and subject name strategy; undefined when not set. */
+  readonly registry: RegistryConfig | undefined;
   /** The config file that was read, if any. */
   readonly file: string | undefined;
+}
+
+/** `registry` in evgen.config.json: credentials never live here (they come from the environment). */
+export interface RegistryConfig {
+  /** Base URL of the registry's Confluent API; EVGEN_REGISTRY_URL and --registry override it. */
+  readonly url?: string;
+  readonly subjectNameStrategy?:
+    'RecordNameStrategy' | 'TopicNameStrategy' | 'TopicRecordNameStrategy';
 }
 
 /** Flags a command got; each overrides the config file. */
@@ -73,6 +83,7 @@ const CONFIG_KEYS = [
   'prefix',
   'kafkaTiers',
   'catalogs',
+  'registry',
 ];
 
 const EXAMPLE_CONFIG =
@@ -90,6 +101,8 @@ const KEY_HINTS: Readonly<Record<string, string>> = {
     '"runtimeImport" is the module generated code imports the runtime from, e.g. "evgen-runtime"',
   naming: '"naming" may hold "eventType", a template such as "{domain}.{EventName}"',
   prefix: '"prefix" is the topology prefix your services deploy with, e.g. "prod."',
+  registry:
+    '"registry" is {"url": "https://registry.example:8081", "subjectNameStrategy": "RecordNameStrategy" | "TopicNameStrategy" | "TopicRecordNameStrategy"}; credentials come from EVGEN_REGISTRY_* environment variables',
   kafkaTiers:
     '"kafkaTiers" lists the Kafka consumers\' retry tiers in ascending milliseconds, e.g. [1000, 10000, 60000]',
   catalogs:
@@ -126,6 +139,16 @@ const configSchema = {
       propertyNames: { pattern: CATALOG_NAME_PATTERN },
       additionalProperties: { type: 'string', minLength: 1 },
     },
+    registry: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        url: { type: 'string', pattern: '^https?://' },
+        subjectNameStrategy: {
+          enum: ['RecordNameStrategy', 'TopicNameStrategy', 'TopicRecordNameStrategy'],
+        },
+      },
+    },
   },
 } as const;
 
@@ -149,6 +172,7 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     prefix?: string;
     kafkaTiers?: number[];
     catalogs?: Record<string, string>;
+    registry?: RegistryConfig;
   } = {};
   const exists = await stat(path).then(
     (found) => found.isFile(),
@@ -225,6 +249,7 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     catalogs: Object.entries(fromFile.catalogs ?? {})
       .sort(([a], [b]) => compareStrings(a, b))
       .map(([name, source]) => ({ name, source, base })),
+    registry: fromFile.registry,
     file: exists ? path : undefined,
   };
 }

@@ -27,6 +27,7 @@ export const commands: readonly CommandEntry[] = [
   { name: 'dlq', load: async () => (await import('./dlq.js')).registerDlq },
   { name: 'new', load: async () => (await import('./new.js')).registerNew },
   { name: 'outbox', load: async () => (await import('./outbox.js')).registerOutbox },
+  { name: 'registry', load: async () => (await import('./registry.js')).registerRegistry },
   { name: 'scaffold', load: async () => (await import('./scaffold.js')).registerScaffold },
   { name: 'trace', load: async () => (await import('./trace.js')).registerTrace },
   { name: 'version', load: async () => (await import('./version.js')).registerVersion },

@@ -507,7 +507,7 @@ export function withLock<T>(lock: string, body: () => T): T {
   }
 }
 
-async function withLockAsync<T>(lock: string, body: () => Promise<T>): Promise<T> {
+export async function withLockAsync<T>(lock: string, body: () => Promise<T>): Promise<T> {
   while (!tryLock(lock)) await delay(200);
   try {
     return await body();
