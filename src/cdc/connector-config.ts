@@ -32,6 +32,7 @@ import {
   CDC_OUTBOX_ROUTING_COLUMNS,
   DEFAULT_CDC_OUTBOX_TABLE,
 } from '../runtime/outbox/cdc-outbox.js';
+import { cdcSlotName } from '../runtime/outbox/cdc-server-readiness.js';
 import { kafkaEventTopic } from '../runtime/kafka/topic-names.js';
 import { DEFAULT_KAFKA_PARTITIONS, type KafkaCleanupPolicy } from '../catalog/model.js';
 
@@ -68,7 +69,11 @@ export interface ConnectorConfigOptions {
   readonly table?: string;
   /** Deployment prefix of the topic names (the writer's `topicPrefix`). */
   readonly topicPrefix?: string;
-  /** PostgreSQL: replication slot and publication name (default: the connector name with `_` for `-`). */
+  /**
+   * PostgreSQL: replication slot and publication name (default: the connector name with `_` for
+   * `-`, `evgen_outbox` for the default connector). The CDC outbox refuses writes until this slot
+   * and publication exist: give `migrateCdcOutbox` the same `slot`.
+   */
   readonly slotName?: string;
   /** MariaDB: `host:port,…` of the Kafka brokers holding the schema-history topic (required). */
   readonly kafkaBootstrapServers?: string;
@@ -136,7 +141,8 @@ function sourceConfig(options: ConnectorConfigOptions, name: string): Record<str
     };
   }
   const schema = options.schema ?? 'public';
-  const slot = options.slotName ?? name.replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+  // The CDC outbox's writers wait for this slot and publication: migrate it with the same name.
+  const slot = options.slotName ?? cdcSlotName(name);
   return {
     ...common,
     'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',

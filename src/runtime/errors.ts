@@ -127,11 +127,58 @@ export type ErrorClass = 'retryable' | 'non-retryable';
  */
 export class UnavailableError extends EvgenError {
   readonly retryable = true;
-  readonly code = 'UnavailableError';
+  readonly code: string = 'UnavailableError';
   readonly unavailable = true;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'UnavailableError';
+  }
+}
+
+/** One rule a CDC source server breaks, so a connector would not read what is written. */
+export interface CdcServerProblem {
+  /** The setting, e.g. `wal_level`, `binlog_format`, `replication slot evgen_outbox`. */
+  readonly setting: string;
+  /** What it is now, e.g. `replica`, `MIXED`, `missing`. */
+  readonly value: string;
+  /** What the connector needs, e.g. `logical`, `ROW (this session)`. */
+  readonly required: string;
+  /** How to change it (and whether that takes a server restart). */
+  readonly remedy: string;
+  /** True when it is the connector's own set-up (slot, publication, a binlog reader) that is missing. */
+  readonly connector: boolean;
+}
+
+/**
+ * The CDC outbox refused a write (or its migration): the server would not hand the event to a
+ * connector, and the CDC outbox keeps no row, so committing it would lose it without a trace.
+ * Nothing was written; the transaction is to roll back. Unavailable, not a fault of the message:
+ * a consumer writing CDC events stops taking deliveries until the server is set up, instead of
+ * dead-lettering them. `problems` lists every rule found broken (the writer stops at the first).
+ */
+export class CdcServerNotReadyError extends UnavailableError {
+  override readonly code = 'CdcServerNotReadyError';
+  /** The first problem's setting, value, needed value and remedy. */
+  readonly setting: string;
+  readonly value: string;
+  readonly required: string;
+  readonly remedy: string;
+  constructor(
+    readonly problems: readonly CdcServerProblem[],
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the CDC outbox refuses to write: no connector would read it. ${problems
+        .map((p) => `${p.setting} is ${p.value}, needs ${p.required}: ${p.remedy}`)
+        .join('; ')}`,
+      options,
+    );
+    this.name = 'CdcServerNotReadyError';
+    const first = problems[0]!;
+    this.setting = first.setting;
+    this.value = first.value;
+    this.required = first.required;
+    this.remedy = first.remedy;
   }
 }
 

@@ -25,6 +25,7 @@ export { payloadValidator } from './payload-validator.js';
 
 // Errors a handler throws or a caller catches.
 export {
+  CdcServerNotReadyError,
   EvgenError,
   NonRetryableError,
   OutsideTransactionError,
@@ -33,6 +34,7 @@ export {
   UnknownEventError,
   ValidationError,
   isUnavailableError,
+  type CdcServerProblem,
   type Violation,
 } from './errors.js';
 export { MalformedMessageError } from './delivery/malformed-message-error.js';
@@ -90,7 +92,12 @@ export {
   type DeadOutboxEvent,
 } from './outbox/dead-events.js';
 export { pruneOutbox, type PruneOutboxOptions } from './outbox/prune-outbox.js';
-export { cdcOutboxMigrationSql, migrateCdcOutbox } from './outbox/cdc-outbox.js';
+export {
+  cdcOutboxMigrationSql,
+  migrateCdcOutbox,
+  type CdcOutboxMigrationOptions,
+} from './outbox/cdc-outbox.js';
+export { cdcOutboxProblems } from './outbox/cdc-outbox-status.js';
 
 // The inbox: inbox-guarded consumers (generated consumer files), the guard, retention.
 export { inboxMigrationSql, migrateInbox } from './inbox/migrate-inbox.js';

@@ -4,9 +4,11 @@
  * one row: a `WHERE id IN (…)` delete was planned as a scan of the whole table, which also reads
  * every row deleted before until InnoDB's purge catches up. The writer's DELETE must reach each
  * row through the primary key whatever the statistics say: checked with EXPLAIN on the real
- * server, on a freshly migrated table and after a stream of writes.
+ * server, on a freshly migrated table and after a stream of writes. The CDC outbox writes only
+ * where a connector reads the binlog: a private mariadbd with a row binlog and a binlog reader.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type mysql from 'mysql2/promise';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   migrateCdcOutbox,
   mysqlDatabase,
@@ -15,7 +17,10 @@ import {
   type Transaction,
 } from 'evgen/runtime';
 import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
-import { createMariadbDatabase, type TestMariadbDatabase } from '../support/mariadb.js';
+import { startBinlogReader, type BinlogReader } from '../support/binlog-reader.js';
+import { mariadbPool } from '../support/mariadb.js';
+import { startPrivateMariadb, type PrivateMariadb } from '../support/mariadb-private.js';
+import { BINLOG_SERVER_ARGS } from './support/cdc-mariadb.js';
 
 interface ExplainRow {
   readonly table: string;
@@ -59,14 +64,27 @@ async function writeExplainingDelete(db: Database, count: number): Promise<Expla
 }
 
 describe('the CDC writer on MariaDB', () => {
-  let test: TestMariadbDatabase;
+  let server: PrivateMariadb;
+  let reader: BinlogReader;
+  let pool: mysql.Pool;
   let db: Database;
+  beforeAll(async () => {
+    server = await startPrivateMariadb({ database: 'evgen', serverArgs: BINLOG_SERVER_ARGS });
+    reader = await startBinlogReader(server.url);
+    pool = mariadbPool(server.url, 2);
+  }, 120_000);
+  afterAll(async () => {
+    await pool?.end().catch(() => undefined);
+    await reader?.stop();
+    await server?.destroy();
+  });
   beforeEach(async () => {
-    test = await createMariadbDatabase('evgen_cdcdel');
-    db = mysqlDatabase(test.pool);
+    db = mysqlDatabase(pool);
     await migrateCdcOutbox(db);
   });
-  afterEach(() => test.drop());
+  afterEach(async () => {
+    await pool.query('DROP TABLE IF EXISTS outbox_cdc_event, outbox_cdc_event_aggregate_version');
+  });
 
   it('deletes the rows it inserted through the primary key, on a fresh table and after a stream of writes', async () => {
     for (const round of ['fresh table', 'after 50 transactions']) {
@@ -82,7 +100,7 @@ describe('the CDC writer on MariaDB', () => {
         key: 'PRIMARY',
       });
     }
-    const [rows] = await test.pool.query('SELECT count(*) AS n FROM outbox_cdc_event');
+    const [rows] = await pool.query('SELECT count(*) AS n FROM outbox_cdc_event');
     expect(Number((rows as { n: number | string }[])[0]!.n)).toBe(0);
   });
 });

@@ -276,6 +276,13 @@ export function runConnectConfig(
       }
       process.stdout.write(`wrote ${relative(cwd, target)}\n`);
     }
+    if (database === 'postgres') {
+      // The CDC outbox refuses writes until this slot and publication exist.
+      const slot = (JSON.parse(files[0]!.content) as Record<string, string>)['slot.name']!;
+      process.stdout.write(
+        `the CDC outbox's writers wait for slot and publication ${slot}: migrateCdcOutbox(db, { slot: '${slot}', connectorLater: true }) before the connector's first start\n`,
+      );
+    }
     return EXIT_OK;
   });
 }

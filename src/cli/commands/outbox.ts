@@ -5,9 +5,10 @@
  *            behind a DEAD row, live leases (claims of running relays); `--fail-on-dead` exits 1
  *            when a DEAD row exists (for health checks). `--cdc`: the CDC outbox instead, whose
  *            backlog is the lag of Debezium's replication slot (MySQL/MariaDB: whether anything
- *            reads the binlog), and with `--connect-url` the connector's state from the Kafka
- *            Connect REST API; `--fail-on-dead` then exits 1 when a slot is not active, nothing
- *            reads the binlog, or the connector or a task FAILED
+ *            reads the binlog), first whether writes are accepted or which setting makes the
+ *            writers refuse them, and with `--connect-url` the connector's state from the Kafka
+ *            Connect REST API; `--fail-on-dead` then exits 1 when writes are refused, a slot is
+ *            not active, nothing reads the binlog, or the connector or a task FAILED
  *   dead     the DEAD rows (the relay gave up on them), oldest first, each with how many later
  *            rows of its aggregate wait behind it; filters by aggregate / event type
  *   revive   DEAD rows back to READY with attempts reset (by outbox id, `--message-id`, or
@@ -17,6 +18,7 @@
  */
 import type { Command } from 'commander';
 import type { CdcOutboxStatusReport } from '../../runtime/outbox/cdc-outbox-status.js';
+import { formatCdcProblems } from '../cdc-problems.js';
 import type { OutboxStatusReport } from '../../runtime/outbox/outbox-status.js';
 import { refuse, reportingProblems } from '../command-support.js';
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
@@ -74,7 +76,7 @@ export function registerOutbox(program: Command): void {
       .option('--json', 'print the status as JSON')
       .option(
         '--fail-on-dead',
-        'exit 1 when any row is DEAD (--cdc: a slot inactive, no binlog reader, a task FAILED)',
+        'exit 1 when any row is DEAD (--cdc: writes refused, a slot inactive, no binlog reader, a task FAILED)',
       )
       .option('--cdc', 'the CDC outbox (default table outbox_cdc_event) streamed by Debezium')
       .option('--slot <name>', "--cdc: only this replication slot (the connector's slot.name)")
@@ -276,6 +278,7 @@ function runCdcOutboxStatus(options: OutboxStatusOptions): Promise<number> {
         : formatCdcStatus(status, connector),
     );
     const stalled =
+      status.problems.length > 0 ||
       status.slots.some((slot) => !slot.active || slot.walStatus === 'lost') ||
       status.binlog?.readers === 0 ||
       (connector !== null &&
@@ -293,6 +296,7 @@ function formatBytes(bytes: number | null): string {
 
 function formatCdcStatus(status: CdcOutboxStatusReport, connector: ConnectorState | null): string {
   const lines = [
+    ...formatCdcProblems(status.problems),
     `CDC outbox rows: ${status.rows} (evgen's writer deletes each row in the transaction that writes it)`,
   ];
   if (status.binlog !== undefined) {

@@ -16,6 +16,8 @@ import { loadProjectCatalog } from '../project-catalog.js';
 import type { InboxEntry } from '../../runtime/inbox/find-inbox-entries.js';
 import type { FoundKafkaRecord } from '../../runtime/kafka/find-kafka-records.js';
 import type { OutboxEventRecord } from '../../runtime/outbox/find-outbox-event.js';
+import type { CdcServerProblem } from '../../runtime/errors.js';
+import { formatCdcProblems } from '../cdc-problems.js';
 import { addFolderOptions, reportingProblems } from '../command-support.js';
 import { loadConfig, type EvgenConfig } from '../config.js';
 import { resolution, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
@@ -72,6 +74,11 @@ export interface MessageTrace {
   /** `cdc`: a CDC outbox, whose rows go at once (the topic shows the publish). */
   readonly outboxKind: 'relay' | 'cdc';
   readonly outbox: OutboxEventRecord | null;
+  /**
+   * `cdc`: why a connector would not read what the CDC outbox's writers commit (empty: it
+   * would); null for the polling relay's outbox or when this database has no CDC outbox.
+   */
+  readonly cdcProblems: readonly CdcServerProblem[] | null;
   readonly inbox: readonly InboxEntry[];
   /** Consumers of the catalog subscribed to the event type that have no inbox row for it. */
   readonly notHandledBy: readonly string[];
@@ -131,12 +138,15 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
   return reportingProblems(async () => {
     const config = await loadConfig(options);
     const { catalog } = await loadProjectCatalog(config);
-    const { outbox, inbox } = await withDatabase(options, async (db) => {
-      const [{ findOutboxEvent }, { findInboxEntries }] = await Promise.all([
+    const { outbox, inbox, cdcProblems } = await withDatabase(options, async (db) => {
+      const [{ findOutboxEvent }, { findInboxEntries }, { cdcOutboxProblems }] = await Promise.all([
         import('../../runtime/outbox/find-outbox-event.js'),
         import('../../runtime/inbox/find-inbox-entries.js'),
+        import('../../runtime/outbox/cdc-outbox-status.js'),
       ]);
       return {
+        cdcProblems:
+          options.cdc === true ? await cdcOutboxProblems(db, outboxTableOptions(options)) : null,
         outbox:
           options.cdc === true
             ? null
@@ -181,6 +191,7 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
       messageId,
       outboxKind: options.cdc === true ? 'cdc' : 'relay',
       outbox,
+      cdcProblems,
       inbox,
       notHandledBy,
       deadLetters: deadLetters?.map((letter) => resolution(letter, inbox)) ?? null,
@@ -203,6 +214,7 @@ function formatTrace(trace: MessageTrace): string {
   const row = trace.outbox;
   if (row === null && trace.outboxKind === 'cdc') {
     lines.push('outbox: a CDC outbox (each row goes in the transaction that writes it)');
+    lines.push(...formatCdcProblems(trace.cdcProblems));
   } else if (row === null) {
     lines.push(
       'outbox: no row (not written here, cleaned up after it was SENT, or written to a CDC outbox, whose rows go at once)',

@@ -11,6 +11,11 @@
 import type { Database } from '../db/database.js';
 import { dialectOf } from '../db/sql-dialect.js';
 import { cdcOutboxTableOptions } from './cdc-outbox.js';
+import {
+  cdcServerProblem,
+  cdcServerProblems,
+  type CdcServerProblem,
+} from './cdc-server-readiness.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 export interface CdcReplicationSlot {
@@ -26,6 +31,13 @@ export interface CdcReplicationSlot {
 }
 
 export interface CdcOutboxStatusReport {
+  /**
+   * Why a connector would not read what is written now, each with the setting, its value, the
+   * value needed and how to change it; empty when writes go through. PostgreSQL: exactly the
+   * check the table's trigger runs on every write (with the slot and publication named at
+   * migration).
+   */
+  readonly problems: readonly CdcServerProblem[];
   /** Rows in the CDC outbox table: 0 when every write deletes its row, as evgen's writer does. */
   readonly rows: number;
   /** PostgreSQL: logical `pgoutput` slots (the one named, or all), sorted by name. */
@@ -47,13 +59,59 @@ export interface CdcOutboxStatusOptions extends OutboxTableOptions {
   readonly slot?: string;
 }
 
+/**
+ * Why a connector would not read what the CDC outbox's writers commit now (empty: it would;
+ * null: this database has no CDC outbox table). PostgreSQL: the table's own check
+ * (`<table>_unreadable()`, with the slot and publication named at migration); a table migrated
+ * by an evgen without that check is reported as such, with the rules checked for `options.slot`
+ * (default `evgen_outbox`). MySQL/MariaDB: the server's and the session's binlog settings and a
+ * migration still waiting for a connector.
+ */
+export async function cdcOutboxProblems(
+  db: Database,
+  options: CdcOutboxStatusOptions = {},
+): Promise<CdcServerProblem[] | null> {
+  const dialect = dialectOf(db);
+  const tableOptions = cdcOutboxTableOptions(options);
+  const names = outboxTableNames(tableOptions, dialect);
+  const found = await db.query(`SELECT 1 FROM ${names.table} WHERE 1 = 0`).then(
+    () => true,
+    () => false,
+  );
+  if (!found) return null;
+  if (dialect.name === 'mysql') return cdcServerProblems(db, names);
+  const check = dialect.qualifiedName(options.schema, `${tableOptions.table!}_unreadable`);
+  const exists = await db.query<{ found: string | null }>('SELECT to_regproc($1)::text AS found', [
+    check,
+  ]);
+  if (exists.rows[0]?.found == null) {
+    return [
+      cdcServerProblem(
+        'the CDC outbox migration',
+        'without the write check',
+        'the check that refuses writes no connector would read',
+      ),
+      ...(await cdcServerProblems(db, names, options.slot ? { slot: options.slot } : {})),
+    ];
+  }
+  const { rows } = await db.query<{
+    setting: string;
+    value: string;
+    required: string;
+    connector: boolean;
+  }>(`SELECT setting, value, required, connector FROM ${check}()`);
+  return rows.map((row) => cdcServerProblem(row.setting, row.value, row.required, row.connector));
+}
+
 export async function cdcOutboxStatus(
   db: Database,
   options: CdcOutboxStatusOptions = {},
 ): Promise<CdcOutboxStatusReport> {
   const dialect = dialectOf(db);
   const { table } = outboxTableNames(cdcOutboxTableOptions(options), dialect);
-  if (dialect.name === 'mysql') return mysqlCdcStatus(db, table);
+  // A missing table fails the row count below, as for the polling relay's outbox.
+  const problems = (await cdcOutboxProblems(db, options)) ?? [];
+  if (dialect.name === 'mysql') return { problems, ...(await mysqlCdcStatus(db, table)) };
   const rows = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
   const slots = await db.query<{
     slot_name: string;
@@ -73,6 +131,7 @@ export async function cdcOutboxStatus(
   );
   const bytes = (value: string | null) => (value === null ? null : Number(value));
   return {
+    problems,
     rows: Number(rows.rows[0]?.n ?? 0),
     slots: slots.rows.map((slot) => ({
       slotName: slot.slot_name,
@@ -84,7 +143,10 @@ export async function cdcOutboxStatus(
   };
 }
 
-async function mysqlCdcStatus(db: Database, table: string): Promise<CdcOutboxStatusReport> {
+async function mysqlCdcStatus(
+  db: Database,
+  table: string,
+): Promise<Omit<CdcOutboxStatusReport, 'problems'>> {
   const rows = await db.query<{ n: string | number }>(`SELECT count(*) AS n FROM ${table}`);
   const readers = await db.query<{ n: string | number }>(
     "SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'",

@@ -32,8 +32,22 @@ import { TRACEPARENT_HEADER, TRACESTATE_HEADER } from '../telemetry.js';
 import { runLockedMigration } from '../db/migration-lock.js';
 import { dialectOf, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { qualifiedName, quoteIdentifier } from '../db/sql-identifier.js';
+import { CdcServerNotReadyError } from '../errors.js';
 import { aggregateVersionTableStatement } from './migration.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
+import {
+  binlogReaders,
+  cdcServerProblem,
+  cdcServerProblems,
+  markAwaitingConnector,
+  mysqlWriteGuard,
+  mysqlWriteRefusal,
+  type CdcOutboxTables,
+  postgresReadinessQuery,
+  postgresRefusalBlock,
+  postgresWriteRefusal,
+  type CdcConnectorOptions,
+} from './cdc-server-readiness.js';
 
 /** Default table of the CDC outbox. */
 export const DEFAULT_CDC_OUTBOX_TABLE = 'outbox_cdc_event';
@@ -144,12 +158,25 @@ export function cdcOutboxTableOptions(options: OutboxTableOptions = {}): OutboxT
   return { ...options, table: options.table ?? DEFAULT_CDC_OUTBOX_TABLE };
 }
 
+/** Where the CDC outbox lives and which connector reads it. */
+export interface CdcOutboxMigrationOptions extends OutboxTableOptions, CdcConnectorOptions {
+  /**
+   * Migrate even though no connector would read the table yet (its slot or publication does not
+   * exist, no binlog reader is connected, or a server setting is still wrong): the connector is
+   * set up afterwards. Writes are refused until the server's settings and (PostgreSQL) the slot
+   * and publication are in place. Without it `migrateCdcOutbox` throws CdcServerNotReadyError.
+   */
+  readonly connectorLater?: boolean;
+}
+
 /**
  * The CDC outbox schema as idempotent statements (one statement each), for `dialect`
- * (PostgreSQL unless given).
+ * (PostgreSQL unless given). PostgreSQL: the connector's slot and publication (`options.slot`,
+ * default `evgen_outbox`) are written into the function the table's trigger checks on every
+ * insert.
  */
 export function cdcOutboxMigrationStatements(
-  options: OutboxTableOptions = {},
+  options: CdcOutboxMigrationOptions = {},
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): string[] {
   const n = outboxTableNames(cdcOutboxTableOptions(options), dialect);
@@ -176,17 +203,30 @@ export function cdcOutboxMigrationStatements(
   const table = options.table ?? DEFAULT_CDC_OUTBOX_TABLE;
   const deleteFunction = qualifiedName(options.schema, `${table}_delete_inserted`);
   const deleteTrigger = quoteIdentifier(`${table}_delete_inserted`);
+  const unreadable = qualifiedName(options.schema, `${table}_unreadable`);
   return [
     ...(n.schema !== undefined ? [`CREATE SCHEMA IF NOT EXISTS ${n.schema}`] : []),
     `CREATE TABLE IF NOT EXISTS ${n.table} (\n  ${columns.join(',\n  ')}\n)`,
-    // Deletes what a statement inserted, in its transaction: the log keeps the inserts. By the
+    // The rules a connector needs that do not hold (cdc-server-readiness.ts), for the trigger
+    // and for `evgen outbox status --cdc`, which thus checks the very slot the writers wait for.
+    `CREATE OR REPLACE FUNCTION ${unreadable}()
+  RETURNS TABLE (setting text, value text, required text, connector boolean)
+  LANGUAGE sql STABLE AS $$
+${postgresReadinessQuery(n.table, options)}
+$$`,
+    // Refuses the statement when no connector would read it (checked per statement: a slot can
+    // be dropped and wal_level lowered at any time; measured cost in cdc-server-readiness.ts),
+    // then deletes what it inserted, in its transaction: the log keeps the inserts. By the
     // primary key, never a sequential scan: the heap holds every row deleted since the last
     // vacuum, which the planner cannot tell from live rows, and a scan reads them all (measured
     // 0.25 ms per 100 rows on a fresh table, 3.8 ms after 80,000 rows without a vacuum; by the
     // index 0.2 ms throughout, and the index stays small because its scans drop dead entries).
     `CREATE OR REPLACE FUNCTION ${deleteFunction}() RETURNS trigger LANGUAGE plpgsql
   SET enable_seqscan = off AS $$
+DECLARE
+  problem record;
 BEGIN
+  ${postgresRefusalBlock(unreadable)}
   DELETE FROM ${n.table} AS t USING inserted WHERE t.${r.id} = inserted.${r.id};
   RETURN NULL;
 END
@@ -198,9 +238,12 @@ $$`,
   ];
 }
 
-/** The CDC outbox migration as one SQL script. */
+/**
+ * The CDC outbox migration as one SQL script. It checks nothing when run: the writes it sets up
+ * are still refused while no connector would read them.
+ */
 export function cdcOutboxMigrationSql(
-  options: OutboxTableOptions = {},
+  options: CdcOutboxMigrationOptions = {},
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): string {
   return cdcOutboxMigrationStatements(options, dialect)
@@ -208,14 +251,33 @@ export function cdcOutboxMigrationSql(
     .join('\n');
 }
 
-/** Creates the CDC outbox tables if missing, in the database's dialect, under a migration lock. */
+/**
+ * Creates the CDC outbox tables if missing, in the database's dialect, under a migration lock.
+ * First checks that a connector would read what is written (see cdc-server-readiness.ts) and
+ * throws CdcServerNotReadyError, migrating nothing, when not, unless `connectorLater`.
+ */
 export async function migrateCdcOutbox(
   db: Database,
-  options: OutboxTableOptions = {},
+  options: CdcOutboxMigrationOptions = {},
 ): Promise<void> {
-  const statements = cdcOutboxMigrationStatements(options, dialectOf(db));
+  const dialect = dialectOf(db);
+  const statements = cdcOutboxMigrationStatements(options, dialect);
+  const names = outboxTableNames(cdcOutboxTableOptions(options), dialect);
+  const problems = await cdcServerProblems(db, names, options);
+  // MariaDB keeps no read position for a connector that never ran: without a binlog reader,
+  // what is written now would be skipped by a connector started later.
+  const noReader = dialect.name === 'mysql' && (await binlogReaders(db)) === 0;
+  if (noReader) {
+    problems.push(
+      cdcServerProblem('binlog reader', 'none connected', 'a connector reading the binlog', true),
+    );
+  }
+  if (problems.length > 0 && options.connectorLater !== true) {
+    throw new CdcServerNotReadyError(problems);
+  }
   const key = outboxTableNames(cdcOutboxTableOptions(options)).key;
   await runLockedMigration(db, `evgen:migrate:${key}`, statements);
+  if (dialect.name === 'mysql') await markAwaitingConnector(db, names.versionTable, noReader);
 }
 
 /**
@@ -290,13 +352,18 @@ function chunks(rows: readonly CdcOutboxRow[]): CdcOutboxRow[][] {
  */
 export async function insertCdcOutboxRows(
   tx: Transaction,
-  table: string,
+  tables: CdcOutboxTables,
   rows: readonly CdcOutboxRow[],
 ): Promise<void> {
   const dialect = dialectOf(tx);
+  const { table } = tables;
   for (const chunk of chunks(rows)) {
     if (dialect.name !== 'mysql') {
-      await tx.query(postgresUnnestInsert(table), columnArrays(chunk));
+      try {
+        await tx.query(postgresUnnestInsert(table), columnArrays(chunk));
+      } catch (error) {
+        throw postgresWriteRefusal(error) ?? error;
+      }
       continue;
     }
     const tuples = chunk.map(() => MYSQL_TUPLE);
@@ -304,25 +371,49 @@ export async function insertCdcOutboxRows(
       `INSERT INTO ${table} (${COLUMN_LIST}) VALUES ${tuples.join(', ')}`,
       chunk.flat(),
     );
-    await tx.query(
-      mysqlDeleteByIds(table, chunk.length),
-      chunk.map((row) => row[0]),
+    await deleteInsertedMysqlRows(tx, tables, chunk);
+  }
+}
+
+/**
+ * MySQL/MariaDB: deletes the rows just inserted. The DELETE matches only while this session's
+ * statements reach a connector (mysqlWriteGuard): a shortfall means the inserts would never be
+ * read, and the error makes the caller's transaction roll back. A migration that was waiting for
+ * a connector is let go once a binlog reader is connected, and the DELETE runs again.
+ */
+async function deleteInsertedMysqlRows(
+  tx: Transaction,
+  tables: CdcOutboxTables,
+  chunk: readonly CdcOutboxRow[],
+): Promise<void> {
+  const ids = chunk.map((row) => row[0]);
+  const statement = mysqlDeleteByIds(tables, chunk.length);
+  let deleted = await tx.query(statement, ids);
+  if (deleted.rowCount === chunk.length) return;
+  const refusal = await mysqlWriteRefusal(tx, tables.versionTable);
+  if (refusal === 'cleared') deleted = await tx.query(statement, ids);
+  else if (refusal !== undefined) throw refusal;
+  if (deleted.rowCount !== chunk.length) {
+    throw new Error(
+      `the CDC outbox writer deleted ${deleted.rowCount} of the ${chunk.length} rows it inserted into ${tables.table}`,
     );
   }
 }
 
 /**
- * The MySQL/MariaDB DELETE of `count` rows by id (`?` each), each found through the primary key.
+ * The MySQL/MariaDB DELETE of `count` rows by id (`?` each), each found through the primary key,
+ * matching nothing unless what this session writes reaches a connector (mysqlWriteGuard: a
+ * condition evaluated once per statement, no extra round trip).
  * Not `WHERE id IN (…)`: the table is empty between transactions, so its statistics say one row
  * and the optimizer scans it whole, and until InnoDB's purge catches up the scan also reads every
  * row deleted before (measured: 0.2 ms per 100 rows when purge had caught up, 1.3–2.3 ms behind
  * a steady stream). The ids as a derived table joined first to the outbox forced onto its primary
  * key keep each row one lookup.
  */
-export function mysqlDeleteByIds(table: string, count: number): string {
+export function mysqlDeleteByIds(tables: CdcOutboxTables, count: number): string {
   const ids = Array.from({ length: count }, () => 'SELECT ? AS id').join(' UNION ALL ');
   const id = CDC_OUTBOX_ROUTING_COLUMNS.id;
-  return `DELETE t FROM (${ids}) AS d STRAIGHT_JOIN ${table} AS t FORCE INDEX (PRIMARY) ON t.${id} = d.id`;
+  return `DELETE t FROM (${ids}) AS d STRAIGHT_JOIN ${tables.table} AS t FORCE INDEX (PRIMARY) ON t.${id} = d.id WHERE ${mysqlWriteGuard(tables.versionTable)}`;
 }
 
 const COLUMN_LIST = CDC_OUTBOX_COLUMNS.map((c) => c.name).join(', ');

@@ -168,7 +168,7 @@ export async function writeCdcOutboxEvents(
       cdcOutboxRow(envelope, events[i]!.descriptor.kafka!.topic, options.topicPrefix, extra),
     );
   }
-  await insertCdcOutboxRows(tx, names.table, rows);
+  await insertCdcOutboxRows(tx, names, rows);
   return envelopes;
 }
 

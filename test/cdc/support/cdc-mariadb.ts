@@ -50,7 +50,8 @@ export async function startCdcMariadb(options: CdcSourceOptions = {}): Promise<C
   const w = await startSourceWorker(server, brokers, options);
   const pool = mariadbPool(server.url, 6);
   const db = mysqlDatabase(pool);
-  await migrateCdcOutbox(db);
+  // The connector starts afterwards: writes are refused until a binlog reader is connected.
+  await migrateCdcOutbox(db, { connectorLater: true });
   const suffix = randomBytes(4).toString('hex');
   const connector = `evgen-cdc-${suffix}`;
   const schemaHistoryTopic = `${connector}.schema-history`;

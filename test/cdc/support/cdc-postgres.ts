@@ -38,10 +38,12 @@ export async function startCdcPostgres(options: CdcSourceOptions = {}): Promise<
   const pool = new pg.Pool({ connectionString: server.url, max: 6 });
   pool.on('error', () => undefined);
   const db = postgresDatabase(pool);
-  await migrateCdcOutbox(db);
   const suffix = randomBytes(4).toString('hex');
   const connector = `evgen-cdc-${suffix}`;
   const slot = `evgen_cdc_${suffix}`;
+  // The connector starts after the table exists (its publication names the table): writes are
+  // refused until its slot and publication are there.
+  await migrateCdcOutbox(db, { slot, connectorLater: true });
 
   const waitForSlotActive = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,7 @@
 /**
- * A private PostgreSQL server with logical decoding (`wal_level = logical`) for CDC tests: its own
- * data dir under the temp folder, its own port, no Unix socket, removed by `destroy()`. The shared
+ * A private PostgreSQL server with logical decoding (`wal_level = logical`; `replica` if asked)
+ * for CDC tests: its own data dir under the temp folder, its own port, no Unix socket, removed by
+ * `destroy()`. The shared
  * server on 5432 is never touched (its wal_level stays as it is).
  *
  * initdb refuses to run as root, so as root the server runs as the `postgres` user (`runuser`),
@@ -48,7 +49,17 @@ function asServerUser(tool: string, args: readonly string[], log?: string): void
   }
 }
 
-export async function startLogicalPostgres(): Promise<LogicalPostgres> {
+export interface LogicalPostgresOptions {
+  /**
+   * The server's wal_level (default `logical`); `replica` makes a server whose log no CDC
+   * connector can decode, as many installs are.
+   */
+  readonly walLevel?: 'logical' | 'replica';
+}
+
+export async function startLogicalPostgres(
+  options: LogicalPostgresOptions = {},
+): Promise<LogicalPostgres> {
   const bin = pgBinDir();
   const root = mkdtempSync(join(tmpdir(), 'evgen-logical-pg-'));
   // mkdtemp makes 0700; the postgres user must traverse it.
@@ -83,7 +94,7 @@ export async function startLogicalPostgres(): Promise<LogicalPostgres> {
         "listen_addresses = '127.0.0.1'",
         `port = ${port}`,
         "unix_socket_directories = ''",
-        'wal_level = logical',
+        `wal_level = ${options.walLevel ?? 'logical'}`,
         'max_wal_senders = 10',
         'max_replication_slots = 10',
         'shared_buffers = 32MB',

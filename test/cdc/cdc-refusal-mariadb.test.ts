@@ -1,0 +1,209 @@
+/**
+ * The CDC outbox deletes its rows in the transaction that writes them: an event exists only in
+ * the binlog, as a row event Debezium reads. So on MariaDB the CDC outbox refuses (migration and
+ * every write) a server or session whose writes no connector would read:
+ * - the machine's shared server, `log_bin` OFF: refused naming log_bin (a restart to change);
+ * - a private server with `binlog_format=MIXED`: refused naming binlog_format; in a session set
+ *   to ROW, then `binlog_row_image=MINIMAL` and `sql_log_bin=0` are refused by name;
+ * - migrated with `connectorLater` and no binlog reader yet: refused until one connects
+ *   (MariaDB keeps no position for a connector that never ran), then accepted, and the insert is
+ *   in the binlog; a reader that goes away later (a connector restarting) refuses nothing.
+ * Every refusal leaves 0 rows committed, business rows included. `evgen outbox status --cdc` and
+ * `evgen trace --cdc` name the wrong setting. One private server for the file.
+ */
+import { randomUUID } from 'node:crypto';
+import type mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  CdcServerNotReadyError,
+  migrateCdcOutbox,
+  migrateInbox,
+  mysqlDatabase,
+  writeCdcOutboxEvents,
+  type Database,
+} from 'evgen/runtime';
+import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
+import { runOutboxStatus } from '../../src/cli/commands/outbox.js';
+import { runTrace } from '../../src/cli/commands/trace.js';
+import { startBinlogReader } from '../support/binlog-reader.js';
+import {
+  createMariadbDatabase,
+  mariadbPool,
+  type TestMariadbDatabase,
+} from '../support/mariadb.js';
+import { startPrivateMariadb, type PrivateMariadb } from '../support/mariadb-private.js';
+
+/** Runs a CLI command function, returning its exit code and what it printed. */
+async function captured(run: () => Promise<number>): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  try {
+    return { code: await run(), stdout };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+const payload = () => ({
+  orderId: randomUUID(),
+  cancelledAt: '2026-03-01T10:00:00.000Z',
+  reason: 'customer_request' as const,
+});
+
+/** A business row and a batch of two CDC events in one transaction, as a service writes them. */
+function writeOrder(db: Database): Promise<unknown> {
+  return db.transaction(async (tx) => {
+    await tx.query('INSERT INTO orders (id) VALUES (?)', [randomUUID()]);
+    return writeCdcOutboxEvents(tx, [
+      { descriptor: orderCancelledV1Descriptor, payload: payload() },
+      { descriptor: orderCancelledV1Descriptor, payload: payload() },
+    ]);
+  });
+}
+
+async function count(pool: mysql.Pool, sql: string): Promise<number> {
+  const [rows] = await pool.query(sql);
+  return Number((rows as { n: number | string }[])[0]!.n);
+}
+
+async function committed(pool: mysql.Pool): Promise<{ orders: number; outbox: number }> {
+  return {
+    orders: await count(pool, 'SELECT count(*) AS n FROM orders'),
+    outbox: await count(pool, 'SELECT count(*) AS n FROM outbox_cdc_event'),
+  };
+}
+
+async function setUp(db: Database, pool: mysql.Pool): Promise<void> {
+  await pool.query('CREATE TABLE orders (id CHAR(36) PRIMARY KEY) ENGINE=InnoDB');
+  // `trace` also reads the consumers' inbox.
+  await migrateInbox(db);
+}
+
+describe('the CDC outbox on MariaDB refuses what no connector would read', () => {
+  describe("the machine's server (log_bin OFF)", () => {
+    let test: TestMariadbDatabase;
+    let db: Database;
+    beforeAll(async () => {
+      test = await createMariadbDatabase('evgen_cdcoff');
+      db = mysqlDatabase(test.pool);
+      await setUp(db, test.pool);
+    });
+    afterAll(() => test?.drop());
+
+    it('migration refused naming log_bin; with connectorLater every write is refused and nothing commits; status and trace name it', async () => {
+      const refusal = await migrateCdcOutbox(db).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(CdcServerNotReadyError);
+      expect(refusal).toMatchObject({ setting: 'log_bin', value: 'OFF', required: 'ON' });
+      expect((refusal as CdcServerNotReadyError).remedy).toMatch(/restart/);
+      expect(
+        await count(
+          test.pool,
+          `SELECT count(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = '${test.schema}' AND TABLE_NAME = 'outbox_cdc_event'`,
+        ),
+      ).toBe(0);
+
+      await migrateCdcOutbox(db, { connectorLater: true });
+      await expect(writeOrder(db)).rejects.toMatchObject({
+        name: 'CdcServerNotReadyError',
+        setting: 'log_bin',
+        value: 'OFF',
+      });
+      expect(await committed(test.pool)).toEqual({ orders: 0, outbox: 0 });
+
+      const status = await captured(() =>
+        runOutboxStatus({ cdc: true, databaseUrl: test.url, failOnDead: true }),
+      );
+      expect(status.code).toBe(1);
+      expect(status.stdout).toContain('CDC writes: REFUSED');
+      expect(status.stdout).toContain('log_bin is OFF, needs ON');
+      const trace = await captured(() =>
+        runTrace(randomUUID(), { cdc: true, databaseUrl: test.url }),
+      );
+      expect(trace.stdout).toContain('log_bin is OFF, needs ON');
+    });
+  });
+
+  describe('a private server with binlog_format=MIXED', () => {
+    let server: PrivateMariadb;
+    /** One connection, so the session settings a test makes hold for its writes. */
+    let pool: mysql.Pool;
+    let db: Database;
+    beforeAll(async () => {
+      server = await startPrivateMariadb({
+        database: 'evgen',
+        serverArgs: ['--log-bin=binlog', '--binlog-format=MIXED', '--server-id=4343'],
+      });
+      pool = mariadbPool(server.url, 1);
+      db = mysqlDatabase(pool);
+      await setUp(db, pool);
+    }, 120_000);
+    afterAll(async () => {
+      await pool?.end().catch(() => undefined);
+      await server?.destroy();
+    });
+
+    /** Row events of the CDC outbox in the binlog: what a connector would read. */
+    const outboxRowEvents = async () => {
+      const [logs] = await pool.query('SHOW BINARY LOGS');
+      let n = 0;
+      for (const { Log_name } of logs as { Log_name: string }[]) {
+        const [events] = await pool.query(`SHOW BINLOG EVENTS IN '${Log_name}'`);
+        n += (events as { Event_type: string; Info: string }[]).filter(
+          (e) => e.Event_type === 'Table_map' && e.Info.includes('(evgen.outbox_cdc_event)'),
+        ).length;
+      }
+      return n;
+    };
+
+    it('refuses binlog_format MIXED, then binlog_row_image and sql_log_bin of the session, then the missing reader; accepts once a reader connects', async () => {
+      const refusal = await migrateCdcOutbox(db).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(CdcServerNotReadyError);
+      expect((refusal as CdcServerNotReadyError).problems.map((p) => p.setting)).toEqual([
+        'binlog_format',
+        'binlog reader',
+      ]);
+      await migrateCdcOutbox(db, { connectorLater: true });
+
+      const refusedWith = async (setting: string, value: string) => {
+        await expect(writeOrder(db)).rejects.toMatchObject({
+          name: 'CdcServerNotReadyError',
+          setting,
+          value,
+        });
+        expect(await committed(pool)).toEqual({ orders: 0, outbox: 0 });
+      };
+      await refusedWith('binlog_format', 'MIXED');
+      const status = await captured(() => runOutboxStatus({ cdc: true, databaseUrl: server.url }));
+      expect(status.stdout).toContain('binlog_format is MIXED, needs ROW');
+
+      await pool.query("SET SESSION binlog_format = 'ROW', SESSION binlog_row_image = 'MINIMAL'");
+      await refusedWith('binlog_row_image', 'MINIMAL');
+      await pool.query("SET SESSION binlog_row_image = 'FULL', SESSION sql_log_bin = 0");
+      await refusedWith('sql_log_bin', '0');
+      await pool.query('SET SESSION sql_log_bin = 1');
+      // The session's writes would reach the binlog now, but no connector has read it yet: one
+      // started later would begin at the binlog's end.
+      await refusedWith(
+        'binlog reader',
+        'none seen since the CDC outbox was migrated with connectorLater',
+      );
+      expect(await outboxRowEvents()).toBe(0);
+
+      const reader = await startBinlogReader(server.url);
+      try {
+        await writeOrder(db);
+        expect(await committed(pool)).toEqual({ orders: 1, outbox: 0 });
+        expect(await outboxRowEvents()).toBe(2); // the insert and the delete
+      } finally {
+        await reader.stop();
+      }
+      // A connector that has read the binlog keeps its position in Kafka: a reader that is gone
+      // for a while (a restart) refuses nothing.
+      await writeOrder(db);
+      expect(await committed(pool)).toEqual({ orders: 2, outbox: 0 });
+    }, 60_000);
+  });
+});
