@@ -26,6 +26,7 @@ import {
   waitFor,
   type TestBroker,
 } from '../support/rabbitmq.js';
+import { rawAmqpPublish } from '../support/raw-amqp-publish.js';
 
 /** A header table amqplib decodes but cannot encode again: its own `!` key reads as a type tag. */
 const UNENCODABLE = { h: { '!': 'object', value: { '!': 'bogus' } } };
@@ -121,6 +122,61 @@ describe('consumer runner against hostile messages (real RabbitMQ)', () => {
     expect(runner!.metrics()).toMatchObject({ restarts: 0, deadLettered: 1, handled: 1 });
     expect(ofType('restarting')).toHaveLength(0);
     expect((await broker.channel.checkQueue(routes.queue)).messageCount).toBe(0);
+  });
+
+  it('dead-letters what cannot be copied as it is with the cut named: a 300-character body id, a 100 KB header', async () => {
+    const handled: string[] = [];
+    await start({
+      name: 'inventory-service',
+      async handle(raw) {
+        const body = raw as { messageId: string; payload: { orderId: string } };
+        if (body.messageId.length > 36) throw new RetryableError('not a UUID, retry anyway');
+        if (body.payload.orderId === 'o-blob') throw new RetryableError('keeps failing');
+        handled.push(body.payload.orderId);
+        return 'handled';
+      },
+    });
+    const longId = createEnvelope(orderCreated, { orderId: 'o-long' });
+    await rawAmqpPublish({
+      url: TEST_RABBITMQ_URL,
+      exchange,
+      routingKey: 'order.created',
+      body: Buffer.from(JSON.stringify({ ...longId, messageId: 'm'.repeat(300) })),
+      headers: {},
+    });
+    const blob = envelopeFor('o-blob');
+    await rawAmqpPublish({
+      url: TEST_RABBITMQ_URL,
+      exchange,
+      routingKey: 'order.created',
+      body: blob.content,
+      headers: { 'x-producer-blob': 'b'.repeat(100 * 1024) },
+      messageId: blob.properties.messageId,
+    });
+    await waitFor('two dead letters', () =>
+      ofType('dead-lettered').length === 2 ? true : undefined,
+    );
+    const letters = await drainQueue(broker.channel, routes.deadQueue);
+    expect(letters).toHaveLength(2);
+    const big = letters.find((l) => l.properties.messageId === blob.properties.messageId);
+    const long = letters.find((l) => l !== big);
+    // The long id never became a property: no retry copy (it would come back under another id).
+    expect(long!.properties.messageId).toMatch(/^evgen-dead-/);
+    expect(JSON.parse(String(long!.properties.headers![EVGEN_HEADERS.cut]))).toEqual({
+      'property messageId':
+        "the body's messageId (300 characters) is not a UUID: not made a property",
+    });
+    expect(String(long!.properties.headers![EVGEN_HEADERS.errorMessage])).toContain(
+      'cannot be carried as an AMQP messageId property',
+    );
+    // The header went through the retry tiers and into the dead letter as a named cut.
+    expect(big!.properties.messageId).toBe(blob.properties.messageId);
+    expect(big!.properties.headers!['x-producer-blob']).toBeUndefined();
+    expect(JSON.parse(String(big!.properties.headers![EVGEN_HEADERS.cut]))).toEqual({
+      'header x-producer-blob': expect.stringMatching(/^dropped: 102\d{3} bytes/),
+    });
+    expect(big!.properties.headers![EVGEN_HEADERS.attempts]).toBe(routes.maxAttempts);
+    expect(runner!.metrics()).toMatchObject({ restarts: 0, settleFailures: 0, deadLettered: 2 });
   });
 
   it('retries a failing message with unencodable headers through the tiers (headers serialized), never restarting', async () => {

@@ -5,6 +5,7 @@
  */
 import type { MessageProperties, Options } from 'amqplib';
 import type { Envelope } from '../envelope.js';
+import { CUT_HEADER, fitCopy } from './copy-limits.js';
 
 /** Every header evgen sets. Other headers (e.g. `traceparent` from the outbox row) pass through untouched. */
 export const EVGEN_HEADERS = Object.freeze({
@@ -36,6 +37,8 @@ export const EVGEN_HEADERS = Object.freeze({
   replayedAt: 'x-evgen-replayed-at',
   /** When the consumer first found this message ahead of a missing version (gap waits are not attempts). */
   gapSince: 'x-evgen-gap-since',
+  /** What a copy left off because it could not be carried (JSON: field -> why). */
+  cut: CUT_HEADER,
 });
 
 /** Publish options the confirmed publisher requires: a messageId to match returns with. */
@@ -96,7 +99,9 @@ export function headerString(
 
 /**
  * Properties for a copy of a received message (retry copy, dead letter, replay): the original's,
- * minus per-delivery ones, with `headers`; always persistent, same messageId.
+ * minus per-delivery ones, with `headers`; always persistent, same messageId. Fitted to what
+ * amqplib and the broker can carry (copy-limits.ts): what does not fit is dropped and named in
+ * `x-evgen-cut`, and `CC`/`BCC` are never copied.
  */
 export function copyPublishProperties(
   properties: MessageProperties,
@@ -114,9 +119,10 @@ export function copyPublishProperties(
   if (properties.appId !== undefined) copy.appId = properties.appId as string;
   if (properties.priority !== undefined) copy.priority = properties.priority as number;
   // A message without a usable id (malformed) still needs one to match a possible return.
+  const invented = () => `evgen-dead-${Date.now()}-${Math.random().toString(16).slice(2)}`;
   const messageId =
     typeof properties.messageId === 'string' && properties.messageId !== ''
       ? properties.messageId
-      : `evgen-dead-${Date.now()}-${Math.random().toString(16).slice(2)}`;
-  return { ...copy, messageId };
+      : invented();
+  return fitCopy({ ...copy, messageId }, (name) => name.startsWith('x-evgen-'), invented);
 }

@@ -16,10 +16,13 @@
  *     for at most `gapWaitMs`;
  *   - a failure that says a dependency is unavailable (database down) puts the delivery back
  *     unchanged and stops consumption for a backoff (circuit-breaker.ts): no attempt is used.
- * Nothing else is ever nacked with requeue. A retry copy that cannot be published becomes a dead
- * letter; a dead letter that is refused is sent again with only evgen's diagnostics and the
- * received headers serialized (always encodable). Only when the dead queue takes neither does the
- * delivery stay unacked and the channel restart, so the broker redelivers it after a backoff.
+ * Nothing else is ever nacked with requeue. Every copy is fitted to what can be encoded before it
+ * is sent (copy-limits.ts: over-long properties and oversized headers dropped and named in
+ * `x-evgen-cut`), so a message's content never makes a copy fail. A retry copy that cannot be
+ * published becomes a dead letter; a dead letter that is refused is sent again with only evgen's
+ * diagnostics and the received headers serialized. Only when the dead queue takes neither (broker
+ * or topology trouble) does the delivery stay unacked and the channel restart, so the broker
+ * redelivers it after a backoff.
  * Runner headers (`x-evgen-attempt`, …) count only on deliveries evgen itself sent back
  * (received-headers.ts).
  * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
@@ -412,11 +415,16 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   ): Promise<void> {
     const attempt = delivery.attempt;
     const context = failureContext(message, outcome.letter.failure, outcome.messageId);
-    if (outcome.gap && (await sendGapWait(current, message, context))) return;
     let retryFailure: string | undefined;
-    if (outcome.kind === 'retry') {
-      retryFailure = await sendRetryCopy(current, message, context, attempt, outcome);
-      if (retryFailure === undefined) return;
+    if (!context.carriesId && outcome.kind === 'retry') {
+      // A copy would come back under another messageId: it can only be a dead letter.
+      retryFailure = 'its messageId cannot be carried as an AMQP messageId property';
+    } else {
+      if (outcome.gap && (await sendGapWait(current, message, context))) return;
+      if (outcome.kind === 'retry') {
+        retryFailure = await sendRetryCopy(current, message, context, attempt, outcome);
+        if (retryFailure === undefined) return;
+      }
     }
     if (
       await sendDeadLetter(current, message, context, outcome.letter, outcome.error, retryFailure)

@@ -12,6 +12,8 @@ import {
   type PublishProperties,
 } from './amqp-message.js';
 import { copyableHeaders, serializeHeaders, UNENCODABLE_HEADERS } from './received-headers.js';
+import { CopyCuts } from './copy-limits.js';
+import { isUuid } from '../envelope-values.js';
 
 export interface FailureContext {
   /** Received headers that may be copied (see received-headers.ts). */
@@ -22,8 +24,15 @@ export interface FailureContext {
   readonly errorMessage: string;
   readonly firstFailureAt: string;
   readonly now: string;
-  /** The property when present, else the body's own id: a copy never gets a new one. */
+  /** The property when present, else the body's own id (for events and diagnostics). */
   readonly messageId: string | undefined;
+  /**
+   * Whether copies carry that id as their messageId property. A body's id becomes a property only
+   * when it is a UUID (an envelope's id always is): anything else, 300 characters say, could not
+   * be encoded. A copy without it gets an invented id, so it could not come back as the same
+   * message: such a message is dead-lettered instead of retried.
+   */
+  readonly carriesId: boolean;
   /** Publish properties of a copy of the received message with `headers`. */
   properties(headers: Record<string, unknown>): PublishProperties;
 }
@@ -35,6 +44,9 @@ export function failureContext(
 ): FailureContext {
   const now = failure.at.toISOString();
   const errorType = failure.errorType;
+  const property: unknown = message.properties.messageId;
+  const hasProperty = typeof property === 'string' && property !== '';
+  const carriesId = hasProperty || (messageId !== undefined && isUuid(messageId));
   // Producer-set runner headers are ignored; unencodable ones travel serialized.
   const received = copyableHeaders(message);
   const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
@@ -56,12 +68,29 @@ export function failureContext(
     firstFailureAt,
     now,
     messageId,
+    carriesId,
     properties: (headers) =>
-      copyPublishProperties(
-        messageId !== undefined ? { ...message.properties, messageId } : message.properties,
-        headers,
-      ),
+      carriesId
+        ? copyPublishProperties({ ...message.properties, messageId }, headers)
+        : copyPublishProperties(
+            { ...message.properties, messageId: undefined },
+            withIdCut(headers, messageId),
+          ),
   };
+}
+
+/** Headers recording that the body's messageId was not made the copy's messageId property. */
+function withIdCut(
+  headers: Record<string, unknown>,
+  bodyId: string | undefined,
+): Record<string, unknown> {
+  if (bodyId === undefined) return headers;
+  const cuts = new CopyCuts(headers[EVGEN_HEADERS.cut]);
+  cuts.add(
+    'property messageId',
+    `the body's messageId (${bodyId.length} characters) is not a UUID: not made a property`,
+  );
+  return { ...headers, [EVGEN_HEADERS.cut]: cuts.toHeader() };
 }
 
 /** Dead-letter diagnostics (error, attempts, times, consumer, original route, trace). */
@@ -84,18 +113,22 @@ export function deadLetterHeaders(
 
 /**
  * The dead letters to try in turn: the full one, then a minimal one whose headers are only
- * evgen's diagnostics plus every received header serialized, which always encodes.
+ * evgen's diagnostics plus every received header serialized (dropped, and named in
+ * `x-evgen-cut`, when that text is too large). Both are fitted to what can be encoded.
  */
 export function deadLetterCandidates(
   context: FailureContext,
   message: ConsumeMessage,
   diagnostics: Record<string, unknown>,
 ): PublishProperties[] {
+  const minimal = {
+    ...diagnostics,
+    [UNENCODABLE_HEADERS]: serializeHeaders(message.properties.headers ?? {}),
+  };
   return [
     context.properties({ ...context.received, ...diagnostics }),
-    copyPublishProperties({ messageId: context.messageId } as MessageProperties, {
-      ...diagnostics,
-      [UNENCODABLE_HEADERS]: serializeHeaders(message.properties.headers ?? {}),
-    }),
+    context.carriesId
+      ? copyPublishProperties({ messageId: context.messageId } as MessageProperties, minimal)
+      : context.properties(minimal),
   ];
 }

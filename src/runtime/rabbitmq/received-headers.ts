@@ -37,6 +37,7 @@ export const RUNNER_HEADERS: ReadonlySet<string> = new Set([
   EVGEN_HEADERS.replays,
   EVGEN_HEADERS.replayedAt,
   EVGEN_HEADERS.gapSince,
+  EVGEN_HEADERS.cut,
 ]);
 
 /** Where headers that could not be copied as they are go, as one JSON object text. */

@@ -31,6 +31,7 @@ import {
   TEST_RABBITMQ_URL,
   type TestBroker,
 } from '../../support/rabbitmq.js';
+import { rawAmqpPublish } from '../../support/raw-amqp-publish.js';
 
 /** The consumer every transport runs; its subscriptions match SAMPLE_TOPOLOGY's. */
 export const CONSUMER = 'inventory-service';
@@ -39,8 +40,13 @@ export const RETRY_DELAY_MS = 200;
 
 export interface RawMessage {
   readonly body: string;
-  /** The transport's messageId beside the body (AMQP property, Kafka header). */
-  readonly messageId?: string;
+  /**
+   * The transport's messageId beside the body (AMQP property, Kafka header); `null` sends none,
+   * as a foreign producer may (the RabbitMQ transport otherwise invents a UUID).
+   */
+  readonly messageId?: string | null;
+  /** Producer headers beside the body (AMQP headers, Kafka record headers). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** The transport's eventType beside the body (AMQP `type`, Kafka header); absent = foreign producer. */
   readonly eventType?: string;
   /** Aggregate id: Kafka key, RabbitMQ lane. */
@@ -67,6 +73,11 @@ export interface TransportUnderTest {
   start(handler: MessageHandler, maxAttempts: number): Promise<void>;
   send(message: RawMessage): Promise<void>;
   metrics(): DeliveryCounts;
+  /**
+   * Times the runner had to start over because of a delivery: channel restarts and retry copies
+   * or dead letters that could not be sent (the delivery then comes back).
+   */
+  restarts(): number;
   deadLetters(): Promise<Letter[]>;
   /** Stops the runner (waits for handlers in flight). */
   stop(): Promise<void>;
@@ -100,10 +111,12 @@ function inProcess(): TransportUnderTest {
         // Routing needs a type: a foreign producer's message is routed as the consumer's own.
         eventType: message.eventType ?? 'order.OrderCancelled',
         body: message.body,
-        headers: {},
+        headers: { ...message.headers },
       });
     },
     metrics: () => broker!.metrics(),
+    // Nothing to restart: every outcome is settled in memory.
+    restarts: () => 0,
     async deadLetters() {
       return broker!.deadLettered.map((letter) => ({
         messageId: letter.message.messageId || undefined,
@@ -157,19 +170,30 @@ function rabbitmq(): TransportUnderTest {
     },
     async send(message) {
       // Every message on the consumer's bound route: what arrives is decided by the core.
-      await producer!.publish(
-        `${broker!.prefix}order`,
-        'order.cancelled',
-        Buffer.from(message.body),
-        {
+      const exchange = `${broker!.prefix}order`;
+      const content = Buffer.from(message.body);
+      if (message.messageId !== null && message.headers === undefined) {
+        await producer!.publish(exchange, 'order.cancelled', content, {
           persistent: true,
           messageId: message.messageId ?? randomUUID(),
           ...(message.eventType !== undefined ? { type: message.eventType } : {}),
           headers: {},
-        },
-      );
+        });
+        return;
+      }
+      // As a foreign producer publishes: maybe no messageId, headers of any size.
+      await rawAmqpPublish({
+        url: TEST_RABBITMQ_URL,
+        exchange,
+        routingKey: 'order.cancelled',
+        body: content,
+        headers: message.headers ?? {},
+        ...(typeof message.messageId === 'string' ? { messageId: message.messageId } : {}),
+        ...(message.eventType !== undefined ? { type: message.eventType } : {}),
+      });
     },
     metrics: () => runner!.metrics(),
+    restarts: () => runner!.metrics().restarts + runner!.metrics().settleFailures,
     async deadLetters() {
       const letters = await listDeadLetters({
         connection: broker!.connection,
@@ -233,13 +257,16 @@ function kafka(
           key: message.key,
           value: message.body,
           headers: {
-            ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+            ...message.headers,
+            ...(typeof message.messageId === 'string' ? { messageId: message.messageId } : {}),
             ...(message.eventType !== undefined ? { eventType: message.eventType } : {}),
           },
         },
       ]);
     },
     metrics: () => runner!.metrics(),
+    // The Kafka runner never restarts: a record it cannot settle is held and read again.
+    restarts: () => runner!.metrics().settleFailures,
     async deadLetters() {
       const letters = await listKafkaDeadLetters({ client: client!, routes: routes! });
       return letters.map((letter) => ({
