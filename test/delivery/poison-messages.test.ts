@@ -7,7 +7,6 @@
  * AMQP messageId property, a shortstr of at most 255 bytes), and a 100 KB producer header on a
  * message whose handler keeps failing (its retry copies and its dead letter carry it).
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createEnvelope,

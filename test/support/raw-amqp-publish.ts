@@ -90,7 +90,9 @@ class FrameReader {
         const [c, m] = [payload.readUInt16BE(0), payload.readUInt16BE(2)];
         if (c === classId && m === methodId) return payload.subarray(4);
         if ((c === 10 && m === 50) || (c === 20 && m === 40))
-          throw new Error(`the broker closed: ${payload.subarray(7, 7 + payload[6]!)}`);
+          throw new Error(
+            `the broker closed: ${payload.subarray(7, 7 + payload[6]!).toString('utf8')}`,
+          );
       }
       if (this.failure !== undefined) throw this.failure;
       await new Promise<void>((resolve) => (this.waiting = resolve));

@@ -139,7 +139,7 @@ export function fitCopy(
   keep: (header: string) => boolean,
   fallbackId: () => string,
 ): CopyProperties {
-  const headers: Record<string, unknown> = { ...properties.headers };
+  const headers: Record<string, unknown> = { ...(properties.headers as Record<string, unknown>) };
   const cuts = new CopyCuts(headers[CUT_HEADER]);
   delete headers[CUT_HEADER];
   const fitted = { ...properties } as Record<string, unknown>;
