@@ -164,7 +164,7 @@ describe('consumer runner against hostile messages (real RabbitMQ)', () => {
     expect(long!.properties.messageId).toMatch(/^evgen-dead-/);
     expect(JSON.parse(String(long!.properties.headers![EVGEN_HEADERS.cut]))).toEqual({
       'property messageId':
-        "the body's messageId (300 characters) is not a UUID: not made a property",
+        "the body's messageId (300 bytes) does not fit a shortstr (255): not made a property",
     });
     expect(String(long!.properties.headers![EVGEN_HEADERS.errorMessage])).toContain(
       'cannot be carried as an AMQP messageId property',

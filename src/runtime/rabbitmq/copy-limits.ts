@@ -56,6 +56,11 @@ export function isDistributionHeader(name: string): boolean {
   return DISTRIBUTION_HEADERS.test(name);
 }
 
+/** Whether `text` fits an AMQP shortstr property (255 bytes of UTF-8). */
+export function fitsShortString(text: string): boolean {
+  return Buffer.byteLength(text, 'utf8') <= MAX_SHORT_STRING;
+}
+
 /** Bytes amqplib writes for a field value (an upper bound for numbers and typed values). */
 function encodedValueBytes(value: unknown, depth = 0): number {
   if (depth > 32) return Number.POSITIVE_INFINITY;
@@ -146,8 +151,8 @@ export function fitCopy(
   for (const name of SHORT_STRING_PROPERTIES) {
     const value = fitted[name];
     if (typeof value !== 'string') continue;
+    if (fitsShortString(value)) continue;
     const bytes = Buffer.byteLength(value, 'utf8');
-    if (bytes <= MAX_SHORT_STRING) continue;
     delete fitted[name];
     cuts.add(`property ${name}`, `dropped: ${bytes} bytes, an AMQP shortstr holds 255`);
   }

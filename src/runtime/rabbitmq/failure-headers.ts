@@ -12,8 +12,7 @@ import {
   type PublishProperties,
 } from './amqp-message.js';
 import { copyableHeaders, serializeHeaders, UNENCODABLE_HEADERS } from './received-headers.js';
-import { CopyCuts } from './copy-limits.js';
-import { isUuid } from '../envelope-values.js';
+import { CopyCuts, fitsShortString } from './copy-limits.js';
 
 export interface FailureContext {
   /** Received headers that may be copied (see received-headers.ts). */
@@ -28,8 +27,8 @@ export interface FailureContext {
   readonly messageId: string | undefined;
   /**
    * Whether copies carry that id as their messageId property. A body's id becomes a property only
-   * when it is a UUID (an envelope's id always is): anything else, 300 characters say, could not
-   * be encoded. A copy without it gets an invented id, so it could not come back as the same
+   * when it fits an AMQP shortstr (255 bytes; an envelope's UUID always does): a longer one could
+   * not be encoded. A copy without it gets an invented id, so it could not come back as the same
    * message: such a message is dead-lettered instead of retried.
    */
   readonly carriesId: boolean;
@@ -46,7 +45,7 @@ export function failureContext(
   const errorType = failure.errorType;
   const property: unknown = message.properties.messageId;
   const hasProperty = typeof property === 'string' && property !== '';
-  const carriesId = hasProperty || (messageId !== undefined && isUuid(messageId));
+  const carriesId = hasProperty || (messageId !== undefined && fitsShortString(messageId));
   // Producer-set runner headers are ignored; unencodable ones travel serialized.
   const received = copyableHeaders(message);
   const firstFailureAt = headerString(received, EVGEN_HEADERS.firstFailureAt) ?? now;
@@ -88,7 +87,7 @@ function withIdCut(
   const cuts = new CopyCuts(headers[EVGEN_HEADERS.cut]);
   cuts.add(
     'property messageId',
-    `the body's messageId (${bodyId.length} characters) is not a UUID: not made a property`,
+    `the body's messageId (${Buffer.byteLength(bodyId, 'utf8')} bytes) does not fit a shortstr (255): not made a property`,
   );
   return { ...headers, [EVGEN_HEADERS.cut]: cuts.toHeader() };
 }
