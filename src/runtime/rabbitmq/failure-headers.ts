@@ -87,7 +87,7 @@ function withIdCut(
   const cuts = new CopyCuts(headers[EVGEN_HEADERS.cut]);
   cuts.add(
     'property messageId',
-    `the body's messageId (${Buffer.byteLength(bodyId, 'utf8')} bytes) does not fit a shortstr (255): not made a property`,
+    `body messageId not used: ${Buffer.byteLength(bodyId, 'utf8')} bytes, an AMQP shortstr holds 255`,
   );
   return { ...headers, [EVGEN_HEADERS.cut]: cuts.toHeader() };
 }
