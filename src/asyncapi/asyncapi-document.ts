@@ -16,6 +16,7 @@ import type {
 import { pointerSegment } from '../common/json-pointer.js';
 import { relocateSchema } from '../schema/relocate-schema.js';
 import { compareStrings } from '../common/json-value.js';
+import { printableJson } from '../diagnostics/printable.js';
 
 export const ASYNCAPI_VERSION = '3.0.0';
 
@@ -276,5 +277,5 @@ function sortKeys(object: JsonObject): JsonObject {
 
 /** The document as JSON text: two-space indent, LF, one trailing newline. */
 export function renderAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions = {}): string {
-  return `${JSON.stringify(buildAsyncApiDocument(catalog, options), null, 2)}\n`;
+  return `${printableJson(buildAsyncApiDocument(catalog, options))}\n`;
 }

@@ -2,8 +2,10 @@
  * A short unified diff for `evgen build --check`: each changed place as its own hunk with one line
  * of context, and at most `maxLines` changed lines in all. Enough to see why a file is stale
  * without flooding the terminal (a header change and a new export are two small hunks, not one
- * block spanning the file).
+ * block spanning the file). Lines and label are made printable: a tampered file's text must not
+ * forge output lines or repaint the terminal.
  */
+import { printable } from '../diagnostics/printable.js';
 
 /** Above this many cells the line-by-line table costs too much memory; the diff falls back to one block. */
 const MAX_TABLE_CELLS = 4_000_000;
@@ -18,7 +20,7 @@ type Op = {
 
 export function shortDiff(oldText: string, newText: string, label: string, maxLines = 6): string {
   const ops = diffLines(oldText.split('\n'), newText.split('\n'));
-  const out = [`--- ${label} (on disk)`, `+++ ${label} (generated)`];
+  const out = [`--- ${printable(label)} (on disk)`, `+++ ${printable(label)} (generated)`];
   let budget = maxLines;
   let hidden = 0;
   for (const hunk of hunks(ops)) {
@@ -34,7 +36,7 @@ export function shortDiff(oldText: string, newText: string, label: string, maxLi
     for (let index = 0; index < hunk.length;) {
       const op = hunk[index]!;
       if (op.kind === ' ') {
-        out.push(` ${op.text}`);
+        out.push(` ${printable(op.text)}`);
         index++;
         continue;
       }
@@ -48,8 +50,8 @@ export function shortDiff(oldText: string, newText: string, label: string, maxLi
         added.length === 0 ? budget : Math.ceil(budget / 2),
       );
       const showAdded = Math.min(added.length, budget - showRemoved);
-      for (const change of removed.slice(0, showRemoved)) out.push(`-${change.text}`);
-      for (const change of added.slice(0, showAdded)) out.push(`+${change.text}`);
+      for (const change of removed.slice(0, showRemoved)) out.push(`-${printable(change.text)}`);
+      for (const change of added.slice(0, showAdded)) out.push(`+${printable(change.text)}`);
       budget -= showRemoved + showAdded;
       hidden += removed.length - showRemoved + added.length - showAdded;
       index = end;

@@ -14,6 +14,7 @@ import {
 } from '../diagnostics/format.js';
 import type { CatalogCheckReport } from './check-catalog.js';
 import { deployOrderText, type CompatibilityViolation } from './violation.js';
+import { printableJson } from '../diagnostics/printable.js';
 
 export const REPORT_FORMATS = DIAGNOSTIC_FORMATS;
 export type ReportFormat = DiagnosticFormat;
@@ -74,7 +75,7 @@ function jsonBody(
     problems: problems.map(diagnosticJson),
     violations: report.violations.map(violationJson),
   };
-  return `${JSON.stringify(body, null, 2)}\n`;
+  return `${printableJson(body)}\n`;
 }
 
 /** A stable machine-readable report (keys in fixed order, violations sorted). */

@@ -38,23 +38,5 @@ export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   );
 }
 
-// ANSI/VT escape sequences (CSI … final byte, OSC … BEL/ST, and two-byte ESC forms), then any
-// other C0/C1 control character.
-const ESCAPE_SEQUENCE =
-  /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])|\u009b[0-?]*[ -/]*[@-~]/g;
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-
-/**
- * Text from the user's files (property names, titles, paths) made safe to print on one line:
- * terminal escape sequences are removed and every other control character (newline included)
- * is shown as a visible `\uXXXX` escape, so a name can neither forge an output line nor repaint
- * the terminal.
- */
-export function printable(text: string): string {
-  return text
-    .replace(ESCAPE_SEQUENCE, '')
-    .replace(
-      CONTROL_CHARACTER,
-      (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    );
-}
+/** Re-exported where diagnostics are made: the one sanitizer of printed text. */
+export { printable } from './printable.js';

@@ -4,6 +4,7 @@
  * `printable` first, in every format, so text from a schema cannot forge lines or annotations.
  */
 import { printable, severityOf, type Diagnostic } from './diagnostic.js';
+import { printableJson } from './printable.js';
 
 export const DIAGNOSTIC_FORMATS = ['text', 'json', 'github'] as const;
 export type DiagnosticFormat = (typeof DIAGNOSTIC_FORMATS)[number];
@@ -83,7 +84,7 @@ export function formatDiagnostics(
 ): string {
   switch (format) {
     case 'json':
-      return `${JSON.stringify({ diagnostics: diagnostics.map(diagnosticJson) }, null, 2)}\n`;
+      return `${printableJson({ diagnostics: diagnostics.map(diagnosticJson) })}\n`;
     case 'github':
       return diagnostics.map((diagnostic) => `${formatDiagnosticGithub(diagnostic)}\n`).join('');
     case 'text':

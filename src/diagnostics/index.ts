@@ -1,12 +1,7 @@
 /** Diagnostics: the one shape of everything evgen reports about input, and its formatters. */
-export {
-  compareDiagnostics,
-  printable,
-  severityOf,
-  type Diagnostic,
-  type Severity,
-} from './diagnostic.js';
+export { compareDiagnostics, severityOf, type Diagnostic, type Severity } from './diagnostic.js';
 export { DiagnosticError } from './diagnostic-error.js';
+export { printable, printableJson, printed } from './printable.js';
 export {
   diagnosticJson,
   DIAGNOSTIC_FORMATS,

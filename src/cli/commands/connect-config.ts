@@ -27,6 +27,7 @@ import { loadConfig } from '../config.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { redactUrl } from '../operator-options.js';
 import { EXIT_OK } from '../exit-codes.js';
+import { printed } from '../../diagnostics/printable.js';
 
 export interface ConnectConfigCommandOptions {
   readonly events?: string;
@@ -274,7 +275,7 @@ export function runConnectConfig(
           hint: 'give --output a writable folder',
         });
       }
-      process.stdout.write(`wrote ${relative(cwd, target)}\n`);
+      process.stdout.write(printed`wrote ${relative(cwd, target)}` + '\n');
     }
     if (database === 'postgres') {
       // The CDC outbox refuses writes until this slot and publication exist.

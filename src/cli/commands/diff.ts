@@ -33,7 +33,7 @@ import { formatDiagnosticText } from '../../diagnostics/format.js';
 import { explain } from '../../compat/rules/hints.js';
 import { SchemaInputError } from '../../compat/schema-document.js';
 import { UNJUDGED_HINT, UnjudgedChangeError } from '../../compat/unjudged-change.js';
-import { printable } from '../../diagnostics/diagnostic.js';
+import { printable, printableJson } from '../../diagnostics/printable.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 
 export interface DiffOptions {
@@ -72,20 +72,24 @@ async function readSchema(file: string): Promise<JsonSchema> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     throw new SchemaInputError(
-      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      `cannot read ${printable(file)}: ${printable((error as NodeJS.ErrnoException).code ?? String(error))}`,
     );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new SchemaInputError(`${file} is not valid JSON: ${(error as Error).message}`);
+    throw new SchemaInputError(
+      `${printable(file)} is not valid JSON: ${printable((error as Error).message)}`,
+    );
   }
   if (
     typeof value !== 'boolean' &&
     (typeof value !== 'object' || value === null || Array.isArray(value))
   ) {
-    throw new SchemaInputError(`${file} is not a JSON Schema (expected an object or a boolean)`);
+    throw new SchemaInputError(
+      `${printable(file)} is not a JSON Schema (expected an object or a boolean)`,
+    );
   }
   return bundle(resolve(file), value);
 }
@@ -113,7 +117,7 @@ async function bundle(absolutePath: string, value: unknown): Promise<JsonSchema>
     throw error;
   }
   if (bundled === undefined)
-    throw new SchemaInputError(`${absolutePath}: unsupported or invalid schema`);
+    throw new SchemaInputError(`${printable(absolutePath)}: unsupported or invalid schema`);
   return bundled;
 }
 
@@ -162,6 +166,7 @@ export async function runDiff(
     };
   } catch (error) {
     if (error instanceof SchemaInputError) {
+      // Its parts (file names, parser messages) were made printable where it was thrown.
       process.stderr.write(`evgen diff: ${error.message}\n`);
       return EXIT_BAD_INPUT;
     }
@@ -198,7 +203,7 @@ export async function runDiff(
       backward: direction('backward'),
       forward: direction('forward'),
     };
-    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    process.stdout.write(`${printableJson(body)}\n`);
   } else {
     const lines = [`changes ${oldFile} → ${newFile}:`];
     if (changes.length === 0) lines.push('  (none)');
@@ -218,7 +223,8 @@ export async function runDiff(
     lines.push(
       `evgen diff: ${compatible ? 'compatible' : 'incompatible'} under ${mode} (policy ${policy})`,
     );
-    process.stdout.write(`${lines.join('\n')}\n`);
+    // Property names and file names come from the schemas and the command line: one line each.
+    process.stdout.write(`${lines.map(printable).join('\n')}\n`);
   }
   return compatible ? EXIT_OK : EXIT_FINDINGS;
 }

@@ -56,6 +56,7 @@ import {
   type AmqpFlags,
   type KafkaFlags,
 } from '../operator-options.js';
+import { printableJson } from '../../diagnostics/printable.js';
 
 export interface DlqOptions extends AmqpFlags, KafkaFlags, DatabaseFlags {
   readonly unresolved?: boolean;
@@ -410,20 +411,14 @@ export function runDlqList(options: DlqOptions): Promise<number> {
         })
       : listed;
     if (options.json === true) {
-      process.stdout.write(
-        `${JSON.stringify(
-          found.flatMap(([, letters]) => letters),
-          null,
-          2,
-        )}\n`,
-      );
+      process.stdout.write(`${printableJson(found.flatMap(([, letters]) => letters))}\n`);
       return EXIT_OK;
     }
     const lines: string[] = [];
     for (const [consumer, letters] of found) {
       const open = letters.filter((letter) => 'resolved' in letter && !letter.resolved).length;
       lines.push(
-        `${consumer}: ${letters.length} dead letter(s)${resolving ? `, ${open} unresolved` : ''}`,
+        `${printable(consumer)}: ${letters.length} dead letter(s)${resolving ? `, ${open} unresolved` : ''}`,
       );
       for (const letter of letters) lines.push(`  ${summary(letter)}`);
     }
@@ -447,7 +442,7 @@ export function runDlqShow(messageId: string, options: DlqOptions): Promise<numb
         ? found
         : resolveDeadLetters(db, found, inboxTableOptions(options)),
     );
-    if (options.json === true) process.stdout.write(`${JSON.stringify(letters, null, 2)}\n`);
+    if (options.json === true) process.stdout.write(`${printableJson(letters)}\n`);
     else if (letters.length === 0)
       process.stdout.write(`no dead letter with messageId ${printable(messageId)}\n`);
     else
@@ -527,7 +522,7 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
     );
     if (options.json === true) {
       process.stdout.write(
-        `${JSON.stringify({ dryRun, force, resolvedLookedAt: resolving, consumers: outcome }, null, 2)}\n`,
+        `${printableJson({ dryRun, force, resolvedLookedAt: resolving, consumers: outcome })}\n`,
       );
       return EXIT_OK;
     }
@@ -535,7 +530,7 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
     const lines: string[] = [];
     for (const { consumer, replayed, kept, alreadyResolved } of outcome) {
       lines.push(
-        `${consumer}: ${verb} ${replayed.length}${replayed.length > 0 ? ` (${replayed.map(printable).join(', ')})` : ''}, kept ${kept}`,
+        `${printable(consumer)}: ${verb} ${replayed.length}${replayed.length > 0 ? ` (${replayed.map(printable).join(', ')})` : ''}, kept ${kept}`,
       );
       if (alreadyResolved.length === 0) continue;
       const named = alreadyResolved

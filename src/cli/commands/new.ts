@@ -19,6 +19,7 @@ import { addFolderOptions, refuse, reportingProblems } from '../command-support.
 import { loadConfig } from '../config.js';
 import { EXIT_OK } from '../exit-codes.js';
 import { parseEventRef } from '../event-ref.js';
+import { printed } from '../../diagnostics/printable.js';
 
 export interface NewOptions {
   readonly events?: string;
@@ -146,7 +147,8 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
       written.push(displayPath(path));
     }
     process.stdout.write(
-      `created ${written.join(', ')} (aggregate ${aggregate}, id ${aggregateId}; change them with --aggregate/--id); describe the event and its payload, then run \`evgen build\`\n`,
+      printed`created ${written.join(', ')} (aggregate ${aggregate}, id ${aggregateId}; change them with --aggregate/--id); describe the event and its payload, then run \`evgen build\`` +
+        '\n',
     );
     return EXIT_OK;
   });

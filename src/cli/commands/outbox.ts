@@ -30,6 +30,7 @@ import {
   withDatabase,
   type DatabaseFlags,
 } from '../operator-options.js';
+import { printableJson } from '../../diagnostics/printable.js';
 
 export interface OutboxStatusOptions extends DatabaseFlags {
   readonly json?: boolean;
@@ -144,7 +145,7 @@ export function runOutboxDead(options: OutboxDeadOptions): Promise<number> {
       });
     });
     if (options.json === true) {
-      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      process.stdout.write(`${printableJson(rows)}\n`);
       return EXIT_OK;
     }
     const lines = [
@@ -209,7 +210,7 @@ export function runOutboxRevive(
       });
     });
     if (options.json === true) {
-      process.stdout.write(`${JSON.stringify(revived, null, 2)}\n`);
+      process.stdout.write(`${printableJson(revived)}\n`);
       return EXIT_OK;
     }
     const lines = [`revived ${revived.length} row(s)`];
@@ -274,7 +275,7 @@ function runCdcOutboxStatus(options: OutboxStatusOptions): Promise<number> {
         : await connectorState(options.connectUrl, options.connector ?? 'evgen-outbox');
     process.stdout.write(
       options.json === true
-        ? `${JSON.stringify({ ...status, connector }, null, 2)}\n`
+        ? `${printableJson({ ...status, connector })}\n`
         : formatCdcStatus(status, connector),
     );
     const stalled =
@@ -332,7 +333,7 @@ export function runOutboxStatus(options: OutboxStatusOptions): Promise<number> {
       return outboxStatus(db, outboxTableOptions(options));
     });
     process.stdout.write(
-      options.json === true ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status),
+      options.json === true ? `${printableJson(status)}\n` : formatStatus(status),
     );
     return options.failOnDead === true && status.dead > 0 ? EXIT_FINDINGS : EXIT_OK;
   });

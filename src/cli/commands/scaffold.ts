@@ -12,6 +12,7 @@ import { planScaffold } from '../../scaffold/index.js';
 import { loadConfig } from '../config.js';
 import { addFolderOptions, reportingProblems } from '../command-support.js';
 import { EXIT_OK } from '../exit-codes.js';
+import { printed } from '../../diagnostics/printable.js';
 
 export interface ScaffoldCommandOptions {
   readonly events?: string;
@@ -55,13 +56,15 @@ export function runScaffold(options: ScaffoldCommandOptions, cwd = process.cwd()
       // `wx` refuses to replace a file that appeared since it was read; extensions rewrite the read content plus new lines.
       await writeFile(file, change.content, change.action === 'create' ? { flag: 'wx' } : {});
       process.stdout.write(
-        `${change.action === 'create' ? 'created' : 'extended'} ${relative(cwd, file)}: ${change.added.join(', ')}\n`,
+        printed`${change.action === 'create' ? 'created' : 'extended'} ${relative(cwd, file)}: ${change.added.join(', ')}` +
+          '\n',
       );
     }
-    for (const note of plan.notes) process.stdout.write(`note: ${note}\n`);
+    for (const note of plan.notes) process.stdout.write(printed`note: ${note}` + '\n');
     if (catalog.consumers.length === 0) {
       process.stdout.write(
-        `evgen scaffold: no consumers are declared (add one as ${displayPath(join(config.events, '_consumers'))}/<service-name>.json); nothing written\n`,
+        printed`evgen scaffold: no consumers are declared (add one as ${displayPath(join(config.events, '_consumers'))}/<service-name>.json); nothing written` +
+          '\n',
       );
     } else if (plan.changes.length === 0)
       process.stdout.write('evgen scaffold: every stub already exists; nothing written\n');

@@ -44,6 +44,7 @@ import {
   type DatabaseFlags,
   type KafkaFlags,
 } from '../operator-options.js';
+import { printableJson } from '../../diagnostics/printable.js';
 
 /** Every transport whose connection is configured (RabbitMQ, Kafka). */
 async function deadLetterSources(
@@ -197,9 +198,7 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
       deadLetters: deadLetters?.map((letter) => resolution(letter, inbox)) ?? null,
       published,
     };
-    process.stdout.write(
-      options.json === true ? `${JSON.stringify(trace, null, 2)}\n` : formatTrace(trace),
-    );
+    process.stdout.write(options.json === true ? `${printableJson(trace)}\n` : formatTrace(trace));
     const found =
       outbox !== null ||
       inbox.length > 0 ||

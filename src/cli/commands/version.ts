@@ -13,6 +13,7 @@ import { addFolderOptions, refuse, reportingProblems } from '../command-support.
 import { loadConfig } from '../config.js';
 import { EXIT_OK } from '../exit-codes.js';
 import { parseEventRef } from '../event-ref.js';
+import { printed } from '../../diagnostics/printable.js';
 
 export interface VersionOptions {
   readonly events?: string;
@@ -61,7 +62,8 @@ export function runVersion(ref: string, options: VersionOptions): Promise<number
       });
     }
     process.stdout.write(
-      `created ${displayPath(to)} from v${latest}; edit it, then run \`evgen check\` and \`evgen build\`\n`,
+      printed`created ${displayPath(to)} from v${latest}; edit it, then run \`evgen check\` and \`evgen build\`` +
+        '\n',
     );
     return EXIT_OK;
   });

@@ -1,0 +1,170 @@
+/**
+ * Names a pull request controls (property names, file names, the lines of a tampered generated
+ * file, event names on the command line) never reach the output raw, in any command or format:
+ * no line starts with `::` unless evgen wrote the annotation, and no control character (CR, ESC,
+ * C1, U+2028/2029, bidirectional controls) is printed.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  eventJson,
+  payloadSchema,
+  tempCatalog,
+  type TempCatalog,
+} from '../catalog/temp-catalog.js';
+import { runCliCaptured, type CliResult } from './capture-output.js';
+
+/** Each would forge a workflow command or repaint the line if printed raw. */
+const HOSTILE = [
+  'a\n::error file=x.ts::forged',
+  'b\r::warning::forged',
+  'c\u001b[2K\u001b[1Gup to date',
+  'd\u2028::stop-commands::token',
+  'e\u202e::add-mask::secret',
+  'f\u0085::notice::forged',
+  'g\u007f\u2066x\u2069',
+];
+
+const UNSAFE =
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
+/** Lines evgen itself writes as GitHub annotations (only with --format github). */
+const EVGEN_ANNOTATION = /^::(error|warning|notice) (file|title)=/;
+
+function expectSafe(result: CliResult, annotations = false): void {
+  for (const [stream, text] of [
+    ['stdout', result.stdout],
+    ['stderr', result.stderr],
+  ] as const) {
+    expect(text, stream).not.toMatch(UNSAFE);
+    for (const line of text.split('\n')) {
+      if (annotations && EVGEN_ANNOTATION.test(line)) continue;
+      expect(line, `${stream} line`).not.toMatch(/^::/);
+      expect(line).not.toMatch(/^\s*::/);
+    }
+  }
+}
+
+const schemaWith = (names: readonly string[]) =>
+  payloadSchema(Object.fromEntries(names.map((name) => [name, { type: 'string' }])), {
+    required: ['orderId', ...names],
+  });
+
+let scratch: string;
+let catalog: TempCatalog;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'evgen-hostile-output-'));
+  // v2 drops every hostile required property: check and diff name each of them.
+  catalog = await tempCatalog({
+    'shop/OrderPlaced/event.json': eventJson('shop', 'OrderPlaced'),
+    'shop/OrderPlaced/v1.schema.json': schemaWith(HOSTILE),
+    'shop/OrderPlaced/v2.schema.json': payloadSchema(),
+  });
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+  await catalog.cleanup();
+});
+
+describe('hostile names in every command and format', () => {
+  it('evgen diff, text and json, with hostile property and file names', async () => {
+    for (const [index, name] of HOSTILE.entries()) {
+      const old = join(scratch, `old-${index}-${name}.json`);
+      const changed = join(scratch, `new-${index}-${name}.json`);
+      await writeFile(old, JSON.stringify(schemaWith([name])));
+      await writeFile(changed, JSON.stringify(payloadSchema()));
+      for (const format of ['text', 'json']) {
+        const result = await runCliCaptured('diff', old, changed, '--format', format);
+        expect(result.code).toBe(1);
+        expectSafe(result);
+      }
+      // Unreadable input names the file too.
+      expectSafe(await runCliCaptured('diff', `${old}.missing`, changed));
+    }
+    // JSON stays lossless: the escapes parse back to the very names.
+    const old = join(scratch, 'all-old.json');
+    await writeFile(old, JSON.stringify(schemaWith(HOSTILE)));
+    const changed = join(scratch, 'all-new.json');
+    await writeFile(changed, JSON.stringify(payloadSchema()));
+    const json = await runCliCaptured('diff', old, changed, '--format', 'json');
+    const paths = (JSON.parse(json.stdout) as { changes: { path: string }[] }).changes.map(
+      (change) => change.path,
+    );
+    for (const name of HOSTILE) expect(paths.some((path) => path.endsWith(name))).toBe(true);
+  });
+
+  it('evgen check in text, json and github', async () => {
+    for (const format of ['text', 'json', 'github']) {
+      const result = await runCliCaptured(
+        'check',
+        '--events',
+        catalog.events,
+        '--no-cache',
+        '--format',
+        format,
+      );
+      expect(result.code).toBe(1);
+      expectSafe(result, format === 'github');
+    }
+  });
+
+  it('evgen build and build --check with hostile orphan, foreign and tampered files', async () => {
+    const project = await tempCatalog({
+      'shop/OrderPlaced/event.json': eventJson('shop', 'OrderPlaced'),
+      'shop/OrderPlaced/v1.schema.json': payloadSchema(),
+    });
+    try {
+      const out = join(project.dir, 'generated');
+      const folders = ['--events', project.events, '--out', out, '--no-cache'];
+      expect((await runCliCaptured('build', ...folders)).code).toBe(0);
+      await mkdir(join(out, 'shop'), { recursive: true });
+      for (const [index, name] of HOSTILE.entries()) {
+        await writeFile(
+          join(out, `orphan-${index}-${name}.ts`),
+          '// Code generated by evgen from test. DO NOT EDIT.\n',
+        );
+        await writeFile(join(out, `foreign-${index}-${name}.ts`), 'hand written\n');
+      }
+      await writeFile(
+        join(out, 'catalog.ts'),
+        `// Code generated by evgen from test. DO NOT EDIT.\n${HOSTILE.join('\n')}\n`,
+      );
+      const check = await runCliCaptured('build', '--check', ...folders);
+      expect(check.code).toBe(1);
+      expect(check.stdout).toContain('orphaned:');
+      expect(check.stdout).toContain('stale:');
+      expect(check.stderr).toContain('is not generated by evgen');
+      expectSafe(check);
+      const build = await runCliCaptured('build', ...folders);
+      expect(build.code).toBe(0);
+      expectSafe(build);
+    } finally {
+      await project.cleanup();
+    }
+  });
+
+  it('evgen new, version and asyncapi with hostile names', async () => {
+    for (const name of HOSTILE) {
+      expectSafe(await runCliCaptured('new', `shop/${name}`, '--events', catalog.events));
+      expectSafe(await runCliCaptured('version', `shop/${name}`, '--events', catalog.events));
+      expectSafe(
+        await runCliCaptured('new', 'shop/Fine', '--events', join(scratch, `events-${name}`)),
+      );
+    }
+    const asyncapi = await runCliCaptured(
+      'asyncapi',
+      '--events',
+      catalog.events,
+      '--title',
+      HOSTILE.join(' '),
+    );
+    expect(asyncapi.code).toBe(0);
+    expectSafe(asyncapi);
+    expect((JSON.parse(asyncapi.stdout) as { info: { title: string } }).info.title).toBe(
+      HOSTILE.join(' '),
+    );
+  });
+});
