@@ -9,7 +9,7 @@ import {
   type CatalogDependency,
 } from '../catalog/catalog-dependencies.js';
 import { loadCatalog, type LoadCatalogOptions } from '../catalog/load-catalog.js';
-import type { Catalog } from '../catalog/model.js';
+import type { Catalog, EventDefinition } from '../catalog/model.js';
 import { displayPath } from '../catalog/read-json-file.js';
 import { CONFIG_FILE_NAME, type EvgenConfig } from './config.js';
 
@@ -23,6 +23,8 @@ export interface ProjectCatalog {
   /** Own events and dependency events (marked with `dependency`), own consumers. */
   readonly catalog: Catalog;
   readonly dependencies: readonly LoadedDependency[];
+  /** The dependencies' events as they are in `catalog` (marked with `dependency`). */
+  readonly dependencyEvents: readonly EventDefinition[];
 }
 
 /** Loads the dependencies' catalogs, in the config's (sorted) order. */
@@ -60,5 +62,5 @@ export async function loadProjectCatalog(
     ...options,
     ...(dependencyEvents.length > 0 ? { dependencyEvents } : {}),
   });
-  return { catalog, dependencies };
+  return { catalog, dependencies, dependencyEvents };
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventJson, payloadSchema, writeFiles } from '../catalog/temp-catalog.js';
+import { consumerRepository as inFolder } from './consumer-repository.js';
 import { runCliCaptured } from './capture-output.js';
 
 let dir: string;
@@ -20,31 +21,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const producerEvents = {
-  'order/OrderPaid/event.json': eventJson('order', 'OrderPaid'),
-  'order/OrderPaid/v1.schema.json': payloadSchema({ amount: { type: 'integer' } }),
-  'order/OrderShipped/event.json': eventJson('order', 'OrderShipped'),
-  'order/OrderShipped/v1.schema.json': payloadSchema(),
-  // The producer's own consumers are not the consumer repository's business.
-  '_consumers/audit.json': { description: 'Audits.', subscribes: ['order.OrderShipped'] },
-};
-
-/** A consumer repository at `<dir>/billing` reading the package at node_modules/@acme/orders. */
-async function consumerRepository(ownEvents: Record<string, unknown> = {}) {
-  const pkg = join(dir, 'billing', 'node_modules', '@acme', 'orders');
-  await writeFiles(pkg, {
-    'package.json': { name: '@acme/orders', version: '1.0.0', evgen: { catalog: 'catalog' } },
-  });
-  await writeFiles(join(pkg, 'catalog'), producerEvents);
-  await writeFiles(join(dir, 'billing'), {
-    'evgen.config.json': { catalogs: { orders: '@acme/orders' } },
-  });
-  await writeFiles(join(dir, 'billing', 'events'), {
-    '_consumers/billing.json': { description: 'Bills.', subscribes: ['order.OrderPaid'] },
-    ...ownEvents,
-  });
-  return join(dir, 'billing');
-}
+const consumerRepository = (own: Record<string, unknown> = {}) => inFolder(dir, own);
 
 const inRepo = (repo: string, ...argv: string[]) =>
   runCliCaptured(...argv, '--config', join(repo, 'evgen.config.json'), '--no-cache');

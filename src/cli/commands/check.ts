@@ -6,10 +6,10 @@
  * violation. `--update-lock` then locks the versions not locked yet (only when the check passes).
  * Exit 0 compatible, 1 violations, 2 bad input (invalid catalog or lock, unknown ref, …).
  */
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
-import { loadCatalog } from '../../catalog/load-catalog.js';
+import { isProduced } from '../../catalog/produced-events.js';
 import {
   COMPATIBILITY_POLICIES,
   type Catalog,
@@ -39,6 +39,10 @@ import { displayPath } from '../../catalog/read-json-file.js';
 import { printable, type Diagnostic } from '../../diagnostics/diagnostic.js';
 import { openBuildCache } from '../build-cache.js';
 import { loadConfig } from '../config.js';
+import { judgeDependencies, pinDependencies } from '../dependency-check.js';
+import { loadProjectCatalog, type ProjectCatalog } from '../project-catalog.js';
+import { compareViolations } from '../../compat/violation.js';
+import { writeAtomically } from '../write-atomically.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 
 export interface CheckOptions {
@@ -114,6 +118,17 @@ function noBaselineNote(format: ReportFormat, lock: ReleaseLock | undefined): st
   return format === 'github' ? `::notice title=evgen check::${text}\n` : `note: ${text}\n`;
 }
 
+/** A note beside the report (stderr for json, to keep stdout JSON). */
+function printNote(format: ReportFormat, text: string): void {
+  if (format === 'github') process.stdout.write(`::notice title=evgen check::${text}\n`);
+  else (format === 'json' ? process.stderr : process.stdout).write(`note: ${text}\n`);
+}
+
+/** The catalog with only the events this repository produces. */
+function producedOnly(catalog: Catalog): Catalog {
+  return { ...catalog, events: catalog.events.filter(isProduced) };
+}
+
 /** Locks the versions not locked yet; says what it did (on stderr for json, to keep stdout JSON). */
 async function updateLock(
   eventsRoot: string,
@@ -129,23 +144,12 @@ async function updateLock(
   const path = lockPath(eventsRoot);
   const text = formatLock(after);
   const current = await readFile(path, 'utf8').catch(() => undefined);
-  if (current !== text) await writeFileAtomically(path, text);
+  if (current !== text) await writeAtomically(path, text);
   const message =
     added === 0
       ? `evgen check: ${displayPath(path)} already locks every version\n`
       : `evgen check: locked ${added} new version${added === 1 ? '' : 's'} in ${displayPath(path)}\n`;
   (format === 'json' ? process.stderr : process.stdout).write(message);
-}
-
-/** Writes next to the target and renames, so an interrupted run never leaves half a lock. */
-async function writeFileAtomically(path: string, text: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
-  try {
-    await writeFile(temporary, text, 'utf8');
-    await rename(temporary, path);
-  } finally {
-    await rm(temporary, { force: true });
-  }
 }
 
 /** The check itself, returning the exit code; usable without commander. */
@@ -154,6 +158,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
   const context: ReportContext = options.against !== undefined ? { against: options.against } : {};
   const fail = (problems: readonly Diagnostic[]) => printProblems(format, problems, context);
   let catalog: Catalog;
+  let project: ProjectCatalog;
   let released: Catalog | undefined;
   let lock: ReleaseLock | undefined;
   let events = options.events ?? 'events';
@@ -170,17 +175,27 @@ export async function runCheck(options: CheckOptions): Promise<number> {
     };
     // Versions whose files are unchanged since a build or check are not bundled again either.
     const loadedVersions = await cache?.readLoadedVersions(config.events);
-    catalog = await loadCatalog(config.events, {
+    project = await loadProjectCatalog(config, {
       ...loadOptions,
       ...(loadedVersions !== undefined ? { loadedVersions } : {}),
     });
+    // The own lock and --against are about the events this repository produces; the catalogs it
+    // depends on are judged by what its consumers read (judgeDependencies).
+    catalog = producedOnly(project.catalog);
     if (loadedVersions !== undefined)
       await cache?.writeLoadedVersions(config.events, loadedVersions);
     lock = await readReleaseLock(config.events);
     const against = options.against;
     if (against !== undefined) {
       try {
-        released = await loadCatalogAtRef(config.events, against, loadOptions);
+        released = producedOnly(
+          await loadCatalogAtRef(config.events, against, {
+            ...loadOptions,
+            ...(project.dependencyEvents.length > 0
+              ? { dependencyEvents: project.dependencyEvents }
+              : {}),
+          }),
+        );
       } catch (error) {
         if (error instanceof CatalogError) {
           return fail(
@@ -209,23 +224,36 @@ export async function runCheck(options: CheckOptions): Promise<number> {
   }
 
   try {
-    const report = checkCatalog(catalog, {
+    const own = checkCatalog(catalog, {
       ...(released !== undefined ? { against: released } : {}),
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(lock !== undefined ? { lock } : {}),
     });
+    const dependencies = await judgeDependencies(project, events, options.policy);
+    const violations = [...own.violations, ...dependencies.violations].sort(compareViolations);
+    const report = {
+      ok: violations.length === 0,
+      violations,
+      events: own.events + dependencies.events,
+      pairsChecked: own.pairsChecked + dependencies.pairsChecked,
+    };
     process.stdout.write(formatReport(format, report, context));
     if (options.against === undefined && format !== 'json')
       process.stdout.write(noBaselineNote(format, lock));
+    for (const note of dependencies.notes) printNote(format, note);
     if (options.updateLock === true) {
-      if (report.ok) await updateLock(events, catalog, lock, format);
-      else
+      if (report.ok) {
+        await updateLock(events, catalog, lock, format);
+        for (const message of await pinDependencies(project, events))
+          (format === 'json' ? process.stderr : process.stdout).write(`${message}\n`);
+      } else
         process.stderr.write(
-          `evgen check: ${LOCK_FILE_NAME} not updated: versions are locked only after a passing check\n`,
+          `evgen check: ${LOCK_FILE_NAME} and the pins of the catalogs this repository reads not updated: versions are locked only after a passing check\n`,
         );
     }
     return report.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (error) {
+    if (error instanceof CatalogError) return fail(error.problems); // unreadable pins
     if (error instanceof ComparisonProblem) return fail([error.diagnostic]);
     if (error instanceof SchemaInputError)
       return fail([
