@@ -248,7 +248,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
           (format === 'json' ? process.stderr : process.stdout).write(`${message}\n`);
       } else
         process.stderr.write(
-          `evgen check: ${LOCK_FILE_NAME} and the pins of the catalogs this repository reads not updated: versions are locked only after a passing check\n`,
+          `evgen check: ${LOCK_FILE_NAME} not updated, nor the pins of the catalogs this repository reads: versions are locked only after a passing check\n`,
         );
     }
     return report.ok ? EXIT_OK : EXIT_FINDINGS;
