@@ -6,10 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
+  NonRetryableError,
   RetryableError,
+  replayDeadLetters,
   createAmqpConnector,
   createConsumerRunner,
   createEnvelope,
+  listDeadLetters,
   type AmqpConnector,
   type ConsumerRoutes,
   type ConsumerRunner,
@@ -176,6 +179,63 @@ describe('consumer runner against hostile messages (real RabbitMQ)', () => {
     });
     expect(big!.properties.headers![EVGEN_HEADERS.attempts]).toBe(routes.maxAttempts);
     expect(runner!.metrics()).toMatchObject({ restarts: 0, settleFailures: 0, deadLettered: 2 });
+  });
+
+  it("never obeys a producer's CC/BCC: neither the dead letter nor its replay reaches the queue they name", async () => {
+    // The victim is reachable by name through the default exchange (replay) and by a routing key
+    // on the retry exchange (dead letters): the two routes a copied CC header would take.
+    const victim = `${broker.prefix}victim`;
+    await broker.channel.assertQueue(victim, { durable: false });
+    broker.track('queue', victim);
+    await broker.channel.bindQueue(victim, routes.retryExchange, 'victim-key');
+    let calls = 0;
+    await start({
+      name: 'inventory-service',
+      async handle() {
+        calls++;
+        if (calls === 1) throw new NonRetryableError('refused the first time');
+        return 'handled';
+      },
+    });
+    const message = envelopeFor('o-cc');
+    await publishRaw(
+      message.content,
+      { ...message.properties.headers, CC: [victim, 'victim-key'], BCC: [victim] },
+      message.properties.messageId,
+    );
+    await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
+    const [letter] = await listDeadLetters({ connection: broker.connection, routes });
+    expect(letter!.headers.CC).toBeUndefined();
+    expect(JSON.parse(String(letter!.headers[EVGEN_HEADERS.cut]))).toEqual({
+      'header CC': 'dropped: sender-selected distribution is never copied',
+    });
+    const replay = await replayDeadLetters({ connection: broker.connection, routes });
+    expect(replay.replayed).toEqual([message.properties.messageId]);
+    await waitFor('the replay handled', () => ofType('handled')[0]);
+    expect((await broker.channel.checkQueue(victim)).messageCount).toBe(0);
+    expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(0);
+    expect(runner!.metrics()).toMatchObject({ deadLettered: 1, handled: 1, restarts: 0 });
+  });
+
+  it('replays a dead letter that already carries CC (written by an older version) only into the work queue', async () => {
+    const victim = `${broker.prefix}victim`;
+    await broker.channel.assertQueue(victim, { durable: false });
+    broker.track('queue', victim);
+    const message = envelopeFor('o-legacy-cc');
+    // Into the dead queue through the retry exchange, where the CC names no binding.
+    const channel = await broker.connection.createConfirmChannel();
+    channel.publish(routes.retryExchange, routes.deadRoutingKey, message.content, {
+      ...message.properties,
+      headers: { ...message.properties.headers, CC: [victim] },
+    });
+    await channel.waitForConfirms();
+    await channel.close();
+    const replay = await replayDeadLetters({ connection: broker.connection, routes });
+    expect(replay.replayed).toEqual([message.properties.messageId]);
+    const [copy, ...more] = await drainQueue(broker.channel, routes.queue);
+    expect(more).toHaveLength(0);
+    expect(copy!.properties.headers!.CC).toBeUndefined();
+    expect((await broker.channel.checkQueue(victim)).messageCount).toBe(0);
   });
 
   it('retries a failing message with unencodable headers through the tiers (headers serialized), never restarting', async () => {
