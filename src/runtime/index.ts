@@ -126,6 +126,11 @@ export type { MessageHandler } from './delivery/message-handler.js';
 export type { DeliveryCounts } from './delivery/delivery-outcome.js';
 export type { CircuitBreakerOptions } from './delivery/circuit-breaker.js';
 export type { BackoffOptions } from './backoff.js';
+export type { DeliveryRunner } from './delivery/delivery-runner.js';
+export type { DeliveryEvent, DeliveryEventOf } from './delivery/delivery-event.js';
+export type { LifecycleEvent, RunnerState } from './delivery/runner-lifecycle.js';
+export type { RestartingEvent } from './delivery/supervisor.js';
+export type { RunnerCoreEvent } from './delivery/runner-core.js';
 
 // RabbitMQ.
 export {
@@ -213,15 +218,15 @@ export {
   kafkaDeadLetterTopic,
   kafkaRetryTopic,
 } from './kafka/topic-names.js';
-export {
-  createKafkaConsumerRunner,
-  type KafkaConsumerRoutes,
-  type KafkaConsumerRunner,
-  type KafkaConsumerRunnerEvent,
-  type KafkaConsumerRunnerMetrics,
-  type KafkaConsumerRunnerOptions,
-  type KafkaPartitionLag,
-} from './kafka/consumer/kafka-consumer-runner.js';
+export { createKafkaConsumerRunner } from './kafka/consumer/kafka-consumer-runner.js';
+export type {
+  KafkaConsumerRoutes,
+  KafkaConsumerRunner,
+  KafkaConsumerRunnerEvent,
+  KafkaConsumerRunnerMetrics,
+  KafkaConsumerRunnerOptions,
+  KafkaPartitionLag,
+} from './kafka/consumer/kafka-consumer-types.js';
 export {
   kafkaConsumerRoutes,
   type KafkaConsumerRoutesOptions,

@@ -6,6 +6,11 @@
  * (readable under FULL, dead-lettered under BACKWARD), retryable and non-retryable failures, retry
  * exhaustion (a dead letter with its facts), a duplicate, in-order handling across a gap, and a
  * stop while a handler runs. A new transport is done when it passes this suite.
+ *
+ * The lifecycle block runs over every transport and the outbox relay: concurrent starts, a stop
+ * during start, stop twice, stop before start, start after stop, a stop while the breaker (the
+ * relay's outage backoff) is open and a stop during a handler, each asserting the runner's state,
+ * the connections it holds open and that no message is lost or handled twice.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +21,7 @@ import {
   NonRetryableError,
   postgresDatabase,
   RetryableError,
+  UnavailableError,
   type ConsumerContext,
   type DeliveryCounts,
   type Envelope,
@@ -30,6 +36,7 @@ import {
   type Letter,
   type TransportUnderTest,
 } from './support/transports.js';
+import { LIFECYCLE_SUBJECTS, type LifecycleSubject } from './support/lifecycle-subjects.js';
 
 type Mode = 'ok' | 'retry-once' | 'retry-always' | 'poison' | 'ordered' | 'block';
 interface Payload {
@@ -324,5 +331,149 @@ describe.each(TRANSPORTS)('delivery conformance: $name', (entry) => {
     gate();
     await stopping;
     expect(await effects(e.messageId)).toBe(1);
+  });
+});
+
+describe.each(LIFECYCLE_SUBJECTS)('runner lifecycle: $name', (entry) => {
+  let subject: LifecycleSubject;
+  let mode: 'ok' | 'block' | 'unavailable' = 'ok';
+  let gate: () => void = () => undefined;
+  let blocked: Promise<void> = Promise.resolve();
+  /** Handling attempts and effects per messageId. */
+  const attempts = new Map<string, number>();
+  const effects = new Map<string, number>();
+
+  beforeAll(async () => {
+    subject = entry.create();
+    await subject.setup(async (messageId) => {
+      attempts.set(messageId, (attempts.get(messageId) ?? 0) + 1);
+      if (mode === 'unavailable') throw new UnavailableError('database down');
+      if (mode === 'block') await blocked;
+      effects.set(messageId, (effects.get(messageId) ?? 0) + 1);
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    gate();
+    await subject?.cleanup();
+  });
+
+  const effectsOf = (messageId: string) => effects.get(messageId) ?? 0;
+  const stopped = (runner: { readonly state: string }) => {
+    expect(runner.state).toBe('stopped');
+    expect(subject.connections()).toBe(0);
+  };
+  const running = (runner: { readonly state: string }) => {
+    expect(runner.state).toBe('running');
+    expect(subject.connections()).toBe(subject.connectionsWhenRunning);
+  };
+  /** Handled once, and not again within a while. */
+  const handledOnce = async (messageId: string) => {
+    await waitFor(`${messageId} handled`, () => effectsOf(messageId) >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(effectsOf(messageId)).toBe(1);
+  };
+
+  it('concurrent starts open one connection and handle each message once', async () => {
+    mode = 'ok';
+    const runner = subject.runner();
+    expect(runner.state).toBe('new');
+    await Promise.all([runner.start(), runner.start(), runner.start()]);
+    running(runner);
+    const id = await subject.send();
+    await handledOnce(id);
+    await runner.stop();
+    stopped(runner);
+  });
+
+  it('a stop during start wins: the runner ends stopped, nothing stays open, nothing is taken', async () => {
+    mode = 'ok';
+    const runner = subject.runner();
+    const starting = runner.start();
+    expect(runner.state).toBe('starting');
+    await runner.stop();
+    await starting.catch(() => undefined);
+    stopped(runner);
+    const id = await subject.send();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    stopped(runner);
+    expect(effectsOf(id)).toBe(0);
+    // Nothing was lost meanwhile: started again, it takes the message once.
+    await runner.start();
+    running(runner);
+    await handledOnce(id);
+    await runner.stop();
+    stopped(runner);
+  });
+
+  it('stop before start, stop twice and a stop of a stopped runner all resolve and close everything', async () => {
+    mode = 'ok';
+    const runner = subject.runner();
+    await runner.stop();
+    stopped(runner);
+    await runner.start();
+    running(runner);
+    await Promise.all([runner.stop(), runner.stop()]);
+    stopped(runner);
+    await runner.stop();
+    stopped(runner);
+  });
+
+  it('start after stop runs again: messages sent while stopped are handled once', async () => {
+    mode = 'ok';
+    const runner = subject.runner();
+    await runner.start();
+    const before = await subject.send();
+    await handledOnce(before);
+    await runner.stop();
+    const whileStopped = await subject.send();
+    await runner.start();
+    running(runner);
+    await handledOnce(whileStopped);
+    expect(effectsOf(before)).toBe(1);
+    await runner.stop();
+    stopped(runner);
+  });
+
+  it('a stop while the breaker is open ends at once; the message waits and is handled once after', async () => {
+    mode = 'unavailable';
+    const runner = subject.runner();
+    await runner.start();
+    const id = await subject.send();
+    await waitFor('dependency found down', () => (attempts.get(id) ?? 0) >= 1);
+    // The breaker's pause is two minutes: a stop that waited for it would time the test out.
+    await runner.stop();
+    stopped(runner);
+    expect(effectsOf(id)).toBe(0);
+    mode = 'ok';
+    await runner.start();
+    running(runner);
+    await handledOnce(id);
+    await runner.stop();
+    stopped(runner);
+  });
+
+  it('a stop during a handler waits for it: its effect happens once, never again after a restart', async () => {
+    mode = 'block';
+    blocked = new Promise((resolve) => (gate = resolve));
+    const runner = subject.runner();
+    await runner.start();
+    const id = await subject.send();
+    await waitFor('handler running', () => (attempts.get(id) ?? 0) >= 1);
+    let done = false;
+    const stopping = runner.stop().then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(done).toBe(false);
+    expect(runner.state).toBe('stopping');
+    gate();
+    await stopping;
+    stopped(runner);
+    expect(effectsOf(id)).toBe(1);
+    mode = 'ok';
+    await runner.start();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(effectsOf(id)).toBe(1);
+    await runner.stop();
+    stopped(runner);
   });
 });

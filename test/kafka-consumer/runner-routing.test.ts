@@ -5,17 +5,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NonRetryableError, RetryableError } from '../../src/runtime/errors.js';
-import type { MessageHandler } from '../../src/runtime/rabbitmq/consumer-runner.js';
+import type { MessageHandler } from '../../src/runtime/delivery/message-handler.js';
 import {
   KAFKA_CONSUMER_HEADERS as H,
   SPRING_DLT_HEADERS as S,
 } from '../../src/runtime/kafka/consumer/consumer-headers.js';
-import {
-  createKafkaConsumerRunner,
-  type KafkaConsumerRoutes,
-  type KafkaConsumerRunner,
-  type KafkaConsumerRunnerEvent,
-} from '../../src/runtime/kafka/consumer/kafka-consumer-runner.js';
+import { createKafkaConsumerRunner } from '../../src/runtime/kafka/consumer/kafka-consumer-runner.js';
+import type {
+  KafkaConsumerRoutes,
+  KafkaConsumerRunner,
+  KafkaConsumerRunnerEvent,
+} from '../../src/runtime/kafka/consumer/kafka-consumer-types.js';
 import { MemoryKafka } from './support/memory-kafka.js';
 
 const routes: KafkaConsumerRoutes = {

@@ -76,6 +76,14 @@ export class CircuitBreaker {
     await this.callbacks.resume();
   }
 
+  /** A new run (after a stop): closed, at the first pause again; `trips` keep counting. */
+  reset(): void {
+    this.stop();
+    this.stopped = false;
+    this.open = false;
+    this.streak = 0;
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);

@@ -3,7 +3,10 @@
  * vocabulary; a transport adds its own (RabbitMQ channel restarts, Kafka assignments, …) and may
  * extend these with where the delivery was (a Kafka record's topic, partition and offset).
  */
+import type { LifecycleEvent } from './runner-lifecycle.js';
+
 export type DeliveryEvent =
+  | LifecycleEvent
   | {
       /** The handler resolved (or the inbox had the messageId already) and it was settled. */
       readonly type: 'handled';

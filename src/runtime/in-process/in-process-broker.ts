@@ -9,13 +9,17 @@
  *
  * It is not durable: what is queued lives in memory only. The outbox row (SENT only after
  * `publish` resolved) and the inbox row are the durable parts, as with a real broker.
+ *
+ * Its lifecycle is the runner core's (delivery/runner-core.ts), like every runner's: it runs
+ * from construction (unless `autoStart: false`); `stop()` stops delivering (what is queued stays queued) and waits for the
+ * handlers running, `start()` delivers again. `close()` ends it for good, dropping what waits.
  */
 import type { Envelope } from '../envelope.js';
 import { RetryableError } from '../errors.js';
 import type { MessageBodyLimits } from '../decode-message-body.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import { createDeliveryPipeline, type DeliveryPipeline } from '../delivery/delivery-pipeline.js';
-import { DeliveryCounters, type DeliveryCounts } from '../delivery/delivery-outcome.js';
+import type { DeliveryCounts } from '../delivery/delivery-outcome.js';
 import type { DeadLetterFacts } from '../delivery/failure.js';
 import {
   settleOutcome,
@@ -23,7 +27,9 @@ import {
   type OutcomeSettlement,
 } from '../delivery/outcome-settlement.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
-import { CircuitBreaker, type CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
+import type { CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
+import { RunnerCore, type RunnerCoreEvent } from '../delivery/runner-core.js';
+import type { RunnerState } from '../delivery/runner-lifecycle.js';
 
 /** A consumer the broker delivers to: generated inbox consumers fit (`name`, `subscribes`, `handle`). */
 export interface InProcessSubscriber extends MessageHandler {
@@ -50,6 +56,10 @@ export interface InProcessBrokerOptions {
    * RabbitMQ and Kafka runners do. Default backoff 1 s doubling to 30 s.
    */
   readonly circuitBreaker?: CircuitBreakerOptions;
+  /** Whether it delivers from construction (default) or only after `start()`. */
+  readonly autoStart?: boolean;
+  /** Observability hook (its lifecycle, breaker pauses); must not throw. */
+  readonly onEvent?: (event: RunnerCoreEvent) => void;
   /** Same limits as the RabbitMQ runner's `messageLimits`. */
   readonly messageLimits?: MessageBodyLimits;
   /**
@@ -119,18 +129,17 @@ export class InProcessBroker {
   readonly deadLettered: InProcessDeadLetter[] = [];
 
   private readonly subscribers = new Map<string, Subscription>();
-  private readonly counters = new DeliveryCounters();
   private readonly retryDelaysMs: readonly number[];
   private readonly maxAttempts: number;
   private readonly limits: MessageBodyLimits;
   private readonly unroutable: 'reject' | 'accept';
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly timers = new Map<ReturnType<typeof setTimeout>, QueuedDelivery>();
   private pending = 0;
   private closed = false;
   private waiters: { ready: () => boolean; resolve: () => void }[] = [];
-  /** Deliveries held while the breaker is open; still pending for `settled()`. */
+  /** Deliveries held while the breaker is open or the broker is stopped; pending for `settled()`. */
   private parked: QueuedDelivery[] = [];
-  private readonly breaker: CircuitBreaker;
+  private readonly core: RunnerCore<RunnerCoreEvent>;
   private readonly settlement: OutcomeSettlement<QueuedDelivery>;
 
   constructor(options: InProcessBrokerOptions = {}) {
@@ -147,21 +156,31 @@ export class InProcessBroker {
     }
     this.limits = options.messageLimits ?? {};
     this.unroutable = options.unroutable ?? 'reject';
-    this.breaker = new CircuitBreaker(options.circuitBreaker ?? {}, {
-      pause: () => undefined,
-      resume: async () => {
-        const parked = this.parked;
-        this.parked = [];
-        for (const delivery of parked) {
-          this.pending--;
-          this.enqueue(delivery, 0);
-        }
-        this.notify();
+    this.core = new RunnerCore<RunnerCoreEvent>(
+      {
+        open: async () => this.unpark(),
+        pause: () => undefined,
+        resume: async () => {
+          this.unpark();
+          return undefined;
+        },
+        // Stopping: what waits for a timer waits, parked, for the next start instead.
+        quiesce: async () => {
+          for (const [timer, delivery] of this.timers) {
+            clearTimeout(timer);
+            this.pending--;
+            this.park(delivery);
+          }
+          this.timers.clear();
+        },
+        close: async () => this.notify(),
       },
-    });
+      { circuitBreaker: options.circuitBreaker, onEvent: options.onEvent },
+    );
+    if (options.autoStart ?? true) void this.core.start();
     this.settlement = {
-      breaker: this.breaker,
-      counters: this.counters,
+      breaker: this.core.breaker,
+      counters: this.core.counters,
       // Nothing to acknowledge: a settled delivery is simply not queued again.
       settle: () => undefined,
       putBack: (delivery) => this.park(delivery),
@@ -288,15 +307,48 @@ export class InProcessBroker {
     });
   }
 
-  /** Stops delivering: scheduled retries are dropped, handlers already running finish. */
+  get state(): RunnerState {
+    return this.core.state;
+  }
+
+  /** Handlers running now. */
+  get inFlight(): number {
+    return this.core.inFlight.size;
+  }
+
+  /** Delivers again after `stop()`, what was queued first. */
+  start(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the in-process broker is closed'));
+    return this.core.start();
+  }
+
+  /**
+   * Stops delivering: what is queued (retries included) stays queued for the next `start()`;
+   * resolves once the handlers running have finished and their outcome is settled.
+   */
+  stop(): Promise<void> {
+    return this.core.stop();
+  }
+
+  /** Stops delivering for good: scheduled retries are dropped, handlers already running finish. */
   close(): void {
     this.closed = true;
-    this.breaker.stop();
-    this.pending -= this.parked.length;
-    this.parked = [];
-    for (const timer of this.timers) clearTimeout(timer);
-    this.pending -= this.timers.size;
+    void this.core.stop();
+    for (const timer of this.timers.keys()) clearTimeout(timer);
+    this.pending -= this.timers.size + this.parked.length;
     this.timers.clear();
+    this.parked = [];
+    this.notify();
+  }
+
+  /** The breaker closed or the broker started: parked deliveries go again. */
+  private unpark(): void {
+    const parked = this.parked;
+    this.parked = [];
+    for (const delivery of parked) {
+      this.pending--;
+      this.enqueue(delivery, 0);
+    }
     this.notify();
   }
 
@@ -304,12 +356,12 @@ export class InProcessBroker {
     this.pending++;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      void this.deliver(delivery).finally(() => {
+      void this.core.track(this.deliver(delivery)).finally(() => {
         this.pending--;
         this.notify();
       });
     }, delayMs);
-    this.timers.add(timer);
+    this.timers.set(timer, delivery);
   }
 
   private async deliver(delivery: QueuedDelivery): Promise<void> {
@@ -317,7 +369,7 @@ export class InProcessBroker {
     const pipeline = this.subscribers.get(subscriber.name)?.pipeline;
     // Unsubscribed meanwhile: like a deleted queue, its messages are gone.
     if (pipeline === undefined) return;
-    if (this.breaker.isOpen) {
+    if (this.core.breaker.isOpen || this.core.state !== 'running') {
       this.park(delivery);
       return;
     }
@@ -341,12 +393,12 @@ export class InProcessBroker {
   private settleFailure(delivery: QueuedDelivery, outcome: FailedOutcome): void {
     const { subscriber, attempt } = delivery;
     if (outcome.kind === 'dead-letter' || this.closed) {
-      this.counters.deadLettered++;
+      this.core.counters.deadLettered++;
       this.deadLetter(delivery, outcome.letter);
       return;
     }
     const delayMs = this.retryDelaysMs[Math.min(attempt, this.retryDelaysMs.length) - 1] ?? 0;
-    this.counters.settled(outcome);
+    this.core.counters.settled(outcome);
     this.retried.push({
       consumer: subscriber.name,
       messageId: outcome.messageId,
@@ -367,7 +419,7 @@ export class InProcessBroker {
 
   /** Counts of every delivery settled so far, in the runners' vocabulary, and breaker trips. */
   metrics(): DeliveryCounts & { readonly pauses: number } {
-    return { ...this.counters.snapshot(), pauses: this.breaker.trips };
+    return { ...this.core.counters.snapshot(), pauses: this.core.breaker.trips };
   }
 
   /** Holds a delivery until the breaker closes; it stays pending for `settled()`. */

@@ -1,4 +1,5 @@
 /** The relay's options, their defaults and their checks. */
+import type { LifecycleEvent } from '../delivery/runner-lifecycle.js';
 import type { Database } from '../db/database.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
@@ -50,6 +51,8 @@ export interface OutboxRelayHooks {
   onIdle?(waitMs: number): void;
   /** A database error in the relay loop (the loop keeps going after pollIntervalMs), or a lost LISTEN. */
   onError?(error: unknown): void;
+  /** A lifecycle state change (starting, running, stopping, stopped), as every runner reports it. */
+  onLifecycle?(event: LifecycleEvent): void;
 }
 
 export interface OutboxRelayOptions extends OutboxTableOptions {

@@ -26,8 +26,13 @@
  * round (capped), until a publish is confirmed or the publisher's probe sees the broker reconnect
  * (outage-probe.ts) — an outage of any length ends in publishing.
  * Only message-specific failures count against `maxAttempts`.
+ *
+ * Start and stop follow the lifecycle every runner shares (delivery/runner-lifecycle.ts):
+ * concurrent starts share one LISTEN and one loop, a stop waits for a start in progress.
  */
 import { dialectOf } from '../db/sql-dialect.js';
+import { InFlightWork } from '../delivery/in-flight.js';
+import { RunnerLifecycle, type RunnerState } from '../delivery/runner-lifecycle.js';
 import { boundedPublisher } from './bounded-publish.js';
 import { BrokerOutage } from './broker-outage.js';
 import { outboxTableNames } from './outbox-table.js';
@@ -61,8 +66,10 @@ export interface RelayMetrics extends RelayBatchResult {
 export interface OutboxRelay {
   /** Claims and publishes one batch; resolves when every claimed row is SENT, rescheduled, DEAD or released. */
   runOnce(): Promise<RelayBatchResult>;
-  /** Starts the loop: LISTEN for wake-ups, poll as fallback. Idempotent. */
+  /** Starts the loop: LISTEN for wake-ups, poll as fallback. Idempotent; restartable after stop. */
   start(): Promise<void>;
+  /** Where the relay's loop is in its lifecycle (for health and readiness checks). */
+  readonly state: RunnerState;
   /**
    * Stops the loop and any runOnce in progress: no new publish starts, untried rows are released,
    * in-flight publishes are awaited (each is bounded by publishTimeoutMs) and recorded. With
@@ -93,8 +100,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     leaseRenewals: 0,
   };
   let stopping = false;
-  const active = new Set<Promise<unknown>>();
+  const active = new InFlightWork();
   let loop: Promise<void> | undefined;
+  let stopTimeoutMs: number | undefined;
   let unlisten: (() => Promise<void>) | undefined;
   const wakeSignal = new WakeSignal(() => stopping);
   const context: RelayContext = {
@@ -136,56 +144,71 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     carried?: SentMarks,
     handOn = false,
   ): Promise<{ result: RelayBatchResult; marks?: SentMarks }> {
-    const run = runBatch(context, carried, handOn);
-    active.add(run);
-    const untrack = () => active.delete(run);
-    run.then(untrack, untrack);
-    return run;
+    return active.track(runBatch(context, carried, handOn));
   }
   const runOnce = () => runTracked().then(({ result }) => result);
 
+  /** Ends the loop and any runOnce in progress; closes the LISTEN. */
+  async function close(): Promise<void> {
+    stopping = true;
+    wakeSignal.interrupt();
+    const timeoutMs = stopTimeoutMs;
+    let timer: unknown;
+    if (timeoutMs !== undefined) {
+      timer = config.timers.setTimeout(() => context.publisher.abandonAll(), timeoutMs);
+    }
+    try {
+      await loop?.catch(() => undefined);
+      await active.drain();
+      // Marks still kept from a database failure get one last try; rows left unmarked are
+      // published again once their lease runs out (the inbox absorbs that).
+      if (context.unwritten.size > 0) await writeUnwrittenMarks(context).catch(reportError);
+    } finally {
+      if (timer !== undefined) config.timers.clearTimeout(timer);
+      loop = undefined;
+      stopping = false;
+      const unlistenNow = unlisten;
+      unlisten = undefined;
+      await unlistenNow?.();
+    }
+  }
+
+  const lifecycle = new RunnerLifecycle(
+    {
+      async open(signal) {
+        if (config.notifyChannel !== false) {
+          try {
+            unlisten = await db.listen(config.notifyChannel, () => wakeSignal.notify(), {
+              onError: reportError,
+            });
+          } catch (error) {
+            // Polling still delivers everything, only later.
+            reportError(error);
+          }
+        }
+        // A stop came meanwhile: it closes the LISTEN; no loop starts.
+        if (!signal.aborted) loop = runRelayLoop(context, runTracked, wakeSignal);
+      },
+      close,
+    },
+    (event) => observe(() => hooks.onLifecycle?.(event)),
+  );
+
   return {
     runOnce,
-    async start() {
-      if (loop) return;
-      stopping = false;
-      if (config.notifyChannel !== false) {
-        try {
-          unlisten = await db.listen(config.notifyChannel, () => wakeSignal.notify(), {
-            onError: reportError,
-          });
-        } catch (error) {
-          // Polling still delivers everything, only later.
-          reportError(error);
-        }
-      }
-      loop = runRelayLoop(context, runTracked, wakeSignal);
+    get state() {
+      return lifecycle.state;
     },
+    start: () => lifecycle.start(),
     async stop(stopOptions: RelayStopOptions = {}) {
       const { timeoutMs } = stopOptions;
       if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
         throw new RangeError(`stop timeoutMs must be a non-negative number, got ${timeoutMs}`);
       }
-      stopping = true;
-      wakeSignal.interrupt();
-      const running = Promise.allSettled([loop, ...active]);
-      let timer: unknown;
-      if (timeoutMs !== undefined) {
-        timer = config.timers.setTimeout(() => context.publisher.abandonAll(), timeoutMs);
-      }
-      try {
-        await running;
-        // Marks still kept from a database failure get one last try; rows left unmarked are
-        // published again once their lease runs out (the inbox absorbs that).
-        if (context.unwritten.size > 0) await writeUnwrittenMarks(context).catch(reportError);
-      } finally {
-        if (timer !== undefined) config.timers.clearTimeout(timer);
-        loop = undefined;
-        stopping = false;
-        const close = unlisten;
-        unlisten = undefined;
-        await close?.();
-      }
+      stopTimeoutMs = timeoutMs;
+      // No loop to stop, but a runOnce may be in progress: it stops the same way.
+      if (lifecycle.state === 'stopped') return close();
+      return lifecycle.stop();
     },
     metrics: () => ({ ...totals }),
   };

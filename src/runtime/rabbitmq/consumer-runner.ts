@@ -26,38 +26,26 @@
  * Runner headers (`x-evgen-attempt`, …) count only on deliveries evgen itself sent back
  * (received-headers.ts).
  * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
+ * The lifecycle, the work in flight, the breaker, the counters and the reconnecting are the
+ * runner core's (delivery/runner-core.ts); this file is RabbitMQ's source (channel, consume,
+ * cancel) and amqp-settler.ts its settler.
  */
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { type MessageBodyLimits } from '../decode-message-body.js';
-import { describeError } from '../errors.js';
 import { createDeliveryPipeline, type IdentifiedDelivery } from '../delivery/delivery-pipeline.js';
 import type { Delivery } from '../delivery/delivery.js';
-import {
-  DeliveryCounters,
-  type DeliveryCounts,
-  type DeliveryOutcome,
-} from '../delivery/delivery-outcome.js';
-import {
-  settleOutcome,
-  type FailedOutcome,
-  type OutcomeSettlement,
-} from '../delivery/outcome-settlement.js';
-import type { DeadLetterFacts } from '../delivery/failure.js';
+import type { DeliveryCounts } from '../delivery/delivery-outcome.js';
+import { settleOutcome, type OutcomeSettlement } from '../delivery/outcome-settlement.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
 import type { DeliveryRunner } from '../delivery/delivery-runner.js';
 import type { DeliveryEvent } from '../delivery/delivery-event.js';
-import { safeObserver } from '../delivery/safe-observer.js';
+import { RunnerCore } from '../delivery/runner-core.js';
+import type { RestartingEvent } from '../delivery/supervisor.js';
+import type { CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
 import { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
-import { CircuitBreaker, type CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
-import {
-  deadLetterCandidates,
-  deadLetterHeaders,
-  failureContext,
-  type FailureContext,
-} from './failure-headers.js';
+import { createAmqpSettler, type AmqpTarget } from './amqp-settler.js';
 import { EVGEN_HEADERS, headerString } from './amqp-message.js';
-import { backoffDelay, type BackoffOptions } from '../backoff.js';
-import { sleep } from '../sleep.js';
+import type { BackoffOptions } from '../backoff.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import {
   createAmqpConnector,
@@ -67,21 +55,13 @@ import {
   type AmqpConnector,
 } from './connector.js';
 import { trustedHeaders } from './received-headers.js';
-import { tierForAttempt, type ConsumerRoutes } from './topology.js';
-
-export type { MessageHandler } from '../delivery/message-handler.js';
-export { parseDelivery } from '../delivery/parse-delivery.js';
+import type { ConsumerRoutes } from './topology.js';
 
 /** The delivery core's events, plus the channel's restarts and gap waits. */
 export type ConsumerRunnerEvent =
   | DeliveryEvent
   | { readonly type: 'consuming'; readonly queue: string }
-  | {
-      readonly type: 'restarting';
-      readonly attempt: number;
-      readonly delayMs: number;
-      readonly error: unknown;
-    }
+  | RestartingEvent
   | {
       readonly type: 'gap-wait';
       readonly messageId: string;
@@ -148,18 +128,10 @@ export interface ConsumerRunnerMetrics extends DeliveryCounts {
 export type ConsumerRunner = DeliveryRunner<ConsumerRunnerMetrics>;
 
 interface Session {
-  readonly model: ChannelModel;
   readonly channel: Channel;
   readonly publisher: ConfirmedPublisher;
   consumerTag?: string;
   ended: boolean;
-}
-
-/** A delivery being settled, on the session (channel) it arrived on. */
-interface SessionDelivery {
-  readonly current: Session;
-  readonly message: ConsumeMessage;
-  readonly delivery: Delivery;
 }
 
 /**
@@ -190,91 +162,94 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     handler,
     consumer: routes.consumer,
     maxAttempts: routes.maxAttempts,
-    ...(options.messageLimits !== undefined ? { messageLimits: options.messageLimits } : {}),
+    messageLimits: options.messageLimits,
   });
-  // A URL or a bare connection: the runner made the connector, so stop() closes it (a connector
-  // over a bare connection leaves that connection open).
-  const ownsConnector = typeof options.connection === 'string' || !isConnector(options.connection);
-  const connector =
-    typeof options.connection === 'string'
-      ? createAmqpConnector({ url: options.connection, connectionName: `evgen ${handler.name}` })
-      : isConnector(options.connection)
-        ? options.connection
-        : fixedConnector(options.connection);
-  const emit = safeObserver(options.onEvent);
-
-  const outcomes = new DeliveryCounters();
-  const counts = {
-    settleFailures: 0,
-    restarts: 0,
-    requeued: 0,
-    gapWaits: 0,
-  };
-  const lanes = new AggregateLanes();
-  const breaker = new CircuitBreaker(options.circuitBreaker ?? {}, {
-    pause(error, delayMs) {
-      emit({ type: 'paused', delayMs, error });
-      const current = session;
-      if (current === undefined || current.ended || current.consumerTag === undefined) return;
-      const tag = current.consumerTag;
-      current.consumerTag = undefined;
-      void current.channel.cancel(tag).catch(() => undefined);
-    },
-    async resume() {
-      const current = session;
-      // No session: the restart loop opens one, and open() consumes once the breaker is closed.
-      if (stopping || current === undefined || current.ended) return;
-      if (current.consumerTag !== undefined) return;
-      try {
-        await consume(current);
-        emit({ type: 'resumed' });
-      } catch (error) {
-        emit({ type: 'error', error });
-      }
-    },
-  });
-  const inFlight = new Set<Promise<void>>();
+  // A URL or a bare connection: the runner makes the connector for each run, so stop() closes
+  // it (a connector over a bare connection leaves that connection open).
+  const given = options.connection;
+  const ownsConnector = typeof given === 'string' || !isConnector(given);
+  const makeConnector = (): AmqpConnector =>
+    typeof given === 'string'
+      ? createAmqpConnector({ url: given, connectionName: `evgen ${handler.name}` })
+      : isConnector(given)
+        ? given
+        : fixedConnector(given);
+  let connector: AmqpConnector | undefined;
   let session: Session | undefined;
-  let stopping = false;
-  let restarting: Promise<void> | undefined;
-  // Restarts since the last settled delivery: a cause that survives a restart (say a deleted
-  // retry exchange) backs off further each time instead of looping at the first delay.
-  let restartStreak = 0;
-  const stopSignal = new AbortController();
+  const counts = { settleFailures: 0, requeued: 0, gapWaits: 0 };
+  const lanes = new AggregateLanes();
 
-  async function open(): Promise<Session> {
-    const model = await connector.connection();
+  const core = new RunnerCore<ConsumerRunnerEvent>(
+    {
+      open: async (signal) => {
+        connector ??= makeConnector();
+        await open(signal);
+      },
+      pause() {
+        const current = session;
+        if (current === undefined || current.ended || current.consumerTag === undefined) return;
+        const tag = current.consumerTag;
+        current.consumerTag = undefined;
+        void current.channel.cancel(tag).catch(() => undefined);
+      },
+      async resume() {
+        const current = session;
+        // No session: the restart opens one, and open() consumes once the breaker is closed.
+        if (current === undefined || current.ended || current.consumerTag !== undefined)
+          return false;
+        await consume(current);
+        return true;
+      },
+      async quiesce() {
+        const current = session;
+        if (current !== undefined && current.consumerTag !== undefined && !current.ended)
+          await current.channel.cancel(current.consumerTag).catch(() => undefined);
+      },
+      async close() {
+        const current = session;
+        session = undefined;
+        if (current !== undefined) end(current);
+        await current?.publisher.close();
+        await current?.channel.close().catch(() => undefined);
+        if (ownsConnector) await connector?.close();
+        if (ownsConnector) connector = undefined;
+      },
+    },
+    {
+      circuitBreaker: options.circuitBreaker,
+      reconnectBackoff: options.reconnectBackoff,
+      reconnectDefaults: DEFAULT_RECONNECT_BACKOFF,
+      onEvent: options.onEvent,
+    },
+  );
+  const { breaker, counters, emit, supervisor } = core;
+  const settleFailure = createAmqpSettler({ routes, gapWaitMs, counters, counts, emit });
+
+  /** Opens a channel and consumes (unless the breaker is open); on a stop meanwhile, closes it. */
+  async function open(signal: AbortSignal): Promise<void> {
+    const model = await connector!.connection();
     const channel = await model.createChannel();
-    const current: Session = {
-      model,
-      channel,
-      publisher: new ConfirmedPublisher(model),
-      ended: false,
-    };
+    const current: Session = { channel, publisher: new ConfirmedPublisher(model), ended: false };
     channel.on('error', (error: Error) => emit({ type: 'error', error }));
     channel.on('close', () => {
       current.ended = true;
       void current.publisher.close();
-      if (session === current) {
-        session = undefined;
-        if (!stopping) restart(new Error('channel or connection closed'));
-      }
+      if (session === current) lost(current, 'channel or connection closed');
     });
     try {
       await channel.prefetch(prefetch);
       // While the breaker is open the queue keeps its messages; it resumes consuming.
-      if (!breaker.isOpen) await consume(current);
+      if (!signal.aborted && !breaker.isOpen) await consume(current);
     } catch (error) {
-      // Not consuming yet: the caller (start or the restart loop) decides what happens next.
-      current.ended = true;
+      // Not consuming yet: the caller (start or the restart) decides what happens next.
+      end(current);
       await channel.close().catch(() => undefined);
       throw error;
     }
     if (current.ended) throw new Error(`channel closed while starting to consume ${routes.queue}`);
-    // From here on a close of this channel triggers a restart.
+    // From here on a close of this channel triggers a restart; a stop closes it.
     session = current;
-    emit({ type: 'consuming', queue: routes.queue });
-    return current;
+    if (!signal.aborted) emit({ type: 'consuming', queue: routes.queue });
   }
 
   async function consume(current: Session): Promise<void> {
@@ -286,49 +261,33 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     current.consumerTag = reply.consumerTag;
   }
 
-  function restart(error: unknown): void {
-    if (stopping || restarting !== undefined) return;
-    restartStreak++;
-    counts.restarts++;
-    const firstAttempt = restartStreak;
-    restarting = (async () => {
-      for (let attempt = firstAttempt; !stopping; attempt++) {
-        const delayMs = backoffDelay(attempt, options.reconnectBackoff, DEFAULT_RECONNECT_BACKOFF);
-        emit({ type: 'restarting', attempt, delayMs, error });
-        await sleep(delayMs, stopSignal.signal);
-        if (stopping) return;
-        try {
-          await open();
-          return;
-        } catch (openError) {
-          error = openError;
-        }
-      }
-    })().finally(() => {
-      restarting = undefined;
-    });
+  function end(current: Session): void {
+    current.ended = true;
+    void current.publisher.close();
+  }
+
+  /** The session is gone (channel closed, consumer cancelled, nothing confirmed): reopen. */
+  function lost(current: Session, why: string): void {
+    if (session === current) session = undefined;
+    if (!current.ended) {
+      end(current);
+      void current.channel.close().catch(() => undefined);
+    }
+    core.restart(new Error(why), () => open(core.signal));
   }
 
   function onDelivery(current: Session, message: ConsumeMessage | null): void {
     if (message === null) {
       // The broker cancelled the consumer (queue deleted or failed over): start again.
-      if (session === current && !stopping) {
-        session = undefined;
-        current.ended = true;
-        void current.channel.close().catch(() => undefined);
-        restart(new Error(`consumer on ${routes.queue} was cancelled by the broker`));
-      }
+      if (session === current && !core.signal.aborted)
+        lost(current, `consumer on ${routes.queue} was cancelled by the broker`);
       return;
     }
     // Identified here, in delivery order, so the aggregate key is known before anything runs.
     const delivery = toDelivery(message);
     const identified = pipeline.identify(delivery);
     const key = identified.body !== undefined ? aggregateKey(identified.body) : undefined;
-    const work = lanes
-      .run(key, () => process(current, message, delivery, identified))
-      .catch((error: unknown) => emit({ type: 'error', error }));
-    inFlight.add(work);
-    void work.finally(() => inFlight.delete(work));
+    void core.track(lanes.run(key, () => process(current, message, delivery, identified)));
   }
 
   function toDelivery(message: ConsumeMessage): Delivery {
@@ -336,12 +295,11 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     const attempt = deliveryAttempt(trusted);
     const messageId: unknown = message.properties.messageId;
     const type: unknown = message.properties.type;
-    const traceId = headerString(trusted, EVGEN_HEADERS.traceId);
     return {
       body: message.content,
-      ...(typeof messageId === 'string' && messageId !== '' ? { messageId } : {}),
-      ...(typeof type === 'string' && type !== '' ? { eventType: type } : {}),
-      ...(traceId !== undefined ? { traceId } : {}),
+      messageId: typeof messageId === 'string' && messageId !== '' ? messageId : undefined,
+      eventType: typeof type === 'string' && type !== '' ? type : undefined,
+      traceId: headerString(trusted, EVGEN_HEADERS.traceId),
       attempt,
       facts: {
         transport: 'rabbitmq',
@@ -352,31 +310,12 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     };
   }
 
-  const settlement: OutcomeSettlement<SessionDelivery> = {
-    breaker,
-    counters: outcomes,
-    settle: ({ current, message }) => ack(current, message),
-    putBack: ({ current, message }) => requeue(current, message),
-    settleFailure,
-    handled({ delivery }, outcome) {
-      emit({
-        type: 'handled',
-        messageId: outcome.messageId,
-        attempt: delivery.attempt,
-        result: outcome.result,
-      });
-    },
-    skipped(_, outcome) {
-      emit({ type: 'skipped', messageId: outcome.messageId, eventType: outcome.eventType });
-    },
-  };
-
   function ack(current: Session, message: ConsumeMessage): void {
     // After a lost channel the delivery tag is void: the broker redelivers and the inbox absorbs it.
     if (current.ended) return;
     try {
       current.channel.ack(message);
-      restartStreak = 0;
+      supervisor.healthy();
     } catch (error) {
       emit({ type: 'error', error });
     }
@@ -393,6 +332,26 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }
   }
 
+  type Target = AmqpTarget & { readonly current: Session };
+  const settlement: OutcomeSettlement<Target> = {
+    breaker,
+    counters,
+    settle: (target) => target.ack(),
+    putBack: ({ current, message }) => requeue(current, message),
+    async settleFailure(target, outcome) {
+      // The dead queue cannot take it (broker or topology trouble, not this message): keep the
+      // delivery unacked and rebuild the channel so the broker redelivers it after a backoff.
+      if (!(await settleFailure(target, outcome)) && !target.current.ended)
+        lost(target.current, `no dead letter confirmed for a delivery on ${routes.queue}`);
+    },
+    handled({ attempt }, outcome) {
+      emit({ type: 'handled', messageId: outcome.messageId, attempt, result: outcome.result });
+    },
+    skipped(_, outcome) {
+      emit({ type: 'skipped', messageId: outcome.messageId, eventType: outcome.eventType });
+    },
+  };
+
   async function process(
     current: Session,
     message: ConsumeMessage,
@@ -405,191 +364,30 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       return;
     }
     const outcome = await pipeline.process(delivery, identified);
-    await settleOutcome(outcome, { current, message, delivery }, settlement);
-  }
-
-  /** Carries a failure out: gap wait, retry tier or dead letter; unacked if none can be published. */
-  async function settleFailure(
-    { current, message, delivery }: SessionDelivery,
-    outcome: FailedOutcome,
-  ): Promise<void> {
-    const attempt = delivery.attempt;
-    const context = failureContext(message, outcome.letter.failure, outcome.messageId);
-    let retryFailure: string | undefined;
-    if (!context.carriesId && outcome.kind === 'retry') {
-      // A copy would come back under another messageId: it can only be a dead letter.
-      retryFailure = 'its messageId cannot be carried as an AMQP messageId property';
-    } else {
-      if (outcome.gap && (await sendGapWait(current, message, context))) return;
-      if (outcome.kind === 'retry') {
-        retryFailure = await sendRetryCopy(current, message, context, attempt, outcome);
-        if (retryFailure === undefined) return;
-      }
-    }
-    if (
-      await sendDeadLetter(current, message, context, outcome.letter, outcome.error, retryFailure)
-    )
-      return;
-    keepUnacked(current, message);
-  }
-
-  /**
-   * A message ahead of a missing version of its aggregate waits on the first delay tier, attempt
-   * unchanged, until `gapWaitMs` after it first found the gap; later gaps count as attempts.
-   * Resolves false when the wait is over (or the copy could not be published).
-   */
-  async function sendGapWait(
-    current: Session,
-    message: ConsumeMessage,
-    context: FailureContext,
-  ): Promise<boolean> {
-    const since = headerString(trustedHeaders(message), EVGEN_HEADERS.gapSince) ?? context.now;
-    const waitedMs = Date.parse(context.now) - Date.parse(since);
-    if (!(waitedMs < gapWaitMs)) return false;
-    const tier = tierForAttempt(routes, 1);
-    const attempt = deliveryAttempt(trustedHeaders(message));
-    const headers = {
-      ...context.received,
-      ...context.common,
-      [EVGEN_HEADERS.attempt]: attempt,
-      [EVGEN_HEADERS.gapSince]: since,
+    const target: Target = {
+      current,
+      message,
+      publisher: current.publisher,
+      attempt: delivery.attempt,
+      ack: () => ack(current, message),
     };
-    try {
-      await current.publisher.publish(
-        routes.retryExchange,
-        tier.routingKey,
-        message.content,
-        context.properties(headers),
-      );
-    } catch (publishError) {
-      counts.settleFailures++;
-      emit({ type: 'error', error: publishError });
-      return false;
-    }
-    ack(current, message);
-    counts.gapWaits++;
-    emit({ type: 'gap-wait', messageId: context.messageId!, waitedMs, delayMs: tier.delayMs });
-    return true;
-  }
-
-  /** Next delay tier, attempt + 1. Resolves undefined when sent, else why it could not be. */
-  async function sendRetryCopy(
-    current: Session,
-    message: ConsumeMessage,
-    context: FailureContext,
-    attempt: number,
-    outcome: Extract<DeliveryOutcome, { kind: 'retry' }>,
-  ): Promise<string | undefined> {
-    const tier = tierForAttempt(routes, attempt);
-    const headers = {
-      ...context.received,
-      ...context.common,
-      [EVGEN_HEADERS.attempt]: attempt + 1,
-    };
-    try {
-      await current.publisher.publish(
-        routes.retryExchange,
-        tier.routingKey,
-        message.content,
-        context.properties(headers),
-      );
-      ack(current, message);
-      outcomes.settled(outcome);
-      emit({
-        type: 'retried',
-        messageId: outcome.messageId,
-        attempt,
-        delayMs: tier.delayMs,
-        error: outcome.error,
-      });
-      return undefined;
-    } catch (publishError) {
-      // No retry copy: the message goes to the dead queue instead (replayable), never round
-      // and round through redeliveries.
-      counts.settleFailures++;
-      emit({ type: 'error', error: publishError });
-      return describeError(publishError).message;
-    }
-  }
-
-  /** The dead queue, full letter first, minimal one second. Resolves whether one was confirmed. */
-  async function sendDeadLetter(
-    current: Session,
-    message: ConsumeMessage,
-    context: FailureContext,
-    letter: DeadLetterFacts,
-    error: unknown,
-    retryFailure: string | undefined,
-  ): Promise<boolean> {
-    const errorMessage =
-      retryFailure === undefined
-        ? context.errorMessage
-        : `${context.errorMessage} (its retry copy could not be published: ${retryFailure})`;
-    const diagnostics = deadLetterHeaders(context, letter, errorMessage);
-    for (const properties of deadLetterCandidates(context, message, diagnostics)) {
-      try {
-        await current.publisher.publish(
-          routes.retryExchange,
-          routes.deadRoutingKey,
-          message.content,
-          properties,
-        );
-        ack(current, message);
-        outcomes.deadLettered++;
-        emit({
-          type: 'dead-lettered',
-          messageId: context.messageId,
-          attempts: letter.attempts,
-          error,
-        });
-        return true;
-      } catch (publishError) {
-        counts.settleFailures++;
-        emit({ type: 'error', error: publishError });
-      }
-    }
-    return false;
-  }
-
-  /**
-   * The dead queue cannot take it (broker or topology trouble, not this message): keep the
-   * delivery unacked and rebuild the channel so the broker redelivers it after a backoff.
-   */
-  function keepUnacked(current: Session, _message: ConsumeMessage): void {
-    if (current.ended) return;
-    current.ended = true;
-    if (session === current) session = undefined;
-    void current.channel.close().catch(() => undefined);
-    restart(new Error(`no dead letter confirmed for a delivery on ${routes.queue}`));
+    await settleOutcome(outcome, target, settlement);
   }
 
   return {
+    get state() {
+      return core.state;
+    },
     get inFlight() {
-      return inFlight.size;
+      return core.inFlight.size;
     },
-    metrics: () => ({ ...outcomes.snapshot(), ...counts, pauses: breaker.trips }),
-    async start() {
-      if (stopping) throw new Error('a stopped consumer runner cannot be started again');
-      if (session !== undefined) return;
-      await open();
-    },
-    async stop() {
-      stopping = true;
-      breaker.stop();
-      stopSignal.abort();
-      await restarting;
-      const current = session;
-      if (current !== undefined && current.consumerTag !== undefined && !current.ended) {
-        await current.channel.cancel(current.consumerTag).catch(() => undefined);
-      }
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      session = undefined;
-      if (current !== undefined) {
-        current.ended = true;
-        await current.publisher.close();
-        await current.channel.close().catch(() => undefined);
-      }
-      if (ownsConnector) await connector.close();
-    },
+    metrics: () => ({
+      ...counters.snapshot(),
+      ...counts,
+      restarts: supervisor.restarts,
+      pauses: breaker.trips,
+    }),
+    start: () => core.start(),
+    stop: () => core.stop(),
   };
 }

@@ -36,7 +36,6 @@ export {
   type ConsumerRunnerEvent,
   type ConsumerRunnerMetrics,
   type ConsumerRunnerOptions,
-  type MessageHandler,
 } from './consumer-runner.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
 export {

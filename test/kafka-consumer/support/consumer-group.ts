@@ -16,7 +16,7 @@ import {
   type KafkaProducer,
 } from 'evgen/runtime';
 import { envelopeToKafkaRecord } from '../../../src/runtime/kafka/kafka-record.js';
-import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-runner.js';
+import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-types.js';
 import {
   checkEffects,
   createEffectsTable,

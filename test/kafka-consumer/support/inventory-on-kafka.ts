@@ -21,7 +21,7 @@ import {
 import { type KafkaTopicSpec } from '../../../src/runtime/kafka/kafka-client.js';
 import { createInventoryServiceConsumer } from '../../../generated/consumers/inventory-service.js';
 import { orderCancelledV1 } from '../../../generated/order/order-cancelled/envelope.js';
-import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-runner.js';
+import type { KafkaConsumerRoutes } from '../../../src/runtime/kafka/consumer/kafka-consumer-types.js';
 import { dialectOf } from '../../../src/runtime/db/sql-dialect.js';
 import { createMariadbDatabase } from '../../support/mariadb.js';
 import { createTestSchema, TEST_DATABASE_URL } from '../../support/postgres.js';

@@ -4,7 +4,7 @@
  * prefix and tiers, named as `ensureKafkaTopics` creates them), its consumer group, and the event
  * types whose `ordering` is `strict`.
  */
-import type { KafkaConsumerRoutes } from './kafka-consumer-runner.js';
+import type { KafkaConsumerRoutes } from './kafka-consumer-types.js';
 import {
   resolveKafkaConsumerTopics,
   type KafkaTopology,

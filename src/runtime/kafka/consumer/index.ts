@@ -1,7 +1,7 @@
 // The Kafka consumer side: the inbox-guarded runner with retry and dead-letter topics, and the
 // dead-letter inspector/replayer.
+export { createKafkaConsumerRunner } from './kafka-consumer-runner.js';
 export {
-  createKafkaConsumerRunner,
   KAFKA_MESSAGE_ID_HEADER,
   type KafkaConsumerRoutes,
   type KafkaConsumerRunner,
@@ -9,7 +9,7 @@ export {
   type KafkaConsumerRunnerMetrics,
   type KafkaConsumerRunnerOptions,
   type KafkaPartitionLag,
-} from './kafka-consumer-runner.js';
+} from './kafka-consumer-types.js';
 export { kafkaConsumerRoutes, type KafkaConsumerRoutesOptions } from './consumer-routes.js';
 export {
   kafkaDeadLetterDiagnostics,

@@ -27,7 +27,7 @@ import {
   isRunnerHeader,
   type KafkaHeaderValue,
 } from './consumer-headers.js';
-import { KAFKA_MESSAGE_ID_HEADER, type KafkaConsumerRoutes } from './kafka-consumer-runner.js';
+import { KAFKA_MESSAGE_ID_HEADER, type KafkaConsumerRoutes } from './kafka-consumer-types.js';
 
 /** What evgen recorded when it dead-lettered a record; absent fields were not recorded. */
 export interface KafkaDeadLetterDiagnostics {

@@ -1,0 +1,140 @@
+/**
+ * How the Kafka runner carries a failed record out, once the delivery core decided it: a retry of
+ * a `strict` event is retried in place (its partition held for a backoff, nothing overtakes it),
+ * any other retry goes as a copy to the retry topic of its tier, and a dead letter to the
+ * dead-letter topic, each committed once the broker acknowledged the copy. A copy the broker
+ * does not acknowledge commits nothing: the partition is held at the record, which is tried
+ * again after a backoff, so no record is lost.
+ */
+import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../../backoff.js';
+import type { DeliveryCounters } from '../../delivery/delivery-outcome.js';
+import type { FailedOutcome } from '../../delivery/outcome-settlement.js';
+import { bodyString } from '../../delivery/parse-delivery.js';
+import type { KafkaInboundRecord, KafkaOutboundRecord } from '../kafka-client.js';
+import { deadLetterHeaders, retryCopyHeaders } from './dead-letter-record.js';
+import { routeFailure } from './failure-routing.js';
+import type { KafkaConsumerRoutes, KafkaConsumerRunnerEvent } from './kafka-consumer-types.js';
+import { tpKey } from './partition-holds.js';
+
+/** Delays before a record whose dead-letter or retry copy could not be sent is tried again. */
+const DEFAULT_SETTLE_BACKOFF: BackoffSettings = { baseMs: 200, capMs: 10_000, jitter: 0 };
+
+/** A record being settled, with what the runner learned about it. */
+export interface HeldRecord {
+  readonly record: KafkaInboundRecord;
+  /** Read from one of the consumer's own retry topics: its attempt headers are believed. */
+  readonly trusted: boolean;
+  readonly attempt: number;
+}
+
+export interface KafkaSettlerDeps {
+  readonly routes: KafkaConsumerRoutes;
+  readonly consumer: string;
+  readonly maxAttempts: number;
+  readonly strictTypes: ReadonlySet<string>;
+  readonly strictBackoff: BackoffOptions | undefined;
+  readonly settleBackoff: BackoffOptions | undefined;
+  readonly counters: DeliveryCounters;
+  readonly counts: { retriedInPlace: number; settleFailures: number };
+  /** In-place retries of the record at the head of a partition (strict events). */
+  readonly inPlace: Map<string, { offset: string; retries: number }>;
+  /** Consecutive settle failures per partition, for the backoff. */
+  readonly settleStreak: Map<string, number>;
+  send(record: KafkaOutboundRecord): Promise<void>;
+  /** The record is done: commit its position. */
+  settle(record: KafkaInboundRecord): void;
+  hold(record: KafkaInboundRecord, delayMs: number | undefined): void;
+  emit(event: KafkaConsumerRunnerEvent): void;
+}
+
+export function createKafkaSettler(
+  deps: KafkaSettlerDeps,
+): (held: HeldRecord, outcome: FailedOutcome) => Promise<void> {
+  const { routes, counters, counts } = deps;
+  const emit = (event: KafkaConsumerRunnerEvent) => deps.emit(event);
+  return async ({ record, trusted, attempt }, outcome) => {
+    const key = tpKey(record);
+    const { error, body, messageId } = outcome;
+    const facts = outcome.letter.failure;
+    const eventType = bodyString(body, 'eventType');
+    const route = routeFailure({
+      attempt,
+      retryable: outcome.kind === 'retry',
+      strict: eventType !== undefined && deps.strictTypes.has(eventType),
+      tiers: routes.retry,
+      maxAttempts: deps.maxAttempts,
+      inPlaceBackoff: deps.strictBackoff,
+      now: facts.at.getTime(),
+    });
+    if (route.kind === 'retry-in-place') {
+      const previous = deps.inPlace.get(key);
+      const retries = previous?.offset === record.offset ? previous.retries : 0;
+      deps.inPlace.set(key, { offset: record.offset, retries: retries + 1 });
+      counters.retried++;
+      counts.retriedInPlace++;
+      emit({
+        type: 'retried',
+        messageId: messageId!,
+        attempt,
+        via: 'in-place',
+        delayMs: route.delayMs,
+        error,
+      });
+      deps.hold(record, route.delayMs);
+      return;
+    }
+    // Copies keep the key: the same aggregate stays in one partition of the retry topic too.
+    const copyKey = record.key ?? bodyString(body, 'aggregateId') ?? messageId ?? '';
+    const value = record.value ?? Buffer.alloc(0);
+    try {
+      if (route.kind === 'retry-topic') {
+        await deps.send({
+          topic: route.tier.topic,
+          key: copyKey,
+          value,
+          headers: retryCopyHeaders(record, trusted, facts, route.nextAttempt, route.dueAt),
+        });
+        deps.settle(record);
+        counters.retried++;
+        emit({
+          type: 'retried',
+          messageId: messageId!,
+          attempt,
+          via: route.tier.topic,
+          delayMs: route.tier.delayMs,
+          error,
+        });
+        return;
+      }
+      await deps.send({
+        topic: routes.deadLetter,
+        key: copyKey,
+        value,
+        headers: deadLetterHeaders(record, trusted, facts, {
+          consumer: deps.consumer,
+          groupId: routes.groupId,
+          attempts: attempt,
+          traceId: outcome.letter.traceId,
+        }),
+      });
+      deps.settle(record);
+      counters.deadLettered++;
+      emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
+    } catch (sendError) {
+      // Not acknowledged: nothing is committed; the same record comes back after a backoff.
+      counts.settleFailures++;
+      const streak = (deps.settleStreak.get(key) ?? 0) + 1;
+      deps.settleStreak.set(key, streak);
+      const delayMs = backoffDelay(streak, deps.settleBackoff, DEFAULT_SETTLE_BACKOFF);
+      emit({
+        type: 'settle-failed',
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+        delayMs,
+        error: sendError,
+      });
+      deps.hold(record, delayMs);
+    }
+  };
+}
