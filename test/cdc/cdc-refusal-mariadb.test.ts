@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type mysql from 'mysql2/promise';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CdcServerNotReadyError,
   migrateCdcOutbox,
@@ -23,8 +23,7 @@ import {
   type Database,
 } from 'evgen/runtime';
 import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
-import { runOutboxStatus } from '../../src/cli/commands/outbox.js';
-import { runTrace } from '../../src/cli/commands/trace.js';
+import { runCliCaptured } from '../cli/capture-output.js';
 import { startBinlogReader } from '../support/binlog-reader.js';
 import {
   createMariadbDatabase,
@@ -32,20 +31,6 @@ import {
   type TestMariadbDatabase,
 } from '../support/mariadb.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../support/mariadb-private.js';
-
-/** Runs a CLI command function, returning its exit code and what it printed. */
-async function captured(run: () => Promise<number>): Promise<{ code: number; stdout: string }> {
-  let stdout = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  try {
-    return { code: await run(), stdout };
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 const payload = () => ({
   orderId: randomUUID(),
@@ -113,14 +98,23 @@ describe('the CDC outbox on MariaDB refuses what no connector would read', () =>
       });
       expect(await committed(test.pool)).toEqual({ orders: 0, outbox: 0 });
 
-      const status = await captured(() =>
-        runOutboxStatus({ cdc: true, databaseUrl: test.url, failOnDead: true }),
+      const status = await runCliCaptured(
+        'outbox',
+        'status',
+        '--cdc',
+        '--database-url',
+        test.url,
+        '--fail-on-dead',
       );
       expect(status.code).toBe(1);
       expect(status.stdout).toContain('CDC writes: REFUSED');
       expect(status.stdout).toContain('log_bin is OFF, needs ON');
-      const trace = await captured(() =>
-        runTrace(randomUUID(), { cdc: true, databaseUrl: test.url }),
+      const trace = await runCliCaptured(
+        'trace',
+        randomUUID(),
+        '--cdc',
+        '--database-url',
+        test.url,
       );
       expect(trace.stdout).toContain('log_bin is OFF, needs ON');
     });
@@ -176,7 +170,13 @@ describe('the CDC outbox on MariaDB refuses what no connector would read', () =>
         expect(await committed(pool)).toEqual({ orders: 0, outbox: 0 });
       };
       await refusedWith('binlog_format', 'MIXED');
-      const status = await captured(() => runOutboxStatus({ cdc: true, databaseUrl: server.url }));
+      const status = await runCliCaptured(
+        'outbox',
+        'status',
+        '--cdc',
+        '--database-url',
+        server.url,
+      );
       expect(status.stdout).toContain('binlog_format is MIXED, needs ROW');
 
       await pool.query("SET SESSION binlog_format = 'ROW', SESSION binlog_row_image = 'MINIMAL'");

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CdcServerNotReadyError,
   migrateCdcOutbox,
@@ -23,8 +23,7 @@ import {
 } from 'evgen/runtime';
 import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
 import { writeOrderCancelledV1 } from '../../generated/order/order-cancelled/outbox.js';
-import { runOutboxStatus } from '../../src/cli/commands/outbox.js';
-import { runTrace } from '../../src/cli/commands/trace.js';
+import { runCliCaptured } from '../cli/capture-output.js';
 import { startLogicalPostgres, type LogicalPostgres } from '../support/connect/logical-postgres.js';
 
 const payload = () => ({
@@ -32,20 +31,6 @@ const payload = () => ({
   cancelledAt: '2026-03-01T10:00:00.000Z',
   reason: 'customer_request' as const,
 });
-
-/** Runs a CLI command function, returning its exit code and what it printed. */
-async function captured(run: () => Promise<number>): Promise<{ code: number; stdout: string }> {
-  let stdout = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  try {
-    return { code: await run(), stdout };
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 interface Server {
   readonly server: LogicalPostgres;
@@ -120,14 +105,23 @@ describe('the CDC outbox on PostgreSQL refuses a server no connector would read'
     ).rejects.toBeInstanceOf(CdcServerNotReadyError);
     expect(await committed(replica)).toEqual({ orders: 0, outbox: 0 });
 
-    const status = await captured(() =>
-      runOutboxStatus({ cdc: true, databaseUrl: replica.server.url, failOnDead: true }),
+    const status = await runCliCaptured(
+      'outbox',
+      'status',
+      '--cdc',
+      '--database-url',
+      replica.server.url,
+      '--fail-on-dead',
     );
     expect(status.code).toBe(1);
     expect(status.stdout).toContain('CDC writes: REFUSED');
     expect(status.stdout).toContain('wal_level is replica, needs logical');
-    const trace = await captured(() =>
-      runTrace(randomUUID(), { cdc: true, databaseUrl: replica.server.url }),
+    const trace = await runCliCaptured(
+      'trace',
+      randomUUID(),
+      '--cdc',
+      '--database-url',
+      replica.server.url,
     );
     expect(trace.stdout).toContain('CDC writes: REFUSED');
     expect(trace.stdout).toContain('wal_level is replica, needs logical');
@@ -147,8 +141,12 @@ describe('the CDC outbox on PostgreSQL refuses a server no connector would read'
       setting: `replication slot ${slot}`,
       value: 'missing',
     });
-    const status = await captured(() =>
-      runOutboxStatus({ cdc: true, databaseUrl: logical.server.url }),
+    const status = await runCliCaptured(
+      'outbox',
+      'status',
+      '--cdc',
+      '--database-url',
+      logical.server.url,
     );
     expect(status.stdout).toContain(`replication slot ${slot} is missing`);
 
@@ -174,8 +172,12 @@ describe('the CDC outbox on PostgreSQL refuses a server no connector would read'
       [slot],
     );
     expect(decoded.rows[0]!.n).toBe(2);
-    const accepted = await captured(() =>
-      runOutboxStatus({ cdc: true, databaseUrl: logical.server.url }),
+    const accepted = await runCliCaptured(
+      'outbox',
+      'status',
+      '--cdc',
+      '--database-url',
+      logical.server.url,
     );
     expect(accepted.stdout).toContain('CDC writes: accepted');
 
