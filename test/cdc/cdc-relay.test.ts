@@ -197,6 +197,26 @@ describe.each(CDC_SOURCE_KINDS)('CDC relay from %s', (kind) => {
       }
       expect(report.connector.state).toBe('RUNNING');
       expect(report.connector.tasks.map((t) => t.state)).toEqual(['RUNNING']);
+      // The worker commits source offsets every second here: the status says once it has.
+      await waitFor(
+        async () => {
+          const again = await captured(() =>
+            runOutboxStatus({
+              cdc: true,
+              databaseUrl: cdc.url,
+              connectUrl: cdc.worker.restUrl,
+              connector: cdc.connector,
+              json: true,
+            }),
+          );
+          const { connector } = JSON.parse(again.stdout) as {
+            connector: { offsetsCommitted: boolean | null };
+          };
+          return connector.offsetsCommitted === true;
+        },
+        30_000,
+        'the connector reported as having committed source offsets',
+      );
 
       const trace = await captured(() =>
         runTrace(envelope.messageId, {

@@ -230,6 +230,12 @@ interface ConnectorState {
     readonly state: string;
     readonly trace?: string;
   }[];
+  /**
+   * Whether the connector has committed a source position (GET /connectors/<name>/offsets);
+   * null when the worker does not say (Kafka Connect before 3.6). Until it has, a worker crash
+   * restarts a MariaDB connector at the binlog's end, skipping what was written since it started.
+   */
+  readonly offsetsCommitted: boolean | null;
 }
 
 async function connectorState(url: string, name: string): Promise<ConnectorState> {
@@ -257,7 +263,23 @@ async function connectorState(url: string, name: string): Promise<ConnectorState
     connector: { state: string };
     tasks: { id: number; state: string; trace?: string }[];
   };
-  return { name, state: body.connector.state, tasks: body.tasks };
+  return {
+    name,
+    state: body.connector.state,
+    tasks: body.tasks,
+    offsetsCommitted: await offsetsCommitted(endpoint.replace(/\/status$/, '/offsets')),
+  };
+}
+
+async function offsetsCommitted(endpoint: string): Promise<boolean | null> {
+  try {
+    const response = await fetch(endpoint, { headers: { accept: 'application/json' } });
+    if (!response.ok) return null;
+    const body = (await response.json()) as { offsets?: unknown[] };
+    return Array.isArray(body.offsets) ? body.offsets.length > 0 : null;
+  } catch {
+    return null;
+  }
 }
 
 function runCdcOutboxStatus(options: OutboxStatusOptions): Promise<number> {
@@ -317,6 +339,13 @@ function formatCdcStatus(status: CdcOutboxStatusReport, connector: ConnectorStat
     lines.push('connector: not looked at (give --connect-url and --connector)');
   } else {
     lines.push(`connector ${connector.name}: ${connector.state}`);
+    if (connector.offsetsCommitted === false) {
+      lines.push(
+        '  no source offsets committed yet: a worker crash now restarts it with no position (MariaDB: at the binlog end, skipping what was written since it started)',
+      );
+    } else if (connector.offsetsCommitted === true) {
+      lines.push('  source offsets committed (a restart resumes from them)');
+    }
     for (const task of connector.tasks) {
       lines.push(`  task ${task.id}: ${task.state}`);
       if (task.trace !== undefined) lines.push(`    ${task.trace.split('\n')[0] ?? ''}`);
