@@ -6,6 +6,8 @@
  * The files are read straight from the ref's tree objects (`git ls-tree` + `git cat-file`), never
  * through `git archive` or a checkout: those obey `.gitattributes` (`export-ignore`, filters,
  * eol), so a `.gitattributes` committed at the ref could hide a released version from the check.
+ * Replace objects (`refs/replace/*`) are ignored for the same reason: a replacement would let the
+ * repository show another blob in place of the released one.
  */
 import { execFile } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -26,15 +28,27 @@ export class GitRefError extends Error {
   }
 }
 
+/** git as the check runs it: the objects the ref really holds, never their replacements. */
+const GIT_OPTIONS = ['--no-replace-objects'];
+const gitEnvironment = () => ({ ...process.env, GIT_NO_REPLACE_OBJECTS: '1' });
+
 async function git(cwd: string, args: readonly string[]): Promise<string> {
-  const { stdout } = await run('git', [...args], { cwd, maxBuffer: 256 * 1024 * 1024 });
+  const { stdout } = await run('git', [...GIT_OPTIONS, ...args], {
+    cwd,
+    env: gitEnvironment(),
+    maxBuffer: 256 * 1024 * 1024,
+  });
   return stdout;
 }
 
 /** Runs `git cat-file --batch` for the object ids and returns each object's bytes, in order. */
 function catFiles(cwd: string, objects: readonly string[]): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', [...GIT_OPTIONS, 'cat-file', '--batch'], {
+      cwd,
+      env: gitEnvironment(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const chunks: Buffer[] = [];
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -1,9 +1,10 @@
 /**
  * `evgen check --against <ref>` reads the ref's tree as committed: a `.gitattributes` committed at
- * the ref (`export-ignore`, eol conversion) cannot hide or alter a released version.
+ * the ref (`export-ignore`, eol conversion) or a replace object (`refs/replace/*`) cannot hide or
+ * alter a released version.
  */
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -65,5 +66,27 @@ describe('evgen check --against ignores .gitattributes at the ref', () => {
     await changeQuantityToString();
     const changed = await evgen('check', '--events', repo.events, '--against', 'HEAD');
     expect(changed.code).toBe(1);
+  });
+});
+
+describe('evgen check --against ignores replace objects', () => {
+  it('catches an edited released version when the released commit is replaced by the edited one', async () => {
+    // Without the lock, which would catch the edit on its own.
+    await rm(join(repo.events, 'evgen.lock.json'), { force: true });
+    await release('');
+    const released = await git('rev-parse', 'HEAD');
+    await changeQuantityToString();
+    await git('commit', '-q', '-am', 'edit v1');
+    await git('replace', released, await git('rev-parse', 'HEAD'));
+    // git itself now shows the edited text at the released commit ...
+    expect(await git('show', `${released}:events/order/OrderCreated/v1.schema.json`)).toContain(
+      '"quantity": { "type": "string" }',
+    );
+    // ... evgen reads what was released.
+    const result = await evgen('check', '--events', repo.events, '--against', released);
+    expect(result.stdout).toMatch(
+      /events\/order\/OrderCreated\/v1\.schema\.json(#\/)?: RELEASED_VERSION_CHANGED/,
+    );
+    expect(result.code).toBe(1);
   });
 });
