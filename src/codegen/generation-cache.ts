@@ -9,6 +9,7 @@ import type { GeneratedFile } from './target.js';
 export interface GenerationCache {
   /** The files recorded under `key`, or undefined (never a partial or damaged entry). */
   get(key: string): Promise<readonly GeneratedFile[] | undefined>;
+  /** Records the files generated for `key`, replacing an earlier entry. */
   set(key: string, files: readonly GeneratedFile[]): Promise<void>;
 }
 

@@ -31,6 +31,7 @@ export type LockedVersions = ReadonlyMap<string, ReadonlyMap<number, string>>;
 export interface ReleaseLock {
   /** The lock file as reports name it. */
   readonly file: string;
+  /** Event folder → version → SHA-256 of the version's canonical bundled schema. */
   readonly events: LockedVersions;
 }
 

@@ -41,8 +41,11 @@ export interface MeteredConsumer {
 export interface EvgenMetricsOptions {
   /** The outbox's database: backlog gauges are observed from it when given. */
   readonly db?: Database;
+  /** Schema and table of the outbox when not the defaults. */
   readonly outbox?: OutboxTableOptions;
+  /** Relays whose published, failed and dead counts are observed (more with `addRelay`). */
   readonly relays?: readonly { metrics(): RelayCounts }[];
+  /** Consumer runners whose handled, duplicate, retried and dead-lettered counts (and Kafka lag) are observed. */
   readonly consumers?: readonly MeteredConsumer[];
   /** Meter name; default `evgen`. */
   readonly meterName?: string;

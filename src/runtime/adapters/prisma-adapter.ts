@@ -36,8 +36,11 @@ interface PrismaClientLike extends PrismaRawClientLike {
 
 /** Options of an interactive transaction, passed to `prisma.$transaction` as they are. */
 export interface PrismaTransactionOptions {
+  /** Longest wait for a connection from Prisma's pool, ms (Prisma's default 2 000). */
   readonly maxWait?: number;
+  /** Longest run of the transaction before Prisma rolls it back, ms (Prisma's default 5 000): raise it for slow handlers. */
   readonly timeout?: number;
+  /** Prisma's isolation level name, e.g. `ReadCommitted`. */
   readonly isolationLevel?: string;
 }
 

@@ -189,6 +189,7 @@ export interface ListenReconnectOptions {
 }
 
 export interface PostgresDatabaseOptions {
+  /** Backoff of re-subscribing LISTEN after its connection was lost (default 100 ms doubling to 10 s). */
   readonly listenReconnect?: ListenReconnectOptions;
 }
 

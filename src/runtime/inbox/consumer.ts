@@ -57,6 +57,7 @@ export type Upcaster<From = unknown, To = unknown> = (
 ) => To;
 
 export interface InboxConsumerOptions<THandlers, TUpcasters = unknown> {
+  /** The consumer's database: the inbox row and the handler's writes commit in one of its transactions. */
   readonly db: Database;
   /** Event type → schema version → handler. */
   readonly handlers: THandlers;

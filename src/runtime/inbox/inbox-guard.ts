@@ -14,6 +14,7 @@ export type InboxOutcome = 'handled' | 'duplicate';
 export interface InboxGuardOptions<E extends Envelope = Envelope> extends InboxTableOptions {
   /** The consumer's stable name; part of the inbox key, so two consumers each handle a message once. */
   readonly consumer: string;
+  /** The message being handled; its `messageId` is the other part of the inbox key. */
   readonly envelope: E;
 }
 

@@ -7,7 +7,9 @@ import { OutboxPublishTimeoutError } from './relay-errors.js';
 
 /** Timer functions the relay uses for publish and stop timeouts; injectable so tests need not wait. */
 export interface RelayTimers {
+  /** Calls `callback` after `ms`; returns a handle for `clearTimeout`. */
   setTimeout(callback: () => void, ms: number): unknown;
+  /** Cancels a pending `setTimeout`. */
   clearTimeout(handle: unknown): void;
 }
 

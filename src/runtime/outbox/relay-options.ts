@@ -40,7 +40,12 @@ export interface RelayBatchResult {
 
 /** Observability hooks; each is called synchronously. An exception thrown by one is ignored. */
 export interface OutboxRelayHooks {
+  /** After the broker confirmed a row's publish (the SENT mark follows with the next claim). */
   onPublished?(message: OutboundMessage): void;
+  /**
+   * After a publish failed: `failure.dead` when the row went DEAD, else `retryInMs` until its next
+   * attempt, and `unavailable` when the broker was unavailable (the row kept its attempts).
+   */
   onFailed?(message: OutboundMessage, failure: PublishFailure): void;
   /** After every runOnce, including empty ones. */
   onBatch?(result: RelayBatchResult): void;
@@ -56,7 +61,9 @@ export interface OutboxRelayHooks {
 }
 
 export interface OutboxRelayOptions extends OutboxTableOptions {
+  /** The outbox's database; `postgresDatabase(pool)` can LISTEN and is woken on commit, the others poll. */
   readonly db: Database;
+  /** Where rows go: `rabbitRelayPublisher(…)`, `kafkaRelayPublisher(…)`, `broker.relayPublisher()` or your own. */
   readonly publisher: Publisher;
   /** Rows claimed per round (default 100). */
   readonly batchSize?: number;
@@ -112,6 +119,7 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
   readonly random?: () => number;
   /** Timers for publish and stop timeouts (not for the poll interval); default the real ones. For tests. */
   readonly timers?: RelayTimers;
+  /** Observability callbacks: `onPublished`, `onFailed`, `onBatch`, `onIdle`, `onError`. */
   readonly hooks?: OutboxRelayHooks;
 }
 

@@ -77,6 +77,7 @@ export interface ConsumerRunnerOptions {
   readonly connection: AmqpConnector | ChannelModel | string;
   /** The consumer's queues, from `resolveTopology(...).consumers[name]` / `assertTopology`. */
   readonly routes: ConsumerRoutes;
+  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
   readonly handler: MessageHandler;
   /**
    * Unacked deliveries at a time. Default 20. Deliveries of one aggregate (same aggregateType and

@@ -49,7 +49,9 @@ export interface DeadLetter {
 }
 
 export interface ListDeadLettersOptions {
+  /** An open AMQP connection or a connector (`createAmqpConnector`). */
   readonly connection: ConnectionSource;
+  /** The consumer's queues (`topology.consumers[name]`): its dead queue is read, its work queue takes replays. */
   readonly routes: ConsumerRoutes;
   /** Looks at most at this many letters; default: the dead queue's length when the call starts. */
   readonly limit?: number;

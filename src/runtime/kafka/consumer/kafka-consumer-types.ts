@@ -65,7 +65,9 @@ export type KafkaConsumerRunnerEvent =
   | { readonly type: 'commit-failed'; readonly error: unknown };
 
 export interface KafkaConsumerRunnerOptions {
+  /** The Kafka client adapter (`kafkajsClient(…)` or `platformaticClient(…)`). */
   readonly client: KafkaClient;
+  /** The consumer's topics, retry tiers, group id and attempts: `kafkaConsumerRoutes(kafkaTopology, name)`. */
   readonly routes: KafkaConsumerRoutes;
   /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
   readonly handler: MessageHandler;

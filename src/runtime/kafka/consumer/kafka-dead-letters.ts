@@ -68,6 +68,7 @@ export interface KafkaDeadLetter {
 }
 
 export interface ListKafkaDeadLettersOptions {
+  /** The Kafka client adapter; a throwaway consumer group reads the dead-letter topic. */
   readonly client: KafkaClient;
   /** The consumer's routes (its dead-letter topic, and its retry topic for replays). */
   readonly routes: Pick<KafkaConsumerRoutes, 'groupId' | 'deadLetter' | 'retry'>;
