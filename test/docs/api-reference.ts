@@ -18,10 +18,14 @@ export function apiPage(entry: ApiEntry): string {
   return `docs/reference/api/${basename(entry.report, '.txt')}.md`;
 }
 
-const FORMAT =
-  ts.TypeFormatFlags.NoTruncation |
+// Flags combine into a number; TypeScript's API takes them as the enum.
+const FORMAT = (ts.TypeFormatFlags.NoTruncation |
   ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType |
-  ts.TypeFormatFlags.WriteArrowStyleSignature;
+  ts.TypeFormatFlags.WriteArrowStyleSignature) as ts.TypeFormatFlags;
+/** Declarations (`name(args): result`), not arrow types. */
+const SIGNATURE_FORMAT = (FORMAT &
+  ~ts.TypeFormatFlags.WriteArrowStyleSignature) as ts.TypeFormatFlags;
+const ALIAS_FORMAT = (FORMAT | ts.TypeFormatFlags.InTypeAlias) as ts.TypeFormatFlags;
 
 function docOf(symbol: ts.Symbol, checker: ts.TypeChecker): string {
   const text = ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim();
@@ -123,14 +127,14 @@ function renderName(
     const type = checker.getTypeOfSymbolAtLocation(target, declaration);
     for (const signature of type.getCallSignatures()) {
       code.push(
-        `${symbol.name}${checker.signatureToString(signature, undefined, FORMAT & ~ts.TypeFormatFlags.WriteArrowStyleSignature)}`,
+        `${symbol.name}${checker.signatureToString(signature, undefined, SIGNATURE_FORMAT)}`,
       );
     }
   } else if (kind === 'class') {
     const type = checker.getTypeOfSymbolAtLocation(target, declaration);
     for (const signature of type.getConstructSignatures()) {
       code.push(
-        `new ${symbol.name}${checker.signatureToString(signature, undefined, FORMAT & ~ts.TypeFormatFlags.WriteArrowStyleSignature)}`,
+        `new ${symbol.name}${checker.signatureToString(signature, undefined, SIGNATURE_FORMAT)}`,
       );
     }
     members = checker.getDeclaredTypeOfSymbol(target);
@@ -138,9 +142,7 @@ function renderName(
     members = checker.getDeclaredTypeOfSymbol(target);
   } else if (kind === 'type') {
     const type = checker.getDeclaredTypeOfSymbol(target);
-    code.push(
-      `type ${symbol.name} = ${checker.typeToString(type, undefined, FORMAT | ts.TypeFormatFlags.InTypeAlias)}`,
-    );
+    code.push(`type ${symbol.name} = ${checker.typeToString(type, undefined, ALIAS_FORMAT)}`);
     if (
       type.flags & ts.TypeFlags.Object &&
       checker.getPropertiesOfType(type).length > 0 &&
@@ -182,7 +184,7 @@ export function undocumentedMembers(entry: ApiEntry, program: ts.Program): strin
   for (const line of text.split('\n')) {
     const heading = /^### `(.+)`$/.exec(line);
     if (heading !== null) current = heading[1]!;
-    const row = /^\| `([^`]+)` \| .* \|  \|$/.exec(line);
+    const row = /^\| `([^`]+)` \| .* \| {2}\|$/.exec(line);
     if (row !== null) missing.push(`${current}.${row[1]!.replace(/\?$/, '')}`);
   }
   return missing;

@@ -52,7 +52,6 @@ export function exportedNames(program: ts.Program, source: string): string[] {
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-
 /** One program over every entry's source, as the compiler sees a service importing them. */
 export function apiProgram(): ts.Program {
   return ts.createProgram(
