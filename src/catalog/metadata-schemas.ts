@@ -65,7 +65,7 @@ export const eventJsonSchema = {
       enum: [...COMPATIBILITY_MODES],
       default: 'FULL_TRANSITIVE',
       description:
-        'Which earlier versions a new version must stay compatible with, and in which direction (see docs/concepts/compatibility.md).',
+        'Which earlier versions a new version must stay compatible with, and in which direction (the modes are explained in docs/concepts/compatibility.md).',
     },
     policy: {
       enum: [...COMPATIBILITY_POLICIES],
