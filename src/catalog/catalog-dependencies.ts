@@ -105,6 +105,12 @@ export function packageCatalogDir(packageDir: string, file: string): string {
   return join(packageDir, catalog);
 }
 
+/** The producer's event type template a catalog package declares (`"evgen": {"eventType": …}`). */
+export function packageEventTypeFormat(packageDir: string): string | undefined {
+  const format = readPackageJson(packageDir)?.[CATALOG_PACKAGE_KEY]?.eventType;
+  return typeof format === 'string' ? format : undefined;
+}
+
 /** Resolves every dependency to its events folder; every missing one is reported together. */
 export function resolveCatalogDependencies(
   specs: readonly CatalogDependencySpec[],
@@ -150,13 +156,13 @@ export function resolveCatalogDependencies(
       pkg === undefined
         ? undefined
         : `${typeof pkg.name === 'string' ? pkg.name : '?'}@${typeof pkg.version === 'string' ? pkg.version : '?'}`;
-    const format = pkg?.[CATALOG_PACKAGE_KEY]?.eventType;
+    const format = packageDir === undefined ? undefined : packageEventTypeFormat(packageDir);
     found.push({
       name: spec.name,
       source: spec.source,
       eventsDir,
       packageId,
-      eventTypeFormat: typeof format === 'string' ? format : undefined,
+      eventTypeFormat: format,
     });
   }
   if (problems.length > 0) throw new CatalogError(problems);

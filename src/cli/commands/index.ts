@@ -18,6 +18,7 @@ export interface CommandEntry {
 export const commands: readonly CommandEntry[] = [
   { name: 'asyncapi', load: async () => (await import('./asyncapi.js')).registerAsyncApi },
   { name: 'build', load: async () => (await import('./build.js')).registerBuild },
+  { name: 'catalog', load: async () => (await import('./catalog.js')).registerCatalog },
   { name: 'check', load: async () => (await import('./check.js')).registerCheck },
   {
     name: 'connect-config',
