@@ -150,4 +150,14 @@ describe.each(TRANSPORTS)('a hostile message among good ones: $name', (entry) =>
       key: envelope.aggregateId,
     });
   }, 120_000);
+
+  it('a header as large as the transport carries, on a message that keeps failing: its copies still fit, one dead letter, 50 handled once', async () => {
+    const envelope = createEnvelope(CANCELLED, { orderId: 'huge-header', failing: true });
+    await hostileThenGood({
+      body: JSON.stringify(envelope),
+      messageId: envelope.messageId,
+      headers: { 'x-producer-blob': 'b'.repeat(transport.largestHeaderBytes) },
+      key: envelope.aggregateId,
+    });
+  }, 120_000);
 });

@@ -39,6 +39,8 @@ export const KAFKA_CONSUMER_HEADERS = Object.freeze({
   consumer: 'evgen-consumer',
   deadLetteredAt: 'evgen-dead-lettered-at',
   traceId: 'evgen-dlt-trace-id',
+  /** What a copy left off to fit the broker's record limit (JSON: field -> why). */
+  cut: 'evgen-cut',
   // Set by replayKafkaDeadLetters on the copy it sends back.
   replays: 'evgen-replays',
   replayedAt: 'evgen-replayed-at',

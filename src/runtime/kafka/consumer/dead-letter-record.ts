@@ -2,6 +2,11 @@
  * The headers of the copies the runner produces: retry copies (same key, value and messageId;
  * attempt, due time and failure history in `evgen-*` headers) and dead letters (the same plus
  * evgen's diagnostics and Spring Kafka's `kafka_dlt-*` headers). Pure: the runner sends them.
+ *
+ * A copy must fit the broker's record limit (`message.max.bytes`, 1 MiB by default) although it
+ * carries more than the record it copies: `fitKafkaCopy` measures it and drops the largest
+ * headers the runner did not write until it fits, naming each in `evgen-cut`, so a record near
+ * the limit cannot make its own dead letter unsendable (and the record come back forever).
  */
 import type { KafkaInboundRecord } from '../kafka-client.js';
 import {
@@ -10,12 +15,105 @@ import {
   headerText,
   int32Header,
   int64Header,
+  isRunnerHeader,
   withoutRunnerHeaders,
   type KafkaHeaderValue,
 } from './consumer-headers.js';
 import { truncateText, type FailureFacts } from '../../delivery/failure.js';
 
 const MAX_STACK_TEXT = 8_000;
+
+/** Where a copy names what was left off it: JSON `{ "header <name>": "<why>" }`. */
+export const KAFKA_CUT_HEADER = H.cut;
+/**
+ * Largest copy the runner sends (key + value + headers): below Kafka's default
+ * `message.max.bytes` (1 048 588 bytes per record batch), with room for the batch framing.
+ */
+export const MAX_KAFKA_COPY_BYTES = 1_000_000;
+/** Per-header framing in a record (varint lengths), counted generously. */
+const HEADER_OVERHEAD = 10;
+/** A runner header is kept only up to this size (a larger one was forged). */
+const MAX_KEPT_HEADER_BYTES = 8 * 1024;
+const MAX_CUT_ENTRIES = 16;
+
+function valueBytes(value: KafkaHeaderValue): number {
+  return Buffer.isBuffer(value) ? value.length : Buffer.byteLength(value, 'utf8');
+}
+
+/** Bytes a record takes on the wire, framing counted generously. */
+export function kafkaRecordBytes(
+  key: string,
+  value: Buffer | string,
+  headers: Readonly<Record<string, KafkaHeaderValue>>,
+): number {
+  let bytes = 64 + Buffer.byteLength(key, 'utf8') + valueBytes(value);
+  for (const [name, header] of Object.entries(headers))
+    bytes += HEADER_OVERHEAD + Buffer.byteLength(name, 'utf8') + valueBytes(header);
+  return bytes;
+}
+
+/**
+ * Whether a send failed because the broker refused the record as too large (kafkajs:
+ * MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE; @platformatic/kafka: the same Kafka error names).
+ */
+export function isRecordTooLarge(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const type = (current as { type?: unknown }).type;
+    const text = `${current.name} ${current.message} ${typeof type === 'string' ? type : ''}`;
+    if (/MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE|too large/i.test(text)) return true;
+    current = current.cause;
+  }
+  return false;
+}
+
+/**
+ * `headers` fitted so the copy (with `key` and `value`) is at most `maxBytes`: the largest
+ * headers the runner did not write (and forged runner headers over 8 KiB) are dropped first;
+ * with `minimal`, every header the runner did not write is dropped (the fallback when the broker
+ * refused a copy as too large for a smaller topic limit). Each cut is named in `evgen-cut`.
+ */
+export function fitKafkaCopy(
+  key: string,
+  value: Buffer | string,
+  headers: Readonly<Record<string, KafkaHeaderValue>>,
+  options: { readonly maxBytes?: number; readonly minimal?: boolean } = {},
+): Record<string, KafkaHeaderValue> {
+  const limit = options.maxBytes ?? MAX_KAFKA_COPY_BYTES;
+  const fitted: Record<string, KafkaHeaderValue> = { ...headers };
+  delete fitted[KAFKA_CUT_HEADER];
+  // Room for the cut record itself.
+  let bytes = kafkaRecordBytes(key, value, fitted) + 4 * 1024;
+  const cuts: string[] = [];
+  const candidates = Object.keys(fitted)
+    .map((name) => ({
+      name,
+      size: HEADER_OVERHEAD + Buffer.byteLength(name, 'utf8') + valueBytes(fitted[name]!),
+    }))
+    .filter(({ name, size }) => !isRunnerHeader(name) || size > MAX_KEPT_HEADER_BYTES)
+    .sort((a, b) => b.size - a.size);
+  for (const { name, size } of candidates) {
+    if (!options.minimal && bytes <= limit) break;
+    delete fitted[name];
+    bytes -= size;
+    cuts.push(name);
+  }
+  if (cuts.length === 0) {
+    if (headers[KAFKA_CUT_HEADER] !== undefined)
+      fitted[KAFKA_CUT_HEADER] = headers[KAFKA_CUT_HEADER];
+    return fitted;
+  }
+  const record: Record<string, string> = {};
+  const earlier = headerText(headers, KAFKA_CUT_HEADER);
+  if (earlier !== undefined) record.earlier = earlier.slice(0, 1_000);
+  for (const name of cuts.slice(0, MAX_CUT_ENTRIES))
+    record[`header ${name.slice(0, 60)}`] = options.minimal
+      ? 'dropped: the broker refused the copy as too large'
+      : `dropped: the copy must fit ${limit} bytes`;
+  if (cuts.length > MAX_CUT_ENTRIES)
+    record['…'] = `${cuts.length - MAX_CUT_ENTRIES} more headers cut`;
+  fitted[KAFKA_CUT_HEADER] = JSON.stringify(record);
+  return fitted;
+}
 
 export type { FailureFacts } from '../../delivery/failure.js';
 

@@ -11,7 +11,13 @@ import type { DeliveryCounters } from '../../delivery/delivery-outcome.js';
 import type { FailedOutcome } from '../../delivery/outcome-settlement.js';
 import { bodyString } from '../../delivery/parse-delivery.js';
 import type { KafkaInboundRecord, KafkaOutboundRecord } from '../kafka-client.js';
-import { deadLetterHeaders, retryCopyHeaders } from './dead-letter-record.js';
+import type { KafkaHeaderValue } from './consumer-headers.js';
+import {
+  deadLetterHeaders,
+  fitKafkaCopy,
+  isRecordTooLarge,
+  retryCopyHeaders,
+} from './dead-letter-record.js';
 import { routeFailure } from './failure-routing.js';
 import type { KafkaConsumerRoutes, KafkaConsumerRunnerEvent } from './kafka-consumer-types.js';
 import { tpKey } from './partition-holds.js';
@@ -52,6 +58,27 @@ export function createKafkaSettler(
 ): (held: HeldRecord, outcome: FailedOutcome) => Promise<void> {
   const { routes, counters, counts } = deps;
   const emit = (event: KafkaConsumerRunnerEvent) => deps.emit(event);
+
+  /**
+   * Sends a retry copy or dead letter fitted to the record limit (dead-letter-record.ts); when
+   * the broker still refuses it as too large (a topic with a smaller limit), once more with only
+   * the runner's own headers.
+   */
+  async function sendCopy(
+    topic: string,
+    key: string,
+    value: Buffer,
+    headers: Record<string, KafkaHeaderValue>,
+  ): Promise<void> {
+    try {
+      await deps.send({ topic, key, value, headers: fitKafkaCopy(key, value, headers) });
+    } catch (error) {
+      if (!isRecordTooLarge(error)) throw error;
+      const minimal = fitKafkaCopy(key, value, headers, { minimal: true });
+      await deps.send({ topic, key, value, headers: minimal });
+    }
+  }
+
   return async ({ record, trusted, attempt }, outcome) => {
     const key = tpKey(record);
     const { error, body, messageId } = outcome;
@@ -88,12 +115,12 @@ export function createKafkaSettler(
     const value = record.value ?? Buffer.alloc(0);
     try {
       if (route.kind === 'retry-topic') {
-        await deps.send({
-          topic: route.tier.topic,
-          key: copyKey,
+        await sendCopy(
+          route.tier.topic,
+          copyKey,
           value,
-          headers: retryCopyHeaders(record, trusted, facts, route.nextAttempt, route.dueAt),
-        });
+          retryCopyHeaders(record, trusted, facts, route.nextAttempt, route.dueAt),
+        );
         deps.settle(record);
         counters.retried++;
         emit({
@@ -106,17 +133,17 @@ export function createKafkaSettler(
         });
         return;
       }
-      await deps.send({
-        topic: routes.deadLetter,
-        key: copyKey,
+      await sendCopy(
+        routes.deadLetter,
+        copyKey,
         value,
-        headers: deadLetterHeaders(record, trusted, facts, {
+        deadLetterHeaders(record, trusted, facts, {
           consumer: deps.consumer,
           groupId: routes.groupId,
           attempts: attempt,
           traceId: outcome.letter.traceId,
         }),
-      });
+      );
       deps.settle(record);
       counters.deadLettered++;
       emit({ type: 'dead-lettered', messageId, attempts: attempt, error });
