@@ -216,6 +216,38 @@ export function isUnavailableError(error: unknown): boolean {
   return false;
 }
 
+// Kafka's answers that refuse a record for what it is, not for the broker's state: kafkajs names
+// them in `type`, @platformatic/kafka in `apiId` (inside its `errors`).
+const REJECTED_RECORD_TYPES = new Set([
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+  'INVALID_RECORD',
+]);
+
+/**
+ * Whether the broker refused the message itself (its size, its content), as opposed to being
+ * unavailable: the same bytes are refused again, so the outbox relay moves the row to DEAD at
+ * once. Looks through `cause`, `errors` and `originalError`.
+ */
+export function isRejectedMessageError(error: unknown): boolean {
+  const pending: unknown[] = [error];
+  for (let seen = 0; seen < 32 && pending.length > 0; seen++) {
+    const current = pending.shift();
+    if (typeof current !== 'object' || current === null) continue;
+    const candidate = current as {
+      type?: unknown;
+      apiId?: unknown;
+      cause?: unknown;
+      errors?: unknown;
+      originalError?: unknown;
+    };
+    if (REJECTED_RECORD_TYPES.has(String(candidate.type ?? candidate.apiId))) return true;
+    pending.push(candidate.cause, candidate.originalError);
+    if (Array.isArray(candidate.errors)) pending.push(...(candidate.errors as unknown[]));
+  }
+  return false;
+}
+
 /**
  * Decides whether retrying can help. evgen errors say so themselves; database and network
  * errors are judged by their codes; anything else is treated as retryable, because the retry

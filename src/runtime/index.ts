@@ -44,6 +44,7 @@ export {
   type MessageBodyProblem,
 } from './decode-message-body.js';
 export { UnsupportedDatabaseVersionError } from './db/mysql-server-version.js';
+export { AMQP_LIMITS, KAFKA_LIMITS, UnpublishableMessageError } from './transport-limits.js';
 
 // Databases.
 export {

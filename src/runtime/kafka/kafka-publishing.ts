@@ -4,10 +4,11 @@
  * or picks a key: the key is the envelope's aggregateId, always.
  */
 import type { Envelope } from '../envelope.js';
-import { UnknownEventError } from '../errors.js';
+import { isRejectedMessageError, UnknownEventError } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
 import { envelopeToKafkaRecord } from './kafka-record.js';
+import { kafkaViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { kafkaEventTopic } from './topic-names.js';
 
 /** Where an event type is published on Kafka. */
@@ -25,15 +26,33 @@ export interface PublishKafkaOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Publishes one envelope on its route; resolves when the broker acknowledged it (acks = all). */
-export function publishKafkaEnvelope(
+/**
+ * Publishes one envelope on its route; resolves when the broker acknowledged it (acks = all).
+ * A record Kafka cannot carry (see transport-limits.ts) rejects with `UnpublishableMessageError`
+ * before anything is sent.
+ */
+export async function publishKafkaEnvelope(
   producer: KafkaProducer,
   envelope: Envelope,
   route: KafkaRoute,
   options: PublishKafkaOptions = {},
 ): Promise<void> {
   const topic = kafkaEventTopic(route.topic, options.prefix);
-  return producer.send([envelopeToKafkaRecord(envelope, topic, options.headers)]);
+  return producer.send([
+    carriable(envelope, envelopeToKafkaRecord(envelope, topic, options.headers)),
+  ]);
+}
+
+/** The record, or `UnpublishableMessageError` when a broker would refuse it by default. */
+function carriable(envelope: Envelope, record: KafkaOutboundRecord): KafkaOutboundRecord {
+  const { value } = record;
+  const size = typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.length;
+  const violations = kafkaViolations(record.key, record.headers ?? {}, {
+    atMost: size,
+    exact: () => size,
+  });
+  if (violations.length > 0) throw new UnpublishableMessageError(envelope.messageId, violations);
+  return record;
 }
 
 /** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
@@ -93,6 +112,8 @@ export function kafkaRelayPublisher(
     readonly record: KafkaOutboundRecord;
     resolve(): void;
     reject(error: unknown): void;
+    /** Sent in a send of its own: its batch was refused for one record's sake. */
+    readonly alone?: boolean;
   }
   /** Waiting to be sent, in arrival order. */
   let queue: Pending[] = [];
@@ -105,12 +126,18 @@ export function kafkaRelayPublisher(
     const batch: Pending[] = [];
     const rest: Pending[] = [];
     const keys = new Set<string>();
+    /** Keys with a record left waiting: their later records wait too. */
+    const waiting = new Set<string>();
     for (const pending of queue) {
       const key = `${pending.record.topic}\0${pending.record.key}`;
-      if (batch.length < maxBatchSize && !inFlight.has(key) && !keys.has(key)) {
+      const joins =
+        batch.length === 0 ||
+        (batch.length < maxBatchSize && pending.alone !== true && batch[0]!.alone !== true);
+      if (joins && !inFlight.has(key) && !keys.has(key) && !waiting.has(key)) {
         keys.add(key);
         batch.push(pending);
       } else {
+        waiting.add(key);
         rest.push(pending);
       }
     }
@@ -122,7 +149,13 @@ export function kafkaRelayPublisher(
       .send(batch.map((pending) => pending.record))
       .then(
         () => batch.forEach((pending) => pending.resolve()),
-        (error: unknown) => batch.forEach((pending) => pending.reject(error)),
+        (error: unknown) => {
+          // The broker refused the whole send for one record's sake (its size): each record goes
+          // again alone, so only that one fails. Ahead of the queue, so each key keeps its order.
+          if (batch.length > 1 && isRejectedMessageError(error))
+            queue = [...batch.map((pending) => ({ ...pending, alone: true })), ...queue];
+          else batch.forEach((pending) => pending.reject(error));
+        },
       )
       .finally(() => {
         for (const key of keys) inFlight.delete(key);
@@ -138,10 +171,13 @@ export function kafkaRelayPublisher(
     publish(message: OutboundMessage): Promise<void> {
       return new Promise<void>((resolve, reject) => {
         const route = kafkaRouteFor(routes, message.envelope.eventType);
-        const record = envelopeToKafkaRecord(
+        const record = carriable(
           message.envelope,
-          kafkaEventTopic(route.topic, options.prefix),
-          message.headers,
+          envelopeToKafkaRecord(
+            message.envelope,
+            kafkaEventTopic(route.topic, options.prefix),
+            message.headers,
+          ),
         );
         queue.push({ record, resolve, reject });
         // Let publishes started in the same tick join this send.

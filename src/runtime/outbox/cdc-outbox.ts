@@ -299,6 +299,11 @@ export function cdcOutboxRow(
   });
 }
 
+/** Where a row of `cdcOutboxRow` holds the envelope JSON (the record's value). */
+export const CDC_OUTBOX_VALUE_INDEX = CDC_OUTBOX_COLUMNS.findIndex(
+  ({ name }) => name === CDC_OUTBOX_ROUTING_COLUMNS.value,
+);
+
 /**
  * For each column, the header whose value fills it: the first header placed from it (a shared
  * column's headers hold the same value, see CDC_OUTBOX_HEADER_COLUMNS); `topic` and `envelope`

@@ -1,10 +1,17 @@
 /**
  * Records a failed publish. Broker unavailability gives the row back with its attempts kept and
  * starts the relay's outage backoff (or takes its next step, once per failed round); any other
- * failure counts against `maxAttempts` and reschedules the row with backoff, or moves it to DEAD.
+ * failure counts against `maxAttempts` and reschedules the row with backoff, or moves it to DEAD:
+ * at once when it cannot succeed later (non-retryable, or a message the broker refused for what
+ * it is, e.g. too large: `isRejectedMessageError`).
  */
 import { backoffDelay } from '../backoff.js';
-import { classifyError, describeError, isUnavailableError } from '../errors.js';
+import {
+  classifyError,
+  describeError,
+  isRejectedMessageError,
+  isUnavailableError,
+} from '../errors.js';
 import type { OutboundMessage } from '../publisher.js';
 import type { ClaimedRow } from './claim-query.js';
 import { observe } from './observe-hook.js';
@@ -23,7 +30,8 @@ export async function recordFailure(
 ): Promise<void> {
   const { db, sql, config, hooks, outage, totals, now, nowMs } = context;
   const { type, message: text } = describeError(error);
-  if (isUnavailableError(error)) {
+  const rejected = isRejectedMessageError(error);
+  if (!rejected && isUnavailableError(error)) {
     const delay = outage.failed(round, nowMs(), (streak) =>
       backoffDelay(streak, undefined, config.unavailableBackoff, config.random),
     );
@@ -36,7 +44,8 @@ export async function recordFailure(
     return;
   }
   const attempts = Number(row.attempts);
-  const dead = attempts >= config.maxAttempts || classifyError(error) === 'non-retryable';
+  const dead =
+    rejected || attempts >= config.maxAttempts || classifyError(error) === 'non-retryable';
   const delay = dead ? 0 : backoffDelay(attempts, undefined, config.backoff, config.random);
   await sql.failed(db, row.id, token, dead ? 'DEAD' : 'READY', now(), delay, `${type}: ${text}`);
   if (dead) result.dead++;

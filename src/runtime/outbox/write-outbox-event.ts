@@ -16,7 +16,13 @@ import {
 import { ValidationError } from '../errors.js';
 import { withActiveTraceContext } from '../telemetry.js';
 import {
+  envelopeBodySize,
+  transportLimitViolations,
+  type BodySize,
+} from '../transport-limits.js';
+import {
   CDC_OUTBOX_EXTRA_HEADERS,
+  CDC_OUTBOX_VALUE_INDEX,
   cdcOutboxRow,
   cdcOutboxTableOptions,
   insertCdcOutboxRows,
@@ -110,8 +116,11 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
   const prepared = prepareEnvelope(descriptor, payload, context, options, false);
   const { headers } = prepared;
   let { envelope } = prepared;
+  const payloadJson = JSON.stringify(envelope.payload);
+  refuseUnpublishable(descriptor, envelope, headers, envelopeBodySize(envelope, payloadJson));
   if (options.assignAggregateVersion) envelope = await assignVersion(tx, names, envelope);
-  if (dialect.name === 'mysql') return writeMysqlRow(tx, names, envelope, notifyChannel, headers);
+  if (dialect.name === 'mysql')
+    return writeMysqlRow(tx, names, envelope, payloadJson, notifyChannel, headers);
 
   await tx.query(
     `WITH inserted AS (
@@ -124,7 +133,12 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
      )
      SELECT id, (SELECT count(*) FROM notified) AS notified FROM inserted`,
     [
-      ...outboxRowValues(envelope, envelope.occurredAt, await withActiveTraceContext(headers)),
+      ...outboxRowValues(
+        envelope,
+        payloadJson,
+        envelope.occurredAt,
+        await withActiveTraceContext(headers),
+      ),
       notifyChannel === false ? null : notifyChannel,
     ],
   );
@@ -163,10 +177,15 @@ export async function writeCdcOutboxEvents(
         traceContext[name]!,
       ]),
     );
+    const { descriptor } = events[i]!;
+    const row = cdcOutboxRow(envelope, descriptor.kafka!.topic, options.topicPrefix, extra);
+    const value = row[CDC_OUTBOX_VALUE_INDEX]!;
+    refuseUnpublishable(descriptor, envelope, extra, {
+      atMost: value.length * 3,
+      exact: () => Buffer.byteLength(value, 'utf8'),
+    });
     envelopes.push(envelope);
-    rows.push(
-      cdcOutboxRow(envelope, events[i]!.descriptor.kafka!.topic, options.topicPrefix, extra),
-    );
+    rows.push(row);
   }
   await insertCdcOutboxRows(tx, names, rows);
   return envelopes;
@@ -217,6 +236,26 @@ function prepareEnvelope<TType extends string, TVersion extends number, TPayload
 }
 
 /**
+ * Refuses an event a transport it is published on could not carry (a property, header name,
+ * header table or record over the broker's limit, see transport-limits.ts): it would otherwise
+ * commit and then never be published. CDC events go to Kafka only.
+ */
+function refuseUnpublishable(
+  descriptor: EventVersionDescriptor,
+  envelope: Envelope,
+  headers: Readonly<Record<string, string>>,
+  body: BodySize,
+): void {
+  if (descriptor.rabbitmq === undefined && descriptor.kafka === undefined) return;
+  const violations = transportLimitViolations(envelope, headers, descriptor, body);
+  if (violations.length > 0)
+    throw new ValidationError(
+      `${descriptor.eventType} v${descriptor.schemaVersion} envelope`,
+      violations,
+    );
+}
+
+/**
  * The aggregate's next version from the `<table>_aggregate_version` counter. The counter row
  * stays locked until the transaction ends. PostgreSQL: one upsert returning the version;
  * MySQL/MariaDB: ON DUPLICATE KEY UPDATE, then a read of the row it locked.
@@ -259,6 +298,7 @@ const OUTBOX_ROW_COLUMNS =
  */
 function outboxRowValues(
   envelope: Envelope,
+  payloadJson: string,
   occurredAt: string,
   headers: Readonly<Record<string, string>>,
 ): unknown[] {
@@ -269,7 +309,7 @@ function outboxRowValues(
     envelope.aggregateVersion ?? null,
     envelope.eventType,
     envelope.schemaVersion,
-    JSON.stringify(envelope.payload),
+    payloadJson,
     occurredAt,
     envelope.traceId ?? null,
     envelope.correlationId ?? null,
@@ -289,6 +329,7 @@ async function writeMysqlRow<TType extends string, TVersion extends number, TPay
   tx: Transaction,
   names: OutboxTableNames,
   envelope: Envelope<TType, TVersion, TPayload>,
+  payloadJson: string,
   notifyChannel: string | false,
   headers: Readonly<Record<string, string>>,
 ): Promise<Envelope<TType, TVersion, TPayload>> {
@@ -297,6 +338,7 @@ async function writeMysqlRow<TType extends string, TVersion extends number, TPay
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'READY', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`,
     outboxRowValues(
       envelope,
+      payloadJson,
       mysqlTimestamp(envelope.occurredAt),
       await withActiveTraceContext(headers),
     ),

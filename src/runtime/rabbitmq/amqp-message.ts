@@ -49,11 +49,14 @@ export interface AmqpMessage {
   readonly properties: PublishProperties;
 }
 
-/** Body and properties for an envelope: persistent, mandatory, JSON, with evgen's headers. */
-export function envelopeToAmqpMessage(
+/**
+ * The header table of an envelope's message: the caller's headers, then evgen's (whose names
+ * always win).
+ */
+export function envelopeAmqpHeaders(
   envelope: Envelope,
   headers: Readonly<Record<string, string>> = {},
-): AmqpMessage {
+): Record<string, string | number> {
   const evgenHeaders: Record<string, string | number> = {
     [EVGEN_HEADERS.schemaVersion]: envelope.schemaVersion,
     [EVGEN_HEADERS.aggregateType]: envelope.aggregateType,
@@ -67,6 +70,14 @@ export function envelopeToAmqpMessage(
     evgenHeaders[EVGEN_HEADERS.correlationId] = envelope.correlationId;
   if (envelope.causationId !== undefined)
     evgenHeaders[EVGEN_HEADERS.causationId] = envelope.causationId;
+  return { ...headers, ...evgenHeaders };
+}
+
+/** Body and properties for an envelope: persistent, mandatory, JSON, with evgen's headers. */
+export function envelopeToAmqpMessage(
+  envelope: Envelope,
+  headers: Readonly<Record<string, string>> = {},
+): AmqpMessage {
   const occurred = Date.parse(envelope.occurredAt);
   return {
     content: Buffer.from(JSON.stringify(envelope), 'utf8'),
@@ -80,8 +91,7 @@ export function envelopeToAmqpMessage(
       persistent: true,
       mandatory: true,
       ...(envelope.correlationId !== undefined ? { correlationId: envelope.correlationId } : {}),
-      // Caller headers first: evgen's own names always win.
-      headers: { ...headers, ...evgenHeaders },
+      headers: envelopeAmqpHeaders(envelope, headers),
     },
   };
 }

@@ -11,6 +11,7 @@
 import type { ChannelOptions, ConfirmChannel, Message } from 'amqplib';
 import { currentConnection, type ConnectionSource } from './connector.js';
 import type { PublishProperties } from './amqp-message.js';
+import { UnpublishableMessageError } from '../transport-limits.js';
 import {
   ChannelClosedError,
   PublishNackedError,
@@ -121,7 +122,8 @@ export class ConfirmedPublisher {
 
   /**
    * Publishes persistently with `mandatory`; resolves once confirmed and not returned. Rejects
-   * with UnroutableError, PublishNackedError, ChannelClosedError or PublishTimeoutError (all retryable).
+   * with UnroutableError, PublishNackedError, ChannelClosedError or PublishTimeoutError (all
+   * retryable), or UnpublishableMessageError when amqplib cannot encode the message (never).
    */
   async publish(
     exchange: string,
@@ -227,8 +229,27 @@ export class ConfirmedPublisher {
           settle,
         );
       } catch (error) {
-        // amqplib throws synchronously on a channel that already closed.
         this.forget(entry);
+        // amqplib checks the properties and encodes the header table before it sends or
+        // registers anything: a TypeError or RangeError there is this message's fault (a short
+        // string over 255 bytes, a header table over its buffer) and the channel stays usable.
+        if (error instanceof TypeError || error instanceof RangeError) {
+          reject(
+            new UnpublishableMessageError(
+              entry.messageId,
+              [
+                {
+                  pointer: '',
+                  keyword: 'encoding',
+                  message: `amqplib cannot encode it: ${error.message}`,
+                },
+              ],
+              { cause: error },
+            ),
+          );
+          return;
+        }
+        // Otherwise amqplib threw because the channel already closed.
         count('closed');
         reject(
           new ChannelClosedError(`cannot publish message ${entry.messageId}: channel is closed`, {

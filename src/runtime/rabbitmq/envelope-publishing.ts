@@ -6,6 +6,7 @@
 import type { Envelope } from '../envelope.js';
 import { UnknownEventError } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
+import { amqpViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { envelopeToAmqpMessage } from './amqp-message.js';
 import type { ConfirmedPublisher } from './confirmed-publisher.js';
 import type { RabbitRoute, RabbitRoutes } from './topology.js';
@@ -17,7 +18,11 @@ export interface PublishEnvelopeOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Publishes one envelope on its route and resolves when the broker confirmed and routed it. */
+/**
+ * Publishes one envelope on its route and resolves when the broker confirmed and routed it.
+ * A message RabbitMQ cannot carry (see transport-limits.ts) rejects with
+ * `UnpublishableMessageError` before anything is sent.
+ */
 export async function publishEnvelope(
   publisher: ConfirmedPublisher,
   envelope: Envelope,
@@ -25,6 +30,17 @@ export async function publishEnvelope(
   options: PublishEnvelopeOptions = {},
 ): Promise<void> {
   const message = envelopeToAmqpMessage(envelope, options.headers);
+  const { properties, content } = message;
+  const violations = amqpViolations(
+    {
+      messageId: properties.messageId,
+      type: envelope.eventType,
+      ...(envelope.correlationId !== undefined ? { correlationId: envelope.correlationId } : {}),
+    },
+    properties.headers as Record<string, string | number>,
+    { atMost: content.length, exact: () => content.length },
+  );
+  if (violations.length > 0) throw new UnpublishableMessageError(envelope.messageId, violations);
   return publisher.publish(
     (options.prefix ?? '') + route.exchange,
     route.routingKey,

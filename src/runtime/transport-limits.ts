@@ -1,0 +1,290 @@
+/**
+ * What each broker can carry of one message, written down once. The outbox writers refuse at
+ * write time a value beyond these (a `ValidationError` naming the field and the limit, so the
+ * business transaction fails), and the relay's publishers refuse a stored row beyond them at
+ * publish time as that message's fault (`UnpublishableMessageError`: DEAD with the reason), never
+ * as a broker outage. Sizes are UTF-8 bytes.
+ */
+import type { Envelope } from './envelope.js';
+import { EvgenError, type Violation } from './errors.js';
+import { EVGEN_HEADERS, envelopeAmqpHeaders } from './rabbitmq/amqp-message.js';
+import { KAFKA_HEADERS, kafkaEnvelopeHeaders } from './kafka/kafka-record.js';
+
+export const AMQP_LIMITS = Object.freeze({
+  /**
+   * AMQP 0-9-1 `shortstr`: one length byte. The properties evgen sets (messageId, type = the
+   * event type, correlationId) and every header name are short strings.
+   */
+  shortStringBytes: 255,
+  /**
+   * The encoded header table (names, values and their type and length prefixes): amqplib
+   * encodes it into a 64 KiB buffer, and the whole content header must fit one frame (RabbitMQ's
+   * frame_max, 128 KiB).
+   */
+  headerTableBytes: 65_536,
+  /** The body: RabbitMQ's default `max_message_size` since 4.0 (16 MiB; 128 MiB before). */
+  bodyBytes: 16 * 1024 * 1024,
+});
+
+export const KAFKA_LIMITS = Object.freeze({
+  /**
+   * One record as the broker stores it, in a batch of its own: the broker's default
+   * `message.max.bytes` (a topic's `max.message.bytes`), which applies to a whole record batch.
+   */
+  recordBatchBytes: 1_048_588,
+  /** A record batch's fixed header (format v2). */
+  batchOverheadBytes: 61,
+  /** A record's own length, attributes, timestamp and offset deltas and length prefixes, at most. */
+  recordOverheadBytes: 36,
+  /** A header's two length prefixes, at most. */
+  headerOverheadBytes: 10,
+});
+
+/**
+ * Room the writer leaves in the header table and the Kafka record for headers set at publish
+ * time (the trace context of the relay's publish span: `traceparent`, up to 512 bytes of
+ * `tracestate`), so what it accepts the relay can still publish.
+ */
+export const PUBLISH_TIME_HEADER_RESERVE = 1_024;
+
+/** The transports an event is published on (the descriptor's `rabbitmq` and `kafka` routes). */
+export interface MessageTransports {
+  readonly rabbitmq?: unknown;
+  readonly kafka?: unknown;
+}
+
+/** The size of a message body: a cheap upper bound, and the exact count when that is too much. */
+export interface BodySize {
+  readonly atMost: number;
+  exact(): number;
+}
+
+/**
+ * A message a broker cannot carry (a property, header or the whole message over its limit):
+ * the same bytes fail the same way, so never retryable. The outbox relay moves its row to DEAD.
+ */
+export class UnpublishableMessageError extends EvgenError {
+  readonly retryable = false;
+  readonly code = 'UnpublishableMessageError';
+  constructor(
+    readonly messageId: string,
+    readonly violations: readonly Violation[],
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `message ${messageId} cannot be published: ` +
+        violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; '),
+      options,
+    );
+    this.name = 'UnpublishableMessageError';
+  }
+}
+
+const utf8Bytes = (text: string): number =>
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: short texts need no count.
+  text.length * 3 <= AMQP_LIMITS.shortStringBytes ? text.length : Buffer.byteLength(text, 'utf8');
+
+const bytes = (text: string | Uint8Array): number =>
+  typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : text.length;
+/** At most the UTF-8 bytes of `text` (3 per UTF-16 unit), without counting them. */
+const bytesAtMost = (text: string | Uint8Array): number =>
+  typeof text === 'string' ? text.length * 3 : text.length;
+
+/** The envelope field (as a pointer) an evgen header of either transport repeats. */
+const HEADER_FIELD: ReadonlyMap<string, string> = new Map([
+  ...Object.entries(EVGEN_HEADERS).map(([field, header]) => [header, field] as const),
+  ...Object.entries(KAFKA_HEADERS).map(([field, header]) => [header, field] as const),
+  [KAFKA_HEADERS.ceId, 'messageId'],
+  [KAFKA_HEADERS.ceType, 'eventType'],
+  [KAFKA_HEADERS.ceSubject, 'aggregateId'],
+  [KAFKA_HEADERS.ceTime, 'occurredAt'],
+]);
+
+/** Where a header's value comes from: the envelope field evgen copies into it, or `/headers/<name>`. */
+function headerPointer(name: string, own: readonly string[]): string {
+  const field = own.includes(name) ? HEADER_FIELD.get(name) : undefined;
+  return field !== undefined
+    ? `/${field}`
+    : `/headers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+}
+
+function shortString(pointer: string, what: string, value: string, violations: Violation[]): void {
+  const size = utf8Bytes(value);
+  if (size > AMQP_LIMITS.shortStringBytes)
+    violations.push({
+      pointer,
+      keyword: 'maxLength',
+      message: `is ${size} bytes; RabbitMQ carries ${what} as an AMQP short string of at most ${AMQP_LIMITS.shortStringBytes} bytes`,
+    });
+}
+
+/** The largest entry of `sizes`, by bytes. */
+function largest(sizes: ReadonlyMap<string, number>): [string, number] {
+  let top: [string, number] = ['', 0];
+  for (const entry of sizes) if (entry[1] > top[1]) top = entry;
+  return top;
+}
+
+/**
+ * What RabbitMQ cannot carry of this message: its short-string properties and header names, the
+ * encoded size of its header table (within `headerTableBytes − reserve`) and its body.
+ */
+export function amqpViolations(
+  properties: {
+    readonly messageId: string;
+    readonly type: string;
+    readonly correlationId?: string;
+  },
+  headers: Readonly<Record<string, string | number>>,
+  body: BodySize,
+  reserve = 0,
+): Violation[] {
+  const violations: Violation[] = [];
+  shortString('/messageId', 'the messageId property', properties.messageId, violations);
+  shortString('/eventType', 'the type property', properties.type, violations);
+  if (properties.correlationId !== undefined)
+    shortString(
+      '/correlationId',
+      'the correlationId property',
+      properties.correlationId,
+      violations,
+    );
+  const own = Object.values(EVGEN_HEADERS);
+  // amqplib's encoding: the table's length (4), then per entry the name's length (1), the name,
+  // a type tag (1) and a string's length (4) and bytes, or an integer of at most 8 bytes.
+  let table = 4;
+  const sizes = new Map<string, number>();
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    const nameBytes = utf8Bytes(name);
+    if (nameBytes > AMQP_LIMITS.shortStringBytes)
+      violations.push({
+        pointer: headerPointer(name, own),
+        keyword: 'maxLength',
+        message: `has a name of ${nameBytes} bytes; RabbitMQ carries a header name as an AMQP short string of at most ${AMQP_LIMITS.shortStringBytes} bytes`,
+      });
+    const entry = 2 + nameBytes + (typeof value === 'string' ? 4 + utf8Bytes(value) : 8);
+    sizes.set(name, entry);
+    table += entry;
+  }
+  const tableLimit = AMQP_LIMITS.headerTableBytes - reserve;
+  if (table > tableLimit) {
+    const [name, size] = largest(sizes);
+    violations.push({
+      pointer: headerPointer(name, own),
+      keyword: 'maxLength',
+      message: `makes the AMQP header table ${table} bytes (this header ${size}); RabbitMQ carries at most ${tableLimit} bytes of headers per message`,
+    });
+  }
+  const bodyBytes = body.atMost <= AMQP_LIMITS.bodyBytes ? 0 : body.exact();
+  if (bodyBytes > AMQP_LIMITS.bodyBytes)
+    violations.push({
+      pointer: '/payload',
+      keyword: 'maxLength',
+      message: `makes the message body ${bodyBytes} bytes; RabbitMQ's default max_message_size is ${AMQP_LIMITS.bodyBytes} bytes`,
+    });
+  return violations;
+}
+
+/**
+ * What Kafka cannot carry of this record: key, value and headers together beyond what a broker
+ * takes in one record batch by default (within `recordBatchBytes − reserve`).
+ */
+export function kafkaViolations(
+  key: string,
+  headers: Readonly<Record<string, string | Uint8Array>>,
+  value: BodySize,
+  reserve = 0,
+): Violation[] {
+  const limit = KAFKA_LIMITS.recordBatchBytes - reserve;
+  const fixed = KAFKA_LIMITS.batchOverheadBytes + KAFKA_LIMITS.recordOverheadBytes;
+  const names = Object.keys(headers);
+  let atMost = fixed + key.length * 3 + value.atMost;
+  for (const name of names)
+    atMost += KAFKA_LIMITS.headerOverheadBytes + name.length * 3 + bytesAtMost(headers[name]!);
+  if (atMost <= limit) return [];
+  const sizes = new Map<string, number>([['', value.exact()]]);
+  let record = fixed + bytes(key) + sizes.get('')!;
+  for (const name of names) {
+    const size = KAFKA_LIMITS.headerOverheadBytes + bytes(name) + bytes(headers[name]!);
+    sizes.set(name, size);
+    record += size;
+  }
+  if (record <= limit) return [];
+  const [name, size] = largest(sizes);
+  return [
+    {
+      pointer: name === '' ? '/payload' : headerPointer(name, Object.values(KAFKA_HEADERS)),
+      keyword: 'maxLength',
+      message:
+        `makes the Kafka record ${record} bytes (${name === '' ? 'its value, the envelope JSON,' : 'this header'} ${size}); ` +
+        `a Kafka broker takes at most ${limit} bytes per record by default (message.max.bytes)`,
+    },
+  ];
+}
+
+/**
+ * Every violation of a transport the event is published on, for the outbox writers: the AMQP
+ * message and the Kafka record the relay (or Debezium) will publish for `envelope` with the
+ * stored `headers`, with room left for headers set at publish time. `body` is the envelope JSON.
+ * A field both transports refuse is reported once per transport.
+ */
+export function transportLimitViolations(
+  envelope: Envelope,
+  headers: Readonly<Record<string, string>>,
+  transports: MessageTransports,
+  body: BodySize,
+): Violation[] {
+  const violations: Violation[] = [];
+  if (transports.rabbitmq !== undefined) {
+    violations.push(
+      ...amqpViolations(
+        {
+          messageId: envelope.messageId,
+          type: envelope.eventType,
+          ...(envelope.correlationId !== undefined
+            ? { correlationId: envelope.correlationId }
+            : {}),
+        },
+        envelopeAmqpHeaders(envelope, headers),
+        body,
+        PUBLISH_TIME_HEADER_RESERVE,
+      ),
+    );
+  }
+  if (transports.kafka !== undefined) {
+    violations.push(
+      ...kafkaViolations(
+        envelope.aggregateId,
+        { ...headers, ...kafkaEnvelopeHeaders(envelope) },
+        body,
+        PUBLISH_TIME_HEADER_RESERVE,
+      ),
+    );
+  }
+  return violations;
+}
+
+/**
+ * The size of an envelope's JSON from its payload's JSON text without writing the envelope: the
+ * payload's length plus every other field's, each UTF-16 unit at most 3 bytes (a JSON escape of a
+ * control character is 6 characters for 1), plus the names and punctuation.
+ */
+export function envelopeBodySize(envelope: Envelope, payloadJson: string): BodySize {
+  let fields = 0;
+  for (const value of [
+    envelope.messageId,
+    envelope.eventType,
+    envelope.aggregateType,
+    envelope.aggregateId,
+    envelope.occurredAt,
+    envelope.traceId,
+    envelope.correlationId,
+    envelope.causationId,
+  ])
+    if (value !== undefined) fields += value.length;
+  return {
+    atMost: payloadJson.length * 3 + fields * 6 + 256,
+    exact: () => bytes(JSON.stringify(envelope)),
+  };
+}
