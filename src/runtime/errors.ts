@@ -225,11 +225,10 @@ const REJECTED_RECORD_TYPES = new Set([
 ]);
 
 /**
- * Whether the broker refused the message itself (its size, its content), as opposed to being
- * unavailable: the same bytes are refused again, so the outbox relay moves the row to DEAD at
- * once. Looks through `cause`, `errors` and `originalError`.
+ * The error in `error`'s chain (itself, `cause`, `errors`, `originalError`) that says the broker
+ * refused the message itself (its size, its content) rather than being unavailable, or undefined.
  */
-export function isRejectedMessageError(error: unknown): boolean {
+export function rejectedMessageCause(error: unknown): Error | undefined {
   const pending: unknown[] = [error];
   for (let seen = 0; seen < 32 && pending.length > 0; seen++) {
     const current = pending.shift();
@@ -241,11 +240,20 @@ export function isRejectedMessageError(error: unknown): boolean {
       errors?: unknown;
       originalError?: unknown;
     };
-    if (REJECTED_RECORD_TYPES.has(String(candidate.type ?? candidate.apiId))) return true;
+    if (REJECTED_RECORD_TYPES.has(String(candidate.type ?? candidate.apiId)))
+      return current as Error;
     pending.push(candidate.cause, candidate.originalError);
     if (Array.isArray(candidate.errors)) pending.push(...(candidate.errors as unknown[]));
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Whether the broker refused the message itself: the same bytes are refused again, so the
+ * outbox relay moves the row to DEAD at once instead of counting an outage.
+ */
+export function isRejectedMessageError(error: unknown): boolean {
+  return rejectedMessageCause(error) !== undefined;
 }
 
 /**

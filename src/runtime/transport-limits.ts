@@ -149,7 +149,7 @@ export function amqpViolations(
       properties.correlationId,
       violations,
     );
-  const own = Object.values(EVGEN_HEADERS);
+  const own: readonly string[] = Object.values(EVGEN_HEADERS);
   // amqplib's encoding: the table's length (4), then per entry the name's length (1), the name,
   // a type tag (1) and a string's length (4) and bytes, or an integer of at most 8 bytes.
   let table = 4;
@@ -203,21 +203,37 @@ export function kafkaViolations(
   for (const name of names)
     atMost += KAFKA_LIMITS.headerOverheadBytes + name.length * 3 + bytesAtMost(headers[name]!);
   if (atMost <= limit) return [];
-  const sizes = new Map<string, number>([['', value.exact()]]);
-  let record = fixed + bytes(key) + sizes.get('')!;
+  // Bytes per field: an envelope field counts its header and its copy inside the value, the
+  // payload what is left of the value, so the field that makes the record too large is named.
+  const own: readonly string[] = Object.values(KAFKA_HEADERS);
+  const valueBytes = value.exact();
+  const sizes = new Map<string, number>();
+  const add = (pointer: string, size: number) =>
+    sizes.set(pointer, (sizes.get(pointer) ?? 0) + size);
+  let record = fixed + bytes(key) + valueBytes;
+  const mirrored = new Map<string, number>();
   for (const name of names) {
-    const size = KAFKA_LIMITS.headerOverheadBytes + bytes(name) + bytes(headers[name]!);
-    sizes.set(name, size);
+    const header = headers[name]!;
+    const size = KAFKA_LIMITS.headerOverheadBytes + bytes(name) + bytes(header);
     record += size;
+    const pointer = headerPointer(name, own);
+    add(pointer, size);
+    if (own.includes(name) && HEADER_FIELD.has(name)) mirrored.set(pointer, bytes(header));
   }
   if (record <= limit) return [];
-  const [name, size] = largest(sizes);
+  let inValue = 0;
+  for (const [pointer, size] of mirrored) {
+    add(pointer, size);
+    inValue += size;
+  }
+  add('/payload', Math.max(0, valueBytes - inValue));
+  const [pointer, size] = largest(sizes);
   return [
     {
-      pointer: name === '' ? '/payload' : headerPointer(name, Object.values(KAFKA_HEADERS)),
+      pointer,
       keyword: 'maxLength',
       message:
-        `makes the Kafka record ${record} bytes (${name === '' ? 'its value, the envelope JSON,' : 'this header'} ${size}); ` +
+        `makes the Kafka record ${record} bytes (${size} of them from here); ` +
         `a Kafka broker takes at most ${limit} bytes per record by default (message.max.bytes)`,
     },
   ];

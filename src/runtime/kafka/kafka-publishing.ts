@@ -4,10 +4,10 @@
  * or picks a key: the key is the envelope's aggregateId, always.
  */
 import type { Envelope } from '../envelope.js';
-import { isRejectedMessageError, UnknownEventError } from '../errors.js';
+import { rejectedMessageCause, UnknownEventError } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
-import { envelopeToKafkaRecord } from './kafka-record.js';
+import { envelopeToKafkaRecord, KAFKA_HEADERS } from './kafka-record.js';
 import { kafkaViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { kafkaEventTopic } from './topic-names.js';
 
@@ -41,6 +41,29 @@ export async function publishKafkaEnvelope(
   return producer.send([
     carriable(envelope, envelopeToKafkaRecord(envelope, topic, options.headers)),
   ]);
+}
+
+/** The broker's refusal of one record, in words its row's `last_error` keeps. */
+function refusedByBroker(
+  record: KafkaOutboundRecord,
+  rejected: Error,
+  error: unknown,
+): UnpublishableMessageError {
+  const messageId = String(record.headers?.[KAFKA_HEADERS.messageId] ?? '?');
+  const answer =
+    (rejected as { type?: unknown; apiId?: unknown }).type ??
+    (rejected as { apiId?: unknown }).apiId;
+  return new UnpublishableMessageError(
+    messageId,
+    [
+      {
+        pointer: '',
+        keyword: 'broker',
+        message: `the broker refused it: ${String(answer)}: ${rejected.message}`,
+      },
+    ],
+    { cause: error },
+  );
 }
 
 /** The record, or `UnpublishableMessageError` when a broker would refuse it by default. */
@@ -152,8 +175,11 @@ export function kafkaRelayPublisher(
         (error: unknown) => {
           // The broker refused the whole send for one record's sake (its size): each record goes
           // again alone, so only that one fails. Ahead of the queue, so each key keeps its order.
-          if (batch.length > 1 && isRejectedMessageError(error))
+          const rejected = rejectedMessageCause(error);
+          if (rejected !== undefined && batch.length > 1)
             queue = [...batch.map((pending) => ({ ...pending, alone: true })), ...queue];
+          else if (rejected !== undefined)
+            batch[0]!.reject(refusedByBroker(batch[0]!.record, rejected, error));
           else batch.forEach((pending) => pending.reject(error));
         },
       )
