@@ -15,11 +15,7 @@ import {
 } from '../envelope.js';
 import { ValidationError } from '../errors.js';
 import { withActiveTraceContext } from '../telemetry.js';
-import {
-  envelopeBodySize,
-  transportLimitViolations,
-  type BodySize,
-} from '../transport-limits.js';
+import { envelopeBodySize, transportLimitViolations, type BodySize } from '../transport-limits.js';
 import {
   CDC_OUTBOX_EXTRA_HEADERS,
   CDC_OUTBOX_VALUE_INDEX,
