@@ -1,44 +1,19 @@
 /**
- * What each broker can carry of one message, written down once. The outbox writers refuse at
- * write time a value beyond these (a `ValidationError` naming the field and the limit, so the
- * business transaction fails), and the relay's publishers refuse a stored row beyond them at
- * publish time as that message's fault (`UnpublishableMessageError`: DEAD with the reason), never
- * as a broker outage. Sizes are UTF-8 bytes.
+ * Checks a message against what each broker can carry (the limits are written down once, in
+ * broker-limits.ts). The outbox writers refuse at write time a value beyond them (a
+ * `ValidationError` naming the field and the limit, so the business transaction fails), and the
+ * relay's publishers refuse a stored row beyond them at publish time as that message's fault
+ * (`UnpublishableMessageError`: DEAD with the reason), never as a broker outage. Sizes are UTF-8
+ * bytes.
  */
 import type { Envelope } from './envelope.js';
 import { EvgenError, type Violation } from './errors.js';
 import { EVGEN_HEADERS, envelopeAmqpHeaders } from './rabbitmq/amqp-message.js';
+import { encodedValueBytes } from './rabbitmq/copy-limits.js';
+import { AMQP_LIMITS, KAFKA_LIMITS } from './broker-limits.js';
+
+export { AMQP_LIMITS, KAFKA_LIMITS };
 import { KAFKA_HEADERS, kafkaEnvelopeHeaders } from './kafka/kafka-record.js';
-
-export const AMQP_LIMITS = Object.freeze({
-  /**
-   * AMQP 0-9-1 `shortstr`: one length byte. The properties evgen sets (messageId, type = the
-   * event type, correlationId) and every header name are short strings.
-   */
-  shortStringBytes: 255,
-  /**
-   * The encoded header table (names, values and their type and length prefixes): amqplib
-   * encodes it into a 64 KiB buffer, and the whole content header must fit one frame (RabbitMQ's
-   * frame_max, 128 KiB).
-   */
-  headerTableBytes: 65_536,
-  /** The body: RabbitMQ's default `max_message_size` since 4.0 (16 MiB; 128 MiB before). */
-  bodyBytes: 16 * 1024 * 1024,
-});
-
-export const KAFKA_LIMITS = Object.freeze({
-  /**
-   * One record as the broker stores it, in a batch of its own: the broker's default
-   * `message.max.bytes` (a topic's `max.message.bytes`), which applies to a whole record batch.
-   */
-  recordBatchBytes: 1_048_588,
-  /** A record batch's fixed header (format v2). */
-  batchOverheadBytes: 61,
-  /** A record's own length, attributes, timestamp and offset deltas and length prefixes, at most. */
-  recordOverheadBytes: 36,
-  /** A header's two length prefixes, at most. */
-  headerOverheadBytes: 10,
-});
 
 /**
  * Room the writer leaves in the header table and the Kafka record for headers set at publish
@@ -150,8 +125,8 @@ export function amqpViolations(
       violations,
     );
   const own: readonly string[] = Object.values(EVGEN_HEADERS);
-  // amqplib's encoding: the table's length (4), then per entry the name's length (1), the name,
-  // a type tag (1) and a string's length (4) and bytes, or an integer of at most 8 bytes.
+  // amqplib's encoding: the table's length (4), then per entry the name's length (1), the name
+  // and the typed value (copy-limits.ts measures it as amqplib writes it).
   let table = 4;
   const sizes = new Map<string, number>();
   for (const name of Object.keys(headers)) {
@@ -163,7 +138,7 @@ export function amqpViolations(
         keyword: 'maxLength',
         message: `has a name of ${nameBytes} bytes; RabbitMQ carries a header name as an AMQP short string of at most ${AMQP_LIMITS.shortStringBytes} bytes`,
       });
-    const entry = 2 + nameBytes + (typeof value === 'string' ? 4 + utf8Bytes(value) : 8);
+    const entry = 1 + nameBytes + encodedValueBytes(value);
     sizes.set(name, entry);
     table += entry;
   }

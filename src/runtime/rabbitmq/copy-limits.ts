@@ -16,6 +16,7 @@
  * Whatever was dropped is named, with its size, in `x-evgen-cut` (JSON text).
  */
 import type { Options } from 'amqplib';
+import { AMQP_LIMITS } from '../broker-limits.js';
 
 /** Publish properties of a copy (a messageId is required to match returns). */
 export type CopyProperties = Options.Publish & { readonly messageId: string };
@@ -32,7 +33,7 @@ export const MAX_COPY_HEADER_BYTES = 56 * 1024;
 const CUT_RESERVE = 8 * 1024;
 /** A header the runner wrote is kept only up to this size (a producer may have forged it). */
 const MAX_KEPT_HEADER_BYTES = 8 * 1024;
-const MAX_SHORT_STRING = 255;
+const MAX_SHORT_STRING = AMQP_LIMITS.shortStringBytes;
 /** `x-evgen-cut` names at most this many entries (the rest as a count), so it stays small. */
 const MAX_CUT_ENTRIES = 16;
 
@@ -62,7 +63,7 @@ export function fitsShortString(text: string): boolean {
 }
 
 /** Bytes amqplib writes for a field value (an upper bound for numbers and typed values). */
-function encodedValueBytes(value: unknown, depth = 0): number {
+export function encodedValueBytes(value: unknown, depth = 0): number {
   if (depth > 32) return Number.POSITIVE_INFINITY;
   switch (typeof value) {
     case 'string':
