@@ -8,6 +8,7 @@
  */
 import type { Envelope } from './envelope.js';
 import { EvgenError, type Violation } from './errors.js';
+import { escapePointerSegment } from './payload-validator.js';
 import { EVGEN_HEADERS, envelopeAmqpHeaders } from './rabbitmq/amqp-message.js';
 import { encodedValueBytes } from './rabbitmq/copy-limits.js';
 import { AMQP_LIMITS, KAFKA_LIMITS } from './broker-limits.js';
@@ -78,9 +79,7 @@ const HEADER_FIELD: ReadonlyMap<string, string> = new Map([
 /** Where a header's value comes from: the envelope field evgen copies into it, or `/headers/<name>`. */
 function headerPointer(name: string, own: readonly string[]): string {
   const field = own.includes(name) ? HEADER_FIELD.get(name) : undefined;
-  return field !== undefined
-    ? `/${field}`
-    : `/headers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  return field !== undefined ? `/${field}` : `/headers/${escapePointerSegment(name)}`;
 }
 
 function shortString(pointer: string, what: string, value: string, violations: Violation[]): void {
