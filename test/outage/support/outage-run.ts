@@ -74,6 +74,11 @@ export interface Scenario {
   fault(context: ScenarioContext): Promise<void>;
   /** Only in `npm run test:faults`. */
   readonly fullOnly?: boolean;
+  /**
+   * Relays and consumers run with the shipped backoff caps (relay 30 s, connector 5 s, breaker
+   * 30 s) instead of the suite's short ones (1–2 s), as an operator runs them.
+   */
+  readonly defaultCaps?: boolean;
 }
 
 export interface ScenarioResult {
@@ -84,8 +89,19 @@ export interface ScenarioResult {
   readonly outOfOrder: number;
   /** Dead letters that are not the poison aggregate's. */
   readonly goodDead: number;
+  /** Poison messages found in the dead queue (each counted once). */
   readonly poisonDead: number;
-  /** ms from the end of the fault to the next applied effect (or to the end, when all were applied already). */
+  /** Poison messages written (each must be dead-lettered exactly once). */
+  readonly poisonWritten: number;
+  /** Dead letters beyond the first of the same poison message. */
+  readonly poisonDeadTwice: number;
+  /** Outbox rows not SENT at the end (PROCESSING, READY or DEAD). */
+  readonly unsent: number;
+  /**
+   * ms from the end of the fault until every aggregate that still had events to apply applied
+   * one again (the slowest aggregate's first effect after the fault; 0 when all were applied
+   * before the fault ended).
+   */
   readonly recoveryMs: number;
   /** Extra measurements reported by the fault script (e.g. kill → stranded rows SENT). */
   readonly notes: string[];
@@ -121,6 +137,30 @@ async function kill(child: Child | undefined): Promise<void> {
   await exited;
 }
 
+/**
+ * How long after `faultEnd` every aggregate that still had events to apply applied one again:
+ * the slowest aggregate's first effect after the fault. Aggregates already complete when the
+ * fault ended (no effect after it) do not count; when none had work left, 0.
+ */
+export function everyAggregateRecovered(
+  progress: readonly { at: number; counts: ReadonlyMap<string, number> }[],
+  faultEnd: number,
+): number {
+  const atEnd =
+    [...progress].reverse().find((sample) => sample.at <= faultEnd)?.counts ?? new Map();
+  const final = progress.at(-1)?.counts ?? new Map<string, number>();
+  let slowest = 0;
+  for (const [aggregate, total] of final) {
+    const before = atEnd.get(aggregate) ?? 0;
+    if (total <= before) continue;
+    const moved = progress.find(
+      (sample) => sample.at > faultEnd && (sample.counts.get(aggregate) ?? 0) > before,
+    );
+    if (moved !== undefined) slowest = Math.max(slowest, moved.at - faultEnd);
+  }
+  return slowest;
+}
+
 export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   const started = Date.now();
   let store: OutageStore | undefined;
@@ -149,6 +189,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     const dbUrl = (proxy: FaultProxy) => store!.urlThrough(proxy.port);
     const amqpUrl = (proxy: FaultProxy) => `amqp://guest:guest@127.0.0.1:${proxy.port}`;
     const prefix = broker.prefix;
+    const caps = scenario.defaultCaps ? 'default' : 'short';
 
     const startRelay = async (index: number) => {
       relays[index] = await startChild(relayScript, [
@@ -156,6 +197,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
         amqpUrl(amqpRelay),
         schema,
         prefix,
+        caps,
       ]);
     };
     const startConsumer = async (index: number) => {
@@ -165,6 +207,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
         schema,
         prefix,
         scenario.poisonAggregate ?? '-',
+        caps,
       ]);
     };
     await Promise.all([
@@ -179,14 +222,19 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
         (await db.query<{ n: unknown }>(`SELECT count(*) AS n FROM ${table('effects')}`)).rows[0]!
           .n,
       );
-    const progress: { at: number; count: number }[] = [];
+    // Per aggregate: effects applied so far, sampled every 100 ms (recovery is per aggregate).
+    const perAggregate = async () => {
+      const { rows } = await db.query<{ aggregate_id: string; n: unknown }>(
+        `SELECT aggregate_id, count(*) AS n FROM ${table('effects')} GROUP BY aggregate_id`,
+      );
+      return new Map(rows.map((row) => [row.aggregate_id, Number(row.n)]));
+    };
+    const progress: { at: number; counts: Map<string, number> }[] = [];
     let watching = true;
     const watcher = (async () => {
-      let last = -1;
       while (watching) {
-        const count = await effectCount().catch(() => last);
-        if (count !== last) progress.push({ at: Date.now(), count });
-        last = count;
+        const counts = await perAggregate().catch(() => undefined);
+        if (counts !== undefined) progress.push({ at: Date.now(), counts });
         await sleep(100);
       }
     })();
@@ -295,19 +343,29 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     })();
     await Promise.all([writer, faultDone]);
 
-    // Converge: every good event applied, every row SENT (or the poison ones DEAD-lettered).
+    // Converge: every good event applied, every row SENT, and nothing left in flight on the
+    // consumer side (work queue and retry tiers empty), so the dead queue is read only once no
+    // copy of a poison message can still reach it.
     const good = scenario.events - poisonIds.size;
-    const deadline = Date.now() + 180_000;
-    for (;;) {
-      const count = await effectCount();
-      const unsent = Number(
+    const routes = topology.consumers['inventory-service']!;
+    const messagesIn = async (queue: string) =>
+      (await broker!.channel.checkQueue(queue)).messageCount;
+    const unsentRows = async () =>
+      Number(
         (
           await db.query<{ n: unknown }>(
             `SELECT count(*) AS n FROM ${table('outbox_event')} WHERE status <> 'SENT'`,
           )
         ).rows[0]!.n,
       );
-      if (count >= good && unsent === 0) break;
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      const count = await effectCount();
+      const unsent = await unsentRows();
+      let inFlight = await messagesIn(routes.queue);
+      for (const tier of routes.tiers) inFlight += await messagesIn(tier.queue);
+      const dead = await messagesIn(deadQueue);
+      if (count >= good && unsent === 0 && inFlight === 0 && dead >= poisonIds.size) break;
       if (Date.now() > deadline) break;
       await sleep(200);
     }
@@ -317,12 +375,10 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     await watcher;
 
     const report = await checkEffects(db, schema, expected, poisonIds);
+    const unsent = await unsentRows();
     const dead = await drainQueue(broker.channel, deadQueue);
     const deadIds = dead.map((letter) => String(letter.properties.messageId));
-    const afterFault = progress.find((p) => p.at > faultEnd);
-    const finalCount = progress.at(-1)?.count ?? 0;
-    const recoveryMs = afterFault === undefined ? 0 : Math.max(0, afterFault.at - faultEnd);
-    const allDoneBeforeEnd = progress.every((p) => p.at <= faultEnd) && finalCount >= good;
+    const poisonLetters = deadIds.filter((id) => poisonIds.has(id));
     return {
       name: scenario.name,
       events: scenario.events,
@@ -330,8 +386,11 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       doubled: report.doubled.length,
       outOfOrder: report.outOfOrder.length,
       goodDead: deadIds.filter((id) => !poisonIds.has(id)).length,
-      poisonDead: deadIds.filter((id) => poisonIds.has(id)).length,
-      recoveryMs: allDoneBeforeEnd ? 0 : recoveryMs,
+      poisonDead: new Set(poisonLetters).size,
+      poisonWritten: poisonIds.size,
+      poisonDeadTwice: poisonLetters.length - new Set(poisonLetters).size,
+      unsent,
+      recoveryMs: everyAggregateRecovered(progress, faultEnd),
       notes,
       totalMs: Date.now() - started,
     };

@@ -1,7 +1,8 @@
 /**
  * An outbox relay in its own process, reaching the database (PostgreSQL or MariaDB) and RabbitMQ
  * through the outage suite's fault proxies. Runs until killed (SIGKILL) or SIGTERM.
- * Usage: relay-process.ts <database-url> <amqp-url> <schema> <prefix>
+ * Usage: relay-process.ts <database-url> <amqp-url> <schema> <prefix> [short|default]
+ * `default` runs with the shipped backoff caps (relay 30 s, connector 5 s) instead of short ones.
  */
 import { createOutboxRelay } from '../../../src/runtime/outbox/index.js';
 import {
@@ -11,16 +12,18 @@ import {
 } from '../../../src/runtime/rabbitmq/index.js';
 import { childDatabase } from './child-database.js';
 
-const [databaseUrl, amqpUrl, schema, prefix] = process.argv.slice(2) as [
+const [databaseUrl, amqpUrl, schema, prefix, caps] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
+  string | undefined,
 ];
+const shortCaps = caps !== 'default';
 const connector = createAmqpConnector({
   url: amqpUrl,
   connectionName: 'evgen outage relay',
-  backoff: { baseMs: 100, capMs: 1_000 },
+  ...(shortCaps ? { backoff: { baseMs: 100, capMs: 1_000 } } : {}),
 });
 const publisher = new ConfirmedPublisher(connector);
 const relay = createOutboxRelay({
@@ -33,7 +36,7 @@ const relay = createOutboxRelay({
   ),
   notifyChannel: false,
   pollIntervalMs: 200,
-  unavailableBackoff: { baseMs: 200, capMs: 2_000, jitter: 0.2 },
+  ...(shortCaps ? { unavailableBackoff: { baseMs: 200, capMs: 2_000, jitter: 0.2 } } : {}),
 });
 await relay.start();
 process.stdout.write('ready\n');

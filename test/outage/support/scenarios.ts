@@ -39,6 +39,35 @@ async function killRelays(context: ScenarioContext, times: number, relays: numbe
   );
 }
 
+/** One row per fault kind run again with the shipped backoff caps; in CI only the broker refusal. */
+const DEFAULT_CAPS_KINDS: ReadonlyMap<string, 'ci' | 'full'> = new Map([
+  ['broker-refused', 'ci'],
+  ['relay-kill', 'full'],
+  ['consumer-kill', 'full'],
+  ['broker-blackhole', 'full'],
+  ['db-cut-relay', 'full'],
+  ['db-cut-consumer', 'full'],
+  ['latency', 'full'],
+]);
+
+/**
+ * The relay's outage backoff grows to 30 s and the connector's to 5 s with the shipped caps, so
+ * these rows allow recovery within the relay's cap plus a poll and a reconnect.
+ */
+const DEFAULT_CAPS_RECOVERY_MS = 40_000;
+
+function withDefaultCaps<T extends Scenario & { id: string }>(rows: readonly T[]): T[] {
+  return rows
+    .filter((row) => DEFAULT_CAPS_KINDS.has(row.id))
+    .map((row) => ({
+      ...row,
+      name: `${row.name}, default backoff caps`,
+      defaultCaps: true,
+      fullOnly: DEFAULT_CAPS_KINDS.get(row.id) === 'full',
+      recoveryLimitMs: Math.max(row.recoveryLimitMs, DEFAULT_CAPS_RECOVERY_MS),
+    }));
+}
+
 export function OUTAGE_SCENARIOS(full: boolean): Scenario[] {
   return [
     ...scenariosOn('postgres', full),
@@ -209,7 +238,8 @@ function scenariosOn(dialect: OutageDialect, full: boolean): Scenario[] {
     },
   ];
   if (dialect === 'postgres') {
-    return rows.filter((row) => row.id !== 'db-cut-both').map(({ id: _id, ...row }) => row);
+    const plain = rows.filter((row) => row.id !== 'db-cut-both');
+    return [...plain, ...withDefaultCaps(plain)].map(({ id: _id, ...row }) => row);
   }
   return rows.map(({ id, ...row }) => ({
     ...row,
