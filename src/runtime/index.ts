@@ -128,6 +128,7 @@ export type { DeliveryCounts } from './delivery/delivery-outcome.js';
 export type { CircuitBreakerOptions } from './delivery/circuit-breaker.js';
 export type { BackoffOptions } from './backoff.js';
 export type { DeliveryRunner } from './delivery/delivery-runner.js';
+export type { FailureClass, FailureClassifier } from './delivery/failure.js';
 export type { DeliveryEvent, DeliveryEventOf } from './delivery/delivery-event.js';
 export type { LifecycleEvent, RunnerState } from './delivery/runner-lifecycle.js';
 export type { RestartingEvent } from './delivery/supervisor.js';

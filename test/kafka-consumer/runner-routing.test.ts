@@ -62,7 +62,7 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
     runner = undefined;
   });
 
-  async function start(handle: MessageHandler['handle'], partitions = 1) {
+  async function start(handle: MessageHandler['handle'], partitions = 1, now?: () => number) {
     kafka = new MemoryKafka();
     kafka.createTopic('order.events', partitions);
     for (const tier of routes.retry) kafka.createTopic(tier.topic, partitions);
@@ -75,6 +75,7 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
       strictBackoff: { baseMs: 20, capMs: 50, jitter: 0 },
       settleBackoff: { baseMs: 10, capMs: 40 },
       onEvent: (event) => events.push(event),
+      now,
     });
     await runner.start();
   }
@@ -165,18 +166,27 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
 
   it('a copy waiting out its delay never holds up the main topic', async () => {
     const handled: string[] = [];
-    await start(async (raw) => {
-      const e = raw as { messageId: string; payload: { n: number } };
-      if (e.payload.n === 0 && !handled.includes('retry-0')) {
-        handled.push('retry-0');
-        throw new RetryableError('later');
-      }
-      handled.push(`n${e.payload.n}`);
-      return 'handled';
-    });
+    // The runner's clock stands still until the later records are handled, so the copy is not
+    // due before then however slowly a loaded machine publishes them.
+    let frozenAt: number | undefined = Date.now();
+    await start(
+      async (raw) => {
+        const e = raw as { messageId: string; payload: { n: number } };
+        if (e.payload.n === 0 && !handled.includes('retry-0')) {
+          handled.push('retry-0');
+          throw new RetryableError('later');
+        }
+        handled.push(`n${e.payload.n}`);
+        return 'handled';
+      },
+      1,
+      () => frozenAt ?? Date.now(),
+    );
     publish(envelope({ payload: { n: 0 } }));
     await waitFor(() => kafka.records(routes.retry[0]!.topic).length === 1);
     for (let n = 1; n <= 5; n++) publish(envelope({ payload: { n } }));
+    await waitFor(() => handled.length === 6);
+    frozenAt = undefined;
     await waitFor(() => handled.length === 7);
     // All five later records were handled while the copy waited its 100 ms.
     expect(handled).toEqual(['retry-0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n0']);

@@ -18,6 +18,7 @@ import {
   failureFacts,
   type DeadLetterFacts,
   type DeadLetterReason,
+  type FailureClassifier,
   type FailureFacts,
 } from './failure.js';
 import type { MessageHandler } from './message-handler.js';
@@ -37,6 +38,8 @@ export interface DeliveryPipelineOptions {
    * attempt used; `'retry'` a retryable failure like any other.
    */
   readonly onUnavailable?: 'pause' | 'retry';
+  /** The user's classification hook, asked before evgen's own (failure.ts). */
+  readonly classify?: FailureClassifier | undefined;
   /** Clock for failure times (tests). */
   readonly now?: () => number;
 }
@@ -182,7 +185,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     messageId: string,
   ): DeliveryOutcome {
     const failure = failureFacts(error, new Date(now()));
-    let kind = classifyFailure(error);
+    let kind = classifyFailure(error, options.classify);
     if (kind === 'unavailable') {
       if (pauseWhenUnavailable) return { kind: 'unavailable', messageId, error };
       kind = 'retryable';

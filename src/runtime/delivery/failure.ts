@@ -5,9 +5,15 @@
  *     is not at fault, so no attempt is used: the transport pauses consumption instead;
  *   - gap: `ctx.inOrder` found an earlier version of the aggregate missing (retryable; a transport
  *     may park the message without using an attempt);
- *   - retryable / non-retryable: the error's own `retryable` flag, else `classifyError`.
+ *   - retryable / non-retryable: the error's own `retryable` flag, else `classifyError`;
+ * a user's `classify` hook is asked before all of them.
  */
-import { classifyError, describeError, isUnavailableError } from '../errors.js';
+import {
+  classifyError,
+  describeError,
+  isRejectedMessageError,
+  isUnavailableError,
+} from '../errors.js';
 import type { DeliveryFacts } from './delivery.js';
 
 export type FailureClass = 'unavailable' | 'gap' | 'retryable' | 'non-retryable';
@@ -28,7 +34,25 @@ export function isGapError(error: unknown): boolean {
   return code === 'AggregateVersionGapError' || causeType === 'AggregateVersionGapError';
 }
 
-export function classifyFailure(error: unknown): FailureClass {
+/**
+ * The user's say in the classification (`classify` of every runner and of the relay), asked
+ * first: a class decides, `undefined` leaves the decision to evgen. E.g. a per-exception retry
+ * policy: `(e) => (e instanceof QuotaError ? 'non-retryable' : undefined)`.
+ */
+export type FailureClassifier = (error: unknown) => FailureClass | undefined;
+
+const CLASSES: ReadonlySet<unknown> = new Set(['unavailable', 'gap', 'retryable', 'non-retryable']);
+
+/**
+ * The one classification of a failure, for consumers and the outbox relay alike: the user's
+ * `classify` hook first, then unavailable, gap, the error's own `retryable` flag, `classifyError`.
+ */
+export function classifyFailure(error: unknown, classify?: FailureClassifier): FailureClass {
+  const chosen = classify?.(error);
+  if (CLASSES.has(chosen)) return chosen!;
+  // A message the broker refuses for what it is (too large, …) fails the same way every time,
+  // however much its error looks like an outage.
+  if (isRejectedMessageError(error)) return 'non-retryable';
   if (isUnavailableError(error)) return 'unavailable';
   if (isGapError(error)) return 'gap';
   return isRetryableFailure(error) ? 'retryable' : 'non-retryable';

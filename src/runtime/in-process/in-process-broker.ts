@@ -28,6 +28,7 @@ import {
 } from '../delivery/outcome-settlement.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
 import type { CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
+import type { FailureClassifier } from '../delivery/failure.js';
 import { RunnerCore, type RunnerCoreEvent } from '../delivery/runner-core.js';
 import type { RunnerState } from '../delivery/runner-lifecycle.js';
 
@@ -60,6 +61,8 @@ export interface InProcessBrokerOptions {
   readonly autoStart?: boolean;
   /** Observability hook (its lifecycle, breaker pauses); must not throw. */
   readonly onEvent?: (event: RunnerCoreEvent) => void;
+  /** Your say in what a handler's failure means, asked before evgen's own (see FailureClassifier). */
+  readonly classify?: FailureClassifier;
   /** Same limits as the RabbitMQ runner's `messageLimits`. */
   readonly messageLimits?: MessageBodyLimits;
   /**
@@ -132,6 +135,7 @@ export class InProcessBroker {
   private readonly retryDelaysMs: readonly number[];
   private readonly maxAttempts: number;
   private readonly limits: MessageBodyLimits;
+  private readonly classify: FailureClassifier | undefined;
   private readonly unroutable: 'reject' | 'accept';
   private readonly timers = new Map<ReturnType<typeof setTimeout>, QueuedDelivery>();
   private pending = 0;
@@ -155,6 +159,7 @@ export class InProcessBroker {
       throw new RangeError('retryDelaysMs must not be empty when maxAttempts > 1');
     }
     this.limits = options.messageLimits ?? {};
+    this.classify = options.classify;
     this.unroutable = options.unroutable ?? 'reject';
     this.core = new RunnerCore<RunnerCoreEvent>(
       {
@@ -206,6 +211,7 @@ export class InProcessBroker {
       handler: subscriber,
       maxAttempts: this.maxAttempts,
       messageLimits: this.limits,
+      classify: this.classify,
     });
     this.subscribers.set(subscriber.name, { subscriber, pipeline });
     return () => {

@@ -3,20 +3,32 @@
  * starts the relay's outage backoff (or takes its next step, once per failed round); any other
  * failure counts against `maxAttempts` and reschedules the row with backoff, or moves it to DEAD:
  * at once when it cannot succeed later (non-retryable, or a message the broker refused for what
- * it is, e.g. too large: `isRejectedMessageError`).
+ * it is, e.g. too large: `isRejectedMessageError`). The classifier is the consumers' own
+ * (delivery/failure.ts), with the relay's `classify` hook.
  */
 import { backoffDelay } from '../backoff.js';
-import {
-  classifyError,
-  describeError,
-  isRejectedMessageError,
-  isUnavailableError,
-} from '../errors.js';
+import { classifyFailure, type FailureClassifier } from '../delivery/failure.js';
+import { describeError } from '../errors.js';
 import type { OutboundMessage } from '../publisher.js';
 import type { ClaimedRow } from './claim-query.js';
 import { observe } from './observe-hook.js';
 import type { RelayContext } from './relay-context.js';
 import type { PublishFailure } from './relay-options.js';
+
+/**
+ * What a failed publish means, by the classifier every consumer uses too: an outage (row back,
+ * attempts kept), a retry with backoff, or DEAD (non-retryable, or `maxAttempts` reached).
+ */
+export function relayDecision(
+  error: unknown,
+  attempts: number,
+  maxAttempts: number,
+  classify?: FailureClassifier,
+): 'outage' | 'retry' | 'dead' {
+  const kind = classifyFailure(error, classify);
+  if (kind === 'unavailable') return 'outage';
+  return kind === 'non-retryable' || attempts >= maxAttempts ? 'dead' : 'retry';
+}
 
 export async function recordFailure(
   context: RelayContext,
@@ -30,8 +42,9 @@ export async function recordFailure(
 ): Promise<void> {
   const { db, sql, config, hooks, outage, totals, now, nowMs } = context;
   const { type, message: text } = describeError(error);
-  const rejected = isRejectedMessageError(error);
-  if (!rejected && isUnavailableError(error)) {
+  const attempts = Number(row.attempts);
+  const decision = relayDecision(error, attempts, config.maxAttempts, config.classify);
+  if (decision === 'outage') {
     const delay = outage.failed(round, nowMs(), (streak) =>
       backoffDelay(streak, undefined, config.unavailableBackoff, config.random),
     );
@@ -43,9 +56,7 @@ export async function recordFailure(
     );
     return;
   }
-  const attempts = Number(row.attempts);
-  const dead =
-    rejected || attempts >= config.maxAttempts || classifyError(error) === 'non-retryable';
+  const dead = decision === 'dead';
   const delay = dead ? 0 : backoffDelay(attempts, undefined, config.backoff, config.random);
   await sql.failed(db, row.id, token, dead ? 'DEAD' : 'READY', now(), delay, `${type}: ${text}`);
   if (dead) result.dead++;

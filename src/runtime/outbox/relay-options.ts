@@ -1,5 +1,6 @@
 /** The relay's options, their defaults and their checks. */
 import type { LifecycleEvent } from '../delivery/runner-lifecycle.js';
+import type { FailureClassifier } from '../delivery/failure.js';
 import type { Database } from '../db/database.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
@@ -121,6 +122,12 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
   readonly timers?: RelayTimers;
   /** Observability callbacks: `onPublished`, `onFailed`, `onBatch`, `onIdle`, `onError`. */
   readonly hooks?: OutboxRelayHooks;
+  /**
+   * Your say in what a failed publish means, asked before evgen's own classification (the one
+   * every consumer uses): `'non-retryable'` makes the row DEAD at once, `'unavailable'` an outage
+   * (attempts kept), `'retryable'` a retry; `undefined` leaves it to evgen.
+   */
+  readonly classify?: FailureClassifier;
 }
 
 export interface ResolvedRelayOptions {
@@ -136,6 +143,7 @@ export interface ResolvedRelayOptions {
   readonly maxInFlight: number;
   readonly random: () => number;
   readonly timers: RelayTimers;
+  readonly classify: FailureClassifier | undefined;
 }
 
 export const DEFAULT_LEASE_MS = 6_000;
@@ -185,6 +193,7 @@ export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayO
     ),
     random: options.random ?? Math.random,
     timers: options.timers ?? REAL_TIMERS,
+    classify: options.classify,
   };
 }
 

@@ -42,6 +42,7 @@ import type { DeliveryEvent } from '../delivery/delivery-event.js';
 import { RunnerCore } from '../delivery/runner-core.js';
 import type { RestartingEvent } from '../delivery/supervisor.js';
 import type { CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
+import type { FailureClassifier } from '../delivery/failure.js';
 import { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
 import { createAmqpSettler, type AmqpTarget } from './amqp-settler.js';
 import { EVGEN_HEADERS, headerString } from './amqp-message.js';
@@ -104,6 +105,8 @@ export interface ConsumerRunnerOptions {
    * a message beyond them goes to the dead queue before it is parsed.
    */
   readonly messageLimits?: MessageBodyLimits;
+  /** Your say in what a handler's failure means, asked before evgen's own (see FailureClassifier). */
+  readonly classify?: FailureClassifier;
   /** Observability hook; must not throw. */
   readonly onEvent?: (event: ConsumerRunnerEvent) => void;
 }
@@ -164,6 +167,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     consumer: routes.consumer,
     maxAttempts: routes.maxAttempts,
     messageLimits: options.messageLimits,
+    classify: options.classify,
   });
   // A URL or a bare connection: the runner makes the connector for each run, so stop() closes
   // it (a connector over a bare connection leaves that connection open).

@@ -1,14 +1,13 @@
 /**
- * Where a failed record goes next (pure; the runner carries the decision out).
+ * Where a Kafka retry goes (pure; the runner carries it out). Whether a failure is retried or
+ * dead-lettered is decided once, by the delivery pipeline; this only places a retry:
  *
- * - Retryable failure of an ordinary event, attempts left: a copy goes to the retry topic of the
- *   delay tier for this attempt (attempt 1 → first tier, 2 → second, …; past the last tier the
- *   last one again), due `delayMs` later. The partition it came from moves on at once, so one
- *   slow record never holds up the others (non-blocking retries).
- * - Retryable failure of a `strict` event, attempts left: the record is retried in place after a
- *   backoff while its partition waits (paused), so nothing behind it overtakes it.
- * - Non-retryable failure (unparseable, unknown type or version, invalid payload, a handler's
- *   NonRetryableError) or attempts exhausted: the dead-letter topic.
+ * - an ordinary event: a copy goes to the retry topic of the delay tier for this attempt
+ *   (attempt 1 → first tier, 2 → second, …; past the last tier the last one again), due
+ *   `delayMs` later. The partition it came from moves on at once, so one slow record never holds
+ *   up the others (non-blocking retries);
+ * - a `strict` event, or any event of a consumer without retry topics: the record is retried in
+ *   place after a backoff while its partition waits (paused), so nothing behind it overtakes it.
  */
 import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../../backoff.js';
 
@@ -26,7 +25,7 @@ export const DEFAULT_IN_PLACE_BACKOFF: BackoffSettings = {
   jitter: 0.2,
 };
 
-export type FailureRoute =
+export type RetryPlace =
   | {
       readonly kind: 'retry-topic';
       readonly tier: KafkaRetryTier;
@@ -35,23 +34,16 @@ export type FailureRoute =
       /** Epoch ms before which the copy is not handled. */
       readonly dueAt: number;
     }
-  | { readonly kind: 'retry-in-place'; readonly nextAttempt: number; readonly delayMs: number }
-  | {
-      readonly kind: 'dead-letter';
-      readonly reason: 'non-retryable' | 'attempts-exhausted';
-    };
+  | { readonly kind: 'retry-in-place'; readonly nextAttempt: number; readonly delayMs: number };
 
-export interface FailureRoutingInput {
+export interface RetryPlacementInput {
   /** The attempt that failed (1 = first delivery). */
   readonly attempt: number;
-  readonly retryable: boolean;
   /** The record's event wants strict per-partition order (retry in place, never a retry topic). */
   readonly strict: boolean;
   readonly tiers: readonly KafkaRetryTier[];
-  /** Handling attempts in all, the first delivery included. */
-  readonly maxAttempts: number;
   /** Default DEFAULT_IN_PLACE_BACKOFF (500 ms, 30 s, 0.2). */
-  readonly inPlaceBackoff?: BackoffOptions;
+  readonly inPlaceBackoff?: BackoffOptions | undefined;
   readonly now: number;
   /** [0, 1); Math.random by default. */
   readonly random?: () => number;
@@ -66,12 +58,11 @@ export function tierForFailedAttempt(
   return tiers[Math.min(Math.max(1, attempt), tiers.length) - 1];
 }
 
-export function routeFailure(input: FailureRoutingInput): FailureRoute {
-  if (!input.retryable) return { kind: 'dead-letter', reason: 'non-retryable' };
-  if (input.attempt >= input.maxAttempts)
-    return { kind: 'dead-letter', reason: 'attempts-exhausted' };
+/** Where the retry the pipeline decided goes: never a dead letter. */
+export function placeRetry(input: RetryPlacementInput): RetryPlace {
   const nextAttempt = input.attempt + 1;
-  if (input.strict) {
+  const tier = input.strict ? undefined : tierForFailedAttempt(input.tiers, input.attempt);
+  if (tier === undefined) {
     const delayMs = backoffDelay(
       input.attempt,
       input.inPlaceBackoff,
@@ -80,7 +71,5 @@ export function routeFailure(input: FailureRoutingInput): FailureRoute {
     );
     return { kind: 'retry-in-place', nextAttempt, delayMs };
   }
-  const tier = tierForFailedAttempt(input.tiers, input.attempt);
-  if (tier === undefined) return { kind: 'dead-letter', reason: 'attempts-exhausted' };
   return { kind: 'retry-topic', tier, nextAttempt, dueAt: input.now + tier.delayMs };
 }

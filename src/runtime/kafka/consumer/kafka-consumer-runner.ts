@@ -78,6 +78,7 @@ export function createKafkaConsumerRunner(
     maxAttempts,
     messageIdHint: 'messageId header',
     messageLimits: options.messageLimits,
+    classify: options.classify,
     now: options.now,
   });
   if (routes.topics.length === 0) throw new RangeError('routes.topics is empty');
@@ -178,7 +179,6 @@ export function createKafkaConsumerRunner(
   const settleFailure = createKafkaSettler({
     routes,
     consumer: handler.name,
-    maxAttempts,
     strictTypes: new Set(routes.strictEventTypes ?? []),
     strictBackoff: options.strictBackoff,
     settleBackoff: options.settleBackoff,

@@ -6,6 +6,7 @@
 import type { MessageBodyLimits } from '../../decode-message-body.js';
 import type { BackoffOptions } from '../../backoff.js';
 import type { CircuitBreakerOptions } from '../../delivery/circuit-breaker.js';
+import type { FailureClassifier } from '../../delivery/failure.js';
 import type { DeliveryCounts } from '../../delivery/delivery-outcome.js';
 import type { DeliveryEventOf } from '../../delivery/delivery-event.js';
 import type { DeliveryRunner } from '../../delivery/delivery-runner.js';
@@ -97,6 +98,8 @@ export interface KafkaConsumerRunnerOptions {
    * `healthCheck` (if given) succeeds. No attempt is used and nothing goes to a retry topic.
    */
   readonly circuitBreaker?: CircuitBreakerOptions;
+  /** Your say in what a handler's failure means, asked before evgen's own (see FailureClassifier). */
+  readonly classify?: FailureClassifier;
   /** Observability hook; must not throw. */
   readonly onEvent?: (event: KafkaConsumerRunnerEvent) => void;
   /** Clock for due times (tests). */

@@ -18,7 +18,7 @@ import {
   isRecordTooLarge,
   retryCopyHeaders,
 } from './dead-letter-record.js';
-import { routeFailure } from './failure-routing.js';
+import { placeRetry } from './failure-routing.js';
 import type { KafkaConsumerRoutes, KafkaConsumerRunnerEvent } from './kafka-consumer-types.js';
 import { tpKey } from './partition-holds.js';
 
@@ -36,7 +36,6 @@ export interface HeldRecord {
 export interface KafkaSettlerDeps {
   readonly routes: KafkaConsumerRoutes;
   readonly consumer: string;
-  readonly maxAttempts: number;
   readonly strictTypes: ReadonlySet<string>;
   readonly strictBackoff: BackoffOptions | undefined;
   readonly settleBackoff: BackoffOptions | undefined;
@@ -84,16 +83,18 @@ export function createKafkaSettler(
     const { error, body, messageId } = outcome;
     const facts = outcome.letter.failure;
     const eventType = bodyString(body, 'eventType');
-    const route = routeFailure({
-      attempt,
-      retryable: outcome.kind === 'retry',
-      strict: eventType !== undefined && deps.strictTypes.has(eventType),
-      tiers: routes.retry,
-      maxAttempts: deps.maxAttempts,
-      inPlaceBackoff: deps.strictBackoff,
-      now: facts.at.getTime(),
-    });
-    if (route.kind === 'retry-in-place') {
+    // The pipeline decided retry or dead letter; only where a retry goes is decided here.
+    const route =
+      outcome.kind === 'retry'
+        ? placeRetry({
+            attempt,
+            strict: eventType !== undefined && deps.strictTypes.has(eventType),
+            tiers: routes.retry,
+            inPlaceBackoff: deps.strictBackoff,
+            now: facts.at.getTime(),
+          })
+        : undefined;
+    if (route?.kind === 'retry-in-place') {
       const previous = deps.inPlace.get(key);
       const retries = previous?.offset === record.offset ? previous.retries : 0;
       deps.inPlace.set(key, { offset: record.offset, retries: retries + 1 });
@@ -114,7 +115,7 @@ export function createKafkaSettler(
     const copyKey = record.key ?? bodyString(body, 'aggregateId') ?? messageId ?? '';
     const value = record.value ?? Buffer.alloc(0);
     try {
-      if (route.kind === 'retry-topic') {
+      if (route?.kind === 'retry-topic') {
         await sendCopy(
           route.tier.topic,
           copyKey,
