@@ -32,7 +32,7 @@ export class GitRefError extends Error {
 const GIT_OPTIONS = ['--no-replace-objects'];
 const gitEnvironment = () => ({ ...process.env, GIT_NO_REPLACE_OBJECTS: '1' });
 
-async function git(cwd: string, args: readonly string[]): Promise<string> {
+export async function git(cwd: string, args: readonly string[]): Promise<string> {
   const { stdout } = await run('git', [...GIT_OPTIONS, ...args], {
     cwd,
     env: gitEnvironment(),
@@ -84,7 +84,7 @@ function catFiles(cwd: string, objects: readonly string[]): Promise<Buffer[]> {
  * (no attributes, filters or eol conversion). Symbolic links are recreated as links so the loader
  * reports them as it does in the working tree; submodules are skipped.
  */
-async function extractTree(top: string, commit: string, path: string, target: string) {
+export async function extractTree(top: string, commit: string, path: string, target: string) {
   const listing = await git(top, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', path]);
   const blobs: { object: string; file: string }[] = [];
   const links: { object: string; file: string }[] = [];

@@ -16,7 +16,8 @@ import {
   type CompatibilityPolicy,
 } from '../../catalog/model.js';
 import { checkCatalog } from '../../compat/check-catalog.js';
-import { GitRefError, loadCatalogAtRef } from '../../compat/git-ref-catalog.js';
+import { loadCatalogAgainst } from '../../compat/against-source.js';
+import { GitRefError } from '../../compat/git-ref-catalog.js';
 import { ComparisonProblem } from '../../compat/comparison-problem.js';
 import {
   formatProblemsReport,
@@ -67,7 +68,7 @@ export function registerCheck(program: Command): void {
     .option('--config <file>', 'config file (default: ./evgen.config.json when it exists)')
     .option(
       '--against <ref>',
-      'git ref of the released catalog (e.g. origin/main); its versions must not change',
+      'the released catalog, whose versions must not change: a git ref (origin/main), a git URL (https://…/repo.git#main), a tarball (catalog.tgz) or a catalog package (npm:@acme/orders-catalog@1.2.0); #subdir=<folder> says where its events folder is',
     )
     .addOption(
       new Option(
@@ -189,7 +190,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
     if (against !== undefined) {
       try {
         released = producedOnly(
-          await loadCatalogAtRef(config.events, against, {
+          await loadCatalogAgainst(config.events, against, {
             ...loadOptions,
             ...(project.dependencyEvents.length > 0
               ? { dependencyEvents: project.dependencyEvents }
@@ -217,7 +218,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
           displayPath(events),
           'git-ref',
           error.message,
-          'pass a ref that exists in this repository, e.g. --against origin/main (fetch it first in CI)',
+          'pass a ref that exists in this repository (e.g. origin/main; fetch it first in CI), a git URL with #ref, a tarball (.tgz) or npm:<package>@<version>',
         ),
       ]);
     throw error;
