@@ -218,7 +218,7 @@ export async function runCheck(options: CheckOptions): Promise<number> {
           displayPath(events),
           'git-ref',
           error.message,
-          'pass a ref that exists in this repository (e.g. origin/main; fetch it first in CI), a git URL with #ref, a tarball (.tgz) or npm:<package>@<version>',
+          'pass a ref that exists in this repository (fetch it first in CI), a git URL with #ref, a tarball (.tgz) or npm:<package>@<version>',
         ),
       ]);
     throw error;
