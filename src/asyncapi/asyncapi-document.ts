@@ -15,6 +15,7 @@ import type {
 } from '../catalog/model.js';
 import { pointerSegment } from '../common/json-pointer.js';
 import { relocateSchema } from '../schema/relocate-schema.js';
+import { mapSchema } from '../schema/walk.js';
 import { compareStrings } from '../common/json-value.js';
 import { printableJson } from '../diagnostics/printable.js';
 
@@ -48,7 +49,29 @@ function schemaFormat(schema: JsonSchema): string {
  * relocate-schema.ts); `$schema` moves to the message's schemaFormat.
  */
 function relocatedSchema(schema: JsonSchema, base: string): Json {
-  return relocateSchema(schema, base) as Json;
+  return mapSchema(relocateSchema(schema, base), withoutLiveRefs, { copyData: true }) as Json;
+}
+
+/** Keywords whose values are data, never schemas: a `$ref` in them is text, not a reference. */
+const isDataKeyword = (key: string) =>
+  ['default', 'const', 'enum', 'examples', 'example'].includes(key) || key.startsWith('x-');
+
+function holdsRef(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsRef);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.hasOwn(value, '$ref') || Object.values(value).some(holdsRef);
+}
+
+/**
+ * The node without data keywords that hold a `$ref` member: AsyncAPI tools resolve every `$ref`
+ * in the document, data included, so copying one would make them fetch URLs or open local files
+ * the catalog merely mentions. The payload's validators keep the data; the document loses it.
+ */
+function withoutLiveRefs(node: Record<string, unknown>): Record<string, unknown> {
+  const copy = { ...node };
+  for (const key of Object.keys(copy))
+    if (isDataKeyword(key) && holdsRef(copy[key])) delete copy[key];
+  return copy;
 }
 
 /** The envelope around a version's payload: the body of every message evgen publishes. */

@@ -11,7 +11,17 @@ import {
 import { runAsyncApi } from '../../src/cli/commands/asyncapi.js';
 import { EXIT_BAD_INPUT, EXIT_OK } from '../../src/cli/exit-codes.js';
 import { useCliFixture } from '../cli/cli-fixture.js';
-import { eventJson, oneEvent, payloadSchema } from '../catalog/temp-catalog.js';
+import {
+  eventJson,
+  oneEvent,
+  payloadSchema,
+  tempCatalog,
+  type TempCatalog,
+} from '../catalog/temp-catalog.js';
+
+/** A one-event catalog whose payload has `properties` besides orderId. */
+const tempCatalogFor = (properties: Record<string, unknown>): Promise<TempCatalog> =>
+  tempCatalog(oneEvent({}, payloadSchema(properties)));
 
 const repo = new URL('../../', import.meta.url).pathname;
 
@@ -84,6 +94,30 @@ describe('AsyncAPI export', () => {
       ),
     );
     expect(receives).toEqual(expected.sort());
+  });
+
+  it('never copies a $ref found inside data (default, const, enum, examples, x-*) as a live reference', async () => {
+    const cli = await tempCatalogFor({
+      note: {
+        type: 'object',
+        default: { $ref: 'http://127.0.0.1:9/default.json' },
+        examples: [{ $ref: 'https://attacker.invalid/examples.json' }],
+        enum: [{ $ref: 'file:///etc/passwd' }],
+        const: { nested: [{ $ref: 'http://127.0.0.1:9/const.json' }] },
+        'x-origin': { $ref: 'http://127.0.0.1:9/extension.json' },
+        description: 'kept',
+      },
+    });
+    try {
+      const document = renderAsyncApiDocument(await loadCatalog(cli.events));
+      const refs = [...document.matchAll(/"\$ref": "([^"]*)"/g)].map((match) => match[1]!);
+      expect(refs.length).toBeGreaterThan(0);
+      for (const ref of refs) expect(ref).toMatch(/^#\//);
+      expect(document).toContain('"description": "kept"');
+      expect(await problems(document)).toEqual([]);
+    } finally {
+      await cli.cleanup();
+    }
   });
 
   it('inlines the payload schema with its shared definitions resolvable inside the document', async () => {
