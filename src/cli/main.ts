@@ -10,6 +10,8 @@ import type { Command } from 'commander';
 import { commands, type CommandEntry } from './commands/index.js';
 
 import { EXIT_BAD_INPUT, EXIT_OK } from './exit-codes.js';
+import { printable } from '../diagnostics/printable.js';
+import { redactText } from './redact-secrets.js';
 
 export { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from './exit-codes.js';
 
@@ -46,6 +48,16 @@ function toolVersion(): string {
   return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }
 
+/** An error as one printable line: its message and its causes' (`: `-joined), passwords redacted. */
+function unexpected(error: unknown): string {
+  const parts: string[] = [];
+  for (let cause = error, depth = 0; cause !== undefined && depth < 5; depth++) {
+    parts.push(cause instanceof Error ? `${cause.message || cause.name}` : String(cause));
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return printable(redactText(parts.join(': ')));
+}
+
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
   // `evgen --version` alone is answered before commander is loaded, with what commander prints.
@@ -67,7 +79,12 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       // --help and --version end with exit code 0; any other parse failure is a usage error.
       return error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
-    throw error;
+    // Anything a command did not turn into a problem (a driver's or a library's error): one line,
+    // secrets and control characters removed; the stack only when asked for.
+    process.stderr.write(`evgen: ${unexpected(error)}\n`);
+    if (process.env.EVGEN_DEBUG === '1' && error instanceof Error && error.stack !== undefined)
+      process.stderr.write(`${error.stack}\n`);
+    return EXIT_BAD_INPUT;
   } finally {
     process.exitCode = previous;
   }

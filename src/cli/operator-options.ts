@@ -11,9 +11,10 @@ import type { InboxTableOptions } from '../runtime/inbox/inbox-tables.js';
 import { refuse } from './command-support.js';
 import type { EvgenConfig } from './config.js';
 import { printable } from '../diagnostics/diagnostic.js';
+import { redactText, redactUrl } from './redact-secrets.js';
 
 /** The one terminal-safe text helper, for the operator commands' output (escapes removed, control characters shown). */
-export { printable };
+export { printable, redactUrl };
 
 export interface DatabaseFlags {
   readonly databaseUrl?: string;
@@ -65,12 +66,27 @@ export function addKafkaOptions(command: Command): Command {
     );
 }
 
+/** `host:port` (a bracketed IPv6 host allowed), port 1-65535. */
+const BROKER_ADDRESS = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
+
 export function kafkaBrokers(flags: KafkaFlags): string[] | undefined {
   const list = nonEmpty(flags.kafkaBrokers) ?? nonEmpty(process.env.KAFKA_BROKERS);
-  return list
+  const brokers = list
     ?.split(',')
     .map((broker) => broker.trim())
     .filter((broker) => broker !== '');
+  for (const broker of brokers ?? []) {
+    const port = Number(BROKER_ADDRESS.exec(broker)?.[1] ?? 0);
+    if (port < 1 || port > 65535) {
+      throw refuse({
+        code: 'invalid-option',
+        file: '--kafka-brokers',
+        message: `${JSON.stringify(broker)} is not a broker address host:port`,
+        hint: 'e.g. --kafka-brokers kafka-1:9092,kafka-2:9092 (or KAFKA_BROKERS)',
+      });
+    }
+  }
+  return brokers;
 }
 
 /** What the config file says about the deployment, for the flags' defaults. */
@@ -116,17 +132,6 @@ export function inboxTableOptions(flags: DatabaseFlags): InboxTableOptions {
   };
 }
 
-/** A URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
-}
-
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
@@ -144,6 +149,14 @@ export function databaseUrl(flags: DatabaseFlags): string {
       file: '--database-url',
       message: 'no database to read: neither --database-url nor DATABASE_URL is set',
       hint: 'pass --database-url postgres://user@host:5432/db (or mysql://user@host:3306/db), or set DATABASE_URL',
+    });
+  }
+  if (!URL.canParse(url)) {
+    throw refuse({
+      code: 'database-url-invalid',
+      file: '--database-url',
+      message: `${JSON.stringify(redactText(url))} is not a valid URL`,
+      hint: 'e.g. postgres://user@host:5432/db or mysql://user@host:3306/db (percent-encode special characters)',
     });
   }
   if (!SERVER_URL.test(url)) {
@@ -199,7 +212,7 @@ export async function withDatabase<T>(
       throw refuse({
         code: 'outbox-tables-missing',
         file: '--database-url',
-        message: `${(error as Error).message} in ${redactUrl(url)}`,
+        message: `${redactText((error as Error).message)} in ${redactUrl(url)}`,
         hint: 'point --schema / --outbox-table / --inbox-table at the tables your services migrated',
       });
     }
@@ -207,7 +220,7 @@ export async function withDatabase<T>(
       throw refuse({
         code: 'database-unreachable',
         file: '--database-url',
-        message: `cannot reach the database ${redactUrl(url)}: ${(error as Error).message}`,
+        message: `cannot reach the database ${redactUrl(url)}: ${redactText((error as Error).message)}`,
         hint: `check that ${MYSQL_URL.test(url) ? 'MySQL/MariaDB' : 'PostgreSQL'} is running and the URL (host, port, database, user) is right`,
       });
     }

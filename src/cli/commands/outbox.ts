@@ -183,7 +183,7 @@ export function runOutboxRevive(
       });
     }
     const bad = [
-      ...ids.filter((id) => !/^[0-9]{1,19}$/.test(id)).map((id) => `outbox id ${id}`),
+      ...ids.filter((id) => !isOutboxId(id)).map((id) => `outbox id ${id}`),
       ...messageIds
         .filter((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
         .map((id) => `messageId ${id}`),
@@ -395,4 +395,9 @@ function formatStatus(status: OutboxStatusReport): string {
     lines.push(`  ${lease.leaseToken}: ${lease.rows} row(s) until ${lease.lockedUntil}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** An outbox id: a positive bigint of PostgreSQL and MySQL (at most 2^63 - 1). */
+function isOutboxId(id: string): boolean {
+  return /^[0-9]{1,19}$/.test(id) && BigInt(id) >= 1n && BigInt(id) <= 9223372036854775807n;
 }
