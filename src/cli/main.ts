@@ -52,7 +52,9 @@ function toolVersion(): string {
 function unexpected(error: unknown): string {
   const parts: string[] = [];
   for (let cause = error, depth = 0; cause !== undefined && depth < 5; depth++) {
-    parts.push(cause instanceof Error ? cause.message || cause.name : JSON.stringify(cause) ?? '');
+    parts.push(
+      cause instanceof Error ? cause.message || cause.name : (JSON.stringify(cause) ?? ''),
+    );
     cause = cause instanceof Error ? cause.cause : undefined;
   }
   return printable(redactText(parts.join(': ')));
