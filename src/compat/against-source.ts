@@ -113,10 +113,13 @@ async function fetchRemote(eventsDir: string, source: AgainstSource, temp: strin
   if (ref.startsWith('-') || source.location.startsWith('-'))
     throw new GitRefError(`"${source.location}#${ref}" is not a git repository and ref`);
   try {
-    // No prompt for credentials (a CI job would hang): a private remote fails with git's message.
+    // No prompt for credentials (a CI job would hang: askPass answers empty at once), no ext::
+    // transport; a private remote fails with git's message.
     await git(bare, [
       '-c',
       'protocol.ext.allow=never',
+      '-c',
+      'core.askPass=true',
       'fetch',
       '--quiet',
       '--depth=1',
