@@ -24,7 +24,7 @@ import {
   DEFAULT_SUBJECT_NAME_STRATEGY,
   SUBJECT_NAME_STRATEGIES,
   type SubjectNameStrategy,
-} from '../registry/subject-name.js';
+} from '../runtime/registry/subject-name.js';
 import { refuse } from './command-support.js';
 import type { EvgenConfig } from './config.js';
 

@@ -18,7 +18,7 @@ import type { LockedVersions } from '../compat/release-lock.js';
 import { canonicalJson } from '../common/canonical-json.js';
 import type { SubjectVersion } from '../runtime/registry/schema-registry-client.js';
 import { readRegisteredSchema, registeredSchema, samePayload } from './registered-schema.js';
-import { subjectName, type SubjectNameStrategy } from './subject-name.js';
+import { subjectName, type SubjectNameStrategy } from '../runtime/registry/subject-name.js';
 
 export interface WantedVersion {
   readonly version: number;

@@ -210,11 +210,34 @@ export {
 export {
   kafkaRelayPublisher,
   publishKafkaEnvelope,
+  type ConfluentWireFormat,
   type KafkaRelayPublisherOptions,
   type KafkaRoutes,
   type PublishKafkaOptions,
 } from './kafka/kafka-publishing.js';
 export { KafkaTimeoutError } from './kafka/send-timeout.js';
+export { frameConfluent, readConfluentFrame } from './kafka/confluent-framing.js';
+export {
+  createSchemaRegistryClient,
+  type SchemaRegistryAuth,
+  type SchemaRegistryClient,
+  type SchemaRegistryOptions,
+} from './registry/schema-registry-client.js';
+export {
+  SchemaRegistryError,
+  type SchemaRegistryErrorKind,
+} from './registry/schema-registry-error.js';
+export {
+  createSchemaIds,
+  type RegisteredEventVersion,
+  type SchemaIds,
+  type SchemaIdsOptions,
+} from './registry/schema-ids.js';
+export {
+  SUBJECT_NAME_STRATEGIES,
+  subjectName,
+  type SubjectNameStrategy,
+} from './registry/subject-name.js';
 export {
   DEFAULT_KAFKA_RETRY_TIERS_MS,
   kafkaDeadLetterTopic,

@@ -11,7 +11,7 @@ import { loadCatalog } from '../../catalog/load-catalog.js';
 import { checkCatalog } from '../../compat/check-catalog.js';
 import { readReleaseLock } from '../../compat/release-lock.js';
 import { registeredSchema, samePayload } from '../../registry/registered-schema.js';
-import { subjectName } from '../../registry/subject-name.js';
+import { subjectName } from '../../runtime/registry/subject-name.js';
 import { SchemaRegistryError } from '../../runtime/registry/schema-registry-error.js';
 import { addFolderOptions, reportingProblems } from '../command-support.js';
 import { loadConfig } from '../config.js';

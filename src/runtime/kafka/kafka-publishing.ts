@@ -6,6 +6,8 @@
 import type { Envelope } from '../envelope.js';
 import { rejectedMessageCause, UnknownEventError } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
+import type { SchemaIds } from '../registry/schema-ids.js';
+import { frameConfluent } from './confluent-framing.js';
 import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
 import { envelopeToKafkaRecord, KAFKA_HEADERS } from './kafka-record.js';
 import { kafkaViolations, UnpublishableMessageError } from '../transport-limits.js';
@@ -24,6 +26,34 @@ export interface PublishKafkaOptions {
   readonly prefix?: string;
   /** Extra headers (trace context and the like); evgen's own headers cannot be overridden. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Write Confluent's framing with the registered schema id (see ConfluentWireFormat). */
+  readonly wireFormat?: ConfluentWireFormat;
+}
+
+/**
+ * Confluent's wire format for the record values (magic byte 0, the schema id, the envelope JSON),
+ * with the ids `evgen registry push` registered. Without it values are the plain JSON envelope.
+ */
+export interface ConfluentWireFormat {
+  /** Resolves and caches the id of each event version (`createSchemaIds`). */
+  readonly schemaIds: SchemaIds;
+  /** The event types written framed; default: every event type. */
+  readonly eventTypes?: readonly string[];
+}
+
+function framesEvent(wireFormat: ConfluentWireFormat | undefined, eventType: string): boolean {
+  return (
+    wireFormat !== undefined &&
+    (wireFormat.eventTypes === undefined || wireFormat.eventTypes.includes(eventType))
+  );
+}
+
+function framedRecord(record: KafkaOutboundRecord, schemaId: number): KafkaOutboundRecord {
+  const { value } = record;
+  return {
+    ...record,
+    value: frameConfluent(schemaId, typeof value === 'string' ? Buffer.from(value, 'utf8') : value),
+  };
 }
 
 /**
@@ -38,9 +68,16 @@ export async function publishKafkaEnvelope(
   options: PublishKafkaOptions = {},
 ): Promise<void> {
   const topic = kafkaEventTopic(route.topic, options.prefix);
-  return producer.send([
-    carriable(envelope, envelopeToKafkaRecord(envelope, topic, options.headers)),
-  ]);
+  const record = envelopeToKafkaRecord(envelope, topic, options.headers);
+  const { wireFormat } = options;
+  if (wireFormat === undefined || !framesEvent(wireFormat, envelope.eventType))
+    return producer.send([carriable(envelope, record)]);
+  const id = await wireFormat.schemaIds.idFor(
+    envelope.eventType,
+    envelope.schemaVersion,
+    route.topic,
+  );
+  return producer.send([carriable(envelope, framedRecord(record, id))]);
 }
 
 /** The broker's refusal of one record, in words its row's `last_error` keeps. */
@@ -104,6 +141,14 @@ export interface KafkaRelayPublisherOptions {
    * together in the next one. Records of one aggregate are never in two of them.
    */
   readonly maxInFlightSends?: number;
+  /**
+   * Write Confluent's framing with the registered schema id. Ids are resolved once per event
+   * version (the first row of a version waits for the registry; later rows do not call it). While
+   * the registry cannot give an id (down at start-up, version not pushed), publishes of rows
+   * that need it fail as an outage: the relay keeps them and retries; nothing is sent unframed.
+   * Rows keep their order: each publish takes its turn after the ones before it got their id.
+   */
+  readonly wireFormat?: ConfluentWireFormat;
 }
 
 /**
@@ -190,25 +235,51 @@ export function kafkaRelayPublisher(
       });
   };
 
+  const enqueue = (envelope: Envelope, record: KafkaOutboundRecord): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ record: carriable(envelope, record), resolve, reject });
+      // Let publishes started in the same tick join this send.
+      queueMicrotask(pump);
+    });
+
+  const { wireFormat } = options;
+  /** Publishes waiting for a schema id, in arrival order (a chain keeps that order). */
+  let resolutions = 0;
+  let idTurn: Promise<unknown> = Promise.resolve();
+
   const probe = producer.probe?.bind(producer);
   return {
     // The relay's reconnect probe: a producer connected again after the sends that failed.
     ...(probe !== undefined ? { probe } : {}),
     publish(message: OutboundMessage): Promise<void> {
-      return new Promise<void>((resolve, reject) => {
-        const route = kafkaRouteFor(routes, message.envelope.eventType);
-        const record = carriable(
-          message.envelope,
-          envelopeToKafkaRecord(
-            message.envelope,
-            kafkaEventTopic(route.topic, options.prefix),
-            message.headers,
-          ),
-        );
-        queue.push({ record, resolve, reject });
-        // Let publishes started in the same tick join this send.
-        queueMicrotask(pump);
-      });
+      const { envelope } = message;
+      let route: KafkaRoute;
+      try {
+        route = kafkaRouteFor(routes, envelope.eventType);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const record = envelopeToKafkaRecord(
+        envelope,
+        kafkaEventTopic(route.topic, options.prefix),
+        message.headers,
+      );
+      const { eventType, schemaVersion } = envelope;
+      if (wireFormat === undefined || !framesEvent(wireFormat, eventType))
+        return enqueue(envelope, record);
+      const cached = wireFormat.schemaIds.cachedId(eventType, schemaVersion);
+      if (cached !== undefined && resolutions === 0)
+        return enqueue(envelope, framedRecord(record, cached));
+      resolutions += 1;
+      // The step resolves with the send wrapped in an object, so the chain waits for the id only.
+      const step = idTurn
+        .then(() => wireFormat.schemaIds.idFor(eventType, schemaVersion, route.topic))
+        .then((id) => ({ sent: enqueue(envelope, framedRecord(record, id)) }));
+      const settled = () => {
+        resolutions -= 1;
+      };
+      idTurn = step.then(settled, settled);
+      return step.then((turn) => turn.sent);
     },
   };
 }

@@ -30,11 +30,15 @@ export class SchemaRegistryError extends EvgenError {
     message: string,
     readonly status?: number,
     readonly errorCode?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; readonly outage?: boolean },
   ) {
     super(message, options);
     this.name = 'SchemaRegistryError';
-    this.retryable = kind === 'unreachable' || kind === 'server';
-    this.unavailable = kind === 'unreachable' || (kind === 'server' && (status ?? 500) >= 502);
+    // `outage`: a refusal that a change elsewhere fixes (a schema not pushed yet), so a producer
+    // keeps its rows and tries again instead of giving them up.
+    const outage = options?.outage ?? false;
+    this.retryable = outage || kind === 'unreachable' || kind === 'server';
+    this.unavailable =
+      outage || kind === 'unreachable' || (kind === 'server' && (status ?? 500) >= 502);
   }
 }

@@ -29,7 +29,13 @@
  * (delivery/runner-core.ts); this file is Kafka's source (producer, group consumer, holds) and
  * kafka-settler.ts its settler.
  */
-import { createDeliveryPipeline } from '../../delivery/delivery-pipeline.js';
+import {
+  createDeliveryPipeline,
+  type IdentifiedDelivery,
+} from '../../delivery/delivery-pipeline.js';
+import { MalformedMessageError } from '../../delivery/malformed-message-error.js';
+import { parseDelivery } from '../../delivery/parse-delivery.js';
+import { readConfluentFrame } from '../confluent-framing.js';
 import type { AggregateHint, Delivery } from '../../delivery/delivery.js';
 import { settleOutcome, type OutcomeSettlement } from '../../delivery/outcome-settlement.js';
 import { RunnerCore } from '../../delivery/runner-core.js';
@@ -257,8 +263,9 @@ export function createKafkaConsumerRunner(
     const retriesInPlace = previous?.offset === record.offset ? previous.retries : 0;
     const firstAttempt = trusted ? Math.max(1, headerInteger(record.headers, H.attempt) ?? 1) : 1;
     const attempt = firstAttempt + retriesInPlace;
+    const frame = readConfluentFrame(record.value);
     const delivery: Delivery = {
-      body: record.value,
+      body: frame?.data ?? record.value,
       messageId: headerText(record.headers, KAFKA_MESSAGE_ID_HEADER),
       eventType: headerText(record.headers, KAFKA_HEADERS.eventType),
       aggregate: aggregateHint(record),
@@ -273,7 +280,49 @@ export function createKafkaConsumerRunner(
         headers: record.headers,
       },
     };
-    await settleOutcome(await pipeline.process(delivery), { record, trusted, attempt }, settlement);
+    const identified =
+      frame === undefined ? undefined : await identifyFramed(frame.schemaId, delivery);
+    await settleOutcome(
+      await pipeline.process(delivery, identified),
+      { record, trusted, attempt },
+      settlement,
+    );
+  }
+
+  /**
+   * A framed record's envelope, parsed once, or why its schema id contradicts the envelope (see
+   * `schemaIds`); undefined leaves it to the pipeline.
+   */
+  async function identifyFramed(
+    schemaId: number,
+    delivery: Delivery,
+  ): Promise<IdentifiedDelivery | undefined> {
+    if (options.schemaIds === undefined) return undefined;
+    let registered;
+    try {
+      registered = await options.schemaIds.lookup(schemaId);
+    } catch {
+      return undefined; // registry unreachable: the envelope decides (see `schemaIds`)
+    }
+    if (registered === undefined) return undefined;
+    let body: Record<string, unknown>;
+    try {
+      body = parseDelivery(
+        delivery.body,
+        delivery,
+        options.messageLimits ?? {},
+        'messageId header',
+      );
+    } catch (error) {
+      return { error };
+    }
+    if (body.eventType === registered.eventType && body.schemaVersion === registered.version)
+      return { body };
+    return {
+      error: new MalformedMessageError(
+        `schema id ${schemaId} is ${registered.eventType} v${registered.version}, but the envelope says ${String(body.eventType)} v${String(body.schemaVersion)}`,
+      ),
+    };
   }
 
   function onAssigned(partitions: readonly KafkaTopicPartition[]): void {

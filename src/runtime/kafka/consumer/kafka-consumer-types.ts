@@ -4,6 +4,7 @@
  * lifecycle.
  */
 import type { MessageBodyLimits } from '../../decode-message-body.js';
+import type { SchemaIds } from '../../registry/schema-ids.js';
 import type { BackoffOptions } from '../../backoff.js';
 import type { CircuitBreakerOptions } from '../../delivery/circuit-breaker.js';
 import type { FailureClassifier } from '../../delivery/failure.js';
@@ -100,6 +101,15 @@ export interface KafkaConsumerRunnerOptions {
   readonly circuitBreaker?: CircuitBreakerOptions;
   /** Your say in what a handler's failure means, asked before evgen's own (see FailureClassifier). */
   readonly classify?: FailureClassifier;
+  /**
+   * Values in Confluent's wire format (magic byte 0, schema id, JSON) are always read, beside
+   * plain ones on the same topic. With `schemaIds` the id is also looked up (once per id) and
+   * must name the event type and version the envelope carries, else the record is a dead letter.
+   * An id the registry does not know, or a registry that cannot be reached, does not hold the
+   * record up: the envelope's own eventType and schemaVersion decide, with the rules for unknown
+   * and newer versions, and the reader validator checks the payload as for any record.
+   */
+  readonly schemaIds?: SchemaIds;
   /** Observability hook; must not throw. */
   readonly onEvent?: (event: KafkaConsumerRunnerEvent) => void;
   /** Clock for due times (tests). */

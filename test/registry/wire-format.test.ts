@@ -1,0 +1,271 @@
+/**
+ * Confluent's wire format on Kafka, judged by clients nobody here wrote, against the real broker,
+ * the real registry (Apicurio 3.0.9) and the real PostgreSQL, with the generated
+ * inventory-service consumer:
+ *   - records evgen writes (publish helper path and relay publisher) are framed with the id of
+ *     the exact version, decode with @kafkajs/confluent-schema-registry and
+ *     @confluentinc/schemaregistry, and validate against the registered schema;
+ *   - records those clients write, and plain records on the same topic, are consumed by evgen's
+ *     consumer with exactly one effect each;
+ *   - a schema id that contradicts the envelope is a dead letter, never an effect;
+ *   - the registry down when the producer starts: publishes fail as an outage (the relay keeps
+ *     the rows) and go out framed once it answers; down later: the cached id is used, no call.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SchemaRegistry as KafkajsRegistry } from '@kafkajs/confluent-schema-registry';
+import {
+  JsonDeserializer,
+  JsonSerializer,
+  SchemaRegistryClient as ConfluentRegistryClient,
+  SerdeType,
+} from '@confluentinc/schemaregistry';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createKafkaConsumerRunner,
+  createSchemaIds,
+  kafkaRelayPublisher,
+  publishKafkaEnvelope,
+  readConfluentFrame,
+  SchemaRegistryError,
+  type Envelope,
+  type KafkaConsumerRunner,
+  type KafkaProducer,
+  type OutboundMessage,
+} from 'evgen/runtime';
+import type { KafkaOutboundRecord } from '../../src/runtime/kafka/kafka-client.js';
+import { kafkajsClient } from 'evgen-runtime/kafkajs';
+import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import { registeredSchema } from '../../src/registry/registered-schema.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
+import {
+  inventoryOnKafka,
+  waitFor,
+  type InventoryOnKafka,
+} from '../kafka-consumer/support/inventory-on-kafka.js';
+import { SHARED_REGISTRY_PORT } from '../support/registry/apicurio.js';
+import {
+  connectTestRegistry,
+  uniqueDomain,
+  type TestRegistry,
+} from '../support/registry/test-registry.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+/** Third-party validators run ajv in strict mode by default: x-evgen and formats need it off. */
+const AJV = { strict: false };
+
+let registry: TestRegistry;
+let setup: InventoryOnKafka | undefined;
+let runner: KafkaConsumerRunner | undefined;
+const subjects: string[] = [];
+
+beforeAll(async () => {
+  registry = await connectTestRegistry();
+});
+
+afterEach(async () => {
+  await runner?.stop();
+  runner = undefined;
+  await setup?.cleanup();
+  setup = undefined;
+  for (const subject of subjects.splice(0)) await registry.cleanup(subject);
+});
+
+/** Registers the catalog's `dir` versions under a subject of the test's own; the ids by version. */
+async function register(dir: string, marker: string): Promise<{ subject: string; ids: number[] }> {
+  const catalog = await loadCatalog(join(ROOT, 'events'));
+  const event = catalog.events.find((e) => e.dir === dir)!;
+  const eventJson = JSON.parse(
+    await readFile(join(ROOT, 'events', dir, 'event.json'), 'utf8'),
+  ) as Record<string, unknown>;
+  const subject = `${marker}-${event.eventType}`;
+  subjects.push(subject);
+  const ids: number[] = [];
+  for (const version of event.versions)
+    ids.push(
+      await registry.client.register(subject, registeredSchema(event, version, eventJson).text),
+    );
+  return { subject, ids };
+}
+
+/** An outbox row as the relay hands it to its publisher. */
+function outbound(envelope: Envelope): OutboundMessage {
+  return { outboxId: '1', envelope, headers: {}, attempts: 0 };
+}
+
+/** The producer, recording every record it sent (the bytes on the wire). */
+function recording(producer: KafkaProducer): {
+  producer: KafkaProducer;
+  sent: KafkaOutboundRecord[];
+} {
+  const sent: KafkaOutboundRecord[] = [];
+  return {
+    sent,
+    producer: {
+      ...producer,
+      send: async (records) => {
+        await producer.send(records);
+        sent.push(...records);
+      },
+    },
+  };
+}
+
+async function startConsumer(s: InventoryOnKafka, marker: string): Promise<KafkaConsumerRunner> {
+  runner = createKafkaConsumerRunner({
+    client: s.client,
+    routes: s.routes,
+    handler: s.handler(),
+    schemaIds: createSchemaIds({
+      registry: { url: registry.url },
+      subjectNameStrategy: ({ eventType }) => `${marker}-${eventType}`,
+    }),
+  });
+  await runner.start();
+  return runner;
+}
+
+describe('Confluent wire format on Kafka (real broker, real registry)', () => {
+  it('evgen writes framed records with the exact version id; both third-party clients decode and validate them; the consumer applies each once', async () => {
+    const marker = uniqueDomain();
+    const { ids } = await register('order/OrderCancelled', marker);
+    const s = (setup = await inventoryOnKafka(kafkajsClient));
+    const wireFormat = {
+      schemaIds: createSchemaIds({
+        registry: { url: registry.url },
+        subjectNameStrategy: ({ eventType }: { eventType: string }) => `${marker}-${eventType}`,
+      }),
+    };
+    const { producer, sent } = recording(s.producer);
+    const topic = s.routes.topics[0]!;
+    // The publish-helper path and the relay's publisher.
+    await publishKafkaEnvelope(producer, s.envelope(), { topic }, { wireFormat });
+    const relay = kafkaRelayPublisher(
+      producer,
+      { 'order.OrderCancelled': { topic } },
+      { wireFormat },
+    );
+    await Promise.all([
+      relay.publish(outbound(s.envelope())),
+      relay.publish(outbound(s.envelope())),
+    ]);
+    expect(sent).toHaveLength(3);
+    for (const record of sent) {
+      const frame = readConfluentFrame(record.value as Buffer);
+      expect(frame?.schemaId).toBe(ids[0]);
+    }
+
+    const kafkajs = new KafkajsRegistry({ host: registry.url }, { JSON: AJV });
+    const confluent = new ConfluentRegistryClient({ baseURLs: [registry.url] });
+    const deserializer = new JsonDeserializer(confluent, SerdeType.VALUE, {
+      validate: true,
+      ...AJV,
+    });
+    for (const record of sent) {
+      const envelope = JSON.parse((record.value as Buffer).subarray(5).toString('utf8')) as unknown;
+      expect(await kafkajs.decode(record.value as Buffer)).toEqual(envelope);
+      expect(await deserializer.deserialize(topic, record.value as Buffer)).toEqual(envelope);
+    }
+
+    const consumer = await startConsumer(s, marker);
+    await waitFor(() => consumer.metrics().handled === 3, 60_000, '3 records handled');
+    const effects = await s.effects();
+    expect(effects.size).toBe(3);
+    expect([...effects.values()]).toEqual([1, 1, 1]);
+  });
+
+  it('records written by the kafkajs and Confluent clients, and plain ones, on one topic: each applied exactly once; a contradicting id is a dead letter', async () => {
+    const marker = uniqueDomain();
+    const { subject, ids } = await register('order/OrderCancelled', marker);
+    const created = await register('order/OrderCreated', marker);
+    const s = (setup = await inventoryOnKafka(kafkajsClient));
+    const topic = s.routes.topics[0]!;
+
+    const kafkajs = new KafkajsRegistry({ host: registry.url }, { JSON: AJV });
+    const confluent = new ConfluentRegistryClient({ baseURLs: [registry.url] });
+    const serializer = new JsonSerializer(confluent, SerdeType.VALUE, {
+      autoRegisterSchemas: false,
+      useSchemaId: ids[0],
+      // The subject evgen registered under (Confluent's default would be `<topic>-value`).
+      subjectNameStrategy: () => subject,
+      validate: true,
+      ...AJV,
+    });
+    // A value that does not match the registered schema is refused by the client itself.
+    await expect(kafkajs.encode(ids[0]!, { ...s.envelope(), payload: {} })).rejects.toThrow();
+
+    const byKafkajs = s.envelope();
+    const byConfluent = s.envelope();
+    const plain = s.envelope();
+    const contradicting = s.envelope();
+    // Foreign producers send no evgen headers: the value alone must do.
+    await s.publishRaw(byKafkajs.aggregateId, (await kafkajs.encode(ids[0]!, byKafkajs)) as never);
+    await s.publishRaw(
+      byConfluent.aggregateId,
+      (await serializer.serialize(topic, byConfluent)) as never,
+    );
+    await s.send(plain);
+    // Framed with OrderCreated v1's id but carrying an OrderCancelled envelope.
+    const wrong = Buffer.concat([
+      Buffer.from([0, 0, 0, 0, 0]),
+      Buffer.from(JSON.stringify(contradicting)),
+    ]);
+    wrong.writeInt32BE(created.ids[0]!, 1);
+    await s.publishRaw(contradicting.aggregateId, wrong as never);
+
+    const consumer = await startConsumer(s, marker);
+    await waitFor(
+      () => consumer.metrics().handled === 3 && consumer.metrics().deadLettered === 1,
+      60_000,
+      '3 handled and 1 dead letter',
+    );
+    const effects = await s.effects();
+    expect(new Map(effects)).toEqual(
+      new Map([
+        [byKafkajs.messageId, 1],
+        [byConfluent.messageId, 1],
+        [plain.messageId, 1],
+      ]),
+    );
+  });
+
+  it('registry down when the producer starts: publishes fail as an outage, then go out framed; down later: the cached id is used', async () => {
+    const marker = uniqueDomain();
+    const { ids } = await register('order/OrderCancelled', marker);
+    const proxy = await startFaultProxy({ targetPort: SHARED_REGISTRY_PORT });
+    try {
+      await proxy.refuse();
+      const s = (setup = await inventoryOnKafka(kafkajsClient));
+      const topic = s.routes.topics[0]!;
+      const { producer, sent } = recording(s.producer);
+      const schemaIds = createSchemaIds({
+        registry: {
+          url: `http://127.0.0.1:${proxy.port}/apis/ccompat/v7`,
+          retries: 0,
+          timeoutMs: 2_000,
+        },
+        subjectNameStrategy: ({ eventType }) => `${marker}-${eventType}`,
+      });
+      const relay = kafkaRelayPublisher(
+        producer,
+        { 'order.OrderCancelled': { topic } },
+        { wireFormat: { schemaIds } },
+      );
+      const failure = await relay.publish(outbound(s.envelope())).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(SchemaRegistryError);
+      expect(failure).toMatchObject({ kind: 'unreachable', retryable: true, unavailable: true });
+      expect(sent).toHaveLength(0); // nothing went out unframed instead
+
+      await proxy.restore();
+      await relay.publish(outbound(s.envelope()));
+      await proxy.refuse();
+      await relay.publish(outbound(s.envelope()));
+      expect(sent.map((record) => readConfluentFrame(record.value as Buffer)?.schemaId)).toEqual([
+        ids[0],
+        ids[0],
+      ]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
