@@ -65,7 +65,11 @@ export async function readEventJson(
   const file = displayPath(path);
   if (context.validateEventJson(read.value)) {
     const meta = read.value as EventJson;
-    return { meta, aggregateId: meta.aggregateId };
+    const reserved = reservedNameProblems(meta, file);
+    for (const problem of reserved) context.problems.add(problem);
+    return reserved.length === 0
+      ? { meta, aggregateId: meta.aggregateId }
+      : { aggregateId: meta.aggregateId };
   }
   const aggregateId = (read.value as { aggregateId?: unknown } | null)?.aggregateId;
   const errors = context.validateEventJson.errors ?? [];
@@ -162,4 +166,34 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
         : (error.message ?? `fails "${error.keyword}"`),
     hint: hints[at] ?? seeDocs('catalog'),
   };
+}
+
+/**
+ * Names the brokers reserve, which their pattern alone allows: Kafka refuses the topics `.` and
+ * `..` and keeps `__`-prefixed topics for itself (`__consumer_offsets`, `__transaction_state`);
+ * RabbitMQ refuses to declare exchanges named `amq.*` (403 ACCESS_REFUSED), which it owns.
+ */
+function reservedNameProblems(meta: EventJson, file: string): CatalogProblem[] {
+  const problems: CatalogProblem[] = [];
+  const topic = meta.kafka?.topic;
+  if (topic !== undefined && (topic === '.' || topic === '..' || topic.startsWith('__'))) {
+    problems.push({
+      code: 'reserved-name',
+      file,
+      pointer: '/kafka/topic',
+      message: `${JSON.stringify(topic)} is reserved by Kafka (${topic.startsWith('__') ? 'names starting with "__" are its internal topics, such as __consumer_offsets' : 'Kafka refuses "." and ".." as topic names'})`,
+      hint: 'name the topic after its domain, e.g. "order.events"',
+    });
+  }
+  const exchange = meta.rabbitmq?.exchange;
+  if (exchange !== undefined && exchange.toLowerCase().startsWith('amq.')) {
+    problems.push({
+      code: 'reserved-name',
+      file,
+      pointer: '/rabbitmq/exchange',
+      message: `${JSON.stringify(exchange)} is reserved by RabbitMQ (exchanges named "amq." are its own; declaring one is refused with 403 ACCESS_REFUSED)`,
+      hint: 'name the exchange after its domain, e.g. "order"',
+    });
+  }
+  return problems;
 }

@@ -27,3 +27,16 @@ export function qualifiedName(schema: string | undefined, table: string): string
     ? quoteIdentifier(table)
     : `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
 }
+
+/** MySQL's and MariaDB's own schemas: evgen's tables never go there. */
+const MYSQL_SYSTEM_SCHEMAS = ['mysql', 'information_schema', 'performance_schema', 'sys'];
+
+/** Returns `schema` unless it is a MySQL/MariaDB system schema (compared case-insensitively); throws then. */
+export function checkMysqlSchema(schema: string | undefined): string | undefined {
+  if (schema !== undefined && MYSQL_SYSTEM_SCHEMAS.includes(schema.toLowerCase())) {
+    throw new TypeError(
+      `schema ${JSON.stringify(schema)} is a MySQL/MariaDB system schema (${MYSQL_SYSTEM_SCHEMAS.join(', ')}): the server's own tables live there; give the outbox and inbox a schema of their own`,
+    );
+  }
+  return schema;
+}

@@ -13,6 +13,7 @@ import {
   orderingTableName,
   type InboxTableOptions,
 } from './inbox-tables.js';
+import { checkMysqlSchema } from '../db/sql-identifier.js';
 
 /**
  * The migration as separate statements (PGlite's `query` runs one statement at a time), for
@@ -22,7 +23,10 @@ export function inboxMigrationStatements(
   options: InboxTableOptions = {},
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): string[] {
-  if (dialect.name === 'mysql') return mysqlInboxStatements(options);
+  if (dialect.name === 'mysql') {
+    checkMysqlSchema(options.schema);
+    return mysqlInboxStatements(options);
+  }
   const inbox = inboxTableName(options);
   const ordering = orderingTableName(options);
   const receivedIndex = quoteIdentifier(`${options.table ?? DEFAULT_INBOX_TABLE}_received_at_idx`);

@@ -7,6 +7,7 @@ import { runLockedMigration, type MigrationStep } from '../db/migration-lock.js'
 import { MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { checkIdentifier } from '../db/sql-identifier.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
+import { checkMysqlSchema } from '../db/sql-identifier.js';
 
 /**
  * The migration as separate statements (PGlite's `query` takes one statement at a time), for
@@ -16,7 +17,10 @@ export function outboxMigrationStatements(
   options: OutboxTableOptions = {},
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): MigrationStep[] {
-  if (dialect.name === 'mysql') return mysqlOutboxStatements(options);
+  if (dialect.name === 'mysql') {
+    checkMysqlSchema(options.schema);
+    return mysqlOutboxStatements(options);
+  }
   const n = outboxTableNames(options);
   return [
     ...(n.schema !== undefined ? [`CREATE SCHEMA IF NOT EXISTS ${n.schema}`] : []),
