@@ -149,7 +149,7 @@ export async function rabbitDeadLetterSource(
   prefix: string,
 ): Promise<DeadLetterSource> {
   const amqp = await import('amqplib');
-  const { listDeadLetters, replayDeadLetters } =
+  const { listRabbitMqDeadLetters, replayRabbitMqDeadLetters } =
     await import('../runtime/rabbitmq/dead-letters.js');
   const connection: ChannelModel = await amqp.connect(url);
   connection.on('error', () => undefined);
@@ -162,11 +162,11 @@ export async function rabbitDeadLetterSource(
   return {
     transport: 'rabbitmq',
     async list(consumer) {
-      const letters = await listDeadLetters({ connection, routes: routesOf(consumer) });
+      const letters = await listRabbitMqDeadLetters({ connection, routes: routesOf(consumer) });
       return letters.map((letter) => fromRabbit(consumer, letter));
     },
     async replay(consumer, select) {
-      return replayDeadLetters({
+      return replayRabbitMqDeadLetters({
         connection,
         routes: routesOf(consumer),
         filter: (letter) => select(fromRabbit(consumer, letter)),

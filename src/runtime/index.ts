@@ -166,14 +166,24 @@ export {
   UnroutableError,
 } from './rabbitmq/errors.js';
 export {
+  createRabbitMqConsumerRunner,
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old name, kept one release
   createConsumerRunner,
+  type RabbitMqConsumerRunner,
+  type RabbitMqConsumerRunnerEvent,
+  type RabbitMqConsumerRunnerMetrics,
+  type RabbitMqConsumerRunnerOptions,
   type ConsumerRunner,
   type ConsumerRunnerEvent,
   type ConsumerRunnerMetrics,
   type ConsumerRunnerOptions,
 } from './rabbitmq/consumer-runner.js';
 export {
+  listRabbitMqDeadLetters,
+  replayRabbitMqDeadLetters,
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old name, kept one release
   listDeadLetters,
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old name, kept one release
   replayDeadLetters,
   type DeadLetter,
   type ListDeadLettersOptions,

@@ -155,7 +155,7 @@ export function deliveryAttempt(headers: Record<string, unknown> | undefined): n
   return Number.isInteger(number) && number >= 1 ? number : 1;
 }
 
-export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
+export function createRabbitMqConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
   const { routes, handler } = options;
   const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
   const gapWaitMs = options.gapWaitMs ?? 60_000;
@@ -396,3 +396,15 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     stop: () => core.stop(),
   };
 }
+
+/**
+ * @deprecated Renamed `createRabbitMqConsumerRunner`, beside `createKafkaConsumerRunner`; this
+ * name is removed in the next release.
+ */
+export const createConsumerRunner = createRabbitMqConsumerRunner;
+
+/** The RabbitMQ runner's types under the names every transport's follow. */
+export type RabbitMqConsumerRunner = ConsumerRunner;
+export type RabbitMqConsumerRunnerEvent = ConsumerRunnerEvent;
+export type RabbitMqConsumerRunnerMetrics = ConsumerRunnerMetrics;
+export type RabbitMqConsumerRunnerOptions = ConsumerRunnerOptions;

@@ -164,7 +164,9 @@ async function visitDeadLetters(
  * removed: each letter is taken unacked and released again. For "was messageId X dead-lettered,
  * and why?" and for choosing what to replay.
  */
-export async function listDeadLetters(options: ListDeadLettersOptions): Promise<DeadLetter[]> {
+export async function listRabbitMqDeadLetters(
+  options: ListDeadLettersOptions,
+): Promise<DeadLetter[]> {
   const letters: DeadLetter[] = [];
   await visitDeadLetters(options, async (letter) => {
     letters.push(letter);
@@ -193,7 +195,7 @@ export function replayHeaders(
  * Replays a consumer's dead letters into its work queue (see the module comment). Rejects on the
  * first copy that is not confirmed; the letters not yet replayed stay in the dead queue.
  */
-export async function replayDeadLetters(
+export async function replayRabbitMqDeadLetters(
   options: ReplayDeadLettersOptions,
 ): Promise<ReplayDeadLettersResult> {
   const model = await currentConnection(options.connection);
@@ -217,3 +219,14 @@ export async function replayDeadLetters(
   }
   return { replayed, kept };
 }
+
+/**
+ * @deprecated Renamed `listRabbitMqDeadLetters`, beside `listKafkaDeadLetters`; this name is
+ * removed in the next release.
+ */
+export const listDeadLetters = listRabbitMqDeadLetters;
+/**
+ * @deprecated Renamed `replayRabbitMqDeadLetters`, beside `replayKafkaDeadLetters`; this name is
+ * removed in the next release.
+ */
+export const replayDeadLetters = replayRabbitMqDeadLetters;

@@ -31,6 +31,7 @@ export {
   type PublishEnvelopeOptions,
 } from './envelope-publishing.js';
 export {
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old name, kept one release
   createConsumerRunner,
   type ConsumerRunner,
   type ConsumerRunnerEvent,
@@ -40,7 +41,9 @@ export {
 export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
 export {
   deadLetterDiagnostics,
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old name, kept one release
   listDeadLetters,
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old name, kept one release
   replayDeadLetters,
   replayHeaders,
   type DeadLetter,
