@@ -19,7 +19,7 @@
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import {
   ConfirmedPublisher,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createInboxConsumer,
   createOutboxRelay,
   migrateInbox,
@@ -378,7 +378,7 @@ export async function run(): Promise<BenchResult[]> {
     );
     const runnerSample = async (count: number, prefetch: number): Promise<number> => {
       await fill(count);
-      const runner = createConsumerRunner({
+      const runner = createRabbitMqConsumerRunner({
         connection: broker.connection,
         routes: consumerRoutes,
         handler: inboxConsumer,
@@ -531,7 +531,7 @@ export async function run(): Promise<BenchResult[]> {
       await fill(0);
       const commitTimes = new Map<string, number>();
       const handledTimes = new Map<string, number>();
-      const e2eRunner = createConsumerRunner({
+      const e2eRunner = createRabbitMqConsumerRunner({
         connection: broker.connection,
         routes: consumerRoutes,
         handler: {

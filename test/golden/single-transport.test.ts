@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createKafkaConsumerRunner,
   createOutboxRelay,
   kafkaConsumerRoutes,
@@ -165,7 +165,7 @@ describe('RabbitMQ-only catalog on the real broker', () => {
       await broker.channel.assertQueue(otherQueue, { durable: false });
       broker.track('queue', otherQueue);
       await broker.channel.bindQueue(otherQueue, `${broker.prefix}shipment`, 'shipment.delayed');
-      const runner = createConsumerRunner({
+      const runner = createRabbitMqConsumerRunner({
         connection: broker.connection,
         routes: topology.consumers['notification-service']!,
         handler: createNotificationServiceConsumer({

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import {
   ConfirmedPublisher,
   NonRetryableError,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createOutboxRelay,
   migrateInbox,
   migrateOutbox,
@@ -125,7 +125,7 @@ describe.each(['postgres', 'mariadb'] as const)(
       confirmed = new ConfirmedPublisher(broker.connection);
       events = [];
       refused = new Set();
-      runner = createConsumerRunner({
+      runner = createRabbitMqConsumerRunner({
         connection: broker.connection,
         routes: topology.consumers['inventory-service']!,
         handler: generated.createInventoryServiceConsumer({

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createEnvelope,
   migrateInbox,
   postgresDatabase,
@@ -96,7 +96,7 @@ describe('consumer runner ordering and circuit breaker (real RabbitMQ and Postgr
     consumerDb: Database,
     options: Partial<ConsumerRunnerOptions> = {},
   ): Promise<ConsumerRunner> {
-    runner = createConsumerRunner({
+    runner = createRabbitMqConsumerRunner({
       connection: broker.connection,
       routes: topology.consumers['inventory-service']!,
       handler: effectConsumer(consumerDb, test.schema),

@@ -5,7 +5,7 @@ import {
   NonRetryableError,
   RetryableError,
   createAmqpConnector,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   consumerQueueStats,
   createEnvelope,
   publishEnvelope,
@@ -70,7 +70,7 @@ describe('consumer runner (real RabbitMQ)', () => {
   });
 
   function start(handler: MessageHandler, prefetch = 1): Promise<void> {
-    runner = createConsumerRunner({
+    runner = createRabbitMqConsumerRunner({
       connection: connector,
       routes: topology.consumers['inventory-service']!,
       handler,
@@ -418,7 +418,7 @@ describe('consumer runner (real RabbitMQ)', () => {
       ...topology.consumers['inventory-service']!,
       queue: `${broker.prefix}missing`,
     };
-    runner = createConsumerRunner({
+    runner = createRabbitMqConsumerRunner({
       connection: connector,
       routes,
       handler: { name: 'inventory-service', handle: async () => 'handled' },
@@ -464,7 +464,7 @@ describe('consumer runner (real RabbitMQ)', () => {
     const connection = broker.connection;
     const before = connection.listenerCount('close');
     for (let index = 0; index < 12; index++) {
-      const own = createConsumerRunner({
+      const own = createRabbitMqConsumerRunner({
         connection,
         routes: topology.consumers['inventory-service']!,
         handler: { name: 'inventory-service', handle: async () => 'handled' },

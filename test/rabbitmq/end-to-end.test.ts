@@ -9,16 +9,16 @@ import {
   NonRetryableError,
   RetryableError,
   UnroutableError,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createOutboxRelay,
   migrateInbox,
   migrateOutbox,
   newMessageId,
   postgresDatabase,
   publishEnvelope,
-  listDeadLetters,
+  listRabbitMqDeadLetters,
   rabbitRelayPublisher,
-  replayDeadLetters,
+  replayRabbitMqDeadLetters,
   type ConsumerRunner,
   type ConsumerRunnerEvent,
   type Database,
@@ -149,7 +149,7 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
   }
 
   async function startRunner(handler: InboxConsumer): Promise<void> {
-    runner = createConsumerRunner({
+    runner = createRabbitMqConsumerRunner({
       connection: broker.connection,
       routes: topology.consumers['inventory-service']!,
       handler,
@@ -357,7 +357,7 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
 
     const routes = topology.consumers['inventory-service']!;
     // Listing shows each letter with its diagnostics and removes nothing.
-    const letters = await listDeadLetters({ connection: broker.connection, routes });
+    const letters = await listRabbitMqDeadLetters({ connection: broker.connection, routes });
     expect(letters.map((l) => l.messageId).sort()).toEqual(
       [fixed.messageId, other.messageId].sort(),
     );
@@ -380,7 +380,7 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
     expect((await broker.channel.checkQueue(routes.deadQueue)).messageCount).toBe(2);
 
     broken = false;
-    const first = await replayDeadLetters({
+    const first = await replayRabbitMqDeadLetters({
       connection: broker.connection,
       routes,
       filter: (letter) => letter.messageId === fixed.messageId,
@@ -404,7 +404,7 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
         [EVGEN_HEADERS.attempts]: 1,
       },
     });
-    const second = await replayDeadLetters({ connection: broker.connection, routes });
+    const second = await replayRabbitMqDeadLetters({ connection: broker.connection, routes });
     expect(second).toEqual({ replayed: [other.messageId, fixed.messageId], kept: 0 });
     await waitFor('all replays handled', () => (ofType('handled').length === 3 ? true : undefined));
     // The last two run concurrently (prefetch 4): compare without their order.

@@ -8,11 +8,11 @@ import {
   ConfirmedPublisher,
   NonRetryableError,
   RetryableError,
-  replayDeadLetters,
+  replayRabbitMqDeadLetters,
   createAmqpConnector,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createEnvelope,
-  listDeadLetters,
+  listRabbitMqDeadLetters,
   type AmqpConnector,
   type ConsumerRoutes,
   type ConsumerRunner,
@@ -66,7 +66,7 @@ describe('consumer runner against hostile messages (real RabbitMQ)', () => {
   });
 
   function start(handler: MessageHandler, messageLimits = {}): Promise<void> {
-    runner = createConsumerRunner({
+    runner = createRabbitMqConsumerRunner({
       connection: connector,
       routes,
       handler,
@@ -204,12 +204,12 @@ describe('consumer runner against hostile messages (real RabbitMQ)', () => {
       message.properties.messageId,
     );
     await waitFor('dead-lettered', () => ofType('dead-lettered')[0]);
-    const [letter] = await listDeadLetters({ connection: broker.connection, routes });
+    const [letter] = await listRabbitMqDeadLetters({ connection: broker.connection, routes });
     expect(letter!.headers.CC).toBeUndefined();
     expect(JSON.parse(String(letter!.headers[EVGEN_HEADERS.cut]))).toEqual({
       'header CC': 'dropped: sender-selected distribution is never copied',
     });
-    const replay = await replayDeadLetters({ connection: broker.connection, routes });
+    const replay = await replayRabbitMqDeadLetters({ connection: broker.connection, routes });
     expect(replay.replayed).toEqual([message.properties.messageId]);
     await waitFor('the replay handled', () => ofType('handled')[0]);
     expect((await broker.channel.checkQueue(victim)).messageCount).toBe(0);
@@ -230,7 +230,7 @@ describe('consumer runner against hostile messages (real RabbitMQ)', () => {
     });
     await channel.waitForConfirms();
     await channel.close();
-    const replay = await replayDeadLetters({ connection: broker.connection, routes });
+    const replay = await replayRabbitMqDeadLetters({ connection: broker.connection, routes });
     expect(replay.replayed).toEqual([message.properties.messageId]);
     const [copy, ...more] = await drainQueue(broker.channel, routes.queue);
     expect(more).toHaveLength(0);

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
   RetryableError,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   type ConsumerRunner,
   type ConsumerRunnerEvent,
   type ResolvedTopology,
@@ -46,7 +46,7 @@ describe('quorum queues (real RabbitMQ)', () => {
   it('retries through quorum TTL tiers and handles the message once (runner owning its connection from a URL)', async () => {
     const events: ConsumerRunnerEvent[] = [];
     let calls = 0;
-    runner = createConsumerRunner({
+    runner = createRabbitMqConsumerRunner({
       connection: TEST_RABBITMQ_URL,
       routes: topology.consumers['inventory-service']!,
       handler: {

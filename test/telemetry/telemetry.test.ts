@@ -22,7 +22,7 @@ import {
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfirmedPublisher,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createOutboxRelay,
   migrateInbox,
   migrateOutbox,
@@ -112,7 +112,7 @@ describe('OpenTelemetry (real PostgreSQL and RabbitMQ, in-memory exporters)', ()
     broker = await createTestBroker();
     topology = await broker.declare(generated.rabbitTopology, { tiers: [100] });
     confirmed = new ConfirmedPublisher(broker.connection);
-    runner = createConsumerRunner({
+    runner = createRabbitMqConsumerRunner({
       connection: broker.connection,
       routes: topology.consumers['inventory-service']!,
       handler: generated.createInventoryServiceConsumer({

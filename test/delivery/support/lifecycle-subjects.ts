@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelModel } from 'amqplib';
 import {
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createKafkaConsumerRunner,
   createOutboxRelay,
   ConfirmedPublisher,
@@ -142,7 +142,7 @@ function rabbitmq(): LifecycleSubject {
       };
     },
     runner: () =>
-      createConsumerRunner({
+      createRabbitMqConsumerRunner({
         connection: connection!,
         routes: topology!.consumers[CONSUMER]!,
         handler: handlerOf(behaviour),

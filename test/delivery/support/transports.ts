@@ -8,10 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   ConfirmedPublisher,
-  createConsumerRunner,
+  createRabbitMqConsumerRunner,
   createKafkaConsumerRunner,
   InProcessBroker,
-  listDeadLetters,
+  listRabbitMqDeadLetters,
   listKafkaDeadLetters,
   type ConsumerRunner,
   type DeliveryCounts,
@@ -168,7 +168,7 @@ function rabbitmq(): TransportUnderTest {
       broker = await createTestBroker();
       topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [RETRY_DELAY_MS], maxAttempts });
       producer = new ConfirmedPublisher(broker.connection);
-      runner = createConsumerRunner({
+      runner = createRabbitMqConsumerRunner({
         connection: TEST_RABBITMQ_URL,
         routes: topology.consumers[CONSUMER]!,
         handler,
@@ -203,7 +203,7 @@ function rabbitmq(): TransportUnderTest {
     metrics: () => runner!.metrics(),
     restarts: () => runner!.metrics().restarts + runner!.metrics().settleFailures,
     async deadLetters() {
-      const letters = await listDeadLetters({
+      const letters = await listRabbitMqDeadLetters({
         connection: broker!.connection,
         routes: topology!.consumers[CONSUMER]!,
       });

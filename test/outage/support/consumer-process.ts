@@ -5,7 +5,7 @@
  * Usage: consumer-process.ts <database-url> <amqp-url> <schema> <queue-prefix> <poison-aggregate|-> [short|default]
  * `default` runs with the shipped reconnect and breaker backoff instead of short caps.
  */
-import { createConsumerRunner, resolveTopology } from '../../../src/runtime/rabbitmq/index.js';
+import { createRabbitMqConsumerRunner, resolveTopology } from '../../../src/runtime/index.js';
 import { effectConsumer } from '../../support/effect-oracle.js';
 import { OUTAGE_TOPOLOGY, OUTAGE_TIERS } from './outage-topology.js';
 import { childDatabase } from './child-database.js';
@@ -23,7 +23,7 @@ const db = childDatabase(databaseUrl, 8);
 const routes = resolveTopology(OUTAGE_TOPOLOGY, { prefix, tiers: OUTAGE_TIERS }).consumers[
   'inventory-service'
 ]!;
-const runner = createConsumerRunner({
+const runner = createRabbitMqConsumerRunner({
   connection: amqpUrl,
   routes,
   handler: effectConsumer(db, schema, 'inventory-service', (payload) => payload.orderId === poison),
