@@ -141,6 +141,10 @@ export function databaseConfigured(flags: DatabaseFlags): boolean {
   return (nonEmpty(flags.databaseUrl) ?? nonEmpty(process.env.DATABASE_URL)) !== undefined;
 }
 
+/** The database URL schemes the operator commands take, named by every refusal of a URL. */
+const DATABASE_URL_SCHEMES =
+  'postgres://… or postgresql://… for PostgreSQL, mysql://… or mariadb://… for MySQL/MariaDB';
+
 export function databaseUrl(flags: DatabaseFlags): string {
   const url = nonEmpty(flags.databaseUrl) ?? nonEmpty(process.env.DATABASE_URL);
   if (url === undefined) {
@@ -156,7 +160,7 @@ export function databaseUrl(flags: DatabaseFlags): string {
       code: 'database-url-invalid',
       file: '--database-url',
       message: `${JSON.stringify(redactText(url))} is not a valid URL`,
-      hint: 'e.g. postgres://user@host:5432/db or mysql://user@host:3306/db (percent-encode special characters)',
+      hint: `use ${DATABASE_URL_SCHEMES} (e.g. postgres://user@host:5432/db; percent-encode special characters)`,
     });
   }
   if (!SERVER_URL.test(url)) {
@@ -168,7 +172,7 @@ export function databaseUrl(flags: DatabaseFlags): string {
         scheme === undefined
           ? `${JSON.stringify(redactUrl(url))} is not a database URL`
           : `unsupported database URL scheme '${scheme}:' in ${redactUrl(url)}`,
-      hint: 'use postgres://… or postgresql://… for PostgreSQL, mysql://… or mariadb://… for MySQL/MariaDB',
+      hint: `use ${DATABASE_URL_SCHEMES}`,
     });
   }
   return url;
