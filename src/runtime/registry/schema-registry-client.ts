@@ -18,6 +18,7 @@ export type SchemaRegistryAuth =
 export interface SchemaRegistryOptions {
   /** Base URL of the Confluent API, e.g. `http://localhost:8081` or `…/apis/ccompat/v7`. */
   readonly url: string;
+  /** Basic auth (`username`, `password`) or a bearer `token`, sent with every request (default none). */
   readonly auth?: SchemaRegistryAuth;
   /** Extra trusted CA certificates (PEM) for an https URL. */
   readonly ca?: string | Buffer;
