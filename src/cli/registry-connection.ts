@@ -27,6 +27,8 @@ import {
 } from '../runtime/registry/subject-name.js';
 import { refuse } from './command-support.js';
 import type { EvgenConfig } from './config.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 const env = (name: string): string | undefined => {
   const value = process.env[name];
@@ -193,4 +195,13 @@ export function subjectStrategy(
   return (
     options.subjectStrategy ?? config.registry?.subjectNameStrategy ?? DEFAULT_SUBJECT_NAME_STRATEGY
   );
+}
+
+/** An event's `event.json` as written (the registry annotation carries it verbatim). */
+export async function readEventJson(
+  catalogRoot: string,
+  eventDir: string,
+): Promise<Record<string, unknown>> {
+  const text = await readFile(join(catalogRoot, eventDir, 'event.json'), 'utf8');
+  return JSON.parse(text) as Record<string, unknown>;
 }

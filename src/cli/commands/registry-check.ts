@@ -19,13 +19,12 @@ import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 import {
   connectRegistry,
   isDialectFailure,
+  readEventJson,
   registryOptions,
   reportingRegistry,
   subjectStrategy,
   type RegistryCommandOptions,
 } from '../registry-connection.js';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 
 export function registerRegistryCheck(registry: Command): void {
   addFolderOptions(
@@ -77,9 +76,7 @@ export function runRegistryCheck(
         );
         continue;
       }
-      const eventJson = JSON.parse(
-        await readFile(join(catalog.root, event.dir, 'event.json'), 'utf8'),
-      ) as Record<string, unknown>;
+      const eventJson = await readEventJson(catalog.root, event.dir);
       const held = await reportingRegistry(() => client.versions(subject), subject);
       for (const version of unreleased) {
         judged++;

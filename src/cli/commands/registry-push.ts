@@ -6,8 +6,6 @@
  * anything when the registry holds a different schema for a version (see push-plan.ts).
  * Exit 0 pushed (or planned), 2 refused, bad input or a registry failure.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CatalogError } from '../../catalog/catalog-error.js';
 import { loadCatalog } from '../../catalog/load-catalog.js';
@@ -30,6 +28,7 @@ import { loadConfig } from '../config.js';
 import { EXIT_OK } from '../exit-codes.js';
 import {
   connectRegistry,
+  readEventJson,
   registryOptions,
   reportingRegistry,
   subjectStrategy,
@@ -83,8 +82,7 @@ export function runRegistryPush(
     const lock = await readReleaseLock(config.events);
     const eventJsons = new Map<string, Record<string, unknown>>();
     for (const event of catalog.events) {
-      const text = await readFile(join(catalog.root, event.dir, 'event.json'), 'utf8');
-      eventJsons.set(event.dir, JSON.parse(text) as Record<string, unknown>);
+      eventJsons.set(event.dir, await readEventJson(catalog.root, event.dir));
     }
     const strategy = subjectStrategy(options, config);
     const client = connectRegistry(options.registry, config);
