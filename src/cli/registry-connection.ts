@@ -135,6 +135,15 @@ export function isDialectFailure(error: SchemaRegistryError): boolean {
   return error.kind === 'server' && error.message.includes('could not determine version');
 }
 
+/** What to do when the registry cannot check a 2019-09/2020-12 schema (see isDialectFailure). */
+export function dialectHint(subject: string | undefined): string {
+  const which = subject ?? '<subject>';
+  return (
+    `write the event's schemas in draft-07 (this registry checks draft-04/06/07), or let the registry enforce nothing for ${which}: ` +
+    `set its level to NONE (PUT <registry>/config/${which} with {"compatibility":"NONE"}) and run evgen registry push --no-levels; evgen check still judges every version`
+  );
+}
+
 /** A registry failure as one problem (exit 2). */
 export function registryProblem(
   error: SchemaRegistryError,
@@ -145,7 +154,7 @@ export function registryProblem(
         code: 'registry-dialect',
         file: subject ?? error.message,
         message: `${error.message}: this registry cannot check JSON Schema 2019-09/2020-12 schemas under a compatibility level other than NONE (Apicurio 3.0.9 does this)`,
-        hint: 'write the event in draft-07, or push with --no-levels (the registry then enforces nothing for it; evgen check still does)',
+        hint: dialectHint(subject),
       }
     : {
         code: `registry-${error.kind}`,

@@ -3,31 +3,17 @@
  * catalog back from what `push` registered, exactly (event.json, every version's bundled schema,
  * released in the lock), `evgen build` accepts it, and a second pull changes no byte.
  */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import { readReleaseLock, versionHash } from '../../src/compat/release-lock.js';
 import { canonicalJson } from '../../src/common/canonical-json.js';
 import { runCliCaptured } from '../cli/capture-output.js';
-import {
-  connectTestRegistry,
-  uniqueDomain,
-  type TestRegistry,
-} from '../support/registry/test-registry.js';
-import { placedCatalog, writeCatalog } from './registry-catalog.js';
+import { placedCatalog } from '../support/registry/catalog.js';
+import { useRegistryTests } from '../support/registry/registry-tests.js';
 
-let registry: TestRegistry;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  registry = await connectTestRegistry();
-});
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const tests = useRegistryTests();
 
 async function filesUnder(root: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -41,40 +27,19 @@ async function filesUnder(root: string): Promise<Record<string, string>> {
 
 describe('evgen registry pull', () => {
   it('writes the pushed catalog back: same metadata, same bundled schemas, released in the lock; build accepts it; a second pull changes nothing', async () => {
-    const domain = uniqueDomain();
-    const producer = await writeCatalog(placedCatalog(domain));
-    const consumer = await mkdtemp(join(tmpdir(), 'evgen-consumer-'));
-    cleanups.push(async () => {
-      await registry.cleanup(domain);
-      await rm(producer, { recursive: true, force: true });
-      await rm(consumer, { recursive: true, force: true });
-    });
-    const push = await runCliCaptured(
-      'registry',
-      'push',
-      '--events',
-      join(producer, 'events'),
-      '--registry',
-      registry.url,
-    );
-    expect(push.code).toBe(0);
+    const producer = await tests.project();
+    const { domain } = producer;
+    const consumer = await tests.project(domain, {});
+    expect((await producer.registry('push')).code).toBe(0);
 
     const subjects = [`${domain}.Placed`, `${domain}.Shipped`];
-    const pull = await runCliCaptured(
-      'registry',
-      'pull',
-      ...subjects,
-      '--events',
-      join(consumer, 'events'),
-      '--registry',
-      registry.url,
-    );
+    const pull = await consumer.registry('pull', ...subjects);
     expect(pull.stderr).toBe('');
     expect(pull.code).toBe(0);
     expect(pull.stdout).toContain('pulled 2 events (3 versions)');
 
-    const original = await loadCatalog(join(producer, 'events'));
-    const pulled = await loadCatalog(join(consumer, 'events'));
+    const original = await loadCatalog(producer.events);
+    const pulled = await loadCatalog(consumer.events);
     expect(pulled.events.map((e) => e.eventType)).toEqual(original.events.map((e) => e.eventType));
     for (const [index, event] of original.events.entries()) {
       const copy = pulled.events[index]!;
@@ -86,111 +51,57 @@ describe('evgen registry pull', () => {
       );
       // event.json comes back as written.
       expect(
-        JSON.parse(await readFile(join(consumer, 'events', copy.dir, 'event.json'), 'utf8')),
-      ).toEqual(
-        JSON.parse(await readFile(join(producer, 'events', event.dir, 'event.json'), 'utf8')),
-      );
+        JSON.parse(await readFile(join(consumer.events, copy.dir, 'event.json'), 'utf8')),
+      ).toEqual(JSON.parse(await readFile(join(producer.events, event.dir, 'event.json'), 'utf8')));
     }
-    const lock = await readReleaseLock(join(consumer, 'events'));
+    const lock = await readReleaseLock(consumer.events);
     expect(lock?.events.get(`${domain}/Placed`)).toEqual(
       new Map(original.events[0]!.versions.map((v) => [v.version, versionHash(v.bundled)])),
     );
 
     // Pushing the pulled catalog registers nothing new: the round trip is exact for the registry.
-    const again = await runCliCaptured(
-      'registry',
-      'push',
-      '--events',
-      join(consumer, 'events'),
-      '--registry',
-      registry.url,
-    );
+    const again = await consumer.registry('push');
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('0 versions registered');
 
-    const before = await filesUnder(join(consumer, 'events'));
-    expect(
-      (
-        await runCliCaptured(
-          'registry',
-          'pull',
-          ...subjects,
-          '--events',
-          join(consumer, 'events'),
-          '--registry',
-          registry.url,
-        )
-      ).code,
-    ).toBe(0);
-    expect(await filesUnder(join(consumer, 'events'))).toEqual(before);
+    const before = await filesUnder(consumer.events);
+    expect((await consumer.registry('pull', ...subjects)).code).toBe(0);
+    expect(await filesUnder(consumer.events)).toEqual(before);
 
     const build = await runCliCaptured(
       'build',
       '--events',
-      join(consumer, 'events'),
+      consumer.events,
       '--out',
-      join(consumer, 'generated'),
+      join(consumer.dir, 'generated'),
     );
     expect(build.stderr).toBe('');
     expect(build.code).toBe(0);
   });
 
   it('refuses, writing nothing, when the registry holds a different schema for a version the lock released', async () => {
-    const domain = uniqueDomain();
-    const producer = await writeCatalog(placedCatalog(domain));
-    const consumer = await writeCatalog({});
-    cleanups.push(async () => {
-      await registry.cleanup(domain);
-      await rm(producer, { recursive: true, force: true });
-      await rm(consumer, { recursive: true, force: true });
-    });
+    const producer = await tests.project();
+    const { domain } = producer;
+    const consumer = await tests.project(domain, {});
     const subject = `${domain}.Shipped`;
-    await runCliCaptured(
-      'registry',
-      'push',
-      '--events',
-      join(producer, 'events'),
-      '--registry',
-      registry.url,
-    );
-    const pullArgs = [
-      'registry',
-      'pull',
-      subject,
-      '--events',
-      join(consumer, 'events'),
-      '--registry',
-      registry.url,
-    ];
-    expect((await runCliCaptured(...pullArgs)).code).toBe(0);
-    const before = await filesUnder(join(consumer, 'events'));
+    expect((await producer.registry('push')).code).toBe(0);
+    expect((await consumer.registry('pull', subject)).code).toBe(0);
+    const before = await filesUnder(consumer.events);
     // Someone replaces the subject in the registry with a different v1.
-    await registry.client.deleteSubject(subject);
-    await registry.client.deleteSubject(subject, true);
+    await tests.registry.client.deleteSubject(subject);
+    await tests.registry.client.deleteSubject(subject, true);
     const changed = placedCatalog(domain);
     changed[`${domain}/Shipped/v1.schema.json`] = {
       type: 'object',
       properties: { orderId: { type: 'string' } },
       required: ['orderId'],
     };
-    const other = await writeCatalog(changed);
-    cleanups.push(() => rm(other, { recursive: true, force: true }));
-    expect(
-      (
-        await runCliCaptured(
-          'registry',
-          'push',
-          '--events',
-          join(other, 'events'),
-          '--registry',
-          registry.url,
-        )
-      ).code,
-    ).toBe(0);
+    const other = await tests.project(domain, changed);
+    expect((await other.registry('push')).code).toBe(0);
 
-    const result = await runCliCaptured(...pullArgs);
+    const result = await consumer.registry('pull', subject);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('released-version-differs');
-    expect(await filesUnder(join(consumer, 'events'))).toEqual(before);
+    expect(await filesUnder(consumer.events)).toEqual(before);
   });
 });

@@ -20,7 +20,7 @@ import {
   SchemaRegistryClient as ConfluentRegistryClient,
   SerdeType,
 } from '@confluentinc/schemaregistry';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   createKafkaConsumerRunner,
   createSchemaIds,
@@ -44,31 +44,21 @@ import {
   type InventoryOnKafka,
 } from '../kafka-consumer/support/inventory-on-kafka.js';
 import { SHARED_REGISTRY_PORT } from '../support/registry/apicurio.js';
-import {
-  connectTestRegistry,
-  uniqueDomain,
-  type TestRegistry,
-} from '../support/registry/test-registry.js';
+import { useRegistryTests } from '../support/registry/registry-tests.js';
+import { uniqueDomain } from '../support/registry/test-registry.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 /** Third-party validators run ajv in strict mode by default: x-evgen and formats need it off. */
 const AJV = { strict: false };
 
-let registry: TestRegistry;
+const tests = useRegistryTests();
 let setup: InventoryOnKafka | undefined;
 let runner: KafkaConsumerRunner | undefined;
-const subjects: string[] = [];
-
-beforeAll(async () => {
-  registry = await connectTestRegistry();
-});
-
 afterEach(async () => {
   await runner?.stop();
   runner = undefined;
   await setup?.cleanup();
   setup = undefined;
-  for (const subject of subjects.splice(0)) await registry.cleanup(subject);
 });
 
 /** Registers the catalog's `dir` versions under a subject of the test's own; the ids by version. */
@@ -79,11 +69,14 @@ async function register(dir: string, marker: string): Promise<{ subject: string;
     await readFile(join(ROOT, 'events', dir, 'event.json'), 'utf8'),
   ) as Record<string, unknown>;
   const subject = `${marker}-${event.eventType}`;
-  subjects.push(subject);
+  tests.afterwards(() => tests.registry.cleanup(subject));
   const ids: number[] = [];
   for (const version of event.versions)
     ids.push(
-      await registry.client.register(subject, registeredSchema(event, version, eventJson).text),
+      await tests.registry.client.register(
+        subject,
+        registeredSchema(event, version, eventJson).text,
+      ),
     );
   return { subject, ids };
 }
@@ -117,7 +110,7 @@ async function startConsumer(s: InventoryOnKafka, marker: string): Promise<Kafka
     routes: s.routes,
     handler: s.handler(),
     schemaIds: createSchemaIds({
-      registry: { url: registry.url },
+      registry: { url: tests.registry.url },
       subjectNameStrategy: ({ eventType }) => `${marker}-${eventType}`,
     }),
   });
@@ -132,7 +125,7 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
     const s = (setup = await inventoryOnKafka(kafkajsClient));
     const wireFormat = {
       schemaIds: createSchemaIds({
-        registry: { url: registry.url },
+        registry: { url: tests.registry.url },
         subjectNameStrategy: ({ eventType }: { eventType: string }) => `${marker}-${eventType}`,
       }),
     };
@@ -155,8 +148,8 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
       expect(frame?.schemaId).toBe(ids[0]);
     }
 
-    const kafkajs = new KafkajsRegistry({ host: registry.url }, { JSON: AJV });
-    const confluent = new ConfluentRegistryClient({ baseURLs: [registry.url] });
+    const kafkajs = new KafkajsRegistry({ host: tests.registry.url }, { JSON: AJV });
+    const confluent = new ConfluentRegistryClient({ baseURLs: [tests.registry.url] });
     const deserializer = new JsonDeserializer(confluent, SerdeType.VALUE, {
       validate: true,
       ...AJV,
@@ -181,8 +174,8 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
     const s = (setup = await inventoryOnKafka(kafkajsClient));
     const topic = s.routes.topics[0]!;
 
-    const kafkajs = new KafkajsRegistry({ host: registry.url }, { JSON: AJV });
-    const confluent = new ConfluentRegistryClient({ baseURLs: [registry.url] });
+    const kafkajs = new KafkajsRegistry({ host: tests.registry.url }, { JSON: AJV });
+    const confluent = new ConfluentRegistryClient({ baseURLs: [tests.registry.url] });
     const serializer = new JsonSerializer(confluent, SerdeType.VALUE, {
       autoRegisterSchemas: false,
       useSchemaId: ids[0],

@@ -18,6 +18,7 @@ import { loadConfig } from '../config.js';
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 import {
   connectRegistry,
+  dialectHint,
   isDialectFailure,
   readEventJson,
   registryOptions,
@@ -105,7 +106,7 @@ export function runRegistryCheck(
             if (!(error instanceof SchemaRegistryError)) throw error;
             if (!isDialectFailure(error))
               await reportingRegistry(() => Promise.reject(error), subject);
-            registry = `cannot judge: ${error.message} (this registry cannot check 2019-09/2020-12 schemas under a level other than NONE)`;
+            registry = `cannot judge: ${error.message} (this registry cannot check 2019-09/2020-12 schemas under a level other than NONE; evgen's verdict stands)`;
           }
         }
         const unjudged = registry.startsWith('cannot judge');
@@ -119,6 +120,7 @@ export function runRegistryCheck(
         out(
           `${unjudged ? 'UNJUDGED ' : agree ? '' : 'DISAGREE '}${event.eventType} v${version.version} (subject ${subject}, mode ${event.compatibility}): ${verdicts}`,
         );
+        if (unjudged) out(`  to get the registry's verdict: ${dialectHint(subject)}`);
       }
     }
     out(
