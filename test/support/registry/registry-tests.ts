@@ -23,7 +23,7 @@ export interface RegistryProject {
   readonly events: string;
   readonly files: Files;
   /** `evgen registry <command> …args --events <events> --registry <url>`. */
-  registry(command: string, ...args: string[]): Promise<CliResult>;
+  readonly registry: (command: string, ...args: string[]) => Promise<CliResult>;
 }
 
 export interface RegistryTests {
@@ -33,9 +33,9 @@ export interface RegistryTests {
    * A project with `files` (default: the Placed/Shipped catalog of `domain`) in a scratch
    * folder; after the test its folder and the registry's subjects containing `domain` are gone.
    */
-  project(domain?: string, files?: Files): Promise<RegistryProject>;
+  readonly project: (domain?: string, files?: Files) => Promise<RegistryProject>;
   /** Runs `cleanup` after the current test (in order, after the projects' own). */
-  afterwards(cleanup: () => Promise<void>): void;
+  readonly afterwards: (cleanup: () => Promise<void>) => void;
 }
 
 export function useRegistryTests(): RegistryTests {
