@@ -25,10 +25,12 @@ export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
     // Starts the shared Kafka broker (test/support/kafka/) and the schema registry
-    // (test/support/registry/) when they do not answer.
+    // (test/support/registry/) when they do not answer; the Pulsar broker (test/support/pulsar/)
+    // only for runs that include a test using it, stopped again when the last such run ends.
     globalSetup: [
       './test/support/kafka/global-setup.ts',
       './test/support/registry/global-setup.ts',
+      './test/support/pulsar/global-setup.ts',
     ],
     include: ['test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/golden/*/expected/**'],
