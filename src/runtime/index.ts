@@ -100,6 +100,46 @@ export {
 } from './outbox/cdc-outbox.js';
 export { cdcOutboxProblems } from './outbox/cdc-outbox-status.js';
 
+// HTTP request idempotency tied to the outbox: one key → one committed execution → one set of events.
+export {
+  IdempotencyKeyError,
+  parseIdempotencyKey,
+  type IdempotencyKeyProblem,
+} from './idempotency/idempotency-key.js';
+export {
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  idempotencyMigrationSql,
+  migrateIdempotency,
+} from './idempotency/idempotency-migration.js';
+export {
+  DEFAULT_IDEMPOTENCY_TABLE,
+  type IdempotencyStatus,
+  type IdempotencyTableOptions,
+} from './idempotency/idempotency-table.js';
+export {
+  canonicalJson,
+  defaultRequestFingerprint,
+  type FingerprintInput,
+  type RequestFingerprint,
+} from './idempotency/request-fingerprint.js';
+export { IDEMPOTENCY_KEY_HEADER, requestEventMessageId } from './idempotency/request-event-ids.js';
+export {
+  runIdempotent,
+  type IdempotencyOptions,
+  type IdempotentHandler,
+  type IdempotentHandlerContext,
+  type IdempotentOutcome,
+  type IdempotentRequest,
+} from './idempotency/run-idempotent.js';
+export {
+  pruneIdempotencyKeys,
+  type PruneIdempotencyKeysOptions,
+} from './idempotency/prune-idempotency-keys.js';
+export {
+  findIdempotencyKey,
+  type IdempotencyKeyRecord,
+} from './idempotency/find-idempotency-key.js';
+
 // The inbox: inbox-guarded consumers (generated consumer files), the guard, retention.
 export { inboxMigrationSql, migrateInbox } from './inbox/migrate-inbox.js';
 export { type InboxTableOptions } from './inbox/inbox-tables.js';

@@ -4,11 +4,13 @@
  * `writeOutboxEvent` bound to the descriptor from the sibling `envelope.ts` (only for events the
  * repository produces: none for the catalogs it depends on); plus
  * `outbox/migration.sql` (PostgreSQL) and `outbox/migration.mysql.sql` (MySQL 8.0.1+ / MariaDB
- * 10.6+), the outbox tables with default names, for migration tools.
+ * 10.6+), the outbox tables with default names, for migration tools, and beside them
+ * `outbox/idempotency.sql` / `outbox/idempotency.mysql.sql`, the HTTP Idempotency-Key table.
  */
 import type { EventDefinition } from '../../catalog/model.js';
 import { isProduced } from '../../catalog/produced-events.js';
 import { outboxMigrationSql } from '../../runtime/outbox/migration.js';
+import { idempotencyMigrationSql } from '../../runtime/idempotency/idempotency-migration.js';
 import { MYSQL_DIALECT } from '../../runtime/db/sql-dialect.js';
 import { versionNames, versionTypeName } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
@@ -25,6 +27,10 @@ export function outboxWriterName(event: Pick<EventDefinition, 'name'>, version: 
 export const OUTBOX_MIGRATION_PATH = 'outbox/migration.sql';
 /** Path of the generated MySQL/MariaDB migration, relative to the output folder. */
 export const OUTBOX_MYSQL_MIGRATION_PATH = 'outbox/migration.mysql.sql';
+/** Path of the HTTP idempotency table's PostgreSQL migration, relative to the output folder. */
+export const IDEMPOTENCY_MIGRATION_PATH = 'outbox/idempotency.sql';
+/** Path of the HTTP idempotency table's MySQL/MariaDB migration, relative to the output folder. */
+export const IDEMPOTENCY_MYSQL_MIGRATION_PATH = 'outbox/idempotency.mysql.sql';
 
 function migrationFiles(): TargetFile[] {
   return [
@@ -36,6 +42,16 @@ function migrationFiles(): TargetFile[] {
     {
       path: OUTBOX_MYSQL_MIGRATION_PATH,
       body: `-- Outbox tables with default names for MySQL >= 8.0.1 or MariaDB >= 10.6 (FOR UPDATE SKIP LOCKED); idempotent (IF NOT EXISTS).\n\n${outboxMigrationSql({}, MYSQL_DIALECT)}`,
+      sources: [],
+    },
+    {
+      path: IDEMPOTENCY_MIGRATION_PATH,
+      body: `-- HTTP Idempotency-Key table with the default name (runIdempotent and its adapters); idempotent (IF NOT EXISTS).\n\n${idempotencyMigrationSql()}`,
+      sources: [],
+    },
+    {
+      path: IDEMPOTENCY_MYSQL_MIGRATION_PATH,
+      body: `-- HTTP Idempotency-Key table with the default name for MySQL >= 8.0.1 or MariaDB >= 10.6; idempotent (IF NOT EXISTS).\n\n${idempotencyMigrationSql({}, MYSQL_DIALECT)}`,
       sources: [],
     },
   ];

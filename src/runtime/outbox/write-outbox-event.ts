@@ -30,6 +30,7 @@ import {
   type OutboxTableNames,
   type OutboxTableOptions,
 } from './outbox-table.js';
+import { requestEventContext } from '../idempotency/request-event-ids.js';
 
 /**
  * What the caller may add to an event: the envelope fields of `EnvelopeMeta` (a fixed `messageId`
@@ -109,7 +110,14 @@ export async function writeOutboxEvent<TType extends string, TVersion extends nu
   const names = outboxTableNames(options, dialect);
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
-  const prepared = prepareEnvelope(descriptor, payload, context, options, false);
+  // Inside an idempotent request: the key header and a messageId derived from key and position.
+  const prepared = prepareEnvelope(
+    descriptor,
+    payload,
+    requestEventContext(tx, context),
+    options,
+    false,
+  );
   const { headers } = prepared;
   let { envelope } = prepared;
   const payloadJson = JSON.stringify(envelope.payload);
@@ -159,7 +167,7 @@ export async function writeCdcOutboxEvents(
   const dialect = dialectOf(tx);
   const names = outboxTableNames(cdcOutboxTableOptions(options), dialect);
   const prepared = events.map(({ descriptor, payload, context = {} }) =>
-    prepareEnvelope(descriptor, payload, context, options, true),
+    prepareEnvelope(descriptor, payload, requestEventContext(tx, context, false), options, true),
   );
   const envelopes: Envelope[] = [];
   const rows: CdcOutboxRow[] = [];
