@@ -81,9 +81,13 @@ export type IdempotentOutcome<T> =
 const MAX_POLL_MS = 500;
 
 /** A result the handler produced that must not be stored: carries it out of the rolled-back transaction. */
-class NotStored {
-  constructor(readonly result: unknown) {}
+class NotStored extends Error {
+  constructor(readonly result: unknown) {
+    super('result not stored: transaction rolled back');
+  }
 }
+/** Another execution took the key over before this one locked it: nothing ran. */
+class LeaseLost extends Error {}
 const LEASE_LOST = Symbol('lease lost');
 
 function positive(name: string, value: number): number {
@@ -109,7 +113,7 @@ export async function runIdempotent<T>(
   const execute = async (token: string): Promise<IdempotentOutcome<T> | typeof LEASE_LOST> => {
     try {
       const result = await db.transaction(async (tx) => {
-        if (!(await lockHeldLease(tx, table, key, token))) throw LEASE_LOST;
+        if (!(await lockHeldLease(tx, table, key, token))) throw new LeaseLost('lease lost');
         const row = await readRow(tx, table, key);
         enterRequestScope(tx, key, fingerprint);
         const value = await handler(tx, { key, fingerprint, attempt: row?.attempts ?? 1 });
@@ -120,7 +124,7 @@ export async function runIdempotent<T>(
       });
       return { kind: 'fresh', result, stored: true };
     } catch (error) {
-      if (error === LEASE_LOST) return LEASE_LOST;
+      if (error instanceof LeaseLost) return LEASE_LOST;
       // Best effort: when it fails the lease expires and the next request takes over.
       await releaseRow(db, table, key, token).catch(() => undefined);
       if (error instanceof NotStored)
