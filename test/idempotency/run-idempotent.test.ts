@@ -36,7 +36,8 @@ function gate(): { promise: Promise<void>; open(): void } {
   return { promise, open };
 }
 
-describe.each(DIALECTS)('runIdempotent on %s', (dialect) => {
+// Generous: PGlite's first start and MariaDB's CREATE DATABASE are slow on a loaded machine.
+describe.each(DIALECTS)('runIdempotent on %s', { timeout: 180_000 }, (dialect) => {
   let fixture: OutboxFixture | undefined;
   let orders = '';
   let options: IdempotencyOptions = {};
