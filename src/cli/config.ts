@@ -60,6 +60,15 @@ export interface EvgenConfig {
 export interface RegistryConfig {
   /** Base URL of the registry's Confluent API; EVGEN_REGISTRY_URL and --registry override it. */
   readonly url?: string;
+  /**
+   * The environment variables holding the credentials (default EVGEN_REGISTRY_USERNAME +
+   * EVGEN_REGISTRY_PASSWORD, or EVGEN_REGISTRY_TOKEN): names only, never the secrets.
+   */
+  readonly auth?:
+    | { readonly basic: { readonly usernameEnv: string; readonly passwordEnv: string } }
+    | { readonly bearer: { readonly tokenEnv: string } };
+  /** PEM file of extra trusted CAs for an https URL, relative to the config file; EVGEN_REGISTRY_CA_FILE overrides it. */
+  readonly caFile?: string;
   readonly subjectNameStrategy?:
     'RecordNameStrategy' | 'TopicNameStrategy' | 'TopicRecordNameStrategy';
 }
@@ -102,12 +111,15 @@ const KEY_HINTS: Readonly<Record<string, string>> = {
   naming: '"naming" may hold "eventType", a template such as "{domain}.{EventName}"',
   prefix: '"prefix" is the topology prefix your services deploy with, e.g. "prod."',
   registry:
-    '"registry" is {"url": "https://registry.example:8081", "subjectNameStrategy": "RecordNameStrategy" | "TopicNameStrategy" | "TopicRecordNameStrategy"}; credentials come from EVGEN_REGISTRY_* environment variables',
+    '"registry" is {"url": "https://registry.example:8081", "subjectNameStrategy": "RecordNameStrategy" | "TopicNameStrategy" | "TopicRecordNameStrategy", "caFile": "certs/registry-ca.pem", "auth": {"basic": {"usernameEnv": "SR_KEY", "passwordEnv": "SR_SECRET"}} or {"bearer": {"tokenEnv": "SR_TOKEN"}}}; the URL carries no credentials and auth names environment variables, never secrets (default EVGEN_REGISTRY_USERNAME/PASSWORD or EVGEN_REGISTRY_TOKEN)',
   kafkaTiers:
     '"kafkaTiers" lists the Kafka consumers\' retry tiers in ascending milliseconds, e.g. [1000, 10000, 60000]',
   catalogs:
     '"catalogs" maps a kebab-case name to a catalog package or folder this repository reads, e.g. {"orders": "@acme/orders-catalog"} or {"orders": "./vendor/orders-events"}',
 };
+
+/** An environment variable's name (what `registry.auth` holds instead of a secret). */
+const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 
 const configSchema = {
   type: 'object',
@@ -143,7 +155,42 @@ const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        url: { type: 'string', pattern: '^https?://' },
+        // No userinfo: a password in evgen.config.json would be committed.
+        url: { type: 'string', pattern: '^https?://[^/@]*(/|$)' },
+        caFile: { type: 'string', minLength: 1 },
+        auth: {
+          oneOf: [
+            {
+              type: 'object',
+              additionalProperties: false,
+              required: ['basic'],
+              properties: {
+                basic: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['usernameEnv', 'passwordEnv'],
+                  properties: {
+                    usernameEnv: { type: 'string', pattern: ENV_NAME_PATTERN },
+                    passwordEnv: { type: 'string', pattern: ENV_NAME_PATTERN },
+                  },
+                },
+              },
+            },
+            {
+              type: 'object',
+              additionalProperties: false,
+              required: ['bearer'],
+              properties: {
+                bearer: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['tokenEnv'],
+                  properties: { tokenEnv: { type: 'string', pattern: ENV_NAME_PATTERN } },
+                },
+              },
+            },
+          ],
+        },
         subjectNameStrategy: {
           enum: ['RecordNameStrategy', 'TopicNameStrategy', 'TopicRecordNameStrategy'],
         },
@@ -249,7 +296,15 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     catalogs: Object.entries(fromFile.catalogs ?? {})
       .sort(([a], [b]) => compareStrings(a, b))
       .map(([name, source]) => ({ name, source, base })),
-    registry: fromFile.registry,
+    registry:
+      fromFile.registry === undefined
+        ? undefined
+        : {
+            ...fromFile.registry,
+            ...(fromFile.registry.caFile !== undefined
+              ? { caFile: resolve(base, fromFile.registry.caFile) }
+              : {}),
+          },
     file: exists ? path : undefined,
   };
 }

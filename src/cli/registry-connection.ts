@@ -1,7 +1,8 @@
 /**
  * How the `registry` commands reach the schema registry. The URL comes from `--registry`, else
- * EVGEN_REGISTRY_URL, else `registry.url` in evgen.config.json. Credentials and TLS come from the
- * environment only, never from a file in the repository:
+ * EVGEN_REGISTRY_URL, else `registry.url` in evgen.config.json. Secrets come from the environment
+ * only, never from a file in the repository (evgen.config.json may name the variables:
+ * `registry.auth`, and give a CA file: `registry.caFile`):
  *
  *   EVGEN_REGISTRY_USERNAME + EVGEN_REGISTRY_PASSWORD   basic auth (Confluent Cloud: API key + secret)
  *   EVGEN_REGISTRY_TOKEN                                bearer token
@@ -9,6 +10,8 @@
  *   EVGEN_REGISTRY_TIMEOUT_MS                           per request (default 10000)
  *   EVGEN_REGISTRY_RETRIES                              retries of unanswered requests (default 2)
  *
+ * A URL given on the command line or in EVGEN_REGISTRY_URL may carry `user:password@` (basic
+ * auth); the client takes it out of the URL, and no message shows a secret.
  * Every registry failure becomes one problem on stderr and exit 2, never a stack trace.
  */
 import { readFileSync } from 'node:fs';
@@ -49,10 +52,25 @@ function positiveInteger(name: string, fallback: number, allowZero = false): num
   return value;
 }
 
-function auth(): SchemaRegistryAuth | undefined {
-  const username = env('EVGEN_REGISTRY_USERNAME');
-  const password = env('EVGEN_REGISTRY_PASSWORD');
-  const token = env('EVGEN_REGISTRY_TOKEN');
+/** The credentials from the environment variables `registry.auth` names (default EVGEN_REGISTRY_*). */
+function auth(config: EvgenConfig): SchemaRegistryAuth | undefined {
+  const named = config.registry?.auth;
+  if (named !== undefined && 'bearer' in named) {
+    const token = env(named.bearer.tokenEnv);
+    if (token === undefined)
+      throw refuse({
+        code: 'registry-settings',
+        file: named.bearer.tokenEnv,
+        message: `"registry.auth" in evgen.config.json names ${named.bearer.tokenEnv} for the bearer token, and it is not set`,
+        hint: `set ${named.bearer.tokenEnv} to the registry's token`,
+      });
+    return { token };
+  }
+  const usernameEnv = named?.basic.usernameEnv ?? 'EVGEN_REGISTRY_USERNAME';
+  const passwordEnv = named?.basic.passwordEnv ?? 'EVGEN_REGISTRY_PASSWORD';
+  const username = env(usernameEnv);
+  const password = env(passwordEnv);
+  const token = named === undefined ? env('EVGEN_REGISTRY_TOKEN') : undefined;
   if (token !== undefined && (username !== undefined || password !== undefined))
     throw refuse({
       code: 'registry-settings',
@@ -61,12 +79,20 @@ function auth(): SchemaRegistryAuth | undefined {
       hint: 'set either EVGEN_REGISTRY_TOKEN or EVGEN_REGISTRY_USERNAME + EVGEN_REGISTRY_PASSWORD',
     });
   if (token !== undefined) return { token };
-  if (username === undefined && password === undefined) return undefined;
+  if (username === undefined && password === undefined) {
+    if (named === undefined) return undefined;
+    throw refuse({
+      code: 'registry-settings',
+      file: usernameEnv,
+      message: `"registry.auth" in evgen.config.json names ${usernameEnv} and ${passwordEnv} for basic auth, and they are not set`,
+      hint: `set ${usernameEnv} and ${passwordEnv} to the registry's credentials (Confluent Cloud: API key and secret)`,
+    });
+  }
   if (username === undefined || password === undefined)
     throw refuse({
       code: 'registry-settings',
-      file: username === undefined ? 'EVGEN_REGISTRY_USERNAME' : 'EVGEN_REGISTRY_PASSWORD',
-      message: 'basic auth needs both EVGEN_REGISTRY_USERNAME and EVGEN_REGISTRY_PASSWORD',
+      file: username === undefined ? usernameEnv : passwordEnv,
+      message: `basic auth needs both ${usernameEnv} and ${passwordEnv}`,
       hint: 'set the missing one',
     });
   return { username, password };
@@ -85,21 +111,31 @@ export function connectRegistry(
       message: 'no schema registry URL',
       hint: 'pass --registry <url>, set EVGEN_REGISTRY_URL, or "registry": {"url": …} in evgen.config.json',
     });
-  const caFile = env('EVGEN_REGISTRY_CA_FILE');
+  const caFromEnv = env('EVGEN_REGISTRY_CA_FILE');
+  const caFile = caFromEnv ?? config.registry?.caFile;
   let ca: Buffer | undefined;
   if (caFile !== undefined) {
+    const setting =
+      caFromEnv !== undefined ? 'EVGEN_REGISTRY_CA_FILE' : '"registry.caFile" in evgen.config.json';
     try {
       ca = readFileSync(caFile);
     } catch (error) {
       throw refuse({
         code: 'registry-settings',
         file: caFile,
-        message: `cannot read EVGEN_REGISTRY_CA_FILE (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        message: `cannot read ${setting} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
         hint: 'give the path of a PEM file with the CA certificates that signed the registry',
       });
     }
+    if (!ca.toString('latin1').includes('-----BEGIN CERTIFICATE-----'))
+      throw refuse({
+        code: 'registry-settings',
+        file: caFile,
+        message: `${setting} holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)`,
+        hint: 'give the path of a PEM file with the CA certificates that signed the registry',
+      });
   }
-  const authentication = auth();
+  const authentication = auth(config);
   try {
     return createSchemaRegistryClient({
       url,
@@ -116,9 +152,9 @@ export function connectRegistry(
 
 const HINTS: Readonly<Record<SchemaRegistryError['kind'], string>> = {
   unreachable:
-    'check the URL (--registry, EVGEN_REGISTRY_URL), that the registry runs, and EVGEN_REGISTRY_CA_FILE for https',
+    'check the URL (--registry, EVGEN_REGISTRY_URL), that the registry runs, and for https the CA that signed it (EVGEN_REGISTRY_CA_FILE or "registry.caFile")',
   unauthorized:
-    'set EVGEN_REGISTRY_USERNAME + EVGEN_REGISTRY_PASSWORD (basic) or EVGEN_REGISTRY_TOKEN (bearer) to credentials the registry accepts',
+    'set EVGEN_REGISTRY_USERNAME + EVGEN_REGISTRY_PASSWORD (basic) or EVGEN_REGISTRY_TOKEN (bearer), or the variables "registry.auth" names, to credentials the registry accepts; 403: these credentials may not do this (a read-only key pushing?)',
   'not-found':
     'check the URL: it must be the base of the Confluent API (Apicurio: …/apis/ccompat/v7)',
   incompatible:

@@ -74,23 +74,59 @@ export function createSchemaRegistryClient(options: SchemaRegistryOptions): Sche
   try {
     base = new URL(options.url.endsWith('/') ? options.url : `${options.url}/`);
   } catch {
-    throw new SchemaRegistryError('invalid', `schema registry URL '${options.url}' is not a URL`);
+    throw new SchemaRegistryError(
+      'invalid',
+      `schema registry URL '${options.url.replace(/(\/\/[^/\s:@]*:)[^@\s/]*@/, '$1***@')}' is not a URL`,
+    );
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:')
     throw new SchemaRegistryError(
       'invalid',
-      `schema registry URL '${options.url}' must start with http:// or https://`,
+      `schema registry URL '${base.protocol}//${base.host}${base.pathname}' must start with http:// or https://`,
     );
+  // Credentials in the URL (`https://key:secret@host`, as Confluent Cloud examples write it) are
+  // basic auth; they leave the URL, so no message, log or `url` ever shows them.
+  const fromUrl =
+    base.username !== '' || base.password !== ''
+      ? {
+          username: decodeURIComponent(base.username),
+          password: decodeURIComponent(base.password),
+        }
+      : undefined;
+  if (fromUrl !== undefined && options.auth !== undefined)
+    throw new SchemaRegistryError(
+      'invalid',
+      'the schema registry URL carries credentials and `auth` is given too: give one of them',
+    );
+  base.username = '';
+  base.password = '';
+  const auth = options.auth ?? fromUrl;
   const url = base.href.replace(/\/$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
   const retries = options.retries ?? 2;
   const retryDelayMs = options.retryDelayMs ?? 200;
   const authorization =
-    options.auth === undefined
+    auth === undefined
       ? undefined
-      : 'token' in options.auth
-        ? `Bearer ${options.auth.token}`
-        : `Basic ${Buffer.from(`${options.auth.username}:${options.auth.password}`).toString('base64')}`;
+      : 'token' in auth
+        ? `Bearer ${auth.token}`
+        : `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+  // Every secret, in every form it could come back in (a registry or proxy echoing the header):
+  // taken out of each message before it leaves the client.
+  const secrets = [
+    ...(auth === undefined
+      ? []
+      : 'token' in auth
+        ? [auth.token]
+        : [auth.password, encodeURIComponent(auth.password)]),
+    ...(authorization !== undefined ? [authorization.slice(authorization.indexOf(' ') + 1)] : []),
+  ].filter((secret) => secret.length > 0);
+  const redact = (text: string): string =>
+    secrets.reduce((out, secret) => out.split(secret).join('***'), text);
+  const registryError = (...args: ConstructorParameters<typeof SchemaRegistryError>) => {
+    const [kind, message, ...rest] = args;
+    return new SchemaRegistryError(kind, redact(message), ...rest);
+  };
 
   function once(method: string, path: string, body: unknown): Promise<Answer> {
     const target = new URL(path, base);
@@ -144,7 +180,7 @@ export function createSchemaRegistryClient(options: SchemaRegistryOptions): Sche
           await delay(retryDelayMs * 2 ** attempt);
           continue;
         }
-        throw new SchemaRegistryError(
+        throw registryError(
           'unreachable',
           `schema registry unreachable: ${where}: ${(error as Error).message} (tried ${attempt + 1} times)`,
           undefined,
@@ -173,31 +209,37 @@ export function createSchemaRegistryClient(options: SchemaRegistryOptions): Sche
     const detail = `${answer.status}${errorCode !== undefined ? ` (error code ${errorCode})` : ''}${said !== '' ? `: ${said}` : ''}`;
     switch (answer.status) {
       case 401:
-      case 403:
-        return new SchemaRegistryError(
+        return registryError(
           'unauthorized',
-          `schema registry refused the credentials: ${where} answered ${detail} (set EVGEN_REGISTRY_USERNAME/EVGEN_REGISTRY_PASSWORD or EVGEN_REGISTRY_TOKEN)`,
+          `schema registry refused the credentials (${authorization === undefined ? 'none were sent' : `${authorization.split(' ')[0]!.toLowerCase()} auth sent`}): ${where} answered ${detail}`,
+          answer.status,
+          errorCode,
+        );
+      case 403:
+        return registryError(
+          'unauthorized',
+          `schema registry accepted the credentials but forbids this request: ${where} answered ${detail}`,
           answer.status,
           errorCode,
         );
       case 404:
-        return new SchemaRegistryError('not-found', `${where} answered ${detail}`, 404, errorCode);
+        return registryError('not-found', `${where} answered ${detail}`, 404, errorCode);
       case 409:
-        return new SchemaRegistryError(
+        return registryError(
           'incompatible',
           `schema registry refused the schema as incompatible: ${where} answered ${detail}`,
           409,
           errorCode,
         );
       case 422:
-        return new SchemaRegistryError(
+        return registryError(
           'invalid',
           `schema registry refused the request as invalid: ${where} answered ${detail}`,
           422,
           errorCode,
         );
       default:
-        return new SchemaRegistryError(
+        return registryError(
           'server',
           `schema registry failed: ${where} answered ${detail}`,
           answer.status,
@@ -221,7 +263,7 @@ export function createSchemaRegistryClient(options: SchemaRegistryOptions): Sche
   }
 
   const unexpected = (path: string, body: unknown) =>
-    new SchemaRegistryError(
+    registryError(
       'server',
       `schema registry answered ${url}/${path} with an unexpected body: ${JSON.stringify(body)?.slice(0, 200)}`,
     );
