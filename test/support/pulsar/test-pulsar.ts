@@ -1,0 +1,73 @@
+/**
+ * Test access to the real Pulsar broker the global setup started. Every test works on topics of
+ * its own (`evgen-t-<random>-…` in `public/default`) and deletes them (with their subscriptions)
+ * afterwards; a broker that does not answer fails the test loudly, never skips it.
+ */
+import { randomBytes } from 'node:crypto';
+import { pulsarAnswers, TEST_PULSAR_WEB_URL } from './broker.js';
+
+export { TEST_PULSAR_WEB_URL };
+
+export interface TestPulsar {
+  readonly webUrl: string;
+  /** A full topic name of this test (`persistent://public/default/evgen-t-<random>-<name>`), deleted at clean-up. */
+  topic(name: string): string;
+  /** Calls the admin REST API (`/admin/v2/<path>`); throws on a status other than 2xx. */
+  admin(method: string, path: string, body?: unknown): Promise<unknown>;
+  cleanup(): Promise<void>;
+}
+
+export async function createTestPulsar(webUrl = TEST_PULSAR_WEB_URL): Promise<TestPulsar> {
+  if (!(await pulsarAnswers(webUrl, 5_000))) {
+    throw new Error(
+      `Pulsar is not reachable at ${webUrl}: start it with npx tsx test/support/pulsar/start.ts`,
+    );
+  }
+  const prefix = `evgen-t-${randomBytes(4).toString('hex')}-`;
+  const topics = new Set<string>();
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${webUrl}/admin/v2/${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(20_000),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
+    return text.length > 0 ? (JSON.parse(text) as unknown) : undefined;
+  };
+  return {
+    webUrl,
+    topic(name) {
+      const topic = `persistent://public/default/${prefix}${name}`;
+      topics.add(topic);
+      return topic;
+    },
+    admin,
+    async cleanup() {
+      for (const topic of topics) {
+        const path = topic.replace('://', '/');
+        // force: also when consumers are still connected; a topic never created is fine.
+        await admin('DELETE', `${path}?force=true`).catch((error: unknown) => {
+          if (!String(error).includes('HTTP 404')) throw error;
+        });
+      }
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
