@@ -30,6 +30,7 @@ export const commands: readonly CommandEntry[] = [
   { name: 'outbox', load: async () => (await import('./outbox.js')).registerOutbox },
   { name: 'registry', load: async () => (await import('./registry.js')).registerRegistry },
   { name: 'scaffold', load: async () => (await import('./scaffold.js')).registerScaffold },
+  { name: 'tables', load: async () => (await import('./tables.js')).registerTables },
   { name: 'trace', load: async () => (await import('./trace.js')).registerTrace },
   { name: 'version', load: async () => (await import('./version.js')).registerVersion },
 ];
