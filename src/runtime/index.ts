@@ -317,3 +317,18 @@ export {
 
 // Metrics (OpenTelemetry).
 export { registerEvgenMetrics, type EvgenMetrics, type EvgenMetricsOptions } from './metrics.js';
+
+// Health and readiness (`/livez`, `/readyz`) for orchestrators.
+export type { HealthFacts, HealthStatus, RunnerHealth } from './delivery/runner-health.js';
+export {
+  createHealthEndpoints,
+  type FastifyLike,
+  type FastifyReplyLike,
+  type HealthCheckable,
+  type HealthEndpoints,
+  type HealthEndpointsOptions,
+  type HealthResponse,
+  type MetricsSource,
+  type NodeRequestLike,
+  type NodeResponseLike,
+} from './health/health-endpoints.js';

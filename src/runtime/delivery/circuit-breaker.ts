@@ -32,6 +32,10 @@ export class CircuitBreaker {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
   trips = 0;
+  /** Epoch ms when the breaker last opened, while it is open (health reports it). */
+  openedAt: number | undefined;
+  /** The error that opened it, while it is open. */
+  openedBy: unknown;
 
   constructor(
     private readonly options: CircuitBreakerOptions,
@@ -51,6 +55,8 @@ export class CircuitBreaker {
   trip(error: unknown): void {
     if (this.open || this.stopped) return;
     this.open = true;
+    this.openedAt ??= Date.now();
+    this.openedBy = error;
     this.trips++;
     this.streak++;
     const delayMs = backoffDelay(this.streak, this.options.backoff, {
@@ -73,6 +79,8 @@ export class CircuitBreaker {
       return;
     }
     this.open = false;
+    this.openedAt = undefined;
+    this.openedBy = undefined;
     await this.callbacks.resume();
   }
 
@@ -81,6 +89,8 @@ export class CircuitBreaker {
     this.stop();
     this.stopped = false;
     this.open = false;
+    this.openedAt = undefined;
+    this.openedBy = undefined;
     this.streak = 0;
   }
 

@@ -1,5 +1,6 @@
 /** The lifecycle every transport's consumer runner offers (each adds its own queries). */
 import type { DeliveryCounts } from './delivery-outcome.js';
+import type { RunnerHealth } from './runner-health.js';
 import type { RunnerState } from './runner-lifecycle.js';
 
 export interface DeliveryRunner<Metrics extends DeliveryCounts> {
@@ -15,6 +16,11 @@ export interface DeliveryRunner<Metrics extends DeliveryCounts> {
   stop(): Promise<void>;
   /** Where the runner is in its lifecycle (for health and readiness checks). */
   readonly state: RunnerState;
+  /**
+   * Readiness and liveness as data, with the facts behind them (breaker open and why, broker
+   * lost since, Kafka partitions and lag); named after the consumer. See `createHealthEndpoints`.
+   */
+  health(): Promise<RunnerHealth>;
   /** Deliveries being handled now. */
   readonly inFlight: number;
   /** Counts since the runner was created, in the delivery core's vocabulary plus the transport's. */

@@ -18,6 +18,13 @@ import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js
 import type { DeliveryEventOf } from './delivery-event.js';
 import { DeliveryCounters } from './delivery-outcome.js';
 import { InFlightWork } from './in-flight.js';
+import {
+  assessHealth,
+  isoSince,
+  withinMs,
+  type HealthFacts,
+  type RunnerHealth,
+} from './runner-health.js';
 import { RunnerLifecycle, type LifecycleEvent, type RunnerState } from './runner-lifecycle.js';
 import { safeObserver } from './safe-observer.js';
 import { Supervisor, type RestartingEvent } from './supervisor.js';
@@ -34,6 +41,8 @@ export interface DeliverySource {
   quiesce(): Promise<void>;
   /** Stopping, after draining: commit what was settled, close what `open` opened. */
   close(): Promise<void>;
+  /** The transport's own health facts (Kafka: partitions assigned, lag); bounded by the core. */
+  healthFacts?(): Promise<Partial<HealthFacts>>;
 }
 
 /** What the core itself reports through a runner's `onEvent`. */
@@ -113,6 +122,34 @@ export class RunnerCore<E extends { readonly type: string }> {
 
   stop(): Promise<void> {
     return this.#lifecycle.stop();
+  }
+
+  /**
+   * The runner's health (runner-health.ts): not ready while not running, while the breaker is
+   * open (a dependency is away) or while the connection is lost and being reopened. The
+   * transport's own facts are waited for at most `factsTimeoutMs` (default 2 s).
+   */
+  async health(name?: string, factsTimeoutMs = 2_000): Promise<RunnerHealth> {
+    const own = this.source.healthFacts?.();
+    const extra = own === undefined ? {} : await withinMs(own, factsTimeoutMs, {});
+    const { breaker, supervisor } = this;
+    const error = breaker.openedBy;
+    const health = assessHealth({
+      ...extra,
+      state: this.state,
+      inFlight: this.inFlight.size,
+      breakerOpen: breaker.isOpen,
+      ...(breaker.isOpen
+        ? {
+            breakerOpenSince: isoSince(breaker.openedAt),
+            breakerReason: error instanceof Error ? error.message : String(error),
+          }
+        : {}),
+      ...(supervisor.lostSince !== undefined && this.state === 'running'
+        ? { brokerDisconnectedSince: isoSince(supervisor.lostSince) }
+        : {}),
+    });
+    return name === undefined ? health : { name, ...health };
   }
 
   /** Runs a delivery's work as in flight: a stop drains it; a rejection is reported. */

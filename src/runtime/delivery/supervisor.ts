@@ -20,6 +20,8 @@ export class Supervisor {
   #restarting: Promise<void> | undefined;
   /** Restarts begun since the runner was created. */
   restarts = 0;
+  /** Epoch ms since which the connection has been lost (a restart is in progress); health reports it. */
+  lostSince: number | undefined;
 
   constructor(
     private readonly backoff: BackoffOptions | undefined,
@@ -45,6 +47,7 @@ export class Supervisor {
     if (signal.aborted || this.#restarting !== undefined) return;
     this.#streak++;
     this.restarts++;
+    this.lostSince ??= Date.now();
     const first = this.#streak;
     this.#restarting = (async () => {
       for (let attempt = first; !signal.aborted; attempt++) {
@@ -54,6 +57,7 @@ export class Supervisor {
         if (signal.aborted) return;
         try {
           await reopen();
+          this.lostSince = undefined;
           return;
         } catch (openError) {
           error = openError;
@@ -61,6 +65,8 @@ export class Supervisor {
       }
     })().finally(() => {
       this.#restarting = undefined;
+      // Stopped while reconnecting: nothing is lost any more, the runner is simply stopped.
+      if (signal.aborted) this.lostSince = undefined;
     });
   }
 

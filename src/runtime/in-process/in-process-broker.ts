@@ -30,6 +30,7 @@ import type { MessageHandler } from '../delivery/message-handler.js';
 import type { CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
 import type { FailureClassifier } from '../delivery/failure.js';
 import { RunnerCore, type RunnerCoreEvent } from '../delivery/runner-core.js';
+import type { RunnerHealth } from '../delivery/runner-health.js';
 import type { RunnerState } from '../delivery/runner-lifecycle.js';
 
 /** A consumer the broker delivers to: generated inbox consumers fit (`name`, `subscribes`, `handle`). */
@@ -315,6 +316,11 @@ export class InProcessBroker {
 
   get state(): RunnerState {
     return this.core.state;
+  }
+
+  /** Readiness as data: running and the breaker closed (see `createHealthEndpoints`). */
+  health(): Promise<RunnerHealth> {
+    return this.core.health('in-process');
   }
 
   /** Handlers running now. */

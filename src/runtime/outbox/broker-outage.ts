@@ -12,6 +12,8 @@ export class BrokerOutage {
   streak = 0;
   /** Epoch ms before which no publish starts. */
   until = 0;
+  /** Epoch ms of the first failed round of this outage (undefined when healthy); health reports it. */
+  since: number | undefined;
   /** Changes with every step and with the end of an outage. */
   #round = 0;
   /** The delay of the current step, given to every row that fails in it. */
@@ -39,6 +41,7 @@ export class BrokerOutage {
    */
   failed(round: number, nowMs: number, delayFor: (streak: number) => number): number {
     if (this.streak === 0 || round === this.#round) {
+      if (this.streak === 0) this.since = nowMs;
       this.streak++;
       this.#round++;
       this.#delay = delayFor(this.streak);
@@ -50,6 +53,7 @@ export class BrokerOutage {
 
   /** A publish was confirmed, or the broker reconnected: it is back, whatever the backoff said. */
   succeeded(): void {
+    this.since = undefined;
     if (this.streak === 0 && this.until === 0) return;
     const waiting = this.until > 0;
     this.streak = 0;

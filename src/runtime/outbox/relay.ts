@@ -32,7 +32,9 @@
  */
 import { dialectOf } from '../db/sql-dialect.js';
 import { InFlightWork } from '../delivery/in-flight.js';
+import { assessHealth, isoSince, withinMs, type RunnerHealth } from '../delivery/runner-health.js';
 import { RunnerLifecycle, type RunnerState } from '../delivery/runner-lifecycle.js';
+import { outboxStats } from './outbox-stats.js';
 import { boundedPublisher } from './bounded-publish.js';
 import { BrokerOutage } from './broker-outage.js';
 import { outboxTableNames } from './outbox-table.js';
@@ -78,6 +80,13 @@ export interface OutboxRelay {
    */
   stop(options?: RelayStopOptions): Promise<void>;
   metrics(): RelayMetrics;
+  /**
+   * Readiness and liveness as data: not ready while not running, while the broker is
+   * unreachable (publishes failing for unavailability) or while the outbox's database does not
+   * answer the backlog query within 2 s; the facts carry the backlog, the oldest unsent row's age
+   * and the DEAD rows. See `createHealthEndpoints`.
+   */
+  health(): Promise<RunnerHealth>;
 }
 
 export interface RelayStopOptions {
@@ -211,5 +220,34 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       return lifecycle.stop();
     },
     metrics: () => ({ ...totals }),
+    async health() {
+      const stats = await withinMs(
+        outboxStats(db, options).then((value) => value as typeof value | undefined),
+        HEALTH_QUERY_TIMEOUT_MS,
+        undefined,
+      );
+      const since = context.outage.since;
+      return {
+        name: 'relay',
+        ...assessHealth({
+          state: lifecycle.state,
+          inFlight: active.size,
+          ...(since !== undefined && lifecycle.state === 'running'
+            ? { brokerDisconnectedSince: isoSince(since) }
+            : {}),
+          databaseReachable: stats !== undefined,
+          ...(stats === undefined
+            ? {}
+            : {
+                outboxBacklog: stats.ready + stats.processing,
+                oldestUnsentAgeMs: stats.oldestUnsentAgeMs,
+                deadRows: stats.dead,
+              }),
+        }),
+      };
+    },
   };
 }
+
+/** How long a relay's health waits for the backlog query before it calls the database unreachable. */
+const HEALTH_QUERY_TIMEOUT_MS = 2_000;

@@ -392,6 +392,7 @@ export function createRabbitMqConsumerRunner(options: ConsumerRunnerOptions): Co
       restarts: supervisor.restarts,
       pauses: breaker.trips,
     }),
+    health: () => core.health(handler.name),
     start: () => core.start(),
     stop: () => core.stop(),
   };

@@ -151,6 +151,15 @@ export function createKafkaConsumerRunner(
         taking = false;
         holds.clearTimers();
       },
+      async healthFacts() {
+        const partitionsAssigned = consumer?.assignment().length ?? 0;
+        if (consumer === undefined) return { partitionsAssigned };
+        const partitions = await runner.lag();
+        return {
+          partitionsAssigned,
+          lag: partitions.reduce((total, partition) => total + partition.lag, 0),
+        };
+      },
       async close() {
         taking = false;
         if (consumer !== undefined) await committer?.flush();
@@ -341,7 +350,7 @@ export function createKafkaConsumerRunner(
     emit({ type: 'revoked', partitions });
   }
 
-  return {
+  const runner: KafkaConsumerRunner = {
     get state() {
       return core.state;
     },
@@ -366,7 +375,9 @@ export function createKafkaConsumerRunner(
         (tp) => committer?.position(tp)?.toString(),
       );
     },
+    health: () => core.health(handler.name),
     start: () => core.start(),
     stop: () => core.stop(),
   };
+  return runner;
 }
