@@ -141,7 +141,10 @@ export function createHealthEndpoints(options: HealthEndpointsOptions): HealthEn
         ? route(path)
         : undefined;
     if (answer === undefined) {
-      if (next !== undefined) return next();
+      if (next !== undefined) {
+        next();
+        return;
+      }
       res.statusCode = 404;
       res.setHeader('content-type', JSON_TYPE);
       res.end(JSON.stringify({ status: 'not found', path }));
