@@ -4,6 +4,7 @@
  * and formats are errors; custom annotations must start with `x-`.
  */
 import { catastrophicPatternReason } from './catastrophic-pattern.js';
+import { linearPatternError } from '../runtime/linear-pattern.js';
 import type { CatalogProblem } from './catalog-error.js';
 import { suggestion } from './did-you-mean.js';
 import { pointerSegment } from '../common/json-pointer.js';
@@ -140,8 +141,16 @@ export function checkKeywords(
         patterns.push([`/patternProperties/${pointerSegment(key)}`, key]);
     }
     for (const [below, source] of patterns) {
-      const { error, catastrophe } = patternVerdict(source);
+      const { error, catastrophe, notLinear } = patternVerdict(source);
       if (error === undefined) {
+        if (notLinear !== undefined)
+          problems.push({
+            code: 'pattern-not-linear',
+            file,
+            pointer: `${position.pointer}${below}`,
+            message: `${JSON.stringify(source)} cannot run on the validators' linear-time engine: ${notLinear}`,
+            hint: 'validators match patterns with RE2 so that no value can stall a consumer; rewrite the pattern without back references or lookahead (lookbehind without capturing groups is fine), or check that condition in the handler',
+          });
         if (catastrophe !== undefined)
           problems.push({
             code: 'catastrophic-pattern',
@@ -177,17 +186,27 @@ export function checkKeywords(
  * What is wrong with a pattern, remembered by its text: a catalog repeats the same patterns in
  * every version of every event, and parsing one for catastrophic backtracking is not cheap.
  */
-const patternVerdicts = new Map<string, { error?: string; catastrophe?: string }>();
+interface PatternVerdict {
+  /** Not a unicode-mode regular expression. */
+  error?: string;
+  /** Backtracks exponentially in JavaScript (and other backtracking engines reading the catalog). */
+  catastrophe?: string;
+  /** What RE2, the generated validators' engine, cannot express (back references, lookahead). */
+  notLinear?: string;
+}
+const patternVerdicts = new Map<string, PatternVerdict>();
 const MAX_REMEMBERED_PATTERNS = 10_000;
 
-function patternVerdict(source: string): { error?: string; catastrophe?: string } {
+function patternVerdict(source: string): PatternVerdict {
   let verdict = patternVerdicts.get(source);
   if (verdict === undefined) {
     const error = regexError(source);
     const catastrophe = error === undefined ? catastrophicPatternReason(source) : undefined;
+    const notLinear = error === undefined ? linearPatternError(source) : undefined;
     verdict = {
       ...(error !== undefined ? { error } : {}),
       ...(catastrophe !== undefined ? { catastrophe } : {}),
+      ...(notLinear !== undefined ? { notLinear } : {}),
     };
     if (patternVerdicts.size >= MAX_REMEMBERED_PATTERNS) patternVerdicts.clear();
     patternVerdicts.set(source, verdict);

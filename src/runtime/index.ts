@@ -22,6 +22,7 @@ export {
   type ParseEnvelopeResult,
 } from './parse-envelope.js';
 export { payloadValidator } from './payload-validator.js';
+export { linearPattern } from './linear-pattern.js';
 
 // Errors a handler throws or a caller catches.
 export {

@@ -8,6 +8,9 @@
  *   aggregate id check) vs `JSON.parse` + the same reader-view schema compiled by ajv; once from
  *   JSON text, once from the Buffer a broker delivers (body limits and strict UTF-8 included;
  *   the baseline decodes it with `toString()`).
+ * - pattern engine: the generated validators' ajv options (patterns on RE2, linear-pattern.ts)
+ *   against the same options with JavaScript's RegExp, the writer and the reader view each: the
+ *   validator cost of linear-time pattern matching, before and after, in the same run.
  * Subject and baseline alternate within each sample; ≥ 3 samples, medians with spread; CPU time.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,6 +19,7 @@ import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import { readerSchema, writerSchema } from '../../src/schema/views.js';
+import { newAjv } from '../../src/codegen/targets/validators.js';
 import { orderCreatedV2, parseEnvelope } from '../../generated/index.js';
 import type { OrderCreatedV2Payload } from '../../generated/order/order-created/types.js';
 import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
@@ -131,7 +135,52 @@ export async function run(): Promise<BenchResult[]> {
     },
   );
 
+  // The generated validators' options, once as generated (RE2) and once with JavaScript's RegExp.
+  const withEngine = (linear: boolean) => {
+    const instance = newAjv('draft-07', linear ? {} : { code: { lines: true } });
+    addFormats(instance);
+    return {
+      writer: instance.compile(writerSchema(bundled)),
+      reader: instance.compile(readerSchema(bundled)),
+    };
+  };
+  const linear = withEngine(true);
+  const backtracking = withEngine(false);
+  const checked = (valid: boolean) => {
+    if (!valid) throw new Error('invalid payload');
+    return valid;
+  };
+  const readerPayloads = texts.map((text) => (JSON.parse(text) as { payload: unknown }).payload);
+  const writerEngines = compare(
+    (i) => checked(linear.writer(payloads[i % payloads.length]!)),
+    (i) => checked(backtracking.writer(payloads[i % payloads.length]!)),
+  );
+  const readerEngines = compare(
+    (i) => checked(linear.reader(readerPayloads[i % readerPayloads.length]!)),
+    (i) => checked(backtracking.reader(readerPayloads[i % readerPayloads.length]!)),
+  );
+
   return [
+    fromSamples(
+      {
+        name: 'writer validation, OrderCreated v2: patterns on RE2 (as generated)',
+        unit: 'ops/s',
+        baselineName: 'same ajv options, patterns on JavaScript RegExp',
+        goal: { ratio: 0.8, better: 'higher' },
+      },
+      writerEngines.subject,
+      writerEngines.baseline,
+    ),
+    fromSamples(
+      {
+        name: 'reader validation, OrderCreated v2: patterns on RE2 (as generated)',
+        unit: 'ops/s',
+        baselineName: 'same ajv options, patterns on JavaScript RegExp',
+        goal: { ratio: 0.8, better: 'higher' },
+      },
+      readerEngines.subject,
+      readerEngines.baseline,
+    ),
     fromSamples(
       {
         name: 'envelope constructor, OrderCreated v2 (strict validate)',

@@ -48,6 +48,8 @@ function plain(view: JsonSchema): Check {
 }
 
 let modules = 0;
+/** The pattern engine generated code imports from evgen's runtime. */
+const linearPatternModule = new URL('../../src/runtime/linear-pattern.ts', import.meta.url).href;
 /**
  * The target's standalone code for the writer and reader views of `schemas` (as it compiles an
  * event's versions), imported as a module: writer, reader, writer, reader, …
@@ -61,7 +63,7 @@ async function shared(schemas: readonly JsonSchema[]): Promise<Check[]> {
   const file = join(scratch, `module${modules++}.mjs`);
   writeFileSync(
     file,
-    `import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${code}\nexport { ${names.join(', ')} };\n`,
+    `import { createRequire } from 'node:module';\nimport { linearPattern } from ${JSON.stringify(linearPatternModule)};\nconst require = createRequire(import.meta.url);\n${code}\nexport { ${names.join(', ')} };\n`,
   );
   const module = (await import(pathToFileURL(file).href)) as Record<string, Check>;
   return names.map((name) => module[name]!);

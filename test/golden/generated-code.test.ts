@@ -208,8 +208,8 @@ describe('validators.js under plain Node ESM', () => {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   it('imports and validates without vitest or a TypeScript loader', async () => {
-    // The runtime's adapter and its message maker, transpiled to JS beside the output (they
-    // import nothing else but types).
+    // The runtime's adapter, its message maker and the pattern engine, transpiled to JS beside
+    // the output (they import nothing else but types and re2js).
     const transpiled = (file: string) =>
       ts.transpileModule(readFileSync(join(REPO, 'src/runtime', file), 'utf8'), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
@@ -217,7 +217,12 @@ describe('validators.js under plain Node ESM', () => {
     const catalog = await loadCatalog(caseEventsDir(EXAMPLE_CASE));
     const files = await runTarget(validatorsTarget, { catalog, runtimeImport: '../../runtime.js' });
     mkdirSync(scratch, { recursive: true });
-    writeFileSync(join(scratch, 'runtime.js'), transpiled('payload-validator.ts'));
+    writeFileSync(join(scratch, 'payload-validator.js'), transpiled('payload-validator.ts'));
+    writeFileSync(join(scratch, 'linear-pattern.js'), transpiled('linear-pattern.ts'));
+    writeFileSync(
+      join(scratch, 'runtime.js'),
+      "export * from './payload-validator.js';\nexport * from './linear-pattern.js';\n",
+    );
     writeFileSync(join(scratch, 'schema-error-message.js'), transpiled('schema-error-message.ts'));
     writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');
     for (const file of files) {

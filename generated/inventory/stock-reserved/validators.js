@@ -2,7 +2,7 @@
 
 // @ts-nocheck — ajv standalone code (machine-written, compact); the types are in validators.d.ts.
 import { createRequire } from 'node:module';
-import { payloadValidator } from 'evgen-runtime';
+import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // ajv's standalone code requires a few CommonJS helpers of ajv and ajv-formats.
 const require = createRequire(import.meta.url);
@@ -53,7 +53,8 @@ return errors === 0;
 validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 const schema3 = {"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z0-9-]{3,32}$"},"quantity":{"type":"integer","minimum":1},"bin":{"type":"string"}},"required":["sku","quantity"]};
-const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
+const func13 = linearPattern;
+const pattern0 = func13("^[A-Z0-9-]{3,32}$", "u");
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -2,7 +2,7 @@
 
 // @ts-nocheck — ajv standalone code (machine-written, compact); the types are in validators.d.ts.
 import { createRequire } from 'node:module';
-import { payloadValidator } from 'evgen-runtime';
+import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // ajv's standalone code requires a few CommonJS helpers of ajv and ajv-formats.
 const require = createRequire(import.meta.url);
@@ -107,7 +107,8 @@ return errors === 0;
 const schema5 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:11"}};
 const schema6 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:8"},"quantity":{"$ref":"urn:evgen:shared:9"},"unitPrice":{"$ref":"urn:evgen:shared:10"}},"required":["sku","quantity","unitPrice"]};
 const schema7 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
-const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
+const func16 = linearPattern;
+const pattern0 = func16("^[A-Z0-9-]{3,32}$", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -202,7 +203,7 @@ return errors === 0;
 }
 
 const schema11 = {"type":"string","pattern":"^[A-Z]{3}$"};
-const pattern1 = new RegExp("^[A-Z]{3}$", "u");
+const pattern1 = func16("^[A-Z]{3}$", "u");
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -392,13 +393,13 @@ return errors === 0;
 
 const schema12 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:14"},"line2":{"$ref":"urn:evgen:shared:15"},"city":{"$ref":"urn:evgen:shared:16"},"postalCode":{"$ref":"urn:evgen:shared:17"},"country":{"$ref":"urn:evgen:shared:18"}},"required":["line1","city","postalCode","country"]};
 const schema13 = {"type":"string","minLength":1,"maxLength":200};
-const func29 = require("ajv/dist/runtime/ucs2length").default;
+const func31 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func29(data) > 200){
+if(func31(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
@@ -408,7 +409,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func29(data) < 1){
+if(func31(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
@@ -439,7 +440,7 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func29(data) > 200){
+if(func31(data) > 200){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
 if(vErrors === null){
 vErrors = [err0];
@@ -470,7 +471,7 @@ function validate29(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func29(data) < 1){
+if(func31(data) < 1){
 const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err0];
@@ -501,7 +502,7 @@ function validate31(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
-if(func29(data) > 16){
+if(func31(data) > 16){
 const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err0];
@@ -511,7 +512,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(func29(data) < 1){
+if(func31(data) < 1){
 const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err1];
@@ -537,7 +538,7 @@ return errors === 0;
 }
 
 const schema17 = {"type":"string","pattern":"^[A-Z]{2}$"};
-const pattern2 = new RegExp("^[A-Z]{2}$", "u");
+const pattern2 = func16("^[A-Z]{2}$", "u");
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1052,7 +1053,7 @@ errors = vErrors.length;
 if(data.couponCode !== undefined && func0.call(data, "couponCode")){
 let data7 = data.couponCode;
 if(typeof data7 === "string"){
-if(func29(data7) > 20){
+if(func31(data7) > 20){
 const err7 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/maxLength",keyword:"maxLength",params:{limit: 20}};
 if(vErrors === null){
 vErrors = [err7];
@@ -1062,7 +1063,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func29(data7) < 3){
+if(func31(data7) < 3){
 const err8 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/minLength",keyword:"minLength",params:{limit: 3}};
 if(vErrors === null){
 vErrors = [err8];

@@ -2,7 +2,7 @@
 
 // @ts-nocheck — ajv standalone code (machine-written, compact); the types are in validators.d.ts.
 import { createRequire } from 'node:module';
-import { payloadValidator } from 'evgen-runtime';
+import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // ajv's standalone code requires a few CommonJS helpers of ajv and ajv-formats.
 const require = createRequire(import.meta.url);
@@ -15,7 +15,8 @@ const func10 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const schema2 = {"type":"object","properties":{"line1":{"type":"string","minLength":1,"maxLength":200},"line2":{"type":"string","maxLength":200},"city":{"type":"string","minLength":1},"postalCode":{"type":"string","minLength":1,"maxLength":16},"country":{"type":"string","pattern":"^[A-Z]{2}$"}},"required":["line1","city","postalCode","country"]};
-const pattern0 = new RegExp("^[A-Z]{2}$", "u");
+const func35 = linearPattern;
+const pattern0 = func35("^[A-Z]{2}$", "u");
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

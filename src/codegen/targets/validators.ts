@@ -38,14 +38,14 @@ import { withContainsItemFloor } from './contains-item-floor.js';
 import { withoutAnnotations } from './without-annotations.js';
 import { writerClosedness } from './writer-closedness.js';
 import { isObject } from '../../common/json-value.js';
+import { linearPattern } from '../../runtime/linear-pattern.js';
 
 // Both are CommonJS; under NodeNext their default import is the module object.
 const addFormats = addFormatsModule.default;
 const standaloneCode = standaloneModule.default;
 
 const AJV_OPTIONS: Options = {
-  // One statement per line: compact, but a change to a schema gives a readable diff.
-  code: { source: true, esm: true, lines: true },
+  // One statement per line (`code.lines`): compact, but a change to a schema gives a readable diff.
   // Shared definitions (Money, Address) become one function each instead of being inlined at every use.
   inlineRefs: false,
   // Report every violation, not the first: parseEnvelope and createEnvelope list them all.
@@ -65,6 +65,10 @@ const AJV_OPTIONS: Options = {
   // Only own properties count: an absent optional `constructor` or `toString` must not be read
   // from Object.prototype (and fail its type), nor an inherited value satisfy `required`.
   ownProperties: true,
+  // `pattern` and `patternProperties` run on RE2 (linear in the input), not on JavaScript's
+  // backtracking engine: one crafted string must not block a consumer (linear-pattern.ts).
+  // Generated modules reach the engine as `linearPattern`, imported from evgen's runtime.
+  code: { source: true, esm: true, lines: true, regExp: linearPattern },
 };
 
 /**
@@ -226,6 +230,7 @@ async function eventValidators(
     runtimeImport,
     versions,
     usesRequire: compiled.imports.size > 0,
+    usesLinearPattern: /\blinearPattern\b/.test(compiled.code),
     compiledCode: trusted(compiled.code),
   };
   return [

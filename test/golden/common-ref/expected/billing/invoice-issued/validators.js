@@ -2,7 +2,7 @@
 
 // @ts-nocheck — ajv standalone code (machine-written, compact); the types are in validators.d.ts.
 import { createRequire } from 'node:module';
-import { payloadValidator } from 'evgen-runtime';
+import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // ajv's standalone code requires a few CommonJS helpers of ajv and ajv-formats.
 const require = createRequire(import.meta.url);
@@ -78,7 +78,8 @@ return errors === 0;
 
 const schema5 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["city","country"]};
 const schema6 = {"type":"string","pattern":"^[A-Z]{2}$"};
-const pattern0 = new RegExp("^[A-Z]{2}$", "u");
+const func15 = linearPattern;
+const pattern0 = func15("^[A-Z]{2}$", "u");
 
 function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

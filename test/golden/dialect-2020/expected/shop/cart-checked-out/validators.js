@@ -2,7 +2,7 @@
 
 // @ts-nocheck — ajv standalone code (machine-written, compact); the types are in validators.d.ts.
 import { createRequire } from 'node:module';
-import { payloadValidator } from 'evgen-runtime';
+import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // ajv's standalone code requires a few CommonJS helpers of ajv and ajv-formats.
 const require = createRequire(import.meta.url);
@@ -149,7 +149,8 @@ validate5.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 const schema4 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false};
 const schema5 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
-const pattern0 = new RegExp("^[A-Z0-9-]{3,32}$", "u");
+const func10 = linearPattern;
+const pattern0 = func10("^[A-Z0-9-]{3,32}$", "u");
 
 function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -2,7 +2,7 @@
 
 // @ts-nocheck — ajv standalone code (machine-written, compact); the types are in validators.d.ts.
 import { createRequire } from 'node:module';
-import { payloadValidator } from 'evgen-runtime';
+import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // ajv's standalone code requires a few CommonJS helpers of ajv and ajv-formats.
 const require = createRequire(import.meta.url);
@@ -12,7 +12,8 @@ const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties
 const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string","minLength":1},"*/ process.exit(1) /*":{"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"]},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"type":"string","pattern":"^[^'\"`]*$"},"tsTyped":{"type":"string","tsType":"any; process.exit(1)"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
 const func0 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
-const pattern0 = new RegExp("^[^'\"`]*$", "u");
+const func11 = linearPattern;
+const pattern0 = func11("^[^'\"`]*$", "u");
 
 function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
