@@ -108,7 +108,9 @@ export async function loadConsumers(
         hint: suggestion(
           eventType,
           eventTypes,
-          `use one of the catalog's event types: ${[...eventTypes].sort().join(', ')}`,
+          eventTypes.length === 0
+            ? 'the catalog has no events yet: create one with `evgen new <domain>/<EventName>` (or read another catalog with `catalogs` in evgen.config.json)'
+            : `use one of the catalog's event types: ${[...eventTypes].sort().join(', ')}`,
         ),
       });
     });

@@ -3,6 +3,7 @@
  * filter, and a source per transport that lists and replays a consumer's dead letters through the
  * runtime's own functions (so a replay keeps the messageId and goes through the inbox again).
  */
+import { readableKafkaHeaders } from './kafka-header-text.js';
 import type { ChannelModel } from 'amqplib';
 import type { DeadLetter } from '../runtime/rabbitmq/dead-letters.js';
 import type { KafkaDeadLetter } from '../runtime/kafka/consumer/kafka-dead-letters.js';
@@ -192,7 +193,7 @@ function fromKafka(consumer: string, letter: KafkaDeadLetter): DeadLetterRecord 
       d.originalTopic !== undefined
         ? `topic ${d.originalTopic}, partition ${d.originalPartition ?? '?'}, offset ${d.originalOffset ?? '?'}`
         : undefined,
-    headers: letter.headers,
+    headers: readableKafkaHeaders(letter.headers),
     body: letter.value?.toString('utf8') ?? '',
   });
 }

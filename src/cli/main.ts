@@ -95,6 +95,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
 // Run only when executed as the `evgen` binary (through npm's bin link), not when imported by tests.
 const entry = process.argv[1];
 if (entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url)) {
+  // A reader that stops early (`evgen check | head`) closes the pipe: a normal end, not a crash.
+  process.stdout.on('error', endOnClosedPipe);
+  process.stderr.on('error', endOnClosedPipe);
   runCli(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
@@ -104,4 +107,9 @@ if (entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url
       process.exitCode = EXIT_BAD_INPUT;
     },
   );
+}
+
+/** EPIPE on stdout/stderr ends the output quietly; any other stream error is still thrown. */
+function endOnClosedPipe(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') throw error;
 }

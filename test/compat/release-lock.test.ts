@@ -34,6 +34,9 @@ describe('evgen check --update-lock', () => {
     const first = await evgen('check', '--events', copy.events, '--update-lock');
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('locked 7 new versions in');
+    // The run that creates the lock does not also say there is none.
+    expect(first.stdout).not.toContain('no evgen.lock.json');
+    expect(first.stdout).toContain('this run creates evgen.lock.json');
     const written = await readFile(lockFile(), 'utf8');
     await rm(lockFile());
     await evgen('check', '--events', copy.events, '--update-lock');

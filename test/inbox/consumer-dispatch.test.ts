@@ -287,13 +287,12 @@ describe.each([0, 1, 2])(
             'parcel.ParcelSent': { 2: async () => undefined },
             'parcel.ParcelLost': {
               1: async (envelope, ctx) => {
+                // The query's own promise, not Promise<void>: inOrder ignores what apply returns.
                 await ctx.inOrder(() =>
-                  ctx.tx
-                    .query(
-                      b.sql(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'p')`),
-                      [envelope.messageId],
-                    )
-                    .then(() => undefined),
+                  ctx.tx.query(
+                    b.sql(`INSERT INTO ${effects} (message_id, consumer) VALUES ($1, 'p')`),
+                    [envelope.messageId],
+                  ),
                 );
               },
             },

@@ -111,9 +111,14 @@ function problemAt(file: string, code: string, message: string, hint: string): D
 }
 
 /** Said once per run without a baseline. */
-function noBaselineNote(format: ReportFormat, lock: ReleaseLock | undefined): string {
-  const text =
-    lock === undefined
+function noBaselineNote(
+  format: ReportFormat,
+  lock: ReleaseLock | undefined,
+  creatingLock: boolean,
+): string {
+  const text = creatingLock
+    ? `no --against given: versions were compared with each other only; this run creates ${LOCK_FILE_NAME}, which protects them from now on; in CI run evgen check --against origin/main`
+    : lock === undefined
       ? `no --against given and no ${LOCK_FILE_NAME}: versions were compared with each other only, so an edit of a released version is not caught (and may be blamed on the next version); in CI run evgen check --against origin/main, and lock released versions with evgen check --update-lock`
       : `no --against given: released versions were compared with ${printable(lock.file)} only (versions added since it was updated are not protected); in CI run evgen check --against origin/main`;
   return format === 'github' ? `::notice title=evgen check::${text}\n` : `note: ${text}\n`;
@@ -240,7 +245,13 @@ export async function runCheck(options: CheckOptions): Promise<number> {
     };
     process.stdout.write(formatReport(format, report, context));
     if (options.against === undefined && format !== 'json')
-      process.stdout.write(noBaselineNote(format, lock));
+      process.stdout.write(
+        noBaselineNote(
+          format,
+          lock,
+          lock === undefined && options.updateLock === true && report.ok,
+        ),
+      );
     for (const note of dependencies.notes) printNote(format, note);
     if (options.updateLock === true) {
       if (report.ok) {

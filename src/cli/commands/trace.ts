@@ -84,6 +84,14 @@ export interface MessageTrace {
   /** Consumers of the catalog subscribed to the event type that have no inbox row for it. */
   readonly notHandledBy: readonly string[];
   /**
+   * Consumers of the catalog subscribed to the event type (empty: nobody subscribes, so no inbox
+   * row will come); null when the event type is unknown (not in the outbox, on a topic or in a
+   * dead letter).
+   */
+  readonly subscribedBy: readonly string[] | null;
+  /** The message's event type, from the outbox row, a published record or a dead letter. */
+  readonly eventType: string | null;
+  /**
    * null when no broker was given (not looked at). `resolved`: the letter's consumer has since
    * committed the message (e.g. its replay was handled).
    */
@@ -195,6 +203,11 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
       cdcProblems,
       inbox,
       notHandledBy,
+      eventType: eventType ?? null,
+      subscribedBy:
+        eventType === undefined
+          ? null
+          : catalog.consumers.filter((c) => c.subscribes.includes(eventType)).map((c) => c.name),
       deadLetters: deadLetters?.map((letter) => resolution(letter, inbox)) ?? null,
       published,
     };
@@ -208,7 +221,8 @@ export function runTrace(messageId: string, options: TraceOptions): Promise<numb
   });
 }
 
-function formatTrace(trace: MessageTrace): string {
+/** The trace as the lines `evgen trace` prints. */
+export function formatTrace(trace: MessageTrace): string {
   const lines = [`messageId ${printable(trace.messageId)}`];
   const row = trace.outbox;
   if (row === null && trace.outboxKind === 'cdc') {
@@ -242,7 +256,12 @@ function formatTrace(trace: MessageTrace): string {
         `  ${trace.published.length} copies: sent again after a crash; the inbox handles it once`,
       );
   }
-  if (trace.inbox.length === 0) lines.push('inbox: no consumer has committed it');
+  if (trace.inbox.length === 0)
+    lines.push(
+      trace.subscribedBy?.length === 0
+        ? `inbox: no consumer in the catalog subscribes to ${printable(trace.eventType ?? '')}, so none will commit it`
+        : 'inbox: no consumer has committed it',
+    );
   for (const entry of trace.inbox)
     lines.push(`inbox: ${entry.consumer} committed it at ${entry.processedAt ?? entry.receivedAt}`);
   for (const consumer of trace.notHandledBy)

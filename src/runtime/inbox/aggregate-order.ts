@@ -127,7 +127,7 @@ export async function markApplied(
 export async function applyInOrder(
   tx: Transaction,
   key: AggregateVersionKey & { readonly messageId?: string },
-  apply: () => Promise<void>,
+  apply: () => Promise<unknown>,
 ): Promise<'applied' | 'stale'> {
   const verdict = await checkOrder(tx, key);
   if (verdict === 'stale') return 'stale';

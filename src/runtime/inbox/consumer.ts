@@ -40,8 +40,12 @@ export interface ConsumerContext {
   checkOrder(): Promise<OrderVerdict>;
   /** Records this event's `aggregateVersion` as applied. */
   markApplied(): Promise<void>;
-  /** Runs `apply` only if this event is the aggregate's next version; skips stale ones; throws a retryable error on a gap. */
-  inOrder(apply: () => Promise<void>): Promise<'applied' | 'stale'>;
+  /**
+   * Runs `apply` only if this event is the aggregate's next version; skips stale ones; throws a
+   * retryable error on a gap. `apply`'s result is ignored, so a query builder's promise (Kysely's
+   * `Promise<InsertResult[]>`) is passed as it is.
+   */
+  inOrder(apply: () => Promise<unknown>): Promise<'applied' | 'stale'>;
 }
 
 /** A typed handler for one event version. */
