@@ -3,8 +3,9 @@
  * attempt, due time and failure history in `evgen-*` headers) and dead letters (the same plus
  * evgen's diagnostics and Spring Kafka's `kafka_dlt-*` headers). Pure: the runner sends them.
  *
- * A copy must fit the broker's record limit (`message.max.bytes`, 1 MiB by default) although it
- * carries more than the record it copies: `fitKafkaCopy` measures it and drops the largest
+ * A copy must fit the limit of the topic it goes to (`max.message.bytes`, which the runner reads
+ * once per topic through the admin API; the broker's `message.max.bytes`, 1 MiB, by default)
+ * although it carries more than the record it copies: `fitKafkaCopy` measures it and drops the largest
  * headers the runner did not write until it fits, naming each in `evgen-cut`, so a record near
  * the limit cannot make its own dead letter unsendable (and the record come back forever).
  */

@@ -191,6 +191,21 @@ export function createKafkaConsumerRunner(
     if (holds.owns(tp)) committer?.settled(tp, BigInt(record.offset) + 1n);
   }
 
+  /** Each copy topic's `max.message.bytes`, read once (undefined: unknown, the default applies). */
+  const copyLimits = new Map<string, Promise<number | undefined>>();
+  async function topicMessageLimit(topic: string): Promise<number | undefined> {
+    try {
+      admin ??= client.admin();
+      const [described] = await (await admin).describeTopics([topic]);
+      // The topic's own setting, or the broker's message.max.bytes it inherits.
+      const limit = Number(described?.configs['max.message.bytes']);
+      return Number.isSafeInteger(limit) && limit > 0 ? limit : undefined;
+    } catch {
+      // No describe (ACLs, an admin-less client): a refused copy still falls back to minimal.
+      return undefined;
+    }
+  }
+
   const settleFailure = createKafkaSettler({
     routes,
     consumer: handler.name,
@@ -203,6 +218,14 @@ export function createKafkaConsumerRunner(
     settleStreak,
     send: async (record) => {
       await producer!.send([record]);
+    },
+    copyLimit: (topic) => {
+      let limit = copyLimits.get(topic);
+      if (limit === undefined) {
+        limit = topicMessageLimit(topic);
+        copyLimits.set(topic, limit);
+      }
+      return limit;
     },
     settle,
     hold,

@@ -25,6 +25,14 @@ import { tpKey } from './partition-holds.js';
 /** Delays before a record whose dead-letter or retry copy could not be sent is tried again. */
 const DEFAULT_SETTLE_BACKOFF: BackoffSettings = { baseMs: 200, capMs: 10_000, jitter: 0 };
 
+/** Room left in a topic's `max.message.bytes` for the record batch around the one copy. */
+const BATCH_FRAMING_BYTES = 1_024;
+
+/** The copy budget (key + value + headers) under a topic's `max.message.bytes`. */
+export function copyBudget(maxMessageBytes: number): number {
+  return Math.max(0, maxMessageBytes - BATCH_FRAMING_BYTES);
+}
+
 /** A record being settled, with what the runner learned about it. */
 export interface HeldRecord {
   readonly record: KafkaInboundRecord;
@@ -46,6 +54,11 @@ export interface KafkaSettlerDeps {
   /** Consecutive settle failures per partition, for the backoff. */
   readonly settleStreak: Map<string, number>;
   send(record: KafkaOutboundRecord): Promise<void>;
+  /**
+   * Largest copy `topic` takes (its `max.message.bytes`, read once per topic), or undefined when
+   * unknown: then the copy is fitted to Kafka's default limit.
+   */
+  copyLimit?(topic: string): Promise<number | undefined>;
   /** The record is done: commit its position. */
   settle(record: KafkaInboundRecord): void;
   hold(record: KafkaInboundRecord, delayMs: number | undefined): void;
@@ -69,8 +82,15 @@ export function createKafkaSettler(
     value: Buffer,
     headers: Record<string, KafkaHeaderValue>,
   ): Promise<void> {
+    const limit = await deps.copyLimit?.(topic);
+    const maxBytes = limit === undefined ? undefined : copyBudget(limit);
     try {
-      await deps.send({ topic, key, value, headers: fitKafkaCopy(key, value, headers) });
+      await deps.send({
+        topic,
+        key,
+        value,
+        headers: fitKafkaCopy(key, value, headers, { maxBytes }),
+      });
     } catch (error) {
       if (!isRecordTooLarge(error)) throw error;
       const minimal = fitKafkaCopy(key, value, headers, { minimal: true });
