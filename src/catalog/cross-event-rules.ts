@@ -1,12 +1,12 @@
 /**
  * Rules that look at several events at once. Each event alone can be valid while two of them
  * together are not: clashing generated names, one event type or routing key used twice, or one
- * Kafka topic declared with different settings.
+ * Kafka or Pulsar topic declared with different settings.
  */
 import { join } from 'node:path';
 import { eventNames, pascalCase, versionNames } from '../common/naming.js';
 import type { LoadContext } from './load-context.js';
-import { kafkaEvents } from './event-transports.js';
+import { kafkaEvents, pulsarEvents, pulsarTopicName } from './event-transports.js';
 import type { EventDefinition } from './model.js';
 import { generatedNames } from './name-rules.js';
 import { displayPath } from './read-json-file.js';
@@ -51,6 +51,7 @@ export function checkCrossEventRules(
     }
   }
   checkKafkaTopicSettings(events, context);
+  checkPulsarTopicSettings(events, context);
   const types = new Map<string, EventDefinition>();
   const routes = new Map<string, EventDefinition>();
   for (const event of events) {
@@ -105,6 +106,32 @@ function checkKafkaTopicSettings(events: readonly EventDefinition[], context: Lo
           hint: `declare ${setting} once for the topic, or give both events the same value`,
         });
       }
+    }
+  }
+}
+
+/**
+ * Events sharing a Pulsar topic (the same tenant, namespace and topic) must not declare different
+ * partition counts: the topic is partitioned once, with one count.
+ */
+function checkPulsarTopicSettings(events: readonly EventDefinition[], context: LoadContext): void {
+  const declared = new Map<string, (typeof pulsarOnes)[number]>();
+  const pulsarOnes = pulsarEvents(events);
+  for (const event of pulsarOnes) {
+    const partitions = event.pulsar.partitions;
+    if (partitions === undefined) continue;
+    const topic = pulsarTopicName(event.pulsar);
+    const first = declared.get(topic);
+    if (first === undefined) {
+      declared.set(topic, event);
+    } else if (first.pulsar.partitions !== partitions) {
+      context.problems.add({
+        code: 'conflicting-pulsar-topic',
+        file: eventJsonFile(event, context),
+        pointer: '/pulsar/partitions',
+        message: `topic "${topic}" is declared with partitions ${partitions} here and ${String(first.pulsar.partitions)} in ${eventJsonFile(first, context)}`,
+        hint: 'declare partitions once for the topic, or give both events the same value',
+      });
     }
   }
 }

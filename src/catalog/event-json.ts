@@ -8,7 +8,12 @@ import { pointerSegment, resolvePointer } from '../common/json-pointer.js';
 import type { CatalogProblem } from './catalog-error.js';
 import { suggestion } from './did-you-mean.js';
 import type { LoadContext } from './load-context.js';
-import { EVENT_JSON_KEYS, KAFKA_JSON_KEYS, MAX_KAFKA_PARTITIONS } from './metadata-schemas.js';
+import {
+  EVENT_JSON_KEYS,
+  KAFKA_JSON_KEYS,
+  MAX_KAFKA_PARTITIONS,
+  PULSAR_JSON_KEYS,
+} from './metadata-schemas.js';
 import {
   COMPATIBILITY_MODES,
   COMPATIBILITY_POLICIES,
@@ -20,6 +25,7 @@ import {
   type CompatibilityPolicy,
   type EventOrdering,
   type KafkaEventTopic,
+  type PulsarEventTopic,
   type RabbitEventRoute,
 } from './model.js';
 import { displayPath, readJsonFile } from './read-json-file.js';
@@ -36,6 +42,7 @@ export interface EventJson {
   kafka?: KafkaEventTopic;
   ordering?: EventOrdering;
   rabbitmq?: RabbitEventRoute;
+  pulsar?: PulsarEventTopic;
 }
 
 /** The declared Kafka settings, without keys the file does not set. */
@@ -45,6 +52,16 @@ export function kafkaEventTopic(kafka: KafkaEventTopic): KafkaEventTopic {
     ...(kafka.partitions === undefined ? {} : { partitions: kafka.partitions }),
     ...(kafka.retentionMs === undefined ? {} : { retentionMs: kafka.retentionMs }),
     ...(kafka.cleanupPolicy === undefined ? {} : { cleanupPolicy: kafka.cleanupPolicy }),
+  };
+}
+
+/** The declared Pulsar settings, without keys the file does not set. */
+export function pulsarEventTopic(pulsar: PulsarEventTopic): PulsarEventTopic {
+  return {
+    ...(pulsar.tenant === undefined ? {} : { tenant: pulsar.tenant }),
+    ...(pulsar.namespace === undefined ? {} : { namespace: pulsar.namespace }),
+    topic: pulsar.topic,
+    ...(pulsar.partitions === undefined ? {} : { partitions: pulsar.partitions }),
   };
 }
 
@@ -90,7 +107,13 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
   if (error.keyword === 'additionalProperties') {
     const key = String(params.additionalProperty);
     const known =
-      at === '' ? EVENT_JSON_KEYS : at === '/kafka' ? KAFKA_JSON_KEYS : ['exchange', 'routingKey'];
+      at === ''
+        ? EVENT_JSON_KEYS
+        : at === '/kafka'
+          ? KAFKA_JSON_KEYS
+          : at === '/pulsar'
+            ? PULSAR_JSON_KEYS
+            : ['exchange', 'routingKey'];
     return {
       code: 'unknown-key',
       file,
@@ -153,6 +176,12 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
     '/kafka/topic': 'letters, digits, ".", "_" and "-" only, at most 249 characters',
     '/kafka/partitions': `a whole number from 1 to ${MAX_KAFKA_PARTITIONS} (default ${DEFAULT_KAFKA_PARTITIONS})`,
     '/kafka/retentionMs': `milliseconds as a whole number, -1 for forever (default ${DEFAULT_KAFKA_RETENTION_MS}, 7 days)`,
+    '/pulsar/tenant':
+      'letters, digits, ".", "_" and "-" only, starting with a letter or digit (default "public")',
+    '/pulsar/namespace':
+      'letters, digits, ".", "_" and "-" only, starting with a letter or digit (default "default")',
+    '/pulsar/topic': 'letters, digits, ".", "_" and "-" only, not starting with "." or "-"',
+    '/pulsar/partitions': `a whole number from 1 to ${MAX_KAFKA_PARTITIONS}; leave it out for a non-partitioned topic`,
     '/rabbitmq/exchange': 'letters, digits, ".", "_", ":" and "-" only',
     '/rabbitmq/routingKey': 'letters, digits, ".", "_", ":" and "-" only, e.g. "order.created"',
   };
@@ -171,6 +200,7 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
 /**
  * Names the brokers reserve, which their pattern alone allows: Kafka refuses the topics `.` and
  * `..` and keeps `__`-prefixed topics for itself (`__consumer_offsets`, `__transaction_state`);
+ * Pulsar keeps `__`-prefixed topics too and names partitions `<topic>-partition-<n>`;
  * RabbitMQ refuses to declare exchanges named `amq.*` (403 ACCESS_REFUSED), which it owns.
  */
 function reservedNameProblems(meta: EventJson, file: string): CatalogProblem[] {
@@ -184,6 +214,23 @@ function reservedNameProblems(meta: EventJson, file: string): CatalogProblem[] {
       message: `${JSON.stringify(topic)} is reserved by Kafka (${topic.startsWith('__') ? 'names starting with "__" are its internal topics, such as __consumer_offsets' : 'Kafka refuses "." and ".." as topic names'})`,
       hint: 'name the topic after its domain, e.g. "order.events"',
     });
+  }
+  const pulsarTopic = meta.pulsar?.topic;
+  if (pulsarTopic !== undefined) {
+    const reason = pulsarTopic.startsWith('__')
+      ? 'names starting with "__" are its system topics, such as __change_events'
+      : /-partition-\d+$/.test(pulsarTopic)
+        ? 'a name ending in "-partition-<n>" is one partition of a partitioned topic'
+        : undefined;
+    if (reason !== undefined) {
+      problems.push({
+        code: 'reserved-name',
+        file,
+        pointer: '/pulsar/topic',
+        message: `${JSON.stringify(pulsarTopic)} is reserved by Pulsar (${reason})`,
+        hint: 'name the topic after its domain, e.g. "order.events"',
+      });
+    }
   }
   const exchange = meta.rabbitmq?.exchange;
   if (exchange !== undefined && exchange.toLowerCase().startsWith('amq.')) {

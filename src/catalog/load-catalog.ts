@@ -13,7 +13,7 @@ import { statSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CatalogError } from './catalog-error.js';
 import { checkCrossEventRules } from './cross-event-rules.js';
-import { readEventJson, kafkaEventTopic, type EventJson } from './event-json.js';
+import { readEventJson, kafkaEventTopic, pulsarEventTopic, type EventJson } from './event-json.js';
 import { schemaFileVersion, versionListProblems } from './event-folder.js';
 import {
   DEFAULT_EVENT_TYPE_FORMAT,
@@ -265,6 +265,7 @@ async function loadEvent(
     ...(meta.rabbitmq === undefined
       ? {}
       : { rabbitmq: { exchange: meta.rabbitmq.exchange, routingKey: meta.rabbitmq.routingKey } }),
+    ...(meta.pulsar === undefined ? {} : { pulsar: pulsarEventTopic(meta.pulsar) }),
     dir: `${domain}/${name}`,
     versions,
   };

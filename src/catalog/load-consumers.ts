@@ -9,10 +9,9 @@ import { suggestion } from './did-you-mean.js';
 import { isHidden, refuseOddEntry, sortedEntries, unexpectedFile } from './folder-entries.js';
 import type { LoadContext } from './load-context.js';
 import { CONSUMER_JSON_KEYS } from './metadata-schemas.js';
-import { BROKER_TRANSPORTS, eventTransports } from './event-transports.js';
+import { BROKER_TRANSPORTS, eventTransports, TRANSPORT_LABELS } from './event-transports.js';
 import {
   CONSUMER_IN_ORDER_MODES,
-  type BrokerTransport,
   type ConsumerDefinition,
   type ConsumerInOrderMode,
   type EventDefinition,
@@ -130,8 +129,6 @@ export async function loadConsumers(
   return consumers.sort((a, b) => compareStrings(a.name, b.name));
 }
 
-const TRANSPORT_LABEL: Record<BrokerTransport, string> = { kafka: 'Kafka', rabbitmq: 'RabbitMQ' };
-
 /**
  * A consumer runs over one broker, so the events it subscribes to must all be published on at
  * least one common transport: one event only on Kafka and another only on RabbitMQ could never
@@ -157,7 +154,7 @@ function sharesTransport(
   )!;
   const on = (event: EventDefinition) =>
     eventTransports(event)
-      .map((transport) => TRANSPORT_LABEL[transport])
+      .map((transport) => TRANSPORT_LABELS[transport])
       .join(' and ');
   context.problems.add({
     code: 'consumer-transports-disjoint',

@@ -7,6 +7,8 @@
 import {
   DEFAULT_KAFKA_PARTITIONS,
   DEFAULT_KAFKA_RETENTION_MS,
+  DEFAULT_PULSAR_NAMESPACE,
+  DEFAULT_PULSAR_TENANT,
   COMPATIBILITY_MODES,
   CONSUMER_IN_ORDER_MODES,
   COMPATIBILITY_POLICIES,
@@ -25,11 +27,18 @@ export const EVENT_JSON_KEYS = [
   'eventType',
   'kafka',
   'ordering',
+  'pulsar',
   'rabbitmq',
 ] as const;
 
 /** Keys allowed under `kafka` in event.json. */
 export const KAFKA_JSON_KEYS = ['topic', 'partitions', 'retentionMs', 'cleanupPolicy'] as const;
+
+/** Keys allowed under `pulsar` in event.json. */
+export const PULSAR_JSON_KEYS = ['tenant', 'namespace', 'topic', 'partitions'] as const;
+
+/** Pulsar tenant, namespace and topic names: no "/" (it separates them), nothing a URL must escape. */
+const PULSAR_NAME = '^[A-Za-z0-9][A-Za-z0-9._-]*$';
 
 /** Upper bound for a declared partition count: far above any sane topic, below Kafka's limits. */
 export const MAX_KAFKA_PARTITIONS = 10_000;
@@ -120,6 +129,43 @@ export const eventJsonSchema = {
       description:
         'How a Kafka consumer retries a failed record of this event: `relaxed` moves it to a retry topic (the partition goes on), `strict` retries it in place (the partition waits, nothing overtakes it).',
     },
+    pulsar: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['topic'],
+      description:
+        'Publish the event on Pulsar, on `persistent://<tenant>/<namespace>/<topic>`. Without it the event is not on Pulsar. Events sharing a topic may each declare `partitions` once or with equal values; a conflict is a problem.',
+      properties: {
+        tenant: {
+          type: 'string',
+          pattern: PULSAR_NAME,
+          maxLength: 255,
+          default: DEFAULT_PULSAR_TENANT,
+          description: 'The tenant; it must exist on the cluster (evgen never creates tenants).',
+        },
+        namespace: {
+          type: 'string',
+          pattern: PULSAR_NAME,
+          maxLength: 255,
+          default: DEFAULT_PULSAR_NAMESPACE,
+          description: 'The namespace within the tenant.',
+        },
+        topic: {
+          type: 'string',
+          // "_" may lead so that "__…" is refused as reserved, with the reason, not as a typo.
+          pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*$',
+          maxLength: 255,
+          description: 'The topic (before the deployment prefix).',
+        },
+        partitions: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_KAFKA_PARTITIONS,
+          description:
+            'Partitions of a partitioned topic; without it the topic is non-partitioned (one broker owns it; Key_Shared still spreads keys over consumers).',
+        },
+      },
+    },
     rabbitmq: {
       type: 'object',
       additionalProperties: false,
@@ -163,7 +209,7 @@ export const consumerJsonSchema = {
       uniqueItems: true,
       items: { type: 'string', minLength: 1 },
       description:
-        'The event types it handles (e.g. `order.OrderCreated`); all must share one transport (Kafka or RabbitMQ).',
+        'The event types it handles (e.g. `order.OrderCreated`); all must share one transport (Kafka, RabbitMQ or Pulsar).',
     },
     inOrder: {
       enum: [...CONSUMER_IN_ORDER_MODES],

@@ -41,6 +41,25 @@ export interface KafkaEventTopic {
   readonly cleanupPolicy?: KafkaCleanupPolicy;
 }
 
+/** Tenant of a Pulsar topic no event names one for (the broker's default tenant). */
+export const DEFAULT_PULSAR_TENANT = 'public';
+/** Namespace of a Pulsar topic no event names one for (the broker's default namespace). */
+export const DEFAULT_PULSAR_NAMESPACE = 'default';
+
+/**
+ * Where an event is published on Pulsar: `persistent://<tenant>/<namespace>/<topic>`, with the
+ * topic settings its event.json declares.
+ */
+export interface PulsarEventTopic {
+  /** Absent = `public`. */
+  readonly tenant?: string;
+  /** Absent = `default`. */
+  readonly namespace?: string;
+  readonly topic: string;
+  /** Partitions of a partitioned topic; absent = not declared here (a non-partitioned topic). */
+  readonly partitions?: number;
+}
+
 /** Where an event is published on RabbitMQ. */
 export interface RabbitEventRoute {
   readonly exchange: string;
@@ -48,7 +67,7 @@ export interface RabbitEventRoute {
 }
 
 /** The broker transports an event.json can declare a block for. */
-export type BrokerTransport = 'kafka' | 'rabbitmq';
+export type BrokerTransport = 'kafka' | 'rabbitmq' | 'pulsar';
 
 export const COMPATIBILITY_POLICIES = ['evgen', 'confluent', 'confluent-lenient'] as const;
 export type CompatibilityPolicy = (typeof COMPATIBILITY_POLICIES)[number];
@@ -90,6 +109,8 @@ export interface EventDefinition {
   readonly ordering?: EventOrdering;
   /** Absent: the event is not published on RabbitMQ (a Kafka-only or in-process event). */
   readonly rabbitmq?: RabbitEventRoute;
+  /** Absent: the event is not published on Pulsar. */
+  readonly pulsar?: PulsarEventTopic;
   /** Folder of the event relative to the catalog root (`order/OrderCreated`). */
   readonly dir: string;
   /** Sorted by version, ascending. */

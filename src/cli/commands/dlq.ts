@@ -26,6 +26,7 @@
 import { Option, type Command } from 'commander';
 import { loadProjectCatalog } from '../project-catalog.js';
 import type { BrokerTransport } from '../../catalog/model.js';
+import { TRANSPORT_LABELS } from '../../catalog/event-transports.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { loadConfig, type EvgenConfig } from '../config.js';
 import { resolveDeadLetters, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
@@ -197,8 +198,6 @@ function transportOf(options: DlqOptions): BrokerTransport | undefined {
   );
 }
 
-const TRANSPORT_LABEL: Record<BrokerTransport, string> = { kafka: 'Kafka', rabbitmq: 'RabbitMQ' };
-
 /**
  * The consumers to look at (`--consumer`, checked against the catalog, or every consumer that
  * subscribes to an event on the chosen transport: the others have no dead queue or topic there)
@@ -232,7 +231,7 @@ async function consumersOf(
     });
   }
   if (!onTransport(options.consumer)) {
-    const label = TRANSPORT_LABEL[transport!];
+    const label = TRANSPORT_LABELS[transport!];
     const others = names.filter(onTransport);
     throw refuse({
       code: 'consumer-not-on-transport',

@@ -2,7 +2,7 @@
  * `evgen new <domain>/<EventName>`: scaffolds `event.json` and `v1.schema.json` (with the
  * aggregate id property already required), refusing to overwrite anything and refusing a name
  * whose generated code would clash with an existing event (the build would refuse it anyway).
- * The transport blocks it writes (`kafka`, `rabbitmq`) are `--transports`, else the ones the
+ * The transport blocks it writes (`kafka`, `rabbitmq`, `pulsar`) are `--transports`, else the ones the
  * catalog's events already use, so a Kafka-only catalog gets no `rabbitmq` block.
  */
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -28,7 +28,7 @@ export interface NewOptions {
   readonly aggregate?: string;
   /** The payload property holding the aggregate id; default: `<aggregate>Id` in camelCase. */
   readonly id?: string;
-  /** `kafka`, `rabbitmq` or both, comma-separated; default: those the catalog's events use. */
+  /** `kafka`, `rabbitmq`, `pulsar`, comma-separated; default: those the catalog's events use. */
   readonly transports?: string;
 }
 
@@ -61,7 +61,7 @@ export function registerNew(program: Command): void {
       )
       .option(
         '--transports <list>',
-        "transport blocks to write: kafka, rabbitmq or kafka,rabbitmq (default: those the catalog's events use; both in an empty catalog)",
+        "transport blocks to write, comma-separated: kafka, rabbitmq, pulsar (default: those the catalog's events use; kafka,rabbitmq in an empty catalog)",
       ),
   ).action(async (ref: string, options: NewOptions) => {
     process.exitCode = await runNew(ref, options);
@@ -126,6 +126,7 @@ export function runNew(ref: string, options: NewOptions): Promise<number> {
             },
           }
         : {}),
+      ...(transports.includes('pulsar') ? { pulsar: { topic: `${parsed.domain}.events` } } : {}),
     };
     const schema = {
       $schema: 'http://json-schema.org/draft-07/schema#',
@@ -174,6 +175,8 @@ async function refuseNameClash(
   }
 }
 
+const DEFAULT_NEW_TRANSPORTS: readonly BrokerTransport[] = ['kafka', 'rabbitmq'];
+
 /** `--transports kafka,rabbitmq` → the transports, in BROKER_TRANSPORTS order; undefined when not given. */
 function transportsOption(value: string | undefined): readonly BrokerTransport[] | undefined {
   if (value === undefined) return undefined;
@@ -184,7 +187,7 @@ function transportsOption(value: string | undefined): readonly BrokerTransport[]
       code: 'bad-option',
       file: '--transports',
       message: `"${value}" is not a list of transports`,
-      hint: `use kafka, rabbitmq or kafka,rabbitmq (${seeDocs('transports')})`,
+      hint: `use one or more of ${BROKER_TRANSPORTS.join(', ')}, comma-separated (${seeDocs('transports')})`,
     });
   }
   return BROKER_TRANSPORTS.filter((transport) => names.includes(transport));
@@ -192,7 +195,8 @@ function transportsOption(value: string | undefined): readonly BrokerTransport[]
 
 /**
  * The transport blocks the catalog's events declare (any event's), read from their event.json
- * files as they are; both when there are none yet, or none declares any.
+ * files as they are; Kafka and RabbitMQ when there are none yet, or none declares any (Pulsar
+ * only when asked for or already used: its WebSocket API must be enabled on the broker).
  */
 async function catalogTransports(eventsDir: string): Promise<readonly BrokerTransport[]> {
   const used = new Set<BrokerTransport>();
@@ -204,5 +208,5 @@ async function catalogTransports(eventsDir: string): Promise<readonly BrokerTran
     if (typeof meta !== 'object' || meta === null) continue;
     for (const transport of BROKER_TRANSPORTS) if (transport in meta) used.add(transport);
   }
-  return used.size === 0 ? BROKER_TRANSPORTS : BROKER_TRANSPORTS.filter((t) => used.has(t));
+  return used.size === 0 ? DEFAULT_NEW_TRANSPORTS : BROKER_TRANSPORTS.filter((t) => used.has(t));
 }
