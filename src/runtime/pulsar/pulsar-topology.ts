@@ -59,7 +59,7 @@ export async function ensurePulsarTopics(
     const { domain, tenant, namespace, local } = parseTopicName(spec.topic);
     const ns = `${tenant}/${namespace}`;
     if (!namespaces.has(ns)) {
-      const existing = await admin.get(`namespaces/${enc(tenant)}`, `tenant '${tenant}'`);
+      const existing = await admin.get(`namespaces/${enc(tenant)}`);
       if (existing.status === 404 || existing.status === 403) {
         throw new PulsarClientError(
           `Pulsar tenant '${tenant}' does not exist (HTTP ${existing.status}); evgen never creates tenants: ask the cluster's operator to create it, or use the default tenant 'public'`,
@@ -106,17 +106,18 @@ async function partitioningOf(
 ): Promise<number | undefined> {
   const base = `${domain}/${enc(tenant)}/${enc(namespace)}`;
   const full = `${domain}://${tenant}/${namespace}/${local}`;
-  const partitioned = await admin.get(`${base}/partitioned`, `namespace '${tenant}/${namespace}'`);
+  const partitioned = await admin.get(`${base}/partitioned`);
   if ((partitioned.body as string[]).includes(full)) {
-    const metadata = await admin.get(`${path}/partitions`, `topic '${full}'`);
+    const metadata = await admin.get(`${path}/partitions`);
     return (metadata.body as { partitions: number }).partitions;
   }
-  const plain = await admin.get(base, `namespace '${tenant}/${namespace}'`);
+  const plain = await admin.get(base);
   return (plain.body as string[]).includes(full) ? 0 : undefined;
 }
 
 interface PulsarAdmin {
-  get(path: string, what: string): Promise<{ status: number; body: unknown }>;
+  /** GET; a 404 or 403 resolves with no body (the caller names what is missing). */
+  get(path: string): Promise<{ status: number; body: unknown }>;
   /** PUT; resolves with 204 (created) or 409 (exists), throws otherwise. */
   put(path: string, body?: unknown): Promise<number>;
 }
@@ -148,15 +149,13 @@ function pulsarAdmin(connection: PulsarAdminConnection): PulsarAdmin {
       response.status >= 500,
     );
   return {
-    async get(path, what) {
+    async get(path) {
       const response = await request('GET', path);
       if (response.status === 404 || response.status === 403) {
         return { status: response.status, body: undefined };
       }
       if (!response.ok) throw await refused(response, 'GET', path);
-      const body = (await response.json()) as unknown;
-      if (body === undefined) throw new PulsarClientError(`no answer about ${what}`, true);
-      return { status: response.status, body };
+      return { status: response.status, body: await response.json() };
     },
     async put(path, body) {
       const response = await request('PUT', path, body);

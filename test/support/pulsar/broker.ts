@@ -184,6 +184,8 @@ function standaloneConf(config: PulsarBrokerConfig): string {
     'allowAutoTopicCreation=true',
     'allowAutoTopicCreationType=non-partitioned',
     'brokerDeleteInactiveTopicsEnabled=false',
+    // Tests delete their namespaces with whatever topics are left in them.
+    'forceDeleteNamespaceAllowed=true',
     'authenticationEnabled=false',
     'authorizationEnabled=false',
     // Bookie side. Without allowEphemeralPorts the bookie ignores --bookkeeper-port and binds
