@@ -133,6 +133,27 @@ export {
   type IdempotentRequest,
 } from './idempotency/run-idempotent.js';
 export {
+  IDEMPOTENT_REPLAYED_HEADER,
+  handleIdempotentHttp,
+  type HttpIdempotencyOptions,
+  type HttpRequestParts,
+  type IdempotentHttpResponse,
+  type IdempotentHttpResult,
+} from './idempotency/http-idempotency.js';
+export {
+  idempotentExpress,
+  type ExpressIdempotentHandler,
+  type ExpressIdempotentRequestLike,
+  type ExpressIdempotentResponseLike,
+} from './idempotency/express-idempotency.js';
+export {
+  idempotentFastify,
+  type FastifyIdempotentHandler,
+  type FastifyIdempotentReplyLike,
+  type FastifyIdempotentRequestLike,
+} from './idempotency/fastify-idempotency.js';
+export { idempotentFetch, type FetchIdempotentHandler } from './idempotency/fetch-idempotency.js';
+export {
   pruneIdempotencyKeys,
   type PruneIdempotencyKeysOptions,
 } from './idempotency/prune-idempotency-keys.js';
