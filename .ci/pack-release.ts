@@ -286,7 +286,7 @@ function dependencyFields(
   for (const name of [...imports.lazy].sort()) {
     if (UNDECLARED_ON_DEMAND.includes(name)) continue;
     if (OPTIONAL_PEERS.includes(name) || pkg.peerDependencies?.[name] !== undefined) {
-      peers[name] = pinned(name);
+      peers[name] = compatibleRange(pinned(name));
     } else dependencies[name] = pinned(name);
   }
   const sorted = Object.fromEntries(
@@ -300,6 +300,19 @@ function dependencyFields(
       Object.keys(peers).map((name) => [name, { optional: true as const }]),
     ),
   };
+}
+
+/**
+ * A peer is the service's own copy (its pg, its mysql2, its Kysely), so the runtime must accept
+ * any release compatible with the one it is tested against: an exact pin made `npm install` fail
+ * with ERESOLVE as soon as the service (or another of its packages) brought a newer patch.
+ * Dependencies stay pinned: those copies are the runtime's own.
+ */
+export function compatibleRange(version: string): string {
+  if (!/^\d+\.\d+\.\d+$/.test(version)) {
+    throw new Error(`package.json pins '${version}'; a release needs an exact version to widen`);
+  }
+  return `^${version}`;
 }
 
 /** Source maps copied to another folder: point their `sources` at the same files' new place. */
