@@ -65,6 +65,17 @@ function expandable(type: ts.Type, exported: ReadonlySet<string>): boolean {
   return ts.isInterfaceDeclaration(declaration) || ts.isTypeLiteralNode(declaration);
 }
 
+/**
+ * A member keyed by a unique symbol has an internal name with a checker-wide counter in it
+ * (`__@transactionBrand@2175`) that moves whenever any export changes; show it as written.
+ */
+function memberName(member: ts.Symbol, declaration: ts.Declaration): string {
+  const name = ts.getNameOfDeclaration(declaration);
+  if (name !== undefined && ts.isComputedPropertyName(name))
+    return `[${name.expression.getText()}]`;
+  return member.name;
+}
+
 function memberRows(
   type: ts.Type,
   prefix: string,
@@ -81,6 +92,7 @@ function memberRows(
     if (member.name.startsWith('#')) continue;
     // Error's own name, message, stack and cause are TypeScript's lib, not evgen's API.
     if (declaration.getSourceFile().fileName.includes('node_modules')) continue;
+    const name = memberName(member, declaration);
     const memberType = checker.getTypeOfSymbolAtLocation(member, declaration);
     const optional = member.flags & ts.SymbolFlags.Optional ? '?' : '';
     const shown =
@@ -91,12 +103,12 @@ function memberRows(
             .join('; ')
         : checker.typeToString(memberType, undefined, FORMAT);
     out.push(
-      `| \`${prefix}${member.name}${optional}\` | ${codeCell(shown)} | ${cell(docOf(member, checker))} |`,
+      `| \`${prefix}${name}${optional}\` | ${codeCell(shown)} | ${cell(docOf(member, checker))} |`,
     );
     if (depth < 2 && expandable(memberType, exported)) {
       memberRows(
         memberType.getNonNullableType(),
-        `${prefix}${member.name}.`,
+        `${prefix}${name}.`,
         checker,
         exported,
         out,
