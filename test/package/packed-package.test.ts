@@ -118,7 +118,16 @@ describe('the release packages installed into a service as the README says', () 
     const app = workspace.app;
     await exec('rm', ['-rf', 'node_modules'], app);
     await exec('npm', ['ci', '--omit=dev', ...NPM_QUIET], app);
-    for (const name of ['evgen', 'typescript', 'ts-morph', 'prettier', '@electric-sql/pglite']) {
+    // A service on pg alone: no generator, no PGlite, and neither Kafka client (optional peers).
+    for (const name of [
+      'evgen',
+      'typescript',
+      'ts-morph',
+      'prettier',
+      '@electric-sql/pglite',
+      'kafkajs',
+      '@platformatic/kafka',
+    ]) {
       expect(existsSync(join(app, 'node_modules', name)), name).toBe(false);
     }
     const bytes = await folderSize(join(app, 'node_modules'));

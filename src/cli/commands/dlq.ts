@@ -83,7 +83,7 @@ function addSelection(command: Command, filters: boolean): Command {
   command.addOption(
     new Option(
       '--transport <transport>',
-      'where the dead letters are (default: the one configured)',
+      "where the dead letters are (default: the only one the catalog's consumers read from, else the one configured)",
     ).choices(['rabbitmq', 'kafka']),
   );
   command.option(
@@ -183,19 +183,25 @@ function filterOf(options: DlqOptions): DeadLetterFilter {
   );
 }
 
+/** The transports whose dead letters `dlq` reads. */
+const DEAD_LETTER_TRANSPORTS = ['kafka', 'rabbitmq'] as const satisfies readonly BrokerTransport[];
+type DeadLetterTransport = (typeof DEAD_LETTER_TRANSPORTS)[number];
+
 /**
- * The dead letters' transport: `--transport`, else the one whose connection is configured
- * (RabbitMQ first when both are); undefined when none is (openSource refuses then).
+ * The dead letters' transport: `--transport`; else the only broker transport the catalog's
+ * consumers read from (a Kafka-only catalog never asks for RabbitMQ); else the one whose
+ * connection is configured (RabbitMQ first when both are); undefined when none is (openSource
+ * refuses then).
  */
-function transportOf(options: DlqOptions): BrokerTransport | undefined {
-  return (
-    options.transport ??
-    (amqpUrl(options) !== undefined
-      ? 'rabbitmq'
-      : kafkaBrokers(options) !== undefined
-        ? 'kafka'
-        : undefined)
-  );
+function transportOf(
+  options: DlqOptions,
+  catalogTransports: readonly DeadLetterTransport[] = [],
+): DeadLetterTransport | undefined {
+  if (options.transport !== undefined) return options.transport;
+  if (catalogTransports.length === 1) return catalogTransports[0];
+  if (amqpUrl(options) !== undefined) return 'rabbitmq';
+  if (kafkaBrokers(options) !== undefined) return 'kafka';
+  return undefined;
 }
 
 /**
@@ -204,12 +210,21 @@ function transportOf(options: DlqOptions): BrokerTransport | undefined {
  * and the config they came from (its `prefix` and `kafkaTiers` are the flags' defaults).
  */
 async function consumersOf(
-  options: DlqOptions,
-): Promise<{ consumers: string[]; config: EvgenConfig }> {
-  const config = await loadConfig(options);
+  flags: DlqOptions,
+): Promise<{ consumers: string[]; config: EvgenConfig; options: DlqOptions }> {
+  const config = await loadConfig(flags);
   const { catalog } = await loadProjectCatalog(config);
   const names = catalog.consumers.map((consumer) => consumer.name);
-  const transport = transportOf(options);
+  const read = DEAD_LETTER_TRANSPORTS.filter((candidate) =>
+    catalog.consumers.some((consumer) =>
+      consumer.subscribes.some(
+        (eventType) =>
+          catalog.events.find((event) => event.eventType === eventType)?.[candidate] !== undefined,
+      ),
+    ),
+  );
+  const transport = transportOf(flags, read);
+  const options: DlqOptions = transport === undefined ? flags : { ...flags, transport };
   const onTransport = (name: string) => {
     if (transport === undefined) return true;
     const consumer = catalog.consumers.find((candidate) => candidate.name === name)!;
@@ -218,7 +233,9 @@ async function consumersOf(
         catalog.events.find((event) => event.eventType === eventType)?.[transport] !== undefined,
     );
   };
-  if (options.consumer === undefined) return { consumers: names.filter(onTransport), config };
+  if (options.consumer === undefined) {
+    return { consumers: names.filter(onTransport), config, options };
+  }
   if (!names.includes(options.consumer)) {
     throw refuse({
       code: 'unknown-consumer',
@@ -243,7 +260,7 @@ async function consumersOf(
           : `choose the other --transport, or one of: ${others.join(', ')}`,
     });
   }
-  return { consumers: [options.consumer], config };
+  return { consumers: [options.consumer], config, options };
 }
 
 /** The dead letters' transport (see transportOf), connected. */
@@ -376,7 +393,7 @@ function detail(record: DeadLetterRecord | ResolvedDeadLetter): string {
 export function runDlqList(options: DlqOptions): Promise<number> {
   return reportingProblems(async () => {
     const filter = filterOf(options);
-    const { consumers, config } = await consumersOf(options);
+    const { consumers, config, options: connection } = await consumersOf(options);
     const resolving = databaseConfigured(options);
     if (options.unresolved === true && !resolving) {
       throw refuse({
@@ -386,7 +403,7 @@ export function runDlqList(options: DlqOptions): Promise<number> {
         hint: 'pass --database-url (and --schema / --inbox-table where your services keep the inbox), or set DATABASE_URL',
       });
     }
-    const listed = await withSource(options, config, async (source) => {
+    const listed = await withSource(connection, config, async (source) => {
       const result: [string, DeadLetterRecord[]][] = [];
       for (const consumer of consumers) {
         const letters = (await source.list(consumer)).filter((letter) =>
@@ -429,8 +446,8 @@ export function runDlqList(options: DlqOptions): Promise<number> {
 
 export function runDlqShow(messageId: string, options: DlqOptions): Promise<number> {
   return reportingProblems(async () => {
-    const { consumers, config } = await consumersOf(options);
-    const found = await withSource(options, config, async (source) => {
+    const { consumers, config, options: connection } = await consumersOf(options);
+    const found = await withSource(connection, config, async (source) => {
       const result: DeadLetterRecord[] = [];
       for (const consumer of consumers)
         result.push(...(await source.list(consumer)).filter((l) => l.messageId === messageId));
@@ -473,12 +490,12 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
         hint: 'add --message-id, --event-type, --error-type, --since/--until, or --all (try --dry-run first)',
       });
     }
-    const { consumers, config } = await consumersOf(options);
+    const { consumers, config, options: connection } = await consumersOf(options);
     const force = options.force === true;
     const dryRun = options.dryRun === true;
     const resolving = databaseConfigured(options);
     const outcome = await withDatabaseIfGiven(options, (db) =>
-      withSource(options, config, async (source) => {
+      withSource(connection, config, async (source) => {
         const result: ReplayReport[] = [];
         for (const consumer of consumers) {
           const letters = await source.list(consumer);
