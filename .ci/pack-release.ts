@@ -29,13 +29,15 @@ export const RUNTIME_PACKAGE = 'evgen-runtime';
  * libraries that only an adapter entry point imports are optional peers too: the repository's
  * peerDependencies pin them.
  */
-const OPTIONAL_PEERS = ['pg', 'kafkajs', '@platformatic/kafka', '@opentelemetry/api'];
+const OPTIONAL_PEERS = ['pg', '@platformatic/kafka', '@opentelemetry/api'];
 /**
  * Loaded on demand but not declared at all: npm counts an optional peer edge from a production
  * package as production, so a service that keeps PGlite in devDependencies (for tests) would get
- * its 27 MB in `npm ci --omit=dev`. Node still finds it in the service's node_modules.
+ * its 27 MB in `npm ci --omit=dev`, and a service on @platformatic/kafka would get kafkajs (the
+ * CLI's own dependency, for its Kafka operator commands). Node still finds either in the
+ * service's node_modules when the service installs it.
  */
-const UNDECLARED_ON_DEMAND = ['@electric-sql/pglite'];
+const UNDECLARED_ON_DEMAND = ['@electric-sql/pglite', 'kafkajs'];
 /** Runtime entry points besides the index (subpath → file in src/runtime without extension). */
 const RUNTIME_ADAPTER_ENTRIES: Readonly<Record<string, string>> = {
   kafkajs: 'kafkajs',
