@@ -27,7 +27,14 @@ export interface OrdersAppOptions {
   readonly schema: string;
   readonly idempotency?: Omit<HttpIdempotencyOptions, 'schema'>;
   /** Runs inside the transaction after the writes, before the commit (a slow handler, a crash). */
-  readonly beforeCommit?: () => Promise<void>;
+  readonly beforeCommit?: (written: { readonly messageId: string }) => Promise<void>;
+  /**
+   * Runs after the transaction committed, before the response leaves (a crash between the two):
+   * gets the response body as it would be sent.
+   */
+  readonly beforeRespond?: (body: string) => Promise<void>;
+  /** Called as each business handler execution starts. */
+  readonly onExecute?: () => void;
   /** Answer 503 (a transient failure) this many times first. */
   readonly failTimes?: number;
 }
@@ -63,6 +70,7 @@ export async function startOrdersApp(
     attempt: number,
   ): Promise<IdempotentHttpResponse> => {
     executions++;
+    options.onExecute?.();
     const { sku, quantity } = body as { sku: string; quantity: number };
     // The order id is minted per execution, as a service would: only idempotency keeps it single.
     const orderId = `o-${Math.random().toString(36).slice(2, 10)}`;
@@ -79,7 +87,7 @@ export async function startOrdersApp(
       {},
       { schema },
     );
-    await options.beforeCommit?.();
+    await options.beforeCommit?.({ messageId: event.messageId });
     if (failures > 0) {
       failures--;
       return { status: 503, body: { error: 'inventory service unavailable, try again' } };
@@ -94,6 +102,17 @@ export async function startOrdersApp(
   if (framework === 'express') {
     const app = express();
     app.use(express.json());
+    const { beforeRespond } = options;
+    if (beforeRespond !== undefined)
+      app.use((_req, res, next) => {
+        // The adapter answers through res.end once runIdempotent has returned (committed).
+        const end = res.end.bind(res) as (body?: string) => unknown;
+        res.end = ((body?: string) => {
+          void beforeRespond(body ?? '').then(() => end(body));
+          return res;
+        }) as typeof res.end;
+        next();
+      });
     app.post(
       '/orders',
       idempotentExpress(
@@ -116,6 +135,12 @@ export async function startOrdersApp(
     };
   }
   const app = Fastify();
+  const { beforeRespond } = options;
+  if (beforeRespond !== undefined)
+    app.addHook('onSend', async (_request, _reply, payload) => {
+      await beforeRespond(typeof payload === 'string' ? payload : '');
+      return payload;
+    });
   app.post(
     '/orders',
     idempotentFastify(
