@@ -13,15 +13,9 @@ import {
 } from './unshaped-keywords.js';
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
-import type { RuleInfo } from './rules/shape-rule.js';
+import type { CompareSchemas, RuleInfo } from './rules/shape-rule.js';
 import type { SchemaNode } from './schema-document.js';
 import { followReferences, shapeOf, type CombinedCriterion, type Shape } from './schema-shape.js';
-
-export type CompareSchemas = (
-  ctx: DiffContext,
-  original: SchemaNode | undefined,
-  update: SchemaNode | undefined,
-) => void;
 
 /** What the walk itself reports, beside the keyword rules. */
 export const SCHEMA_WALK_RULE: RuleInfo = {

@@ -15,17 +15,9 @@ import { ComparisonLimitError } from './comparison-problem.js';
 import type { DifferenceType } from './rules/difference-types.js';
 import { DifferenceList, type Difference } from './difference-list.js';
 import { tagsExclude } from './discriminators.js';
-import type { SchemaNode } from './schema-document.js';
+import type { Reading, SchemaNode } from './schema-document.js';
 
 export type { Difference } from './difference-list.js';
-
-/**
- * How keywords are read where Confluent's checker and the meaning of a schema part ways:
- * `confluent` reproduces Confluent Schema Registry (it ignores `patternProperties`, the draft-04
- * boolean `exclusiveMinimum`/`exclusiveMaximum`, and a Kafka Connect `connect.type: bytes`
- * string ↔ number change); `meaning` judges them by what a validator accepts.
- */
-export type Reading = 'confluent' | 'meaning';
 
 /**
  * Node identities, stable across rounds so pair keys can be carried from one round to the next.

@@ -10,12 +10,11 @@ import {
   SettledPairs,
   type Difference,
   type Identities,
-  type Reading,
   type RunOptions,
 } from './diff-context.js';
 import { POLICIES, STRICT_COMPATIBLE } from './policy.js';
 import type { DifferenceType } from './rules/difference-types.js';
-import { SchemaDocument } from './schema-document.js';
+import { SchemaDocument, type Reading } from './schema-document.js';
 import { compareStrings } from '../common/json-value.js';
 import { UnjudgedChangeError } from './unjudged-change.js';
 

@@ -9,7 +9,7 @@
  */
 import type { CompatibilityPolicy } from '../catalog/model.js';
 import { readerSchema, writerSchema } from '../schema/views.js';
-import type { Reading } from './diff-context.js';
+import type { Reading } from './schema-document.js';
 import {
   ALL_DIFFERENCE_TYPES,
   DIFFERENCE_TYPES,

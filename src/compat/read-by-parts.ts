@@ -9,7 +9,7 @@
  * differently, e.g. the writer view closes a union with `properties` + `additionalProperties`
  * beside it (a synthetic allOf) while the reader view is the bare union.
  */
-import type { CompareSchemas } from './compare-schemas.js';
+import type { CompareSchemas } from './rules/shape-rule.js';
 import type { DiffContext } from './diff-context.js';
 import { DifferenceList } from './difference-list.js';
 import type { SchemaNode } from './schema-document.js';

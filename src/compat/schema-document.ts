@@ -7,7 +7,14 @@
 import { unescapeSegment } from '../common/json-pointer.js';
 import { isObject } from '../common/json-value.js';
 import { mapSchema } from '../schema/walk.js';
-import type { Reading } from './diff-context.js';
+
+/**
+ * How keywords are read where Confluent's checker and the meaning of a schema part ways:
+ * `confluent` reproduces Confluent Schema Registry (it ignores `patternProperties`, the draft-04
+ * boolean `exclusiveMinimum`/`exclusiveMaximum`, and a Kafka Connect `connect.type: bytes`
+ * string ↔ number change); `meaning` judges them by what a validator accepts.
+ */
+export type Reading = 'confluent' | 'meaning';
 
 export class SchemaInputError extends Error {
   constructor(message: string) {

@@ -7,7 +7,7 @@
  */
 import { isObject } from '../common/json-value.js';
 import { ComparisonLimitError } from './comparison-problem.js';
-import type { Reading } from './diff-context.js';
+import type { Reading } from './schema-document.js';
 import type { SchemaDialect, SchemaNode } from './schema-document.js';
 
 export type CombinedCriterion = 'allOf' | 'anyOf' | 'oneOf';

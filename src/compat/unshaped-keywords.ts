@@ -13,7 +13,7 @@
  * - `required` names the reader's `properties` do not declare: Confluent only looks at declared
  *   ones, but a reader requiring a name the writer did not require rejects data without it.
  */
-import type { CompareSchemas } from './compare-schemas.js';
+import type { CompareSchemas } from './rules/shape-rule.js';
 import type { DiffContext } from './diff-context.js';
 import { isObject } from '../common/json-value.js';
 import type { SchemaNode } from './schema-document.js';

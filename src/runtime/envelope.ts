@@ -5,6 +5,7 @@
  */
 import { ValidationError, type Violation } from './errors.js';
 import { checkField, ENVELOPE_FIELDS, OCCURRED_AT_FIELD } from './envelope-fields.js';
+import type { PayloadValidator } from './payload-validator.js';
 import { unfaithfulNumbers } from './unfaithful-numbers.js';
 import { uuidV7 } from './uuid-v7.js';
 
@@ -42,12 +43,6 @@ export interface EnvelopeMeta {
   readonly correlationId?: string;
   readonly causationId?: string;
 }
-
-/** Result of validating a value against one schema. */
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violations: Violation[] };
-
-/** Checks one payload against one version's schema; violations point into the payload. */
-export type PayloadValidator<T> = (payload: unknown) => ValidationResult<T>;
 
 /**
  * Everything the runtime needs to know about one version of one event. Generated code

@@ -13,15 +13,17 @@ export {
   type Envelope,
   type EnvelopeMeta,
   type EventVersionDescriptor,
-  type PayloadValidator,
-  type ValidationResult,
 } from './envelope.js';
 export {
   createEnvelopeParser,
   type EnvelopeParser,
   type ParseEnvelopeResult,
 } from './parse-envelope.js';
-export { payloadValidator } from './payload-validator.js';
+export {
+  payloadValidator,
+  type PayloadValidator,
+  type ValidationResult,
+} from './payload-validator.js';
 export { linearPattern } from './linear-pattern.js';
 
 // Errors a handler throws or a caller catches.

@@ -4,9 +4,15 @@
  * (for `required` and `additionalProperties`, the missing or extra property), with ajv's
  * message made from the error's keyword and parameters.
  */
-import type { PayloadValidator } from './envelope.js';
 import type { Violation } from './errors.js';
+import { escapePointerSegment } from './json-pointer.js';
 import { schemaErrorMessage } from './schema-error-message.js';
+
+/** Result of validating a value against one schema. */
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violations: Violation[] };
+
+/** Checks one payload against one version's schema; violations point into the payload. */
+export type PayloadValidator<T> = (payload: unknown) => ValidationResult<T>;
 
 /** The part of an ajv `ErrorObject` evgen reads. */
 export interface CompiledSchemaError {
@@ -20,11 +26,6 @@ export interface CompiledSchemaError {
 export type CompiledSchemaFunction = ((data: unknown) => boolean) & {
   errors?: readonly CompiledSchemaError[] | null;
 };
-
-/** Escapes one JSON pointer segment (RFC 6901): `a/b~c` → `a~1b~0c`. */
-export function escapePointerSegment(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
 
 /** Converts one ajv error into a violation located at the value it is about. */
 export function violationFromSchemaError(error: CompiledSchemaError): Violation {

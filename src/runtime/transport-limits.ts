@@ -8,7 +8,7 @@
  */
 import type { Envelope } from './envelope.js';
 import { EvgenError, type Violation } from './errors.js';
-import { escapePointerSegment } from './payload-validator.js';
+import { escapePointerSegment } from './json-pointer.js';
 import { EVGEN_HEADERS, envelopeAmqpHeaders } from './rabbitmq/amqp-message.js';
 import { encodedValueBytes } from './rabbitmq/copy-limits.js';
 import { AMQP_LIMITS, KAFKA_LIMITS } from './broker-limits.js';

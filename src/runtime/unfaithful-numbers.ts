@@ -9,7 +9,7 @@
  */
 import { isLargeNumber } from './decode-message-body.js';
 import type { Violation } from './errors.js';
-import { escapePointerSegment } from './payload-validator.js';
+import { escapePointerSegment } from './json-pointer.js';
 
 function problem(value: number): string | undefined {
   if (Number.isNaN(value) || !Number.isFinite(value)) {

@@ -1,9 +1,18 @@
 /**
  * The package's layering, checked on the real import statements: the runtime (what services
- * ship) never pulls in generator code, and generated code reaches evgen only through
- * `evgen/runtime`.
+ * ship) never pulls in generator code, generated code reaches evgen only through
+ * `evgen/runtime`, and no module of src/ imports itself through others (an import circle).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +40,62 @@ function importSpecifiers(source: string): string[] {
   for (const pattern of patterns)
     for (const match of source.matchAll(pattern)) specifiers.push(match[1]!);
   return specifiers;
+}
+
+/** The .ts file a relative specifier names (`./x.js` → x.ts, `./dir` → dir/index.ts), if any. */
+function resolveSource(from: string, specifier: string): string | undefined {
+  const target = resolve(dirname(from), specifier);
+  for (const candidate of [
+    target.replace(/\.js$/, '.ts'),
+    `${target}.ts`,
+    join(target, 'index.ts'),
+  ])
+    if (existsSync(candidate) && candidate.endsWith('.ts')) return candidate;
+  return undefined;
+}
+
+/**
+ * The import circles among `files`: strongly connected components (Tarjan) of the graph of
+ * relative imports, type-only ones included (a circle of types is a type in the wrong module).
+ */
+function importCycles(files: readonly string[]): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const file of files)
+    edges.set(
+      file,
+      importSpecifiers(readFileSync(file, 'utf8'))
+        .filter((specifier) => specifier.startsWith('.'))
+        .map((specifier) => resolveSource(file, specifier))
+        .filter((target): target is string => target !== undefined),
+    );
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of edges.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || edges.get(file)!.includes(file)) cycles.push(component.sort());
+  };
+  for (const file of files) if (!index.has(file)) visit(file);
+  return cycles;
 }
 
 describe('import boundaries', () => {
@@ -97,6 +162,35 @@ describe('import boundaries', () => {
           transports.filter((other) => other !== transport),
         ),
       ).toEqual([]);
+  });
+
+  it('no module of src/ imports itself through others (no import circle)', () => {
+    const cycles = importCycles(filesUnder(join(root, 'src'), ['.ts'])).map((cycle) =>
+      cycle.map((file) => relative(root, file)).join(' ⇄ '),
+    );
+    expect(cycles).toEqual([]);
+  });
+
+  it('the circle check finds a circle, a self-import and a circle through an index', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'evgen-cycles-'));
+    try {
+      mkdirSync(join(dir, 'sub'));
+      const write = (name: string, text: string) => writeFileSync(join(dir, name), text);
+      write('a.ts', "import { b } from './b.js';\nexport const a = b;\n");
+      write('b.ts', "import type { A } from './sub/index.js';\nexport const b = 1;\n");
+      write('sub/index.ts', "export type { A } from '../a.js';\n");
+      write('self.ts', "export * from './self.js';\n");
+      write('free.ts', "import { a } from './a.js';\nexport const free = a;\n");
+      const found = importCycles(filesUnder(dir, ['.ts'])).map((cycle) =>
+        cycle.map((file) => relative(dir, file)),
+      );
+      expect(found).toEqual(
+        expect.arrayContaining([['a.ts', 'b.ts', 'sub/index.ts'], ['self.ts']]),
+      );
+      expect(found).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('src/runtime does not depend on generator-only packages', () => {

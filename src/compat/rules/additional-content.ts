@@ -3,7 +3,7 @@
  * `unevaluatedProperties` / `unevaluatedItems`: whether extras are allowed, and under which schema.
  */
 import { isObject } from '../../common/json-value.js';
-import type { CompareSchemas } from '../compare-schemas.js';
+import type { CompareSchemas } from './shape-rule.js';
 import type { DiffContext } from '../diff-context.js';
 import { acceptsEverything, childOf, type Shape } from '../schema-shape.js';
 import type { DifferenceType } from './difference-types.js';

@@ -4,7 +4,7 @@
  * position; positions added or removed are judged by the content model like properties.
  * Reported paths use Confluent's draft-07 names (`#/items/1` for `prefixItems[1]`).
  */
-import type { CompareSchemas } from '../compare-schemas.js';
+import type { CompareSchemas } from './shape-rule.js';
 import type { DiffContext } from '../diff-context.js';
 import { acceptsEverything, childOf, type Shape } from '../schema-shape.js';
 import { arrayExtraSchema, isOpenArray } from './content-model.js';

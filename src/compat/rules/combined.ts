@@ -8,7 +8,7 @@
  */
 import { maximumMatching } from '../bipartite-matching.js';
 import { canonicalJson } from '../../common/canonical-json.js';
-import type { CompareSchemas } from '../compare-schemas.js';
+import type { CompareSchemas } from './shape-rule.js';
 import type { DiffContext } from '../diff-context.js';
 import type { DifferenceList } from '../difference-list.js';
 import type { SchemaNode } from '../schema-document.js';

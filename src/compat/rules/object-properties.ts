@@ -4,7 +4,7 @@
  * model), and may appear in the reader only if the writer could not have sent something else
  * under that name (closed model, or covered by the writer's partially open model).
  */
-import type { CompareSchemas } from '../compare-schemas.js';
+import type { CompareSchemas } from './shape-rule.js';
 import type { DiffContext } from '../diff-context.js';
 import { isObject } from '../../common/json-value.js';
 import { acceptsEverything, childOf, shapeOf, type Shape } from '../schema-shape.js';

@@ -1,8 +1,18 @@
 /** One comparer: looks at a few keywords of two shapes of the same kind and reports differences. */
-import type { CompareSchemas } from '../compare-schemas.js';
 import type { DiffContext } from '../diff-context.js';
+import type { SchemaNode } from '../schema-document.js';
 import type { Shape, ShapeKind } from '../schema-shape.js';
 import type { DifferenceType } from './difference-types.js';
+
+/**
+ * The walk (compare-schemas), handed to rules that compare nested schemas: a rule recurses through
+ * it rather than importing the walk, which imports every rule.
+ */
+export type CompareSchemas = (
+  ctx: DiffContext,
+  original: SchemaNode | undefined,
+  update: SchemaNode | undefined,
+) => void;
 
 /** What a compatibility rule is, for documentation and tests (as buf describes its lint rules). */
 export interface RuleInfo {

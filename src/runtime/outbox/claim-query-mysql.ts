@@ -1,5 +1,5 @@
 /**
- * The relay's SQL on MySQL 8 / MariaDB. The rules are those of claim-query (PostgreSQL): a row is
+ * The relay's SQL on MySQL 8 / MariaDB. The rules are those of claim-query-postgres: a row is
  * a head only if it is the lowest id of its aggregate that is not SENT (a DEAD row blocks the rest
  * until revived); a batch takes due heads with `FOR UPDATE SKIP LOCKED`, so concurrent relays never
  * take the same row, plus the due rows right behind each head; every row claimed gets this claim's
@@ -12,9 +12,8 @@
 import type { Database, Queryable } from '../db/database.js';
 import { MYSQL_DIALECT } from '../db/sql-dialect.js';
 import { mysqlTimestamp } from '../db/sql-timestamp.js';
-import type { ClaimedRow } from './claim-query.js';
+import type { ClaimedRow, ClaimRequest, RelayStatements } from './claim-query.js';
 import type { OutboxTableNames } from './outbox-table.js';
-import type { ClaimRequest, RelayStatements } from './relay-statements.js';
 
 /** `now` (bound as one parameter): the injected clock, else the database's UTC clock. */
 const NOW = 'COALESCE(?, UTC_TIMESTAMP(3))';

@@ -7,7 +7,7 @@ import type { BoundedPublisher } from './bounded-publish.js';
 import type { BrokerOutage } from './broker-outage.js';
 import type { PublishWindow } from './publish-window.js';
 import type { OutboxRelayHooks, ResolvedRelayOptions } from './relay-options.js';
-import type { RelayStatements } from './relay-statements.js';
+import type { RelayStatements } from './claim-query.js';
 import type { UnwrittenMarks } from './unwritten-marks.js';
 
 /** Totals since the relay was created (mutable; `metrics()` hands out a copy). */

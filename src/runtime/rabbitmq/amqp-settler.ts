@@ -24,7 +24,7 @@ import {
 } from './failure-headers.js';
 import { trustedHeaders } from './received-headers.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
-import type { ConsumerRunnerEvent } from './consumer-runner.js';
+import type { ConsumerRunnerEvent } from './consumer-runner-types.js';
 
 /** A delivery being settled, on the channel it arrived on. */
 export interface AmqpTarget {

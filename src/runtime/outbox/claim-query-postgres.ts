@@ -1,0 +1,179 @@
+/**
+ * The relay's SQL on PostgreSQL. Claiming is ONE statement (its own transaction): it locks due rows with
+ * `FOR UPDATE SKIP LOCKED`, so concurrent relays never take the same row, and leases them
+ * (`locked_until`, `lease_token`), so a relay that dies mid-publish only delays its rows.
+ *
+ * Per-aggregate order: a row is a "head" only if no earlier (lower id) row of the same aggregate
+ * is unsent (READY, incl. backing off, PROCESSING) or DEAD: it is the aggregate's lowest id that
+ * is not SENT. A DEAD row therefore holds its aggregate back until it is revived (or removed);
+ * the rows behind it wait, and `listDeadOutboxEvents` shows how many. A batch takes heads and, behind each head,
+ * the following rows of that aggregate up to the first one that is not due, so the relay can
+ * publish a run of one aggregate in order. Another relay cannot claim those followers: their
+ * head stays unsent until this relay finishes with it.
+ */
+import type { Database } from '../db/database.js';
+import { isoTimestampSql } from '../db/sql-timestamp.js';
+import type { ClaimedRow, RelayStatements } from './claim-query.js';
+import type { OutboxTableNames } from './outbox-table.js';
+
+/** `now` is the relay's clock when one is injected (tests), else the database's. */
+const nowParam = (index: number) => `COALESCE($${index}::timestamptz, now())`;
+const NOW = nowParam(4);
+const due = (alias: string) =>
+  `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
+
+/**
+ * Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL, $5 ids of an
+ * earlier batch's confirmed rows to mark SENT first (a `{…}` bigint array literal, may be
+ * empty), $6 that batch's lease token or NULL. Rows this marks SENT count as SENT for the head
+ * check (the statement's snapshot still shows them PROCESSING); rows it does not mark (their
+ * lease was lost) still hold their aggregate back.
+ */
+function claimSql(names: OutboxTableNames): string {
+  const t = names.table;
+  return `WITH sent AS (
+  UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
+  WHERE id = ANY($5::text::bigint[]) AND lease_token = $6::uuid AND status = 'PROCESSING'
+  RETURNING id
+), heads AS (
+  SELECT o.id, o.aggregate_type, o.aggregate_id
+  FROM ${t} o
+  -- The claim index's predicate. The due and head checks are one CASE so that, without
+  -- statistics, the planner estimates them at one half instead of multiplying default
+  -- selectivities into a one-row guess; with that guess it bitmap-scans the whole backlog and
+  -- sorts it instead of walking the index in id order up to a full batch.
+  WHERE o.status NOT IN ('SENT', 'DEAD')
+    AND CASE WHEN ${due('o')}
+      -- The earliest row of its aggregate that is not SENT (a DEAD one blocks the rest until
+      -- revived). A scalar subquery (not NOT EXISTS) so the plan is an index probe per scanned
+      -- due row even without statistics (PGlite never auto-analyzes).
+      THEN o.id = (
+        SELECT min(e.id) FROM ${t} e
+        WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+          AND e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent))
+      ELSE false END
+  ORDER BY o.id
+  LIMIT $1::int
+  FOR UPDATE OF o SKIP LOCKED
+), chain AS (
+  -- Per head, only as many rows as the batch has room for (index range scan, not the backlog).
+  SELECT f.id,
+    bool_and(f.due) OVER run AS claimable,
+    row_number() OVER run AS position
+  FROM heads h
+  CROSS JOIN LATERAL (
+    SELECT n.id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due
+    FROM ${t} n
+    WHERE n.aggregate_type = h.aggregate_type AND n.aggregate_id = h.aggregate_id AND n.id >= h.id
+      AND n.status <> 'SENT' AND n.id NOT IN (SELECT id FROM sent)
+    ORDER BY n.id
+    LIMIT GREATEST(1, $1::int - (SELECT count(*) FROM heads) + 1)
+  ) f
+  WINDOW run AS (PARTITION BY f.aggregate_type, f.aggregate_id ORDER BY f.id)
+)
+UPDATE ${t} r
+SET status = 'PROCESSING',
+    attempts = r.attempts + 1,
+    locked_until = ${NOW} + $3::float8 * interval '1 millisecond',
+    lease_token = $2::uuid,
+    last_error = CASE WHEN r.status = 'PROCESSING' THEN 'lease expired before the publish was confirmed' ELSE r.last_error END
+-- The picked ids as an array: primary-key probes whatever the statistics say (joined to the
+-- table, stale statistics made it re-run the picking once per due row).
+WHERE r.id = ANY(ARRAY(SELECT id FROM chain WHERE claimable ORDER BY position, id LIMIT $1::int))
+  AND ${due('r')}
+RETURNING r.id::text AS id, r.event_id::text AS event_id, r.aggregate_type, r.aggregate_id,
+  r.aggregate_version::text AS aggregate_version, r.event_type, r.schema_version, r.payload,
+  ${isoTimestampSql('r.occurred_at')} AS occurred_at,
+  r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts`;
+}
+
+/** Parameters: $1 ids as a `{…}` bigint array literal, $2 lease token, $3 now or NULL. */
+function markSentSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'SENT', sent_at = ${nowParam(3)}, locked_until = NULL, lease_token = NULL
+WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/** Parameters: $1 id, $2 lease token, $3 new status (READY or DEAD), $4 now or NULL, $5 delay ms, $6 error. */
+function markFailedSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = $3::text, available_at = ${NOW} + $5::float8 * interval '1 millisecond',
+  last_error = $6::text, locked_until = NULL, lease_token = NULL
+WHERE id = $1::bigint AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/**
+ * Extends this relay's lease on the rows it still holds (the heartbeat while it publishes).
+ * Parameters: $1 lease token, $2 lease in ms, $3 now or NULL.
+ */
+function renewLeaseSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET locked_until = ${nowParam(3)} + $2::float8 * interval '1 millisecond'
+WHERE lease_token = $1::uuid AND status = 'PROCESSING'`;
+}
+
+/**
+ * A publish failed because the broker is unavailable, not because of the message: back to READY
+ * after the relay's outage delay, the attempt given back (it must not use up the budget meant
+ * for poison messages). Parameters: $1 id, $2 lease token, $3 now or NULL, $4 delay ms, $5 error.
+ */
+function markDeferredSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'READY', attempts = GREATEST(attempts - 1, 0),
+  available_at = ${nowParam(3)} + $4::float8 * interval '1 millisecond', last_error = $5::text, locked_until = NULL, lease_token = NULL
+WHERE id = $1::bigint AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/** Gives back rows this relay claimed but did not try: not an attempt, so attempts is restored. */
+function releaseSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'READY', attempts = GREATEST(attempts - 1, 0), locked_until = NULL, lease_token = NULL
+WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/**
+ * Gives back rows whose publish started but never settled before the relay stopped waiting
+ * (stop with a timeout): due again at once, the attempt stays counted (the message may have
+ * reached the broker) but is not a failure. Parameters: $1 ids array literal, $2 lease token, $3 now or NULL.
+ */
+function abandonSql(names: OutboxTableNames): string {
+  return `UPDATE ${names.table} SET status = 'READY', available_at = ${nowParam(3)}, locked_until = NULL, lease_token = NULL,
+  last_error = 'relay stopped before the publish settled'
+WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+}
+
+/** `{1,2,3}`: ids (decimal strings from the database) as one array parameter. */
+function idArray(ids: readonly string[]): string {
+  return `{${ids.join(',')}}`;
+}
+
+export function postgresRelayStatements(names: OutboxTableNames): RelayStatements {
+  const sql = {
+    claim: claimSql(names),
+    sent: markSentSql(names),
+    failed: markFailedSql(names),
+    deferred: markDeferredSql(names),
+    release: releaseSql(names),
+    abandon: abandonSql(names),
+    renew: renewLeaseSql(names),
+  };
+  const run = async (db: Database, text: string, params: unknown[]) => {
+    await db.query(text, params);
+  };
+  return {
+    async claim(db, r) {
+      const claimed = await db.query<ClaimedRow>(sql.claim, [
+        r.batchSize,
+        r.token,
+        r.leaseMs,
+        r.now,
+        idArray(r.sentIds),
+        r.sentToken,
+      ]);
+      return claimed.rows;
+    },
+    sent: (db, ids, token, now) => run(db, sql.sent, [idArray(ids), token, now]),
+    failed: (db, id, token, status, now, delayMs, error) =>
+      run(db, sql.failed, [id, token, status, now, delayMs, error]),
+    deferred: (db, id, token, now, delayMs, error) =>
+      run(db, sql.deferred, [id, token, now, delayMs, error]),
+    release: (db, ids, token) => run(db, sql.release, [idArray(ids), token]),
+    abandon: (db, ids, token, now) => run(db, sql.abandon, [idArray(ids), token, now]),
+    renew: (db, token, leaseMs, now) => run(db, sql.renew, [token, leaseMs, now]),
+  };
+}
