@@ -14,7 +14,6 @@ import {
 import { compareCombined } from './rules/combined.js';
 import { SHAPE_RULES } from './rules/index.js';
 import type { CompareSchemas, RuleInfo } from './rules/shape-rule.js';
-import type { SchemaNode } from './schema-document.js';
 import { followReferences, shapeOf, type CombinedCriterion, type Shape } from './schema-shape.js';
 
 /** What the walk itself reports, beside the keyword rules. */
