@@ -73,3 +73,25 @@ export function blockUnder(file: string, heading: string, lang: string): CodeBlo
   if (block === undefined) throw new Error(`${file} has no ${lang} block under "${heading}"`);
   return block;
 }
+
+/** A statement of TypeScript at the start of a line (what an unfenced code line looks like). */
+const TYPESCRIPT_LINE =
+  /^(?:const|let|await|import|export|function|process\.once|new [A-Z]\w*\()\b/;
+
+/**
+ * Lines of one Markdown file that are indented TypeScript outside any fence: code a reader would
+ * copy that no test compiles (and that most renderers show as running text after a paragraph).
+ */
+export function unfencedCodeLines(path: string): { file: string; line: number; text: string }[] {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const file = relative(REPO, path);
+  const found: { file: string; line: number; text: string }[] = [];
+  let fenced = false;
+  lines.forEach((line, index) => {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    else if (!fenced && /^ {4,}\S/.test(line) && TYPESCRIPT_LINE.test(line.trim())) {
+      found.push({ file, line: index + 1, text: line.trim() });
+    }
+  });
+  return found;
+}

@@ -17,7 +17,13 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliCaptured } from '../cli/capture-output.js';
-import { REPO, codeBlocks, documentationFiles, type CodeBlock } from './markdown-blocks.js';
+import {
+  REPO,
+  codeBlocks,
+  documentationFiles,
+  unfencedCodeLines,
+  type CodeBlock,
+} from './markdown-blocks.js';
 
 /** The runtime's entry points and the source each is built from. */
 const ENTRIES: Record<string, string> = {
@@ -125,6 +131,14 @@ describe('TypeScript snippets of the documentation', () => {
   it('finds the snippets (README and docs/)', () => {
     expect(checked.length).toBeGreaterThan(15);
     expect(checked.some((block) => block.file === 'README.md')).toBe(true);
+  });
+
+  it('has no TypeScript outside fenced blocks (indented code is never compiled)', () => {
+    const unfenced = documentationFiles()
+      .filter((file) => !file.includes('/docs/reference/api/'))
+      .flatMap((file) => unfencedCodeLines(file))
+      .map(({ file, line, text }) => `${file}:${line} ${text}`);
+    expect(unfenced, 'put these lines in a ```ts block (with a prelude if needed)').toEqual([]);
   });
 
   it('a snippet opts out only with a reason', () => {
