@@ -16,7 +16,10 @@ import type {
 import type { OrderPaidV1Envelope } from '../order/order-paid/envelope.js';
 import type { OrderShippedV1Envelope } from '../order/order-shipped/envelope.js';
 
-/** Topic of every event type, from the catalog; the outbox relay publishes with it. */
+/**
+ * Topic of every event type, from the catalog; the outbox relay publishes with it. Events marked
+ * `wireFormat: 'confluent'` are framed with their schema id (pass `wireFormat: { schemaIds }`).
+ */
 export const kafkaRoutes = {
   'inventory.StockReleased': { topic: 'inventory.events' },
   'inventory.StockReserved': { topic: 'inventory.events' },

@@ -3,7 +3,8 @@
  * A consumer names them in `evgen.config.json` (`"catalogs": {"orders": "@acme/orders-catalog"}`);
  * each is an installed catalog package (a package whose `package.json` says where its events
  * folder is: `"evgen": {"catalog": "events"}`, default `events`, and, when the producer sets
- * `naming.eventType`, the same template as `"evgen": {"eventType": …}`) or a folder given as a path.
+ * `naming.eventType`, the same template as `"evgen": {"eventType": …}`; and how its events are
+ * written on Kafka as `"evgen": {"wireFormat": "json" | "confluent"}`) or a folder given as a path.
  *
  * Only the dependency's events are read from it: consumer declarations live in the consumer's own
  * events folder (`_consumers/`), and the dependency's lock stays its own (one lock per catalog).
@@ -12,6 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CatalogError, type CatalogProblem } from './catalog-error.js';
 import { displayPath } from './read-json-file.js';
+import { KAFKA_WIRE_FORMATS, type KafkaWireFormat } from './model.js';
 
 /** A dependency's name in the config: kebab-case, as it names the pin file. */
 export const CATALOG_NAME_PATTERN = '^[a-z][a-z0-9]*(-[a-z0-9]+)*$';
@@ -36,6 +38,8 @@ export interface CatalogDependency {
   readonly packageId: string | undefined;
   /** The producer's event type template (`"evgen": {"eventType": …}`); undefined = the default. */
   readonly eventTypeFormat: string | undefined;
+  /** How the producer writes its events on Kafka (`"evgen": {"wireFormat": …}`); default `json`. */
+  readonly wireFormat: KafkaWireFormat;
 }
 
 /** The `package.json` key that marks a catalog package and names its events folder. */
@@ -45,7 +49,11 @@ export const DEFAULT_PACKAGE_CATALOG_DIR = 'events';
 interface PackageJson {
   readonly name?: unknown;
   readonly version?: unknown;
-  readonly evgen?: { readonly catalog?: unknown; readonly eventType?: unknown };
+  readonly evgen?: {
+    readonly catalog?: unknown;
+    readonly eventType?: unknown;
+    readonly wireFormat?: unknown;
+  };
 }
 
 function isPath(source: string): boolean {
@@ -111,6 +119,26 @@ export function packageEventTypeFormat(packageDir: string): string | undefined {
   return typeof format === 'string' ? format : undefined;
 }
 
+/**
+ * The catalog's Kafka wire format a catalog package declares (`"evgen": {"wireFormat": …}`),
+ * default `json`. Throws a problem naming package.json and the key for any other value: guessing
+ * would make the consumer's tools misread every record.
+ */
+export function packageWireFormat(packageDir: string, file: string): KafkaWireFormat {
+  const format = readPackageJson(packageDir)?.[CATALOG_PACKAGE_KEY]?.wireFormat;
+  if (format === undefined) return 'json';
+  if ((KAFKA_WIRE_FORMATS as readonly unknown[]).includes(format)) return format as KafkaWireFormat;
+  throw new CatalogError([
+    {
+      code: 'invalid-catalog-package',
+      file,
+      pointer: `/${CATALOG_PACKAGE_KEY}/wireFormat`,
+      message: `${JSON.stringify(format)} is not a Kafka wire format`,
+      hint: `use one of ${KAFKA_WIRE_FORMATS.join(', ')}: how the producer writes the catalog's events on Kafka (default json; an event.json's kafka.wireFormat overrides it)`,
+    },
+  ]);
+}
+
 /** Resolves every dependency to its events folder; every missing one is reported together. */
 export function resolveCatalogDependencies(
   specs: readonly CatalogDependencySpec[],
@@ -157,12 +185,22 @@ export function resolveCatalogDependencies(
         ? undefined
         : `${typeof pkg.name === 'string' ? pkg.name : '?'}@${typeof pkg.version === 'string' ? pkg.version : '?'}`;
     const format = packageDir === undefined ? undefined : packageEventTypeFormat(packageDir);
+    let wireFormat: KafkaWireFormat = 'json';
+    try {
+      if (packageDir !== undefined)
+        wireFormat = packageWireFormat(packageDir, displayPath(join(packageDir, 'package.json')));
+    } catch (error) {
+      if (!(error instanceof CatalogError)) throw error;
+      problems.push(...error.problems);
+      continue;
+    }
     found.push({
       name: spec.name,
       source: spec.source,
       eventsDir,
       packageId,
       eventTypeFormat: format,
+      wireFormat,
     });
   }
   if (problems.length > 0) throw new CatalogError(problems);

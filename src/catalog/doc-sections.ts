@@ -14,6 +14,10 @@ export const DOC_SECTIONS = {
     page: 'docs/guides/catalog.md',
     heading: 'Per-aggregate order of a consumer: `inOrder`',
   },
+  'wire-format': {
+    page: 'docs/guides/registry.md',
+    heading: 'Which events are framed: `wireFormat`',
+  },
 } as const;
 
 export type DocSection = keyof typeof DOC_SECTIONS;

@@ -21,10 +21,12 @@ import {
   DEFAULT_KAFKA_RETENTION_MS,
   EVENT_ORDERINGS,
   KAFKA_CLEANUP_POLICIES,
+  KAFKA_WIRE_FORMATS,
   type CompatibilityMode,
   type CompatibilityPolicy,
   type EventOrdering,
   type KafkaEventTopic,
+  type KafkaWireFormat,
   type PulsarEventTopic,
   type RabbitEventRoute,
 } from './model.js';
@@ -39,19 +41,28 @@ export interface EventJson {
   compatibility?: CompatibilityMode;
   policy?: CompatibilityPolicy;
   eventType?: string;
-  kafka?: KafkaEventTopic;
+  kafka?: Omit<KafkaEventTopic, 'wireFormat'> & { wireFormat?: KafkaWireFormat };
   ordering?: EventOrdering;
   rabbitmq?: RabbitEventRoute;
   pulsar?: PulsarEventTopic;
 }
 
-/** The declared Kafka settings, without keys the file does not set. */
-export function kafkaEventTopic(kafka: KafkaEventTopic): KafkaEventTopic {
+/**
+ * The declared Kafka settings, without keys the file does not set; the wire format is the
+ * event's own, else `catalogWireFormat` (the catalog's default), kept only when records are framed.
+ */
+export function kafkaEventTopic(
+  kafka: NonNullable<EventJson['kafka']>,
+  catalogWireFormat: KafkaWireFormat = 'json',
+): KafkaEventTopic {
   return {
     topic: kafka.topic,
     ...(kafka.partitions === undefined ? {} : { partitions: kafka.partitions }),
     ...(kafka.retentionMs === undefined ? {} : { retentionMs: kafka.retentionMs }),
     ...(kafka.cleanupPolicy === undefined ? {} : { cleanupPolicy: kafka.cleanupPolicy }),
+    ...((kafka.wireFormat ?? catalogWireFormat) === 'confluent'
+      ? { wireFormat: 'confluent' as const }
+      : {}),
   };
 }
 
@@ -157,6 +168,15 @@ function eventJsonProblem(error: ErrorObject, file: string, document: unknown): 
       pointer: at,
       message: `unknown ordering${shown}`,
       hint: `use one of ${EVENT_ORDERINGS.join(', ')} (default relaxed: failed records go to retry topics)`,
+    };
+  }
+  if (error.keyword === 'enum' && at === '/kafka/wireFormat') {
+    return {
+      code: 'unknown-wire-format',
+      file,
+      pointer: at,
+      message: `unknown Kafka wire format${shown}`,
+      hint: `use one of ${KAFKA_WIRE_FORMATS.join(', ')} (default: the catalog's wireFormat, else json; ${seeDocs('wire-format')})`,
     };
   }
   if (error.keyword === 'enum' && at === '/kafka/cleanupPolicy') {

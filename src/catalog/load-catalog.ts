@@ -25,7 +25,7 @@ import { listConsumerFiles, loadConsumers } from './load-consumers.js';
 import type { LoadContext } from './load-context.js';
 import { loadVersion } from './load-version.js';
 import { consumerJsonSchema, eventJsonSchema } from './metadata-schemas.js';
-import type { Catalog, EventDefinition, EventVersion } from './model.js';
+import type { Catalog, EventDefinition, EventVersion, KafkaWireFormat } from './model.js';
 import { compareStrings } from '../common/json-value.js';
 import { DOMAIN_NAME, EVENT_NAME, reservedDomainName, reservedEventName } from './name-rules.js';
 import { ProblemList } from './problem-list.js';
@@ -38,6 +38,11 @@ export const RELEASE_LOCK_FILE = 'evgen.lock.json';
 export interface LoadCatalogOptions {
   /** Template for event types not set in event.json (config `naming.eventType`), e.g. `{domain}.{event-name}`. */
   readonly eventTypeFormat?: string;
+  /**
+   * The catalog's Kafka wire format (config `wireFormat`, a catalog package's
+   * `"evgen": {"wireFormat": …}`); default `json`. An event.json's `kafka.wireFormat` overrides it.
+   */
+  readonly wireFormat?: KafkaWireFormat;
   /** Schemas known to compile with this version of evgen (see `CompiledSchemas`). */
   readonly compiledSchemas?: CompiledSchemas;
   /** Versions an earlier run loaded (see `LoadedVersions`). */
@@ -89,6 +94,7 @@ export async function loadCatalog(
     validateConsumerJson: checkers.metadataValidator(consumerJsonSchema),
     declaredEventTypes: new Set(),
     eventTypeFormat,
+    wireFormat: options.wireFormat ?? 'json',
     compiledSchemas: options.compiledSchemas,
     loadedVersions: options.loadedVersions,
   };
@@ -260,7 +266,7 @@ async function loadEvent(
     aggregateId: meta.aggregateId,
     compatibility: meta.compatibility ?? 'FULL_TRANSITIVE',
     policy: meta.policy ?? 'evgen',
-    ...(meta.kafka === undefined ? {} : { kafka: kafkaEventTopic(meta.kafka) }),
+    ...(meta.kafka === undefined ? {} : { kafka: kafkaEventTopic(meta.kafka, context.wireFormat) }),
     ...(meta.ordering === undefined ? {} : { ordering: meta.ordering }),
     ...(meta.rabbitmq === undefined
       ? {}

@@ -2,6 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { CompiledSchemas } from './compiled-schemas.js';
 import type { LoadedVersions } from './loaded-versions.js';
+import type { KafkaWireFormat } from './model.js';
 import type { ProblemList } from './problem-list.js';
 import type { SchemaCheckers } from './schema-dialect.js';
 import type { SchemaFiles } from './schema-files.js';
@@ -17,6 +18,8 @@ export interface LoadContext {
   /** Event types of every event folder, valid or not, so consumers of a broken event get no extra error. */
   readonly declaredEventTypes: Set<string>;
   readonly eventTypeFormat: string;
+  /** The catalog's default Kafka wire format; an event.json's `kafka.wireFormat` overrides it. */
+  readonly wireFormat: KafkaWireFormat;
   /** Schemas known to compile; compiled and added when missing (see `CompiledSchemas`). */
   readonly compiledSchemas: CompiledSchemas | undefined;
   /** Versions loaded by an earlier run; reused when their inputs are unchanged, else added. */

@@ -14,6 +14,7 @@ import {
   COMPATIBILITY_POLICIES,
   EVENT_ORDERINGS,
   KAFKA_CLEANUP_POLICIES,
+  KAFKA_WIRE_FORMATS,
 } from './model.js';
 
 /** Keys allowed in event.json, for "did you mean" hints. */
@@ -32,7 +33,13 @@ export const EVENT_JSON_KEYS = [
 ] as const;
 
 /** Keys allowed under `kafka` in event.json. */
-export const KAFKA_JSON_KEYS = ['topic', 'partitions', 'retentionMs', 'cleanupPolicy'] as const;
+export const KAFKA_JSON_KEYS = [
+  'topic',
+  'partitions',
+  'retentionMs',
+  'cleanupPolicy',
+  'wireFormat',
+] as const;
 
 /** Keys allowed under `pulsar` in event.json. */
 export const PULSAR_JSON_KEYS = ['tenant', 'namespace', 'topic', 'partitions'] as const;
@@ -120,6 +127,11 @@ export const eventJsonSchema = {
           enum: [...KAFKA_CLEANUP_POLICIES],
           default: 'delete',
           description: "The topic's `cleanup.policy`.",
+        },
+        wireFormat: {
+          enum: [...KAFKA_WIRE_FORMATS],
+          description:
+            "How producers write the event's record values: `json` (the envelope's JSON) or `confluent` (Confluent's wire format: magic byte 0, the registry's 4-byte schema id of the exact version, then the JSON; the producers then need `wireFormat: { schemaIds }`). Default: the catalog's `wireFormat` (evgen.config.json, or `\"evgen\": {\"wireFormat\": …}` in a catalog package's package.json), else `json`. Consumers read both on one topic.",
         },
       },
     },

@@ -26,6 +26,16 @@ export type EventOrdering = (typeof EVENT_ORDERINGS)[number];
 export const KAFKA_CLEANUP_POLICIES = ['delete', 'compact', 'compact,delete'] as const;
 export type KafkaCleanupPolicy = (typeof KAFKA_CLEANUP_POLICIES)[number];
 
+/**
+ * How an event's records are written on Kafka. `json`: the value is the envelope's JSON.
+ * `confluent`: Confluent's wire format (magic byte 0, the 4-byte schema id the registry gave the
+ * exact version, then the JSON), which Confluent's and Apicurio's serdes read. Chosen per catalog
+ * (config `wireFormat`, a catalog package's `"evgen": {"wireFormat": …}`) and per event
+ * (`kafka.wireFormat` in event.json, which wins); consumers read both on one topic either way.
+ */
+export const KAFKA_WIRE_FORMATS = ['json', 'confluent'] as const;
+export type KafkaWireFormat = (typeof KAFKA_WIRE_FORMATS)[number];
+
 /** Partitions of a topic no event declares any for. */
 export const DEFAULT_KAFKA_PARTITIONS = 6;
 /** `retention.ms` of a topic no event declares one for: 7 days. */
@@ -39,6 +49,11 @@ export interface KafkaEventTopic {
   /** `retention.ms`; -1 keeps records forever. Absent = not declared here. */
   readonly retentionMs?: number;
   readonly cleanupPolicy?: KafkaCleanupPolicy;
+  /**
+   * `confluent` when the event's records are framed (event.json's `kafka.wireFormat`, else its
+   * catalog's default); absent = `json`, the plain envelope.
+   */
+  readonly wireFormat?: 'confluent';
 }
 
 /** Tenant of a Pulsar topic no event names one for (the broker's default tenant). */

@@ -5,7 +5,7 @@
  *   { "events": "events", "out": "generated", "handlers": "handlers", "targets": ["types", …],
  *     "runtimeImport": "evgen-runtime", "naming": { "eventType": "{domain}.{EventName}" },
  *     "prefix": "prod.", "kafkaTiers": [1000, 10000, 60000],
- *     "catalogs": { "orders": "@acme/orders-catalog" } }
+ *     "catalogs": { "orders": "@acme/orders-catalog" }, "wireFormat": "json" }
  *
  * `prefix` and `kafkaTiers` are how the services deploy the topology (the prefix of every queue,
  * exchange and topic; the Kafka consumers' retry tiers): the operator commands read them here so
@@ -14,6 +14,10 @@
  * `catalogs` names the catalogs this repository depends on (produced elsewhere, read here): a name
  * of your choosing (kebab-case; it names the pin file and appears in messages) mapped to an
  * installed catalog package or a folder (`./…`, relative to the config file).
+ *
+ * `wireFormat` is how this repository's own events are written on Kafka (`json` or `confluent`);
+ * an event.json's `kafka.wireFormat` overrides it for that event. A dependency catalog's comes from
+ * its package (`"evgen": {"wireFormat": …}`), never from here.
  */
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -25,6 +29,7 @@ import { displayPath, readJsonFile } from '../catalog/read-json-file.js';
 import { ProblemList } from '../catalog/problem-list.js';
 import { DEFAULT_RUNTIME_IMPORT } from '../codegen/runtime-import.js';
 import { compareStrings } from '../common/json-value.js';
+import { KAFKA_WIRE_FORMATS, type KafkaWireFormat } from '../catalog/model.js';
 import {
   CATALOG_NAME_PATTERN,
   type CatalogDependencySpec,
@@ -52,6 +57,8 @@ export interface EvgenConfig {
   readonly catalogs: readonly CatalogDependencySpec[];
   /** The schema registry (`registry`): its URL and subject name strategy; undefined when not set. */
   readonly registry: RegistryConfig | undefined;
+  /** How the own events are written on Kafka unless their event.json says (`wireFormat`). */
+  readonly wireFormat: KafkaWireFormat;
   /** The config file that was read, if any. */
   readonly file: string | undefined;
 }
@@ -93,6 +100,7 @@ const CONFIG_KEYS = [
   'kafkaTiers',
   'catalogs',
   'registry',
+  'wireFormat',
 ];
 
 const EXAMPLE_CONFIG =
@@ -114,6 +122,7 @@ const KEY_HINTS: Readonly<Record<string, string>> = {
     '"registry" is {"url": "https://registry.example:8081", "subjectNameStrategy": "RecordNameStrategy" | "TopicNameStrategy" | "TopicRecordNameStrategy", "caFile": "certs/registry-ca.pem", "auth": {"basic": {"usernameEnv": "SR_KEY", "passwordEnv": "SR_SECRET"}} or {"bearer": {"tokenEnv": "SR_TOKEN"}}}; the URL carries no credentials and auth names environment variables, never secrets (default EVGEN_REGISTRY_USERNAME/PASSWORD or EVGEN_REGISTRY_TOKEN)',
   kafkaTiers:
     '"kafkaTiers" lists the Kafka consumers\' retry tiers in ascending milliseconds, e.g. [1000, 10000, 60000]',
+  wireFormat: `"wireFormat" is how this repository's events are written on Kafka: one of ${KAFKA_WIRE_FORMATS.join(', ')} (default json; "confluent" frames values with the registry's schema id; an event.json's kafka.wireFormat overrides it)`,
   catalogs:
     '"catalogs" maps a kebab-case name to a catalog package or folder this repository reads, e.g. {"orders": "@acme/orders-catalog"} or {"orders": "./vendor/orders-events"}',
 };
@@ -151,6 +160,7 @@ const configSchema = {
       propertyNames: { pattern: CATALOG_NAME_PATTERN },
       additionalProperties: { type: 'string', minLength: 1 },
     },
+    wireFormat: { enum: [...KAFKA_WIRE_FORMATS] },
     registry: {
       type: 'object',
       additionalProperties: false,
@@ -220,6 +230,7 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
     kafkaTiers?: number[];
     catalogs?: Record<string, string>;
     registry?: RegistryConfig;
+    wireFormat?: KafkaWireFormat;
   } = {};
   const exists = await stat(path).then(
     (found) => found.isFile(),
@@ -305,6 +316,7 @@ export async function loadConfig(flags: ConfigFlags, cwd = process.cwd()): Promi
               ? { caFile: resolve(base, fromFile.registry.caFile) }
               : {}),
           },
+    wireFormat: fromFile.wireFormat ?? 'json',
     file: exists ? path : undefined,
   };
 }

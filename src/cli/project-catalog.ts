@@ -39,6 +39,7 @@ export async function loadDependencies(config: EvgenConfig): Promise<LoadedDepen
       ...(dependency.eventTypeFormat !== undefined
         ? { eventTypeFormat: dependency.eventTypeFormat }
         : {}),
+      wireFormat: dependency.wireFormat,
     });
     loaded.push({ dependency, catalog });
   }
@@ -59,6 +60,7 @@ export async function loadProjectCatalog(
   );
   const catalog = await loadCatalog(config.events, {
     eventTypeFormat: config.eventTypeFormat,
+    wireFormat: config.wireFormat,
     ...options,
     ...(dependencyEvents.length > 0 ? { dependencyEvents } : {}),
   });

@@ -11,7 +11,11 @@ import { compareStrings } from '../common/json-value.js';
 import { readReleaseLock, versionHash } from './release-lock.js';
 import type { CatalogProblem } from '../catalog/catalog-error.js';
 import { CatalogError } from '../catalog/catalog-error.js';
-import { packageCatalogDir, packageEventTypeFormat } from '../catalog/catalog-dependencies.js';
+import {
+  packageCatalogDir,
+  packageEventTypeFormat,
+  packageWireFormat,
+} from '../catalog/catalog-dependencies.js';
 import { RELEASE_LOCK_FILE, loadCatalog } from '../catalog/load-catalog.js';
 import { displayPath } from '../catalog/read-json-file.js';
 
@@ -47,6 +51,8 @@ export async function checkCatalogPackage(
 ): Promise<PackageCheckResult> {
   const packageJson = displayPath(join(packageDir, 'package.json'));
   const catalogDir = packageCatalogDir(packageDir, packageJson);
+  // Consumers take the producer's wire format from here: a wrong value stops the pack.
+  const wireFormat = packageWireFormat(packageDir, packageJson);
   const catalogPath = relative(packageDir, catalogDir).split(sep).join('/');
   const problems: CatalogProblem[] = [];
   const inCatalog = (file: string) => file.startsWith(`${catalogPath}/`);
@@ -75,6 +81,7 @@ export async function checkCatalogPackage(
   const format = eventTypeFormat ?? packageEventTypeFormat(packageDir);
   const catalog = await loadCatalog(catalogDir, {
     ...(format !== undefined ? { eventTypeFormat: format } : {}),
+    wireFormat,
   });
   const lock = await readReleaseLock(catalogDir);
   const lockFile = displayPath(join(catalogDir, RELEASE_LOCK_FILE));

@@ -287,6 +287,7 @@ export {
   type ConfluentWireFormat,
   type KafkaRelayPublisherOptions,
   type KafkaRoutes,
+  type KafkaWireFormat,
   type PublishKafkaOptions,
 } from './kafka/kafka-publishing.js';
 export { KafkaTimeoutError } from './kafka/send-timeout.js';

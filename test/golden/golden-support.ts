@@ -4,7 +4,8 @@
  * repository's own catalog: `events/` in, the committed `generated/` (every target) as expected
  * output, so the example is pinned without a second copy of it. A case runs GOLDEN_TARGETS unless
  * it holds an `evgen.config.json` whose `targets` say otherwise (the transport cases run every
- * target, to pin what a Kafka-only or RabbitMQ-only catalog does and does not get).
+ * target, to pin what a Kafka-only or RabbitMQ-only catalog does and does not get), and its
+ * `wireFormat` is the catalog's Kafka wire format (the `wire-format` case: framed routes).
  * `EVGEN_UPDATE=1 npx vitest run test/golden` rewrites the expected folders from the current
  * generator.
  */
@@ -12,6 +13,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCatalog } from '../../src/catalog/load-catalog.js';
+import type { KafkaWireFormat } from '../../src/catalog/model.js';
 import { generate } from '../../src/codegen/generate.js';
 import type { GeneratedFile } from '../../src/codegen/target.js';
 import { allTargets } from '../../src/codegen/targets/index.js';
@@ -54,9 +56,20 @@ export function caseTargets(name: string): readonly string[] | undefined {
   return (JSON.parse(readFileSync(config, 'utf8')) as { targets: string[] }).targets;
 }
 
+/** The catalog's Kafka wire format a case's config sets (`wireFormat`), as `evgen build` reads it. */
+export function caseWireFormat(name: string): KafkaWireFormat | undefined {
+  const config = join(GOLDEN_DIR, name, 'evgen.config.json');
+  if (name === EXAMPLE_CASE || !existsSync(config)) return undefined;
+  return (JSON.parse(readFileSync(config, 'utf8')) as { wireFormat?: KafkaWireFormat }).wireFormat;
+}
+
 /** Runs loadCatalog + generate over a case's catalog (every target for the example, as `evgen build` does). */
 export async function buildCase(name: string): Promise<GeneratedFile[]> {
-  const catalog = await loadCatalog(caseEventsDir(name));
+  const wireFormat = caseWireFormat(name);
+  const catalog = await loadCatalog(
+    caseEventsDir(name),
+    wireFormat === undefined ? {} : { wireFormat },
+  );
   const targets = caseTargets(name);
   return generate(catalog, allTargets, targets === undefined ? {} : { targetNames: [...targets] });
 }

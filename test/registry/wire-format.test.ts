@@ -9,10 +9,16 @@
  *     consumer with exactly one effect each;
  *   - a schema id that contradicts the envelope is a dead letter, never an effect;
  *   - the registry down when the producer starts: publishes fail as an outage (the relay keeps
- *     the rows) and go out framed once it answers; down later: the cached id is used, no call.
+ *     the rows) and go out framed once it answers; down later: the cached id is used, no call;
+ *   - the catalog chooses what is framed: a project's `wireFormat` and an event's override, pushed
+ *     and built with the CLI, framed by the relay exactly as the generated routes mark them, read
+ *     back by a plain Kafka consumer and Confluent's deserializer; a marked route without schema
+ *     ids and schema ids that would frame nothing are refused before anything is sent.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import * as kafkajsLib from 'kafkajs';
 import { SchemaRegistry as KafkajsRegistry } from '@kafkajs/confluent-schema-registry';
 import {
   JsonDeserializer,
@@ -46,6 +52,9 @@ import {
 import { SHARED_REGISTRY_PORT } from '../support/registry/apicurio.js';
 import { useRegistryTests } from '../support/registry/registry-tests.js';
 import { uniqueDomain } from '../support/registry/test-registry.js';
+import { createTestKafka } from '../support/kafka/test-kafka.js';
+import { runCliCaptured } from '../cli/capture-output.js';
+import { writeFiles } from '../catalog/temp-catalog.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 /** Third-party validators run ajv in strict mode by default: x-evgen and formats need it off. */
@@ -130,14 +139,12 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
       }),
     };
     const { producer, sent } = recording(s.producer);
-    const topic = s.routes.topics[0]!;
+    // A route the catalog marks framed (as the generated kafkaRoutes do).
+    const route = { topic: s.routes.topics[0]!, wireFormat: 'confluent' } as const;
+    const { topic } = route;
     // The publish-helper path and the relay's publisher.
-    await publishKafkaEnvelope(producer, s.envelope(), { topic }, { wireFormat });
-    const relay = kafkaRelayPublisher(
-      producer,
-      { 'order.OrderCancelled': { topic } },
-      { wireFormat },
-    );
+    await publishKafkaEnvelope(producer, s.envelope(), route, { wireFormat });
+    const relay = kafkaRelayPublisher(producer, { 'order.OrderCancelled': route }, { wireFormat });
     await Promise.all([
       relay.publish(outbound(s.envelope())),
       relay.publish(outbound(s.envelope())),
@@ -241,7 +248,7 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
       });
       const relay = kafkaRelayPublisher(
         producer,
-        { 'order.OrderCancelled': { topic } },
+        { 'order.OrderCancelled': { topic, wireFormat: 'confluent' } },
         { wireFormat: { schemaIds } },
       );
       const failure = await relay.publish(outbound(s.envelope())).catch((error: unknown) => error);
@@ -260,5 +267,157 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+/** Every record value on `topic`, read from the start by a plain kafkajs consumer of its own. */
+async function readValues(brokers: string, topic: string, count: number): Promise<Buffer[]> {
+  const kafka = new kafkajsLib.Kafka({
+    clientId: 'evgen-wire-format-reader',
+    brokers: [brokers],
+    logLevel: kafkajsLib.logLevel.NOTHING,
+  });
+  const values: Buffer[] = [];
+  const consumer = kafka.consumer({ groupId: `${topic}.reader` });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      eachMessage: ({ message }) => {
+        values.push(message.value!);
+        return Promise.resolve();
+      },
+    });
+    await waitFor(() => values.length >= count, 60_000, `${count} records read back`);
+  } finally {
+    await consumer.disconnect();
+  }
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.deleteGroups([`${topic}.reader`]).catch(() => undefined);
+  await admin.disconnect();
+  return values;
+}
+
+describe('the catalog chooses the wire format (real CLI, registry, broker)', () => {
+  it("config wireFormat confluent with one event overriding json: build marks the routes, the relay frames exactly the marked event, a plain consumer and Confluent's deserializer read both", async () => {
+    const project = await tests.project();
+    const { domain, dir } = project;
+    const shipped = project.files[`${domain}/Shipped/event.json`] as { kafka: object };
+    await writeFiles(join(dir, 'events'), {
+      [`${domain}/Shipped/event.json`]: {
+        ...shipped,
+        kafka: { ...shipped.kafka, wireFormat: 'json' },
+      },
+    });
+    await writeFiles(dir, {
+      'evgen.config.json': {
+        wireFormat: 'confluent',
+        targets: ['types', 'validators', 'envelopes', 'kafka'],
+      },
+    });
+    const push = await project.registry('push');
+    expect(push.stderr).toBe('');
+    expect(push.code).toBe(0);
+    const build = await runCliCaptured(
+      'build',
+      '--config',
+      join(dir, 'evgen.config.json'),
+      '--no-cache',
+    );
+    expect(build.stderr).toBe('');
+    expect(build.code).toBe(0);
+    const { kafkaRoutes } = (await import(join(dir, 'generated/kafka/producers.ts'))) as {
+      kafkaRoutes: Record<string, { topic: string; wireFormat?: 'confluent' }>;
+    };
+    expect(kafkaRoutes).toEqual({
+      [`${domain}.Placed`]: { topic: `${domain}.events`, wireFormat: 'confluent' },
+      [`${domain}.Shipped`]: { topic: `${domain}.events` },
+    });
+
+    const kafka = await createTestKafka(kafkajsClient);
+    const client = kafkajsClient({ brokers: [kafka.brokers] });
+    const producer = await client.producer({ timeoutMs: 15_000 });
+    tests.afterwards(async () => {
+      await producer.close();
+      await kafka.cleanup();
+    });
+    const [topic] = await kafka.createTopics([{ topic: `${domain}.events`, partitions: 1 }]);
+
+    // Refused before anything is sent: the catalog frames Placed, and no ids were given.
+    expect(() => kafkaRelayPublisher(producer, kafkaRoutes, { prefix: kafka.prefix })).toThrow(
+      new RegExp(`the catalog writes ${domain}\\.Placed in Confluent's wire format`),
+    );
+    const envelope = (eventType: string, schemaVersion: number): Envelope => {
+      const orderId = randomUUID();
+      return {
+        messageId: randomUUID(),
+        eventType,
+        schemaVersion,
+        aggregateType: 'Order',
+        aggregateId: orderId,
+        occurredAt: '2026-01-02T03:04:05Z',
+        payload: eventType.endsWith('Placed')
+          ? { orderId, total: { amount: 100, currency: 'EUR' }, note: 'framed' }
+          : { orderId, carrier: 'plain' },
+      };
+    };
+    await expect(
+      publishKafkaEnvelope(
+        producer,
+        envelope(`${domain}.Placed`, 2),
+        kafkaRoutes[`${domain}.Placed`]!,
+        {
+          prefix: kafka.prefix,
+        },
+      ),
+    ).rejects.toThrow(TypeError);
+    // Ids that would frame nothing are refused too.
+    const schemaIds = createSchemaIds({ registry: { url: tests.registry.url } });
+    expect(() =>
+      kafkaRelayPublisher(
+        producer,
+        { [`${domain}.Shipped`]: kafkaRoutes[`${domain}.Shipped`]! },
+        { wireFormat: { schemaIds } },
+      ),
+    ).toThrow(/no record would be framed/);
+
+    const relay = kafkaRelayPublisher(producer, kafkaRoutes, {
+      prefix: kafka.prefix,
+      wireFormat: { schemaIds },
+    });
+    const placed = envelope(`${domain}.Placed`, 2);
+    const plain = envelope(`${domain}.Shipped`, 1);
+    await relay.publish(outbound(placed));
+    await relay.publish(outbound(plain));
+    // eventTypes override the marks: Shipped framed, Placed plain.
+    const swapped = kafkaRelayPublisher(producer, kafkaRoutes, {
+      prefix: kafka.prefix,
+      wireFormat: { schemaIds, eventTypes: [`${domain}.Shipped`] },
+    });
+    const placedPlain = envelope(`${domain}.Placed`, 1);
+    const shippedFramed = envelope(`${domain}.Shipped`, 1);
+    await swapped.publish(outbound(placedPlain));
+    await swapped.publish(outbound(shippedFramed));
+
+    const values = await readValues(kafka.brokers, topic!, 4);
+    expect(values).toHaveLength(4);
+    const placedV2 = (await tests.registry.client.version(`${domain}.Placed`, 2))!;
+    const shippedV1 = (await tests.registry.client.version(`${domain}.Shipped`, 1))!;
+    expect(values.map((value) => readConfluentFrame(value)?.schemaId)).toEqual([
+      placedV2.id,
+      undefined,
+      undefined,
+      shippedV1.id,
+    ]);
+    expect(JSON.parse(values[1]!.toString('utf8'))).toEqual(plain);
+    expect(JSON.parse(values[2]!.toString('utf8'))).toEqual(placedPlain);
+    const deserializer = new JsonDeserializer(
+      new ConfluentRegistryClient({ baseURLs: [tests.registry.url] }),
+      SerdeType.VALUE,
+      { validate: true, ...AJV },
+    );
+    expect(await deserializer.deserialize(topic!, values[0]!)).toEqual(placed);
+    expect(await deserializer.deserialize(topic!, values[3]!)).toEqual(shippedFramed);
   });
 });

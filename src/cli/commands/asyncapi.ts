@@ -39,7 +39,10 @@ export function runAsyncApi(options: AsyncApiCommandOptions, cwd = process.cwd()
   return reportingProblems(async () => {
     // `--out` here names the document file, not the generated-code folder of evgen.config.json.
     const config = await loadConfig({ events: options.events, config: options.config }, cwd);
-    const catalog = await loadCatalog(config.events, { eventTypeFormat: config.eventTypeFormat });
+    const catalog = await loadCatalog(config.events, {
+      eventTypeFormat: config.eventTypeFormat,
+      wireFormat: config.wireFormat,
+    });
     const document = renderAsyncApiDocument(catalog, {
       ...(options.title !== undefined ? { title: options.title } : {}),
       ...(options.docVersion !== undefined ? { version: options.docVersion } : {}),

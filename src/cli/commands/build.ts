@@ -82,6 +82,8 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       targets: targetNames ?? null,
       runtimeImport: config.runtimeImport,
       eventTypeFormat: config.eventTypeFormat,
+      // Absent when json, so that a json build keeps the cache key it always had.
+      ...(config.wireFormat !== 'json' ? { wireFormat: config.wireFormat } : {}),
       ...(config.catalogs.length > 0
         ? { catalogs: config.catalogs.map(({ name, source }) => [name, source]) }
         : {}),

@@ -3,7 +3,8 @@
  *   kafka/topics.ts     `kafkaTopology` (event topics with partitions / retention / cleanup
  *                       policy, consumers with subscriptions, retry tier and dead-letter topics)
  *                       and `ensureKafkaTopics(admin, options?)`;
- *   kafka/producers.ts  `kafkaRoutes` (event type → topic) for the outbox relay, and
+ *   kafka/producers.ts  `kafkaRoutes` (event type → topic, and `wireFormat: 'confluent'` for the
+ *                       events whose records are framed) for the outbox relay, and
  *                       `publishOrderCreatedV2(producer, envelope)` per event version, for the
  *                       events the repository produces (none of a dependency catalog's).
  * Envelope types come from each event's `envelope.ts` (envelopes target).
@@ -139,6 +140,7 @@ function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile | 
       eventType: event.eventType,
       version: v.version,
       topic: event.kafka.topic,
+      framed: event.kafka.wireFormat === 'confluent',
       envelopeType: versionNames(event, v.version).envelopeType,
       functionName: kafkaPublishFunctionName(event, v.version),
     })),
@@ -146,7 +148,12 @@ function renderProducers(catalog: Catalog, runtimeImport: string): TargetFile | 
   const body = renderTemplate('kafka-producers', {
     runtimeImport,
     imports,
-    events: events.map((event) => ({ eventType: event.eventType, topic: event.kafka.topic })),
+    // The catalog's wire format choice travels in the routes: framed events are marked.
+    events: events.map((event) => ({
+      eventType: event.eventType,
+      topic: event.kafka.topic,
+      framed: event.kafka.wireFormat === 'confluent',
+    })),
     versions,
   });
   return { path: KAFKA_PRODUCERS_PATH, body, sources: events.map(eventJson) };

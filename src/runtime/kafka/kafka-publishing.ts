@@ -6,16 +6,28 @@
 import type { Envelope } from '../envelope.js';
 import { rejectedMessageCause, UnknownEventError } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
-import type { SchemaIds } from '../registry/schema-ids.js';
 import { frameConfluent } from './confluent-framing.js';
 import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
 import { envelopeToKafkaRecord, KAFKA_HEADERS } from './kafka-record.js';
 import { kafkaViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { kafkaEventTopic } from './topic-names.js';
+import {
+  checkWireFormatRoutes,
+  framingFor,
+  type ConfluentWireFormat,
+  type KafkaWireFormat,
+} from './wire-format-choice.js';
+
+export type { ConfluentWireFormat, KafkaWireFormat } from './wire-format-choice.js';
 
 /** Where an event type is published on Kafka. */
 export interface KafkaRoute {
   readonly topic: string;
+  /**
+   * `confluent`: the catalog frames this event's records (they need `wireFormat.schemaIds`);
+   * absent or `json`: the plain envelope JSON.
+   */
+  readonly wireFormat?: KafkaWireFormat;
 }
 
 /** eventType → route, generated from the catalog (`kafkaRoutes` in `kafka/producers.ts`). */
@@ -26,26 +38,12 @@ export interface PublishKafkaOptions {
   readonly prefix?: string;
   /** Extra headers (trace context and the like); evgen's own headers cannot be overridden. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Write Confluent's framing with the registered schema id (see ConfluentWireFormat). */
+  /**
+   * The schema ids for the events the catalog frames (see ConfluentWireFormat). Required when the
+   * route is marked `wireFormat: 'confluent'`: without it the publish rejects with a TypeError and
+   * sends nothing.
+   */
   readonly wireFormat?: ConfluentWireFormat;
-}
-
-/**
- * Confluent's wire format for the record values (magic byte 0, the schema id, the envelope JSON),
- * with the ids `evgen registry push` registered. Without it values are the plain JSON envelope.
- */
-export interface ConfluentWireFormat {
-  /** Resolves and caches the id of each event version (`createSchemaIds`). */
-  readonly schemaIds: SchemaIds;
-  /** The event types written framed; default: every event type. */
-  readonly eventTypes?: readonly string[];
-}
-
-function framesEvent(wireFormat: ConfluentWireFormat | undefined, eventType: string): boolean {
-  return (
-    wireFormat !== undefined &&
-    (wireFormat.eventTypes === undefined || wireFormat.eventTypes.includes(eventType))
-  );
 }
 
 function framedRecord(record: KafkaOutboundRecord, schemaId: number): KafkaOutboundRecord {
@@ -69,9 +67,9 @@ export async function publishKafkaEnvelope(
 ): Promise<void> {
   const topic = kafkaEventTopic(route.topic, options.prefix);
   const record = envelopeToKafkaRecord(envelope, topic, options.headers);
-  const { wireFormat } = options;
-  if (wireFormat === undefined || !framesEvent(wireFormat, envelope.eventType))
-    return producer.send([carriable(envelope, record)]);
+  // A route the catalog frames, without schema ids, throws here: nothing is sent.
+  const wireFormat = framingFor(route, envelope.eventType, options.wireFormat);
+  if (wireFormat === undefined) return producer.send([carriable(envelope, record)]);
   const id = await wireFormat.schemaIds.idFor(
     envelope.eventType,
     envelope.schemaVersion,
@@ -142,7 +140,9 @@ export interface KafkaRelayPublisherOptions {
    */
   readonly maxInFlightSends?: number;
   /**
-   * Write Confluent's framing with the registered schema id. Ids are resolved once per event
+   * The schema ids for the events the catalog frames (routes marked `wireFormat: 'confluent'`, or
+   * `eventTypes`). Checked against `routes` when the publisher is created: marked routes without
+   * it, or it without any marked route or `eventTypes`, throw a TypeError. Ids are resolved once per event
    * version (the first row of a version waits for the registry; later rows do not call it). While
    * the registry cannot give an id (down at start-up, version not pushed), publishes of rows
    * that need it fail as an outage: the relay keeps them and retries; nothing is sent unframed.
@@ -176,6 +176,7 @@ export function kafkaRelayPublisher(
   if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) {
     throw new RangeError(`maxBatchSize must be a positive integer (got ${maxBatchSize})`);
   }
+  checkWireFormatRoutes(routes, options.wireFormat);
   interface Pending {
     readonly record: KafkaOutboundRecord;
     resolve(): void;
@@ -242,7 +243,6 @@ export function kafkaRelayPublisher(
       queueMicrotask(pump);
     });
 
-  const { wireFormat } = options;
   /** Publishes waiting for a schema id, in arrival order (a chain keeps that order). */
   let resolutions = 0;
   let idTurn: Promise<unknown> = Promise.resolve();
@@ -254,8 +254,10 @@ export function kafkaRelayPublisher(
     publish(message: OutboundMessage): Promise<void> {
       const { envelope } = message;
       let route: KafkaRoute;
+      let wireFormat: ConfluentWireFormat | undefined;
       try {
         route = kafkaRouteFor(routes, envelope.eventType);
+        wireFormat = framingFor(route, envelope.eventType, options.wireFormat);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -265,15 +267,15 @@ export function kafkaRelayPublisher(
         message.headers,
       );
       const { eventType, schemaVersion } = envelope;
-      if (wireFormat === undefined || !framesEvent(wireFormat, eventType))
-        return enqueue(envelope, record);
-      const cached = wireFormat.schemaIds.cachedId(eventType, schemaVersion);
+      if (wireFormat === undefined) return enqueue(envelope, record);
+      const { schemaIds } = wireFormat;
+      const cached = schemaIds.cachedId(eventType, schemaVersion);
       if (cached !== undefined && resolutions === 0)
         return enqueue(envelope, framedRecord(record, cached));
       resolutions += 1;
       // The step resolves with the send wrapped in an object, so the chain waits for the id only.
       const step = idTurn
-        .then(() => wireFormat.schemaIds.idFor(eventType, schemaVersion, route.topic))
+        .then(() => schemaIds.idFor(eventType, schemaVersion, route.topic))
         .then((id) => ({ sent: enqueue(envelope, framedRecord(record, id)) }));
       const settled = () => {
         resolutions -= 1;

@@ -9,7 +9,10 @@ import {
 import type { PointsAwardedV1Envelope } from '../loyalty/points-awarded/envelope.js';
 import type { PointsRedeemedV1Envelope } from '../loyalty/points-redeemed/envelope.js';
 
-/** Topic of every event type, from the catalog; the outbox relay publishes with it. */
+/**
+ * Topic of every event type, from the catalog; the outbox relay publishes with it. Events marked
+ * `wireFormat: 'confluent'` are framed with their schema id (pass `wireFormat: { schemaIds }`).
+ */
 export const kafkaRoutes = {
   'loyalty.PointsAwarded': { topic: 'loyalty.events' },
   'loyalty.PointsRedeemed': { topic: 'loyalty.events' },
