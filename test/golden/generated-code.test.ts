@@ -224,6 +224,7 @@ describe('validators.js under plain Node ESM', () => {
       "export * from './payload-validator.js';\nexport * from './linear-pattern.js';\n",
     );
     writeFileSync(join(scratch, 'schema-error-message.js'), transpiled('schema-error-message.ts'));
+    writeFileSync(join(scratch, 'json-pointer.js'), transpiled('json-pointer.ts'));
     writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');
     for (const file of files) {
       mkdirSync(dirname(join(scratch, file.path)), { recursive: true });
