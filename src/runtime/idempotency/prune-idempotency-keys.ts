@@ -4,7 +4,12 @@
  * client retries (the IETF draft leaves the window to the server; document yours to clients).
  */
 import type { Database } from '../db/database.js';
-import { mysqlTimestamp } from '../db/sql-timestamp.js';
+import {
+  deleteInBatches,
+  retentionAge,
+  retentionBatchSize,
+  retentionParams,
+} from '../db/batched-retention.js';
 import { idempotencyTableNames, type IdempotencyTableOptions } from './idempotency-table.js';
 
 export interface PruneIdempotencyKeysOptions extends IdempotencyTableOptions {
@@ -27,11 +32,8 @@ export async function pruneIdempotencyKeys(
 ): Promise<number> {
   const { table } = idempotencyTableNames(options, db.dialect);
   const mysql = db.dialect.name === 'mysql';
-  const batchSize = Math.floor(options.batchSize ?? 1_000);
-  if (!(batchSize > 0))
-    throw new RangeError(`batchSize must be positive, got ${String(options.batchSize)}`);
-  if (!(options.olderThanMs >= 0))
-    throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
+  const batchSize = retentionBatchSize(options.batchSize);
+  const olderThanMs = retentionAge(options.olderThanMs);
   // PostgreSQL: a locked subquery that skips rows an execution holds; MySQL: DELETE … LIMIT in
   // created_at order (the created index stops at the batch).
   const sql = mysql
@@ -45,19 +47,10 @@ export async function pruneIdempotencyKeys(
     AND (status = 'COMPLETED' OR locked_until <= now())
   ORDER BY created_at LIMIT $2::int
   FOR UPDATE SKIP LOCKED)`;
-  let total = 0;
-  for (;;) {
-    const deleted = await db.query(
-      sql,
-      mysql
-        ? [
-            options.now === undefined ? null : mysqlTimestamp(options.now),
-            Math.round(options.olderThanMs * 1000),
-            batchSize,
-          ]
-        : [options.olderThanMs, batchSize, options.now?.toISOString() ?? null],
-    );
-    total += deleted.rowCount;
-    if (deleted.rowCount < batchSize) return total;
-  }
+  return deleteInBatches(
+    db,
+    sql,
+    retentionParams(mysql, olderThanMs, batchSize, options.now),
+    batchSize,
+  );
 }

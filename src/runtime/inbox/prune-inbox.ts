@@ -5,6 +5,7 @@
  */
 import type { Database } from '../db/database.js';
 import { mysqlTimestamp } from '../db/sql-timestamp.js';
+import { deleteInBatches, retentionBatchSize } from '../db/batched-retention.js';
 import { inboxTableName, type InboxTableOptions } from './inbox-tables.js';
 
 export interface PruneInboxOptions extends InboxTableOptions {
@@ -18,23 +19,20 @@ export interface PruneInboxOptions extends InboxTableOptions {
 export async function pruneInbox(db: Database, options: PruneInboxOptions): Promise<number> {
   const table = inboxTableName(options, db.dialect);
   const mysql = db.dialect.name === 'mysql';
-  const batchSize = options.batchSize ?? 1000;
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1)
-    throw new TypeError(`batchSize must be a positive integer, got ${batchSize}`);
-  let total = 0;
-  for (;;) {
-    const deleted = mysql
-      ? await db.query(
-          `DELETE FROM ${table} WHERE processed_at IS NOT NULL AND received_at < ? ORDER BY received_at LIMIT ?`,
-          [mysqlTimestamp(options.olderThan), batchSize],
-        )
-      : await db.query(
-          `DELETE FROM ${table} WHERE ctid IN (
+  const batchSize = retentionBatchSize(options.batchSize);
+  return mysql
+    ? deleteInBatches(
+        db,
+        `DELETE FROM ${table} WHERE processed_at IS NOT NULL AND received_at < ? ORDER BY received_at LIMIT ?`,
+        [mysqlTimestamp(options.olderThan), batchSize],
+        batchSize,
+      )
+    : deleteInBatches(
+        db,
+        `DELETE FROM ${table} WHERE ctid IN (
          SELECT ctid FROM ${table} WHERE processed_at IS NOT NULL AND received_at < $1 LIMIT $2
        )`,
-          [options.olderThan.toISOString(), batchSize],
-        );
-    total += deleted.rowCount;
-    if (deleted.rowCount < batchSize) return total;
-  }
+        [options.olderThan.toISOString(), batchSize],
+        batchSize,
+      );
 }

@@ -1,6 +1,11 @@
 /** Retention for SENT rows: deleted in small batches, never a long lock. */
 import type { Database } from '../db/database.js';
-import { mysqlTimestamp } from '../db/sql-timestamp.js';
+import {
+  deleteInBatches,
+  retentionAge,
+  retentionBatchSize,
+  retentionParams,
+} from '../db/batched-retention.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
 export interface PruneOutboxOptions extends OutboxTableOptions {
@@ -19,11 +24,8 @@ export interface PruneOutboxOptions extends OutboxTableOptions {
 export async function pruneOutbox(db: Database, options: PruneOutboxOptions): Promise<number> {
   const { table } = outboxTableNames(options, db.dialect);
   const mysql = db.dialect.name === 'mysql';
-  const batchSize = Math.floor(options.batchSize ?? 1_000);
-  if (!(batchSize > 0))
-    throw new RangeError(`batchSize must be positive, got ${String(options.batchSize)}`);
-  if (!(options.olderThanMs >= 0))
-    throw new RangeError(`olderThanMs must be ≥ 0, got ${options.olderThanMs}`);
+  const batchSize = retentionBatchSize(options.batchSize);
+  const olderThanMs = retentionAge(options.olderThanMs);
   // MySQL: DELETE … LIMIT instead of a locked subquery (a relay never holds SENT rows). In id
   // order, as on PostgreSQL: the (status, id) index then stops at the batch, where ORDER BY
   // sent_at was planned as a filesort that read and locked every expired row for each batch.
@@ -36,19 +38,10 @@ export async function pruneOutbox(db: Database, options: PruneOutboxOptions): Pr
   WHERE status = 'SENT' AND sent_at < COALESCE($3::timestamptz, now()) - $1::float8 * interval '1 millisecond'
   ORDER BY id LIMIT $2::int
   FOR UPDATE SKIP LOCKED)`;
-  let total = 0;
-  for (;;) {
-    const deleted = await db.query(
-      sql,
-      mysql
-        ? [
-            options.now === undefined ? null : mysqlTimestamp(options.now),
-            Math.round(options.olderThanMs * 1000),
-            batchSize,
-          ]
-        : [options.olderThanMs, batchSize, options.now?.toISOString() ?? null],
-    );
-    total += deleted.rowCount;
-    if (deleted.rowCount < batchSize) return total;
-  }
+  return deleteInBatches(
+    db,
+    sql,
+    retentionParams(mysql, olderThanMs, batchSize, options.now),
+    batchSize,
+  );
 }
