@@ -357,3 +357,11 @@ export {
   type NodeRequestLike,
   type NodeResponseLike,
 } from './health/health-endpoints.js';
+export {
+  createPrometheusMetrics,
+  type MeteredConsumerRunner,
+  type MeteredRelay,
+  type PrometheusMetrics,
+  type PrometheusMetricsOptions,
+} from './health/prometheus-metrics.js';
+export { OTHER_LABEL_VALUE } from './health/bounded-label.js';

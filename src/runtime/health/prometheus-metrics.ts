@@ -1,0 +1,563 @@
+/**
+ * evgen's numbers in the Prometheus text format, through prom-client (a plain dependency: the
+ * text format, registries and histograms with no SDK to configure; OpenTelemetry's exporter
+ * would need the service to set up a MeterProvider first, and evgen's own OpenTelemetry gauges
+ * stay available through `registerEvgenMetrics` for services that have one).
+ *
+ * Nothing here knows a transport. Everything comes in through what every runner already has:
+ *   - `watchRelay` / `watchConsumer`: at each scrape, the runners' `metrics()` counts, `health()`
+ *     facts (ready, breaker, broker, backlog, oldest unsent age, DEAD rows, partitions) and a
+ *     Kafka runner's per-partition `lag()`; one snapshot per scrape, however many series read it;
+ *   - `instrumentRelay`: the relay's `publisher` and `hooks`, timed per event type;
+ *   - `instrumentHandler`: the consumer's `MessageHandler`, timed per event type;
+ *   - `consumerEvents`: the runner's `onEvent` hook (rebalances, commit failures, breaker trips).
+ *
+ * Labels are runner names (given in code), event types, topics and partitions. Event types come
+ * from messages, so they are capped (`maxEventTypes`, default 100; the rest are `other`). No
+ * messageId, aggregateId or other per-message value is ever a label: each would be a new series.
+ */
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+} from 'prom-client';
+import type { DeliveryCounts } from '../delivery/delivery-outcome.js';
+import type { MessageHandler } from '../delivery/message-handler.js';
+import type { RunnerHealth } from '../delivery/runner-health.js';
+import type { OutboxRelayHooks } from '../outbox/relay-options.js';
+import type { OutboundMessage, Publisher } from '../publisher.js';
+import { BoundedLabel } from './bounded-label.js';
+import type { MetricsSource } from './health-endpoints.js';
+
+/** A relay as the metrics read it (`createOutboxRelay(...)`). */
+export interface MeteredRelay {
+  health(): Promise<RunnerHealth>;
+  metrics(): {
+    readonly published: number;
+    readonly failed: number;
+    readonly dead: number;
+    readonly unavailable?: number;
+  };
+}
+
+/** A consumer runner as the metrics read it (RabbitMQ, Kafka, Pulsar, in-process). */
+export interface MeteredConsumerRunner {
+  health(): Promise<RunnerHealth>;
+  metrics(): DeliveryCounts;
+  /** Kafka: lag per partition; only partitions this member owns are reported. */
+  lag?(): Promise<
+    readonly {
+      readonly topic: string;
+      readonly partition: number;
+      readonly lag: number;
+      readonly assigned?: boolean;
+    }[]
+  >;
+}
+
+export interface PrometheusMetricsOptions {
+  /** The registry to register into (default: a new one, so two services in a process never clash). */
+  readonly registry?: Registry;
+  /** Distinct event types kept as label values; later ones are reported as `other` (default 100). */
+  readonly maxEventTypes?: number;
+  /** Distinct topic/partition pairs kept per consumer's lag; later ones are `other` (default 1000). */
+  readonly maxPartitions?: number;
+  /** Also Node's process metrics (CPU, memory, event loop lag) from prom-client (default false). */
+  readonly processMetrics?: boolean;
+  /** Histogram buckets of handler processing time, in seconds. */
+  readonly processingBuckets?: readonly number[];
+  /** Histogram buckets of publish time and outbox delay, in seconds. */
+  readonly publishBuckets?: readonly number[];
+}
+
+export interface PrometheusMetrics extends MetricsSource {
+  readonly registry: Registry;
+  /** The Prometheus text of every series (what `/metrics` serves). */
+  text(): Promise<string>;
+  /** Reads the relay's counts and health at each scrape, labelled `relay="<name>"` (default `relay`). */
+  watchRelay(relay: MeteredRelay, name?: string): void;
+  /** Reads the runner's counts, health and (Kafka) lag at each scrape, labelled `consumer="<name>"`. */
+  watchConsumer(name: string, runner: MeteredConsumerRunner): void;
+  /**
+   * The relay options with the publisher and hooks timed per event type (your own hooks still
+   * run): `createOutboxRelay(metrics.instrumentRelay({ db, publisher }))`.
+   */
+  instrumentRelay<O extends { readonly publisher: Publisher; readonly hooks?: OutboxRelayHooks }>(
+    options: O,
+    name?: string,
+  ): O;
+  /**
+   * A handler that runs `handler` and observes its time per event type and outcome; it has what
+   * the delivery core calls (`name`, `subscribes`, `handle`, `skip`). `consumer` defaults to its name.
+   */
+  instrumentHandler(handler: MessageHandler, consumer?: string): MessageHandler;
+  /** An `onEvent` hook counting rebalances, commit failures, breaker trips and errors; `next` runs too. */
+  consumerEvents<E extends { readonly type: string }>(
+    consumer: string,
+    next?: (event: E) => void,
+  ): (event: E) => void;
+}
+
+const DEFAULT_PROCESSING_BUCKETS = [
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
+const DEFAULT_PUBLISH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+interface Snapshot {
+  readonly relays: readonly { name: string; health?: RunnerHealth; counts?: RelayCountsRead }[];
+  readonly consumers: readonly {
+    name: string;
+    health?: RunnerHealth;
+    counts?: DeliveryCounts;
+    lag?: readonly { topic: string; partition: string; lag: number }[];
+  }[];
+}
+type RelayCountsRead = ReturnType<MeteredRelay['metrics']>;
+
+export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
+  const registry = options.registry ?? new Registry();
+  if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
+  const eventTypes = new BoundedLabel(options.maxEventTypes ?? 100);
+  const maxPartitions = options.maxPartitions ?? 1_000;
+  const partitionLabels = new Map<string, BoundedLabel>();
+  const relays = new Map<string, MeteredRelay>();
+  const consumers = new Map<string, MeteredConsumerRunner>();
+
+  // One snapshot per scrape: prom-client collects every metric concurrently, and each would
+  // otherwise ask every runner for its health (the relay's is a database query).
+  let pending: Promise<Snapshot> | undefined;
+  function snapshot(): Promise<Snapshot> {
+    pending ??= takeSnapshot().finally(() => (pending = undefined));
+    return pending;
+  }
+  async function takeSnapshot(): Promise<Snapshot> {
+    const relayReads = await Promise.all(
+      [...relays].map(async ([name, relay]) => ({
+        name,
+        health: await relay.health().catch(() => undefined),
+        counts: relay.metrics(),
+      })),
+    );
+    const consumerReads = await Promise.all(
+      [...consumers].map(async ([name, runner]) => {
+        const [health, lag] = await Promise.all([
+          runner.health().catch(() => undefined),
+          runner.lag === undefined ? undefined : runner.lag().catch(() => undefined),
+        ]);
+        return {
+          name,
+          health,
+          counts: runner.metrics(),
+          lag: lag === undefined ? undefined : ownedLag(name, lag),
+        };
+      }),
+    );
+    return { relays: relayReads, consumers: consumerReads };
+  }
+  function ownedLag(
+    consumer: string,
+    lag: Awaited<ReturnType<NonNullable<MeteredConsumerRunner['lag']>>>,
+  ): { topic: string; partition: string; lag: number }[] {
+    let labels = partitionLabels.get(consumer);
+    if (labels === undefined)
+      partitionLabels.set(consumer, (labels = new BoundedLabel(maxPartitions)));
+    const summed = new Map<string, { topic: string; partition: string; lag: number }>();
+    for (const entry of lag) {
+      if (entry.assigned === false) continue; // another member of the group reports it
+      const key = labels.value(`${entry.topic}\u0000${entry.partition}`);
+      const [topic, partition] = key.includes('\u0000') ? key.split('\u0000') : [key, key];
+      const row = summed.get(key) ?? { topic: topic!, partition: partition!, lag: 0 };
+      row.lag += entry.lag;
+      summed.set(key, row);
+    }
+    return [...summed.values()];
+  }
+
+  /** A gauge set from the scrape's snapshot. */
+  function snapshotGauge<L extends string>(
+    config: Omit<GaugeConfiguration<L>, 'collect'>,
+    fill: (snap: Snapshot, set: (labels: Record<L, string>, value: number) => void) => void,
+  ): Gauge<L> {
+    return new Gauge<L>({
+      ...config,
+      registers: [registry],
+      async collect() {
+        const snap = await snapshot();
+        this.reset();
+        fill(snap, (labels, value) => this.set(labels as never, value));
+      },
+    });
+  }
+  /** A counter whose value is a runner's own running total, read from the scrape's snapshot. */
+  function snapshotCounter<L extends string>(
+    config: Omit<CounterConfiguration<L>, 'collect'>,
+    fill: (snap: Snapshot, set: (labels: Record<L, string>, value: number) => void) => void,
+  ): Counter<L> {
+    return new Counter<L>({
+      ...config,
+      registers: [registry],
+      async collect() {
+        const snap = await snapshot();
+        this.reset();
+        fill(snap, (labels, value) => this.inc(labels as never, value));
+      },
+    });
+  }
+  const bit = (flag: boolean | undefined) => (flag === true ? 1 : 0);
+
+  // Health of every runner.
+  snapshotGauge(
+    {
+      name: 'evgen_runner_ready',
+      help: 'Whether the runner is ready (1) or not (0), as /readyz',
+      labelNames: ['runner'],
+    },
+    (snap, set) => {
+      for (const r of [...snap.relays, ...snap.consumers])
+        set({ runner: r.name }, bit(r.health?.ready));
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_runner_in_flight',
+      help: 'Deliveries or publishes being worked on now',
+      labelNames: ['runner'],
+    },
+    (snap, set) => {
+      for (const r of [...snap.relays, ...snap.consumers])
+        if (r.health !== undefined) set({ runner: r.name }, r.health.facts.inFlight);
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_runner_broker_connected',
+      help: 'Whether the runner reaches its broker (0 while it reconnects or publishes fail for unavailability)',
+      labelNames: ['runner'],
+    },
+    (snap, set) => {
+      for (const r of [...snap.relays, ...snap.consumers])
+        if (r.health !== undefined)
+          set({ runner: r.name }, r.health.facts.brokerDisconnectedSince === undefined ? 1 : 0);
+    },
+  );
+
+  // The outbox and its relays.
+  snapshotGauge(
+    {
+      name: 'evgen_outbox_backlog_rows',
+      help: 'Outbox rows READY or PROCESSING',
+      labelNames: ['relay'],
+    },
+    (snap, set) => {
+      for (const r of snap.relays) {
+        const rows = r.health?.facts.outboxBacklog;
+        if (rows !== undefined) set({ relay: r.name }, rows);
+      }
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_outbox_oldest_unsent_age_seconds',
+      help: 'Age of the oldest READY or PROCESSING outbox row (0 when none)',
+      labelNames: ['relay'],
+    },
+    (snap, set) => {
+      for (const r of snap.relays) {
+        const age = r.health?.facts.oldestUnsentAgeMs;
+        if (age !== undefined) set({ relay: r.name }, (age ?? 0) / 1_000);
+      }
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_outbox_dead_rows',
+      help: 'Outbox rows given up on (DEAD), waiting for an operator',
+      labelNames: ['relay'],
+    },
+    (snap, set) => {
+      for (const r of snap.relays) {
+        const rows = r.health?.facts.deadRows;
+        if (rows !== undefined) set({ relay: r.name }, rows);
+      }
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_outbox_database_reachable',
+      help: 'Whether the outbox database answered the backlog query in time',
+      labelNames: ['relay'],
+    },
+    (snap, set) => {
+      for (const r of snap.relays)
+        set(
+          { relay: r.name },
+          r.health?.facts.databaseReachable === false || r.health === undefined ? 0 : 1,
+        );
+    },
+  );
+  const relayTotal = (
+    name: string,
+    help: string,
+    read: (counts: RelayCountsRead) => number | undefined,
+  ) =>
+    snapshotCounter({ name, help, labelNames: ['relay'] }, (snap, set) => {
+      for (const r of snap.relays) {
+        const value = r.counts === undefined ? undefined : read(r.counts);
+        if (value !== undefined) set({ relay: r.name }, value);
+      }
+    });
+  relayTotal(
+    'evgen_relay_published_total',
+    'Outbox rows published and confirmed by the broker',
+    (c) => c.published,
+  );
+  relayTotal(
+    'evgen_relay_publish_failures_total',
+    'Failed publish attempts (retried later), broker unavailability included',
+    (c) => c.failed,
+  );
+  relayTotal(
+    'evgen_relay_publish_unavailable_total',
+    'Failed publish attempts that were broker unavailability (no attempt used)',
+    (c) => c.unavailable,
+  );
+  relayTotal('evgen_relay_dead_total', 'Outbox rows moved to DEAD', (c) => c.dead);
+  const publishDuration = new Histogram({
+    name: 'evgen_relay_publish_duration_seconds',
+    help: 'Time from handing a row to the publisher to the broker confirm (or the failure)',
+    labelNames: ['relay', 'event_type', 'outcome'],
+    buckets: [...(options.publishBuckets ?? DEFAULT_PUBLISH_BUCKETS)],
+    registers: [registry],
+  });
+  const outboxDelay = new Histogram({
+    name: 'evgen_outbox_delivery_delay_seconds',
+    help: "Time from the event's occurredAt to the broker confirm of its outbox row",
+    labelNames: ['relay', 'event_type'],
+    buckets: [...(options.publishBuckets ?? DEFAULT_PUBLISH_BUCKETS)],
+    registers: [registry],
+  });
+  const pollInterval = new Gauge({
+    name: 'evgen_relay_poll_interval_seconds',
+    help: "The relay's current idle wait between claims (adaptive polling)",
+    labelNames: ['relay'],
+    registers: [registry],
+  });
+  const relayErrors = new Counter({
+    name: 'evgen_relay_errors_total',
+    help: 'Database errors in the relay loop and lost LISTEN connections',
+    labelNames: ['relay'],
+    registers: [registry],
+  });
+
+  // Consumers.
+  const consumerTotal = (name: string, help: string, key: keyof DeliveryCounts) =>
+    snapshotCounter({ name, help, labelNames: ['consumer'] }, (snap, set) => {
+      for (const c of snap.consumers)
+        if (c.counts !== undefined) set({ consumer: c.name }, c.counts[key]);
+    });
+  consumerTotal(
+    'evgen_consumer_handled_total',
+    'Messages handled and settled, duplicates included',
+    'handled',
+  );
+  consumerTotal(
+    'evgen_consumer_duplicates_total',
+    'Messages the inbox had already (settled, not applied again)',
+    'duplicates',
+  );
+  consumerTotal(
+    'evgen_consumer_skipped_total',
+    'Messages of types the consumer does not subscribe to, settled without a handler',
+    'skipped',
+  );
+  consumerTotal(
+    'evgen_consumer_retried_total',
+    'Retries scheduled (retry tier, retry topic or timer)',
+    'retried',
+  );
+  consumerTotal(
+    'evgen_consumer_dead_lettered_total',
+    'Messages dead-lettered (confirmed)',
+    'deadLettered',
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_consumer_breaker_open',
+      help: 'Whether the circuit breaker is open: a dependency (the database) is away, consumption paused',
+      labelNames: ['consumer'],
+    },
+    (snap, set) => {
+      for (const c of snap.consumers)
+        if (c.health !== undefined) set({ consumer: c.name }, bit(c.health.facts.breakerOpen));
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_consumer_partitions_assigned',
+      help: 'Kafka partitions this member owns',
+      labelNames: ['consumer'],
+    },
+    (snap, set) => {
+      for (const c of snap.consumers) {
+        const owned = c.health?.facts.partitionsAssigned;
+        if (owned !== undefined) set({ consumer: c.name }, owned);
+      }
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_consumer_lag_records',
+      help: 'Records not handled yet per owned partition (event and retry topics), where the transport knows it',
+      labelNames: ['consumer', 'topic', 'partition'],
+    },
+    (snap, set) => {
+      for (const c of snap.consumers)
+        for (const row of c.lag ?? [])
+          set({ consumer: c.name, topic: row.topic, partition: row.partition }, row.lag);
+    },
+  );
+  const processing = new Histogram({
+    name: 'evgen_consumer_processing_seconds',
+    help: 'Handler time per message (the inbox transaction included), by outcome: handled, duplicate, failed',
+    labelNames: ['consumer', 'event_type', 'outcome'],
+    buckets: [...(options.processingBuckets ?? DEFAULT_PROCESSING_BUCKETS)],
+    registers: [registry],
+  });
+  const eventCounter = (name: string, help: string) =>
+    new Counter({ name, help, labelNames: ['consumer'], registers: [registry] });
+  const rebalances = eventCounter(
+    'evgen_consumer_rebalances_total',
+    'Partition assignments received (Kafka rebalances)',
+  );
+  const commitFailures = eventCounter(
+    'evgen_consumer_commit_failures_total',
+    'Offset commits that failed (retried)',
+  );
+  const breakerTrips = eventCounter(
+    'evgen_consumer_breaker_opened_total',
+    'Times the circuit breaker opened',
+  );
+  const consumerErrors = eventCounter(
+    'evgen_consumer_errors_total',
+    'Errors the runner reported (connection, settle)',
+  );
+  const restarts = eventCounter(
+    'evgen_consumer_reconnects_total',
+    'Reconnect attempts after a lost broker connection',
+  );
+
+  const eventTypeOf = (raw: unknown): string => {
+    const type = (raw as { eventType?: unknown } | null)?.eventType;
+    return eventTypes.value(typeof type === 'string' && type !== '' ? type : 'unknown');
+  };
+  const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
+
+  return {
+    registry,
+    get contentType() {
+      return registry.contentType;
+    },
+    text: () => registry.metrics(),
+    watchRelay(relay, name = 'relay') {
+      relays.set(name, relay);
+    },
+    watchConsumer(name, runner) {
+      consumers.set(name, runner);
+    },
+    instrumentRelay(relayOptions, name = 'relay') {
+      const { publisher, hooks = {} } = relayOptions;
+      // A new object, not a prototype copy: methods run on the caller's publisher (private fields).
+      const timed: Publisher = {
+        async publish(message: OutboundMessage) {
+          const start = process.hrtime.bigint();
+          const labels = { relay: name, event_type: eventTypeOf(message.envelope) };
+          try {
+            await publisher.publish(message);
+          } catch (error) {
+            publishDuration.observe({ ...labels, outcome: 'failed' }, seconds(start));
+            throw error;
+          }
+          publishDuration.observe({ ...labels, outcome: 'confirmed' }, seconds(start));
+        },
+        ...(publisher.probe === undefined ? {} : { probe: () => publisher.probe!() }),
+      };
+      const observed: OutboxRelayHooks = {
+        ...hooks,
+        onPublished(message) {
+          const occurred = Date.parse(message.envelope.occurredAt);
+          if (Number.isFinite(occurred))
+            outboxDelay.observe(
+              { relay: name, event_type: eventTypeOf(message.envelope) },
+              Math.max(0, Date.now() - occurred) / 1_000,
+            );
+          hooks.onPublished?.(message);
+        },
+        onIdle(waitMs) {
+          pollInterval.set({ relay: name }, waitMs / 1_000);
+          hooks.onIdle?.(waitMs);
+        },
+        onError(error) {
+          relayErrors.inc({ relay: name });
+          hooks.onError?.(error);
+        },
+      };
+      return { ...relayOptions, publisher: timed, hooks: observed };
+    },
+    instrumentHandler(handler, consumer = handler.name) {
+      const handle = async (raw: unknown, context?: Parameters<MessageHandler['handle']>[1]) => {
+        const start = process.hrtime.bigint();
+        const labels = { consumer, event_type: eventTypeOf(raw) };
+        try {
+          const result = await handler.handle(raw, context);
+          processing.observe(
+            { ...labels, outcome: result === 'duplicate' ? 'duplicate' : 'handled' },
+            seconds(start),
+          );
+          return result;
+        } catch (error) {
+          processing.observe({ ...labels, outcome: 'failed' }, seconds(start));
+          throw error;
+        }
+      };
+      // What the delivery core calls (name, subscribes, handle, skip), each on the caller's
+      // handler, so a class with private fields keeps working.
+      const timed: MessageHandler = {
+        name: handler.name,
+        ...(handler.subscribes === undefined ? {} : { subscribes: handler.subscribes }),
+        handle,
+        ...(handler.skip === undefined
+          ? {}
+          : { skip: (skipped, context) => handler.skip!(skipped, context) }),
+      };
+      return timed;
+    },
+    consumerEvents(consumer, next) {
+      const labels = { consumer };
+      return (event) => {
+        switch (event.type) {
+          case 'assigned':
+            rebalances.inc(labels);
+            break;
+          case 'commit-failed':
+            commitFailures.inc(labels);
+            break;
+          case 'paused':
+            breakerTrips.inc(labels);
+            break;
+          case 'error':
+          case 'settle-failed':
+            consumerErrors.inc(labels);
+            break;
+          case 'restarting':
+            restarts.inc(labels);
+            break;
+        }
+        next?.(event);
+      };
+    },
+  };
+}

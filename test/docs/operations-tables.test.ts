@@ -1,0 +1,54 @@
+/**
+ * The operations guide's tables cannot drift: the metrics table in docs/operations/README.md is
+ * rendered from the series `createPrometheusMetrics` registers (name, type, labels, help), and
+ * must equal the committed block between its markers.
+ * After a deliberate change: EVGEN_UPDATE=1 npx vitest run test/docs/operations-tables.test.ts
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createPrometheusMetrics } from 'evgen/runtime';
+import { UPDATE_EXPECTED } from '../support/update-expected.js';
+import { REPO } from './markdown-blocks.js';
+
+const PAGE = 'docs/operations/README.md';
+const HOW = 'EVGEN_UPDATE=1 npx vitest run test/docs/operations-tables.test.ts';
+
+/** Replaces (or checks) the block between `<!-- name:start -->` and `<!-- name:end -->`. */
+export async function expectBlock(page: string, name: string, rendered: string): Promise<void> {
+  const path = join(REPO, page);
+  const text = await readFile(path, 'utf8');
+  const start = `<!-- ${name}:start -->\n`;
+  const end = `<!-- ${name}:end -->`;
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  expect(from, `${page} has no ${start.trim()} … ${end} block`).toBeGreaterThanOrEqual(0);
+  expect(to).toBeGreaterThan(from);
+  const committed = text.slice(from + start.length, to);
+  if (UPDATE_EXPECTED && committed !== rendered)
+    await writeFile(path, text.slice(0, from + start.length) + rendered + text.slice(to));
+  else
+    expect(rendered, `${page}'s ${name} differs from the code: if deliberate, run ${HOW}`).toBe(
+      committed,
+    );
+}
+
+async function renderMetricsTable(): Promise<string> {
+  const metrics = createPrometheusMetrics();
+  const rows = await Promise.all(
+    metrics.registry.getMetricsAsArray().map(async (metric) => {
+      const { type, help } = (await metric.get()) as { type: string; help: string };
+      const labels = (metric as unknown as { labelNames: readonly string[] }).labelNames;
+      return `| \`${metric.name}\` | ${type} | ${labels.map((l) => `\`${l}\``).join(', ')} | ${help} |`;
+    }),
+  );
+  return ['| series | type | labels | meaning |', '| --- | --- | --- | --- |', ...rows, ''].join(
+    '\n',
+  );
+}
+
+describe('operations tables rendered from the code', () => {
+  it('the metrics table is every series createPrometheusMetrics registers', async () => {
+    await expectBlock(PAGE, 'metrics-table', await renderMetricsTable());
+  });
+});
