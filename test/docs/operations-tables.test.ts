@@ -37,8 +37,12 @@ async function renderMetricsTable(): Promise<string> {
   const metrics = createPrometheusMetrics();
   const rows = await Promise.all(
     metrics.registry.getMetricsAsArray().map(async (metric) => {
-      const { type, help } = (await metric.get()) as { type: string; help: string };
-      const labels = (metric as unknown as { labelNames: readonly string[] }).labelNames;
+      const full = metric as unknown as {
+        get(): Promise<{ type: string; help: string }>;
+        labelNames: readonly string[];
+      };
+      const { type, help } = await full.get();
+      const labels = full.labelNames;
       return `| \`${metric.name}\` | ${type} | ${labels.map((l) => `\`${l}\``).join(', ')} | ${help} |`;
     }),
   );
