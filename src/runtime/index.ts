@@ -197,6 +197,7 @@ export type { DeliveryEvent, DeliveryEventOf } from './delivery/delivery-event.j
 export type { LifecycleEvent, RunnerState } from './delivery/runner-lifecycle.js';
 export type { RestartingEvent } from './delivery/supervisor.js';
 export type { RunnerCoreEvent } from './delivery/runner-core.js';
+export { RunnerOptionsError, type DeliveryRunnerOptions } from './delivery/runner-options.js';
 
 // RabbitMQ.
 export {
@@ -260,11 +261,11 @@ export { consumerQueueStats, type ConsumerQueueStats } from './rabbitmq/queue-st
 export {
   InProcessBroker,
   type ConsumedRecord,
-  type InProcessBrokerOptions,
   type InProcessDeadLetter,
   type InProcessSubscriber,
   type RetriedRecord,
 } from './in-process/in-process-broker.js';
+export type { InProcessBrokerOptions } from './in-process/in-process-options.js';
 
 // Kafka (the client adapters are the entry points `evgen-runtime/kafkajs` and
 // `evgen-runtime/platformatic-kafka`).
@@ -324,9 +325,9 @@ export type {
   KafkaConsumerRunner,
   KafkaConsumerRunnerEvent,
   KafkaConsumerRunnerMetrics,
-  KafkaConsumerRunnerOptions,
   KafkaPartitionLag,
 } from './kafka/consumer/kafka-consumer-types.js';
+export type { KafkaConsumerRunnerOptions } from './kafka/consumer/kafka-consumer-options.js';
 export {
   kafkaConsumerRoutes,
   type KafkaConsumerRoutesOptions,

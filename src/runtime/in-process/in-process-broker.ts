@@ -16,7 +16,6 @@
  */
 import type { Envelope } from '../envelope.js';
 import { RetryableError } from '../errors.js';
-import type { MessageBodyLimits } from '../decode-message-body.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import { createDeliveryPipeline, type DeliveryPipeline } from '../delivery/delivery-pipeline.js';
 import type { DeliveryCounts } from '../delivery/delivery-outcome.js';
@@ -27,11 +26,14 @@ import {
   type OutcomeSettlement,
 } from '../delivery/outcome-settlement.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
-import type { CircuitBreakerOptions } from '../delivery/circuit-breaker.js';
-import type { FailureClassifier } from '../delivery/failure.js';
 import { RunnerCore, type RunnerCoreEvent } from '../delivery/runner-core.js';
 import type { RunnerHealth } from '../delivery/runner-health.js';
 import type { RunnerState } from '../delivery/runner-lifecycle.js';
+import {
+  resolveInProcessBrokerOptions,
+  type InProcessBrokerOptions,
+  type ResolvedInProcessBrokerOptions,
+} from './in-process-options.js';
 
 /** A consumer the broker delivers to: generated inbox consumers fit (`name`, `subscribes`, `handle`). */
 export interface InProcessSubscriber extends MessageHandler {
@@ -42,36 +44,6 @@ export interface InProcessSubscriber extends MessageHandler {
 interface Subscription {
   readonly subscriber: InProcessSubscriber;
   readonly pipeline: DeliveryPipeline;
-}
-
-export interface InProcessBrokerOptions {
-  /**
-   * Delay before each retry, in ms: the n-th retry waits `retryDelaysMs[n-1]` (the last one
-   * repeats). Default `[100, 1000, 5000]`; tests often pass `[0]`.
-   */
-  readonly retryDelaysMs?: readonly number[];
-  /** Handling attempts before a retryable failure is dead-lettered. Default `retryDelaysMs.length + 1`. */
-  readonly maxAttempts?: number;
-  /**
-   * A handler failing because a dependency is unavailable (database down) parks every delivery
-   * of the broker, attempt unchanged, until the breaker's backoff and `healthCheck` pass, as the
-   * RabbitMQ and Kafka runners do. Default backoff 1 s doubling to 30 s.
-   */
-  readonly circuitBreaker?: CircuitBreakerOptions;
-  /** Whether it delivers from construction (default) or only after `start()`. */
-  readonly autoStart?: boolean;
-  /** Observability hook (its lifecycle, breaker pauses); must not throw. */
-  readonly onEvent?: (event: RunnerCoreEvent) => void;
-  /** Your say in what a handler's failure means, asked before evgen's own (see FailureClassifier). */
-  readonly classify?: FailureClassifier;
-  /** Same limits as the RabbitMQ runner's `messageLimits`. */
-  readonly messageLimits?: MessageBodyLimits;
-  /**
-   * What `publish` does with an event type nobody subscribes to: `'reject'` (default, as a
-   * mandatory RabbitMQ publish: a retryable error, so the outbox keeps the row) or
-   * `'accept'` (recorded in `published` only).
-   */
-  readonly unroutable?: 'reject' | 'accept';
 }
 
 /** A message as it travels: the JSON body and its messageId property, like an AMQP message. */
@@ -120,8 +92,6 @@ interface QueuedDelivery {
   readonly replays: number;
 }
 
-const DEFAULT_RETRY_DELAYS_MS = [100, 1000, 5000];
-
 export class InProcessBroker {
   /** Every message accepted by `publish`, in order. */
   readonly published: InProcessMessage[] = [];
@@ -133,11 +103,7 @@ export class InProcessBroker {
   readonly deadLettered: InProcessDeadLetter[] = [];
 
   private readonly subscribers = new Map<string, Subscription>();
-  private readonly retryDelaysMs: readonly number[];
-  private readonly maxAttempts: number;
-  private readonly limits: MessageBodyLimits;
-  private readonly classify: FailureClassifier | undefined;
-  private readonly unroutable: 'reject' | 'accept';
+  private readonly options: ResolvedInProcessBrokerOptions;
   private readonly timers = new Map<ReturnType<typeof setTimeout>, QueuedDelivery>();
   private pending = 0;
   private closed = false;
@@ -147,21 +113,9 @@ export class InProcessBroker {
   private readonly core: RunnerCore<RunnerCoreEvent>;
   private readonly settlement: OutcomeSettlement<QueuedDelivery>;
 
-  constructor(options: InProcessBrokerOptions = {}) {
-    this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-    if (this.retryDelaysMs.some((delay) => !Number.isFinite(delay) || delay < 0)) {
-      throw new RangeError('retryDelaysMs must be finite, non-negative numbers');
-    }
-    this.maxAttempts = options.maxAttempts ?? this.retryDelaysMs.length + 1;
-    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) {
-      throw new RangeError('maxAttempts must be a positive integer');
-    }
-    if (this.maxAttempts > 1 && this.retryDelaysMs.length === 0) {
-      throw new RangeError('retryDelaysMs must not be empty when maxAttempts > 1');
-    }
-    this.limits = options.messageLimits ?? {};
-    this.classify = options.classify;
-    this.unroutable = options.unroutable ?? 'reject';
+  constructor(given: InProcessBrokerOptions = {}) {
+    const options = resolveInProcessBrokerOptions(given);
+    this.options = options;
     this.core = new RunnerCore<RunnerCoreEvent>(
       {
         open: async () => this.unpark(),
@@ -181,9 +135,9 @@ export class InProcessBroker {
         },
         close: async () => this.notify(),
       },
-      { circuitBreaker: options.circuitBreaker, onEvent: options.onEvent },
+      options,
     );
-    if (options.autoStart ?? true) void this.core.start();
+    if (options.autoStart) void this.core.start();
     this.settlement = {
       breaker: this.core.breaker,
       counters: this.core.counters,
@@ -208,12 +162,7 @@ export class InProcessBroker {
     if (this.subscribers.has(subscriber.name)) {
       throw new Error(`a consumer named '${subscriber.name}' is already subscribed`);
     }
-    const pipeline = createDeliveryPipeline({
-      handler: subscriber,
-      maxAttempts: this.maxAttempts,
-      messageLimits: this.limits,
-      classify: this.classify,
-    });
+    const pipeline = createDeliveryPipeline({ ...this.options, handler: subscriber });
     this.subscribers.set(subscriber.name, { subscriber, pipeline });
     return () => {
       if (this.subscribers.get(subscriber.name)?.subscriber === subscriber) {
@@ -251,7 +200,7 @@ export class InProcessBroker {
     const targets = [...this.subscribers.values()]
       .map(({ subscriber }) => subscriber)
       .filter((subscriber) => subscriber.subscribes.includes(message.eventType));
-    if (targets.length === 0 && this.unroutable === 'reject') {
+    if (targets.length === 0 && this.options.unroutable === 'reject') {
       throw new RetryableError(
         `message ${message.messageId} is unroutable: no consumer subscribes to ${message.eventType} (in-process broker)`,
       );
@@ -409,7 +358,8 @@ export class InProcessBroker {
       this.deadLetter(delivery, outcome.letter);
       return;
     }
-    const delayMs = this.retryDelaysMs[Math.min(attempt, this.retryDelaysMs.length) - 1] ?? 0;
+    const delays = this.options.retryDelaysMs;
+    const delayMs = delays[Math.min(attempt, delays.length) - 1] ?? 0;
     this.core.counters.settled(outcome);
     this.retried.push({
       consumer: subscriber.name,

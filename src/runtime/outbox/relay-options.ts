@@ -1,6 +1,7 @@
 /** The relay's options, their defaults and their checks. */
 import type { LifecycleEvent } from '../delivery/runner-lifecycle.js';
 import type { FailureClassifier } from '../delivery/failure.js';
+import { OptionChecks } from '../delivery/runner-options.js';
 import type { Database } from '../db/database.js';
 import { quoteIdentifier } from '../db/sql-identifier.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
@@ -152,48 +153,51 @@ export const DEFAULT_MYSQL_MIN_POLL_INTERVAL_MS = 50;
 const DEFAULT_BACKOFF: BackoffSettings = { baseMs: 1_000, capMs: 300_000, jitter: 0.2 };
 const DEFAULT_UNAVAILABLE_BACKOFF: BackoffSettings = { baseMs: 500, capMs: 30_000, jitter: 0.2 };
 
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RangeError(`${name} must be a positive number, got ${value}`);
-  return value;
-}
-
 export function resolveRelayOptions(options: OutboxRelayOptions): ResolvedRelayOptions {
-  const leaseMs = positive('leaseMs', options.leaseMs ?? DEFAULT_LEASE_MS);
-  const publishTimeoutMs = positive('publishTimeoutMs', options.publishTimeoutMs ?? leaseMs / 2);
-  if (publishTimeoutMs >= leaseMs) {
-    throw new RangeError(
-      `publishTimeoutMs (${publishTimeoutMs}) must be less than leaseMs (${leaseMs}): a publish must end before another relay may claim its row`,
+  const checks = new OptionChecks('createOutboxRelay');
+  const leaseMs = checks.positiveNumber('leaseMs', options.leaseMs, DEFAULT_LEASE_MS);
+  const publishTimeoutMs = checks.positiveNumber(
+    'publishTimeoutMs',
+    options.publishTimeoutMs,
+    leaseMs / 2,
+  );
+  if (publishTimeoutMs >= leaseMs)
+    checks.fail(
+      'publishTimeoutMs',
+      publishTimeoutMs,
+      `less than leaseMs (${leaseMs}): a publish must end before another relay may claim its row`,
     );
-  }
   const notifyChannel = options.notifyChannel ?? DEFAULT_OUTBOX_NOTIFY_CHANNEL;
   if (notifyChannel !== false) quoteIdentifier(notifyChannel);
-  const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
+  const pollIntervalMs = checks.positiveNumber('pollIntervalMs', options.pollIntervalMs, 1_000);
   const minPollIntervalMs =
     options.minPollIntervalMs ??
     (dialectOf(options.db).name === 'mysql'
       ? Math.min(DEFAULT_MYSQL_MIN_POLL_INTERVAL_MS, pollIntervalMs)
       : pollIntervalMs);
   checkIdlePollOptions({ floorMs: minPollIntervalMs, ceilingMs: pollIntervalMs });
+  const backoff = checks.backoff('backoff', options.backoff);
+  const unavailableBackoff = checks.backoff('unavailableBackoff', options.unavailableBackoff);
   return {
-    batchSize: Math.floor(positive('batchSize', options.batchSize ?? 100)),
+    batchSize: checks.positiveInteger('batchSize', options.batchSize, 100),
     leaseMs,
     publishTimeoutMs,
-    maxAttempts: Math.floor(positive('maxAttempts', options.maxAttempts ?? 10)),
-    backoff: { ...DEFAULT_BACKOFF, ...definedOnly(options.backoff) },
-    unavailableBackoff: {
-      ...DEFAULT_UNAVAILABLE_BACKOFF,
-      ...definedOnly(options.unavailableBackoff),
-    },
+    maxAttempts: checks.positiveInteger('maxAttempts', options.maxAttempts, 10),
+    backoff: { ...DEFAULT_BACKOFF, ...definedOnly(backoff) },
+    unavailableBackoff: { ...DEFAULT_UNAVAILABLE_BACKOFF, ...definedOnly(unavailableBackoff) },
     pollIntervalMs,
     minPollIntervalMs,
     notifyChannel,
-    maxInFlight: Math.floor(
-      positive('maxInFlight', options.maxInFlight ?? options.concurrency ?? 100),
+    maxInFlight: checks.positiveInteger(
+      options.maxInFlight === undefined && options.concurrency !== undefined
+        ? 'concurrency'
+        : 'maxInFlight',
+      options.maxInFlight ?? options.concurrency,
+      100,
     ),
-    random: options.random ?? Math.random,
+    random: checks.optionalFunction('random', options.random) ?? Math.random,
     timers: options.timers ?? REAL_TIMERS,
-    classify: options.classify,
+    classify: checks.optionalFunction('classify', options.classify),
   };
 }
 

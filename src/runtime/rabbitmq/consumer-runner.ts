@@ -46,19 +46,22 @@ import {
   isConnector,
   type AmqpConnector,
 } from './connector.js';
+import {
+  resolveConsumerRunnerOptions,
+  type ConsumerRunnerOptions,
+} from './consumer-runner-options.js';
 import type {
   ConsumerRunner,
   ConsumerRunnerEvent,
   ConsumerRunnerMetrics,
-  ConsumerRunnerOptions,
 } from './consumer-runner-types.js';
 import { trustedHeaders } from './received-headers.js';
 
+export type { ConsumerRunnerOptions } from './consumer-runner-options.js';
 export type {
   ConsumerRunner,
   ConsumerRunnerEvent,
   ConsumerRunnerMetrics,
-  ConsumerRunnerOptions,
 } from './consumer-runner-types.js';
 
 interface Session {
@@ -68,15 +71,6 @@ interface Session {
   ended: boolean;
 }
 
-/**
- * Per-aggregate lanes keep order at any prefetch, so the prefetch only bounds memory and work in
- * flight. 20 was chosen by measurement (`npm run bench -- rabbitmq`, runner + inbox consumer, 200
- * aggregates, pg pool of 10, medians of 3): relative to prefetch 20, prefetch 1 reached 0.10–0.32×,
- * 10 0.82–1.02×, 50 0.78–0.92×, 100 0.74–0.96× in three runs. Beyond ~20 the database pool (10
- * connections) is the limit, so a larger prefetch only holds more unacked messages.
- */
-const DEFAULT_PREFETCH = 20;
-
 /** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
 export function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
   const value = headers?.[EVGEN_HEADERS.attempt];
@@ -85,30 +79,20 @@ export function deliveryAttempt(headers: Record<string, unknown> | undefined): n
   return Number.isInteger(number) && number >= 1 ? number : 1;
 }
 
-export function createRabbitMqConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
-  const { routes, handler } = options;
-  const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
-  const gapWaitMs = options.gapWaitMs ?? 60_000;
-  if (!(gapWaitMs >= 0)) throw new RangeError('gapWaitMs must be a non-negative number');
-  if (!Number.isInteger(prefetch) || prefetch < 1)
-    throw new RangeError('prefetch must be a positive integer');
-  const pipeline = createDeliveryPipeline({
-    handler,
-    consumer: routes.consumer,
-    maxAttempts: routes.maxAttempts,
-    messageLimits: options.messageLimits,
-    classify: options.classify,
-  });
+export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): ConsumerRunner {
+  const options = resolveConsumerRunnerOptions(given);
+  const { routes, handler, prefetch, gapWaitMs } = options;
+  const pipeline = createDeliveryPipeline({ ...options, consumer: routes.consumer });
   // A URL or a bare connection: the runner makes the connector for each run, so stop() closes
   // it (a connector over a bare connection leaves that connection open).
-  const given = options.connection;
-  const ownsConnector = typeof given === 'string' || !isConnector(given);
+  const { connection } = options;
+  const ownsConnector = typeof connection === 'string' || !isConnector(connection);
   const makeConnector = (): AmqpConnector =>
-    typeof given === 'string'
-      ? createAmqpConnector({ url: given, connectionName: `evgen ${handler.name}` })
-      : isConnector(given)
-        ? given
-        : fixedConnector(given);
+    typeof connection === 'string'
+      ? createAmqpConnector({ url: connection, connectionName: `evgen ${handler.name}` })
+      : isConnector(connection)
+        ? connection
+        : fixedConnector(connection);
   let connector: AmqpConnector | undefined;
   let session: Session | undefined;
   const counts = { settleFailures: 0, requeued: 0, gapWaits: 0 };
@@ -150,12 +134,7 @@ export function createRabbitMqConsumerRunner(options: ConsumerRunnerOptions): Co
         if (ownsConnector) connector = undefined;
       },
     },
-    {
-      circuitBreaker: options.circuitBreaker,
-      reconnectBackoff: options.reconnectBackoff,
-      reconnectDefaults: DEFAULT_RECONNECT_BACKOFF,
-      onEvent: options.onEvent,
-    },
+    { ...options, reconnectDefaults: DEFAULT_RECONNECT_BACKOFF },
   );
   const { breaker, counters, emit, supervisor } = core;
   const settleFailure = createAmqpSettler({ routes, gapWaitMs, counters, counts, emit });

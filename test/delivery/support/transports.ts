@@ -166,12 +166,14 @@ function rabbitmq(): TransportUnderTest {
     largestHeaderBytes: 128 * 1024 - 1024,
     async start(handler, maxAttempts) {
       broker = await createTestBroker();
-      topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [RETRY_DELAY_MS], maxAttempts });
+      // maxAttempts is the runner's (the shared option), not the topology's: one tier, repeated.
+      topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [RETRY_DELAY_MS] });
       producer = new ConfirmedPublisher(broker.connection);
       runner = createRabbitMqConsumerRunner({
         connection: TEST_RABBITMQ_URL,
         routes: topology.consumers[CONSUMER]!,
         handler,
+        maxAttempts,
         prefetch: 10,
       });
       await runner.start();
@@ -254,10 +256,10 @@ function kafka(
         topics: [topic!],
         retry: [{ topic: retry!, delayMs: RETRY_DELAY_MS }],
         deadLetter: deadLetter!,
-        maxAttempts,
       };
       producer = await client.producer({ timeoutMs: 15_000 });
-      runner = createKafkaConsumerRunner({ client, routes, handler });
+      // maxAttempts is the runner's (the shared option), not the routes': one tier, repeated.
+      runner = createKafkaConsumerRunner({ client, routes, handler, maxAttempts });
       await runner.start();
     },
     async send(message) {

@@ -26,17 +26,11 @@
  * partition seeks back to the record and tries it again after a backoff, so no record is lost.
  * Attempt and diagnostic headers are only believed on the consumer's own retry topics.
  * The lifecycle, the work in flight, the breaker and the counters are the runner core's
- * (delivery/runner-core.ts); this file is Kafka's source (producer, group consumer, holds) and
- * kafka-settler.ts its settler.
+ * (delivery/runner-core.ts); this file is Kafka's source (producer, group consumer, holds),
+ * kafka-delivery.ts turns a record into a delivery, kafka-settler.ts is its settler and
+ * kafka-consumer-options.ts resolves its options.
  */
-import {
-  createDeliveryPipeline,
-  type IdentifiedDelivery,
-} from '../../delivery/delivery-pipeline.js';
-import { MalformedMessageError } from '../../delivery/malformed-message-error.js';
-import { parseDelivery } from '../../delivery/parse-delivery.js';
-import { readConfluentFrame } from '../confluent-framing.js';
-import type { AggregateHint, Delivery } from '../../delivery/delivery.js';
+import { createDeliveryPipeline } from '../../delivery/delivery-pipeline.js';
 import { settleOutcome, type OutcomeSettlement } from '../../delivery/outcome-settlement.js';
 import { RunnerCore } from '../../delivery/runner-core.js';
 import type {
@@ -46,54 +40,27 @@ import type {
   KafkaProducer,
   KafkaTopicPartition,
 } from '../kafka-client.js';
+import { KAFKA_CONSUMER_HEADERS as H, headerInteger, headerTime } from './consumer-headers.js';
 import {
-  KAFKA_CONSUMER_HEADERS as H,
-  headerInteger,
-  headerText,
-  headerTime,
-} from './consumer-headers.js';
-import { KAFKA_HEADERS } from '../kafka-record.js';
-import {
-  KAFKA_MESSAGE_ID_HEADER,
-  type KafkaConsumerRunner,
-  type KafkaConsumerRunnerEvent,
+  resolveKafkaConsumerRunnerOptions,
   type KafkaConsumerRunnerOptions,
-} from './kafka-consumer-types.js';
+} from './kafka-consumer-options.js';
+import type { KafkaConsumerRunner, KafkaConsumerRunnerEvent } from './kafka-consumer-types.js';
+import { identifyFramed, KAFKA_MESSAGE_ID_HINT, kafkaDelivery } from './kafka-delivery.js';
 import { createKafkaSettler, type HeldRecord } from './kafka-settler.js';
 import { consumerLag } from './kafka-lag.js';
 import { OffsetCommitter } from './offset-committer.js';
 import { PartitionHolds, tpKey } from './partition-holds.js';
+import { topicMessageLimits } from './topic-message-limits.js';
 
-/** The aggregate evgen's headers name (aggregateType, aggregateId, aggregateVersion), if they do. */
-function aggregateHint(record: KafkaInboundRecord): AggregateHint | undefined {
-  const type = headerText(record.headers, KAFKA_HEADERS.aggregateType);
-  const id = headerText(record.headers, KAFKA_HEADERS.aggregateId);
-  if (type === undefined || id === undefined) return undefined;
-  const version = headerInteger(record.headers, KAFKA_HEADERS.aggregateVersion);
-  return version !== undefined ? { type, id, version } : { type, id };
-}
-
-export function createKafkaConsumerRunner(
-  options: KafkaConsumerRunnerOptions,
-): KafkaConsumerRunner {
-  const { routes, handler, client } = options;
-  const maxAttempts = routes.maxAttempts ?? routes.retry.length + 1;
+export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): KafkaConsumerRunner {
+  const options = resolveKafkaConsumerRunnerOptions(given);
+  const { routes, handler, client, tierByTopic, now } = options;
   const pipeline = createDeliveryPipeline({
-    handler,
+    ...options,
     consumer: routes.consumer,
-    maxAttempts,
-    messageIdHint: 'messageId header',
-    messageLimits: options.messageLimits,
-    classify: options.classify,
-    now: options.now,
+    messageIdHint: KAFKA_MESSAGE_ID_HINT,
   });
-  if (routes.topics.length === 0) throw new RangeError('routes.topics is empty');
-  const tierByTopic = new Map(routes.retry.map((tier) => [tier.topic, tier]));
-  for (const topic of routes.topics) {
-    if (tierByTopic.has(topic) || topic === routes.deadLetter)
-      throw new RangeError(`topic ${topic} is both an event topic and a retry/dead-letter topic`);
-  }
-  const now = options.now ?? Date.now;
   const counts = { retriedInPlace: 0, settleFailures: 0, commitFailures: 0 };
   let consumer: KafkaConsumer | undefined;
   let producer: KafkaProducer | undefined;
@@ -171,7 +138,7 @@ export function createKafkaConsumerRunner(
         producer = undefined;
       },
     },
-    { circuitBreaker: options.circuitBreaker, onEvent: options.onEvent },
+    options,
   );
   const { breaker, counters, emit } = core;
   const holds: PartitionHolds = new PartitionHolds(
@@ -191,21 +158,7 @@ export function createKafkaConsumerRunner(
     if (holds.owns(tp)) committer?.settled(tp, BigInt(record.offset) + 1n);
   }
 
-  /** Each copy topic's `max.message.bytes`, read once (undefined: unknown, the default applies). */
-  const copyLimits = new Map<string, Promise<number | undefined>>();
-  async function topicMessageLimit(topic: string): Promise<number | undefined> {
-    try {
-      admin ??= client.admin();
-      const [described] = await (await admin).describeTopics([topic]);
-      // The topic's own setting, or the broker's message.max.bytes it inherits.
-      const limit = Number(described?.configs['max.message.bytes']);
-      return Number.isSafeInteger(limit) && limit > 0 ? limit : undefined;
-    } catch {
-      // No describe (ACLs, an admin-less client): a refused copy still falls back to minimal.
-      return undefined;
-    }
-  }
-
+  const adminClient = (): Promise<KafkaAdmin> => (admin ??= client.admin());
   const settleFailure = createKafkaSettler({
     routes,
     consumer: handler.name,
@@ -219,14 +172,7 @@ export function createKafkaConsumerRunner(
     send: async (record) => {
       await producer!.send([record]);
     },
-    copyLimit: (topic) => {
-      let limit = copyLimits.get(topic);
-      if (limit === undefined) {
-        limit = topicMessageLimit(topic);
-        copyLimits.set(topic, limit);
-      }
-      return limit;
-    },
+    copyLimit: topicMessageLimits(adminClient),
     settle,
     hold,
     emit,
@@ -295,66 +241,16 @@ export function createKafkaConsumerRunner(
     const retriesInPlace = previous?.offset === record.offset ? previous.retries : 0;
     const firstAttempt = trusted ? Math.max(1, headerInteger(record.headers, H.attempt) ?? 1) : 1;
     const attempt = firstAttempt + retriesInPlace;
-    const frame = readConfluentFrame(record.value);
-    const delivery: Delivery = {
-      body: frame?.data ?? record.value,
-      messageId: headerText(record.headers, KAFKA_MESSAGE_ID_HEADER),
-      eventType: headerText(record.headers, KAFKA_HEADERS.eventType),
-      aggregate: aggregateHint(record),
-      traceId: headerText(record.headers, KAFKA_HEADERS.traceId),
-      attempt,
-      facts: {
-        transport: 'kafka',
-        topic: record.topic,
-        partition: record.partition,
-        offset: record.offset,
-        redelivered: attempt > 1,
-        headers: record.headers,
-      },
-    };
+    const { delivery, schemaId } = kafkaDelivery(record, attempt);
     const identified =
-      frame === undefined ? undefined : await identifyFramed(frame.schemaId, delivery);
+      schemaId === undefined || options.schemaIds === undefined
+        ? undefined
+        : await identifyFramed(options.schemaIds, schemaId, delivery, options.messageLimits);
     await settleOutcome(
       await pipeline.process(delivery, identified),
       { record, trusted, attempt },
       settlement,
     );
-  }
-
-  /**
-   * A framed record's envelope, parsed once, or why its schema id contradicts the envelope (see
-   * `schemaIds`); undefined leaves it to the pipeline.
-   */
-  async function identifyFramed(
-    schemaId: number,
-    delivery: Delivery,
-  ): Promise<IdentifiedDelivery | undefined> {
-    if (options.schemaIds === undefined) return undefined;
-    let registered;
-    try {
-      registered = await options.schemaIds.lookup(schemaId);
-    } catch {
-      return undefined; // registry unreachable: the envelope decides (see `schemaIds`)
-    }
-    if (registered === undefined) return undefined;
-    let body: Record<string, unknown>;
-    try {
-      body = parseDelivery(
-        delivery.body,
-        delivery,
-        options.messageLimits ?? {},
-        'messageId header',
-      );
-    } catch (error) {
-      return { error };
-    }
-    if (body.eventType === registered.eventType && body.schemaVersion === registered.version)
-      return { body };
-    return {
-      error: new MalformedMessageError(
-        `schema id ${schemaId} is ${registered.eventType} v${registered.version}, but the envelope says ${String(body.eventType)} v${String(body.schemaVersion)}`,
-      ),
-    };
   }
 
   function onAssigned(partitions: readonly KafkaTopicPartition[]): void {
@@ -390,9 +286,8 @@ export function createKafkaConsumerRunner(
     position: (tp) => committer?.position(tp)?.toString(),
     flushCommits: async () => committer?.flush(),
     async lag() {
-      admin ??= client.admin();
       return consumerLag(
-        await admin,
+        await adminClient(),
         routes,
         (tp) => holds.owns(tp),
         (tp) => committer?.position(tp)?.toString(),

@@ -1,18 +1,12 @@
 /**
- * What the Kafka consumer runner is configured with and reports: its routes (topics read and
- * written), options, events, metrics, lag and the runner's own queries beside the shared
- * lifecycle.
+ * What the Kafka consumer runner works on and reports: its routes (topics read and written),
+ * events, metrics, lag and the runner's own queries beside the shared lifecycle. Its options:
+ * kafka-consumer-options.ts.
  */
-import type { MessageBodyLimits } from '../../decode-message-body.js';
-import type { SchemaIds } from '../../registry/schema-ids.js';
-import type { BackoffOptions } from '../../backoff.js';
-import type { CircuitBreakerOptions } from '../../delivery/circuit-breaker.js';
-import type { FailureClassifier } from '../../delivery/failure.js';
 import type { DeliveryCounts } from '../../delivery/delivery-outcome.js';
 import type { DeliveryEventOf } from '../../delivery/delivery-event.js';
 import type { DeliveryRunner } from '../../delivery/delivery-runner.js';
-import type { MessageHandler } from '../../delivery/message-handler.js';
-import type { KafkaClient, KafkaProducer, KafkaTopicPartition } from '../kafka-client.js';
+import type { KafkaTopicPartition } from '../kafka-client.js';
 import type { KafkaRetryTier } from './failure-routing.js';
 
 /** The header that carries the envelope's messageId on every evgen record. */
@@ -30,7 +24,10 @@ export interface KafkaConsumerRoutes {
   readonly retry: readonly KafkaRetryTier[];
   /** Its dead-letter topic. */
   readonly deadLetter: string;
-  /** Handling attempts in all, the first delivery included. Default: retry tiers + 1. */
+  /**
+   * Handling attempts in all, the first delivery included: the default of the runner's
+   * `maxAttempts` (whose own default is retry tiers + 1).
+   */
   readonly maxAttempts?: number;
   /** Event types whose failed records block their partition (retry in place) instead of a retry topic. */
   readonly strictEventTypes?: readonly string[];
@@ -65,56 +62,6 @@ export type KafkaConsumerRunnerEvent =
       readonly error: unknown;
     } & KafkaRecordPosition)
   | { readonly type: 'commit-failed'; readonly error: unknown };
-
-export interface KafkaConsumerRunnerOptions {
-  /** The Kafka client adapter (`kafkajsClient(…)` or `platformaticClient(…)`). */
-  readonly client: KafkaClient;
-  /** The consumer's topics, retry tiers, group id and attempts: `kafkaConsumerRoutes(kafkaTopology, name)`. */
-  readonly routes: KafkaConsumerRoutes;
-  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
-  readonly handler: MessageHandler;
-  /**
-   * Producer for retry copies and dead letters; default: one the runner creates (acks = all,
-   * idempotent) and closes on stop.
-   */
-  readonly producer?: KafkaProducer;
-  /** Partitions handled at the same time (default 8); a partition is always sequential. */
-  readonly partitionConcurrency?: number;
-  /** Group session timeout, ms (adapter default 10 000). */
-  readonly sessionTimeoutMs?: number;
-  /** How long a rebalance waits for this member (see KafkaConsumerOptions.rebalanceTimeoutMs). */
-  readonly rebalanceTimeoutMs?: number;
-  /** Backoff of strict events retried in place. */
-  readonly strictBackoff?: BackoffOptions;
-  /** Backoff before a record whose retry copy or dead letter failed is tried again. Default 200 ms → 10 s. */
-  readonly settleBackoff?: BackoffOptions;
-  /** Largest value and deepest nesting accepted (see decodeMessageBody); beyond them: dead letter. */
-  readonly messageLimits?: MessageBodyLimits;
-  /** Client id for the consumer and producer. */
-  readonly clientId?: string;
-  /**
-   * When the handler fails because a dependency is unavailable (`isUnavailableError`: database
-   * connection lost or refused, UnavailableError), the record is not retried: every partition
-   * pauses (the record is read again from where it stopped) for a backoff, then resumes after
-   * `healthCheck` (if given) succeeds. No attempt is used and nothing goes to a retry topic.
-   */
-  readonly circuitBreaker?: CircuitBreakerOptions;
-  /** Your say in what a handler's failure means, asked before evgen's own (see FailureClassifier). */
-  readonly classify?: FailureClassifier;
-  /**
-   * Values in Confluent's wire format (magic byte 0, schema id, JSON) are always read, beside
-   * plain ones on the same topic. With `schemaIds` the id is also looked up (once per id) and
-   * must name the event type and version the envelope carries, else the record is a dead letter.
-   * An id the registry does not know, or a registry that cannot be reached, does not hold the
-   * record up: the envelope's own eventType and schemaVersion decide, with the rules for unknown
-   * and newer versions, and the reader validator checks the payload as for any record.
-   */
-  readonly schemaIds?: SchemaIds;
-  /** Observability hook; must not throw. */
-  readonly onEvent?: (event: KafkaConsumerRunnerEvent) => void;
-  /** Clock for due times (tests). */
-  readonly now?: () => number;
-}
 
 /** `retried` counts copies acknowledged on a retry topic plus in-place retries of strict events. */
 export interface KafkaConsumerRunnerMetrics extends DeliveryCounts {

@@ -1,0 +1,115 @@
+/**
+ * The Kafka consumer runner's options: the shared ones (delivery/runner-options.ts) and Kafka's
+ * section (client, topics, producer, group settings, in-place and settle backoff, schema ids),
+ * resolved once.
+ */
+import type { BackoffOptions } from '../../backoff.js';
+import type { MessageHandler } from '../../delivery/message-handler.js';
+import {
+  OptionChecks,
+  resolveDeliveryRunnerOptions,
+  type DeliveryRunnerOptions,
+  type ResolvedDeliveryRunnerOptions,
+} from '../../delivery/runner-options.js';
+import type { SchemaIds } from '../../registry/schema-ids.js';
+import type { KafkaClient, KafkaProducer } from '../kafka-client.js';
+import type { KafkaRetryTier } from './failure-routing.js';
+import type { KafkaConsumerRoutes, KafkaConsumerRunnerEvent } from './kafka-consumer-types.js';
+
+export interface KafkaConsumerRunnerOptions extends DeliveryRunnerOptions<KafkaConsumerRunnerEvent> {
+  /** The Kafka client adapter (`kafkajsClient(…)` or `platformaticClient(…)`). */
+  readonly client: KafkaClient;
+  /** The consumer's topics, retry tiers, group id and attempts: `kafkaConsumerRoutes(kafkaTopology, name)`. */
+  readonly routes: KafkaConsumerRoutes;
+  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
+  readonly handler: MessageHandler;
+  /**
+   * Producer for retry copies and dead letters; default: one the runner creates (acks = all,
+   * idempotent) and closes on stop.
+   */
+  readonly producer?: KafkaProducer;
+  /** Partitions handled at the same time (default 8); a partition is always sequential. */
+  readonly partitionConcurrency?: number;
+  /** Group session timeout, ms (adapter default 10 000). */
+  readonly sessionTimeoutMs?: number;
+  /** How long a rebalance waits for this member (see KafkaConsumerOptions.rebalanceTimeoutMs). */
+  readonly rebalanceTimeoutMs?: number;
+  /** Backoff of strict events retried in place. */
+  readonly strictBackoff?: BackoffOptions;
+  /** Backoff before a record whose retry copy or dead letter failed is tried again. Default 200 ms → 10 s. */
+  readonly settleBackoff?: BackoffOptions;
+  /** Client id for the consumer and producer. */
+  readonly clientId?: string;
+  /**
+   * Values in Confluent's wire format (magic byte 0, schema id, JSON) are always read, beside
+   * plain ones on the same topic. With `schemaIds` the id is also looked up (once per id) and
+   * must name the event type and version the envelope carries, else the record is a dead letter.
+   * An id the registry does not know, or a registry that cannot be reached, does not hold the
+   * record up: the envelope's own eventType and schemaVersion decide, with the rules for unknown
+   * and newer versions, and the reader validator checks the payload as for any record.
+   */
+  readonly schemaIds?: SchemaIds;
+}
+
+export interface ResolvedKafkaConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<KafkaConsumerRunnerEvent> {
+  readonly client: KafkaClient;
+  readonly routes: KafkaConsumerRoutes;
+  readonly handler: MessageHandler;
+  /** The retry tier of each retry topic the runner reads. */
+  readonly tierByTopic: ReadonlyMap<string, KafkaRetryTier>;
+  readonly producer: KafkaProducer | undefined;
+  /** Undefined: the adapter's default. */
+  readonly partitionConcurrency: number | undefined;
+  readonly sessionTimeoutMs: number | undefined;
+  readonly rebalanceTimeoutMs: number | undefined;
+  readonly strictBackoff: BackoffOptions | undefined;
+  readonly settleBackoff: BackoffOptions | undefined;
+  readonly clientId: string | undefined;
+  readonly schemaIds: SchemaIds | undefined;
+}
+
+export function resolveKafkaConsumerRunnerOptions(
+  options: KafkaConsumerRunnerOptions,
+): ResolvedKafkaConsumerRunnerOptions {
+  const checks = new OptionChecks('createKafkaConsumerRunner');
+  const { client, routes } = options;
+  if (client === null || typeof client !== 'object' || typeof client.consumer !== 'function')
+    checks.fail(
+      'client',
+      client,
+      'a Kafka client adapter (kafkajsClient(…), platformaticClient(…))',
+    );
+  if (routes === null || typeof routes !== 'object' || !Array.isArray(routes.retry))
+    checks.fail('routes', routes, 'kafkaConsumerRoutes(kafkaTopology, name)');
+  if (!Array.isArray(routes.topics) || routes.topics.length === 0)
+    checks.fail('routes.topics', routes.topics, 'at least one event topic');
+  const tierByTopic = new Map(routes.retry.map((tier) => [tier.topic, tier]));
+  for (const topic of routes.topics)
+    if (tierByTopic.has(topic) || topic === routes.deadLetter)
+      checks.fail('routes.topics', topic, 'topics that are not also a retry or dead-letter topic');
+  const shared = resolveDeliveryRunnerOptions(
+    checks,
+    options,
+    checks.positiveInteger('routes.maxAttempts', routes.maxAttempts, routes.retry.length + 1),
+  );
+  const positive = (option: 'sessionTimeoutMs' | 'rebalanceTimeoutMs') =>
+    options[option] === undefined ? undefined : checks.positiveNumber(option, options[option], 0);
+  return {
+    ...shared,
+    client,
+    routes,
+    handler: checks.handler('handler', options.handler),
+    tierByTopic,
+    producer: options.producer,
+    partitionConcurrency:
+      options.partitionConcurrency === undefined
+        ? undefined
+        : checks.positiveInteger('partitionConcurrency', options.partitionConcurrency, 1),
+    sessionTimeoutMs: positive('sessionTimeoutMs'),
+    rebalanceTimeoutMs: positive('rebalanceTimeoutMs'),
+    strictBackoff: checks.backoff('strictBackoff', options.strictBackoff),
+    settleBackoff: checks.backoff('settleBackoff', options.settleBackoff),
+    clientId: checks.optionalName('clientId', options.clientId),
+    schemaIds: options.schemaIds,
+  };
+}

@@ -1,0 +1,270 @@
+/**
+ * Every runner's options are resolved one way (delivery/runner-options.ts): a value that cannot
+ * work is refused when the runner is created, with a RunnerOptionsError naming the runner, the
+ * option, the value and what is allowed — before anything connects (the RabbitMQ URL and Kafka
+ * brokers below answer nothing; a runner that tried would not throw synchronously). The shared
+ * options behave alike on every runner: `maxAttempts` is taken from the runner (the conformance
+ * suite runs every transport with it, see support/transports.ts); here the in-process broker
+ * shows an explicit value overriding the default and a dead letter after exactly that many.
+ */
+import {
+  createKafkaConsumerRunner,
+  createOutboxRelay,
+  createRabbitMqConsumerRunner,
+  InProcessBroker,
+  NonRetryableError,
+  RetryableError,
+  RunnerOptionsError,
+  type ConsumerRoutes,
+  type Database,
+  type KafkaConsumerRoutes,
+  type MessageHandler,
+  type Publisher,
+} from 'evgen/runtime';
+import { kafkajsClient } from '../../src/runtime/kafka/kafkajs-client.js';
+import { describe, expect, it } from 'vitest';
+
+const handler: MessageHandler = { name: 'inventory-service', handle: () => Promise.resolve() };
+
+const rabbitRoutes: ConsumerRoutes = {
+  consumer: 'inventory-service',
+  queue: 'opts.inventory-service',
+  retryExchange: 'opts.inventory-service.retry',
+  deadQueue: 'opts.inventory-service.dead',
+  deadRoutingKey: 'dead',
+  tiers: [{ delayMs: 100, queue: 'opts.inventory-service.retry.100', routingKey: 'retry.100' }],
+  maxAttempts: 2,
+};
+
+const kafkaRoutes: KafkaConsumerRoutes = {
+  consumer: 'inventory-service',
+  groupId: 'opts-inventory-service',
+  topics: ['order.events'],
+  retry: [{ topic: 'inventory-service.retry', delayMs: 100 }],
+  deadLetter: 'inventory-service.dlt',
+};
+
+/** Nothing listens on port 1: a runner that connected at creation could not return. */
+const NOWHERE_AMQP = 'amqp://guest:guest@127.0.0.1:1';
+const kafkaClient = kafkajsClient({ brokers: ['127.0.0.1:1'] });
+
+/** Shared options every consumer runner refuses alike: [option path, options, value]. */
+const SHARED_BAD: readonly (readonly [string, Record<string, unknown>, unknown])[] = [
+  ['maxAttempts', { maxAttempts: 0 }, 0],
+  ['maxAttempts', { maxAttempts: 2.5 }, 2.5],
+  ['maxAttempts', { maxAttempts: Number.NaN }, Number.NaN],
+  ['messageLimits.maxBytes', { messageLimits: { maxBytes: 0 } }, 0],
+  ['messageLimits.maxDepth', { messageLimits: { maxDepth: -3 } }, -3],
+  ['circuitBreaker.backoff.baseMs', { circuitBreaker: { backoff: { baseMs: -1 } } }, -1],
+  [
+    'circuitBreaker.backoff.capMs',
+    { circuitBreaker: { backoff: { baseMs: 1_000, capMs: 10 } } },
+    10,
+  ],
+  ['circuitBreaker.backoff.jitter', { circuitBreaker: { backoff: { jitter: 2 } } }, 2],
+  ['circuitBreaker.healthCheck', { circuitBreaker: { healthCheck: 'SELECT 1' } }, 'SELECT 1'],
+  ['classify', { classify: 'retryable' }, 'retryable'],
+  ['onEvent', { onEvent: 42 }, 42],
+  ['now', { now: 1_700_000_000_000 }, 1_700_000_000_000],
+];
+
+interface RunnerUnderTest {
+  readonly runner: string;
+  readonly create: (extra: Record<string, unknown>) => unknown;
+  /** Options only this runner has, refused: [option path, options, value, allowed]. */
+  readonly own: readonly (readonly [string, Record<string, unknown>, unknown, RegExp])[];
+}
+
+const RUNNERS: readonly RunnerUnderTest[] = [
+  {
+    runner: 'createRabbitMqConsumerRunner',
+    create: (extra) =>
+      createRabbitMqConsumerRunner({
+        connection: NOWHERE_AMQP,
+        routes: rabbitRoutes,
+        handler,
+        ...extra,
+      }),
+    own: [
+      ['prefetch', { prefetch: 0 }, 0, /positive integer/],
+      ['gapWaitMs', { gapWaitMs: -1 }, -1, /≥ 0/],
+      ['reconnectBackoff.jitter', { reconnectBackoff: { jitter: -0.5 } }, -0.5, /between 0 and 1/],
+      ['connection', { connection: '' }, '', /AMQP URL/],
+      ['handler', { handler: undefined }, undefined, /name and handle/],
+      ['handler.handle', { handler: { name: 'x', handle: 'no' } }, 'no', /a function/],
+      [
+        'maxAttempts',
+        { routes: { ...rabbitRoutes, tiers: [] }, maxAttempts: 3 },
+        3,
+        /no retry tier/,
+      ],
+    ],
+  },
+  {
+    runner: 'createKafkaConsumerRunner',
+    create: (extra) =>
+      createKafkaConsumerRunner({
+        client: kafkaClient,
+        routes: kafkaRoutes,
+        handler,
+        ...extra,
+      }),
+    own: [
+      ['partitionConcurrency', { partitionConcurrency: 0 }, 0, /positive integer/],
+      ['sessionTimeoutMs', { sessionTimeoutMs: -5 }, -5, /positive number/],
+      ['rebalanceTimeoutMs', { rebalanceTimeoutMs: Infinity }, Infinity, /positive number/],
+      ['strictBackoff.capMs', { strictBackoff: { capMs: -1 } }, -1, /≥ 0/],
+      ['settleBackoff.baseMs', { settleBackoff: { baseMs: Number.NaN } }, Number.NaN, /≥ 0/],
+      ['clientId', { clientId: '' }, '', /non-empty string/],
+      ['routes.topics', { routes: { ...kafkaRoutes, topics: [] } }, [], /at least one/],
+      [
+        'routes.topics',
+        { routes: { ...kafkaRoutes, topics: ['inventory-service.dlt'] } },
+        'inventory-service.dlt',
+        /not also a retry or dead-letter topic/,
+      ],
+      ['routes.maxAttempts', { routes: { ...kafkaRoutes, maxAttempts: 0 } }, 0, /positive/],
+      ['client', { client: {} }, {}, /Kafka client adapter/],
+      ['handler.name', { handler: { name: '', handle: () => 1 } }, '', /non-empty string/],
+    ],
+  },
+  {
+    runner: 'InProcessBroker',
+    create: (extra) => new InProcessBroker({ autoStart: false, ...extra }),
+    own: [
+      ['retryDelaysMs[1]', { retryDelaysMs: [0, -10] }, -10, /≥ 0/],
+      ['retryDelaysMs', { retryDelaysMs: 5 }, 5, /an array/],
+      ['maxAttempts', { retryDelaysMs: [], maxAttempts: 2 }, 2, /retryDelaysMs is empty/],
+      ['unroutable', { unroutable: 'drop' }, 'drop', /one of 'reject', 'accept'/],
+      ['autoStart', { autoStart: 'yes' }, 'yes', /true or false/],
+    ],
+  },
+];
+
+function refusal(create: () => unknown): RunnerOptionsError {
+  try {
+    create();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RunnerOptionsError);
+    expect(error).toBeInstanceOf(RangeError);
+    return error as RunnerOptionsError;
+  }
+  throw new Error('the options were accepted');
+}
+
+describe.each(RUNNERS)('$runner options', ({ runner, create, own }) => {
+  it.each(SHARED_BAD)('refuses the shared option %s = %j', (option, extra, value) => {
+    const error = refusal(() => create(extra));
+    expect(error.runner).toBe(runner);
+    expect(error.option).toBe(option);
+    expect(error.value).toStrictEqual(value);
+    expect(error.message).toMatch(
+      new RegExp(`^${runner.replace('$', '\\$')}: ${escape(option)} must be .+, got .+$`),
+    );
+  });
+
+  it.each(own)('refuses its own option %s', (option, extra, value, allowed) => {
+    const error = refusal(() => create(extra));
+    expect(error.option).toBe(option);
+    expect(error.value).toStrictEqual(value);
+    expect(error.allowed).toMatch(allowed);
+    expect(error.message).toContain(`${runner}: ${option} must be ${error.allowed}, got `);
+  });
+
+  it('takes valid options, an explicit undefined as the default', () => {
+    const made = create({
+      maxAttempts: undefined,
+      messageLimits: { maxBytes: Infinity, maxDepth: undefined },
+      circuitBreaker: { backoff: { baseMs: 0, capMs: 0, jitter: 0 } },
+      onEvent: undefined,
+    }) as { state: string; close?: () => void };
+    expect(made.state).toBe('new');
+    made.close?.();
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+describe('the shared maxAttempts', () => {
+  it('overrides the transport default (retry delays + 1) and dead-letters after exactly that many', async () => {
+    const seen: number[] = [];
+    // One delay: the default would be 2 attempts; the shared option asks for 4.
+    const broker = new InProcessBroker({ retryDelaysMs: [0], maxAttempts: 4 });
+    broker.subscribe({
+      name: 'inventory-service',
+      subscribes: ['order.OrderCancelled'],
+      handle: (_raw, context) => {
+        seen.push(context!.attempt);
+        return Promise.reject(new RetryableError('database busy'));
+      },
+    });
+    broker.publishRaw({
+      messageId: '0190a1b2-0000-7000-8000-000000000001',
+      eventType: 'order.OrderCancelled',
+      body: JSON.stringify({
+        messageId: '0190a1b2-0000-7000-8000-000000000001',
+        eventType: 'order.OrderCancelled',
+        schemaVersion: 1,
+        aggregateType: 'order',
+        aggregateId: 'o-1',
+        occurredAt: '2026-01-01T00:00:00.000Z',
+        payload: {},
+      }),
+      headers: {},
+    });
+    await broker.settled();
+    broker.close();
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(broker.deadLettered.map((letter) => letter.attempts)).toEqual([4]);
+    expect(broker.metrics()).toMatchObject({ retried: 3, deadLettered: 1 });
+  });
+
+  it('a non-retryable failure is dead-lettered at once whatever maxAttempts says', async () => {
+    const broker = new InProcessBroker({ retryDelaysMs: [0], maxAttempts: 5 });
+    broker.subscribe({
+      name: 'inventory-service',
+      subscribes: ['order.OrderCancelled'],
+      handle: () => Promise.reject(new NonRetryableError('unknown sku')),
+    });
+    broker.publishRaw({
+      messageId: '0190a1b2-0000-7000-8000-000000000002',
+      eventType: 'order.OrderCancelled',
+      body: JSON.stringify({
+        messageId: '0190a1b2-0000-7000-8000-000000000002',
+        eventType: 'order.OrderCancelled',
+        schemaVersion: 1,
+        aggregateType: 'order',
+        aggregateId: 'o-2',
+        occurredAt: '2026-01-01T00:00:00.000Z',
+        payload: {},
+      }),
+      headers: {},
+    });
+    await broker.settled();
+    broker.close();
+    expect(broker.deadLettered.map((letter) => letter.attempts)).toEqual([1]);
+  });
+});
+
+describe('createOutboxRelay options (the same checks)', () => {
+  const db = {} as Database;
+  const publisher: Publisher = { publish: () => Promise.resolve() };
+  it.each([
+    ['batchSize', { batchSize: 0.5 }, 0.5],
+    ['maxAttempts', { maxAttempts: 0 }, 0],
+    ['maxInFlight', { maxInFlight: -1 }, -1],
+    ['concurrency', { concurrency: 0 }, 0],
+    ['leaseMs', { leaseMs: Infinity }, Infinity],
+    ['backoff.jitter', { backoff: { jitter: 1.5 } }, 1.5],
+    ['unavailableBackoff.capMs', { unavailableBackoff: { baseMs: 500, capMs: 100 } }, 100],
+    ['random', { random: 0.5 }, 0.5],
+    ['classify', { classify: {} }, {}],
+  ] as const)('refuses %s', (option, extra, value) => {
+    const error = refusal(() => createOutboxRelay({ db, publisher, ...extra } as never));
+    expect(error.runner).toBe('createOutboxRelay');
+    expect(error.option).toBe(option);
+    expect(error.value).toStrictEqual(value);
+  });
+});
