@@ -178,6 +178,12 @@ export function databaseUrl(flags: DatabaseFlags): string {
   return url;
 }
 
+/** Whether `error` is the driver's "no such table (or schema)" (PostgreSQL, MySQL/MariaDB). */
+export function isMissingTable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && MISSING_TABLES.test(code);
+}
+
 /** The servers the operator commands read: PostgreSQL and MySQL/MariaDB. */
 const SERVER_URL = /^(?:postgres(?:ql)?|mysql|mariadb):\/\//i;
 const MYSQL_URL = /^(?:mysql|mariadb):\/\//i;

@@ -3,6 +3,8 @@
  * completed, and the messageIds of the events it wrote (derived, so they are computed, not stored).
  */
 import type { Database } from '../db/database.js';
+import { outboxTableNames, type OutboxTableOptions } from '../outbox/outbox-table.js';
+import { IDEMPOTENCY_KEY_HEADER } from './request-event-ids.js';
 import {
   idempotencyTableNames,
   type IdempotencyStatus,
@@ -42,4 +44,25 @@ export async function findIdempotencyKey(
   );
   const row = result.rows[0];
   return row === undefined ? undefined : { ...row, attempts: Number(row.attempts) };
+}
+
+/**
+ * The messageIds of the outbox rows carrying `key` in their `idempotency-key` header (the events
+ * a request wrote, caller-fixed messageIds included), in write order. Rows cleaned up after SENT
+ * and a CDC outbox's (deleted at once) are not there; their derived ids still name them (see
+ * `requestEventMessageId`).
+ */
+export async function findOutboxEventIdsByKey(
+  db: Database,
+  key: string,
+  options: OutboxTableOptions = {},
+): Promise<string[]> {
+  const { table } = outboxTableNames(options, db.dialect);
+  const result = await db.query<{ message_id: string }>(
+    db.dialect.name === 'mysql'
+      ? `SELECT event_id AS message_id FROM ${table} WHERE JSON_UNQUOTE(JSON_EXTRACT(headers, '$."${IDEMPOTENCY_KEY_HEADER}"')) = ? ORDER BY id`
+      : `SELECT event_id::text AS message_id FROM ${table} WHERE headers ->> '${IDEMPOTENCY_KEY_HEADER}' = $1 ORDER BY id`,
+    [key],
+  );
+  return result.rows.map((row) => row.message_id);
 }
