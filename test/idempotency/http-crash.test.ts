@@ -16,11 +16,15 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
   migrateIdempotency,
   requestEventMessageId,
-  type Database,
 } from 'evgen/runtime';
 import { openOutbox, outboxRows, type OutboxFixture } from '../outbox/support/dialects.js';
 import { spawnTypeScript } from '../support/typescript-child.js';
-import { createOrdersTable, FRAMEWORKS, type Framework } from './support/orders-app.js';
+import {
+  countRows as count,
+  createOrdersTable,
+  FRAMEWORKS,
+  type Framework,
+} from './support/orders-app.js';
 
 const server = fileURLToPath(new URL('./support/orders-server.ts', import.meta.url));
 const SERVER_DIALECTS = ['postgres', 'mariadb'] as const;
@@ -102,11 +106,6 @@ async function post(url: string, key: string): Promise<Reply> {
     body: JSON.stringify(ORDER),
   });
   return { status: response.status, text: await response.text(), headers: response.headers };
-}
-
-async function count(db: Database, table: string): Promise<number> {
-  const result = await db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`);
-  return Number(result.rows[0]!.n);
 }
 
 describe.each(SERVER_DIALECTS.flatMap((d) => FRAMEWORKS.map((fw) => [d, fw] as const)))(

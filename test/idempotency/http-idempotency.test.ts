@@ -9,10 +9,10 @@ import {
   MAX_IDEMPOTENCY_KEY_LENGTH,
   idempotentFetch,
   migrateIdempotency,
-  type Database,
 } from 'evgen/runtime';
 import { openOutbox, outboxRows, type OutboxFixture } from '../outbox/support/dialects.js';
 import {
+  countRows as count,
   createOrdersTable,
   FRAMEWORKS,
   startOrdersApp,
@@ -51,11 +51,6 @@ async function post(
     body: text === '' ? undefined : JSON.parse(text),
     headers: response.headers,
   };
-}
-
-async function count(db: Database, table: string): Promise<number> {
-  const result = await db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`);
-  return Number(result.rows[0]!.n);
 }
 
 describe.each(SERVER_DIALECTS.flatMap((d) => FRAMEWORKS.map((fw) => [d, fw] as const)))(

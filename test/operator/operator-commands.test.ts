@@ -20,15 +20,15 @@ import {
   type ConsumerRunnerEvent,
   type Database,
   type Envelope,
-  type InboxConsumer,
-  type RabbitRoutes,
-  type RabbitTopology,
   type ResolvedTopology,
-  type Transaction,
 } from 'evgen/runtime';
 import { runCli } from '../../src/cli/main.js';
 import { EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK } from '../../src/cli/exit-codes.js';
 import { captureOutput, type CapturedOutput } from '../cli/capture-output.js';
+import {
+  loadExampleRabbitService,
+  type ExampleRabbitService,
+} from '../support/example-rabbit-service.js';
 import { generateExample, type GeneratedExample } from '../support/generated-example.js';
 import { createMariadbDatabase } from '../support/mariadb.js';
 import { createTestSchema, TEST_DATABASE_URL } from '../support/postgres.js';
@@ -71,33 +71,12 @@ import {
 
 const eventsDir = fileURLToPath(new URL('../../events/', import.meta.url));
 
-interface Generated {
-  rabbitTopology: RabbitTopology;
-  rabbitRoutes: RabbitRoutes;
-  writeOrderCancelledV1(
-    tx: Transaction,
-    payload: unknown,
-    context?: object,
-    options?: object,
-  ): Promise<Envelope>;
-  createInventoryServiceConsumer(options: object): InboxConsumer;
-}
-
 let example: GeneratedExample;
-let generated: Generated;
+let generated: ExampleRabbitService;
 
 beforeAll(async () => {
   example = await generateExample(import.meta.url);
-  generated = {
-    ...(await example.load<Pick<Generated, 'rabbitTopology'>>('rabbitmq/topology.ts')),
-    ...(await example.load<Pick<Generated, 'rabbitRoutes'>>('rabbitmq/publishers.ts')),
-    ...(await example.load<Pick<Generated, 'writeOrderCancelledV1'>>(
-      'order/order-cancelled/outbox.ts',
-    )),
-    ...(await example.load<Pick<Generated, 'createInventoryServiceConsumer'>>(
-      'consumers/inventory-service.ts',
-    )),
-  };
+  generated = await loadExampleRabbitService(example);
 });
 afterAll(() => example?.remove());
 

@@ -50,6 +50,12 @@ function ordersTable(db: Database, schema: string): string {
   return db.dialect.qualifiedName(schema, 'orders');
 }
 
+/** Rows in `table` (a qualified name). */
+export async function countRows(db: Database, table: string): Promise<number> {
+  const result = await db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`);
+  return Number(result.rows[0]!.n);
+}
+
 export async function createOrdersTable(db: Database, schema: string): Promise<void> {
   const key = db.dialect.name === 'mysql' ? 'VARCHAR(64)' : 'text';
   await db.query(
