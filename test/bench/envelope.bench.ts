@@ -11,6 +11,10 @@
  * - pattern engine: the generated validators' ajv options (patterns on RE2, linear-pattern.ts)
  *   against the same options with JavaScript's RegExp, the writer and the reader view each: the
  *   validator cost of linear-time pattern matching, before and after, in the same run.
+ * - Confluent's wire format (a catalog's `wireFormat: confluent`): the producer's record value,
+ *   framed (envelope → JSON → bytes with magic byte and a cached schema id, as the Kafka
+ *   publishers do) vs plain (envelope → JSON → bytes, what the client does with a plain value);
+ *   the consumer's side, reading the frame and parsing the envelope vs parsing the plain value.
  * Subject and baseline alternate within each sample; ≥ 3 samples, medians with spread; CPU time.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,6 +25,8 @@ import { loadCatalog } from '../../src/catalog/load-catalog.js';
 import { readerSchema, writerSchema } from '../../src/schema/views.js';
 import { newAjv } from '../../src/codegen/targets/validators.js';
 import { orderCreatedV2, parseEnvelope } from '../../generated/index.js';
+import { frameConfluent, readConfluentFrame } from '../../src/runtime/kafka/confluent-framing.js';
+import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
 import type { OrderCreatedV2Payload } from '../../generated/order/order-created/types.js';
 import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
 
@@ -135,6 +141,36 @@ export async function run(): Promise<BenchResult[]> {
     },
   );
 
+  // Framing with an id already resolved: the publishers ask the registry once per event version.
+  const SCHEMA_ID = 100_042;
+  const envelopes = payloads.map((p) => orderCreatedV2(p));
+  const valueBytes = (i: number) =>
+    Buffer.from(
+      envelopeToKafkaRecord(envelopes[i % envelopes.length]!, 'order.events').value as string,
+      'utf8',
+    );
+  const framing = compare(
+    (i) => frameConfluent(SCHEMA_ID, valueBytes(i)),
+    (i) => valueBytes(i),
+  );
+  const framedBodies = bodies.map((body) => frameConfluent(SCHEMA_ID, body));
+  const unframing = compare(
+    (i) => {
+      const frame = readConfluentFrame(framedBodies[i % framedBodies.length]!);
+      if (frame?.schemaId !== SCHEMA_ID) throw new Error('not framed');
+      const result = parseEnvelope(frame.data);
+      if (!result.ok) throw result.error;
+      return result.envelope;
+    },
+    (i) => {
+      const body = bodies[i % bodies.length]!;
+      if (readConfluentFrame(body) !== undefined) throw new Error('framed');
+      const result = parseEnvelope(body);
+      if (!result.ok) throw result.error;
+      return result.envelope;
+    },
+  );
+
   // The generated validators' options, once as generated (RE2) and once with JavaScript's RegExp.
   const withEngine = (linear: boolean) => {
     const instance = newAjv('draft-07', linear ? {} : { code: { lines: true } });
@@ -210,6 +246,26 @@ export async function run(): Promise<BenchResult[]> {
       },
       parsedBuffers.subject,
       parsedBuffers.baseline,
+    ),
+    fromSamples(
+      {
+        name: 'Kafka record value, OrderCreated v2, Confluent wire format (framed, cached id)',
+        unit: 'ops/s',
+        baselineName: 'the same value as plain JSON bytes',
+        goal: { ratio: 0.8, better: 'higher' },
+      },
+      framing.subject,
+      framing.baseline,
+    ),
+    fromSamples(
+      {
+        name: 'consumer read, OrderCreated v2, framed value (frame + parseEnvelope)',
+        unit: 'ops/s',
+        baselineName: 'plain value (frame check + parseEnvelope)',
+        goal: { ratio: 0.9, better: 'higher' },
+      },
+      unframing.subject,
+      unframing.baseline,
     ),
   ];
 }

@@ -5,9 +5,14 @@
  * `kafkaRelayPublisher` (claim, acknowledged send with acks = all on an idempotent producer,
  * mark SENT) vs the same adapter's idempotent producer sending the same kind of records in sends
  * of 100 (the relay's batch), each awaited — no database. Goal: ratio ≥ 0.7.
+ * Framed: the same relay with the event marked `wireFormat: 'confluent'` (ids from the real
+ * registry, resolved once and cached) vs the same relay writing plain JSON, in the same run.
  */
+import { randomBytes } from 'node:crypto';
 import {
   createOutboxRelay,
+  createSchemaIds,
+  createSchemaRegistryClient,
   kafkaRelayPublisher,
   migrateOutbox,
   postgresDatabase,
@@ -19,6 +24,7 @@ import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
+import { ensureSharedRegistry, TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
 import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
 import { stockCountedEvent } from './stock-counted.js';
 
@@ -34,8 +40,38 @@ async function timed(work: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
+/** Registers the bench event's v1 (annotated as `evgen registry push` does) under a subject of its own. */
+async function registerStockCounted(): Promise<{ subject: string; remove(): Promise<void> }> {
+  await ensureSharedRegistry();
+  const registry = createSchemaRegistryClient({ url: TEST_REGISTRY_URL });
+  const subject = `evgen-bench-${randomBytes(4).toString('hex')}.${stockCounted.eventType}`;
+  const schema = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: { payload: { type: 'object' } },
+    'x-evgen': { eventType: stockCounted.eventType, version: 1 },
+  };
+  await registry.register(subject, JSON.stringify(schema));
+  return {
+    subject,
+    remove: async () => {
+      await registry.deleteSubject(subject);
+      await registry.deleteSubject(subject, true);
+    },
+  };
+}
+
 export async function run(): Promise<BenchResult[]> {
   await ensureSharedKafkaBroker();
+  const registered = await registerStockCounted();
+  try {
+    return await runBench(registered.subject);
+  } finally {
+    await registered.remove();
+  }
+}
+
+async function runBench(subject: string): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   for (const { name, create } of KAFKA_CLIENTS) {
     const pg = await createTestSchema('evgen_bench_kafka');
@@ -51,7 +87,11 @@ export async function run(): Promise<BenchResult[]> {
       ]);
       let counter = 0;
 
-      const relaySample = async (count: number): Promise<number> => {
+      const schemaIds = createSchemaIds({
+        registry: { url: TEST_REGISTRY_URL },
+        subjectNameStrategy: () => subject,
+      });
+      const relaySample = async (count: number, framed = false): Promise<number> => {
         for (let start = 0; start < count; start += 100) {
           await db.transaction(async (tx) => {
             for (let i = start; i < Math.min(count, start + 100); i++)
@@ -75,11 +115,17 @@ export async function run(): Promise<BenchResult[]> {
           db,
           schema,
           notifyChannel: false,
-          publisher: kafkaRelayPublisher(
-            producer,
-            { [stockCounted.eventType]: { topic: 'relay' } },
-            { prefix: kafka.prefix },
-          ),
+          publisher: framed
+            ? kafkaRelayPublisher(
+                producer,
+                { [stockCounted.eventType]: { topic: 'relay', wireFormat: 'confluent' } },
+                { prefix: kafka.prefix, wireFormat: { schemaIds } },
+              )
+            : kafkaRelayPublisher(
+                producer,
+                { [stockCounted.eventType]: { topic: 'relay' } },
+                { prefix: kafka.prefix },
+              ),
           hooks: {
             onFailed: (_message, failure) =>
               failed(new Error(`kafka relay bench: a send failed: ${String(failure.error)}`)),
@@ -124,12 +170,15 @@ export async function run(): Promise<BenchResult[]> {
       };
 
       await relaySample(Math.min(MESSAGES, 200));
+      await relaySample(Math.min(MESSAGES, 200), true);
       await rawSample(Math.min(MESSAGES, 200));
       const relayRates: number[] = [];
+      const framedRates: number[] = [];
       const rawRates: number[] = [];
       for (let sample = 0; sample < SAMPLES; sample++) {
         rawRates.push(await rawSample(MESSAGES));
         relayRates.push(await relaySample(MESSAGES));
+        framedRates.push(await relaySample(MESSAGES, true));
       }
       results.push(
         fromSamples(
@@ -142,6 +191,17 @@ export async function run(): Promise<BenchResult[]> {
           },
           relayRates,
           rawRates,
+        ),
+        fromSamples(
+          {
+            name: `relay → Kafka (${name}), Confluent wire format (framed, ids cached)`,
+            unit: 'events/s',
+            baselineName: 'the same relay writing plain JSON',
+            goal: { ratio: 0.9, better: 'higher' },
+            note: `${MESSAGES} events per sample, 6 partitions, ids from the real registry`,
+          },
+          framedRates,
+          relayRates,
         ),
       );
     } finally {
