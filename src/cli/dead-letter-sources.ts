@@ -9,6 +9,7 @@ import type { DeadLetter } from '../runtime/rabbitmq/dead-letters.js';
 import type { KafkaDeadLetter } from '../runtime/kafka/consumer/kafka-dead-letters.js';
 import { resolveTopology } from '../runtime/rabbitmq/topology.js';
 import { compareStrings } from '../common/json-value.js';
+import { readConfluentFrame } from '../runtime/kafka/confluent-framing.js';
 
 /** One dead letter, transport-neutral. Absent fields were not recorded by whoever dead-lettered it. */
 export interface DeadLetterRecord {
@@ -27,6 +28,8 @@ export interface DeadLetterRecord {
   /** Where it was first published: exchange + routing key, or topic/partition/offset. */
   readonly origin?: string;
   readonly replays?: number;
+  /** A Kafka value in Confluent's wire format: its schema id (`body` is the JSON after it). */
+  readonly schemaId?: number;
   readonly headers: Readonly<Record<string, unknown>>;
   readonly body: string;
 }
@@ -96,6 +99,7 @@ function deadLetterRecord(letter: {
   readonly eventType: string | undefined;
   readonly diagnostics: CommonDiagnostics;
   readonly origin: string | undefined;
+  readonly schemaId?: number;
   readonly headers: Readonly<Record<string, unknown>>;
   readonly body: string;
 }): DeadLetterRecord {
@@ -114,6 +118,7 @@ function deadLetterRecord(letter: {
     ['traceId', d.traceId],
     ['origin', letter.origin],
     ['replays', d.replays],
+    ['schemaId', letter.schemaId],
     [
       'headers',
       Object.fromEntries(Object.entries(letter.headers).sort(([a], [b]) => compareStrings(a, b))),
@@ -183,6 +188,8 @@ export async function rabbitDeadLetterSource(
 
 function fromKafka(consumer: string, letter: KafkaDeadLetter): DeadLetterRecord {
   const d = letter.diagnostics;
+  // Shown as its schema id and the JSON, not as five bytes of binary before the text.
+  const frame = readConfluentFrame(letter.value);
   return deadLetterRecord({
     transport: 'kafka',
     consumer,
@@ -194,7 +201,13 @@ function fromKafka(consumer: string, letter: KafkaDeadLetter): DeadLetterRecord 
         ? `topic ${d.originalTopic}, partition ${d.originalPartition ?? '?'}, offset ${d.originalOffset ?? '?'}`
         : undefined,
     headers: readableKafkaHeaders(letter.headers),
-    body: letter.value?.toString('utf8') ?? '',
+    ...(frame !== undefined ? { schemaId: frame.schemaId } : {}),
+    body:
+      frame !== undefined
+        ? Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).toString(
+            'utf8',
+          )
+        : (letter.value?.toString('utf8') ?? ''),
   });
 }
 

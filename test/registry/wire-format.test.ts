@@ -227,6 +227,38 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
         [plain.messageId, 1],
       ]),
     );
+
+    // The operator sees the framed dead letter (no headers: its messageId is in the framed JSON)
+    // with its schema id and the envelope as text.
+    const dlq = (...args: string[]) =>
+      runCliCaptured(
+        'dlq',
+        ...args,
+        '--events',
+        join(ROOT, 'events'),
+        '--transport',
+        'kafka',
+        '--kafka-brokers',
+        s.kafka.brokers,
+        '--kafka-tiers',
+        '300,600',
+        '--prefix',
+        s.kafka.prefix,
+      );
+    const listed = await dlq('list', '--consumer', 'inventory-service', '--json');
+    expect(listed.stderr).toBe('');
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      {
+        consumer: 'inventory-service',
+        messageId: contradicting.messageId,
+        schemaId: created.ids[0],
+        body: JSON.stringify(contradicting),
+      },
+    ]);
+    const shown = await dlq('show', contradicting.messageId);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`schemaId: ${created.ids[0]}`);
+    expect(shown.stdout).toContain(`"messageId":"${contradicting.messageId}"`);
   });
 
   it('registry down when the producer starts: publishes fail as an outage, then go out framed; down later: the cached id is used', async () => {

@@ -14,6 +14,7 @@
  * `filter` (e.g. by `offset`, `messageId` or `diagnostics.errorType`).
  */
 import { randomBytes } from 'node:crypto';
+import { readConfluentFrame } from '../confluent-framing.js';
 import type {
   KafkaClient,
   KafkaHeaders,
@@ -117,8 +118,13 @@ export function kafkaDeadLetterDiagnostics(headers: KafkaHeaders): KafkaDeadLett
 
 function valueField(value: Buffer | null, name: string): string | undefined {
   if (value === null) return undefined;
+  // A framed value (Confluent's wire format) holds the same JSON after its schema id: records a
+  // registry client wrote often carry no headers, so their messageId is only there.
+  const json = readConfluentFrame(value)?.data ?? value;
   try {
-    const body: unknown = JSON.parse(value.toString('utf8'));
+    const body: unknown = JSON.parse(
+      Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8'),
+    );
     const field =
       typeof body === 'object' && body !== null
         ? (body as Record<string, unknown>)[name]
