@@ -98,6 +98,14 @@ export const DEFAULT_PASSWORD_REFERENCE = '${env:EVGEN_CDC_DB_PASSWORD}';
 
 const STRING_CONVERTER = 'org.apache.kafka.connect.storage.StringConverter';
 
+/** How often a MariaDB connector sends a heartbeat (Debezium's `heartbeat.interval.ms`). */
+export const MARIADB_HEARTBEAT_INTERVAL_MS = 5_000;
+
+/** The topic Debezium sends a connector's heartbeats to (default `topic.heartbeat.prefix`). */
+export function heartbeatTopic(name: string): string {
+  return `__debezium-heartbeat.${name}`;
+}
+
 /** Java regex matching exactly `text`. */
 function exactRegex(text: string): string {
   return `^${text.replace(/[.\\^$|?*+()[\]{}-]/g, (c) => `\\${c}`)}$`;
@@ -138,6 +146,13 @@ function sourceConfig(options: ConnectorConfigOptions, name: string): Record<str
       'schema.history.internal.kafka.topic': `${name}.schema-history`,
       'schema.history.internal.store.only.captured.tables.ddl': 'true',
       'include.schema.changes': 'false',
+      // MariaDB keeps no read position for a binlog reader: until Connect has committed this
+      // connector's first source offset, a worker crash restarts it at the binlog's end and what
+      // was written since its first start is skipped. A heartbeat record carries the position,
+      // so the first commit comes one heartbeat and one offset flush after the start, with no
+      // event written (the new CDC outbox refuses writes until it is confirmed: evgen outbox
+      // cdc-confirm). The router passes heartbeat records through to their own topic.
+      'heartbeat.interval.ms': String(MARIADB_HEARTBEAT_INTERVAL_MS),
     };
   }
   const schema = options.schema ?? 'public';
@@ -204,7 +219,14 @@ export function connectorConfig(
     // Only topics outside the catalog fall back to these (the writer routes to catalog topics only).
     'topic.creation.default.partitions': String(DEFAULT_KAFKA_PARTITIONS),
     'topic.creation.default.replication.factor': replicationFactor,
-    ...(groups.length > 0 ? { 'topic.creation.groups': groups.map((g) => g.group).join(',') } : {}),
+    ...(groups.length > 0 || options.database === 'mariadb'
+      ? {
+          'topic.creation.groups': [
+            ...groups.map((g) => g.group),
+            ...(options.database === 'mariadb' ? ['heartbeat'] : []),
+          ].join(','),
+        }
+      : {}),
     ...(options.exactlyOnce ? { 'exactly.once.support': 'required' } : {}),
   };
   for (const { group, topic } of groups) {
@@ -214,6 +236,13 @@ export function connectorConfig(
     config[`${prefix}.replication.factor`] = replicationFactor;
     config[`${prefix}.retention.ms`] = String(topic.retentionMs);
     config[`${prefix}.cleanup.policy`] = topic.cleanupPolicy;
+  }
+  if (options.database === 'mariadb') {
+    // One record key (the connector), and only the latest heartbeat matters.
+    config['topic.creation.heartbeat.include'] = exactRegex(heartbeatTopic(name));
+    config['topic.creation.heartbeat.partitions'] = '1';
+    config['topic.creation.heartbeat.replication.factor'] = replicationFactor;
+    config['topic.creation.heartbeat.cleanup.policy'] = 'compact';
   }
   return Object.fromEntries(
     Object.entries(config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),

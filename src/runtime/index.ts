@@ -102,6 +102,11 @@ export {
   type CdcOutboxMigrationOptions,
 } from './outbox/cdc-outbox.js';
 export { cdcOutboxProblems } from './outbox/cdc-outbox-status.js';
+export {
+  cdcConnectorOffsets,
+  confirmCdcConnectorOffsets,
+  type CdcConnectorOffsetsOptions,
+} from './outbox/cdc-connector-offsets.js';
 
 // HTTP request idempotency tied to the outbox: one key → one committed execution → one set of events.
 export {

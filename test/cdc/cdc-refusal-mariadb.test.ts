@@ -5,9 +5,12 @@
  * - the machine's shared server, `log_bin` OFF: refused naming log_bin (a restart to change);
  * - a private server with `binlog_format=MIXED`: refused naming binlog_format; in a session set
  *   to ROW, then `binlog_row_image=MINIMAL` and `sql_log_bin=0` are refused by name;
- * - migrated with `connectorLater` and no binlog reader yet: refused until one connects
- *   (MariaDB keeps no position for a connector that never ran), then accepted, and the insert is
- *   in the binlog; a reader that goes away later (a connector restarting) refuses nothing.
+ * - a new CDC outbox: refused until the connector's committed offsets are confirmed (MariaDB
+ *   keeps no position for a binlog reader, and a connector that has committed none restarts at
+ *   the binlog's end after a crash), even with a binlog reader connected; then accepted, and the
+ *   insert is in the binlog; a reader that goes away later (a connector restarting) or the
+ *   migration run again refuses nothing; `newConnector` refuses again. (The confirmation through
+ *   Kafka Connect: cdc-first-commit-crash.test.ts.)
  * Every refusal leaves 0 rows committed, business rows included. `evgen outbox status --cdc` and
  * `evgen trace --cdc` name the wrong setting. One private server for the file.
  */
@@ -24,6 +27,7 @@ import {
 } from 'evgen/runtime';
 import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
 import { runCliCaptured } from '../cli/capture-output.js';
+import { markAwaitingConnector } from '../../src/runtime/outbox/cdc-server-readiness.js';
 import { startBinlogReader } from '../support/binlog-reader.js';
 import {
   createMariadbDatabase,
@@ -152,7 +156,7 @@ describe('the CDC outbox on MariaDB refuses what no connector would read', () =>
       return n;
     };
 
-    it('refuses binlog_format MIXED, then binlog_row_image and sql_log_bin of the session, then the missing reader; accepts once a reader connects', async () => {
+    it('refuses binlog_format MIXED, then binlog_row_image and sql_log_bin of the session, then unconfirmed connector offsets, with or without a reader; accepts once confirmed', async () => {
       const refusal = await migrateCdcOutbox(db).catch((error: unknown) => error);
       expect(refusal).toBeInstanceOf(CdcServerNotReadyError);
       expect((refusal as CdcServerNotReadyError).problems.map((p) => p.setting)).toEqual([
@@ -162,12 +166,14 @@ describe('the CDC outbox on MariaDB refuses what no connector would read', () =>
       await migrateCdcOutbox(db, { connectorLater: true });
 
       const refusedWith = async (setting: string, value: string) => {
+        const before = await committed(pool);
         await expect(writeOrder(db)).rejects.toMatchObject({
           name: 'CdcServerNotReadyError',
           setting,
           value,
         });
-        expect(await committed(pool)).toEqual({ orders: 0, outbox: 0 });
+        expect(await committed(pool)).toEqual(before);
+        expect(before.outbox).toBe(0);
       };
       await refusedWith('binlog_format', 'MIXED');
       const status = await runCliCaptured(
@@ -186,24 +192,41 @@ describe('the CDC outbox on MariaDB refuses what no connector would read', () =>
       await pool.query('SET SESSION sql_log_bin = 1');
       // The session's writes would reach the binlog now, but no connector has read it yet: one
       // started later would begin at the binlog's end.
-      await refusedWith(
-        'binlog reader',
-        'none seen since the CDC outbox was migrated with connectorLater',
-      );
+      // The session's writes would reach the binlog now, but no connector has committed a
+      // position: one crashing now would restart at the binlog's end.
+      const unconfirmed = 'none confirmed since the CDC outbox was created';
+      await refusedWith('connector offsets', unconfirmed);
       expect(await outboxRowEvents()).toBe(0);
 
       const reader = await startBinlogReader(server.url);
       try {
+        // A reader is connected, yet nothing says its position is kept anywhere.
+        await refusedWith('connector offsets', unconfirmed);
+        const status = await runCliCaptured(
+          'outbox',
+          'status',
+          '--cdc',
+          '--database-url',
+          server.url,
+        );
+        expect(status.stdout).toContain(`connector offsets is ${unconfirmed}`);
+        // What confirmCdcConnectorOffsets does once Connect reports committed offsets (this
+        // reader is no connector and has none).
+        await markAwaitingConnector(db, '`outbox_cdc_event_aggregate_version`', false);
         await writeOrder(db);
         expect(await committed(pool)).toEqual({ orders: 1, outbox: 0 });
         expect(await outboxRowEvents()).toBe(2); // the insert and the delete
       } finally {
         await reader.stop();
       }
-      // A connector that has read the binlog keeps its position in Kafka: a reader that is gone
-      // for a while (a restart) refuses nothing.
+      // A connector that has committed keeps its position in Kafka: a reader that is gone for a
+      // while (a restart) refuses nothing, nor does the migration run again (a deploy).
+      await migrateCdcOutbox(db, { connectorLater: true });
       await writeOrder(db);
       expect(await committed(pool)).toEqual({ orders: 2, outbox: 0 });
+      // A new connector (or reset offsets) has no position: writes refused until confirmed.
+      await migrateCdcOutbox(db, { connectorLater: true, newConnector: true });
+      await refusedWith('connector offsets', unconfirmed);
     }, 60_000);
   });
 });

@@ -95,7 +95,7 @@ describe('connector config', () => {
     });
   });
 
-  it('MariaDB: the MariaDB connector on the binlog, the same router, a schema-history topic', () => {
+  it('MariaDB: the MariaDB connector on the binlog, the same router, a schema-history topic, a heartbeat', () => {
     const postgres = connectorConfig(topics, base);
     const mariadb = connectorConfig(topics, {
       ...base,
@@ -111,14 +111,23 @@ describe('connector config', () => {
       'schema.history.internal.kafka.bootstrap.servers': 'k1:9092,k2:9092',
       'schema.history.internal.kafka.topic': 'evgen-outbox.schema-history',
       'include.schema.changes': 'false',
+      // A position to commit before any event (the first-offset-commit window).
+      'heartbeat.interval.ms': '5000',
+      'topic.creation.groups': 'topic1,topic2,heartbeat',
+      'topic.creation.heartbeat.include': '^__debezium\\-heartbeat\\.evgen\\-outbox$',
+      'topic.creation.heartbeat.partitions': '1',
+      'topic.creation.heartbeat.cleanup.policy': 'compact',
     });
+    expect(postgres).not.toHaveProperty('heartbeat.interval.ms');
     expect(Number(mariadb['database.server.id'])).toBeGreaterThanOrEqual(5400);
     expect(Number(mariadb['database.server.id'])).toBeLessThan(6400);
     for (const pgOnly of ['slot.name', 'publication.name', 'plugin.name', 'database.dbname']) {
       expect(mariadb).not.toHaveProperty(pgOnly);
     }
-    // Router, converters, transforms and topic creation are the PostgreSQL connector's.
+    // Router, converters, transforms and topic creation are the PostgreSQL connector's (plus
+    // the heartbeat topic's group).
     for (const [key, value] of Object.entries(postgres)) {
+      if (key === 'topic.creation.groups') continue;
       if (key.startsWith('transforms') || key.startsWith('topic.') || key.includes('converter')) {
         expect(mariadb[key]).toBe(value);
       }

@@ -1,6 +1,6 @@
 /**
- * `evgen outbox status|dead|revive`: the outbox as an operator sees it, read from the same table
- * the services write and the relay publishes from.
+ * `evgen outbox status|cdc-confirm|dead|revive`: the outbox as an operator sees it, read from the
+ * same table the services write and the relay publishes from.
  *   status   backlog by status, oldest READY age, DEAD rows per aggregate type, rows blocked
  *            behind a DEAD row, live leases (claims of running relays); `--fail-on-dead` exits 1
  *            when a DEAD row exists (for health checks). `--cdc`: the CDC outbox instead, whose
@@ -9,6 +9,8 @@
  *            writers refuse them, and with `--connect-url` the connector's state from the Kafka
  *            Connect REST API; `--fail-on-dead` then exits 1 when writes are refused, a slot is
  *            not active, nothing reads the binlog, or the connector or a task FAILED
+ *   cdc-confirm  a new CDC outbox on MariaDB refuses writes until Kafka Connect reports the
+ *            connector's committed source offsets: this asks, and lets writes through when so
  *   dead     the DEAD rows (the relay gave up on them), oldest first, each with how many later
  *            rows of its aggregate wait behind it; filters by aggregate / event type
  *   revive   DEAD rows back to READY with attempts reset (by outbox id, `--message-id`, or
@@ -39,6 +41,12 @@ export interface OutboxStatusOptions extends DatabaseFlags {
   readonly slot?: string;
   readonly connectUrl?: string;
   readonly connector?: string;
+}
+
+export interface OutboxCdcConfirmOptions extends DatabaseFlags {
+  readonly connectUrl?: string;
+  readonly connector?: string;
+  readonly wait?: string;
 }
 
 export interface OutboxDeadOptions extends DatabaseFlags {
@@ -85,6 +93,21 @@ export function registerOutbox(program: Command): void {
       .option('--connector <name>', '--cdc: connector name (default evgen-outbox)'),
   ).action(async (options: OutboxStatusOptions) => {
     process.exitCode = await runOutboxStatus(options);
+  });
+  addDatabaseOptions(
+    outbox
+      .command('cdc-confirm')
+      .description(
+        "let a new CDC outbox accept writes once Kafka Connect reports the connector's committed source offsets (MariaDB keeps no position of its own)",
+      )
+      .option('--connect-url <url>', 'Kafka Connect REST URL, e.g. http://connect:8083')
+      .option('--connector <name>', 'connector name (default evgen-outbox)')
+      .option(
+        '--wait <seconds>',
+        'wait up to this long for the first commit (default 0: ask once)',
+      ),
+  ).action(async (options: OutboxCdcConfirmOptions) => {
+    process.exitCode = await runOutboxCdcConfirm(options);
   });
   addDatabaseOptions(
     addDeadFilters(
@@ -307,6 +330,71 @@ function runCdcOutboxStatus(options: OutboxStatusOptions): Promise<number> {
       (connector !== null &&
         [connector.state, ...connector.tasks.map((t) => t.state)].includes('FAILED'));
     return options.failOnDead === true && stalled ? EXIT_FINDINGS : EXIT_OK;
+  });
+}
+
+/**
+ * `outbox cdc-confirm`: asks Connect for the connector's committed offsets (waiting up to
+ * `--wait`) and lifts the new CDC outbox's write refusal when there are some. Exit 0 accepted,
+ * 1 none committed yet (nothing changed), 2 bad input or Connect not answering.
+ */
+export function runOutboxCdcConfirm(options: OutboxCdcConfirmOptions): Promise<number> {
+  return reportingProblems(async () => {
+    if (options.connectUrl === undefined) {
+      throw refuse({
+        code: 'connect-url-missing',
+        file: '--connect-url',
+        message: "cdc-confirm reads the connector's committed offsets from Kafka Connect",
+        hint: 'give the REST URL of a Connect worker, e.g. --connect-url http://connect:8083',
+      });
+    }
+    const wait = options.wait === undefined ? 0 : Number(options.wait);
+    if (!Number.isFinite(wait) || wait < 0) {
+      throw refuse({
+        code: 'bad-wait',
+        file: '--wait',
+        message: `--wait ${printable(options.wait ?? '')} is not a number of seconds`,
+        hint: 'give seconds, e.g. --wait 90 (one offset.flush.interval.ms and a heartbeat)',
+      });
+    }
+    const connectUrl = options.connectUrl;
+    const connector = options.connector ?? 'evgen-outbox';
+    const { confirmCdcConnectorOffsets } =
+      await import('../../runtime/outbox/cdc-connector-offsets.js');
+    const { CdcServerNotReadyError } = await import('../../runtime/errors.js');
+    return withDatabase(options, async (db) => {
+      try {
+        await confirmCdcConnectorOffsets(db, {
+          ...outboxTableOptions(options),
+          connectUrl,
+          connector,
+          waitMs: wait * 1000,
+        });
+      } catch (error) {
+        if (error instanceof CdcServerNotReadyError) {
+          process.stdout.write(`${formatCdcProblems(error.problems).map(printable).join('\n')}\n`);
+          return EXIT_FINDINGS;
+        }
+        if (error instanceof Error && error.message.startsWith('GET ')) {
+          throw refuse({
+            code: 'connector-offsets-unknown',
+            file: '--connector',
+            message: printable(error.message),
+            hint: 'name the connector as it was created, on Kafka Connect 3.6 or later',
+          });
+        }
+        throw refuse({
+          code: 'connect-unreachable',
+          file: '--connect-url',
+          message: `Kafka Connect does not answer at ${printable(connectUrl)}: ${printable((error as Error).message)}`,
+          hint: 'give the REST URL of a Connect worker, e.g. --connect-url http://connect:8083',
+        });
+      }
+      process.stdout.write(
+        `connector ${printable(connector)} has committed source offsets: CDC writes accepted (a worker crash now resumes from its last commit)\n`,
+      );
+      return EXIT_OK;
+    });
   });
 }
 

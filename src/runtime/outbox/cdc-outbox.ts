@@ -36,6 +36,7 @@ import { CdcServerNotReadyError } from '../errors.js';
 import { aggregateVersionTableStatement } from './migration.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 import {
+  awaitingConnectorStatement,
   binlogReaders,
   cdcServerProblem,
   cdcServerProblems,
@@ -165,8 +166,16 @@ export interface CdcOutboxMigrationOptions extends OutboxTableOptions, CdcConnec
    * exist, no binlog reader is connected, or a server setting is still wrong): the connector is
    * set up afterwards. Writes are refused until the server's settings and (PostgreSQL) the slot
    * and publication are in place. Without it `migrateCdcOutbox` throws CdcServerNotReadyError.
+   * MySQL/MariaDB: the migration that creates the table also refuses writes until the
+   * connector's committed offsets are confirmed (confirmCdcConnectorOffsets), whatever this says.
    */
   readonly connectorLater?: boolean;
+  /**
+   * MySQL/MariaDB: refuse writes until the connector's committed offsets are confirmed even
+   * though the table exists: a new connector (another name, another Connect cluster) or one whose
+   * offsets were reset has no position and would start at the binlog's end after a crash.
+   */
+  readonly newConnector?: boolean;
 }
 
 /**
@@ -239,16 +248,21 @@ $$`,
 }
 
 /**
- * The CDC outbox migration as one SQL script. It checks nothing when run: the writes it sets up
- * are still refused while no connector would read them.
+ * The CDC outbox migration as one SQL script, for a migration tool that runs it once. It checks
+ * nothing when run: the writes it sets up are still refused while no connector would read them.
+ * MySQL/MariaDB: it also sets the marker that refuses writes until the connector's committed
+ * offsets are confirmed (confirmCdcConnectorOffsets), as migrateCdcOutbox does for a new table.
  */
 export function cdcOutboxMigrationSql(
   options: CdcOutboxMigrationOptions = {},
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): string {
-  return cdcOutboxMigrationStatements(options, dialect)
-    .map((statement) => `${statement};\n`)
-    .join('\n');
+  const statements = cdcOutboxMigrationStatements(options, dialect);
+  if (dialect.name === 'mysql') {
+    const { versionTable } = outboxTableNames(cdcOutboxTableOptions(options), dialect);
+    statements.push(awaitingConnectorStatement(versionTable));
+  }
+  return statements.map((statement) => `${statement};\n`).join('\n');
 }
 
 /**
@@ -275,9 +289,20 @@ export async function migrateCdcOutbox(
   if (problems.length > 0 && options.connectorLater !== true) {
     throw new CdcServerNotReadyError(problems);
   }
+  // MariaDB: a new CDC outbox refuses writes until the connector's committed offsets are
+  // confirmed (cdc-connector-offsets.ts); a table that exists keeps its state, so redeploying a
+  // service does not refuse its writes again.
+  const created =
+    dialect.name === 'mysql' &&
+    (await db.query(`SELECT 1 FROM ${names.table} WHERE 1 = 0`).then(
+      () => false,
+      () => true,
+    ));
   const key = outboxTableNames(cdcOutboxTableOptions(options)).key;
   await runLockedMigration(db, `evgen:migrate:${key}`, statements);
-  if (dialect.name === 'mysql') await markAwaitingConnector(db, names.versionTable, noReader);
+  if (created || (dialect.name === 'mysql' && options.newConnector === true)) {
+    await markAwaitingConnector(db, names.versionTable, true);
+  }
 }
 
 /**
@@ -383,8 +408,7 @@ export async function insertCdcOutboxRows(
 /**
  * MySQL/MariaDB: deletes the rows just inserted. The DELETE matches only while this session's
  * statements reach a connector (mysqlWriteGuard): a shortfall means the inserts would never be
- * read, and the error makes the caller's transaction roll back. A migration that was waiting for
- * a connector is let go once a binlog reader is connected, and the DELETE runs again.
+ * read, and the error makes the caller's transaction roll back.
  */
 async function deleteInsertedMysqlRows(
   tx: Transaction,
@@ -392,17 +416,13 @@ async function deleteInsertedMysqlRows(
   chunk: readonly CdcOutboxRow[],
 ): Promise<void> {
   const ids = chunk.map((row) => row[0]);
-  const statement = mysqlDeleteByIds(tables, chunk.length);
-  let deleted = await tx.query(statement, ids);
+  const deleted = await tx.query(mysqlDeleteByIds(tables, chunk.length), ids);
   if (deleted.rowCount === chunk.length) return;
   const refusal = await mysqlWriteRefusal(tx, tables.versionTable);
-  if (refusal === 'cleared') deleted = await tx.query(statement, ids);
-  else if (refusal !== undefined) throw refusal;
-  if (deleted.rowCount !== chunk.length) {
-    throw new Error(
-      `the CDC outbox writer deleted ${deleted.rowCount} of the ${chunk.length} rows it inserted into ${tables.table}`,
-    );
-  }
+  if (refusal !== undefined) throw refusal;
+  throw new Error(
+    `the CDC outbox writer deleted ${deleted.rowCount} of the ${chunk.length} rows it inserted into ${tables.table}`,
+  );
 }
 
 /**

@@ -20,9 +20,15 @@
  * - `binlog_format` ROW and `binlog_row_image` FULL, for this session (what a statement is logged
  *   with) and globally (what new sessions start with);
  * - `sql_log_bin` 1 in the writing session;
- * - a connector that has started: MariaDB keeps no read position for one that never ran, so a
- *   migration with no binlog reader connected (`connectorLater`) leaves a marker that refuses
- *   writes until one is (a `Binlog Dump` thread in the process list).
+ * - a connector with a committed position: MariaDB keeps no read position for a binlog reader;
+ *   Debezium keeps it in Kafka Connect's offsets topic, and a connector that has not committed
+ *   one yet restarts after a worker crash with a new `no_data` snapshot at the binlog's end,
+ *   skipping what was written since it first started (measured: everything written before the
+ *   crash, while the worker was down, and after its restart until the new snapshot). So the
+ *   migration that creates the table leaves a marker that refuses writes until the connector's
+ *   committed offsets are confirmed through Connect's REST API (cdc-connector-offsets.ts). A
+ *   binlog reader proves nothing: it is connected long before the first commit, and a killed
+ *   worker's `Binlog Dump` thread stays in the process list until the server next writes to it.
  *   These are checked by the writer's DELETE on every write (its WHERE clause: no extra round
  *   trip); only a refused write reads the settings again, to name the wrong one.
  *
@@ -101,6 +107,8 @@ const REMEDIES: Readonly<Record<string, string>> = {
     'run migrateCdcOutbox again (it is idempotent) with the slot the connector uses: the table was migrated by an evgen that did not check its writes',
   'binlog reader':
     "start the connector: MariaDB keeps no read position for a connector that never ran, so Debezium (snapshot.mode=no_data) starts at the binlog's end and never reads what was written before",
+  'connector offsets':
+    "start the connector (evgen's connector config sends a heartbeat, so it commits a position without any event) and, once Kafka Connect has committed its source offsets (offset.flush.interval.ms, 60 s by default), confirm them: evgen outbox cdc-confirm --connect-url <url> --connector <name>, or confirmCdcConnectorOffsets(db, { connectUrl, connector }); until then a worker crash restarts the connector at the binlog's end",
 };
 
 /** A problem with the remedy for its kind of setting. */
@@ -172,8 +180,8 @@ const toProblem = (row: ProblemRow) =>
   );
 
 /**
- * MySQL/MariaDB: the marker row that keeps writes refused after a migration with
- * `connectorLater`, until a binlog reader has been seen. It lives in the outbox's
+ * MySQL/MariaDB: the marker row that keeps writes refused after the migration that created the
+ * CDC outbox, until the connector's committed offsets are confirmed. It lives in the outbox's
  * aggregate-version table (which every CDC outbox has and Debezium does not capture) under an
  * aggregate type no catalog can name.
  */
@@ -239,18 +247,18 @@ async function awaitingConnector(db: Queryable, versionTable: string): Promise<b
   return rows.length > 0;
 }
 
-const NO_READER_SINCE_MIGRATION = () =>
+/** MySQL/MariaDB: the marker is set: no committed connector offsets confirmed yet. */
+export const NO_CONFIRMED_OFFSETS = (): CdcServerProblem =>
   cdcServerProblem(
-    'binlog reader',
-    'none seen since the CDC outbox was migrated with connectorLater',
-    'a connector reading the binlog',
+    'connector offsets',
+    'none confirmed since the CDC outbox was created',
+    'source offsets committed by the connector, confirmed (evgen outbox cdc-confirm)',
     true,
   );
 
 /**
- * MySQL/MariaDB, after the migration's statements: with no binlog reader connected (allowed only
- * with `connectorLater`) the marker is set, so writes are refused until a writer or a later
- * migration sees a reader; with one connected it is cleared.
+ * MySQL/MariaDB: sets (`awaiting`) or clears the marker that refuses writes until the
+ * connector's committed offsets are confirmed.
  */
 export async function markAwaitingConnector(
   db: Queryable,
@@ -264,6 +272,11 @@ export async function markAwaitingConnector(
       : `DELETE FROM ${versionTable} WHERE aggregate_type = ? AND aggregate_id = ?`,
     key,
   );
+}
+
+/** MySQL/MariaDB: the statement that sets the marker, as SQL text (for a migration script). */
+export function awaitingConnectorStatement(versionTable: string): string {
+  return `INSERT IGNORE INTO ${versionTable} (aggregate_type, aggregate_id, version) VALUES ('${AWAITING_CONNECTOR.type}', '${AWAITING_CONNECTOR.id}', 0)`;
 }
 
 /** Quoted names of the CDC outbox's table and its aggregate-version table. */
@@ -291,7 +304,7 @@ export async function cdcServerProblems(
       () => false,
     );
     if (migrated && (await awaitingConnector(db, tables.versionTable))) {
-      problems.push(NO_READER_SINCE_MIGRATION());
+      problems.push(NO_CONFIRMED_OFFSETS());
     }
     return problems;
   }
@@ -301,21 +314,19 @@ export async function cdcServerProblems(
 
 /**
  * MySQL/MariaDB: why the writer's guarded DELETE matched no row, read within the writer's
- * transaction. `cleared`: a migration was waiting for a connector and a binlog reader is now
- * connected, so the marker was removed (in `tx`) and the DELETE can run again.
+ * transaction. A connected binlog reader does not lift the marker (see the header): only a
+ * confirmation of committed offsets does.
  */
 export async function mysqlWriteRefusal(
   tx: Queryable,
   versionTable: string,
-): Promise<CdcServerNotReadyError | 'cleared' | undefined> {
+): Promise<CdcServerNotReadyError | undefined> {
   const problems = await mysqlSettingProblems(tx, 'session');
   if (problems.length > 0) return new CdcServerNotReadyError(problems);
-  if (!(await awaitingConnector(tx, versionTable))) return undefined;
-  if ((await binlogReaders(tx)) === 0) {
-    return new CdcServerNotReadyError([NO_READER_SINCE_MIGRATION()]);
+  if (await awaitingConnector(tx, versionTable)) {
+    return new CdcServerNotReadyError([NO_CONFIRMED_OFFSETS()]);
   }
-  await markAwaitingConnector(tx, versionTable, false);
-  return 'cleared';
+  return undefined;
 }
 
 /** SQLSTATE the PostgreSQL trigger raises when a rule does not hold. */

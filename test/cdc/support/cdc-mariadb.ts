@@ -13,7 +13,8 @@ import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { migrateCdcOutbox, mysqlDatabase } from 'evgen/runtime';
 import { MYSQL_DIALECT } from '../../../src/runtime/db/sql-dialect.js';
-import { connectorConfig } from '../../../src/cdc/connector-config.js';
+import { connectorConfig, heartbeatTopic } from '../../../src/cdc/connector-config.js';
+import { confirmCdcConnectorOffsets } from '../../../src/runtime/outbox/cdc-connector-offsets.js';
 import { TEST_KAFKA_BROKERS } from '../../support/kafka/test-kafka.js';
 import { mariadbPool } from '../../support/mariadb.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../../support/mariadb-private.js';
@@ -50,7 +51,7 @@ export async function startCdcMariadb(options: CdcSourceOptions = {}): Promise<C
   const w = await startSourceWorker(server, brokers, options);
   const pool = mariadbPool(server.url, 6);
   const db = mysqlDatabase(pool);
-  // The connector starts afterwards: writes are refused until a binlog reader is connected.
+  // The connector starts afterwards: writes are refused until its committed offsets are confirmed.
   await migrateCdcOutbox(db, { connectorLater: true });
   const suffix = randomBytes(4).toString('hex');
   const connector = `evgen-cdc-${suffix}`;
@@ -94,6 +95,14 @@ export async function startCdcMariadb(options: CdcSourceOptions = {}): Promise<C
       await w.putConnector(connector, { ...config, ...connectorOptions.overrides });
       await w.waitForRunning(connector);
       await waitForBinlogReader();
+      if (connectorOptions.confirm === false) return;
+      // The heartbeat's position is committed at the worker's next offset flush.
+      await confirmCdcConnectorOffsets(db, {
+        connectUrl: w.restUrl,
+        connector,
+        waitMs: (options.offsetFlushIntervalMs ?? 1_000) + 60_000,
+        pollMs: 250,
+      });
     },
     async createOrdersTable() {
       await pool.query(
@@ -117,7 +126,7 @@ export async function startCdcMariadb(options: CdcSourceOptions = {}): Promise<C
       try {
         await w.deleteConnector(connector).catch(() => undefined);
         await w.destroy();
-        await removeWorkerTopics(brokers, w, [schemaHistoryTopic]);
+        await removeWorkerTopics(brokers, w, [schemaHistoryTopic, heartbeatTopic(connector)]);
       } finally {
         await pool.end().catch(() => undefined);
         await server.destroy();

@@ -63,6 +63,12 @@ export interface CdcConnectorOptions {
   readonly exactlyOnce?: boolean;
   /** Keys set on top of the generated config (e.g. a benchmark's producer overrides). */
   readonly overrides?: Readonly<Record<string, string>>;
+  /**
+   * MariaDB: wait for the connector's first committed offsets and confirm them, so the CDC
+   * outbox accepts writes (default true; false leaves writes refused, the connector in its
+   * first-offset-commit window).
+   */
+  readonly confirm?: boolean;
 }
 
 export interface CdcSource {
@@ -73,7 +79,10 @@ export interface CdcSource {
   /** Its URL (`postgres://…` or `mysql://…`), for the CLI. */
   readonly url: string;
   readonly connector: string;
-  /** Creates the connector (generated config) and waits until it reads the log. */
+  /**
+   * Creates the connector (generated config) and waits until it reads the log (MariaDB: and
+   * until its committed offsets are confirmed, unless `confirm: false`).
+   */
   startConnector(options?: CdcConnectorOptions): Promise<void>;
   /** Creates a business table `orders (id, state)` if missing. */
   createOrdersTable(): Promise<void>;
