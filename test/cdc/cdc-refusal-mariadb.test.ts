@@ -121,6 +121,19 @@ describe('the CDC outbox on MariaDB refuses what no connector would read', () =>
         test.url,
       );
       expect(trace.stdout).toContain('log_bin is OFF, needs ON');
+
+      // cdc-confirm: bad input and a Connect that does not answer are exit 2, naming the flag.
+      const confirm = (...args: string[]) =>
+        runCliCaptured('outbox', 'cdc-confirm', '--database-url', test.url, ...args);
+      const noUrl = await confirm();
+      expect(noUrl.code).toBe(2);
+      expect(noUrl.stderr).toContain('--connect-url');
+      const badWait = await confirm('--connect-url', 'http://127.0.0.1:9', '--wait', 'soon');
+      expect(badWait.code).toBe(2);
+      expect(badWait.stderr).toContain('--wait');
+      const unreachable = await confirm('--connect-url', 'http://127.0.0.1:9');
+      expect(unreachable.code).toBe(2);
+      expect(unreachable.stderr).toContain('Kafka Connect does not answer at http://127.0.0.1:9');
     });
   });
 
