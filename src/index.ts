@@ -42,5 +42,6 @@ export { indexModuleTarget } from './codegen/targets/index-module.js';
 export { consumersTarget } from './codegen/targets/consumers.js';
 export { rabbitmqTarget } from './codegen/targets/rabbitmq.js';
 export { kafkaTarget } from './codegen/targets/kafka.js';
+export { pulsarTarget } from './codegen/targets/pulsar.js';
 export { outboxTarget } from './codegen/targets/outbox.js';
 export { writerSchema, readerSchema } from './schema/views.js';

@@ -346,6 +346,47 @@ export {
   type ReplayKafkaDeadLettersResult,
 } from './kafka/consumer/kafka-dead-letters.js';
 
+// Pulsar: the client boundary, its WebSocket adapter (pure JavaScript, `ws`), topics and producers.
+export {
+  parseTopicName,
+  PulsarClientError,
+  type PulsarClient,
+  type PulsarConsumer,
+  type PulsarConsumerHandlers,
+  type PulsarConsumerOptions,
+  type PulsarInboundMessage,
+  type PulsarOutboundMessage,
+  type PulsarProducer,
+  type PulsarProducerOptions,
+  type PulsarProperties,
+  type PulsarSubscriptionType,
+} from './pulsar/pulsar-client.js';
+export {
+  pulsarWebSocketClient,
+  type PulsarWebSocketConnection,
+} from './pulsar/websocket-client.js';
+export {
+  ensurePulsarTopics,
+  ensurePulsarTopology,
+  type EnsurePulsarTopicsResult,
+  type PulsarAdminConnection,
+  type PulsarTopicConflict,
+  type PulsarTopicSpec,
+  type PulsarTopology,
+  type PulsarTopologyOptions,
+} from './pulsar/pulsar-topology.js';
+export {
+  createPulsarProducers,
+  envelopeToPulsarMessage,
+  publishPulsarEnvelope,
+  pulsarRouteFor,
+  pulsarRouteTopic,
+  type PublishPulsarOptions,
+  type PulsarProducers,
+  type PulsarRoute,
+  type PulsarRoutes,
+} from './pulsar/pulsar-publishing.js';
+
 // Metrics (OpenTelemetry).
 export { registerEvgenMetrics, type EvgenMetrics, type EvgenMetricsOptions } from './metrics.js';
 

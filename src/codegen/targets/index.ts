@@ -5,6 +5,7 @@ import { envelopesTarget } from './envelopes.js';
 import { indexModuleTarget } from './index-module.js';
 import { kafkaTarget } from './kafka.js';
 import { outboxTarget } from './outbox.js';
+import { pulsarTarget } from './pulsar.js';
 import { typesTarget } from './types.js';
 import { rabbitmqTarget } from './rabbitmq.js';
 import { validatorsTarget } from './validators.js';
@@ -17,5 +18,6 @@ export const allTargets: readonly Target[] = [
   consumersTarget,
   rabbitmqTarget,
   kafkaTarget,
+  pulsarTarget,
   outboxTarget,
 ];

@@ -45,6 +45,7 @@ export type PulsarSubscriptionType = 'Exclusive' | 'Failover' | 'Shared' | 'Key_
 export interface PulsarConsumerOptions {
   /** Full topic names (`persistent://tenant/namespace/topic`); one subscription on each. */
   readonly topics: readonly string[];
+  /** The durable subscription's name (evgen uses the consumer's name); it outlives the consumer. */
   readonly subscription: string;
   /** Default `Key_Shared`. */
   readonly subscriptionType?: PulsarSubscriptionType;
@@ -61,7 +62,12 @@ export interface PulsarConsumerOptions {
    * After `maxRedeliverCount` redeliveries, the broker's client moves the message to `topic`
    * (keeping key, payload and properties, adding `REAL_TOPIC`, `ORIGIN_MESSAGE_ID`) instead.
    */
-  readonly deadLetter?: { readonly maxRedeliverCount: number; readonly topic: string };
+  readonly deadLetter?: {
+    /** Redeliveries (negative acks included) before the message goes to `topic`. */
+    readonly maxRedeliverCount: number;
+    /** Full name of the dead-letter topic. */
+    readonly topic: string;
+  };
   /** Shown in the broker's subscription stats. */
   readonly consumerName?: string;
 }

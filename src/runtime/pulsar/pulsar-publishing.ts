@@ -7,6 +7,7 @@
  * read both brokers.
  */
 import type { Envelope } from '../envelope.js';
+import { UnknownEventError } from '../errors.js';
 import { kafkaEnvelopeHeaders } from '../kafka/kafka-record.js';
 import type { PulsarClient, PulsarOutboundMessage, PulsarProducer } from './pulsar-client.js';
 
@@ -19,6 +20,24 @@ export interface PulsarRoute {
   readonly topic: string;
   /** Partitions of a partitioned topic; absent: non-partitioned. */
   readonly partitions?: number;
+}
+
+/** eventType → route, generated from the catalog (`pulsarRoutes` in `pulsar/publishers.ts`). */
+export type PulsarRoutes = Readonly<Record<string, PulsarRoute>>;
+
+/** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
+export function pulsarRouteFor(routes: PulsarRoutes, eventType: string): PulsarRoute {
+  const route = Object.prototype.hasOwnProperty.call(routes, eventType)
+    ? routes[eventType]
+    : undefined;
+  if (route === undefined) {
+    throw new UnknownEventError(
+      eventType,
+      undefined,
+      `no Pulsar topic for event type '${eventType}' (is it in the catalog?)`,
+    );
+  }
+  return route;
 }
 
 /** `persistent://<tenant>/<namespace>/<prefix><topic>`: the full name of a route's topic. */

@@ -7,6 +7,44 @@
  * carry the cluster's permissions and quotas); a missing one is an error naming it.
  */
 import { parseTopicName, PulsarClientError } from './pulsar-client.js';
+import { pulsarRouteTopic, type PulsarRoute } from './pulsar-publishing.js';
+
+/**
+ * The Pulsar topics a catalog implies (`pulsarTopology` in the generated `pulsar/topology.ts`):
+ * each event topic with its declared partitions, and per consumer the topics of the events it
+ * subscribes to (what a subscription is opened on).
+ */
+export interface PulsarTopology {
+  /** One entry per topic; `partitions` only where the catalog declares them. */
+  readonly topics: readonly PulsarRoute[];
+  readonly consumers: readonly {
+    readonly name: string;
+    readonly subscriptions: readonly (PulsarRoute & { readonly eventType: string })[];
+  }[];
+}
+
+export interface PulsarTopologyOptions {
+  /** Prepended to every topic's local name; the relay and producers must use the same one. */
+  readonly prefix?: string;
+}
+
+/**
+ * `ensurePulsarTopics` for a generated topology: every event topic, with the deployment prefix.
+ * Existing topics are never changed; one partitioned otherwise is in `conflicts`.
+ */
+export function ensurePulsarTopology(
+  connection: PulsarAdminConnection,
+  topology: PulsarTopology,
+  options: PulsarTopologyOptions = {},
+): Promise<EnsurePulsarTopicsResult> {
+  return ensurePulsarTopics(
+    connection,
+    topology.topics.map((route) => ({
+      topic: pulsarRouteTopic(route, options.prefix),
+      ...(route.partitions !== undefined ? { partitions: route.partitions } : {}),
+    })),
+  );
+}
 
 /** A topic to ensure: its full name and, for a partitioned topic, the partition count. */
 export interface PulsarTopicSpec {
