@@ -362,9 +362,14 @@ export {
   type PulsarSubscriptionType,
 } from './pulsar/pulsar-client.js';
 export {
+  DEFAULT_PULSAR_MAX_FRAME_BYTES,
   pulsarWebSocketClient,
   type PulsarWebSocketConnection,
 } from './pulsar/websocket-client.js';
+export {
+  pulsarRelayPublisher,
+  type PulsarRelayPublisherOptions,
+} from './pulsar/pulsar-relay-publisher.js';
 export {
   ensurePulsarTopics,
   ensurePulsarTopology,

@@ -36,6 +36,11 @@ export interface PulsarProducer {
    * call order while no send fails; after a failure, await the earlier sends before resending.
    */
   send(message: PulsarOutboundMessage): Promise<string>;
+  /**
+   * Optional: resolves once the producer holds a working connection, reconnecting if it lost it
+   * (the relay's probe during an outage); rejects when the broker cannot be reached.
+   */
+  ready?(): Promise<void>;
   close(): Promise<void>;
 }
 

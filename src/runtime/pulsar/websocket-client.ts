@@ -14,6 +14,7 @@
  *   messages of the old socket are dropped (the broker redelivers those, the inbox absorbs them).
  */
 import WebSocket from 'ws';
+import { UnpublishableMessageError } from '../transport-limits.js';
 import {
   parseTopicName,
   PulsarClientError,
@@ -35,7 +36,17 @@ export interface PulsarWebSocketConnection {
   readonly headers?: Readonly<Record<string, string>>;
   /** How long opening one socket may take (default 10 000 ms). */
   readonly connectTimeoutMs?: number;
+  /**
+   * The largest text frame the broker's WebSocket service accepts (`webSocketMaxTextFrameSize`,
+   * default 1 048 576 bytes). A send whose frame (base64 payload, key, properties) is larger is
+   * refused before anything is sent, with `UnpublishableMessageError`: the broker would close the
+   * socket on it, failing every send in flight with it, and again on every retry.
+   */
+  readonly maxFrameBytes?: number;
 }
+
+/** Pulsar's default `webSocketMaxTextFrameSize`. */
+export const DEFAULT_PULSAR_MAX_FRAME_BYTES = 1_048_576;
 
 /** A Pulsar client over the broker's WebSocket API. */
 export function pulsarWebSocketClient(connection: PulsarWebSocketConnection): PulsarClient {
@@ -45,7 +56,8 @@ export function pulsarWebSocketClient(connection: PulsarWebSocketConnection): Pu
   return {
     name: 'websocket',
     async producer(topic, options = {}) {
-      const producer = new WebSocketProducer(topic, options, () =>
+      const maxFrameBytes = connection.maxFrameBytes ?? DEFAULT_PULSAR_MAX_FRAME_BYTES;
+      const producer = new WebSocketProducer(topic, options, maxFrameBytes, () =>
         open(`producer/${topicPath(topic)}`, {
           sendTimeoutMillis: options.sendTimeoutMs ?? 30_000,
           producerName: options.producerName,
@@ -93,6 +105,7 @@ class WebSocketProducer implements PulsarProducer {
   constructor(
     readonly topic: string,
     options: PulsarProducerOptions,
+    private readonly maxFrameBytes: number,
     private readonly openSocket: () => Promise<WebSocket>,
   ) {
     this.#sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
@@ -118,9 +131,29 @@ class WebSocketProducer implements PulsarProducer {
     return this.#connecting;
   }
 
+  async ready(): Promise<void> {
+    await this.connect();
+  }
+
   async send(message: PulsarOutboundMessage): Promise<string> {
-    const socket = await this.connect();
     const context = String(++this.#context);
+    const frame = JSON.stringify({
+      payload: message.payload.toString('base64'),
+      properties: message.properties ?? {},
+      key: message.key,
+      context,
+    });
+    const frameBytes = Buffer.byteLength(frame, 'utf8');
+    if (frameBytes > this.maxFrameBytes) {
+      throw new UnpublishableMessageError(message.properties?.messageId ?? '?', [
+        {
+          pointer: '',
+          keyword: 'maxLength',
+          message: `is ${frameBytes} bytes as a WebSocket frame (payload in base64, key, properties); the broker's WebSocket service takes at most ${this.maxFrameBytes} (webSocketMaxTextFrameSize)`,
+        },
+      ]);
+    }
+    const socket = await this.connect();
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(context);
@@ -132,13 +165,7 @@ class WebSocketProducer implements PulsarProducer {
         );
       }, this.#sendTimeoutMs);
       this.#pending.set(context, { resolve, reject, timer });
-      const frame = {
-        payload: message.payload.toString('base64'),
-        properties: message.properties ?? {},
-        key: message.key,
-        context,
-      };
-      socket.send(JSON.stringify(frame), (error) => {
+      socket.send(frame, (error) => {
         if (error) this.#settle(context, undefined, unavailable(`send to ${this.topic}`, error));
       });
     });
