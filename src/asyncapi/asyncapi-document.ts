@@ -1,17 +1,24 @@
 /**
  * An AsyncAPI 3.0 document of the catalog, so AsyncAPI tooling (docs, studio, codegen) can read
- * what evgen publishes: one channel per Kafka topic and per RabbitMQ exchange + routing key, one
- * message per event version (the JSON envelope, its payload schema inlined, and the broker
- * headers), a send operation per channel and a receive operation per declared consumer and
+ * what evgen publishes: one channel per Kafka topic, per RabbitMQ exchange + routing key and per
+ * Pulsar topic, one message per event version (the JSON envelope, its payload schema inlined, and
+ * the broker headers), a send operation per channel and a receive operation per declared consumer and
  * subscribed event. Pure: catalog in, document out; the CLI writes it.
  */
-import { kafkaEvents, rabbitEvents } from '../catalog/event-transports.js';
-import type {
-  Catalog,
-  ConsumerDefinition,
-  EventDefinition,
-  JsonSchema,
-  RabbitEventRoute,
+import {
+  kafkaEvents,
+  pulsarEvents,
+  pulsarTopicName,
+  rabbitEvents,
+} from '../catalog/event-transports.js';
+import {
+  DEFAULT_PULSAR_NAMESPACE,
+  type Catalog,
+  type ConsumerDefinition,
+  type EventDefinition,
+  type JsonSchema,
+  type PulsarEventTopic,
+  type RabbitEventRoute,
 } from '../catalog/model.js';
 import { pointerSegment } from '../common/json-pointer.js';
 import { relocateSchema } from '../schema/relocate-schema.js';
@@ -147,6 +154,12 @@ function rabbitChannelKey(route: RabbitEventRoute): string {
   return componentKey(`rabbitmq.${route.exchange}.${route.routingKey}`);
 }
 
+function pulsarChannelKey(topic: PulsarEventTopic): string {
+  return componentKey(
+    `pulsar.${pulsarTopicName(topic).slice('persistent://'.length)}`.replace(/\//g, '.'),
+  );
+}
+
 function messageComponent(entry: MessageEntry): JsonObject {
   const { event, version } = entry;
   const schema = event.versions.find((v) => v.version === version)!.bundled;
@@ -248,6 +261,38 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
       messages: messageRefs(key, entries),
     };
   }
+  // Pulsar: one channel per topic (tenant, namespace, topic), like Kafka. The binding has no
+  // tenant field (it is a server binding's, and the document names no servers): the address, the
+  // full topic name, carries it.
+  const pulsarTopics = new Map<string, { topic: PulsarEventTopic; entries: MessageEntry[] }>();
+  for (const event of pulsarEvents(events)) {
+    const key = pulsarChannelKey(event.pulsar);
+    const known = pulsarTopics.get(key) ?? { topic: event.pulsar, entries: [] };
+    known.entries.push(...versionsOf(event));
+    pulsarTopics.set(key, known);
+  }
+  for (const key of [...pulsarTopics.keys()].sort(compareStrings)) {
+    const { topic, entries } = pulsarTopics.get(key)!;
+    const address = pulsarTopicName(topic);
+    channels[key] = {
+      address,
+      title: `Pulsar topic ${address}`,
+      messages: channelMessages(entries),
+      bindings: {
+        pulsar: {
+          namespace: topic.namespace ?? DEFAULT_PULSAR_NAMESPACE,
+          persistence: 'persistent',
+          bindingVersion: '0.1.0',
+        },
+      },
+    };
+    operations[`publish.${key}`] = {
+      action: 'send',
+      summary: `The outbox relay and the generated Pulsar publishers send to ${address} (key = aggregateId, the envelope's ids as message properties).`,
+      channel: { $ref: `#/channels/${pointerSegment(key)}` },
+      messages: messageRefs(key, entries),
+    };
+  }
   // Consumers: one receive operation per subscribed event and transport.
   const byType = new Map(events.map((event) => [event.eventType, event]));
   const consumers: ConsumerDefinition[] = [...catalog.consumers].sort((a, b) =>
@@ -263,6 +308,7 @@ export function buildAsyncApiDocument(catalog: Catalog, options: AsyncApiOptions
         ...(event.rabbitmq
           ? [['rabbitmq', rabbitChannelKey(event.rabbitmq)] as [string, string]]
           : []),
+        ...(event.pulsar ? [['pulsar', pulsarChannelKey(event.pulsar)] as [string, string]] : []),
       ];
       for (const [transport, key] of transports) {
         operations[componentKey(`${consumer.name}.receive.${eventType}.${transport}`)] = {

@@ -49,6 +49,7 @@ describe('AsyncAPI export', () => {
     'test/golden/common-ref/events',
     'test/golden/dialect-2020/events',
     'test/golden/injection/events',
+    'test/golden/pulsar-only/events',
   ]) {
     it(`parses without errors or warnings: ${folder}`, async () => {
       const catalog = await loadCatalog(join(repo, folder));
@@ -94,6 +95,52 @@ describe('AsyncAPI export', () => {
       ),
     );
     expect(receives).toEqual(expected.sort());
+  });
+
+  it('has a channel per Pulsar topic with its pulsar binding, send and receive operations', async () => {
+    const catalog = await loadCatalog(join(repo, 'test/golden/pulsar-only/events'));
+    const document = buildAsyncApiDocument(catalog) as {
+      channels: Record<string, { address: string; bindings: unknown }>;
+      operations: Record<string, { action: string; channel: { $ref: string } }>;
+    };
+    expect(document.channels).toEqual({
+      'pulsar.public.default.payment.events': expect.objectContaining({
+        address: 'persistent://public/default/payment.events',
+        bindings: {
+          pulsar: { namespace: 'default', persistence: 'persistent', bindingVersion: '0.1.0' },
+        },
+      }),
+      'pulsar.public.payments.payment.refunds': expect.objectContaining({
+        address: 'persistent://public/payments/payment.refunds',
+        bindings: {
+          pulsar: { namespace: 'payments', persistence: 'persistent', bindingVersion: '0.1.0' },
+        },
+      }),
+    });
+    expect(
+      Object.entries(document.operations).map(([id, op]) => [id, op.action, op.channel.$ref]),
+    ).toEqual([
+      [
+        'ledger-service.receive.payment.PaymentCaptured.pulsar',
+        'receive',
+        '#/channels/pulsar.public.default.payment.events',
+      ],
+      [
+        'ledger-service.receive.payment.PaymentRefunded.pulsar',
+        'receive',
+        '#/channels/pulsar.public.payments.payment.refunds',
+      ],
+      [
+        'publish.pulsar.public.default.payment.events',
+        'send',
+        '#/channels/pulsar.public.default.payment.events',
+      ],
+      [
+        'publish.pulsar.public.payments.payment.refunds',
+        'send',
+        '#/channels/pulsar.public.payments.payment.refunds',
+      ],
+    ]);
   });
 
   it('never copies a $ref found inside data (default, const, enum, examples, x-*) as a live reference', async () => {
