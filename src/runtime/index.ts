@@ -417,3 +417,12 @@ export {
   type PrometheusMetricsOptions,
 } from './health/prometheus-metrics.js';
 export { OTHER_LABEL_VALUE } from './health/bounded-label.js';
+export {
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  shutdownOnSignal,
+  type GracefulShutdown,
+  type GracefulShutdownOptions,
+  type ShutdownEvent,
+  type StoppableRelay,
+  type StoppableRunner,
+} from './health/graceful-shutdown.js';

@@ -12,6 +12,9 @@
  *   amqplib consumer with the same prefetch doing the same SQL (BEGIN, inbox INSERT … ON
  *   CONFLICT, INSERT, UPDATE processed_at, COMMIT, ack); plus the runner at prefetch 1–100, which
  *   is how DEFAULT_PREFETCH was chosen;
+ * - metrics: the same consumer runner with the Prometheus exporter on (`createPrometheusMetrics`:
+ *   handler timed per event type, runner events counted, `/metrics` text rendered every 100 ms
+ *   during the run, 150x the usual 15 s scrape rate) vs off, alternating in the same run;
  * - end to end: a burst of 1 000 events offered at 500 events/s (writer transactions → NOTIFY →
  *   relay → broker → runner → inbox handler), all defaults; latency from the commit to the
  *   handler's transaction, p50 and p99.
@@ -19,6 +22,7 @@
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import {
   ConfirmedPublisher,
+  createPrometheusMetrics,
   createRabbitMqConsumerRunner,
   createInboxConsumer,
   createOutboxRelay,
@@ -55,7 +59,7 @@ const OFFERED_PER_SECOND = 500;
  * prefetch, e2e. Default all.
  */
 const PARTS = new Set(
-  (process.env.EVGEN_BENCH_RABBITMQ ?? 'relay,consumer,prefetch,e2e').split(','),
+  (process.env.EVGEN_BENCH_RABBITMQ ?? 'relay,consumer,prefetch,metrics,e2e').split(','),
 );
 
 const stockCounted = stockCountedEvent();
@@ -376,14 +380,28 @@ export async function run(): Promise<BenchResult[]> {
         },
       },
     );
-    const runnerSample = async (count: number, prefetch: number): Promise<number> => {
+    const runnerSample = async (
+      count: number,
+      prefetch: number,
+      exporter = false,
+    ): Promise<number> => {
       await fill(count);
+      const metrics = exporter ? createPrometheusMetrics() : undefined;
       const runner = createRabbitMqConsumerRunner({
         connection: broker.connection,
         routes: consumerRoutes,
-        handler: inboxConsumer,
+        handler: metrics?.instrumentHandler(inboxConsumer) ?? inboxConsumer,
         prefetch,
+        ...(metrics !== undefined ? { onEvent: metrics.consumerEvents(inboxConsumer.name) } : {}),
       });
+      metrics?.watchConsumer(inboxConsumer.name, runner);
+      let scrapes = 0;
+      const scraper =
+        metrics === undefined
+          ? undefined
+          : setInterval(() => {
+              void metrics.text().then(() => scrapes++);
+            }, 100);
       const seconds = await timed(async () => {
         await runner.start();
         await waitFor(
@@ -392,7 +410,10 @@ export async function run(): Promise<BenchResult[]> {
           300_000,
         );
       });
+      clearInterval(scraper);
       await runner.stop();
+      if (metrics !== undefined && scrapes === 0 && seconds > 0.2)
+        throw new Error('the exporter was never scraped during the run');
       return count / seconds;
     };
     /** `plain`: one INSERT and the ack, no inbox (the issue's second baseline). */
@@ -495,6 +516,32 @@ export async function run(): Promise<BenchResult[]> {
           },
           runnerRates,
           plainRates,
+        ),
+      );
+    }
+
+    // The Prometheus exporter's cost: the same runner with metrics on vs off, alternating.
+    if (PARTS.has('metrics')) {
+      const onRates: number[] = [];
+      const offRates: number[] = [];
+      for (let sample = 0; sample < SAMPLES; sample++) {
+        offRates.push(await runnerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH));
+        onRates.push(await runnerSample(CONSUMER_MESSAGES, RUNNER_DEFAULT_PREFETCH, true));
+        progress(
+          `metrics sample ${sample}: on ${onRates.at(-1)!.toFixed(0)} vs off ${offRates.at(-1)!.toFixed(0)}`,
+        );
+      }
+      results.push(
+        fromSamples(
+          {
+            name: 'consumer runner + inbox consumer, Prometheus exporter on (scraped every 100 ms)',
+            unit: 'msg/s',
+            baselineName: 'the same runner, exporter off',
+            goal: { ratio: 0.95, better: 'higher' },
+            note: `${CONSUMER_MESSAGES} messages; createPrometheusMetrics with instrumentHandler, consumerEvents, watchConsumer`,
+          },
+          onRates,
+          offRates,
         ),
       );
     }

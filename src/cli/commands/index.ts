@@ -16,6 +16,7 @@ export interface CommandEntry {
 }
 
 export const commands: readonly CommandEntry[] = [
+  { name: 'alerts', load: async () => (await import('./alerts.js')).registerAlerts },
   { name: 'asyncapi', load: async () => (await import('./asyncapi.js')).registerAsyncApi },
   { name: 'build', load: async () => (await import('./build.js')).registerBuild },
   { name: 'catalog', load: async () => (await import('./catalog.js')).registerCatalog },
