@@ -7,7 +7,7 @@
 import type { Database } from '../runtime/db/database.js';
 import type { InboxEntry } from '../runtime/inbox/find-inbox-entries.js';
 import type { InboxTableOptions } from '../runtime/inbox/inbox-tables.js';
-import type { DeadLetterRecord } from './dead-letter-sources.js';
+import type { DeadLetterRecord } from '../runtime/delivery/dead-letter-source.js';
 
 /** A dead letter with its resolution: `resolvedAt` is when its consumer committed the message. */
 export type ResolvedDeadLetter = DeadLetterRecord & {

@@ -203,6 +203,13 @@ export type { LifecycleEvent, RunnerState } from './delivery/runner-lifecycle.js
 export type { RestartingEvent } from './delivery/supervisor.js';
 export type { RunnerCoreEvent } from './delivery/runner-core.js';
 export { RunnerOptionsError, type DeliveryRunnerOptions } from './delivery/runner-options.js';
+export {
+  matchesDeadLetterFilter,
+  type DeadLetterFilter,
+  type DeadLetterRecord,
+  type DeadLetterReplayOutcome,
+  type DeadLetterSource,
+} from './delivery/dead-letter-source.js';
 
 // RabbitMQ.
 export {
@@ -261,6 +268,10 @@ export {
   type ReplayDeadLettersResult,
 } from './rabbitmq/dead-letters.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './rabbitmq/queue-stats.js';
+export {
+  rabbitMqDeadLetterSource,
+  type RabbitMqDeadLetterSourceOptions,
+} from './rabbitmq/rabbitmq-dead-letter-source.js';
 
 // In process (no server).
 export {
@@ -271,6 +282,7 @@ export {
   type RetriedRecord,
 } from './in-process/in-process-broker.js';
 export type { InProcessBrokerOptions } from './in-process/in-process-options.js';
+export { inProcessDeadLetterSource } from './in-process/in-process-dead-letter-source.js';
 
 // Kafka (the client adapters are the entry points `evgen-runtime/kafkajs` and
 // `evgen-runtime/platformatic-kafka`).
@@ -345,6 +357,10 @@ export {
   type ReplayKafkaDeadLettersOptions,
   type ReplayKafkaDeadLettersResult,
 } from './kafka/consumer/kafka-dead-letters.js';
+export {
+  kafkaDeadLetterSource,
+  type KafkaDeadLetterSourceOptions,
+} from './kafka/consumer/kafka-dead-letter-source.js';
 
 // Pulsar: the client boundary, its WebSocket adapter (pure JavaScript, `ws`), topics and producers.
 export {

@@ -3,7 +3,7 @@
  * original partition and offset as numbers and the timestamp as a time, not escaped bytes.
  */
 import { describe, expect, it } from 'vitest';
-import { readableKafkaHeaders } from '../../src/cli/kafka-header-text.js';
+import { readableKafkaHeaders } from '../../src/runtime/kafka/consumer/readable-headers.js';
 import {
   int32Header,
   int64Header,

@@ -30,14 +30,13 @@ import { TRANSPORT_LABELS } from '../../catalog/event-transports.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { loadConfig, type EvgenConfig } from '../config.js';
 import { resolveDeadLetters, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
+import { kafkaDeadLetterSource, rabbitDeadLetterSource } from '../dead-letter-sources.js';
 import {
-  kafkaDeadLetterSource,
-  matchesFilter,
-  rabbitDeadLetterSource,
+  matchesDeadLetterFilter,
   type DeadLetterFilter,
   type DeadLetterRecord,
   type DeadLetterSource,
-} from '../dead-letter-sources.js';
+} from '../../runtime/delivery/dead-letter-source.js';
 import { EXIT_FINDINGS, EXIT_OK } from '../exit-codes.js';
 import type { Database } from '../../runtime/db/database.js';
 import {
@@ -407,7 +406,7 @@ export function runDlqList(options: DlqOptions): Promise<number> {
       const result: [string, DeadLetterRecord[]][] = [];
       for (const consumer of consumers) {
         const letters = (await source.list(consumer)).filter((letter) =>
-          matchesFilter(letter, filter),
+          matchesDeadLetterFilter(letter, filter),
         );
         result.push([consumer, letters]);
       }
@@ -499,7 +498,7 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
         const result: ReplayReport[] = [];
         for (const consumer of consumers) {
           const letters = await source.list(consumer);
-          const selected = letters.filter((letter) => matchesFilter(letter, filter));
+          const selected = letters.filter((letter) => matchesDeadLetterFilter(letter, filter));
           // A resolved letter's consumer already committed its messageId: replaying it would only
           // be absorbed by the inbox, so it is skipped (and named) unless --force.
           const alreadyResolved =
@@ -513,7 +512,7 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
                   }));
           const skip = new Set(force ? [] : alreadyResolved.map((letter) => letter.messageId));
           const wanted = (letter: DeadLetterRecord) =>
-            matchesFilter(letter, filter) &&
+            matchesDeadLetterFilter(letter, filter) &&
             (letter.messageId === undefined || !skip.has(letter.messageId));
           if (dryRun) {
             const replayed = letters.filter(wanted);

@@ -13,12 +13,11 @@ import type { CdcServerProblem } from '../../runtime/errors.js';
 import { formatCdcProblems } from '../cdc-problems.js';
 import type { EvgenConfig } from '../config.js';
 import { resolution, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
-import {
-  kafkaDeadLetterSource,
-  rabbitDeadLetterSource,
-  type DeadLetterRecord,
-  type DeadLetterSource,
-} from '../dead-letter-sources.js';
+import { kafkaDeadLetterSource, rabbitDeadLetterSource } from '../dead-letter-sources.js';
+import type {
+  DeadLetterRecord,
+  DeadLetterSource,
+} from '../../runtime/delivery/dead-letter-source.js';
 import {
   amqpUrl,
   kafkaBrokers,

@@ -11,9 +11,12 @@ import {
   createRabbitMqConsumerRunner,
   createKafkaConsumerRunner,
   InProcessBroker,
-  listRabbitMqDeadLetters,
-  listKafkaDeadLetters,
+  inProcessDeadLetterSource,
+  kafkaDeadLetterSource,
+  rabbitMqDeadLetterSource,
   type ConsumerRunner,
+  type DeadLetterRecord,
+  type DeadLetterSource,
   type DeliveryCounts,
   type KafkaClient,
   type KafkaConnection,
@@ -124,15 +127,7 @@ function inProcess(): TransportUnderTest {
     metrics: () => broker!.metrics(),
     // Nothing to restart: every outcome is settled in memory.
     restarts: () => 0,
-    async deadLetters() {
-      return broker!.deadLettered.map((letter) => ({
-        messageId: letter.message.messageId || undefined,
-        errorType: letter.errorType,
-        errorMessage: letter.errorMessage,
-        attempts: letter.attempts,
-        consumer: letter.consumer,
-      }));
-    },
+    deadLetters: () => lettersOf(inProcessDeadLetterSource(broker!)),
     async stop() {
       await broker?.settled();
       broker?.close();
@@ -141,6 +136,32 @@ function inProcess(): TransportUnderTest {
       broker?.close();
     },
   };
+}
+
+/**
+ * The consumer's dead letters, read through the transport's DeadLetterSource (the one the
+ * operator commands use); `consumer` is the one the letter's diagnostics name.
+ */
+async function lettersOf(source: DeadLetterSource): Promise<Letter[]> {
+  try {
+    const records: DeadLetterRecord[] = await source.list(CONSUMER);
+    return records.map((record) => ({
+      messageId: record.messageId,
+      errorType: record.errorType,
+      errorMessage: record.errorMessage,
+      attempts: record.attempts,
+      consumer: diagnosedConsumer(record),
+    }));
+  } finally {
+    await source.close();
+  }
+}
+
+/** The consumer a letter's own diagnostics name (RabbitMQ/Kafka headers; in-process: its list). */
+function diagnosedConsumer(record: DeadLetterRecord): string | undefined {
+  if (record.transport === 'in-process') return record.consumer;
+  const header = record.headers['x-evgen-consumer'] ?? record.headers['evgen-consumer'];
+  return typeof header === 'string' ? header : undefined;
 }
 
 /** A handler object whose methods keep their `this` when spread. */
@@ -204,19 +225,13 @@ function rabbitmq(): TransportUnderTest {
     },
     metrics: () => runner!.metrics(),
     restarts: () => runner!.metrics().restarts + runner!.metrics().settleFailures,
-    async deadLetters() {
-      const letters = await listRabbitMqDeadLetters({
-        connection: broker!.connection,
-        routes: topology!.consumers[CONSUMER]!,
-      });
-      return letters.map((letter) => ({
-        messageId: letter.messageId,
-        errorType: letter.diagnostics.errorType,
-        errorMessage: letter.diagnostics.errorMessage,
-        attempts: letter.diagnostics.attempts,
-        consumer: letter.diagnostics.consumer,
-      }));
-    },
+    deadLetters: () =>
+      lettersOf(
+        rabbitMqDeadLetterSource({
+          connection: broker!.connection,
+          routes: (consumer) => topology!.consumers[consumer]!,
+        }),
+      ),
     async stop() {
       await runner?.stop();
     },
@@ -279,16 +294,7 @@ function kafka(
     metrics: () => runner!.metrics(),
     // The Kafka runner never restarts: a record it cannot settle is held and read again.
     restarts: () => runner!.metrics().settleFailures,
-    async deadLetters() {
-      const letters = await listKafkaDeadLetters({ client: client!, routes: routes! });
-      return letters.map((letter) => ({
-        messageId: letter.messageId,
-        errorType: letter.diagnostics.errorType,
-        errorMessage: letter.diagnostics.errorMessage,
-        attempts: letter.diagnostics.attempts,
-        consumer: letter.diagnostics.consumer,
-      }));
-    },
+    deadLetters: () => lettersOf(kafkaDeadLetterSource({ client: client!, routes: () => routes! })),
     async stop() {
       await runner?.stop();
     },

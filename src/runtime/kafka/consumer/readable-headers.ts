@@ -8,7 +8,7 @@ import {
   readInt64Header,
   SPRING_DLT_HEADERS,
   type KafkaRecordHeaders,
-} from '../runtime/kafka/consumer/consumer-headers.js';
+} from './consumer-headers.js';
 
 function text(value: string | Buffer): string {
   return Buffer.isBuffer(value) ? value.toString('utf8') : value;
