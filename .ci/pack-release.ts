@@ -25,11 +25,12 @@ export const REPO = fileURLToPath(new URL('../', import.meta.url));
 export const RUNTIME_PACKAGE = 'evgen-runtime';
 
 /**
- * Loaded by the runtime only when a caller asks for them (dynamic `import()`). The data-layer
+ * Loaded by the runtime only when a caller asks for them (dynamic `import()`, or `require` from
+ * `createRequire` for a CommonJS package a synchronous function loads: prom-client). The data-layer
  * libraries that only an adapter entry point imports are optional peers too: the repository's
  * peerDependencies pin them.
  */
-const OPTIONAL_PEERS = ['pg', '@platformatic/kafka', '@opentelemetry/api'];
+const OPTIONAL_PEERS = ['pg', '@platformatic/kafka', '@opentelemetry/api', 'prom-client', 'ws'];
 /**
  * Loaded on demand but not declared at all: npm counts an optional peer edge from a production
  * package as production, so a service that keeps PGlite in devDependencies (for tests) would get
@@ -246,6 +247,14 @@ function importSpecifiers(code: string): [specifier: string, dynamic: boolean][]
     } else if (
       ts.isCallExpression(node) &&
       node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] !== undefined &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
+      found.push([node.arguments[0].text, true]);
+    } else if (
+      ts.isCallExpression(node) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'require' &&
       node.arguments[0] !== undefined &&
       ts.isStringLiteral(node.arguments[0])
     ) {

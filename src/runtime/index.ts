@@ -431,6 +431,7 @@ export {
   type MeteredRelay,
   type PrometheusMetrics,
   type PrometheusMetricsOptions,
+  type PrometheusRegistry,
 } from './health/prometheus-metrics.js';
 export { OTHER_LABEL_VALUE } from './health/bounded-label.js';
 export {

@@ -9,6 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
 import { createPrometheusMetrics } from 'evgen/runtime';
 import type { Catalog } from '../../src/catalog/model.js';
 import { alertGroups } from '../../src/codegen/alerts/alert-rules.js';
@@ -42,9 +43,10 @@ export async function expectBlock(page: string, name: string, rendered: string):
 }
 
 async function renderMetricsTable(): Promise<string> {
-  const metrics = createPrometheusMetrics();
+  const registry = new Registry();
+  createPrometheusMetrics({ registry });
   const rows = await Promise.all(
-    metrics.registry.getMetricsAsArray().map(async (metric) => {
+    registry.getMetricsAsArray().map(async (metric) => {
       const full = metric as unknown as {
         get(): Promise<{ type: string; help: string }>;
         labelNames: readonly string[];

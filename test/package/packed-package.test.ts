@@ -83,6 +83,11 @@ describe('the release packages installed into a service as the README says', () 
     expect(Object.keys(runtime.dependencies ?? {})).not.toContain('@electric-sql/pglite');
     expect(Object.keys(runtime.peerDependencies ?? {})).not.toContain('@electric-sql/pglite');
     expect(runtime.peerDependencies).toMatchObject({ pg: '^8.23.1', mysql2: '^3.24.6' });
+    // Loaded on demand (metrics, the Pulsar WebSocket client): optional peers, not dependencies.
+    for (const name of ['prom-client', 'ws']) {
+      expect(Object.keys(runtime.dependencies ?? {})).not.toContain(name);
+      expect(runtime.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
+    }
     for (const name of ['evgen', 'evgen-runtime']) {
       const tarball = join(workspace.packages, `${name}-${generator.version}.tgz`);
       const { stdout } = await exec('tar', ['-tzf', tarball], workspace.root);
@@ -118,7 +123,8 @@ describe('the release packages installed into a service as the README says', () 
     const app = workspace.app;
     await exec('rm', ['-rf', 'node_modules'], app);
     await exec('npm', ['ci', '--omit=dev', ...NPM_QUIET], app);
-    // A service on pg alone: no generator, no PGlite, and neither Kafka client (optional peers).
+    // A service on pg alone: no generator, no PGlite, neither Kafka client, no metrics library
+    // and no WebSocket client (optional peers).
     for (const name of [
       'evgen',
       'typescript',
@@ -127,6 +133,8 @@ describe('the release packages installed into a service as the README says', () 
       '@electric-sql/pglite',
       'kafkajs',
       '@platformatic/kafka',
+      'prom-client',
+      'ws',
     ]) {
       expect(existsSync(join(app, 'node_modules', name)), name).toBe(false);
     }
@@ -156,6 +164,20 @@ describe('the release packages installed into a service as the README says', () 
       expect(JSON.parse(stdout)).toEqual({ ...EXPECTED_OUTPUT, database: 'postgres' });
       const rows = await admin.query(`SELECT status FROM "${schema}".outbox_event`);
       expect(rows.rows).toEqual([{ status: 'READY' }]);
+
+      // Without the optional peers, what needs them says what to install (and nothing else breaks).
+      const missingPeers = await exec(
+        process.execPath,
+        ['--input-type=module', '-e', MISSING_PEERS_SCRIPT],
+        app,
+      );
+      const pinned = (await readPackageJson(REPO)).dependencies ?? {};
+      expect(JSON.parse(missingPeers.stdout)).toEqual({
+        metrics: expect.stringContaining(
+          `npm install --save-exact prom-client@${pinned['prom-client']}`,
+        ),
+        pulsar: expect.stringContaining(`npm install --save-exact ws@${pinned.ws}`),
+      });
     } finally {
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await admin.end();
@@ -169,6 +191,19 @@ async function writeFiles(root: string, files: Readonly<Record<string, string>>)
     await writeFile(join(root, path), content);
   }
 }
+
+/** Calls what needs prom-client and ws in a service that installed neither. */
+const MISSING_PEERS_SCRIPT = `
+import { createPrometheusMetrics, pulsarWebSocketClient } from 'evgen-runtime';
+const failure = async (run) => {
+  try { await run(); return 'no error'; } catch (error) { return error.message; }
+};
+console.log(JSON.stringify({
+  metrics: await failure(() => createPrometheusMetrics()),
+  pulsar: await failure(() =>
+    pulsarWebSocketClient({ webServiceUrl: 'http://127.0.0.1:9' }).producer('persistent://t/n/x')),
+}));
+`;
 
 const EXPECTED_OUTPUT = {
   eventType: 'billing.InvoiceIssued',

@@ -1,8 +1,9 @@
 /**
- * evgen's numbers in the Prometheus text format, through prom-client (a plain dependency: the
- * text format, registries and histograms with no SDK to configure; OpenTelemetry's exporter
- * would need the service to set up a MeterProvider first, and evgen's own OpenTelemetry gauges
- * stay available through `registerEvgenMetrics` for services that have one).
+ * evgen's numbers in the Prometheus text format, through prom-client: the text format,
+ * registries and histograms with no SDK to configure; OpenTelemetry's exporter would need the
+ * service to set up a MeterProvider first, and evgen's own OpenTelemetry gauges stay available
+ * through `registerEvgenMetrics` for services that have one. prom-client is an optional peer,
+ * loaded on first use (load-prom-client.ts).
  *
  * Nothing here knows a transport. Everything comes in through what every runner already has:
  *   - `watchRelay` / `watchConsumer`: at each scrape, the runners' `metrics()` counts, `health()`
@@ -16,14 +17,12 @@
  * from messages, so they are capped (`maxEventTypes`, default 100; the rest are `other`). No
  * messageId, aggregateId or other per-message value is ever a label: each would be a new series.
  */
-import {
+import type {
   Counter,
+  CounterConfiguration,
   Gauge,
-  Histogram,
+  GaugeConfiguration,
   Registry,
-  collectDefaultMetrics,
-  type CounterConfiguration,
-  type GaugeConfiguration,
 } from 'prom-client';
 import type { DeliveryCounts } from '../delivery/delivery-outcome.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
@@ -31,7 +30,21 @@ import type { RunnerHealth } from '../delivery/runner-health.js';
 import type { OutboxRelayHooks } from '../outbox/relay-options.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import { BoundedLabel } from './bounded-label.js';
+import { loadPromClient } from './load-prom-client.js';
 import type { MetricsSource } from './health-endpoints.js';
+
+/**
+ * A prom-client `Registry` (any prom-client 15 registry is one), described by the members evgen
+ * uses so that the runtime's types compile without prom-client installed: it is an optional
+ * peer, needed only by services that call `createPrometheusMetrics`.
+ */
+export interface PrometheusRegistry {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+  getSingleMetric(name: string): unknown;
+  removeSingleMetric(name: string): void;
+  clear(): void;
+}
 
 /** A relay as the metrics read it (`createOutboxRelay(...)`). */
 export interface MeteredRelay {
@@ -60,8 +73,11 @@ export interface MeteredConsumerRunner {
 }
 
 export interface PrometheusMetricsOptions {
-  /** The registry to register into (default: a new one, so two services in a process never clash). */
-  readonly registry?: Registry;
+  /**
+   * A prom-client `Registry` to register into, e.g. the one your own metrics use (default: a new
+   * one, so two services in a process never clash).
+   */
+  readonly registry?: PrometheusRegistry;
   /** Distinct event types kept as label values; later ones are reported as `other` (default 100). */
   readonly maxEventTypes?: number;
   /** Distinct topic/partition pairs kept per consumer's lag; later ones are `other` (default 1000). */
@@ -75,7 +91,8 @@ export interface PrometheusMetricsOptions {
 }
 
 export interface PrometheusMetrics extends MetricsSource {
-  readonly registry: Registry;
+  /** The prom-client `Registry` the series are in (`options.registry` when given). */
+  readonly registry: PrometheusRegistry;
   /** The Prometheus text of every series (what `/metrics` serves). */
   text(): Promise<string>;
   /** Reads the relay's counts and health at each scrape, labelled `relay="<name>"` (default `relay`). */
@@ -119,7 +136,9 @@ interface Snapshot {
 type RelayCountsRead = ReturnType<MeteredRelay['metrics']>;
 
 export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
-  const registry = options.registry ?? new Registry();
+  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
+  // A PrometheusRegistry is a prom-client Registry by contract (see its documentation).
+  const registry = (options.registry as Registry | undefined) ?? new Registry();
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
   const eventTypes = new BoundedLabel(options.maxEventTypes ?? 100);
   const maxPartitions = options.maxPartitions ?? 1_000;

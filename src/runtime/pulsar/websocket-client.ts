@@ -13,7 +13,9 @@
  *   per topic are handed out unsettled. A dropped socket reconnects with backoff; acks for
  *   messages of the old socket are dropped (the broker redelivers those, the inbox absorbs them).
  */
-import WebSocket from 'ws';
+// Types only: `ws` is an optional peer, loaded by the first socket a Pulsar client opens, so a
+// service without Pulsar never installs it.
+import type WebSocket from 'ws';
 import { UnpublishableMessageError } from '../transport-limits.js';
 import {
   parseTopicName,
@@ -27,6 +29,10 @@ import {
   type PulsarProducer,
   type PulsarProducerOptions,
 } from './pulsar-client.js';
+
+/** `WebSocket.OPEN` and `WebSocket.CLOSED` (the readyState values of the WHATWG API `ws` follows). */
+const SOCKET_OPEN = 1;
+const SOCKET_CLOSED = 3;
 
 /** Where the broker's WebSocket API is. */
 export interface PulsarWebSocketConnection {
@@ -116,7 +122,7 @@ class WebSocketProducer implements PulsarProducer {
 
   async connect(): Promise<WebSocket> {
     if (this.#closed) throw new PulsarClientError(`producer for ${this.topic} is closed`, false);
-    if (this.#socket?.readyState === WebSocket.OPEN) return this.#socket;
+    if (this.#socket?.readyState === SOCKET_OPEN) return this.#socket;
     this.#connecting ??= this.openSocket()
       .then((socket) => {
         socket.on('message', (data) => this.#onReply(frameText(data)));
@@ -294,7 +300,7 @@ class TopicSubscription {
   settle(message: PulsarInboundMessage, command: Record<string, string>): void {
     const socket = deliveredOn.get(message);
     // Delivered on a socket that is gone: the broker redelivers it on the new one.
-    if (socket === undefined || socket !== this.#socket || socket.readyState !== WebSocket.OPEN) {
+    if (socket === undefined || socket !== this.#socket || socket.readyState !== SOCKET_OPEN) {
       return;
     }
     socket.send(JSON.stringify(command));
@@ -369,10 +375,31 @@ class TopicSubscription {
 // ---------------------------------------------------------------------------------------------
 // Sockets
 
-function openSocket(url: string, connection: PulsarWebSocketConnection): Promise<WebSocket> {
+let wsModule: Promise<typeof WebSocket> | undefined;
+
+/** Loads `ws` once, with an install hint when the service lacks it. */
+function loadWebSocket(): Promise<typeof WebSocket> {
+  wsModule ??= import('ws').then(
+    (module) => module.default,
+    (error: unknown) => {
+      wsModule = undefined;
+      if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') {
+        throw new PulsarClientError(
+          "the Pulsar WebSocket client needs the 'ws' package: npm install --save-exact ws@8.23.1",
+          false,
+        );
+      }
+      throw error;
+    },
+  );
+  return wsModule;
+}
+
+async function openSocket(url: string, connection: PulsarWebSocketConnection): Promise<WebSocket> {
   const timeoutMs = connection.connectTimeoutMs ?? 10_000;
+  const WebSocketClass = await loadWebSocket();
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, {
+    const socket = new WebSocketClass(url, {
       headers: { ...connection.headers },
       handshakeTimeout: timeoutMs,
     });
@@ -407,7 +434,7 @@ function frameText(data: WebSocket.RawData): string {
 }
 
 function closeSocket(socket: WebSocket): Promise<void> {
-  if (socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+  if (socket.readyState === SOCKET_CLOSED) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       socket.terminate();
