@@ -12,7 +12,9 @@
  *   migration run again refuses nothing; `newConnector` refuses again. (The confirmation through
  *   Kafka Connect: cdc-first-commit-crash.test.ts.)
  * Every refusal leaves 0 rows committed, business rows included. `evgen outbox status --cdc` and
- * `evgen trace --cdc` name the wrong setting. One private server for the file.
+ * `evgen trace --cdc` name the wrong setting, and list the binlog's readers — including one that
+ * died without closing, which the server keeps listing until its next binlog write ends it.
+ * One private server for the file.
  */
 import { randomUUID } from 'node:crypto';
 import type mysql from 'mysql2/promise';
@@ -27,6 +29,10 @@ import {
 } from 'evgen/runtime';
 import { orderCancelledV1Descriptor } from '../../generated/order/order-cancelled/envelope.js';
 import { runCliCaptured } from '../cli/capture-output.js';
+import type {
+  CdcBinlogStatus,
+  CdcOutboxStatusReport,
+} from '../../src/runtime/outbox/cdc-outbox-status.js';
 import { markAwaitingConnector } from '../../src/runtime/outbox/cdc-server-readiness.js';
 import { startBinlogReader } from '../support/binlog-reader.js';
 import {
@@ -51,6 +57,21 @@ function writeOrder(db: Database): Promise<unknown> {
       { descriptor: orderCancelledV1Descriptor, payload: payload() },
     ]);
   });
+}
+
+/** `evgen outbox status --cdc --json` of the server at `url`. */
+async function cdcStatusJson(
+  url: string,
+): Promise<CdcOutboxStatusReport & { binlog: CdcBinlogStatus }> {
+  const { stdout } = await runCliCaptured(
+    'outbox',
+    'status',
+    '--cdc',
+    '--json',
+    '--database-url',
+    url,
+  );
+  return JSON.parse(stdout) as CdcOutboxStatusReport & { binlog: CdcBinlogStatus };
 }
 
 async function count(pool: mysql.Pool, sql: string): Promise<number> {
@@ -229,14 +250,41 @@ describe('the CDC outbox on MariaDB refuses what no connector would read', () =>
         await writeOrder(db);
         expect(await committed(pool)).toEqual({ orders: 1, outbox: 0 });
         expect(await outboxRowEvents()).toBe(2); // the insert and the delete
+        const listed = await cdcStatusJson(server.url);
+        expect(listed.binlog.readers).toBe(1);
+        expect(listed.binlog.readerConnections[0]).toMatchObject({
+          user: 'root',
+          state: expect.stringContaining('waiting'),
+        });
       } finally {
         await reader.stop();
       }
+      // The reader is gone without closing its connection (SIGTERM; a Connect worker's SIGKILL
+      // is the same), yet the server lists its dump thread until it next writes to it: the
+      // status names the connection and says what a listed reader does not prove.
+      const leftover = await runCliCaptured(
+        'outbox',
+        'status',
+        '--cdc',
+        '--database-url',
+        server.url,
+      );
+      expect(leftover.stdout).toMatch(/binlog: 1 reader .*\n {2}reader \d+ from .*user root/);
+      expect(leftover.stdout).toContain('stays listed until the server next writes to it');
+      // The server's writes to it end it: the first write to a socket the peer closed is accepted
+      // (the peer answers with a reset), a later one fails and the dump thread exits.
+      const deadline = Date.now() + 20_000;
+      while ((await cdcStatusJson(server.url)).binlog.readers > 0 && Date.now() < deadline) {
+        await writeOrder(db);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect((await cdcStatusJson(server.url)).binlog.readers).toBe(0);
       // A connector that has committed keeps its position in Kafka: a reader that is gone for a
       // while (a restart) refuses nothing, nor does the migration run again (a deploy).
       await migrateCdcOutbox(db, { connectorLater: true });
+      const beforeRestart = await committed(pool);
       await writeOrder(db);
-      expect(await committed(pool)).toEqual({ orders: 2, outbox: 0 });
+      expect(await committed(pool)).toEqual({ orders: beforeRestart.orders + 1, outbox: 0 });
       // A new connector (or reset offsets) has no position: writes refused until confirmed.
       await migrateCdcOutbox(db, { connectorLater: true, newConnector: true });
       await refusedWith('connector offsets', unconfirmed);

@@ -328,7 +328,8 @@ function runCdcOutboxStatus(options: OutboxStatusOptions): Promise<number> {
       status.slots.some((slot) => !slot.active || slot.walStatus === 'lost') ||
       status.binlog?.readers === 0 ||
       (connector !== null &&
-        [connector.state, ...connector.tasks.map((t) => t.state)].includes('FAILED'));
+        ([connector.state, ...connector.tasks.map((t) => t.state)].includes('FAILED') ||
+          !connector.tasks.some((task) => task.state === 'RUNNING')));
     return options.failOnDead === true && stalled ? EXIT_FINDINGS : EXIT_OK;
   });
 }
@@ -405,16 +406,36 @@ function formatBytes(bytes: number | null): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/**
+ * A listed binlog reader is not proof that a connector reads: the server notices a replica that
+ * died without closing its connection only when it next writes to it.
+ */
+function staleReaderNote(connector: ConnectorState | null): string {
+  if (connector === null) {
+    return "a reader that died without closing (a Connect worker SIGKILLed) stays listed until the server next writes to it: --connect-url checks that the connector's task runs";
+  }
+  if (!connector.tasks.some((task) => task.state === 'RUNNING')) {
+    return `no task of connector ${connector.name} is RUNNING: these connections are left from a stopped or killed worker, and the server drops each when it next writes to it`;
+  }
+  return `connector ${connector.name} has a RUNNING task`;
+}
+
 function formatCdcStatus(status: CdcOutboxStatusReport, connector: ConnectorState | null): string {
   const lines = [
     ...formatCdcProblems(status.problems),
     `CDC outbox rows: ${status.rows} (evgen's writer deletes each row in the transaction that writes it)`,
   ];
   if (status.binlog !== undefined) {
-    const { readers, file, position } = status.binlog;
+    const { readers, readerConnections, file, position } = status.binlog;
     lines.push(
       `binlog: ${readers === 0 ? 'NO reader (no connector streaming it)' : `${readers} reader${readers === 1 ? '' : 's'} (replica connections)`}${file !== null ? `, written up to ${file}:${position ?? '?'}` : ''}`,
     );
+    for (const reader of readerConnections) {
+      lines.push(
+        `  reader ${reader.id} from ${reader.host || 'an address the server does not list'} (user ${reader.user}), ${reader.stateSeconds} s in state: ${reader.state}`,
+      );
+    }
+    if (readers > 0) lines.push(`  ${staleReaderNote(connector)}`);
   } else if (status.slots.length === 0) {
     lines.push('replication slots: none (no connector has started on this database)');
   }

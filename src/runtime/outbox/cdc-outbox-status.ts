@@ -47,11 +47,29 @@ export interface CdcOutboxStatusReport {
 }
 
 export interface CdcBinlogStatus {
-  /** Replica connections reading the binlog (`Binlog Dump` threads): 0 means nobody streams it. */
+  /**
+   * Replica connections reading the binlog (`Binlog Dump` threads): 0 means nobody streams it.
+   * More than 0 proves less: a reader that died without closing its connection (a Connect worker
+   * SIGKILLed) stays listed until the server next writes to it — compare with the connector's
+   * tasks.
+   */
   readonly readers: number;
+  /** Those connections, by thread id. */
+  readonly readerConnections: readonly CdcBinlogReader[];
   /** The binlog file being written and the position at its end (null without the privilege). */
   readonly file: string | null;
   readonly position: number | null;
+}
+
+export interface CdcBinlogReader {
+  /** The server's thread id (`KILL <id>` ends it). */
+  readonly id: number;
+  readonly user: string;
+  /** The replica's address, `host:port` (MariaDB leaves it empty for some replica threads). */
+  readonly host: string;
+  /** Seconds in its current state: for an idle reader, since the server last sent it anything. */
+  readonly stateSeconds: number;
+  readonly state: string;
 }
 
 export interface CdcOutboxStatusOptions extends OutboxTableOptions {
@@ -148,8 +166,15 @@ async function mysqlCdcStatus(
   table: string,
 ): Promise<Omit<CdcOutboxStatusReport, 'problems'>> {
   const rows = await db.query<{ n: string | number }>(`SELECT count(*) AS n FROM ${table}`);
-  const readers = await db.query<{ n: string | number }>(
-    "SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'",
+  const readers = await db.query<{
+    ID: string | number;
+    USER: string;
+    HOST: string;
+    TIME: string | number;
+    STATE: string | null;
+  }>(
+    'SELECT ID, USER, HOST, TIME, STATE FROM information_schema.PROCESSLIST ' +
+      "WHERE COMMAND LIKE 'Binlog Dump%' ORDER BY ID",
   );
   // Needs the BINLOG MONITOR (MariaDB) or REPLICATION CLIENT (MySQL) privilege.
   const master = await db
@@ -160,7 +185,14 @@ async function mysqlCdcStatus(
     rows: Number(rows.rows[0]?.n ?? 0),
     slots: [],
     binlog: {
-      readers: Number(readers.rows[0]?.n ?? 0),
+      readers: readers.rows.length,
+      readerConnections: readers.rows.map((row) => ({
+        id: Number(row.ID),
+        user: row.USER,
+        host: row.HOST,
+        stateSeconds: Number(row.TIME),
+        state: row.STATE ?? '',
+      })),
       file: end?.File ?? null,
       position: end === undefined ? null : Number(end.Position),
     },
