@@ -1,6 +1,7 @@
 /**
- * `evgen tables <layer>`: the outbox and inbox tables in each data layer's own schema tooling,
- * checked against evgen's SQL migration on the real PostgreSQL and MariaDB.
+ * `evgen tables <layer>`: the outbox, inbox and (with --idempotency) HTTP idempotency tables in
+ * each data layer's own schema tooling, checked against evgen's SQL migrations on the real
+ * PostgreSQL and MariaDB. Every server-side check below covers all five tables.
  *   - Drizzle on PostgreSQL: drizzle-kit's own diff (`drizzle-kit push` against a schema migrated
  *     by evgen) finds nothing to change, and does find an index dropped behind its back.
  *   - Drizzle on MariaDB: drizzle-kit 0.31.11 cannot introspect MariaDB (its CHECK-constraint query
@@ -8,7 +9,8 @@
  *     no message), so the SQL `drizzle-kit generate` writes from the fragment is applied to a
  *     database of its own and compared with evgen's by information_schema.
  *   - Kysely and Knex: the generated migration's `up` is applied through the library, and the
- *     tables compared with evgen's by information_schema; `down` removes them again.
+ *     tables compared with evgen's by information_schema (column collations included); `down`
+ *     removes them again.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -34,6 +36,10 @@ import {
   outboxMigrationSql,
 } from '../../src/runtime/outbox/migration.js';
 import { inboxMigrationSql } from '../../src/runtime/inbox/migrate-inbox.js';
+import {
+  idempotencyMigrationSql,
+  idempotencyMigrationStatements,
+} from '../../src/runtime/idempotency/idempotency-migration.js';
 import { MYSQL_DIALECT } from '../../src/runtime/db/sql-dialect.js';
 import {
   createTestSchema,
@@ -48,6 +54,30 @@ import { runTables } from '../../src/cli/commands/tables.js';
 import { existsSync } from 'node:fs';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Columns of the five tables together (21 + 3 + 4 + 6 outbox/inbox, 9 idempotency). */
+const COLUMN_COUNT = 43;
+
+/** evgen's three migrations for MySQL/MariaDB, statement by statement. */
+const MYSQL_STATEMENTS = [
+  outboxMigrationSql({}, MYSQL_DIALECT),
+  inboxMigrationSql({}, MYSQL_DIALECT),
+  idempotencyMigrationSql({}, MYSQL_DIALECT),
+].flatMap((script) =>
+  script
+    .split(/;\n/)
+    .map((s) => s.trim())
+    .filter((s) => s !== ''),
+);
+
+/** evgen's three migrations for PostgreSQL in `schema`. */
+function postgresStatements(schema: string): string[] {
+  return [
+    ...outboxMigrationStatements({ schema }),
+    ...inboxMigrationStatements({ schema }),
+    ...idempotencyMigrationStatements({ schema }),
+  ] as string[];
+}
 const run = promisify(execFile);
 
 /** A folder under node_modules (so the written modules resolve the libraries), removed afterwards. */
@@ -140,9 +170,9 @@ async function prismaClientFor(
  */
 async function exerciseEvgenTablesThroughPrisma(
   models: Record<string, PrismaModelDelegate>,
-  insertOutboxRow: () => Promise<void>,
+  insertRows: () => Promise<void>,
 ): Promise<void> {
-  await insertOutboxRow();
+  await insertRows();
   const [row] = await models.outboxEvent!.findMany();
   expect(row).toMatchObject({
     aggregateType: 'order',
@@ -174,6 +204,34 @@ async function exerciseEvgenTablesThroughPrisma(
     { version: 2n, messageId: 'm-1' },
   ]);
   expect(await models.outboxEventAggregateVersion!.findMany()).toMatchObject([{ version: 1n }]);
+  // The idempotency row evgen's statements would write: every field read, one more written.
+  const [request] = await models.idempotencyKey!.findMany();
+  expect(request).toMatchObject({
+    idempotencyKey: 'req-abc-123',
+    requestHash: 'sha256:abc',
+    status: 'COMPLETED',
+    attempts: 1,
+    response: '{"status":201}',
+    leaseToken: null,
+  });
+  expect(Object.keys(request!).sort()).toHaveLength(9);
+  await models.idempotencyKey!.create({
+    data: {
+      idempotencyKey: 'req-abc-124',
+      requestHash: 'sha256:def',
+      status: 'IN_PROGRESS',
+      createdAt: new Date(),
+    },
+  });
+  expect(
+    (await models.idempotencyKey!.findMany({ orderBy: { idempotencyKey: 'asc' } })).map((row) => [
+      row.idempotencyKey,
+      row.attempts,
+    ]),
+  ).toEqual([
+    ['req-abc-123', 1],
+    ['req-abc-124', 1],
+  ]);
 }
 
 describe('table fragments', () => {
@@ -187,6 +245,16 @@ describe('table fragments', () => {
       expect(await readFile(out, 'utf8')).toBe(
         kyselyTablesModule(evgenTables('mysql', { outboxTable: 'app_outbox' })),
       );
+      expect(await readFile(out, 'utf8')).not.toContain('idempotency');
+      // --idempotency-table includes the idempotency table under that name.
+      expect(await runTables('drizzle', { idempotencyTable: 'app_request', out })).toBe(0);
+      const withIdempotency = await readFile(out, 'utf8');
+      expect(withIdempotency).toBe(
+        drizzleTablesModule(evgenTables('postgres', { idempotencyTable: 'app_request' })),
+      );
+      expect(withIdempotency).toContain("pgTable('app_request'");
+      expect(await runTables('typeorm', { idempotency: true, out })).toBe(0);
+      expect(await readFile(out, 'utf8')).toContain("tableName: 'idempotency_key'");
       const refused = join(folder, 'refused.ts');
       expect(await runTables('sequelize', { out: refused })).toBe(2);
       expect(await runTables('drizzle', { dialect: 'sqlite', out: refused })).toBe(2);
@@ -194,6 +262,7 @@ describe('table fragments', () => {
       expect(await runTables('knex', { outboxTable: 'outbox; DROP TABLE x', out: refused })).toBe(
         2,
       );
+      expect(await runTables('prisma', { idempotencyTable: 'idem key', out: refused })).toBe(2);
       expect(existsSync(refused)).toBe(false);
     } finally {
       await rm(folder, { recursive: true, force: true });
@@ -211,9 +280,11 @@ describe('table fragments', () => {
           outboxTable: 'app_outbox',
           inboxTable: 'app_inbox',
           orderingTable: 'app_order',
+          idempotencyTable: 'app_request',
         }),
+        evgenTables('postgres', { idempotency: true }),
         evgenTables('mysql'),
-        evgenTables('mysql', { outboxTable: 'app_outbox' }),
+        evgenTables('mysql', { outboxTable: 'app_outbox', idempotency: true }),
       ];
       for (const [i, tables] of variants.entries())
         for (const [layer, render] of Object.entries({
@@ -241,11 +312,7 @@ describe('table fragments on PostgreSQL', () => {
     evgen = await createTestSchema('evgen_tbl');
     tool = await createTestSchema('evgen_tbl');
     folder = await moduleFolder();
-    for (const statement of [
-      ...outboxMigrationStatements({ schema: evgen.schema }),
-      ...inboxMigrationStatements({ schema: evgen.schema }),
-    ])
-      await evgen.pool.query(statement as string);
+    for (const statement of postgresStatements(evgen.schema)) await evgen.pool.query(statement);
   });
   afterAll(async () => {
     await rm(folder, { recursive: true, force: true });
@@ -258,7 +325,7 @@ describe('table fragments on PostgreSQL', () => {
     await mkdir(dir);
     await writeFile(
       join(dir, 'schema.ts'),
-      drizzleTablesModule(evgenTables('postgres', { schema: evgen.schema })),
+      drizzleTablesModule(evgenTables('postgres', { schema: evgen.schema, idempotency: true })),
     );
     await writeFile(
       join(dir, 'drizzle.config.mjs'),
@@ -289,7 +356,7 @@ describe('table fragments on PostgreSQL', () => {
     const migration = await importModule<Migration<Kysely<unknown>>>(
       folder,
       'kysely-pg.ts',
-      kyselyTablesModule(evgenTables('postgres', { schema: tool.schema })),
+      kyselyTablesModule(evgenTables('postgres', { schema: tool.schema, idempotency: true })),
     );
     const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: tool.newPool(2) }) });
     try {
@@ -306,7 +373,7 @@ describe('table fragments on PostgreSQL', () => {
     const migration = await importModule<Migration<knexFactory.Knex>>(
       folder,
       'knex-pg.ts',
-      knexMigrationModule(evgenTables('postgres', { schema: tool.schema })),
+      knexMigrationModule(evgenTables('postgres', { schema: tool.schema, idempotency: true })),
     );
     const knex = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL });
     try {
@@ -323,7 +390,7 @@ describe('table fragments on PostgreSQL', () => {
     const { evgenEntities } = await importModule<{ evgenEntities: EntitySchema[] }>(
       folder,
       'typeorm-pg.ts',
-      typeormEntitiesModule(evgenTables('postgres', { schema: evgen.schema })),
+      typeormEntitiesModule(evgenTables('postgres', { schema: evgen.schema, idempotency: true })),
     );
     const options = {
       type: 'postgres',
@@ -340,26 +407,31 @@ describe('table fragments on PostgreSQL', () => {
     await evgen.pool.query(
       `CREATE INDEX inbox_message_received_at_idx ON "${evgen.schema}".inbox_message (received_at)`,
     );
+    // TypeORM compares column collations too: the key column's "C" is what it would restore.
+    const key = `"${evgen.schema}".idempotency_key ALTER COLUMN idempotency_key TYPE varchar(255)`;
+    await evgen.pool.query(`ALTER TABLE ${key} COLLATE "default"`);
+    expect((await typeormDiff(options)).join('\n')).toContain('COLLATE "C"');
+    await evgen.pool.query(`ALTER TABLE ${key} COLLATE "C"`);
   });
 
   it('a Prisma client generated from the models reads and writes evgen’s tables', async () => {
-    const fragment = prismaModelsFragment(evgenTables('postgres'));
+    const fragment = prismaModelsFragment(evgenTables('postgres', { idempotency: true }));
     const prisma = await prismaClientFor(
       folder,
       'postgresql',
       fragment,
       new PrismaPg({ connectionString: TEST_DATABASE_URL, max: 2 }, { schema: tool.schema }),
     );
-    for (const statement of [
-      ...outboxMigrationStatements({ schema: tool.schema }),
-      ...inboxMigrationStatements({ schema: tool.schema }),
-    ])
-      await tool.pool.query(statement as string);
+    for (const statement of postgresStatements(tool.schema)) await tool.pool.query(statement);
     try {
       await exerciseEvgenTablesThroughPrisma(prisma.models, async () => {
         await tool.pool.query(
           `INSERT INTO outbox_event (event_id, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at)
            VALUES (gen_random_uuid(), 'order', 'o-1', 'order.OrderCreated', 1, '{"a":1}', now())`,
+        );
+        await tool.pool.query(
+          `INSERT INTO idempotency_key (idempotency_key, request_hash, status, response, completed_at)
+           VALUES ('req-abc-123', 'sha256:abc', 'COMPLETED', '{"status":201}', now())`,
         );
       });
     } finally {
@@ -369,6 +441,7 @@ describe('table fragments on PostgreSQL', () => {
         'outbox_event_aggregate_version',
         'inbox_message',
         'inbox_aggregate_version',
+        'idempotency_key',
       ])
         await tool.pool.query(`DROP TABLE IF EXISTS "${tool.schema}".${table}`);
     }
@@ -378,7 +451,7 @@ describe('table fragments on PostgreSQL', () => {
 async function expectSameShape(tool: TestSchema, evgen: TestSchema): Promise<void> {
   const made = await postgresTableShape(tool.pool, tool.schema);
   const expected = await postgresTableShape(evgen.pool, evgen.schema);
-  expect((expected.columns as unknown[]).length).toBe(34);
+  expect((expected.columns as unknown[]).length).toBe(COLUMN_COUNT);
   expect(made).toEqual(expected);
 }
 
@@ -392,15 +465,7 @@ describe('table fragments on MariaDB', () => {
     folder = await moduleFolder();
     const connection = await evgen.pool.getConnection();
     try {
-      for (const script of [
-        outboxMigrationSql({}, MYSQL_DIALECT),
-        inboxMigrationSql({}, MYSQL_DIALECT),
-      ])
-        for (const statement of script
-          .split(/;\n/)
-          .map((s) => s.trim())
-          .filter((s) => s !== ''))
-          await connection.query(statement);
+      for (const statement of MYSQL_STATEMENTS) await connection.query(statement);
     } finally {
       connection.release();
     }
@@ -413,7 +478,7 @@ describe('table fragments on MariaDB', () => {
 
   async function expectSameShape(ignoreCollation = false): Promise<void> {
     const expected = await mysqlTableShape(evgen.pool, evgen.schema);
-    expect((expected.columns as unknown[]).length).toBe(34);
+    expect((expected.columns as unknown[]).length).toBe(COLUMN_COUNT);
     const made = await mysqlTableShape(tool.pool, tool.schema);
     if (!ignoreCollation) {
       expect(made).toEqual(expected);
@@ -434,7 +499,10 @@ describe('table fragments on MariaDB', () => {
   it('the SQL drizzle-kit generates from the mysql-core tables is evgen’s migration', async () => {
     const dir = join(folder, 'drizzle-mysql');
     await mkdir(dir);
-    await writeFile(join(dir, 'schema.ts'), drizzleTablesModule(evgenTables('mysql')));
+    await writeFile(
+      join(dir, 'schema.ts'),
+      drizzleTablesModule(evgenTables('mysql', { idempotency: true })),
+    );
     await writeFile(
       join(dir, 'drizzle.config.mjs'),
       `export default ${JSON.stringify({ dialect: 'mysql', schema: './schema.ts', out: './out' })};\n`,
@@ -467,7 +535,7 @@ describe('table fragments on MariaDB', () => {
     const migration = await importModule<Migration<Kysely<unknown>>>(
       folder,
       'kysely-mysql.ts',
-      kyselyTablesModule(evgenTables('mysql')),
+      kyselyTablesModule(evgenTables('mysql', { idempotency: true })),
     );
     const db = new Kysely<unknown>({
       dialect: new MysqlDialect({ pool: createPool({ uri: tool.url, connectionLimit: 2 }) }),
@@ -487,7 +555,7 @@ describe('table fragments on MariaDB', () => {
     const migration = await importModule<Migration<knexFactory.Knex>>(
       folder,
       'knex-mysql.ts',
-      knexMigrationModule(evgenTables('mysql')),
+      knexMigrationModule(evgenTables('mysql', { idempotency: true })),
     );
     const knex = knexFactory({ client: 'mysql2', connection: tool.url });
     try {
@@ -505,7 +573,7 @@ describe('table fragments on MariaDB', () => {
     const { evgenEntities } = await importModule<{ evgenEntities: EntitySchema[] }>(
       folder,
       'typeorm-mysql.ts',
-      typeormEntitiesModule(evgenTables('mysql')),
+      typeormEntitiesModule(evgenTables('mysql', { idempotency: true })),
     );
     const options = { type: 'mariadb', url: evgen.url, entities: evgenEntities } as const;
     expect(await typeormDiff(options)).toEqual([]);
@@ -523,7 +591,7 @@ describe('table fragments on MariaDB', () => {
     const prisma = await prismaClientFor(
       folder,
       'mysql',
-      prismaModelsFragment(evgenTables('mysql')),
+      prismaModelsFragment(evgenTables('mysql', { idempotency: true })),
       new PrismaMariaDb({
         host: url.hostname,
         port: Number(url.port),
@@ -534,19 +602,15 @@ describe('table fragments on MariaDB', () => {
     );
     const connection = await tool.pool.getConnection();
     try {
-      for (const script of [
-        outboxMigrationSql({}, MYSQL_DIALECT),
-        inboxMigrationSql({}, MYSQL_DIALECT),
-      ])
-        for (const statement of script
-          .split(/;\n/)
-          .map((s) => s.trim())
-          .filter((s) => s !== ''))
-          await connection.query(statement);
+      for (const statement of MYSQL_STATEMENTS) await connection.query(statement);
       await exerciseEvgenTablesThroughPrisma(prisma.models, async () => {
         await connection.query(
           `INSERT INTO outbox_event (event_id, aggregate_type, aggregate_id, event_type, schema_version, payload, occurred_at, headers, available_at, created_at)
            VALUES (UUID(), 'order', 'o-1', 'order.OrderCreated', 1, '{"a":1}', UTC_TIMESTAMP(3), '{}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`,
+        );
+        await connection.query(
+          `INSERT INTO idempotency_key (idempotency_key, request_hash, status, response, created_at, completed_at)
+           VALUES ('req-abc-123', 'sha256:abc', 'COMPLETED', '{"status":201}', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`,
         );
       });
     } finally {

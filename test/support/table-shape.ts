@@ -1,6 +1,6 @@
 /**
  * The shape of a schema's tables as the server reports it (information_schema and the catalogs):
- * columns with type, nullability, default and identity; constraints; indexes with their
+ * columns with type, nullability, default, identity and collation; constraints; indexes with their
  * definition. Names of the schema itself are replaced by `<schema>`, so two schemas migrated by
  * different tools compare equal exactly when the tables are the same.
  */
@@ -16,7 +16,7 @@ function unschema(text: string | null, schema: string): string | null {
 export async function postgresTableShape(pool: pg.Pool, schema: string): Promise<TableShape> {
   const columns = await pool.query(
     `SELECT table_name, column_name, data_type, is_nullable, column_default, identity_generation,
-            character_maximum_length, datetime_precision
+            character_maximum_length, datetime_precision, collation_name
        FROM information_schema.columns WHERE table_schema = $1
       ORDER BY table_name, column_name`,
     [schema],

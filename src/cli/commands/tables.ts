@@ -1,5 +1,6 @@
 /**
- * `evgen tables <layer>`: evgen's outbox and inbox tables for a data layer's own schema tooling,
+ * `evgen tables <layer>`: evgen's outbox and inbox tables (and with --idempotency the HTTP
+ * idempotency table) for a data layer's own schema tooling,
  * printed (or written with --out): Drizzle table definitions (pg-core / mysql-core), Kysely
  * interfaces with a migration, Knex migration, TypeORM entities, Prisma models. Each is checked
  * against evgen's SQL migration by the tool's own diff (test/codegen/table-fragments.test.ts).
@@ -19,7 +20,7 @@ import { writeAtomically } from '../write-atomically.js';
 export interface TablesOptions {
   /** `postgres` (default) or `mysql` (MySQL and MariaDB). */
   readonly dialect?: string;
-  /** Schema of the four tables (PostgreSQL; on MySQL the connection's database is used). */
+  /** Schema of the tables (PostgreSQL; on MySQL the connection's database is used). */
   readonly schema?: string;
   /** Outbox table name (default `outbox_event`). */
   readonly outboxTable?: string;
@@ -27,6 +28,10 @@ export interface TablesOptions {
   readonly inboxTable?: string;
   /** Inbox ordering table name (default `inbox_aggregate_version`). */
   readonly orderingTable?: string;
+  /** Include the HTTP idempotency table (`migrateIdempotency`'s). */
+  readonly idempotency?: boolean;
+  /** Idempotency table name (default `idempotency_key`); implies `idempotency`. */
+  readonly idempotencyTable?: string;
   /** Write to this file instead of stdout. */
   readonly out?: string;
 }
@@ -51,6 +56,11 @@ export function registerTables(program: Command): void {
     .option(
       '--ordering-table <name>',
       'inbox ordering table name (default inbox_aggregate_version)',
+    )
+    .option('--idempotency', "include the HTTP idempotency table (migrateIdempotency's)")
+    .option(
+      '--idempotency-table <name>',
+      'idempotency table name (default idempotency_key); implies --idempotency',
     )
     .option('--out <file>', 'write the fragment to this file instead of stdout')
     .action(async (layer: string, options: TablesOptions) => {
@@ -90,6 +100,10 @@ export function runTables(layer: string, options: TablesOptions): Promise<number
         ...(options.outboxTable !== undefined ? { outboxTable: options.outboxTable } : {}),
         ...(options.inboxTable !== undefined ? { inboxTable: options.inboxTable } : {}),
         ...(options.orderingTable !== undefined ? { orderingTable: options.orderingTable } : {}),
+        ...(options.idempotency === true ? { idempotency: true } : {}),
+        ...(options.idempotencyTable !== undefined
+          ? { idempotencyTable: options.idempotencyTable }
+          : {}),
       });
     } catch (error) {
       throw refuse({

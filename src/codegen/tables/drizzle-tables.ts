@@ -3,9 +3,14 @@
  * a service's Drizzle schema file: drizzle-kit then sees them as its own tables (no drift, no
  * "delete this table?"), and queries on them are typed.
  */
-import type { EvgenTable, EvgenTables, TableColumn } from './evgen-tables.js';
+import {
+  tablesTitle,
+  type EvgenTable,
+  type EvgenTables,
+  type TableColumn,
+} from './evgen-tables.js';
 
-function pgColumn(column: TableColumn): string {
+function pgColumn(column: TableColumn, primary: boolean): string {
   const n = `'${column.name}'`;
   let text: string;
   switch (column.type) {
@@ -18,6 +23,10 @@ function pgColumn(column: TableColumn): string {
     case 'uuid':
       text = `uuid(${n})`;
       break;
+    case 'varchar255':
+      // Drizzle's pg-core cannot declare a column's COLLATE (and drizzle-kit does not compare it).
+      text = `varchar(${n}, { length: 255 })`;
+      break;
     case 'jsonb':
       text = `jsonb(${n})`;
       break;
@@ -28,15 +37,22 @@ function pgColumn(column: TableColumn): string {
       text = `text(${n})`;
   }
   if (column.identity === true) text += '.primaryKey().generatedAlwaysAsIdentity()';
-  if (!column.nullable && column.identity !== true) text += '.notNull()';
+  else if (primary) text += '.primaryKey()';
+  if (!column.nullable && column.identity !== true && !primary) text += '.notNull()';
   if (column.default === 'now') text += '.defaultNow()';
-  if (column.default === 'ready') text += `.default('READY')`;
-  if (column.default === 'zero') text += '.default(0)';
-  if (column.default === 'empty-object') text += '.default({})';
-  return text;
+  return text + commonDefault(column);
 }
 
-function mysqlColumn(column: TableColumn): string {
+/** The defaults both cores spell alike. */
+function commonDefault(column: TableColumn): string {
+  if (column.default === 'ready') return `.default('READY')`;
+  if (column.default === 'zero') return '.default(0)';
+  if (column.default === 'one') return '.default(1)';
+  if (column.default === 'empty-object') return '.default({})';
+  return '';
+}
+
+function mysqlColumn(column: TableColumn, primary: boolean): string {
   const n = `'${column.name}'`;
   let text: string;
   switch (column.type) {
@@ -55,6 +71,12 @@ function mysqlColumn(column: TableColumn): string {
     case 'varchar10':
       text = `varchar(${n}, { length: 10 })`;
       break;
+    case 'varchar12':
+      text = `varchar(${n}, { length: 12 })`;
+      break;
+    case 'longtext':
+      text = `longtext(${n})`;
+      break;
     case 'json':
       text = `json(${n})`;
       break;
@@ -65,10 +87,10 @@ function mysqlColumn(column: TableColumn): string {
       text = `text(${n})`;
   }
   if (column.identity === true) text += '.autoincrement().primaryKey()';
-  if (!column.nullable && column.identity !== true) text += '.notNull()';
-  if (column.default === 'ready') text += `.default('READY')`;
-  if (column.default === 'zero') text += '.default(0)';
-  return text;
+  else if (primary) text += '.primaryKey()';
+  if (!column.nullable && column.identity !== true && !primary) text += '.notNull()';
+  // Drizzle's mysql-core cannot declare a column's character set or collation either.
+  return text + commonDefault(column);
 }
 
 function constName(table: EvgenTable): string {
@@ -76,8 +98,12 @@ function constName(table: EvgenTable): string {
 }
 
 function tableDefinition(table: EvgenTable, pg: boolean, factory: string): string {
+  const single = table.primaryKey.length === 1 ? table.primaryKey[0] : undefined;
   const columns = table.columns
-    .map((c) => `  ${c.property}: ${pg ? pgColumn(c) : mysqlColumn(c)},`)
+    .map((c) => {
+      const primary = c.name === single;
+      return `  ${c.property}: ${pg ? pgColumn(c, primary) : mysqlColumn(c, primary)},`;
+    })
     .join('\n');
   const property = (name: string) => table.columns.find((c) => c.name === name)?.property ?? name;
   const extras: string[] = [];
@@ -105,13 +131,31 @@ function tableDefinition(table: EvgenTable, pg: boolean, factory: string): strin
   return `export const ${constName(table)} = ${factory}('${table.name}', {\n${columns}\n}${third});`;
 }
 
-/** A TypeScript module defining the four tables with Drizzle's `pg-core` or `mysql-core`. */
+/** A TypeScript module defining the tables with Drizzle's `pg-core` or `mysql-core`. */
 export function drizzleTablesModule(tables: EvgenTables): string {
   const pg = tables.dialect === 'postgres';
+  const idempotency = tables.tables.some((t) => t.role === 'idempotency');
   const core = pg ? 'drizzle-orm/pg-core' : 'drizzle-orm/mysql-core';
   const columnImports = pg
-    ? ['bigint', 'integer', 'jsonb', 'text', 'timestamp', 'uuid']
-    : ['bigint', 'char', 'datetime', 'int', 'json', 'text', 'varchar'];
+    ? [
+        'bigint',
+        'integer',
+        'jsonb',
+        'text',
+        'timestamp',
+        'uuid',
+        ...(idempotency ? ['varchar'] : []),
+      ]
+    : [
+        'bigint',
+        'char',
+        'datetime',
+        'int',
+        'json',
+        'text',
+        'varchar',
+        ...(idempotency ? ['longtext'] : []),
+      ];
   const tableFactory = pg ? 'pgTable' : 'mysqlTable';
   const schemaFactory = pg ? 'pgSchema' : 'mysqlSchema';
   const imports = [
@@ -130,7 +174,7 @@ export function drizzleTablesModule(tables: EvgenTables): string {
       ]
     : [];
   return [
-    "// evgen's outbox and inbox tables for Drizzle (generated by `evgen tables drizzle`).",
+    `// evgen's ${tablesTitle(tables)} for Drizzle (generated by \`evgen tables drizzle\`).`,
     '// Export them from your Drizzle schema so drizzle-kit treats them as its own; evgen writes',
     '// and reads them with its own statements, so keep the columns as they are.',
     ...notes,

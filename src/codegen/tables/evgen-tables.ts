@@ -1,20 +1,23 @@
 /**
- * The four tables evgen's migrations create (outbox, aggregate version counter, inbox, inbox
- * ordering), described once per dialect so each data layer's schema fragment (Drizzle, Kysely,
- * Prisma, Knex, TypeORM) is rendered from the same columns and indexes. The runtime's SQL
- * (`outboxMigrationStatements`, `inboxMigrationStatements`) stays the source of truth; the
- * fragment tests diff each tool's schema against it on the real PostgreSQL and MariaDB.
+ * The tables evgen's migrations create (outbox, aggregate version counter, inbox, inbox ordering,
+ * and on request the HTTP idempotency table), described once per dialect so each data layer's
+ * schema fragment (Drizzle, Kysely, Prisma, Knex, TypeORM) is rendered from the same columns and
+ * indexes. The runtime's SQL (`outboxMigrationStatements`, `inboxMigrationStatements`,
+ * `idempotencyMigrationStatements`) stays the source of truth; the fragment tests diff each tool's
+ * schema against it on the real PostgreSQL and MariaDB.
  */
 import { DEFAULT_INBOX_TABLE, DEFAULT_ORDERING_TABLE } from '../../runtime/inbox/inbox-tables.js';
 import { DEFAULT_OUTBOX_TABLE } from '../../runtime/outbox/outbox-table.js';
+import { DEFAULT_IDEMPOTENCY_TABLE } from '../../runtime/idempotency/idempotency-table.js';
 import { checkIdentifier } from '../../runtime/db/sql-identifier.js';
 
 export type TablesDialect = 'postgres' | 'mysql';
 
 /**
  * A column type as the migration spells it. PostgreSQL: `bigint`, `integer`, `uuid`, `text`,
- * `jsonb`, `timestamptz`. MySQL/MariaDB: `bigint`, `int`, `char36` (ASCII), `varchar255`,
- * `varchar10` (ASCII), `text`, `json`, `datetime3`.
+ * `varchar255`, `jsonb`, `timestamptz`. MySQL/MariaDB: `bigint`, `int`, `char36` (ASCII),
+ * `varchar255` (the table's utf8mb4 unless the column has a collation), `varchar10` and
+ * `varchar12` (ASCII), `text`, `longtext`, `json`, `datetime3`.
  */
 export type ColumnType =
   | 'bigint'
@@ -27,6 +30,8 @@ export type ColumnType =
   | 'char36'
   | 'varchar255'
   | 'varchar10'
+  | 'varchar12'
+  | 'longtext'
   | 'json'
   | 'datetime3';
 
@@ -38,7 +43,12 @@ export interface TableColumn {
   readonly type: ColumnType;
   readonly nullable: boolean;
   /** A server-side default, as the migration writes it. */
-  readonly default?: 'now' | 'ready' | 'zero' | 'empty-object';
+  readonly default?: 'now' | 'ready' | 'zero' | 'one' | 'empty-object';
+  /**
+   * A column collation other than the table's. `C` (PostgreSQL): `COLLATE "C"`, bytewise.
+   * `ascii_bin` (MySQL/MariaDB): `CHARACTER SET ascii COLLATE ascii_bin`, case-sensitive.
+   */
+  readonly collation?: 'C' | 'ascii_bin';
   /** `GENERATED ALWAYS AS IDENTITY` (PostgreSQL) or `AUTO_INCREMENT` (MySQL). */
   readonly identity?: boolean;
 }
@@ -55,7 +65,7 @@ export interface TableIndex {
 
 export interface EvgenTable {
   /** Which table: the name a fragment gives its definition. */
-  readonly role: 'outbox' | 'outboxVersion' | 'inbox' | 'inboxOrdering';
+  readonly role: 'outbox' | 'outboxVersion' | 'inbox' | 'inboxOrdering' | 'idempotency';
   /** The SQL table name. */
   readonly name: string;
   /** PascalCase name for a model or entity, e.g. `OutboxEvent`. */
@@ -70,7 +80,7 @@ export interface EvgenTable {
 }
 
 export interface EvgenTablesOptions {
-  /** Schema (PostgreSQL) of all four tables; the connection's search_path / database when omitted. */
+  /** Schema (PostgreSQL) of all the tables; the connection's search_path / database when omitted. */
   readonly schema?: string;
   /** Outbox table name, default `outbox_event` (its counter is `<table>_aggregate_version`). */
   readonly outboxTable?: string;
@@ -78,6 +88,10 @@ export interface EvgenTablesOptions {
   readonly inboxTable?: string;
   /** Inbox ordering table name, default `inbox_aggregate_version`. */
   readonly orderingTable?: string;
+  /** Include the HTTP idempotency table (`migrateIdempotency`'s); implied by `idempotencyTable`. */
+  readonly idempotency?: boolean;
+  /** Idempotency table name, default `idempotency_key`; giving it includes the table. */
+  readonly idempotencyTable?: string;
 }
 
 export interface EvgenTables {
@@ -87,6 +101,7 @@ export interface EvgenTables {
 }
 
 const STATUS_CHECK = "status IN ('READY', 'PROCESSING', 'SENT', 'DEAD')";
+const IDEMPOTENCY_STATUS_CHECK = "status IN ('IN_PROGRESS', 'COMPLETED')";
 
 /** snake_case → camelCase (`aggregate_type` → `aggregateType`). */
 function camel(name: string): string {
@@ -103,12 +118,15 @@ function column(
   name: string,
   type: ColumnType,
   nullable: boolean,
-  extra: Pick<TableColumn, 'default' | 'identity'> = {},
+  extra: Pick<TableColumn, 'default' | 'identity' | 'collation'> = {},
 ): TableColumn {
   return { name, property: camel(name), type, nullable, ...extra };
 }
 
-/** The four tables with the names `options` gives, as the migration of `dialect` creates them. */
+/**
+ * The outbox and inbox tables (and the idempotency table when asked for) with the names `options`
+ * gives, as the migration of `dialect` creates them.
+ */
 export function evgenTables(dialect: TablesDialect, options: EvgenTablesOptions = {}): EvgenTables {
   const outbox = checkIdentifier(options.outboxTable ?? DEFAULT_OUTBOX_TABLE);
   const inbox = checkIdentifier(options.inboxTable ?? DEFAULT_INBOX_TABLE);
@@ -227,11 +245,57 @@ export function evgenTables(dialect: TablesDialect, options: EvgenTablesOptions 
     indexes: [],
     checks: [],
   };
+  const idempotency =
+    options.idempotency === true || options.idempotencyTable !== undefined
+      ? [
+          idempotencyTable(
+            dialect,
+            checkIdentifier(options.idempotencyTable ?? DEFAULT_IDEMPOTENCY_TABLE),
+          ),
+        ]
+      : [];
   return {
     dialect,
     ...(schema !== undefined ? { schema } : {}),
-    tables: [outboxTable, versionTable, inboxTable, orderingTable],
+    tables: [outboxTable, versionTable, inboxTable, orderingTable, ...idempotency],
   };
+}
+
+/** The HTTP idempotency table as `idempotencyMigrationStatements` creates it. */
+function idempotencyTable(dialect: TablesDialect, name: string): EvgenTable {
+  const pg = dialect === 'postgres';
+  const time: ColumnType = pg ? 'timestamptz' : 'datetime3';
+  // Keys (and on MySQL fingerprints) compare byte for byte, as the migration declares them.
+  const bytewise = { collation: pg ? 'C' : 'ascii_bin' } as const;
+  return {
+    role: 'idempotency',
+    name,
+    model: pascal(name),
+    columns: [
+      // VARCHAR(MAX_IDEMPOTENCY_KEY_LENGTH); the fragment tests compare it with the migration.
+      column('idempotency_key', 'varchar255', false, bytewise),
+      column('request_hash', pg ? 'text' : 'varchar255', false, pg ? {} : bytewise),
+      column('status', pg ? 'text' : 'varchar12', false),
+      column('lease_token', pg ? 'uuid' : 'char36', true),
+      column('locked_until', time, true),
+      column('attempts', pg ? 'integer' : 'int', false, { default: 'one' }),
+      column('response', pg ? 'text' : 'longtext', true),
+      // PostgreSQL fills it itself; on MySQL evgen's statements write it.
+      column('created_at', time, false, pg ? { default: 'now' } : {}),
+      column('completed_at', time, true),
+    ],
+    primaryKey: ['idempotency_key'],
+    primaryKeyName: `${name}_pkey`,
+    indexes: [{ name: `${name}_created_idx`, columns: ['created_at'] }],
+    checks: [{ name: `${name}_status_check`, sql: IDEMPOTENCY_STATUS_CHECK }],
+  };
+}
+
+/** What a fragment's header calls its tables: `outbox and inbox tables`, or with idempotency. */
+export function tablesTitle(tables: EvgenTables): string {
+  return tables.tables.some((t) => t.role === 'idempotency')
+    ? 'outbox, inbox and idempotency tables'
+    : 'outbox and inbox tables';
 }
 
 /** The SQL text of a column's default for `dialect`. */
@@ -243,6 +307,8 @@ export function defaultSql(column: TableColumn): string | undefined {
       return "'READY'";
     case 'zero':
       return '0';
+    case 'one':
+      return '1';
     case 'empty-object':
       return "'{}'::jsonb";
     default:
