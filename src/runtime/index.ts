@@ -205,6 +205,7 @@ export type { RunnerCoreEvent } from './delivery/runner-core.js';
 export { RunnerOptionsError, type DeliveryRunnerOptions } from './delivery/runner-options.js';
 export {
   matchesDeadLetterFilter,
+  type CommonDiagnostics,
   type DeadLetterFilter,
   type DeadLetterRecord,
   type DeadLetterReplayOutcome,

@@ -6,22 +6,13 @@
  * delivery conformance suite read dead letters through it.
  */
 /** One dead letter, transport-neutral. Absent fields were not recorded by whoever dead-lettered it. */
-export interface DeadLetterRecord {
+export interface DeadLetterRecord extends CommonDiagnostics {
   readonly transport: 'rabbitmq' | 'kafka' | 'in-process';
   readonly consumer: string;
   readonly messageId?: string;
   readonly eventType?: string;
-  readonly errorType?: string;
-  readonly errorMessage?: string;
-  /** Handling attempts made, the first delivery included. */
-  readonly attempts?: number;
-  readonly firstFailureAt?: string;
-  readonly lastFailureAt?: string;
-  readonly deadLetteredAt?: string;
-  readonly traceId?: string;
   /** Where it was first published: exchange + routing key, or topic/partition/offset. */
   readonly origin?: string;
-  readonly replays?: number;
   /** A Kafka value in Confluent's wire format: its schema id (`body` is the JSON after it). */
   readonly schemaId?: number;
   readonly headers: Readonly<Record<string, unknown>>;
@@ -74,15 +65,22 @@ export interface DeadLetterSource {
   close(): Promise<void>;
 }
 
-/** The diagnostics both transports record with a dead letter. */
+/**
+ * The diagnostics every transport records with a dead letter (each transport's own diagnostics
+ * type extends it with where the message came from); absent fields were not recorded.
+ */
 export interface CommonDiagnostics {
+  /** The error's `name` (or `code`), e.g. `ValidationError`. */
   readonly errorType?: string;
   readonly errorMessage?: string;
+  /** Handling attempts made, the first delivery included. */
   readonly attempts?: number;
+  /** ISO-8601 times of the first and the last failed attempt. */
   readonly firstFailureAt?: string;
   readonly lastFailureAt?: string;
   readonly deadLetteredAt?: string;
   readonly traceId?: string;
+  /** Earlier replays of this message. */
   readonly replays?: number;
 }
 

@@ -11,6 +11,7 @@
  * in the dead queue. The consumer runner then hands the copy to the inbox-guarded handler, which
  * skips it as a duplicate if that consumer already handled the messageId.
  */
+import type { CommonDiagnostics } from '../delivery/dead-letter-source.js';
 import type { GetMessage, MessageProperties } from 'amqplib';
 import { copyPublishProperties, EVGEN_HEADERS, headerString } from './amqp-message.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
@@ -18,20 +19,10 @@ import { currentConnection, type ConnectionSource } from './connector.js';
 import type { ConsumerRoutes } from './topology.js';
 
 /** What evgen recorded when it dead-lettered a message; absent fields were not recorded. */
-export interface DeadLetterDiagnostics {
+export interface DeadLetterDiagnostics extends CommonDiagnostics {
   readonly consumer?: string;
-  readonly errorType?: string;
-  readonly errorMessage?: string;
-  /** Handling attempts made, the first delivery included. */
-  readonly attempts?: number;
-  readonly firstFailureAt?: string;
-  readonly lastFailureAt?: string;
-  readonly deadLetteredAt?: string;
-  readonly traceId?: string;
   readonly originalExchange?: string;
   readonly originalRoutingKey?: string;
-  /** Earlier replays of this letter. */
-  readonly replays?: number;
 }
 
 /** One dead letter: the original body and headers, and evgen's diagnostics read from them. */

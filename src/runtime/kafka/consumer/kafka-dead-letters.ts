@@ -13,6 +13,7 @@
  * has one effect. The letter itself stays in the dead-letter topic; choose what to replay with
  * `filter` (e.g. by `offset`, `messageId` or `diagnostics.errorType`).
  */
+import type { CommonDiagnostics } from '../../delivery/dead-letter-source.js';
 import { randomBytes } from 'node:crypto';
 import { readConfluentFrame } from '../confluent-framing.js';
 import type {
@@ -31,24 +32,14 @@ import {
 import { KAFKA_MESSAGE_ID_HEADER, type KafkaConsumerRoutes } from './kafka-consumer-types.js';
 
 /** What evgen recorded when it dead-lettered a record; absent fields were not recorded. */
-export interface KafkaDeadLetterDiagnostics {
+export interface KafkaDeadLetterDiagnostics extends CommonDiagnostics {
   readonly consumer?: string;
-  readonly errorType?: string;
-  readonly errorMessage?: string;
-  /** Handling attempts made, the first delivery included. */
-  readonly attempts?: number;
-  readonly firstFailureAt?: string;
-  readonly lastFailureAt?: string;
-  readonly deadLetteredAt?: string;
-  readonly traceId?: string;
   /** Where the record was first consumed (before any retry topic). */
   readonly originalTopic?: string;
   readonly originalPartition?: number;
   readonly originalOffset?: string;
   /** Epoch ms of the original record, as a decimal string. */
   readonly originalTimestamp?: string;
-  /** Earlier replays of this message. */
-  readonly replays?: number;
 }
 
 /** One dead letter: where it sits in the dead-letter topic, the original record, diagnostics. */
