@@ -4,7 +4,8 @@
  * or picks a key: the key is the envelope's aggregateId, always.
  */
 import type { Envelope } from '../envelope.js';
-import { rejectedMessageCause, UnknownEventError } from '../errors.js';
+import { rejectedMessageCause } from '../errors.js';
+import { lookupRoute } from '../route-table.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import { frameConfluent } from './confluent-framing.js';
 import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
@@ -115,17 +116,7 @@ function carriable(envelope: Envelope, record: KafkaOutboundRecord): KafkaOutbou
 
 /** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
 export function kafkaRouteFor(routes: KafkaRoutes, eventType: string): KafkaRoute {
-  const route = Object.prototype.hasOwnProperty.call(routes, eventType)
-    ? routes[eventType]
-    : undefined;
-  if (route === undefined) {
-    throw new UnknownEventError(
-      eventType,
-      undefined,
-      `no Kafka topic for event type '${eventType}' (is it in the catalog?)`,
-    );
-  }
-  return route;
+  return lookupRoute(routes, eventType, 'Kafka topic');
 }
 
 export interface KafkaRelayPublisherOptions {

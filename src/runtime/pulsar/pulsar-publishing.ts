@@ -7,7 +7,7 @@
  * read both brokers.
  */
 import type { Envelope } from '../envelope.js';
-import { UnknownEventError } from '../errors.js';
+import { lookupRoute } from '../route-table.js';
 import { kafkaEnvelopeHeaders } from '../kafka/kafka-record.js';
 import type { PulsarClient, PulsarOutboundMessage, PulsarProducer } from './pulsar-client.js';
 
@@ -27,17 +27,7 @@ export type PulsarRoutes = Readonly<Record<string, PulsarRoute>>;
 
 /** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
 export function pulsarRouteFor(routes: PulsarRoutes, eventType: string): PulsarRoute {
-  const route = Object.prototype.hasOwnProperty.call(routes, eventType)
-    ? routes[eventType]
-    : undefined;
-  if (route === undefined) {
-    throw new UnknownEventError(
-      eventType,
-      undefined,
-      `no Pulsar topic for event type '${eventType}' (is it in the catalog?)`,
-    );
-  }
-  return route;
+  return lookupRoute(routes, eventType, 'Pulsar topic');
 }
 
 /** `persistent://<tenant>/<namespace>/<prefix><topic>`: the full name of a route's topic. */

@@ -4,7 +4,7 @@
  * spells an exchange or routing key.
  */
 import type { Envelope } from '../envelope.js';
-import { UnknownEventError } from '../errors.js';
+import { lookupRoute } from '../route-table.js';
 import type { OutboundMessage, Publisher } from '../publisher.js';
 import { amqpViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { envelopeToAmqpMessage } from './amqp-message.js';
@@ -51,17 +51,7 @@ export async function publishEnvelope(
 
 /** Looks an event type up in the route table; an unknown type is a programming error, never retried. */
 export function routeFor(routes: RabbitRoutes, eventType: string): RabbitRoute {
-  const route = Object.prototype.hasOwnProperty.call(routes, eventType)
-    ? routes[eventType]
-    : undefined;
-  if (route === undefined) {
-    throw new UnknownEventError(
-      eventType,
-      undefined,
-      `no RabbitMQ route for event type '${eventType}' (is it in the catalog?)`,
-    );
-  }
-  return route;
+  return lookupRoute(routes, eventType, 'RabbitMQ route');
 }
 
 /**
