@@ -15,7 +15,6 @@
  *     back by a plain Kafka consumer and Confluent's deserializer; a marked route without schema
  *     ids and schema ids that would frame nothing are refused before anything is sent.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import * as kafkajsLib from 'kafkajs';
@@ -41,8 +40,6 @@ import {
 } from 'evgen/runtime';
 import type { KafkaOutboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 import { kafkajsClient } from 'evgen-runtime/kafkajs';
-import { loadCatalog } from '../../src/catalog/load-catalog.js';
-import { registeredSchema } from '../../src/registry/registered-schema.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import {
   inventoryOnKafka,
@@ -51,6 +48,7 @@ import {
 } from '../kafka-consumer/support/inventory-on-kafka.js';
 import { SHARED_REGISTRY_PORT } from '../support/registry/apicurio.js';
 import { useRegistryTests } from '../support/registry/registry-tests.js';
+import { registerExampleEvent } from '../support/registry/register-example-event.js';
 import { uniqueDomain } from '../support/registry/test-registry.js';
 import { createTestKafka } from '../support/kafka/test-kafka.js';
 import { runCliCaptured } from '../cli/capture-output.js';
@@ -69,26 +67,6 @@ afterEach(async () => {
   await setup?.cleanup();
   setup = undefined;
 });
-
-/** Registers the catalog's `dir` versions under a subject of the test's own; the ids by version. */
-async function register(dir: string, marker: string): Promise<{ subject: string; ids: number[] }> {
-  const catalog = await loadCatalog(join(ROOT, 'events'));
-  const event = catalog.events.find((e) => e.dir === dir)!;
-  const eventJson = JSON.parse(
-    await readFile(join(ROOT, 'events', dir, 'event.json'), 'utf8'),
-  ) as Record<string, unknown>;
-  const subject = `${marker}-${event.eventType}`;
-  tests.afterwards(() => tests.registry.cleanup(subject));
-  const ids: number[] = [];
-  for (const version of event.versions)
-    ids.push(
-      await tests.registry.client.register(
-        subject,
-        registeredSchema(event, version, eventJson).text,
-      ),
-    );
-  return { subject, ids };
-}
 
 /** An outbox row as the relay hands it to its publisher. */
 function outbound(envelope: Envelope): OutboundMessage {
@@ -130,7 +108,7 @@ async function startConsumer(s: InventoryOnKafka, marker: string): Promise<Kafka
 describe('Confluent wire format on Kafka (real broker, real registry)', () => {
   it('evgen writes framed records with the exact version id; both third-party clients decode and validate them; the consumer applies each once', async () => {
     const marker = uniqueDomain();
-    const { ids } = await register('order/OrderCancelled', marker);
+    const { ids } = await registerExampleEvent(tests, 'order/OrderCancelled', marker);
     const s = (setup = await inventoryOnKafka(kafkajsClient));
     const wireFormat = {
       schemaIds: createSchemaIds({
@@ -176,8 +154,8 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
 
   it('records written by the kafkajs and Confluent clients, and plain ones, on one topic: each applied exactly once; a contradicting id is a dead letter', async () => {
     const marker = uniqueDomain();
-    const { subject, ids } = await register('order/OrderCancelled', marker);
-    const created = await register('order/OrderCreated', marker);
+    const { subject, ids } = await registerExampleEvent(tests, 'order/OrderCancelled', marker);
+    const created = await registerExampleEvent(tests, 'order/OrderCreated', marker);
     const s = (setup = await inventoryOnKafka(kafkajsClient));
     const topic = s.routes.topics[0]!;
 
@@ -263,7 +241,7 @@ describe('Confluent wire format on Kafka (real broker, real registry)', () => {
 
   it('registry down when the producer starts: publishes fail as an outage, then go out framed; down later: the cached id is used', async () => {
     const marker = uniqueDomain();
-    const { ids } = await register('order/OrderCancelled', marker);
+    const { ids } = await registerExampleEvent(tests, 'order/OrderCancelled', marker);
     const proxy = await startFaultProxy({ targetPort: SHARED_REGISTRY_PORT });
     try {
       await proxy.refuse();

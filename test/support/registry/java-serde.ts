@@ -1,0 +1,137 @@
+/**
+ * Apicurio's JSON Schema serde for Kafka (Java, Maven Central), run by the interop tests against
+ * the real broker and the real registry — a reader and writer of Confluent's framing nobody here
+ * wrote, in the language most Kafka shops consume with.
+ *
+ * - The jars (`java-serde-pom.xml`: apicurio-registry-jsonschema-serde-kafka 3.1.7, why not 3.0.9
+ *   is said there) are fetched once with mvn into a cache folder outside the repository
+ *   (`$EVGEN_APICURIO_SERDE_CACHE`, default `~/.cache/evgen/apicurio-serde-3.1.7`), like the
+ *   broker's and the Connect worker's.
+ * - test/registry/java/ApicurioSerde.java is compiled with javac into `classes-<hash of the
+ *   source>/` there, so an edited program is rebuilt and an unchanged one is not.
+ */
+import { createHash } from 'node:crypto';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { withLock } from '../kafka/broker.js';
+import { TEST_REGISTRY_URL } from './apicurio.js';
+
+export const APICURIO_SERDE_VERSION = '3.1.7';
+
+const POM = fileURLToPath(new URL('./java-serde-pom.xml', import.meta.url));
+const SOURCE = fileURLToPath(new URL('../../registry/java/ApicurioSerde.java', import.meta.url));
+const SERDE_JAR = `apicurio-registry-jsonschema-serde-kafka-${APICURIO_SERDE_VERSION}.jar`;
+
+/**
+ * The registry's own (v3) API, which the serde speaks; the same registry as TEST_REGISTRY_URL,
+ * whose Confluent API evgen pushes through.
+ */
+export const SERDE_REGISTRY_URL = TEST_REGISTRY_URL.replace(
+  /\/apis\/ccompat\/v7\/?$/,
+  '/apis/registry/v3',
+);
+
+/**
+ * The Apicurio group of a subject registered through the Confluent API: Confluent subjects have
+ * no group, Apicurio files them under `default`.
+ */
+export const CCOMPAT_GROUP = 'default';
+
+function cacheDir(): string {
+  return (
+    process.env.EVGEN_APICURIO_SERDE_CACHE ??
+    join(homedir(), '.cache', 'evgen', `apicurio-serde-${APICURIO_SERDE_VERSION}`)
+  );
+}
+
+function run(command: string, args: readonly string[], what: string): void {
+  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (result.error || result.status !== 0) {
+    throw new Error(
+      `${what} failed (${command} ${args.join(' ')}): ${result.error?.message ?? ''}\n${result.stdout}${result.stderr}`,
+    );
+  }
+}
+
+/** Fetches the jars and compiles the program (each once); returns the class path. */
+export function ensureApicurioSerde(): string {
+  const cache = cacheDir();
+  const libs = join(cache, 'libs');
+  const hash = createHash('sha256').update(readFileSync(SOURCE)).digest('hex').slice(0, 12);
+  const classes = join(cache, `classes-${hash}`);
+  const classPath = `${classes}:${libs}/*`;
+  const ready = () =>
+    existsSync(join(classes, 'ApicurioSerde.class')) &&
+    existsSync(libs) &&
+    readdirSync(libs).includes(SERDE_JAR);
+  if (ready()) return classPath;
+  mkdirSync(cache, { recursive: true });
+  return withLock(join(cache, 'build.lock'), () => {
+    if (!existsSync(libs) || !readdirSync(libs).includes(SERDE_JAR)) {
+      run(
+        'mvn',
+        [
+          '-q',
+          '-B',
+          '-f',
+          POM,
+          'dependency:copy-dependencies',
+          '-DincludeScope=runtime',
+          `-DoutputDirectory=${libs}`,
+        ],
+        `fetching Apicurio's serde ${APICURIO_SERDE_VERSION} from Maven Central (is mvn installed and Central reachable?)`,
+      );
+    }
+    if (!existsSync(join(classes, 'ApicurioSerde.class'))) {
+      // Compiled aside and renamed: a half-written folder is never taken for a built one.
+      const staging = `${classes}.${process.pid}`;
+      rmSync(staging, { recursive: true, force: true });
+      run('javac', ['--release', '17', '-cp', `${libs}/*`, '-d', staging, SOURCE], 'javac');
+      renameSync(staging, classes);
+    }
+    if (!ready()) throw new Error(`Apicurio serde program incomplete in ${cache}`);
+    return classPath;
+  });
+}
+
+/** Runs ApicurioSerde with `args`, `input` on its standard input; its standard output. */
+export function runApicurioSerde(args: readonly string[], input = ''): Promise<string> {
+  const classPath = ensureApicurioSerde();
+  return new Promise((resolve, reject) => {
+    const child = spawn('java', ['-cp', classPath, 'ApicurioSerde', ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else
+        reject(
+          new Error(
+            `java ApicurioSerde ${args[0]} exited with ${code ?? signal}:\n${stderr}\n${stdout}`,
+          ),
+        );
+    });
+    child.stdin.end(input);
+  });
+}
+
+/** One line of ApicurioSerde's output, split on tabs. */
+export function serdeLines(output: string): string[][] {
+  return output
+    .trimEnd()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.split('\t'));
+}
