@@ -269,6 +269,7 @@ export {
   type ReplayDeadLettersResult,
 } from './rabbitmq/dead-letters.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './rabbitmq/queue-stats.js';
+export { rabbitMqQueueDepths } from './rabbitmq/queue-depths.js';
 export {
   rabbitMqDeadLetterSource,
   type RabbitMqDeadLetterSourceOptions,
@@ -362,6 +363,10 @@ export {
   kafkaDeadLetterSource,
   type KafkaDeadLetterSourceOptions,
 } from './kafka/consumer/kafka-dead-letter-source.js';
+export {
+  kafkaQueueDepths,
+  type KafkaQueueDepthsOptions,
+} from './kafka/consumer/kafka-queue-depths.js';
 
 // Pulsar: the client boundary, its WebSocket adapter (pure JavaScript, `ws`), topics and producers.
 export {
@@ -429,12 +434,14 @@ export {
 export {
   createPrometheusMetrics,
   type MeteredConsumerRunner,
+  type MeteredPublisher,
   type MeteredRelay,
   type PrometheusMetrics,
   type PrometheusMetricsOptions,
   type PrometheusRegistry,
 } from './health/prometheus-metrics.js';
 export { OTHER_LABEL_VALUE } from './health/bounded-label.js';
+export type { QueueDepth, QueueDepthSource, QueueRole } from './health/queue-depth.js';
 export {
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
   shutdownOnSignal,

@@ -125,6 +125,7 @@ describe('consumer runner (real RabbitMQ)', () => {
       requeued: 0,
       pauses: 0,
       gapWaits: 0,
+      redelivered: 0,
     });
 
     const copies = await drainQueue(broker.channel, spyQueue);

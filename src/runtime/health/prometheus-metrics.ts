@@ -11,7 +11,10 @@
  *     Kafka runner's per-partition `lag()`; one snapshot per scrape, however many series read it;
  *   - `instrumentRelay`: the relay's `publisher` and `hooks`, timed per event type;
  *   - `instrumentHandler`: the consumer's `MessageHandler`, timed per event type;
- *   - `consumerEvents`: the runner's `onEvent` hook (rebalances, commit failures, breaker trips).
+ *   - `consumerEvents`: the runner's `onEvent` hook (rebalances, commit failures, breaker trips);
+ *   - `watchPublisher`: a RabbitMQ ConfirmedPublisher's confirm outcomes (returned, nacked, …);
+ *   - `watchQueueDepths`: the broker's own counts of a consumer's queues or topics (work, retry,
+ *     dead letters), read from the operator's side at each scrape (queue-depth.ts).
  *
  * Labels are runner names (given in code), event types, topics and partitions. Event types come
  * from messages, so they are capped (`maxEventTypes`, default 100; the rest are `other`). No
@@ -32,6 +35,7 @@ import type { OutboundMessage, Publisher } from '../publisher.js';
 import { BoundedLabel } from './bounded-label.js';
 import { loadPromClient } from './load-prom-client.js';
 import type { MetricsSource } from './health-endpoints.js';
+import type { QueueDepth, QueueDepthSource } from './queue-depth.js';
 
 /**
  * A prom-client `Registry` (any prom-client 15 registry is one), described by the members evgen
@@ -60,7 +64,15 @@ export interface MeteredRelay {
 /** A consumer runner as the metrics read it (RabbitMQ, Kafka, Pulsar, in-process). */
 export interface MeteredConsumerRunner {
   health(): Promise<RunnerHealth>;
-  metrics(): DeliveryCounts;
+  /**
+   * The shared counts, plus what a transport adds: `redelivered` (RabbitMQ's flag), `fetches` and
+   * `lastFetchAt` (a Kafka consumer's polls).
+   */
+  metrics(): DeliveryCounts & {
+    readonly redelivered?: number;
+    readonly fetches?: number;
+    readonly lastFetchAt?: number;
+  };
   /** Kafka: lag per partition; only partitions this member owns are reported. */
   lag?(): Promise<
     readonly {
@@ -70,6 +82,17 @@ export interface MeteredConsumerRunner {
       readonly assigned?: boolean;
     }[]
   >;
+}
+
+/** A RabbitMQ ConfirmedPublisher as the metrics read it (its `stats`). */
+export interface MeteredPublisher {
+  readonly stats: {
+    readonly confirmed: number;
+    readonly returned: number;
+    readonly nacked: number;
+    readonly closed: number;
+    readonly timedOut: number;
+  };
 }
 
 export interface PrometheusMetricsOptions {
@@ -112,6 +135,16 @@ export interface PrometheusMetrics extends MetricsSource {
    * the delivery core calls (`name`, `subscribes`, `handle`, `skip`). `consumer` defaults to its name.
    */
   instrumentHandler(handler: MessageHandler, consumer?: string): MessageHandler;
+  /**
+   * Reads a RabbitMQ ConfirmedPublisher's confirm outcomes at each scrape, labelled
+   * `publisher="<name>"` (default `relay`): the relay's, or any other the service publishes with.
+   */
+  watchPublisher(publisher: MeteredPublisher, name?: string): void;
+  /**
+   * Reads the broker's counts of a consumer's queues or topics at each scrape (work, retry, dead
+   * letters): `rabbitMqQueueDepths(connection, routes)` or `kafkaQueueDepths(admin, routes)`.
+   */
+  watchQueueDepths(source: QueueDepthSource): void;
   /** An `onEvent` hook counting rebalances, commit failures, breaker trips and errors; `next` runs too. */
   consumerEvents<E extends { readonly type: string }>(
     consumer: string,
@@ -124,16 +157,21 @@ const DEFAULT_PROCESSING_BUCKETS = [
 ];
 const DEFAULT_PUBLISH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-interface Snapshot {
+interface Snapshot extends SnapshotExtra {
   readonly relays: readonly { name: string; health?: RunnerHealth; counts?: RelayCountsRead }[];
   readonly consumers: readonly {
     name: string;
     health?: RunnerHealth;
-    counts?: DeliveryCounts;
+    counts?: ReturnType<MeteredConsumerRunner['metrics']>;
     lag?: readonly { topic: string; partition: string; lag: number }[];
   }[];
 }
 type RelayCountsRead = ReturnType<MeteredRelay['metrics']>;
+interface SnapshotExtra {
+  readonly publishers: readonly { name: string; stats: MeteredPublisher['stats'] }[];
+  /** `depths` undefined: the broker could not be read. */
+  readonly queues: readonly { consumer: string; depths?: readonly QueueDepth[] }[];
+}
 
 export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
   const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
@@ -145,6 +183,8 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
   const partitionLabels = new Map<string, BoundedLabel>();
   const relays = new Map<string, MeteredRelay>();
   const consumers = new Map<string, MeteredConsumerRunner>();
+  const publishers = new Map<string, MeteredPublisher>();
+  const queueSources = new Map<string, QueueDepthSource>();
 
   // One snapshot per scrape: prom-client collects every metric concurrently, and each would
   // otherwise ask every runner for its health (the relay's is a database query).
@@ -175,7 +215,18 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
         };
       }),
     );
-    return { relays: relayReads, consumers: consumerReads };
+    const queues = await Promise.all(
+      [...queueSources.values()].map(async (source) => ({
+        consumer: source.consumer,
+        depths: await source.depths().catch(() => undefined),
+      })),
+    );
+    return {
+      relays: relayReads,
+      consumers: consumerReads,
+      publishers: [...publishers].map(([name, publisher]) => ({ name, stats: publisher.stats })),
+      queues,
+    };
   }
   function ownedLag(
     consumer: string,
@@ -439,6 +490,104 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
           set({ consumer: c.name, topic: row.topic, partition: row.partition }, row.lag);
     },
   );
+  snapshotCounter(
+    {
+      name: 'evgen_consumer_redelivered_total',
+      help: "Deliveries the broker flagged redelivered (RabbitMQ: put back by a nack with requeue or unacked on a lost channel; evgen's retry copies are not counted)",
+      labelNames: ['consumer'],
+    },
+    (snap, set) => {
+      for (const c of snap.consumers)
+        if (c.counts?.redelivered !== undefined) set({ consumer: c.name }, c.counts.redelivered);
+    },
+  );
+  snapshotCounter(
+    {
+      name: 'evgen_consumer_fetches_total',
+      help: "Fetch requests answered (a Kafka consumer's polls, with records or none): 1 / rate() is the poll interval",
+      labelNames: ['consumer'],
+    },
+    (snap, set) => {
+      for (const c of snap.consumers)
+        if (c.counts?.fetches !== undefined) set({ consumer: c.name }, c.counts.fetches);
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_consumer_last_fetch_timestamp_seconds',
+      help: 'When the Kafka consumer last had a fetch answered (Unix time): time() minus it is how long it has not polled',
+      labelNames: ['consumer'],
+    },
+    (snap, set) => {
+      for (const c of snap.consumers)
+        if (c.counts?.lastFetchAt !== undefined)
+          set({ consumer: c.name }, c.counts.lastFetchAt / 1_000);
+    },
+  );
+
+  // RabbitMQ publishers' confirms.
+  snapshotCounter(
+    {
+      name: 'evgen_rabbitmq_publish_confirmed_total',
+      help: 'Publishes the broker confirmed and routed',
+      labelNames: ['publisher'],
+    },
+    (snap, set) => {
+      for (const p of snap.publishers) set({ publisher: p.name }, p.stats.confirmed);
+    },
+  );
+  snapshotCounter(
+    {
+      name: 'evgen_rabbitmq_publish_confirm_failures_total',
+      help: 'Publishes not confirmed, by reason: returned (mandatory, no queue bound), nacked, closed (channel lost first), timed_out',
+      labelNames: ['publisher', 'reason'],
+    },
+    (snap, set) => {
+      for (const p of snap.publishers) {
+        set({ publisher: p.name, reason: 'returned' }, p.stats.returned);
+        set({ publisher: p.name, reason: 'nacked' }, p.stats.nacked);
+        set({ publisher: p.name, reason: 'closed' }, p.stats.closed);
+        set({ publisher: p.name, reason: 'timed_out' }, p.stats.timedOut);
+      }
+    },
+  );
+
+  // The broker's own counts of each watched consumer's queues or topics.
+  snapshotGauge(
+    {
+      name: 'evgen_queue_messages',
+      help: "Messages waiting in a consumer's queue or topic as the broker counts them, by role: work, retry, dead_letter (RabbitMQ: ready, not unacked; Kafka: after the committed offsets)",
+      labelNames: ['consumer', 'queue', 'role'],
+    },
+    (snap, set) => {
+      for (const q of snap.queues)
+        for (const d of q.depths ?? [])
+          set({ consumer: q.consumer, queue: d.queue, role: d.role }, d.messages);
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_queue_consumers',
+      help: 'Consumers attached to the queue (RabbitMQ)',
+      labelNames: ['consumer', 'queue'],
+    },
+    (snap, set) => {
+      for (const q of snap.queues)
+        for (const d of q.depths ?? [])
+          if (d.consumers !== undefined) set({ consumer: q.consumer, queue: d.queue }, d.consumers);
+    },
+  );
+  snapshotGauge(
+    {
+      name: 'evgen_queue_depth_up',
+      help: "Whether the broker answered the last read of the consumer's queue depths",
+      labelNames: ['consumer'],
+    },
+    (snap, set) => {
+      for (const q of snap.queues) set({ consumer: q.consumer }, q.depths === undefined ? 0 : 1);
+    },
+  );
+
   const processing = new Histogram({
     name: 'evgen_consumer_processing_seconds',
     help: 'Handler time per message (the inbox transaction included), by outcome: handled, duplicate, failed',
@@ -486,6 +635,12 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     },
     watchConsumer(name, runner) {
       consumers.set(name, runner);
+    },
+    watchPublisher(publisher, name = 'relay') {
+      publishers.set(name, publisher);
+    },
+    watchQueueDepths(source) {
+      queueSources.set(source.consumer, source);
     },
     instrumentRelay(relayOptions, name = 'relay') {
       const { publisher, hooks = {} } = relayOptions;

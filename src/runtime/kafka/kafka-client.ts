@@ -137,6 +137,12 @@ export interface KafkaConsumerHandlers {
   onRevoked?(partitions: readonly KafkaTopicPartition[]): void;
   /** A client error the adapter recovers from by itself (broker gone, rejoin, …). */
   onError?(error: unknown): void;
+  /**
+   * A fetch request was answered (with records or none, or failed): the consumer's poll. The time
+   * between two is its poll interval; it grows when handlers hold the loop (back-pressure) and
+   * stops when the client is stuck, long before the group evicts the member.
+   */
+  onFetch?(): void;
 }
 
 export interface KafkaConsumer {

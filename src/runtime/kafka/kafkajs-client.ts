@@ -238,6 +238,7 @@ class KafkajsConsumer implements KafkaConsumer {
       if (revoked.length > 0) safely(() => handlers.onRevoked?.(revoked));
       if (added.length > 0) safely(() => handlers.onAssigned?.(added));
     });
+    consumer.on(consumer.events.FETCH, () => safely(() => handlers.onFetch?.()));
     consumer.on(consumer.events.CRASH, (event) =>
       safely(() => handlers.onError?.(event.payload.error)),
     );

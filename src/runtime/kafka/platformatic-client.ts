@@ -248,7 +248,10 @@ class PlatformaticConsumer implements KafkaConsumer {
     }
     this.#stream = stream;
     // Emitted before a response's records are pushed: tells responses apart (see #accept).
-    stream.on('fetch', () => (this.#responses += 1));
+    stream.on('fetch', () => {
+      this.#responses += 1;
+      safely(() => this.#handlers?.onFetch?.());
+    });
     // After a (re)join the stream restarts kept partitions at the group's committed offset:
     // point them at what this member already has instead of fetching it again.
     stream.on('offsets', () => {

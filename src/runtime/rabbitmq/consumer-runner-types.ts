@@ -31,6 +31,12 @@ export interface ConsumerRunnerMetrics extends DeliveryCounts {
   readonly pauses: number;
   /** Messages parked ahead of a missing version (no attempt used). */
   readonly gapWaits: number;
+  /**
+   * Deliveries the broker flagged `redelivered`: handed out before and not acked (put back by a
+   * nack with requeue, or unacked on a channel or connection that closed). evgen's retry copies
+   * are new messages and are not counted here.
+   */
+  readonly redelivered: number;
 }
 
 /**

@@ -95,7 +95,7 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
         : fixedConnector(connection);
   let connector: AmqpConnector | undefined;
   let session: Session | undefined;
-  const counts = { settleFailures: 0, requeued: 0, gapWaits: 0 };
+  const counts = { settleFailures: 0, requeued: 0, gapWaits: 0, redelivered: 0 };
   const lanes = new AggregateLanes();
 
   const core = new RunnerCore<ConsumerRunnerEvent>(
@@ -197,6 +197,8 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
         lost(current, `consumer on ${routes.queue} was cancelled by the broker`);
       return;
     }
+    // The broker's own flag: delivered before and not acked (requeued, or a channel was lost).
+    if (message.fields.redelivered) counts.redelivered++;
     // Identified here, in delivery order, so the aggregate key is known before anything runs.
     const delivery = toDelivery(message);
     const identified = pipeline.identify(delivery);

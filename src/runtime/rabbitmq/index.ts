@@ -39,6 +39,7 @@ export {
   type ConsumerRunnerOptions,
 } from './consumer-runner.js';
 export { consumerQueueStats, type ConsumerQueueStats } from './queue-stats.js';
+export { rabbitMqQueueDepths } from './queue-depths.js';
 export {
   deadLetterDiagnostics,
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old name, kept one release

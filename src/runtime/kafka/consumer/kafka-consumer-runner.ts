@@ -61,7 +61,8 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
     consumer: routes.consumer,
     messageIdHint: KAFKA_MESSAGE_ID_HINT,
   });
-  const counts = { retriedInPlace: 0, settleFailures: 0, commitFailures: 0 };
+  const counts = { retriedInPlace: 0, settleFailures: 0, commitFailures: 0, fetches: 0 };
+  let lastFetchAt: number | undefined;
   let consumer: KafkaConsumer | undefined;
   let producer: KafkaProducer | undefined;
   let admin: Promise<KafkaAdmin> | undefined;
@@ -107,6 +108,10 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
           onAssigned,
           onRevoked,
           onError: (error) => emit({ type: 'error', error }),
+          onFetch() {
+            counts.fetches++;
+            lastFetchAt = Date.now();
+          },
         });
       },
       pause: (): void => holds.pauseAll(),
@@ -281,6 +286,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
       ...counts,
       commits: committer?.commits ?? 0,
       pauses: breaker.trips,
+      ...(lastFetchAt === undefined ? {} : { lastFetchAt }),
     }),
     assignment: () => consumer?.assignment() ?? [],
     position: (tp) => committer?.position(tp)?.toString(),

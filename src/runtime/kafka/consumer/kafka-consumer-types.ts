@@ -74,6 +74,13 @@ export interface KafkaConsumerRunnerMetrics extends DeliveryCounts {
   readonly commitFailures: number;
   /** Times the circuit breaker paused consumption (a dependency was unavailable). */
   readonly pauses: number;
+  /** Fetch requests answered (the consumer's polls, with records or none). */
+  readonly fetches: number;
+  /**
+   * Epoch ms (wall clock) of the last answered fetch; absent before the first. The time since it
+   * is how long the consumer has not polled: it grows while handlers hold the loop.
+   */
+  readonly lastFetchAt?: number;
 }
 
 export interface KafkaPartitionLag extends KafkaTopicPartition {
