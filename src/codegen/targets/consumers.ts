@@ -5,7 +5,6 @@
  * generated code stays thin: descriptors and envelope types come from each event's
  * `envelope.ts` (envelopes target), behaviour from `evgen-runtime`.
  */
-import { posix } from 'node:path';
 import type { Catalog, ConsumerDefinition, EventDefinition } from '../../catalog/model.js';
 import {
   camelCase,
@@ -18,6 +17,7 @@ import {
 import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target, TargetContext } from '../target.js';
 import { compareStrings } from '../../common/json-value.js';
+import { relativeImport } from './event-files.js';
 
 /** Output path of a consumer's module: `consumers/inventory-service.ts`. */
 export function consumerModulePath(consumer: Pick<ConsumerDefinition, 'name'>): string {
@@ -121,11 +121,6 @@ function renderConsumer(
 }
 
 /** `consumers/x.ts` importing `order/order-created/envelope.js` → `../order/order-created/envelope.js`. */
-function relativeImport(fromFile: string, toFile: string): string {
-  const relative = posix.relative(posix.dirname(fromFile), toFile);
-  return relative.startsWith('.') ? relative : `./${relative}`;
-}
-
 export const consumersTarget: Target = {
   name: 'consumers',
   requires: ['envelopes'],

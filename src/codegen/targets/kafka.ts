@@ -9,7 +9,6 @@
  *                       events the repository produces (none of a dependency catalog's).
  * Envelope types come from each event's `envelope.ts` (envelopes target).
  */
-import { posix } from 'node:path';
 import { isProduced } from '../../catalog/produced-events.js';
 import {
   DEFAULT_KAFKA_PARTITIONS,
@@ -28,6 +27,7 @@ import { renderTemplate } from '../render/index.js';
 import type { Target, TargetContext, TargetFile } from '../target.js';
 import { compareStrings } from '../../common/json-value.js';
 import { subscribedEvents } from './consumers.js';
+import { eventJson, relativeImport } from './event-files.js';
 
 export const KAFKA_TOPICS_PATH = 'kafka/topics.ts';
 export const KAFKA_PRODUCERS_PATH = 'kafka/producers.ts';
@@ -42,13 +42,6 @@ export function kafkaPublishFunctionName(
   version: number,
 ): string {
   return `publish${pascalCase(event.name)}V${version}`;
-}
-
-const eventJson = (event: EventDefinition) => `${event.dir}/event.json`;
-
-function relativeImport(fromFile: string, toFile: string): string {
-  const relative = posix.relative(posix.dirname(fromFile), toFile);
-  return relative.startsWith('.') ? relative : `./${relative}`;
 }
 
 export interface TopicSettings {

@@ -9,7 +9,6 @@
  *                         the envelope's ids as message properties under Kafka's header names.
  * Envelope types come from each event's `envelope.ts` (envelopes target).
  */
-import { posix } from 'node:path';
 import { pulsarEvents, type EventOn } from '../../catalog/event-transports.js';
 import {
   DEFAULT_PULSAR_NAMESPACE,
@@ -23,6 +22,7 @@ import { eventModuleDir, eventNames, pascalCase } from '../../common/naming.js';
 import { renderTemplate } from '../render/index.js';
 import type { Target, TargetContext, TargetFile } from '../target.js';
 import { subscribedEvents } from './consumers.js';
+import { eventJson, relativeImport } from './event-files.js';
 
 export const PULSAR_TOPOLOGY_PATH = 'pulsar/topology.ts';
 export const PULSAR_PUBLISHERS_PATH = 'pulsar/publishers.ts';
@@ -30,13 +30,6 @@ export const PULSAR_PUBLISHERS_PATH = 'pulsar/publishers.ts';
 /** `publishOrderCreated`: the generated Pulsar producer helper of an event. */
 export function pulsarPublishFunctionName(event: Pick<EventDefinition, 'name'>): string {
   return `publish${pascalCase(event.name)}`;
-}
-
-const eventJson = (event: EventDefinition) => `${event.dir}/event.json`;
-
-function relativeImport(fromFile: string, toFile: string): string {
-  const relative = posix.relative(posix.dirname(fromFile), toFile);
-  return relative.startsWith('.') ? relative : `./${relative}`;
 }
 
 /** An event's route with the defaults written out, so the generated file says where it goes. */

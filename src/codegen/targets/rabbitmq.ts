@@ -7,7 +7,6 @@
  *                           call site spells an exchange or routing key.
  * Envelope types come from each event's `envelope.ts` (envelopes target).
  */
-import { posix } from 'node:path';
 import { rabbitEvents } from '../../catalog/event-transports.js';
 import type { Catalog, EventDefinition } from '../../catalog/model.js';
 import { isProduced } from '../../catalog/produced-events.js';
@@ -16,6 +15,7 @@ import { renderTemplate } from '../render/index.js';
 import type { TargetFile, Target, TargetContext } from '../target.js';
 import { compareStrings } from '../../common/json-value.js';
 import { subscribedEvents } from './consumers.js';
+import { eventJson, relativeImport } from './event-files.js';
 
 export const RABBITMQ_TOPOLOGY_PATH = 'rabbitmq/topology.ts';
 export const RABBITMQ_PUBLISHERS_PATH = 'rabbitmq/publishers.ts';
@@ -23,15 +23,6 @@ export const RABBITMQ_PUBLISHERS_PATH = 'rabbitmq/publishers.ts';
 /** `publishOrderCreated`: the generated producer helper of an event. */
 export function rabbitPublishFunctionName(event: Pick<EventDefinition, 'name'>): string {
   return `publish${pascalCase(event.name)}`;
-}
-
-function eventJson(event: EventDefinition): string {
-  return `${event.dir}/event.json`;
-}
-
-function relativeImport(fromFile: string, toFile: string): string {
-  const relative = posix.relative(posix.dirname(fromFile), toFile);
-  return relative.startsWith('.') ? relative : `./${relative}`;
 }
 
 function renderTopology(catalog: Catalog, runtimeImport: string): TargetFile {
