@@ -21,7 +21,7 @@ import { KAFKA_HEADERS, kafkaEnvelopeHeaders } from './kafka/kafka-record.js';
  * time (the trace context of the relay's publish span: `traceparent`, up to 512 bytes of
  * `tracestate`), so what it accepts the relay can still publish.
  */
-export const PUBLISH_TIME_HEADER_RESERVE = 1_024;
+const PUBLISH_TIME_HEADER_RESERVE = 1_024;
 
 /** The transports an event is published on (the descriptor's `rabbitmq` and `kafka` routes). */
 export interface MessageTransports {

@@ -13,7 +13,7 @@ import {
   createInboxConsumer,
   type ConsumerHandler,
   type InboxConsumer,
-} from '../../src/runtime/inbox/index.js';
+} from '../../src/runtime/inbox/consumer.js';
 
 /** An OrderPlaced-like event whose aggregate is the payload's orderId. */
 export interface OrderEventPayload {

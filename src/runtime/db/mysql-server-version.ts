@@ -5,8 +5,8 @@
  */
 import type { Queryable } from './database.js';
 
-export const MIN_MYSQL_VERSION = [8, 0, 1] as const;
-export const MIN_MARIADB_VERSION = [10, 6, 0] as const;
+const MIN_MYSQL_VERSION = [8, 0, 1] as const;
+const MIN_MARIADB_VERSION = [10, 6, 0] as const;
 
 /** The server cannot run evgen's SQL; `serverVersion` is what it reported. Not retryable. */
 export class UnsupportedDatabaseVersionError extends Error {
@@ -28,7 +28,7 @@ export interface MysqlServerVersion {
 }
 
 /** Parses `VERSION()`: MariaDB says so in the text (also behind a `5.5.5-` replication prefix). */
-export function parseMysqlVersion(reported: string): MysqlServerVersion {
+function parseMysqlVersion(reported: string): MysqlServerVersion {
   const product = /mariadb/i.test(reported) ? 'MariaDB' : 'MySQL';
   const text = reported.replace(/^5\.5\.5-/, '');
   const match = /^(\d+)\.(\d+)\.(\d+)/.exec(text);

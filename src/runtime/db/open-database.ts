@@ -30,7 +30,7 @@ const MYSQL_URL = /^(?:mysql|mariadb):\/\//i;
 const OTHER_URL = /^[a-z][a-z0-9+.-]+:\/\//i;
 
 /** What {@link resolveDatabaseLocation} accepts, for error messages. */
-export const SUPPORTED_LOCATIONS =
+const SUPPORTED_LOCATIONS =
   'use postgres://… or postgresql://… for a PostgreSQL server, mysql://… or mariadb://… for a MySQL/MariaDB server, a folder path for embedded PGlite, or nothing for PGlite in memory';
 
 /**

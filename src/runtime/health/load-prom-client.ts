@@ -11,7 +11,7 @@ export type PromClient = typeof import('prom-client');
 const require = createRequire(import.meta.url);
 
 /** The version the runtime is tested with (the install hint names it). */
-export const PROM_CLIENT_VERSION = '15.1.3';
+const PROM_CLIENT_VERSION = '15.1.3';
 
 export function loadPromClient(): PromClient {
   try {

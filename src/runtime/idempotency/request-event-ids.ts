@@ -17,7 +17,7 @@ import type { EnvelopeMeta } from '../envelope.js';
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 /** Namespace of evgen's request-derived messageIds (a fixed random UUID). */
-export const REQUEST_EVENT_NAMESPACE = '5a0c3f0e-8f4b-4d3e-9a61-2f1f4f1c7b42';
+const REQUEST_EVENT_NAMESPACE = '5a0c3f0e-8f4b-4d3e-9a61-2f1f4f1c7b42';
 
 interface RequestScope {
   readonly key: string;

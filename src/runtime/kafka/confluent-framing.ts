@@ -6,7 +6,7 @@
  * records tell themselves apart and can share a topic during a migration.
  */
 
-export const CONFLUENT_MAGIC_BYTE = 0;
+const CONFLUENT_MAGIC_BYTE = 0;
 const HEADER_BYTES = 5;
 
 /** The framed value: magic byte, schema id, data. */

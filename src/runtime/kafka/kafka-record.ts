@@ -36,10 +36,10 @@ export const KAFKA_HEADERS = Object.freeze({
   ceTime: 'ce_time',
 });
 
-export const ENVELOPE_CONTENT_TYPE = 'application/json';
+const ENVELOPE_CONTENT_TYPE = 'application/json';
 
 /** CloudEvents `source` of evgen events: the aggregate kind, as a URI reference. */
-export function cloudEventSource(envelope: Pick<Envelope, 'aggregateType'>): string {
+function cloudEventSource(envelope: Pick<Envelope, 'aggregateType'>): string {
   return `/evgen/${encodeURIComponent(envelope.aggregateType)}`;
 }
 

@@ -184,7 +184,7 @@ export interface CdcOutboxMigrationOptions extends OutboxTableOptions, CdcConnec
  * default `evgen_outbox`) are written into the function the table's trigger checks on every
  * insert.
  */
-export function cdcOutboxMigrationStatements(
+function cdcOutboxMigrationStatements(
   options: CdcOutboxMigrationOptions = {},
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): string[] {
@@ -435,7 +435,7 @@ async function deleteInsertedMysqlRows(
  * a steady stream). The ids as a derived table joined first to the outbox forced onto its primary
  * key keep each row one lookup.
  */
-export function mysqlDeleteByIds(tables: CdcOutboxTables, count: number): string {
+function mysqlDeleteByIds(tables: CdcOutboxTables, count: number): string {
   const ids = Array.from({ length: count }, () => 'SELECT ? AS id').join(' UNION ALL ');
   const id = CDC_OUTBOX_ROUTING_COLUMNS.id;
   return `DELETE t FROM (${ids}) AS d STRAIGHT_JOIN ${tables.table} AS t FORCE INDEX (PRIMARY) ON t.${id} = d.id WHERE ${mysqlWriteGuard(tables.versionTable)}`;

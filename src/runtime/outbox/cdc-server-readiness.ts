@@ -46,7 +46,7 @@ import { CdcServerNotReadyError, type CdcServerProblem } from '../errors.js';
 export type { CdcServerProblem };
 
 /** The replication slot (and publication) of the default connector `evgen-outbox`. */
-export const DEFAULT_CDC_SLOT = 'evgen_outbox';
+const DEFAULT_CDC_SLOT = 'evgen_outbox';
 
 /**
  * The slot Debezium's PostgreSQL connector uses by default for a connector name: evgen's
@@ -68,7 +68,7 @@ const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
 const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
 /** The slot and publication names, checked (they are written into SQL as literals). */
-export function cdcConnectorNames(options: CdcConnectorOptions = {}): {
+function cdcConnectorNames(options: CdcConnectorOptions = {}): {
   slot: string;
   publication: string;
 } {
@@ -330,7 +330,7 @@ export async function mysqlWriteRefusal(
 }
 
 /** SQLSTATE the PostgreSQL trigger raises when a rule does not hold. */
-export const CDC_REFUSAL_SQLSTATE = 'EVCDC';
+const CDC_REFUSAL_SQLSTATE = 'EVCDC';
 
 /** How the trigger words its refusal; parsed back by `postgresWriteRefusal`. */
 const REFUSAL_MESSAGE = /^evgen CDC outbox: (.+?) is (.+); needs (.+)$/;

@@ -147,9 +147,9 @@ export interface ResolvedRelayOptions {
   readonly classify: FailureClassifier | undefined;
 }
 
-export const DEFAULT_LEASE_MS = 6_000;
+const DEFAULT_LEASE_MS = 6_000;
 /** The adaptive idle poll's default floor where no NOTIFY exists (MySQL/MariaDB). */
-export const DEFAULT_MYSQL_MIN_POLL_INTERVAL_MS = 50;
+const DEFAULT_MYSQL_MIN_POLL_INTERVAL_MS = 50;
 const DEFAULT_BACKOFF: BackoffSettings = { baseMs: 1_000, capMs: 300_000, jitter: 0.2 };
 const DEFAULT_UNAVAILABLE_BACKOFF: BackoffSettings = { baseMs: 500, capMs: 30_000, jitter: 0.2 };
 

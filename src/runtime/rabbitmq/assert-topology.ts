@@ -61,7 +61,7 @@ export async function assertTopology(
 }
 
 /** Declares an already resolved topology (see `assertTopology`). */
-export async function declareResolvedTopology(
+async function declareResolvedTopology(
   connection: ChannelModel,
   resolved: ResolvedTopology,
 ): Promise<void> {

@@ -72,7 +72,7 @@ interface Session {
 }
 
 /** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
-export function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
+function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
   const value = headers?.[EVGEN_HEADERS.attempt];
   const number =
     typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;

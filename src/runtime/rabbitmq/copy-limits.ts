@@ -53,7 +53,7 @@ const SHORT_STRING_PROPERTIES = [
 ] as const;
 
 /** Whether a header is sender-selected distribution (`CC`/`BCC`), which no copy may carry. */
-export function isDistributionHeader(name: string): boolean {
+function isDistributionHeader(name: string): boolean {
   return DISTRIBUTION_HEADERS.test(name);
 }
 

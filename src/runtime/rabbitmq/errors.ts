@@ -105,6 +105,3 @@ export interface TopologyConflict {
   readonly detail?: string;
   readonly serverMessage: string;
 }
-
-// The delivery core raises it for every transport; re-exported where it was first defined.
-export { MalformedMessageError } from '../delivery/malformed-message-error.js';

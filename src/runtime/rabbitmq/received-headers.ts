@@ -21,7 +21,7 @@ import { EVGEN_HEADERS } from './amqp-message.js';
 const BROKER_HEADERS = /^x-(death$|first-death-|last-death-)/;
 
 /** Headers only the runner and the replayer write; ignored on a first receipt. */
-export const RUNNER_HEADERS: ReadonlySet<string> = new Set([
+const RUNNER_HEADERS: ReadonlySet<string> = new Set([
   EVGEN_HEADERS.attempt,
   EVGEN_HEADERS.firstFailureAt,
   EVGEN_HEADERS.lastFailureAt,
@@ -47,7 +47,7 @@ const MAX_TABLE_DEPTH = 16;
 const MAX_SHORT_STRING = 255;
 
 /** Whether a delivery came back through evgen's own retry or replay path (the default exchange). */
-export function isEvgenRedelivery(message: Pick<ConsumeMessage, 'fields'>): boolean {
+function isEvgenRedelivery(message: Pick<ConsumeMessage, 'fields'>): boolean {
   return message.fields.exchange === '';
 }
 
@@ -66,7 +66,7 @@ function isTypedValue(value: Record<string, unknown>): boolean {
 }
 
 /** Whether amqplib can encode the value as it is (conservative: false when unsure). */
-export function isEncodableHeaderValue(value: unknown, depth = 0): boolean {
+function isEncodableHeaderValue(value: unknown, depth = 0): boolean {
   if (depth > MAX_TABLE_DEPTH) return false;
   switch (typeof value) {
     case 'string':

@@ -71,10 +71,10 @@ export interface TopologyOptions {
   readonly deliveryLimit?: number;
 }
 
-export const DEFAULT_RETRY_TIERS_MS: readonly number[] = Object.freeze([1_000, 10_000, 60_000]);
+const DEFAULT_RETRY_TIERS_MS: readonly number[] = Object.freeze([1_000, 10_000, 60_000]);
 
 /** Routing key on the retry exchange that leads to the dead queue. */
-export const DEAD_ROUTING_KEY = 'dead';
+const DEAD_ROUTING_KEY = 'dead';
 
 export interface ExchangeDeclaration {
   readonly name: string;
@@ -125,7 +125,7 @@ export interface ResolvedTopology {
 }
 
 /** `1000` → `1s`, `60000` → `60s`, `250` → `250ms`: readable queue-name suffixes. */
-export function tierLabel(delayMs: number): string {
+function tierLabel(delayMs: number): string {
   return delayMs % 1000 === 0 ? `${delayMs / 1000}s` : `${delayMs}ms`;
 }
 

@@ -54,7 +54,7 @@ export interface SchemaIds {
 }
 
 /** The `x-evgen` annotation's event and version, if the schema text carries one. */
-export function annotatedVersion(schema: string): RegisteredEventVersion | undefined {
+function annotatedVersion(schema: string): RegisteredEventVersion | undefined {
   try {
     const annotation = (JSON.parse(schema) as { 'x-evgen'?: Partial<RegisteredEventVersion> })[
       'x-evgen'

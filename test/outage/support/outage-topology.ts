@@ -1,5 +1,5 @@
 /** The outage suite's topology: one domain exchange, one consumer, short delay tiers. */
-import type { RabbitTopology } from '../../../src/runtime/rabbitmq/index.js';
+import type { RabbitTopology } from '../../../src/runtime/rabbitmq/topology.js';
 
 export const OUTAGE_TOPOLOGY: RabbitTopology = {
   exchanges: ['order'],

@@ -4,12 +4,10 @@
  * Usage: relay-process.ts <database-url> <amqp-url> <schema> <prefix> [short|default]
  * `default` runs with the shipped backoff caps (relay 30 s, connector 5 s) instead of short ones.
  */
-import { createOutboxRelay } from '../../../src/runtime/outbox/index.js';
-import {
-  ConfirmedPublisher,
-  createAmqpConnector,
-  rabbitRelayPublisher,
-} from '../../../src/runtime/rabbitmq/index.js';
+import { createOutboxRelay } from '../../../src/runtime/outbox/relay.js';
+import { ConfirmedPublisher } from '../../../src/runtime/rabbitmq/confirmed-publisher.js';
+import { createAmqpConnector } from '../../../src/runtime/rabbitmq/connector.js';
+import { rabbitRelayPublisher } from '../../../src/runtime/rabbitmq/envelope-publishing.js';
 import { childDatabase } from './child-database.js';
 
 const [databaseUrl, amqpUrl, schema, prefix, caps] = process.argv.slice(2) as [

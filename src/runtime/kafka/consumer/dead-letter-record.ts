@@ -116,8 +116,6 @@ export function fitKafkaCopy(
   return fitted;
 }
 
-export type { FailureFacts } from '../../delivery/failure.js';
-
 /** Where the record was first consumed: read from a retry copy, or the record itself. */
 export interface OriginalCoordinates {
   readonly topic: string;
@@ -126,10 +124,7 @@ export interface OriginalCoordinates {
   readonly timestamp: string;
 }
 
-export function originalCoordinates(
-  record: KafkaInboundRecord,
-  trusted: boolean,
-): OriginalCoordinates {
+function originalCoordinates(record: KafkaInboundRecord, trusted: boolean): OriginalCoordinates {
   const headers = record.headers;
   const topic = trusted ? headerText(headers, H.originalTopic) : undefined;
   const partition = trusted ? headerText(headers, H.originalPartition) : undefined;

@@ -19,7 +19,7 @@ export interface KafkaRetryTier {
 }
 
 /** How a strict-ordering record is retried in place, when the options leave a setting out. */
-export const DEFAULT_IN_PLACE_BACKOFF: BackoffSettings = {
+const DEFAULT_IN_PLACE_BACKOFF: BackoffSettings = {
   baseMs: 500,
   capMs: 30_000,
   jitter: 0.2,

@@ -87,7 +87,7 @@ export interface ReplayKafkaDeadLettersResult {
 }
 
 /** Reads evgen's dead-letter headers. */
-export function kafkaDeadLetterDiagnostics(headers: KafkaHeaders): KafkaDeadLetterDiagnostics {
+function kafkaDeadLetterDiagnostics(headers: KafkaHeaders): KafkaDeadLetterDiagnostics {
   const text = (name: string) => headerText(headers, name);
   const entries: [keyof KafkaDeadLetterDiagnostics, string | number | undefined][] = [
     ['consumer', text(H.consumer)],
@@ -142,7 +142,7 @@ function toDeadLetter(record: KafkaInboundRecord): KafkaDeadLetter {
 }
 
 /** Headers a replayed copy keeps: everything but one dead-lettering's diagnostics; a fresh attempt count. */
-export function kafkaReplayHeaders(
+function kafkaReplayHeaders(
   headers: KafkaHeaders,
   now: Date = new Date(),
 ): Record<string, KafkaHeaderValue> {

@@ -29,7 +29,7 @@ const DEFAULT_SETTLE_BACKOFF: BackoffSettings = { baseMs: 200, capMs: 10_000, ji
 const BATCH_FRAMING_BYTES = 1_024;
 
 /** The copy budget (key + value + headers) under a topic's `max.message.bytes`. */
-export function copyBudget(maxMessageBytes: number): number {
+function copyBudget(maxMessageBytes: number): number {
   return Math.max(0, maxMessageBytes - BATCH_FRAMING_BYTES);
 }
 
