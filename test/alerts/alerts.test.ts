@@ -55,6 +55,7 @@ const OVERRIDES = {
       consumerLag: { warning: 100, critical: 1000 },
       breakerOpenFor: '2m',
       rebalancesPerHour: 3,
+      deadLetterDepth: 5,
     },
   },
   events: { 'order.OrderCreated': { processingP99Seconds: 0.5 } },
@@ -127,6 +128,30 @@ tests:
         values: '0+10x30'
       - series: 'evgen_consumer_processing_seconds_bucket{${inv},event_type="order.OrderCancelled",outcome="handled",le="+Inf"}'
         values: '0+10x30'
+      - series: 'evgen_rabbitmq_publish_confirm_failures_total{publisher="relay",reason="returned"}'
+        values: '0 0 0 1 1 1 1 1 1 1 1 1'
+      - series: 'evgen_rabbitmq_publish_confirm_failures_total{publisher="relay",reason="nacked"}'
+        values: '0x10 5+5x20'
+      - series: 'evgen_rabbitmq_publish_confirm_failures_total{publisher="relay",reason="closed"}'
+        values: '0x30'
+      - series: 'evgen_queue_messages{${inv},queue="inventory.dead",role="dead_letter"}'
+        values: '0x3 1x10 8x30'
+      - series: 'evgen_queue_messages{${inv},queue="inventory",role="work"}'
+        values: '500x45'
+      - series: 'evgen_queue_messages{${shp},queue="shipping.dead",role="dead_letter"}'
+        values: '50x45'
+      - series: 'evgen_queue_depth_up{${inv}}'
+        values: '1 1 0x10 1x10'
+      - series: 'evgen_queue_depth_up{${shp}}'
+        values: '1x25'
+      - series: 'evgen_consumer_redelivered_total{${inv}}'
+        values: '0x10 0+30x20'
+      - series: 'evgen_consumer_redelivered_total{${shp}}'
+        values: '0+2x30'
+      - series: 'evgen_consumer_last_fetch_timestamp_seconds{${inv}}'
+        values: '0+60x5 300x20'
+      - series: 'evgen_consumer_last_fetch_timestamp_seconds{${shp}}'
+        values: '0+60x30'
     alert_rule_test:
 ${[
   check('3m', 'EvgenOutboxOldestUnsentAgeHigh', []),
@@ -167,6 +192,37 @@ ${[
   check('2m', 'EvgenConsumerRebalancing', []),
   check('5m', 'EvgenConsumerRebalancing', [{ severity: 'warning', consumer: 'inventory-service' }]),
   // p99 ≈ 0.99 s: over OrderCreated's own 0.5 s, under the consumer default 5 s for OrderCancelled.
+  // One publish returned as unroutable at 3m; nacks at 5 a minute from 11m (threshold 1).
+  check('2m', 'EvgenPublishUnroutable', []),
+  check('3m', 'EvgenPublishUnroutable', [{ severity: 'warning', publisher: 'relay' }]),
+  check('10m', 'EvgenPublishUnroutable', []),
+  check('10m', 'EvgenPublishConfirmFailures', []),
+  check('25m', 'EvgenPublishConfirmFailures', [{ severity: 'warning', publisher: 'relay' }]),
+  // inventory's dead letters: 0, then 1 at 4m, 8 from 15m (its own threshold 5, held 15m);
+  // shipping's 50 steady, under the default 100; a full work queue is not a dead letter.
+  check('3m', 'EvgenDeadLetterDepthGrowing', []),
+  check('5m', 'EvgenDeadLetterDepthGrowing', [
+    { severity: 'warning', consumer: 'inventory-service' },
+  ]),
+  check('40m', 'EvgenDeadLetterDepthGrowing', []),
+  check('20m', 'EvgenDeadLetterDepthHigh', []),
+  check('31m', 'EvgenDeadLetterDepthHigh', [
+    { severity: 'warning', consumer: 'inventory-service' },
+  ]),
+  check('6m', 'EvgenQueueDepthUnreadable', []),
+  check('8m', 'EvgenQueueDepthUnreadable', [
+    { severity: 'warning', consumer: 'inventory-service' },
+  ]),
+  check('20m', 'EvgenQueueDepthUnreadable', []),
+  // inventory: 30 redeliveries a minute from 11m (threshold 10, held 10m); shipping: 2 a minute.
+  check('15m', 'EvgenConsumerRedeliveries', []),
+  check('28m', 'EvgenConsumerRedeliveries', [
+    { severity: 'warning', consumer: 'inventory-service' },
+  ]),
+  // inventory's last poll stays at 5m (stalled 60 s past it from 7m, held 2m); shipping polls.
+  check('5m', 'EvgenConsumerNotPolling', []),
+  check('8m', 'EvgenConsumerNotPolling', []),
+  check('10m', 'EvgenConsumerNotPolling', [{ severity: 'warning', consumer: 'inventory-service' }]),
   check('5m', 'EvgenConsumerSlowProcessing', []),
   check('15m', 'EvgenConsumerSlowProcessing', [
     { severity: 'warning', consumer: 'inventory-service', event_type: 'order.OrderCreated' },
@@ -217,7 +273,7 @@ describe('evgen alerts', () => {
     const defaults = await exec('promtool', ['test', 'rules', 'tests.yml'], dir);
     expect(defaults.code).not.toBe(0);
     expect(defaults.stdout + defaults.stderr).toMatch(/EvgenConsumerLagHigh/);
-  });
+  }, 180_000); // two CLI runs and three promtool runs: minutes on a loaded 2-core machine
 
   it('--check: 0 when the file is current, 1 when stale or missing, and writes nothing', async () => {
     expect((await evgen(['alerts', '--out', 'rules.yml'], dir)).code).toBe(0);

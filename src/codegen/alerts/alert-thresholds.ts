@@ -40,6 +40,12 @@ export interface ConsumerThresholds {
   readonly retryRiseFactor: number;
   /** How long a runner may be not ready (/readyz 503) before it warns. */
   readonly notReadyFor: string;
+  /** Dead letters waiting in the broker (DLQ / DLT depth) above which it warns. */
+  readonly deadLetterDepth: number;
+  /** Broker redeliveries per minute (5m rate, RabbitMQ) above which it warns, held 10m. */
+  readonly redeliveriesPerMinute: number;
+  /** Seconds without an answered fetch (a Kafka consumer's poll) after which it warns, held 2m. */
+  readonly pollStallSeconds: number;
 }
 
 /** Defaults: the consumer thresholds plus the outbox's and the relay's. */
@@ -48,6 +54,8 @@ export interface DefaultThresholds extends ConsumerThresholds {
   readonly outboxOldestUnsentAgeSeconds: TwoLevels;
   /** Failed publish attempts per minute (5m rate) above which it warns. */
   readonly relayPublishFailuresPerMinute: number;
+  /** RabbitMQ publishes nacked, lost with their channel or timed out, per minute (5m rate), held 5m. */
+  readonly publishConfirmFailuresPerMinute: number;
 }
 
 export interface AlertThresholds {
@@ -66,21 +74,29 @@ export const DEFAULT_THRESHOLDS: DefaultThresholds = {
   breakerOpenFor: '5m',
   retryRiseFactor: 2,
   notReadyFor: '5m',
+  deadLetterDepth: 100,
+  redeliveriesPerMinute: 10,
+  pollStallSeconds: 60,
   outboxOldestUnsentAgeSeconds: { warning: 60, critical: 600, warningFor: '5m', criticalFor: '2m' },
   relayPublishFailuresPerMinute: 1,
+  publishConfirmFailuresPerMinute: 1,
 };
 
 const CONSUMER_KEYS = [
   'breakerOpenFor',
   'consumerLag',
+  'deadLetterDepth',
   'notReadyFor',
+  'pollStallSeconds',
   'processingP99Seconds',
   'rebalancesPerHour',
+  'redeliveriesPerMinute',
   'retryRiseFactor',
 ] as const;
 const DEFAULT_KEYS = [
   ...CONSUMER_KEYS,
   'outboxOldestUnsentAgeSeconds',
+  'publishConfirmFailuresPerMinute',
   'relayPublishFailuresPerMinute',
 ].sort();
 const LEVEL_KEYS = ['critical', 'criticalFor', 'warning', 'warningFor'];
@@ -208,6 +224,9 @@ export function resolveThresholds(catalog: Catalog, value: unknown, file: string
       breakerOpenFor: pick('breakerOpenFor', duration as never),
       retryRiseFactor: pick('retryRiseFactor', positive as never),
       notReadyFor: pick('notReadyFor', duration as never),
+      deadLetterDepth: pick('deadLetterDepth', positive as never),
+      redeliveriesPerMinute: pick('redeliveriesPerMinute', positive as never),
+      pollStallSeconds: pick('pollStallSeconds', positive as never),
     };
   };
 
@@ -236,6 +255,13 @@ export function resolveThresholds(catalog: Catalog, value: unknown, file: string
                 given.relayPublishFailuresPerMinute,
                 '/defaults/relayPublishFailuresPerMinute',
               ) ?? defaults.relayPublishFailuresPerMinute),
+        publishConfirmFailuresPerMinute:
+          given.publishConfirmFailuresPerMinute === undefined
+            ? defaults.publishConfirmFailuresPerMinute
+            : (positive(
+                given.publishConfirmFailuresPerMinute,
+                '/defaults/publishConfirmFailuresPerMinute',
+              ) ?? defaults.publishConfirmFailuresPerMinute),
       };
     }
   }
