@@ -413,6 +413,21 @@ export {
   type PulsarRoute,
   type PulsarRoutes,
 } from './pulsar/pulsar-publishing.js';
+export { createPulsarConsumerRunner } from './pulsar/consumer/pulsar-consumer-runner.js';
+export {
+  type PulsarConsumerRunner,
+  type PulsarConsumerRunnerEvent,
+  type PulsarConsumerRunnerMetrics,
+  type PulsarConsumerRunnerOptions,
+} from './pulsar/consumer/pulsar-consumer-options.js';
+export {
+  DEFAULT_PULSAR_RETRY_TIERS_MS,
+  pulsarConsumerRoutes,
+  pulsarConsumerTopics,
+  type PulsarConsumerRoutes,
+  type PulsarConsumerRoutesOptions,
+} from './pulsar/consumer/pulsar-consumer-routes.js';
+export { PULSAR_CONSUMER_PROPERTIES } from './pulsar/consumer/pulsar-copies.js';
 
 // Metrics (OpenTelemetry).
 export { registerEvgenMetrics, type EvgenMetrics, type EvgenMetricsOptions } from './metrics.js';

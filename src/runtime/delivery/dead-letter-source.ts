@@ -7,7 +7,7 @@
  */
 /** One dead letter, transport-neutral. Absent fields were not recorded by whoever dead-lettered it. */
 export interface DeadLetterRecord extends CommonDiagnostics {
-  readonly transport: 'rabbitmq' | 'kafka' | 'in-process';
+  readonly transport: 'rabbitmq' | 'kafka' | 'pulsar' | 'in-process';
   readonly consumer: string;
   readonly messageId?: string;
   readonly eventType?: string;

@@ -5,12 +5,12 @@
  */
 
 /** Which transport delivered a message. */
-export type TransportName = 'rabbitmq' | 'kafka' | 'in-process';
+export type TransportName = 'rabbitmq' | 'kafka' | 'pulsar' | 'in-process';
 
 /** Where a delivery came from: what a handler may read as `ctx.delivery`. */
 export interface DeliveryFacts {
   readonly transport: TransportName;
-  /** Kafka topic (a retry topic for a retry copy). */
+  /** Kafka or Pulsar topic (a retry topic for a retry copy). */
   readonly topic?: string;
   /** RabbitMQ queue (the consumer's work queue). */
   readonly queue?: string;

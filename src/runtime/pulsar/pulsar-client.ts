@@ -24,6 +24,11 @@ export interface PulsarOutboundMessage {
   readonly key: string;
   readonly payload: Buffer;
   readonly properties?: PulsarProperties;
+  /**
+   * Delayed delivery: the broker hands the message to Shared and Key_Shared subscriptions only
+   * this many ms after it stored it (the broker's `delayedDeliveryEnabled`, on by default).
+   */
+  readonly deliverAfterMs?: number;
 }
 
 export interface PulsarProducer {
@@ -110,6 +115,13 @@ export interface PulsarConsumer {
   ack(message: PulsarInboundMessage): void;
   /** Asks for redelivery after `negativeAckRedeliveryDelayMs`; counts toward the dead-letter policy. */
   nack(message: PulsarInboundMessage): void;
+  /**
+   * Stops asking for messages (back-pressure while a dependency is down): no permit is returned
+   * for messages settled meanwhile, so the broker stops sending once those handed out are used.
+   */
+  pause(): void;
+  /** Asks for messages again: returns the permits withheld since `pause`. */
+  resume(): void;
   /** Closes the subscriptions' connections (the subscriptions stay); unsettled messages are redelivered. */
   close(): Promise<void>;
 }

@@ -148,6 +148,9 @@ class WebSocketProducer implements PulsarProducer {
       properties: message.properties ?? {},
       key: message.key,
       context,
+      ...(message.deliverAfterMs !== undefined && message.deliverAfterMs > 0
+        ? { deliverAfterMs: Math.ceil(message.deliverAfterMs) }
+        : {}),
     });
     const frameBytes = Buffer.byteLength(frame, 'utf8');
     if (frameBytes > this.maxFrameBytes) {
@@ -272,6 +275,14 @@ class WebSocketConsumer implements PulsarConsumer {
       ?.settle(message, { type: 'negativeAcknowledge', messageId: message.messageId });
   }
 
+  pause(): void {
+    for (const subscription of this.#subscriptions.values()) subscription.pause();
+  }
+
+  resume(): void {
+    for (const subscription of this.#subscriptions.values()) subscription.resume();
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.#subscriptions.values()].map((s) => s.close()));
   }
@@ -285,6 +296,8 @@ class TopicSubscription {
   #closed = false;
   #reconnectMs = RECONNECT_MIN_MS;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Paused: permits owed to the broker for messages settled meanwhile, sent on resume. */
+  #withheld: number | undefined;
 
   constructor(
     private readonly topic: string,
@@ -304,7 +317,20 @@ class TopicSubscription {
       return;
     }
     socket.send(JSON.stringify(command));
-    socket.send(JSON.stringify({ type: 'permit', permitMessages: 1 }));
+    if (this.#withheld !== undefined) this.#withheld++;
+    else socket.send(JSON.stringify({ type: 'permit', permitMessages: 1 }));
+  }
+
+  pause(): void {
+    this.#withheld ??= 0;
+  }
+
+  resume(): void {
+    const owed = this.#withheld;
+    this.#withheld = undefined;
+    const socket = this.#socket;
+    if (owed !== undefined && owed > 0 && socket?.readyState === SOCKET_OPEN)
+      socket.send(JSON.stringify({ type: 'permit', permitMessages: owed }));
   }
 
   async close(): Promise<void> {
@@ -320,6 +346,8 @@ class TopicSubscription {
     }
     this.#socket = socket;
     this.#reconnectMs = RECONNECT_MIN_MS;
+    // A new socket starts with a full set of permits (the old one's unsettled come back on it).
+    if (this.#withheld !== undefined) this.#withheld = 0;
     socket.on('message', (data) => this.#onFrame(socket, frameText(data)));
     socket.on('error', (error) => this.handlers.onError?.(error));
     socket.on('close', () => {
