@@ -58,6 +58,7 @@ import {
 } from './pulsar-consumer-options.js';
 import {
   deadLetterProperties,
+  minimalCopy,
   PULSAR_CONSUMER_PROPERTIES as P,
   retryCopyProperties,
 } from './pulsar-copies.js';
@@ -267,22 +268,28 @@ export function createPulsarConsumerRunner(
       if (outcome.kind === 'dead-letter') return deadLetter(target, outcome);
       const { consumer, message, trusted } = target;
       const tier = routes.retry[Math.min(outcome.attempt - 1, routes.retry.length - 1)]!;
-      const stored = await store(
-        tier.topic,
-        {
-          key: message.key ?? message.messageId,
-          payload: message.payload,
-          properties: retryCopyProperties(
-            message,
-            trusted,
-            outcome.failure,
-            outcome.attempt + 1,
-            now() + tier.delayMs,
-          ),
-          deliverAfterMs: tier.delayMs,
-        },
-        outcome.messageId,
+      const properties = retryCopyProperties(
+        message,
+        trusted,
+        outcome.failure,
+        outcome.attempt + 1,
+        now() + tier.delayMs,
       );
+      let stored: 'stored' | 'refused' | 'stopped' = 'refused';
+      // Too large for a frame as it is: again with only evgen's properties.
+      for (const copy of [properties, minimalCopy(properties, outcome.failure)]) {
+        if (stored !== 'refused') break;
+        stored = await store(
+          tier.topic,
+          {
+            key: message.key ?? message.messageId,
+            payload: message.payload,
+            properties: copy,
+            deliverAfterMs: tier.delayMs,
+          },
+          outcome.messageId,
+        );
+      }
       if (stored === 'stopped') return;
       // A retry becomes a dead letter only when its copy cannot be sent.
       if (stored === 'refused') return deadLetter(target, outcome);

@@ -99,7 +99,14 @@ export function deadLetterProperties(
   if (letter.traceId !== undefined) properties[P.traceId] = letter.traceId;
   properties[P.realTopic] = from.topic;
   properties[P.originMessageId] = from.messageId;
-  if (!minimal) return properties;
+  return minimal ? minimalCopy(properties, failure) : properties;
+}
+
+/**
+ * A copy's properties cut to evgen's own and the envelope's ids (the fallback when the full copy
+ * is too large for the broker's WebSocket frame), each cut named in `evgen-cut`.
+ */
+export function minimalCopy(properties: PulsarProperties, failure: FailureFacts): PulsarProperties {
   const kept: Record<string, string> = {};
   const cut: Record<string, string> = {};
   for (const [name, value] of Object.entries(properties)) {
@@ -111,7 +118,7 @@ export function deadLetterProperties(
       cut[`property ${name.slice(0, 60)}`] = 'dropped: the copy must fit the WebSocket frame';
     }
   }
-  kept[P.errorMessage] = truncateText(failure.message, 500);
+  if (kept[P.errorMessage] !== undefined) kept[P.errorMessage] = truncateText(failure.message, 500);
   kept[P.cut] = JSON.stringify(cut);
   return kept;
 }
