@@ -428,6 +428,10 @@ export {
   type PulsarConsumerRoutesOptions,
 } from './pulsar/consumer/pulsar-consumer-routes.js';
 export { PULSAR_CONSUMER_PROPERTIES } from './pulsar/consumer/pulsar-copies.js';
+export {
+  pulsarDeadLetterSource,
+  type PulsarDeadLetterSourceOptions,
+} from './pulsar/consumer/pulsar-dead-letter-source.js';
 
 // Metrics (OpenTelemetry).
 export { registerEvgenMetrics, type EvgenMetrics, type EvgenMetricsOptions } from './metrics.js';

@@ -1,6 +1,6 @@
 /**
  * The delivery conformance suite: one test body, run over every transport (the in-process broker,
- * RabbitMQ, Kafka with kafkajs and with @platformatic/kafka, on the real brokers). Each transport
+ * RabbitMQ, Kafka with kafkajs and with @platformatic/kafka, Pulsar, on the real brokers). Each transport
  * runs the same inbox consumer through the shared delivery core, and must show the same outcome
  * for: a malformed body, a messageId disagreement, unsubscribed and unknown types, a newer version
  * (readable under FULL, dead-lettered under BACKWARD), retryable and non-retryable failures, retry

@@ -1,6 +1,6 @@
 /**
  * One hostile message, then 50 good ones, over every transport (the in-process broker, RabbitMQ,
- * Kafka with kafkajs and with @platformatic/kafka, on the real brokers): the hostile one ends in
+ * Kafka with kafkajs and with @platformatic/kafka, Pulsar, on the real brokers): the hostile one ends in
  * exactly one dead letter, the runner never starts over because of it, and every good one is
  * handled exactly once. Hostile here means what a foreign producer can send and evgen cannot copy
  * as it is: a body messageId of 300 characters with no messageId beside the body (it cannot be an

@@ -8,7 +8,9 @@
  *   (Kafka's property names) and Pulsar's REAL_TOPIC / ORIGIN_MESSAGE_ID;
  * - malformed and oversized messages are dead letters at once, never retried;
  * - unsubscribed and unknown types are skipped, acknowledged, nothing dead-lettered;
- * - the database away: no attempt used, consumption pauses and resumes, handled once after.
+ * - the database away: no attempt used, consumption pauses and resumes, handled once after;
+ * - the dead-letter source lists the letters without removing them and replays only the selected
+ *   one through the inbox (attempt 1 again), the others stay.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +22,7 @@ import {
   NonRetryableError,
   postgresDatabase,
   pulsarConsumerTopics,
+  pulsarDeadLetterSource,
   pulsarWebSocketClient,
   RetryableError,
   UnavailableError,
@@ -63,6 +66,9 @@ interface Fixture {
   routes: PulsarConsumerRoutes;
   producer: PulsarProducer;
   attempts: Map<string, number[]>;
+  /** Orders whose poison is cured (the fix a replay follows). */
+  fixed: Set<string>;
+  source(): ReturnType<typeof pulsarDeadLetterSource>;
   events: PulsarConsumerRunnerEvent[];
   runner(messageLimits?: { maxBytes: number }): PulsarConsumerRunner;
   effects(): Promise<{ message_id: string; order_id: string; seq: number }[]>;
@@ -90,6 +96,7 @@ async function fixture(): Promise<Fixture> {
   closers.push(() => producer.close());
   const attempts = new Map<string, number[]>();
   const unavailableOnce = new Set<string>();
+  const fixed = new Set<string>();
   const consumer = createInboxConsumer(
     { name: CONSUMER, descriptors: [CANCELLED] },
     {
@@ -105,7 +112,8 @@ async function fixture(): Promise<Fixture> {
             ]);
             if (mode === 'retry-once' && ctx.attempt === 1) throw new RetryableError('busy');
             if (mode === 'retry-always') throw new RetryableError('busy, again');
-            if (mode === 'poison') throw new NonRetryableError('illegal state');
+            if (mode === 'poison' && !fixed.has(orderId))
+              throw new NonRetryableError('illegal state');
             if (mode === 'unavailable-once' && !unavailableOnce.has(envelope.messageId)) {
               unavailableOnce.add(envelope.messageId);
               throw new UnavailableError('database down');
@@ -126,6 +134,9 @@ async function fixture(): Promise<Fixture> {
     routes,
     producer,
     attempts,
+    fixed,
+    source: () =>
+      pulsarDeadLetterSource({ client, webServiceUrl: pulsar.webUrl, routes: () => routes }),
     events,
     runner(messageLimits) {
       const runner = createPulsarConsumerRunner({
@@ -292,5 +303,40 @@ describe('Pulsar consumer runner', () => {
     expect(await f.deadLetters()).toEqual([]);
     await runner.stop();
     expect(runner.state).toBe('stopped');
+  }, 120_000);
+
+  it('the dead-letter source lists without removing and replays only the selected letter, through the inbox', async () => {
+    const f = await fixture();
+    const runner = f.runner();
+    await runner.start();
+    const cured = envelope('poison');
+    const still = envelope('poison');
+    await publish(f, cured);
+    await publish(f, still);
+    await waitFor('dead letters', () => (runner.metrics().deadLettered === 2 ? true : undefined));
+    const source = f.source();
+    const listed = await source.list(CONSUMER);
+    expect(listed.map((record) => record.messageId).sort()).toEqual(
+      [cured.messageId, still.messageId].sort(),
+    );
+    expect(listed[0]).toMatchObject({
+      transport: 'pulsar',
+      consumer: CONSUMER,
+      errorType: 'NonRetryableError',
+      attempts: 1,
+      origin: expect.stringContaining(f.routes.topics[0]!),
+    });
+    // Listing removed nothing.
+    expect(await source.list(CONSUMER)).toHaveLength(2);
+    f.fixed.add(cured.payload.orderId);
+    const outcome = await source.replay(CONSUMER, (record) => record.messageId === cured.messageId);
+    expect(outcome).toEqual({ replayed: [cured.messageId], kept: 1 });
+    await waitFor('replay handled', () => (runner.metrics().handled === 1 ? true : undefined));
+    expect(f.attempts.get(cured.messageId)).toEqual([1, 1]);
+    expect((await f.effects()).map((row) => row.message_id)).toEqual([cured.messageId]);
+    expect((await source.list(CONSUMER)).map((record) => record.messageId)).toEqual([
+      still.messageId,
+    ]);
+    expect(source.missing()).toEqual([]);
   }, 120_000);
 });

@@ -3,7 +3,8 @@
  * runner with a handler, send raw messages the way that transport carries them (body, messageId
  * and eventType beside it, aggregate headers), read its metrics and its dead letters back from
  * where it keeps them. RabbitMQ and Kafka use the real brokers (fresh prefixed queues and
- * topics per test); the in-process broker needs nothing.
+ * topics per test), and so does Pulsar (its own topics and subscriptions per test, deleted after);
+ * the in-process broker needs nothing.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -13,6 +14,14 @@ import {
   InProcessBroker,
   inProcessDeadLetterSource,
   kafkaDeadLetterSource,
+  createPulsarConsumerRunner,
+  pulsarConsumerTopics,
+  pulsarDeadLetterSource,
+  pulsarWebSocketClient,
+  type PulsarClient,
+  type PulsarConsumerRoutes,
+  type PulsarConsumerRunner,
+  type PulsarProducer,
   rabbitMqDeadLetterSource,
   type ConsumerRunner,
   type DeadLetterRecord,
@@ -35,6 +44,7 @@ import {
   type TestBroker,
 } from '../../support/rabbitmq.js';
 import { rawAmqpPublish } from '../../support/raw-amqp-publish.js';
+import { createTestPulsar, type TestPulsar } from '../../support/pulsar/test-pulsar.js';
 
 /** The consumer every transport runs; its subscriptions match SAMPLE_TOPOLOGY's. */
 export const CONSUMER = 'inventory-service';
@@ -100,6 +110,7 @@ export const TRANSPORTS: readonly { name: string; create(): TransportUnderTest }
     name: `kafka (${client.name})`,
     create: () => kafka(client.name, client.create),
   })),
+  { name: 'pulsar', create: pulsar },
 ];
 
 function inProcess(): TransportUnderTest {
@@ -302,6 +313,65 @@ function kafka(
       await runner?.stop();
       await producer?.close().catch(() => undefined);
       await test?.admin.deleteGroups([routes?.groupId ?? '']).catch(() => undefined);
+      await test?.cleanup();
+    },
+  };
+}
+
+function pulsar(): TransportUnderTest {
+  let test: TestPulsar | undefined;
+  let client: PulsarClient | undefined;
+  let routes: PulsarConsumerRoutes | undefined;
+  let producer: PulsarProducer | undefined;
+  let runner: PulsarConsumerRunner | undefined;
+  return {
+    name: 'pulsar',
+    deliversEveryType: true,
+    // The broker's WebSocket frame (webSocketMaxTextFrameSize, 1 MiB) minus the test message's
+    // other bytes: the message fits as it is, a copy with evgen's properties added does not.
+    largestHeaderBytes: 1_048_576 - 2_000,
+    async start(handler, maxAttempts) {
+      test = await createTestPulsar();
+      const topic = test.topic('order.events');
+      const prefix = topic.slice('persistent://public/default/'.length, -'order.events'.length);
+      routes = pulsarConsumerTopics(CONSUMER, [topic], { prefix, retryTiersMs: [RETRY_DELAY_MS] });
+      // The consumer's own topics are this test's too: deleted at clean-up.
+      test.topic(`${CONSUMER}.retry.${RETRY_DELAY_MS}ms`);
+      test.topic(`${CONSUMER}.dlt`);
+      client = pulsarWebSocketClient({ webServiceUrl: test.webUrl });
+      producer = await client.producer(topic);
+      // maxAttempts is the runner's (the shared option): one tier, repeated.
+      runner = createPulsarConsumerRunner({ client, routes, handler, maxAttempts });
+      await runner.start();
+    },
+    async send(message) {
+      await producer!.send({
+        key: message.key,
+        payload: Buffer.from(message.body),
+        properties: {
+          ...message.headers,
+          ...(typeof message.messageId === 'string' ? { messageId: message.messageId } : {}),
+          ...(message.eventType !== undefined ? { eventType: message.eventType } : {}),
+        },
+      });
+    },
+    metrics: () => runner!.metrics(),
+    // The Pulsar runner never restarts: a copy it cannot store is tried again, unacknowledged.
+    restarts: () => runner!.metrics().settleFailures + runner!.metrics().brokerDeadLettered,
+    deadLetters: () =>
+      lettersOf(
+        pulsarDeadLetterSource({
+          client: client!,
+          webServiceUrl: test!.webUrl,
+          routes: () => routes!,
+        }),
+      ),
+    async stop() {
+      await runner?.stop();
+    },
+    async cleanup() {
+      await runner?.stop();
+      await producer?.close().catch(() => undefined);
       await test?.cleanup();
     },
   };

@@ -1,6 +1,6 @@
 /**
  * vitest global setup: when the run includes a test file that uses the Pulsar broker (imports
- * from test/support/pulsar/), makes sure the shared broker answers before any test runs,
+ * from test/support/pulsar/ or the delivery suites' transports), makes sure the shared broker answers before any test runs,
  * starting it when it does not (fetching its jars through Maven on a fresh machine). A broker
  * that cannot be started fails the run loudly.
  *
@@ -39,12 +39,15 @@ export default async function setup(project: TestProject): Promise<Teardown | un
   };
 }
 
-/** true when a test file this run selected imports the Pulsar test support. */
+/**
+ * true when a test file this run selected imports the Pulsar test support, directly or through
+ * the delivery suites' transports (test/delivery/support/transports.ts runs Pulsar among them).
+ */
 async function runUsesPulsar(project: TestProject): Promise<boolean> {
   // The CLI's file filters; vitest keeps them on the instance without a public getter.
   const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
   const specifications = await project.vitest.globTestSpecifications(filters);
   return specifications.some((specification) =>
-    readFileSync(specification.moduleId, 'utf8').includes('support/pulsar/'),
+    /support\/pulsar\/|support\/transports\.js/.test(readFileSync(specification.moduleId, 'utf8')),
   );
 }
