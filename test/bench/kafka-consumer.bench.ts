@@ -8,21 +8,29 @@
  *   record without waiting for it (the cheapest a raw consumer can do), same partition concurrency.
  * Both read the same records (own consumer groups, from the beginning). As in the RabbitMQ bench,
  * both sides first handle a few records untimed (JIT, database connections), then medians of
- * ≥ 3 samples with their spread, the order alternating from sample to sample: one cold sample
+ * ≥ 3 samples with their spread, the order rotating from sample to sample: one cold sample
  * with the runner always first charged it with the process's warm-up.
+ * Framed: the same runner (given `schemaIds`, as a service reading Confluent's wire format is)
+ * reading the same records framed (magic byte, the id the real registry gave the event's v1, the
+ * same JSON; same headers) vs reading them plain, in the same run: the frame check, the id lookup
+ * (one registry call, in the warm-up) and the id-vs-envelope check per record.
  */
 import {
   createEnvelope,
   createKafkaConsumerRunner,
+  createSchemaIds,
+  frameConfluent,
   handleWithInbox,
   migrateInbox,
   postgresDatabase,
   type Envelope,
-  type EventVersionDescriptor,
 } from '../../src/runtime/index.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
+import { TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
 import { SAMPLES, fromSamples, type BenchResult } from './bench-result.js';
+import { registerStockCounted } from './registered-stock-counted.js';
+import { stockCountedEvent, type StockCounted } from './stock-counted.js';
 
 const MESSAGES = 2_000;
 /** Records each side handles, untimed, before the samples. */
@@ -30,15 +38,8 @@ const WARM_UP = 200;
 const PARTITIONS = 4;
 const CONCURRENCY = 4;
 
-type Counted = { sku: string; quantity: number };
-const stockCounted: EventVersionDescriptor<'bench.StockCounted', 1, Counted> = {
-  eventType: 'bench.StockCounted',
-  schemaVersion: 1,
-  aggregateType: 'Stock',
-  aggregateIdProperty: 'sku',
-  validatePayload: (payload) => ({ ok: true, value: payload as Counted }),
-  readPayload: (payload) => ({ ok: true, value: payload as Counted }),
-};
+type Counted = StockCounted;
+const stockCounted = stockCountedEvent();
 
 async function until(what: string, done: () => boolean, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -55,6 +56,15 @@ async function timed(work: () => Promise<void>): Promise<number> {
 }
 
 export async function run(): Promise<BenchResult[]> {
+  const registered = await registerStockCounted();
+  try {
+    return await runBench(registered.subject, registered.id);
+  } finally {
+    await registered.remove();
+  }
+}
+
+async function runBench(subject: string, schemaId: number): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   for (const { name, create } of KAFKA_CLIENTS) {
     const kafka = await createTestKafka(create);
@@ -68,24 +78,38 @@ export async function run(): Promise<BenchResult[]> {
       await pg.pool.query(
         `CREATE TABLE "${schema}".stock_count (sku text NOT NULL, quantity int NOT NULL, message_id text NOT NULL)`,
       );
-      const [topic, retry, dlt] = await kafka.createTopics([
+      const [topic, framedTopic, retry, dlt] = await kafka.createTopics([
         { topic: 'bench.events', partitions: PARTITIONS },
+        { topic: 'bench.framed', partitions: PARTITIONS },
         { topic: 'bench-consumer.retry.1s', partitions: PARTITIONS },
         { topic: 'bench-consumer.dlt', partitions: 1 },
       ]);
       const envelopes: Envelope[] = [];
       for (let i = 0; i < MESSAGES; i++)
         envelopes.push(createEnvelope(stockCounted, { sku: `SKU-${i % 300}`, quantity: i }));
-      for (let start = 0; start < MESSAGES; start += 200) {
-        await producer.send(
-          envelopes.slice(start, start + 200).map((envelope) => ({
-            topic: topic!,
-            key: envelope.aggregateId,
-            value: JSON.stringify(envelope),
-            headers: { messageId: envelope.messageId, eventType: envelope.eventType },
-          })),
-        );
+      for (const [to, framed] of [
+        [topic!, false],
+        [framedTopic!, true],
+      ] as const) {
+        for (let start = 0; start < MESSAGES; start += 200) {
+          await producer.send(
+            envelopes.slice(start, start + 200).map((envelope) => {
+              const json = JSON.stringify(envelope);
+              return {
+                topic: to,
+                key: envelope.aggregateId,
+                value: framed ? frameConfluent(schemaId, Buffer.from(json)) : json,
+                headers: { messageId: envelope.messageId, eventType: envelope.eventType },
+              };
+            }),
+          );
+        }
       }
+      // One instance for every runner sample: the id is looked up once, in the warm-up.
+      const schemaIds = createSchemaIds({
+        registry: { url: TEST_REGISTRY_URL },
+        subjectNameStrategy: () => subject,
+      });
       const insert = (tx: { query: typeof pg.pool.query }, envelope: Envelope) => {
         const payload = envelope.payload as Counted;
         return tx.query(
@@ -98,19 +122,21 @@ export async function run(): Promise<BenchResult[]> {
       const reset = () =>
         pg.pool.query(`TRUNCATE "${schema}".stock_count, "${schema}".inbox_message`);
 
-      // Subject: the runner with the inbox guard; msg/s over the first `count` records.
-      const runnerSample = async (count: number): Promise<number> => {
+      // Subject: the runner with the inbox guard; msg/s over the first `count` records, plain or
+      // framed.
+      const runnerSample = async (count: number, framed = false): Promise<number> => {
         await reset();
         const runner = createKafkaConsumerRunner({
           client,
           routes: {
             consumer: 'bench-consumer',
             groupId: kafka.group(`bench-runner-${group++}`),
-            topics: [topic!],
+            topics: [framed ? framedTopic! : topic!],
             retry: [{ topic: retry!, delayMs: 1_000 }],
             deadLetter: dlt!,
           },
           partitionConcurrency: CONCURRENCY,
+          schemaIds,
           handler: {
             name: 'bench-consumer',
             handle: (raw) =>
@@ -130,6 +156,9 @@ export async function run(): Promise<BenchResult[]> {
                 'the runner to handle every record',
                 () => runner.metrics().handled >= count,
               );
+              // A framed record the runner could not place would be a dead letter, not a read.
+              if (runner.metrics().deadLettered > 0)
+                throw new Error(`${runner.metrics().deadLettered} bench records dead-lettered`);
             }))
           );
         } finally {
@@ -192,19 +221,22 @@ export async function run(): Promise<BenchResult[]> {
       };
 
       await runnerSample(WARM_UP);
+      await runnerSample(WARM_UP, true);
       await rawSample(WARM_UP);
       const runnerRates: number[] = [];
+      const framedRates: number[] = [];
       const rawRates: number[] = [];
+      const sides = [
+        async () => rawRates.push(await rawSample(MESSAGES)),
+        async () => runnerRates.push(await runnerSample(MESSAGES)),
+        async () => framedRates.push(await runnerSample(MESSAGES, true)),
+      ];
       for (let sample = 0; sample < SAMPLES; sample++) {
-        if (sample % 2 === 0) {
-          rawRates.push(await rawSample(MESSAGES));
-          runnerRates.push(await runnerSample(MESSAGES));
-        } else {
-          runnerRates.push(await runnerSample(MESSAGES));
-          rawRates.push(await rawSample(MESSAGES));
-        }
+        // The order rotates from sample to sample: no side always runs first or last.
+        for (let side = 0; side < sides.length; side++)
+          await sides[(sample + side) % sides.length]!();
         console.error(
-          `  ${name} sample ${sample}: runner ${runnerRates.at(-1)!.toFixed(0)} vs raw ${rawRates.at(-1)!.toFixed(0)} msg/s`,
+          `  ${name} sample ${sample}: runner ${runnerRates.at(-1)!.toFixed(0)} (framed ${framedRates.at(-1)!.toFixed(0)}) vs raw ${rawRates.at(-1)!.toFixed(0)} msg/s`,
         );
       }
 
@@ -215,10 +247,21 @@ export async function run(): Promise<BenchResult[]> {
             unit: 'msg/s',
             baselineName: `raw ${name} consumer doing the same SQL, commit per record not awaited`,
             goal: { ratio: 0.9, better: 'higher' },
-            note: `${MESSAGES} records per sample, ${PARTITIONS} partitions, pg pool of 10; includes group join; warm-up ${WARM_UP} records, order alternating`,
+            note: `${MESSAGES} records per sample, ${PARTITIONS} partitions, pg pool of 10; includes group join; warm-up ${WARM_UP} records, order rotating`,
           },
           runnerRates,
           rawRates,
+        ),
+        fromSamples(
+          {
+            name: `Kafka consumer runner + inbox guard (${name}), Confluent-framed records (schemaIds, id looked up once)`,
+            unit: 'msg/s',
+            baselineName: 'the same runner reading the same records plain',
+            goal: { ratio: 0.9, better: 'higher' },
+            note: `${MESSAGES} records per sample, ${PARTITIONS} partitions, id from the real registry; order rotating`,
+          },
+          framedRates,
+          runnerRates,
         ),
       );
     } finally {

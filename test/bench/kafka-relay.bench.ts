@@ -8,11 +8,9 @@
  * Framed: the same relay with the event marked `wireFormat: 'confluent'` (ids from the real
  * registry, resolved once and cached) vs the same relay writing plain JSON, in the same run.
  */
-import { randomBytes } from 'node:crypto';
 import {
   createOutboxRelay,
   createSchemaIds,
-  createSchemaRegistryClient,
   kafkaRelayPublisher,
   migrateOutbox,
   postgresDatabase,
@@ -24,7 +22,8 @@ import { envelopeToKafkaRecord } from '../../src/runtime/kafka/kafka-record.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
-import { ensureSharedRegistry, TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
+import { TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
+import { registerStockCounted } from './registered-stock-counted.js';
 import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
 import { stockCountedEvent } from './stock-counted.js';
 
@@ -38,27 +37,6 @@ async function timed(work: () => Promise<void>): Promise<number> {
   const start = process.hrtime.bigint();
   await work();
   return Number(process.hrtime.bigint() - start) / 1e9;
-}
-
-/** Registers the bench event's v1 (annotated as `evgen registry push` does) under a subject of its own. */
-async function registerStockCounted(): Promise<{ subject: string; remove(): Promise<void> }> {
-  await ensureSharedRegistry();
-  const registry = createSchemaRegistryClient({ url: TEST_REGISTRY_URL });
-  const subject = `evgen-bench-${randomBytes(4).toString('hex')}.${stockCounted.eventType}`;
-  const schema = {
-    $schema: 'http://json-schema.org/draft-07/schema#',
-    type: 'object',
-    properties: { payload: { type: 'object' } },
-    'x-evgen': { eventType: stockCounted.eventType, version: 1 },
-  };
-  await registry.register(subject, JSON.stringify(schema));
-  return {
-    subject,
-    remove: async () => {
-      await registry.deleteSubject(subject);
-      await registry.deleteSubject(subject, true);
-    },
-  };
 }
 
 export async function run(): Promise<BenchResult[]> {
