@@ -8,7 +8,11 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadAlertThresholds } from '../../codegen/alerts/alert-thresholds.js';
+import type { Catalog } from '../../catalog/model.js';
+import {
+  loadAlertThresholds,
+  type AlertThresholds,
+} from '../../codegen/alerts/alert-thresholds.js';
 import { alertGroups, renderAlertRules } from '../../codegen/alerts/alert-rules.js';
 import { loadConfig } from '../config.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
@@ -39,19 +43,35 @@ export function registerAlerts(program: Command): void {
 
 /** The command itself, returning the exit code; usable without commander. */
 export function runAlerts(options: AlertsCommandOptions, cwd = process.cwd()): Promise<number> {
+  return runCatalogOutput(options, cwd, 'alerts', 'the alert rules', (catalog, thresholds) =>
+    renderAlertRules(alertGroups(catalog, thresholds)),
+  );
+}
+
+/**
+ * What `evgen alerts` and `evgen dashboard` share: the catalog and its thresholds in, one text out
+ * (stdout, or `--out` written atomically, or `--check` compared with it).
+ */
+export function runCatalogOutput(
+  options: AlertsCommandOptions,
+  cwd: string,
+  command: string,
+  what: string,
+  render: (catalog: Catalog, thresholds: AlertThresholds) => string,
+): Promise<number> {
   return reportingProblems(async () => {
     if (options.check === true && options.out === undefined)
       throw refuse({
         code: 'check-needs-out',
         file: '--check',
         message: '--check compares with a file, and no --out was given',
-        hint: 'run evgen alerts --out <file> --check',
+        hint: `run evgen ${command} --out <file> --check`,
       });
     // `--out` here names the rules file, not the generated-code folder of evgen.config.json.
     const config = await loadConfig({ events: options.events, config: options.config }, cwd);
     const { catalog } = await loadProjectCatalog(config);
     const thresholds = await loadAlertThresholds(catalog, config.events);
-    const text = renderAlertRules(alertGroups(catalog, thresholds));
+    const text = render(catalog, thresholds);
     if (options.out === undefined) {
       process.stdout.write(text);
       return EXIT_OK;
@@ -61,7 +81,7 @@ export function runAlerts(options: AlertsCommandOptions, cwd = process.cwd()): P
       const current = await readFile(file, 'utf8').catch(() => undefined);
       if (current === text) return EXIT_OK;
       process.stderr.write(
-        `${options.out}: ${current === undefined ? 'missing' : 'stale'} — run evgen alerts --out ${options.out}\n`,
+        `${options.out}: ${current === undefined ? 'missing' : 'stale'} — run evgen ${command} --out ${options.out}\n`,
       );
       return EXIT_FINDINGS;
     }
@@ -71,7 +91,7 @@ export function runAlerts(options: AlertsCommandOptions, cwd = process.cwd()): P
       throw refuse({
         code: 'output-unwritable',
         file: options.out,
-        message: `cannot write the alert rules: ${(error as Error).message}`,
+        message: `cannot write ${what}: ${(error as Error).message}`,
         hint: 'give --out a file path in a writable folder',
       });
     }

@@ -25,6 +25,7 @@ export const commands: readonly CommandEntry[] = [
     name: 'connect-config',
     load: async () => (await import('./connect-config.js')).registerConnectConfig,
   },
+  { name: 'dashboard', load: async () => (await import('./dashboard.js')).registerDashboard },
   { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
   { name: 'dlq', load: async () => (await import('./dlq.js')).registerDlq },
   { name: 'new', load: async () => (await import('./new.js')).registerNew },
