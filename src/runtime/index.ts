@@ -203,6 +203,7 @@ export type { LifecycleEvent, RunnerState } from './delivery/runner-lifecycle.js
 export type { RestartingEvent } from './delivery/supervisor.js';
 export type { RunnerCoreEvent } from './delivery/runner-core.js';
 export { RunnerOptionsError, type DeliveryRunnerOptions } from './delivery/runner-options.js';
+export type { RunnerTimers } from './delivery/runner-timers.js';
 export {
   matchesDeadLetterFilter,
   type CommonDiagnostics,
@@ -256,6 +257,10 @@ export {
   type ConsumerRunnerMetrics,
   type ConsumerRunnerOptions,
 } from './rabbitmq/consumer-runner.js';
+export type {
+  GroupedRabbitMqRunnerOptions,
+  RabbitMqRunnerSettings,
+} from './rabbitmq/consumer-runner-options.js';
 export {
   listRabbitMqDeadLetters,
   replayRabbitMqDeadLetters,
@@ -276,14 +281,18 @@ export {
 } from './rabbitmq/rabbitmq-dead-letter-source.js';
 
 // In process (no server).
-export {
-  InProcessBroker,
-  type ConsumedRecord,
-  type InProcessDeadLetter,
-  type InProcessSubscriber,
-  type RetriedRecord,
-} from './in-process/in-process-broker.js';
-export type { InProcessBrokerOptions } from './in-process/in-process-options.js';
+export { InProcessBroker } from './in-process/in-process-broker.js';
+export type {
+  ConsumedRecord,
+  InProcessDeadLetter,
+  InProcessSubscriber,
+  RetriedRecord,
+} from './in-process/in-process-records.js';
+export type {
+  GroupedInProcessBrokerOptions,
+  InProcessBrokerOptions,
+  InProcessSettings,
+} from './in-process/in-process-options.js';
 export { inProcessDeadLetterSource } from './in-process/in-process-dead-letter-source.js';
 
 // Kafka (the client adapters are the entry points `evgen-runtime/kafkajs` and
@@ -346,7 +355,11 @@ export type {
   KafkaConsumerRunnerMetrics,
   KafkaPartitionLag,
 } from './kafka/consumer/kafka-consumer-types.js';
-export type { KafkaConsumerRunnerOptions } from './kafka/consumer/kafka-consumer-options.js';
+export type {
+  GroupedKafkaRunnerOptions,
+  KafkaConsumerRunnerOptions,
+  KafkaRunnerSettings,
+} from './kafka/consumer/kafka-consumer-options.js';
 export {
   kafkaConsumerRoutes,
   type KafkaConsumerRoutesOptions,

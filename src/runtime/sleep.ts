@@ -1,13 +1,28 @@
+/** Timers `sleep` waits with (a runner's `timers` seam); the process's own by default. */
+interface SleepTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const PROCESS_TIMERS: SleepTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 /** Resolves after `ms`, or early when `signal` aborts (without rejecting). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(
+  ms: number,
+  signal?: AbortSignal,
+  timers: SleepTimers = PROCESS_TIMERS,
+): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) {
       resolve();
       return;
     }
-    const timer = setTimeout(done, ms);
+    const timer = timers.setTimeout(done, ms);
     function done() {
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       signal?.removeEventListener('abort', done);
       resolve();
     }

@@ -15,6 +15,7 @@ import {
   NonRetryableError,
   RetryableError,
   RunnerOptionsError,
+  UnavailableError,
   type ConsumerRoutes,
   type Database,
   type KafkaConsumerRoutes,
@@ -66,6 +67,8 @@ const SHARED_BAD: readonly (readonly [string, Record<string, unknown>, unknown])
   ['classify', { classify: 'retryable' }, 'retryable'],
   ['onEvent', { onEvent: 42 }, 42],
   ['now', { now: 1_700_000_000_000 }, 1_700_000_000_000],
+  ['random', { random: 0.5 }, 0.5],
+  ['timers', { timers: { setTimeout: () => 1 } }, { setTimeout: expect.any(Function) }],
 ];
 
 interface RunnerUnderTest {
@@ -245,6 +248,156 @@ describe('the shared maxAttempts', () => {
     await broker.settled();
     broker.close();
     expect(broker.deadLettered.map((letter) => letter.attempts)).toEqual([1]);
+  });
+});
+
+/** Each runner with its transport settings grouped, as `{ …shared, [section]: settings }`. */
+const GROUPED: readonly {
+  readonly runner: string;
+  readonly section: string;
+  readonly create: (settings: Record<string, unknown>, extra?: Record<string, unknown>) => unknown;
+  readonly valid: Record<string, unknown>;
+  /** A setting refused inside the section: [key, value]. */
+  readonly bad: readonly [string, unknown];
+}[] = [
+  {
+    runner: 'createRabbitMqConsumerRunner',
+    section: 'rabbitmq',
+    create: (settings, extra = {}) =>
+      createRabbitMqConsumerRunner({ handler, rabbitmq: settings, ...extra } as never),
+    valid: { connection: NOWHERE_AMQP, routes: rabbitRoutes, prefetch: 5 },
+    bad: ['prefetch', 0],
+  },
+  {
+    runner: 'createKafkaConsumerRunner',
+    section: 'kafka',
+    create: (settings, extra = {}) =>
+      createKafkaConsumerRunner({ handler, kafka: settings, ...extra } as never),
+    valid: { client: kafkaClient, routes: kafkaRoutes, partitionConcurrency: 2 },
+    bad: ['clientId', ''],
+  },
+  {
+    runner: 'InProcessBroker',
+    section: 'inProcess',
+    create: (settings, extra = {}) => new InProcessBroker({ inProcess: settings, ...extra }),
+    valid: { autoStart: false, retryDelaysMs: [0] },
+    bad: ['unroutable', 'drop'],
+  },
+];
+
+describe.each(GROUPED)(
+  '$runner: settings grouped under $section',
+  ({ runner, section, create, valid, bad }) => {
+    it('takes the grouped shape beside the shared options', () => {
+      const made = create(valid, { maxAttempts: 2 }) as { state: string; close?: () => void };
+      expect(made.state).toBe('new');
+      made.close?.();
+    });
+
+    it('names the grouped path of a refused setting', () => {
+      const [key, value] = bad;
+      const error = refusal(() => create({ ...valid, [key]: value }));
+      expect(error.runner).toBe(runner);
+      expect(error.option).toBe(`${section}.${key}`);
+      expect(error.value).toStrictEqual(value);
+    });
+
+    it('refuses a setting given both grouped and at the top level (the old shape)', () => {
+      const [key] = Object.keys(valid);
+      const error = refusal(() => create(valid, { [key!]: valid[key!] }));
+      expect(error.option).toBe(key);
+      expect(error.allowed).toBe(
+        `given in ${section}.${key} (beside ${section}, not at the top level)`,
+      );
+    });
+
+    it('refuses a section that is not an object', () => {
+      const error = refusal(() => create('settings' as never));
+      expect(error.option).toBe(section);
+    });
+  },
+);
+
+describe('the shared clock, random and timers seams', () => {
+  it('schedule the breaker’s pause and the retries on the given timers, with the given jitter', async () => {
+    const scheduled: { ms: number; run: () => void; cleared: boolean }[] = [];
+    const timers = {
+      setTimeout: (run: () => void, ms: number) => {
+        const entry = { ms, run, cleared: false };
+        scheduled.push(entry);
+        return entry;
+      },
+      clearTimeout: (handle: unknown) => {
+        (handle as { cleared: boolean }).cleared = true;
+      },
+    };
+    /** Runs the pending timers of `ms` (what they schedule waits for the next call). */
+    const fire = async (ms: number) => {
+      const due = scheduled.filter((entry) => !entry.cleared && entry.ms === ms);
+      for (const entry of due) {
+        entry.cleared = true;
+        entry.run();
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      return due.length;
+    };
+    const events: string[] = [];
+    const broker = new InProcessBroker({
+      inProcess: { retryDelaysMs: [60_000] },
+      circuitBreaker: { backoff: { baseMs: 1_000, capMs: 1_000, jitter: 1 } },
+      random: () => 0.25,
+      timers,
+      onEvent: (event) => {
+        if (event.type === 'paused') events.push(`paused ${event.delayMs}`);
+        if (event.type === 'resumed') events.push('resumed');
+      },
+    });
+    const attempts: number[] = [];
+    broker.subscribe({
+      name: 'inventory-service',
+      subscribes: ['order.OrderCancelled'],
+      handle: (_raw, context) => {
+        attempts.push(context!.attempt);
+        if (attempts.length === 1) return Promise.reject(new UnavailableError('db down'));
+        if (attempts.length === 2) return Promise.reject(new RetryableError('database busy'));
+        return Promise.resolve();
+      },
+    });
+    broker.publishRaw({
+      messageId: '0190a1b2-0000-7000-8000-000000000003',
+      eventType: 'order.OrderCancelled',
+      body: JSON.stringify({
+        messageId: '0190a1b2-0000-7000-8000-000000000003',
+        eventType: 'order.OrderCancelled',
+        schemaVersion: 1,
+        aggregateType: 'order',
+        aggregateId: 'o-3',
+        occurredAt: '2026-01-01T00:00:00.000Z',
+        payload: {},
+      }),
+      headers: {},
+    });
+    expect(scheduled.map((entry) => entry.ms)).toEqual([0]);
+    // Started on construction; running once the opening's promise settled.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(broker.state).toBe('running');
+    expect(await fire(0)).toBe(1);
+    await broker.waitFor(() => events.length === 1);
+    // 1 000 ms base plus jitter 1 × random 0.25: the pause is 1 250 ms, on the given timers.
+    expect(events).toEqual(['paused 1250']);
+    expect(scheduled.some((entry) => entry.ms === 1_250 && !entry.cleared)).toBe(true);
+    expect(await fire(1_250)).toBe(1);
+    await broker.waitFor(() => events.includes('resumed'));
+    expect(await fire(0)).toBe(1);
+    await broker.waitFor(() => attempts.length === 2);
+    await broker.waitFor(() => scheduled.some((entry) => entry.ms === 60_000 && !entry.cleared));
+    // The retry waits for its 60 s timer: nothing runs until the test fires it.
+    expect(attempts).toEqual([1, 1]);
+    expect(await fire(60_000)).toBe(1);
+    await broker.settled();
+    broker.close();
+    expect(broker.consumed.map((record) => record.attempt)).toEqual([2]);
+    expect(broker.retried.map((record) => record.delayMs)).toEqual([60_000]);
   });
 });
 

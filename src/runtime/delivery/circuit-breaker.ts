@@ -7,6 +7,7 @@
  * the dependency, and consumes again. Only message-specific failures use up attempts.
  */
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { REAL_RUNNER_TIMERS, type RunnerTimers } from './runner-timers.js';
 
 export interface CircuitBreakerOptions {
   /** Pause before consuming again, by consecutive trips (default 1 s doubling to 30 s). */
@@ -26,10 +27,17 @@ export interface BreakerCallbacks {
   resume(): Promise<void>;
 }
 
+/** The clock, jitter and timers the breaker uses (a runner's seams); the process's by default. */
+export interface BreakerSeams {
+  readonly now?: (() => number) | undefined;
+  readonly random?: (() => number) | undefined;
+  readonly timers?: RunnerTimers | undefined;
+}
+
 export class CircuitBreaker {
   private open = false;
   private streak = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: unknown;
   private stopped = false;
   trips = 0;
   /** Epoch ms when the breaker last opened, while it is open (health reports it). */
@@ -40,7 +48,12 @@ export class CircuitBreaker {
   constructor(
     private readonly options: CircuitBreakerOptions,
     private readonly callbacks: BreakerCallbacks,
+    private readonly seams: BreakerSeams = {},
   ) {}
+
+  get #timers(): RunnerTimers {
+    return this.seams.timers ?? REAL_RUNNER_TIMERS;
+  }
 
   get isOpen(): boolean {
     return this.open;
@@ -55,17 +68,18 @@ export class CircuitBreaker {
   trip(error: unknown): void {
     if (this.open || this.stopped) return;
     this.open = true;
-    this.openedAt ??= Date.now();
+    this.openedAt ??= (this.seams.now ?? Date.now)();
     this.openedBy = error;
     this.trips++;
     this.streak++;
-    const delayMs = backoffDelay(this.streak, this.options.backoff, {
-      baseMs: 1_000,
-      capMs: 30_000,
-      jitter: 0.2,
-    });
+    const delayMs = backoffDelay(
+      this.streak,
+      this.options.backoff,
+      { baseMs: 1_000, capMs: 30_000, jitter: 0.2 },
+      this.seams.random,
+    );
     this.callbacks.pause(error, delayMs);
-    this.timer = setTimeout(() => void this.close(), delayMs);
+    this.timer = this.#timers.setTimeout(() => void this.close(), delayMs);
   }
 
   private async close(): Promise<void> {
@@ -96,7 +110,7 @@ export class CircuitBreaker {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.#timers.clearTimeout(this.timer);
     this.timer = undefined;
   }
 }

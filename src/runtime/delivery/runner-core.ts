@@ -27,6 +27,7 @@ import {
 } from './runner-health.js';
 import { RunnerLifecycle, type LifecycleEvent, type RunnerState } from './runner-lifecycle.js';
 import { safeObserver } from './safe-observer.js';
+import type { RunnerTimers } from './runner-timers.js';
 import { Supervisor, type RestartingEvent } from './supervisor.js';
 
 /** The transport's side of a runner: where deliveries come from. */
@@ -58,6 +59,10 @@ export interface RunnerCoreOptions<E> {
   readonly drainTimeoutMs?: number | undefined;
   /** The runner's hook; its event type `E` includes the core's own (`RunnerCoreEvent`). */
   readonly onEvent?: ((event: E) => void) | undefined;
+  /** Clock, jitter and timers of the breaker and the reconnects (DeliveryRunnerOptions' seams). */
+  readonly now?: (() => number) | undefined;
+  readonly random?: (() => number) | undefined;
+  readonly timers?: RunnerTimers | undefined;
 }
 
 const NO_RECONNECT: BackoffSettings = { baseMs: 1_000, capMs: 30_000, jitter: 0.2 };
@@ -76,24 +81,30 @@ export class RunnerCore<E extends { readonly type: string }> {
   ) {
     const emit = safeObserver(options.onEvent) as (event: E | RunnerCoreEvent) => void;
     this.emit = emit;
-    this.breaker = new CircuitBreaker(options.circuitBreaker ?? {}, {
-      pause: (error, delayMs) => {
-        emit({ type: 'paused', delayMs, error });
-        source.pause(error, delayMs);
+    const seams = { now: options.now, random: options.random, timers: options.timers };
+    this.breaker = new CircuitBreaker(
+      options.circuitBreaker ?? {},
+      {
+        pause: (error, delayMs) => {
+          emit({ type: 'paused', delayMs, error });
+          source.pause(error, delayMs);
+        },
+        resume: async () => {
+          if (this.state !== 'running') return;
+          try {
+            if ((await source.resume()) ?? true) emit({ type: 'resumed' });
+          } catch (error) {
+            emit({ type: 'error', error });
+          }
+        },
       },
-      resume: async () => {
-        if (this.state !== 'running') return;
-        try {
-          if ((await source.resume()) ?? true) emit({ type: 'resumed' });
-        } catch (error) {
-          emit({ type: 'error', error });
-        }
-      },
-    });
+      seams,
+    );
     this.supervisor = new Supervisor(
       options.reconnectBackoff,
       options.reconnectDefaults ?? NO_RECONNECT,
       emit,
+      seams,
     );
     this.#lifecycle = new RunnerLifecycle(
       {

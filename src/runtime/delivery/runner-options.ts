@@ -11,6 +11,7 @@ import { DEFAULT_MESSAGE_BODY_LIMITS, type MessageBodyLimits } from '../decode-m
 import type { CircuitBreakerOptions } from './circuit-breaker.js';
 import type { FailureClassifier } from './failure.js';
 import type { MessageHandler } from './message-handler.js';
+import { REAL_RUNNER_TIMERS, type RunnerTimers } from './runner-timers.js';
 
 /** What every consumer runner (RabbitMQ, Kafka, in-process) is configured with. */
 export interface DeliveryRunnerOptions<E> {
@@ -38,6 +39,10 @@ export interface DeliveryRunnerOptions<E> {
   readonly onEvent?: ((event: E) => void) | undefined;
   /** Clock for failure and due times, epoch ms (tests). Default `Date.now`. */
   readonly now?: (() => number) | undefined;
+  /** Source of backoff jitter, a number in [0, 1) (tests pass a fixed one). Default `Math.random`. */
+  readonly random?: (() => number) | undefined;
+  /** Timers for the breaker's pauses, reconnect delays and in-process retries (tests). Default: the process's. */
+  readonly timers?: RunnerTimers | undefined;
 }
 
 /** The shared options with every default filled in and every value checked. */
@@ -48,6 +53,8 @@ export interface ResolvedDeliveryRunnerOptions<E> {
   readonly classify: FailureClassifier | undefined;
   readonly onEvent: ((event: E) => void) | undefined;
   readonly now: () => number;
+  readonly random: () => number;
+  readonly timers: RunnerTimers;
 }
 
 /**
@@ -138,6 +145,19 @@ export class OptionChecks {
     return value;
   }
 
+  /** Timers with `setTimeout` and `clearTimeout` functions, or undefined when none are given. */
+  timers(option: string, value: RunnerTimers | undefined): RunnerTimers | undefined {
+    if (value === undefined) return undefined;
+    if (
+      value === null ||
+      typeof value !== 'object' ||
+      typeof value.setTimeout !== 'function' ||
+      typeof value.clearTimeout !== 'function'
+    )
+      this.fail(option, value, 'an object with setTimeout and clearTimeout (or left out)');
+    return value;
+  }
+
   /** A consumer's handler: a `name` and a `handle` function (a generated consumer fits). */
   handler(option: string, value: unknown): MessageHandler {
     const handler = value as Partial<MessageHandler> | undefined;
@@ -169,6 +189,33 @@ export class OptionChecks {
 }
 
 /**
+ * A runner's transport settings, grouped under `section` (`rabbitmq`, `kafka`, `inProcess`) or,
+ * in the old shape (deprecated), at the top level beside the shared options. Returns the
+ * settings and the prefix of their option paths in errors (`rabbitmq.` or none). Both shapes at
+ * once are refused: a top-level setting beside the section would be silently ignored.
+ */
+export function transportSection<S extends object>(
+  checks: OptionChecks,
+  options: object,
+  section: string,
+  keys: readonly (keyof S & string)[],
+): { readonly settings: Partial<S>; readonly path: string } {
+  const given = options as Record<string, unknown>;
+  const grouped = given[section];
+  if (grouped === undefined) return { settings: options, path: '' };
+  if (grouped === null || typeof grouped !== 'object' || Array.isArray(grouped))
+    checks.fail(section, grouped, `an object with the runner's ${section} settings`);
+  for (const key of keys)
+    if (given[key] !== undefined)
+      checks.fail(
+        key,
+        given[key],
+        `given in ${section}.${key} (beside ${section}, not at the top level)`,
+      );
+  return { settings: grouped, path: `${section}.` };
+}
+
+/**
  * Checks and defaults the options every runner shares. `defaultMaxAttempts` is the transport's
  * (its retry tiers + 1, or its routes' setting).
  */
@@ -196,5 +243,7 @@ export function resolveDeliveryRunnerOptions<E>(
     classify: checks.optionalFunction('classify', options.classify),
     onEvent: checks.optionalFunction('onEvent', options.onEvent),
     now: checks.optionalFunction('now', options.now) ?? Date.now,
+    random: checks.optionalFunction('random', options.random) ?? Math.random,
+    timers: checks.timers('timers', options.timers) ?? REAL_RUNNER_TIMERS,
   };
 }

@@ -6,6 +6,7 @@
  */
 import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../backoff.js';
 import { sleep } from '../sleep.js';
+import type { BreakerSeams } from './circuit-breaker.js';
 
 /** A restart being attempted after `delayMs`, reported through the runner's `onEvent`. */
 export interface RestartingEvent {
@@ -27,6 +28,8 @@ export class Supervisor {
     private readonly backoff: BackoffOptions | undefined,
     private readonly defaults: BackoffSettings,
     private readonly report: (event: RestartingEvent) => void,
+    /** Clock, jitter and timers (a runner's seams), as the breaker takes them. */
+    private readonly seams: BreakerSeams = {},
   ) {}
 
   /** The source works (a delivery was settled): the next restart starts at the first delay. */
@@ -47,13 +50,13 @@ export class Supervisor {
     if (signal.aborted || this.#restarting !== undefined) return;
     this.#streak++;
     this.restarts++;
-    this.lostSince ??= Date.now();
+    this.lostSince ??= (this.seams.now ?? Date.now)();
     const first = this.#streak;
     this.#restarting = (async () => {
       for (let attempt = first; !signal.aborted; attempt++) {
-        const delayMs = backoffDelay(attempt, this.backoff, this.defaults);
+        const delayMs = backoffDelay(attempt, this.backoff, this.defaults, this.seams.random);
         this.report({ type: 'restarting', attempt, delayMs, error });
-        await sleep(delayMs, signal);
+        await sleep(delayMs, signal, this.seams.timers);
         if (signal.aborted) return;
         try {
           await reopen();

@@ -4,7 +4,8 @@ import {
   type DeadLetterRecord,
   type DeadLetterSource,
 } from '../delivery/dead-letter-source.js';
-import type { InProcessBroker, InProcessDeadLetter } from './in-process-broker.js';
+import type { InProcessBroker } from './in-process-broker.js';
+import type { InProcessDeadLetter } from './in-process-records.js';
 
 function fromInProcess(letter: InProcessDeadLetter): DeadLetterRecord {
   const { message } = letter;

@@ -1,6 +1,7 @@
 /**
  * The RabbitMQ consumer runner's options: the shared ones (delivery/runner-options.ts) and
- * RabbitMQ's section (connection, queues, prefetch, gap wait, reconnecting), resolved once.
+ * RabbitMQ's section, `rabbitmq` (connection, queues, prefetch, gap wait, reconnecting),
+ * resolved once. The old shape, RabbitMQ's settings at the top level, is still accepted.
  */
 import type { ChannelModel } from 'amqplib';
 import type { BackoffOptions } from '../backoff.js';
@@ -8,6 +9,7 @@ import type { MessageHandler } from '../delivery/message-handler.js';
 import {
   OptionChecks,
   resolveDeliveryRunnerOptions,
+  transportSection,
   type DeliveryRunnerOptions,
   type ResolvedDeliveryRunnerOptions,
 } from '../delivery/runner-options.js';
@@ -15,7 +17,8 @@ import type { AmqpConnector } from './connector.js';
 import type { ConsumerRunnerEvent } from './consumer-runner-types.js';
 import type { ConsumerRoutes } from './topology.js';
 
-export interface ConsumerRunnerOptions extends DeliveryRunnerOptions<ConsumerRunnerEvent> {
+/** The RabbitMQ runner's own settings, grouped under `rabbitmq`. */
+export interface RabbitMqRunnerSettings {
   /**
    * A reconnecting connector, an AMQP URL (the runner then owns a reconnecting connection), or
    * an open connection the caller owns (no reconnect once it is lost).
@@ -26,8 +29,6 @@ export interface ConsumerRunnerOptions extends DeliveryRunnerOptions<ConsumerRun
    * `maxAttempts` is the default of `maxAttempts`.
    */
   readonly routes: ConsumerRoutes;
-  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
-  readonly handler: MessageHandler;
   /**
    * Unacked deliveries at a time. Default 20. Deliveries of one aggregate (same aggregateType and
    * aggregateId) are handled one after the other in delivery order; different aggregates run
@@ -43,6 +44,41 @@ export interface ConsumerRunnerOptions extends DeliveryRunnerOptions<ConsumerRun
   /** Backoff between attempts to rebuild a lost channel or connection. */
   readonly reconnectBackoff?: BackoffOptions | undefined;
 }
+
+const RABBITMQ_SETTINGS = [
+  'connection',
+  'routes',
+  'prefetch',
+  'gapWaitMs',
+  'reconnectBackoff',
+] as const satisfies readonly (keyof RabbitMqRunnerSettings)[];
+
+interface RabbitMqRunnerBase extends DeliveryRunnerOptions<ConsumerRunnerEvent> {
+  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
+  readonly handler: MessageHandler;
+}
+
+/** The shared options and RabbitMQ's settings in their own section. */
+export interface GroupedRabbitMqRunnerOptions extends RabbitMqRunnerBase {
+  /** RabbitMQ's own settings. */
+  readonly rabbitmq: RabbitMqRunnerSettings;
+}
+
+/**
+ * @deprecated RabbitMQ's settings at the top level, the old shape: group them under `rabbitmq`
+ * (`{ handler, maxAttempts, rabbitmq: { connection, routes, prefetch } }`). Still accepted; removed
+ * in the next release.
+ */
+export interface FlatRabbitMqRunnerOptions extends RabbitMqRunnerBase, RabbitMqRunnerSettings {
+  /** Absent in the old shape: the settings are at the top level. */
+  readonly rabbitmq?: undefined;
+}
+
+/** `createRabbitMqConsumerRunner`'s options: the shared ones and a `rabbitmq` section. */
+export type ConsumerRunnerOptions =
+  | GroupedRabbitMqRunnerOptions
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old shape, kept one release
+  | FlatRabbitMqRunnerOptions;
 
 export interface ResolvedConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<ConsumerRunnerEvent> {
   readonly connection: AmqpConnector | ChannelModel | string;
@@ -66,17 +102,26 @@ const DEFAULT_GAP_WAIT_MS = 60_000;
 export function resolveConsumerRunnerOptions(
   options: ConsumerRunnerOptions,
 ): ResolvedConsumerRunnerOptions {
-  const checks = new OptionChecks('createRabbitMqConsumerRunner');
-  const { connection, routes } = options;
-  if (typeof connection === 'string' ? connection === '' : typeof connection !== 'object')
-    checks.fail('connection', connection, 'an AMQP URL, a connector or an open connection');
+  const checks: OptionChecks = new OptionChecks('createRabbitMqConsumerRunner');
+  const { settings, path } = transportSection<RabbitMqRunnerSettings>(
+    checks,
+    options,
+    'rabbitmq',
+    RABBITMQ_SETTINGS,
+  );
+  const { connection, routes } = settings;
+  if (
+    connection === undefined ||
+    (typeof connection === 'string' ? connection === '' : typeof connection !== 'object')
+  )
+    checks.fail(`${path}connection`, connection, 'an AMQP URL, a connector or an open connection');
   if (
     routes === null ||
     typeof routes !== 'object' ||
     typeof routes.queue !== 'string' ||
     !Array.isArray(routes.tiers)
   )
-    checks.fail('routes', routes, 'a consumer of resolveTopology(…).consumers');
+    checks.fail(`${path}routes`, routes, 'a consumer of resolveTopology(…).consumers');
   const shared = resolveDeliveryRunnerOptions(checks, options, routes.maxAttempts);
   // Each retry is a copy on a delay tier: more than one attempt needs one.
   if (shared.maxAttempts > 1 && routes.tiers.length === 0)
@@ -90,8 +135,13 @@ export function resolveConsumerRunnerOptions(
     connection,
     routes,
     handler: checks.handler('handler', options.handler),
-    prefetch: checks.positiveInteger('prefetch', options.prefetch, DEFAULT_PREFETCH),
-    gapWaitMs: checks.nonNegativeNumber('gapWaitMs', options.gapWaitMs, DEFAULT_GAP_WAIT_MS, true),
-    reconnectBackoff: checks.backoff('reconnectBackoff', options.reconnectBackoff),
+    prefetch: checks.positiveInteger(`${path}prefetch`, settings.prefetch, DEFAULT_PREFETCH),
+    gapWaitMs: checks.nonNegativeNumber(
+      `${path}gapWaitMs`,
+      settings.gapWaitMs,
+      DEFAULT_GAP_WAIT_MS,
+      true,
+    ),
+    reconnectBackoff: checks.backoff(`${path}reconnectBackoff`, settings.reconnectBackoff),
   };
 }

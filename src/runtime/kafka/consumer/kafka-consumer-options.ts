@@ -1,13 +1,14 @@
 /**
  * The Kafka consumer runner's options: the shared ones (delivery/runner-options.ts) and Kafka's
- * section (client, topics, producer, group settings, in-place and settle backoff, schema ids),
- * resolved once.
+ * section, `kafka` (client, topics, producer, group settings, in-place and settle backoff, schema
+ * ids), resolved once. The old shape, Kafka's settings at the top level, is still accepted.
  */
 import type { BackoffOptions } from '../../backoff.js';
 import type { MessageHandler } from '../../delivery/message-handler.js';
 import {
   OptionChecks,
   resolveDeliveryRunnerOptions,
+  transportSection,
   type DeliveryRunnerOptions,
   type ResolvedDeliveryRunnerOptions,
 } from '../../delivery/runner-options.js';
@@ -16,13 +17,12 @@ import type { KafkaClient, KafkaProducer } from '../kafka-client.js';
 import type { KafkaRetryTier } from './failure-routing.js';
 import type { KafkaConsumerRoutes, KafkaConsumerRunnerEvent } from './kafka-consumer-types.js';
 
-export interface KafkaConsumerRunnerOptions extends DeliveryRunnerOptions<KafkaConsumerRunnerEvent> {
+/** The Kafka runner's own settings, grouped under `kafka`. */
+export interface KafkaRunnerSettings {
   /** The Kafka client adapter (`kafkajsClient(…)` or `platformaticClient(…)`). */
   readonly client: KafkaClient;
   /** The consumer's topics, retry tiers, group id and attempts: `kafkaConsumerRoutes(kafkaTopology, name)`. */
   readonly routes: KafkaConsumerRoutes;
-  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
-  readonly handler: MessageHandler;
   /**
    * Producer for retry copies and dead letters; default: one the runner creates (acks = all,
    * idempotent) and closes on stop.
@@ -51,6 +51,46 @@ export interface KafkaConsumerRunnerOptions extends DeliveryRunnerOptions<KafkaC
   readonly schemaIds?: SchemaIds;
 }
 
+const KAFKA_SETTINGS = [
+  'client',
+  'routes',
+  'producer',
+  'partitionConcurrency',
+  'sessionTimeoutMs',
+  'rebalanceTimeoutMs',
+  'strictBackoff',
+  'settleBackoff',
+  'clientId',
+  'schemaIds',
+] as const satisfies readonly (keyof KafkaRunnerSettings)[];
+
+interface KafkaRunnerBase extends DeliveryRunnerOptions<KafkaConsumerRunnerEvent> {
+  /** Normally a generated inbox-guarded consumer (`createInventoryServiceConsumer(...)`). */
+  readonly handler: MessageHandler;
+}
+
+/** The shared options and Kafka's settings in their own section. */
+export interface GroupedKafkaRunnerOptions extends KafkaRunnerBase {
+  /** Kafka's own settings. */
+  readonly kafka: KafkaRunnerSettings;
+}
+
+/**
+ * @deprecated Kafka's settings at the top level, the old shape: group them under `kafka`
+ * (`{ handler, maxAttempts, kafka: { client, routes, producer } }`). Still accepted; removed in
+ * the next release.
+ */
+export interface FlatKafkaRunnerOptions extends KafkaRunnerBase, KafkaRunnerSettings {
+  /** Absent in the old shape: the settings are at the top level. */
+  readonly kafka?: undefined;
+}
+
+/** `createKafkaConsumerRunner`'s options: the shared ones and a `kafka` section. */
+export type KafkaConsumerRunnerOptions =
+  | GroupedKafkaRunnerOptions
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old shape, kept one release
+  | FlatKafkaRunnerOptions;
+
 export interface ResolvedKafkaConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<KafkaConsumerRunnerEvent> {
   readonly client: KafkaClient;
   readonly routes: KafkaConsumerRoutes;
@@ -71,45 +111,64 @@ export interface ResolvedKafkaConsumerRunnerOptions extends ResolvedDeliveryRunn
 export function resolveKafkaConsumerRunnerOptions(
   options: KafkaConsumerRunnerOptions,
 ): ResolvedKafkaConsumerRunnerOptions {
-  const checks = new OptionChecks('createKafkaConsumerRunner');
-  const { client, routes } = options;
+  const checks: OptionChecks = new OptionChecks('createKafkaConsumerRunner');
+  const { settings, path } = transportSection<KafkaRunnerSettings>(
+    checks,
+    options,
+    'kafka',
+    KAFKA_SETTINGS,
+  );
+  const { client, routes } = settings;
   if (client === null || typeof client !== 'object' || typeof client.consumer !== 'function')
     checks.fail(
-      'client',
+      `${path}client`,
       client,
       'a Kafka client adapter (kafkajsClient(…), platformaticClient(…))',
     );
   if (routes === null || typeof routes !== 'object' || !Array.isArray(routes.retry))
-    checks.fail('routes', routes, 'kafkaConsumerRoutes(kafkaTopology, name)');
+    checks.fail(`${path}routes`, routes, 'kafkaConsumerRoutes(kafkaTopology, name)');
   if (!Array.isArray(routes.topics) || routes.topics.length === 0)
-    checks.fail('routes.topics', routes.topics, 'at least one event topic');
-  const tierByTopic = new Map(routes.retry.map((tier) => [tier.topic, tier]));
-  for (const topic of routes.topics)
+    checks.fail(`${path}routes.topics`, routes.topics, 'at least one event topic');
+  // Array.isArray narrows to any[]: the declared element types are taken back.
+  const retry: readonly KafkaRetryTier[] = routes.retry;
+  const topics: readonly string[] = routes.topics;
+  const tierByTopic = new Map(retry.map((tier) => [tier.topic, tier]));
+  for (const topic of topics)
     if (tierByTopic.has(topic) || topic === routes.deadLetter)
-      checks.fail('routes.topics', topic, 'topics that are not also a retry or dead-letter topic');
+      checks.fail(
+        `${path}routes.topics`,
+        topic,
+        'topics that are not also a retry or dead-letter topic',
+      );
   const shared = resolveDeliveryRunnerOptions(
     checks,
     options,
-    checks.positiveInteger('routes.maxAttempts', routes.maxAttempts, routes.retry.length + 1),
+    checks.positiveInteger(
+      `${path}routes.maxAttempts`,
+      routes.maxAttempts,
+      routes.retry.length + 1,
+    ),
   );
   const positive = (option: 'sessionTimeoutMs' | 'rebalanceTimeoutMs') =>
-    options[option] === undefined ? undefined : checks.positiveNumber(option, options[option], 0);
+    settings[option] === undefined
+      ? undefined
+      : checks.positiveNumber(`${path}${option}`, settings[option], 0);
   return {
     ...shared,
     client,
     routes,
     handler: checks.handler('handler', options.handler),
     tierByTopic,
-    producer: options.producer,
+    producer: settings.producer,
     partitionConcurrency:
-      options.partitionConcurrency === undefined
+      settings.partitionConcurrency === undefined
         ? undefined
-        : checks.positiveInteger('partitionConcurrency', options.partitionConcurrency, 1),
+        : checks.positiveInteger(`${path}partitionConcurrency`, settings.partitionConcurrency, 1),
     sessionTimeoutMs: positive('sessionTimeoutMs'),
     rebalanceTimeoutMs: positive('rebalanceTimeoutMs'),
-    strictBackoff: checks.backoff('strictBackoff', options.strictBackoff),
-    settleBackoff: checks.backoff('settleBackoff', options.settleBackoff),
-    clientId: checks.optionalName('clientId', options.clientId),
-    schemaIds: options.schemaIds,
+    strictBackoff: checks.backoff(`${path}strictBackoff`, settings.strictBackoff),
+    settleBackoff: checks.backoff(`${path}settleBackoff`, settings.settleBackoff),
+    clientId: checks.optionalName(`${path}clientId`, settings.clientId),
+    schemaIds: settings.schemaIds,
   };
 }
