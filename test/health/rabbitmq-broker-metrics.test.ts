@@ -153,8 +153,12 @@ describe('RabbitMQ broker-side metrics (real broker)', () => {
       'two handled, one dead letter in the dead queue',
       async () => {
         const s = await read(metrics);
+        // The dead letter reaches the dead queue before the runner counts it (it counts once
+        // the copy is confirmed and the original acked): wait for both.
         return valueOf(s, 'evgen_consumer_handled_total', { consumer: 'inventory-service' }) ===
-          2 && depth(s, 'dead_letter') === 1
+          2 &&
+          depth(s, 'dead_letter') === 1 &&
+          valueOf(s, 'evgen_consumer_dead_lettered_total', { consumer: 'inventory-service' }) === 1
           ? s
           : undefined;
       },
