@@ -502,9 +502,16 @@ async function createAdmin(kafka: Kafka): Promise<KafkaAdmin> {
     async deleteGroups(groupIds) {
       for (const groupId of groupIds) {
         await admin.deleteGroups([groupId]).catch((error: unknown) => {
-          // GROUP_ID_NOT_FOUND: nothing to delete.
-          if (!String((error as Error).message ?? error).match(/not.?found|does not exist/i))
-            throw error;
+          // GROUP_ID_NOT_FOUND: nothing to delete. kafkajs names the code only per group
+          // (`error.groups[].error.type`); its message is a generic "Error in DeleteGroups".
+          const codes = ((error as { groups?: { error?: { type?: string } }[] }).groups ?? []).map(
+            (group) => group.error?.type ?? '',
+          );
+          const notFound =
+            codes.length > 0
+              ? codes.every((code) => code === 'GROUP_ID_NOT_FOUND')
+              : /not.?found|does not exist/i.test(String((error as Error).message ?? error));
+          if (!notFound) throw error;
         });
       }
     },

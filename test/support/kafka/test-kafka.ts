@@ -74,7 +74,17 @@ export async function createTestKafka(
     },
     async cleanup() {
       try {
-        await admin.deleteGroups([...groups]);
+        // A group whose last member (a Java consumer, a killed child) has not left yet is
+        // NON_EMPTY until its session times out: try again for a while before failing.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await admin.deleteGroups([...groups]);
+            break;
+          } catch (error) {
+            if (attempt >= 20) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+          }
+        }
         await admin.deleteTopics([...topics]);
       } finally {
         await admin.close();
