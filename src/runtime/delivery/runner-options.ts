@@ -219,6 +219,20 @@ export function transportSection<S extends object>(
  * Checks and defaults the options every runner shares. `defaultMaxAttempts` is the transport's
  * (its retry tiers + 1, or its routes' setting).
  */
+/**
+ * A transport whose retries are copies on delay tiers (RabbitMQ queues, Pulsar topics) can make
+ * more than one attempt only when the consumer's routes have a tier.
+ */
+export function checkRetryTierFor(
+  checks: OptionChecks,
+  maxAttempts: number,
+  retryTiers: number,
+  consumer: string,
+): void {
+  if (maxAttempts > 1 && retryTiers === 0)
+    checks.fail('maxAttempts', maxAttempts, `1: routes of ${consumer} have no retry tier`);
+}
+
 export function resolveDeliveryRunnerOptions<E>(
   checks: OptionChecks,
   options: DeliveryRunnerOptions<E>,

@@ -8,6 +8,7 @@ import type { BackoffOptions } from '../backoff.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
 import {
   OptionChecks,
+  checkRetryTierFor,
   resolveDeliveryRunnerOptions,
   transportSection,
   type DeliveryRunnerOptions,
@@ -123,13 +124,7 @@ export function resolveConsumerRunnerOptions(
   )
     checks.fail(`${path}routes`, routes, 'a consumer of resolveTopology(…).consumers');
   const shared = resolveDeliveryRunnerOptions(checks, options, routes.maxAttempts);
-  // Each retry is a copy on a delay tier: more than one attempt needs one.
-  if (shared.maxAttempts > 1 && routes.tiers.length === 0)
-    checks.fail(
-      'maxAttempts',
-      shared.maxAttempts,
-      `1: routes of ${routes.consumer} have no retry tier`,
-    );
+  checkRetryTierFor(checks, shared.maxAttempts, routes.tiers.length, routes.consumer);
   return {
     ...shared,
     connection,

@@ -10,6 +10,7 @@ import type { DeliveryRunner } from '../../delivery/delivery-runner.js';
 import type { MessageHandler } from '../../delivery/message-handler.js';
 import {
   OptionChecks,
+  checkRetryTierFor,
   resolveDeliveryRunnerOptions,
   type DeliveryRunnerOptions,
   type ResolvedDeliveryRunnerOptions,
@@ -111,12 +112,7 @@ export function resolvePulsarConsumerRunnerOptions(
   )
     checks.fail('routes', routes, 'the routes of pulsarConsumerRoutes(…)');
   const shared = resolveDeliveryRunnerOptions(checks, options, routes.retry.length + 1);
-  if (shared.maxAttempts > 1 && routes.retry.length === 0)
-    checks.fail(
-      'maxAttempts',
-      shared.maxAttempts,
-      `1: routes of ${routes.consumer} have no retry tier`,
-    );
+  checkRetryTierFor(checks, shared.maxAttempts, routes.retry.length, routes.consumer);
   return {
     ...shared,
     client,
