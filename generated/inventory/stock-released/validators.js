@@ -8,10 +8,8 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReleased; identical subschemas are compiled once.
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"reservationId":{},"orderId":{},"reason":{},"releasedAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"type":"string","enum":["order_cancelled","expired","manual"]},"releasedAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","reason","releasedAt"]};
 const func0 = Object.prototype.hasOwnProperty;
-const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){

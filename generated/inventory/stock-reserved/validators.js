@@ -8,11 +8,8 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReserved; identical subschemas are compiled once.
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:1"}},"properties":{"reservationId":{},"orderId":{},"warehouseId":{},"items":{"items":{"$ref":"urn:evgen:shared:1"}},"expiresAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"reservedItem":{"$ref":"urn:evgen:shared:2"}},"properties":{"reservationId":{"$ref":"urn:evgen:shared:3"},"orderId":{"$ref":"urn:evgen:shared:3"},"warehouseId":{"type":"string","minLength":1},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:2"}},"expiresAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","warehouseId","items","expiresAt"]};
 const func0 = Object.prototype.hasOwnProperty;
 const func8 = require("ajv/dist/runtime/ucs2length").default;
-const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -52,7 +49,6 @@ return errors === 0;
 }
 validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema3 = {"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z0-9-]{3,32}$"},"quantity":{"type":"integer","minimum":1},"bin":{"type":"string"}},"required":["sku","quantity"]};
 const func13 = linearPattern;
 const pattern0 = func13("^[A-Z0-9-]{3,32}$", "u");
 
@@ -338,7 +334,6 @@ return errors === 0;
 }
 validate1.evaluated = {"props":{"reservationId":true,"orderId":true,"warehouseId":true,"items":true,"expiresAt":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema4 = {"properties":{"sku":{},"quantity":{},"bin":{}},"additionalProperties":false};
 
 function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -8,7 +8,6 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCancelled; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"cancelledAt":{},"reason":{},"note":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
 const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"cancelledAt":{"type":"string","format":"date-time"},"reason":{"type":"string","enum":["customer_request","payment_failed","out_of_stock","fraud_suspected"]},"note":{"type":"string","maxLength":500}},"required":["orderId","cancelledAt","reason"]};
 const func0 = Object.prototype.hasOwnProperty;
 const func7 = require("ajv/dist/runtime/ucs2length").default;

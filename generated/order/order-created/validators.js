@@ -8,10 +8,7 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCreated; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -43,7 +40,6 @@ validate2.errors = vErrors;
 return errors === 0;
 }
 
-const schema3 = {"type":"string","format":"date-time"};
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -104,9 +100,6 @@ validate7.errors = vErrors;
 return errors === 0;
 }
 
-const schema5 = {"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:11"}};
-const schema6 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:8"},"quantity":{"$ref":"urn:evgen:shared:9"},"unitPrice":{"$ref":"urn:evgen:shared:10"}},"required":["sku","quantity","unitPrice"]};
-const schema7 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
 const func16 = linearPattern;
 const pattern0 = func16("^[A-Z0-9-]{3,32}$", "u");
 
@@ -139,7 +132,6 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema8 = {"type":"integer","minimum":1};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -170,8 +162,6 @@ validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema9 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:19"},"currency":{"$ref":"urn:evgen:shared:20"}},"required":["amountMinor","currency"]};
-const schema10 = {"type":"integer","minimum":0};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -202,7 +192,6 @@ validate16.errors = vErrors;
 return errors === 0;
 }
 
-const schema11 = {"type":"string","pattern":"^[A-Z]{3}$"};
 const pattern1 = func16("^[A-Z]{3}$", "u");
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -391,8 +380,6 @@ validate9.errors = vErrors;
 return errors === 0;
 }
 
-const schema12 = {"type":"object","properties":{"line1":{"$ref":"urn:evgen:shared:14"},"line2":{"$ref":"urn:evgen:shared:15"},"city":{"$ref":"urn:evgen:shared:16"},"postalCode":{"$ref":"urn:evgen:shared:17"},"country":{"$ref":"urn:evgen:shared:18"}},"required":["line1","city","postalCode","country"]};
-const schema13 = {"type":"string","minLength":1,"maxLength":200};
 const func31 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -434,7 +421,6 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema14 = {"type":"string","maxLength":200};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -465,7 +451,6 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-const schema15 = {"type":"string","minLength":1};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -496,7 +481,6 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-const schema16 = {"type":"string","minLength":1,"maxLength":16};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -537,7 +521,6 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-const schema17 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const pattern2 = func16("^[A-Z]{2}$", "u");
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -791,9 +774,6 @@ validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema18 = {"items":{"$ref":"urn:evgen:shared:2"}};
-const schema19 = {"properties":{"sku":{},"quantity":{},"unitPrice":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false};
-const schema20 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -861,7 +841,6 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-const schema21 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -931,8 +910,6 @@ return errors === 0;
 
 
 
-const schema22 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"customerId":{},"placedAt":{},"channel":{},"lines":{"$ref":"urn:evgen:shared:3"},"total":{"$ref":"urn:evgen:shared:1"},"shippingAddress":{"$ref":"urn:evgen:shared:4"},"couponCode":{}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:4"},"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen3"}]};
-const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"$ref":"urn:evgen:shared:5"},"customerId":{"$ref":"urn:evgen:shared:5"},"placedAt":{"$ref":"urn:evgen:shared:6"},"channel":{"$ref":"urn:evgen:shared:7"},"lines":{"$ref":"urn:evgen:shared:12"},"total":{"$ref":"urn:evgen:shared:10"},"shippingAddress":{"$ref":"urn:evgen:shared:13"},"couponCode":{"type":"string","minLength":3,"maxLength":20}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:13"},"_common.money":{"$ref":"urn:evgen:shared:10"}}};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -8,13 +8,11 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderPaid; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"paymentId":{},"method":{},"amount":{"$ref":"urn:evgen:shared:1"},"paidAt":{}},"additionalProperties":false,"definitions":{"_common.money":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
 const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"paymentId":{"type":"string","minLength":1},"method":{"type":"string","enum":["card","bank_transfer","wallet"]},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"type":"string","format":"date-time"}},"required":["orderId","paymentId","method","amount","paidAt"],"definitions":{"_common.money":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const func7 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-const schema2 = {"type":"object","properties":{"amountMinor":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["amountMinor","currency"]};
 const func14 = linearPattern;
 const pattern0 = func14("^[A-Z]{3}$", "u");
 
@@ -281,7 +279,6 @@ validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema3 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -8,13 +8,11 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderShipped; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"orderId":{},"shippedAt":{},"carrier":{},"trackingNumber":{},"parcels":{"items":{"properties":{"parcelId":{},"weightGrams":{},"skus":{}},"additionalProperties":false}},"deliveryAddress":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"definitions":{"_common.address":{"$ref":"urn:evgen:shared:1"}},"allOf":[{"$ref":"evgen1"}]};
 const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"shippedAt":{"type":"string","format":"date-time"},"carrier":{"type":"string","enum":["dhl","ups","fedex","postal"]},"trackingNumber":{"type":"string","minLength":4,"maxLength":64},"parcels":{"type":"array","minItems":1,"items":{"type":"object","properties":{"parcelId":{"type":"string"},"weightGrams":{"type":"integer","minimum":1},"skus":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["parcelId","weightGrams","skus"]}},"deliveryAddress":{"$ref":"urn:evgen:shared:2"}},"required":["orderId","shippedAt","carrier","trackingNumber","parcels","deliveryAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const func10 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-const schema2 = {"type":"object","properties":{"line1":{"type":"string","minLength":1,"maxLength":200},"line2":{"type":"string","maxLength":200},"city":{"type":"string","minLength":1},"postalCode":{"type":"string","minLength":1,"maxLength":16},"country":{"type":"string","pattern":"^[A-Z]{2}$"}},"required":["line1","city","postalCode","country"]};
 const func35 = linearPattern;
 const pattern0 = func35("^[A-Z]{2}$", "u");
 
@@ -576,7 +574,6 @@ validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema3 = {"properties":{"line1":{},"line2":{},"city":{},"postalCode":{},"country":{}},"additionalProperties":false};
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

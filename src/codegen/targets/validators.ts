@@ -10,7 +10,8 @@
  * per event, and a subschema shared by several versions or by the writer and reader views is
  * compiled once (`shared-subschemas.ts`). Where a writer is its reader plus closed objects, its
  * function runs the reader's and then only the closedness check (`writer-closedness.ts`). Error
- * messages are not in the code: the runtime writes them on failure. The ajv code is
+ * messages are not in the code: the runtime writes them on failure, and the schema constants
+ * ajv declares but the code never reads are dropped (`unused-schema-constants.ts`). The ajv code is
  * machine-written and left compact (one statement run per line, never run through a formatter);
  * it is still deterministic.
  *
@@ -37,6 +38,7 @@ import { withLinearEnumUniqueness } from '../../schema/linear-enum-uniqueness.js
 import { withContainsItemFloor } from './contains-item-floor.js';
 import { withoutAnnotations } from './without-annotations.js';
 import { writerClosedness } from './writer-closedness.js';
+import { withoutUnusedSchemaConstants } from './unused-schema-constants.js';
 import { isObject } from '../../common/json-value.js';
 import { linearPattern } from '../../runtime/linear-pattern.js';
 
@@ -157,7 +159,9 @@ export function standaloneValidators(sources: readonly ValidatorSource[]): {
       ajv.addSchema(views[index] as object, key);
       refs[key] = key;
     });
-    let code = standaloneCode(ajv, refs).replace(/^"use strict";/, '');
+    let code = withoutUnusedSchemaConstants(
+      standaloneCode(ajv, refs).replace(/^"use strict";/, ''),
+    );
     const bound = new Map<string, string>();
     code = code.replace(EXPORT_LINE, (_line, key: string, fn: string) => {
       bound.set(key, fn);

@@ -8,10 +8,7 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoiceIssued; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
 const func0 = Object.prototype.hasOwnProperty;
-const schema2 = {"type":"string","format":"uuid"};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -43,8 +40,6 @@ validate2.errors = vErrors;
 return errors === 0;
 }
 
-const schema3 = {"type":"object","properties":{"name":{"$ref":"urn:evgen:shared:14"},"address":{"$ref":"urn:evgen:shared:15"}},"required":["name","address"]};
-const schema4 = {"type":"string","minLength":1};
 const func9 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -76,8 +71,6 @@ validate5.errors = vErrors;
 return errors === 0;
 }
 
-const schema5 = {"type":"object","properties":{"city":{"type":"string"},"country":{"$ref":"urn:evgen:shared:12"}},"required":["city","country"]};
-const schema6 = {"type":"string","pattern":"^[A-Z]{2}$"};
 const func15 = linearPattern;
 const pattern0 = func15("^[A-Z]{2}$", "u");
 
@@ -220,8 +213,6 @@ validate4.errors = vErrors;
 return errors === 0;
 }
 
-const schema7 = {"type":"object","properties":{"amountMinor":{"$ref":"urn:evgen:shared:13"},"currency":{"$ref":"urn:evgen:shared:11"}},"required":["amountMinor","currency"]};
-const schema8 = {"type":"integer","minimum":0};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -333,8 +324,6 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
-const schema10 = {"type":"array","items":{"$ref":"urn:evgen:shared:9"}};
-const schema11 = {"type":"object","properties":{"text":{"type":"string"},"amount":{"$ref":"urn:evgen:shared:8"}},"required":["text","amount"]};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -504,8 +493,6 @@ validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema12 = {"properties":{"name":{},"address":{"$ref":"urn:evgen:shared:5"}},"additionalProperties":false};
-const schema13 = {"properties":{"city":{},"country":{}},"additionalProperties":false};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -556,7 +543,6 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-const schema14 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -579,8 +565,6 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-const schema15 = {"items":{"$ref":"urn:evgen:shared:3"}};
-const schema16 = {"properties":{"text":{},"amount":{"$ref":"urn:evgen:shared:2"}},"additionalProperties":false};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -673,8 +657,6 @@ return errors === 0;
 
 
 
-const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"billTo":{"$ref":"urn:evgen:shared:1"},"total":{"$ref":"urn:evgen:shared:2"},"lines":{"$ref":"urn:evgen:shared:4"},"dueDate":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:2"},"_common.party":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen3"}]};
-const schema18 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"$ref":"urn:evgen:shared:6"},"billTo":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:8"},"lines":{"$ref":"urn:evgen:shared:10"},"dueDate":{"type":"string","format":"date"}},"required":["invoiceId","billTo","total","lines"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:11"},"country":{"$ref":"urn:evgen:shared:12"}}},"_common.money":{"$ref":"urn:evgen:shared:8"},"_common.party":{"$ref":"urn:evgen:shared:7"}}};
 const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){

@@ -8,12 +8,9 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of billing.InvoicePaid; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"invoiceId":{},"amount":{"$ref":"urn:evgen:shared:1"},"paidAt":{}},"definitions":{"_common.codes":{},"_common.money":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"invoiceId":{"type":"string","format":"uuid"},"amount":{"$ref":"urn:evgen:shared:2"},"paidAt":{"type":"string","format":"date-time"}},"required":["invoiceId","amount","paidAt"],"definitions":{"_common.codes":{"definitions":{"currency":{"$ref":"urn:evgen:shared:3"},"country":{"type":"string","pattern":"^[A-Z]{2}$"}}},"_common.money":{"$ref":"urn:evgen:shared:2"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-const schema2 = {"type":"object","properties":{"amountMinor":{"type":"integer","minimum":0},"currency":{"$ref":"urn:evgen:shared:3"}},"required":["amountMinor","currency"]};
 const schema3 = {"type":"string","enum":["EUR","USD","CHF"]};
 
 function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -220,7 +217,6 @@ validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema4 = {"properties":{"amountMinor":{},"currency":{}},"additionalProperties":false};
 
 function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -9,9 +9,7 @@ const require = createRequire(import.meta.url);
 
 // Every validation function of shop.CartCheckedOut; identical subschemas are compiled once.
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false},"discount":{"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"],"unevaluatedProperties":false};
-const schema1 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
 const func0 = Object.prototype.hasOwnProperty;
-const schema2 = {"type":"string","format":"date-time"};
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -107,7 +105,6 @@ return errors === 0;
 }
 validate1.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema3 = {"type":"string","format":"uuid"};
 const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -147,8 +144,6 @@ return errors === 0;
 }
 validate5.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema4 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false};
-const schema5 = {"type":"string","pattern":"^[A-Z0-9-]{3,32}$"};
 const func10 = linearPattern;
 const pattern0 = func10("^[A-Z0-9-]{3,32}$", "u");
 
@@ -189,7 +184,6 @@ return errors === 0;
 }
 validate8.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema6 = {"type":"integer","minimum":1};
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -300,8 +294,6 @@ return errors === 0;
 }
 validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema7 = {"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false};
-const schema8 = {"type":"number","exclusiveMinimum":0,"maximum":100};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -552,7 +544,6 @@ return errors === 0;
 }
 validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema9 = {"type":"array","prefixItems":[{"type":"number"},{"type":"number"}],"items":false};
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -619,7 +610,6 @@ return errors === 0;
 }
 validate18.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema10 = {"type":"object","additionalProperties":{"type":"string"}};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -795,7 +785,6 @@ validate0.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"$ref":"urn:evgen:shared:8"},"item":{"$ref":"urn:evgen:shared:9"},"discount":{"$ref":"urn:evgen:shared:10"}},"allOf":[{"$ref":"urn:evgen:shared:8"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:9"}},"discount":{"$ref":"urn:evgen:shared:10"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"]};
-const schema12 = {"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -852,7 +841,6 @@ return errors === 0;
 }
 validate23.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema13 = {"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"]};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -913,7 +901,6 @@ return errors === 0;
 }
 validate27.evaluated = {"props":{"sku":true,"qty":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema14 = {"anyOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"]},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"]}]};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

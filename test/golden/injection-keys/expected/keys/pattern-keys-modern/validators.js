@@ -4,13 +4,10 @@
 import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeysModern; identical subschemas are compiled once.
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"items":{"prefixItems":[{}],"items":{"$ref":"urn:evgen:shared:1"}}},"$defs":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"items":{"type":"array","prefixItems":[{"type":"string"}],"items":{"$ref":"urn:evgen:shared:3"}}},"required":["id"],"$defs":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const func3 = linearPattern;
 const pattern0 = func3("x*/x*/;process.exit(7);/*", "u");
 const pattern1 = func3("a*/\n;process.exit(8);/*", "u");
-const schema2 = {"type":"string"};
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37,7 +34,6 @@ return errors === 0;
 }
 validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema3 = {"type":"object","patternProperties":{"q*/q*/;process.exit(11);/*":{"type":"string"}}};
 const pattern2 = func3("q*/q*/;process.exit(11);/*", "u");
 
 function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -214,7 +210,6 @@ return errors === 0;
 }
 validate1.evaluated = {"props":{"id":true,"meta":true,"items":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema4 = {"patternProperties":{"q*/q*/;process.exit(11);/*":{}},"additionalProperties":false};
 
 function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -4,8 +4,6 @@
 import { linearPattern, payloadValidator } from 'evgen-runtime';
 
 // Every validation function of keys.PatternKeys; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"meta":{"patternProperties":{"x*/x*/;process.exit(7);/*":{},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:1"},"a*/\n;process.exit(8);/*":{}},"additionalProperties":false},"titled":{"patternProperties":{"y*/y*/;process.exit(9);/*":{}},"additionalProperties":false},"open":{}},"definitions":{"tag":{},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:1"},"\"'`${x}`":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string"},"meta":{"type":"object","patternProperties":{"x*/x*/;process.exit(7);/*":{"$ref":"urn:evgen:shared:2"},".*/ process.exit(1) /* \"'`\\$\\{x\\}`":{"$ref":"urn:evgen:shared:3"},"a*/\n;process.exit(8);/*":{"type":"string"}}},"titled":{"type":"object","patternProperties":{"y*/y*/;process.exit(9);/*":{"type":"integer"}}},"open":{"type":"object","patternProperties":{"z*/z*/;process.exit(10);/*":{"type":"boolean"}},"additionalProperties":true}},"required":["id"],"definitions":{"tag":{"$ref":"urn:evgen:shared:2"},"*/ process.exit(1) /*":{"$ref":"urn:evgen:shared:3"},"\"'`${x}`":{"type":"string","enum":["*/ process.exit(1) /*"]}}};
 const func0 = Object.prototype.hasOwnProperty;
 const func3 = linearPattern;
 const pattern0 = func3("x*/x*/;process.exit(7);/*", "u");
@@ -13,7 +11,6 @@ const pattern1 = func3(".*/ process.exit(1) /* \"'`\\$\\{x\\}`", "u");
 const pattern2 = func3("a*/\n;process.exit(8);/*", "u");
 const pattern3 = func3("y*/y*/;process.exit(9);/*", "u");
 const pattern4 = func3("z*/z*/;process.exit(10);/*", "u");
-const schema2 = {"type":"string"};
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -32,7 +29,6 @@ validate2.errors = vErrors;
 return errors === 0;
 }
 
-const schema3 = {"type":"object","properties":{"\"; process.exit(1); \"":{"type":"string"},"${process.exit(1)}":{"type":"number"}}};
 
 function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -224,7 +220,6 @@ validate1.errors = vErrors;
 return errors === 0;
 }
 
-const schema4 = {"properties":{"\"; process.exit(1); \"":{},"${process.exit(1)}":{}},"additionalProperties":false};
 
 function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

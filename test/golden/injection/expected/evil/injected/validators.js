@@ -8,7 +8,6 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of evil.Injected; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"id":{},"*/ process.exit(1) /*":{},"\"'`${x}`":{},"constructor":{},"with space":{},"nested":{"properties":{"x":{},"tsTyped":{}},"additionalProperties":false},"constValue":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
 const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"id":{"type":"string","minLength":1},"*/ process.exit(1) /*":{"type":"string","enum":["*/ process.exit(1) /*","\"'`${x}`","a\nb","\u2028","\\","'","${process.exit(1)}"]},"\"'`${x}`":{"type":"integer"},"constructor":{"type":"string"},"with space":{"type":"boolean"},"nested":{"type":"object","properties":{"x":{"type":"string","pattern":"^[^'\"`]*$"},"tsTyped":{"type":"string","tsType":"any; process.exit(1)"}},"required":["x"]},"constValue":{"const":"*/ process.exit(1) /*"}},"required":["id","*/ process.exit(1) /*"]};
 const func0 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;

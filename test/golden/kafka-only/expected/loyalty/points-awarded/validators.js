@@ -4,7 +4,6 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of loyalty.PointsAwarded; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"accountId":{},"points":{},"reason":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
 const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"accountId":{"type":"string","format":"uuid"},"points":{"type":"integer","minimum":1},"reason":{"type":"string","enum":["purchase","referral","promotion"]}},"required":["accountId","points","reason"]};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;

@@ -8,8 +8,6 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of loyalty.PointsRedeemed; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"accountId":{},"points":{},"rewardId":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"accountId":{"type":"string","format":"uuid"},"points":{"type":"integer","minimum":1},"rewardId":{"type":"string","minLength":1}},"required":["accountId","points","rewardId"]};
 const func0 = Object.prototype.hasOwnProperty;
 const func6 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;

@@ -8,8 +8,6 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of shipment.ShipmentDelayed; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"shipmentId":{},"expectedAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"shipmentId":{"type":"string","format":"uuid"},"expectedAt":{"type":"string","format":"date-time"}},"required":["shipmentId","expectedAt"]};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];

@@ -8,8 +8,6 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of shipment.ShipmentDispatched; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"shipmentId":{},"carrier":{},"dispatchedAt":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"shipmentId":{"type":"string","format":"uuid"},"carrier":{"type":"string","minLength":1},"dispatchedAt":{"type":"string","format":"date-time"}},"required":["shipmentId","carrier","dispatchedAt"]};
 const func0 = Object.prototype.hasOwnProperty;
 const func5 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;

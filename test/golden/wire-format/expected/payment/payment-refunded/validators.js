@@ -4,8 +4,6 @@
 import { payloadValidator } from 'evgen-runtime';
 
 // Every validation function of payment.PaymentRefunded; identical subschemas are compiled once.
-const schema0 = {"$schema":"http://json-schema.org/draft-07/schema#","properties":{"paymentId":{},"amountMinor":{}},"additionalProperties":false,"allOf":[{"$ref":"evgen1"}]};
-const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"paymentId":{"type":"string","format":"uuid"},"amountMinor":{"type":"integer","minimum":1}},"required":["paymentId","amountMinor"]};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
