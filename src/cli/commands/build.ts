@@ -12,6 +12,7 @@ import { DiagnosticError } from '../../diagnostics/diagnostic-error.js';
 import { GENERATED_MARKER } from '../../codegen/render/header.js';
 import type { Target } from '../../codegen/target.js';
 import { openBuildCache } from '../build-cache.js';
+import { withBoundedHeapGrowth } from '../bounded-heap-growth.js';
 import { addFolderOptions, printProblems, refuse } from '../command-support.js';
 import { CONFIG_FILE_NAME, loadConfig, type EvgenConfig } from '../config.js';
 import { resolveCatalogDependencies } from '../../catalog/catalog-dependencies.js';
@@ -61,7 +62,7 @@ export function registerBuild(program: Command): void {
     )
     .option('--no-cache', 'regenerate everything; neither read nor write the cache')
     .action(async (options: BuildOptions) => {
-      process.exitCode = await runBuild(options);
+      process.exitCode = await withBoundedHeapGrowth(() => runBuild(options));
     });
 }
 
