@@ -4,7 +4,9 @@
  *   - the lifecycle (runner-lifecycle.ts): new → starting → running → stopping → stopped, start
  *     idempotent and awaited by stop, stop idempotent and bounded by `drainTimeoutMs`;
  *   - the work in flight and its draining on stop (in-flight.ts);
- *   - the circuit breaker (circuit-breaker.ts), the outcome counters and the events;
+ *   - the circuit breaker (circuit-breaker.ts), the outcome counters, the transport's own
+ *     counts and the events, and the runner's public face (`runner()`: state, in flight,
+ *     health, metrics, start and stop);
  *   - supervision: reopening a lost connection with backoff (supervisor.ts).
  * A transport supplies only its source (open, pause, resume, quiesce, close) and carries each
  * outcome out with `settleOutcome` (outcome-settlement.ts) over its own settler.
@@ -16,7 +18,8 @@
 import type { BackoffOptions, BackoffSettings } from '../backoff.js';
 import { CircuitBreaker, type CircuitBreakerOptions } from './circuit-breaker.js';
 import type { DeliveryEventOf } from './delivery-event.js';
-import { DeliveryCounters } from './delivery-outcome.js';
+import { DeliveryCounters, type DeliveryCounts } from './delivery-outcome.js';
+import type { DeliveryRunner } from './delivery-runner.js';
 import { InFlightWork } from './in-flight.js';
 import {
   assessHealth,
@@ -50,7 +53,9 @@ export interface DeliverySource {
 export type RunnerCoreEvent =
   LifecycleEvent | RestartingEvent | DeliveryEventOf<'paused' | 'resumed' | 'error'>;
 
-export interface RunnerCoreOptions<E> {
+export interface RunnerCoreOptions<E, C extends TransportCounts = TransportCounts> {
+  /** The transport's own counts, all 0 (RabbitMQ's `requeued`, Kafka's `commitFailures`, …). */
+  readonly counts?: C | undefined;
   readonly circuitBreaker?: CircuitBreakerOptions | undefined;
   /** Backoff of supervised reopening, and its defaults. */
   readonly reconnectBackoff?: BackoffOptions | undefined;
@@ -65,10 +70,22 @@ export interface RunnerCoreOptions<E> {
   readonly timers?: RunnerTimers | undefined;
 }
 
+/** Counts a transport keeps beside the delivery counters; reported by `metrics()`. */
+export type TransportCounts = Record<string, number>;
+
+/** What every runner's `metrics()` reports: outcomes, the transport's counts, breaker pauses. */
+export type CoreMetrics<C extends TransportCounts> = DeliveryCounts &
+  C & { readonly pauses: number };
+
 const NO_RECONNECT: BackoffSettings = { baseMs: 1_000, capMs: 30_000, jitter: 0.2 };
 
-export class RunnerCore<E extends { readonly type: string }> {
+export class RunnerCore<
+  E extends { readonly type: string },
+  C extends TransportCounts = Record<never, number>,
+> {
   readonly counters = new DeliveryCounters();
+  /** The transport's own counts (mutable: the transport increments them). */
+  readonly counts: { -readonly [K in keyof C]: C[K] };
   readonly inFlight = new InFlightWork();
   readonly breaker: CircuitBreaker;
   readonly supervisor: Supervisor;
@@ -77,8 +94,9 @@ export class RunnerCore<E extends { readonly type: string }> {
 
   constructor(
     private readonly source: DeliverySource,
-    private readonly options: RunnerCoreOptions<E> = {},
+    private readonly options: RunnerCoreOptions<E, C> = {},
   ) {
+    this.counts = { ...(options.counts ?? ({} as C)) };
     const emit = safeObserver(options.onEvent) as (event: E | RunnerCoreEvent) => void;
     this.emit = emit;
     const seams = { now: options.now, random: options.random, timers: options.timers };
@@ -161,6 +179,37 @@ export class RunnerCore<E extends { readonly type: string }> {
         : {}),
     });
     return name === undefined ? health : { name, ...health };
+  }
+
+  /** The delivery counters, the transport's counts and the breaker's pauses, as of now. */
+  metrics(): CoreMetrics<C> {
+    return { ...this.counters.snapshot(), ...this.counts, pauses: this.breaker.trips };
+  }
+
+  /**
+   * The runner a transport hands out: this core's lifecycle, in-flight count, health (named
+   * `name`) and `metrics`, plus the transport's own members (`own`, e.g. Kafka's `lag`), whose
+   * getters stay getters.
+   */
+  runner<R extends DeliveryRunner<DeliveryCounts>>(
+    name: string,
+    metrics: R['metrics'],
+    own: Omit<R, keyof DeliveryRunner<DeliveryCounts>>,
+  ): R {
+    const core = this;
+    const face: DeliveryRunner<DeliveryCounts> = {
+      get state() {
+        return core.state;
+      },
+      get inFlight() {
+        return core.inFlight.size;
+      },
+      metrics,
+      health: () => core.health(name),
+      start: () => core.start(),
+      stop: () => core.stop(),
+    };
+    return Object.defineProperties(face, Object.getOwnPropertyDescriptors(own)) as R;
   }
 
   /** Runs a delivery's work as in flight: a stop drains it; a rejection is reported. */

@@ -27,18 +27,19 @@
  * (received-headers.ts).
  * A lost connection or channel is rebuilt with backoff; `stop()` lets in-flight handlers finish.
  * The lifecycle, the work in flight, the breaker, the counters and the reconnecting are the
- * runner core's (delivery/runner-core.ts); this file is RabbitMQ's source (channel, consume,
- * cancel) and amqp-settler.ts its settler.
+ * runner core's (delivery/runner-core.ts); this file is RabbitMQ's source (open a session,
+ * consume, cancel, reopen), amqp-session.ts one channel's consuming, amqp-delivery.ts a message
+ * as a delivery and amqp-settler.ts its settler.
  */
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { ConsumeMessage } from 'amqplib';
 import { createDeliveryPipeline, type IdentifiedDelivery } from '../delivery/delivery-pipeline.js';
 import type { Delivery } from '../delivery/delivery.js';
 import { settleOutcome, type OutcomeSettlement } from '../delivery/outcome-settlement.js';
 import { RunnerCore } from '../delivery/runner-core.js';
 import { AggregateLanes, aggregateKey } from './aggregate-lanes.js';
+import { amqpDelivery } from './amqp-delivery.js';
+import { AmqpSession } from './amqp-session.js';
 import { createAmqpSettler, type AmqpTarget } from './amqp-settler.js';
-import { EVGEN_HEADERS, headerString } from './amqp-message.js';
-import { ConfirmedPublisher } from './confirmed-publisher.js';
 import {
   createAmqpConnector,
   DEFAULT_RECONNECT_BACKOFF,
@@ -55,7 +56,6 @@ import type {
   ConsumerRunnerEvent,
   ConsumerRunnerMetrics,
 } from './consumer-runner-types.js';
-import { trustedHeaders } from './received-headers.js';
 
 export type { ConsumerRunnerOptions } from './consumer-runner-options.js';
 export type {
@@ -63,21 +63,6 @@ export type {
   ConsumerRunnerEvent,
   ConsumerRunnerMetrics,
 } from './consumer-runner-types.js';
-
-interface Session {
-  readonly channel: Channel;
-  readonly publisher: ConfirmedPublisher;
-  consumerTag?: string;
-  ended: boolean;
-}
-
-/** The attempt a delivery is: `x-evgen-attempt`, 1 when absent or unreadable. */
-function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
-  const value = headers?.[EVGEN_HEADERS.attempt];
-  const number =
-    typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
-  return Number.isInteger(number) && number >= 1 ? number : 1;
-}
 
 export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): ConsumerRunner {
   const options = resolveConsumerRunnerOptions(given);
@@ -94,70 +79,59 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
         ? connection
         : fixedConnector(connection);
   let connector: AmqpConnector | undefined;
-  let session: Session | undefined;
-  const counts = { settleFailures: 0, requeued: 0, gapWaits: 0, redelivered: 0 };
+  let session: AmqpSession | undefined;
   const lanes = new AggregateLanes();
 
-  const core = new RunnerCore<ConsumerRunnerEvent>(
+  const core = new RunnerCore<ConsumerRunnerEvent, typeof COUNTS>(
     {
       open: async (signal) => {
         connector ??= makeConnector();
         await open(signal);
       },
-      pause() {
-        const current = session;
-        if (current === undefined || current.ended || current.consumerTag === undefined) return;
-        const tag = current.consumerTag;
-        current.consumerTag = undefined;
-        void current.channel.cancel(tag).catch(() => undefined);
-      },
+      pause: () => void session?.cancel(),
       async resume() {
         const current = session;
         // No session: the restart opens one, and open() consumes once the breaker is closed.
-        if (current === undefined || current.ended || current.consumerTag !== undefined)
-          return false;
+        if (current === undefined || current.ended || current.consuming) return false;
         await consume(current);
         return true;
       },
-      async quiesce() {
-        const current = session;
-        if (current !== undefined && current.consumerTag !== undefined && !current.ended)
-          await current.channel.cancel(current.consumerTag).catch(() => undefined);
-      },
+      quiesce: async () => session?.cancel(),
       async close() {
         const current = session;
         session = undefined;
-        if (current !== undefined) end(current);
-        await current?.publisher.close();
-        await current?.channel.close().catch(() => undefined);
+        await current?.close();
         if (ownsConnector) await connector?.close();
         if (ownsConnector) connector = undefined;
       },
     },
-    { ...options, reconnectDefaults: DEFAULT_RECONNECT_BACKOFF },
+    { ...options, reconnectDefaults: DEFAULT_RECONNECT_BACKOFF, counts: COUNTS },
   );
   const { breaker, counters, emit, supervisor } = core;
-  const settleFailure = createAmqpSettler({ routes, gapWaitMs, counters, counts, emit });
+  const settleFailure = createAmqpSettler({
+    routes,
+    gapWaitMs,
+    counters,
+    counts: core.counts,
+    emit,
+  });
 
   /** Opens a channel and consumes (unless the breaker is open); on a stop meanwhile, closes it. */
   async function open(signal: AbortSignal): Promise<void> {
     const model = await connector!.connection();
-    const channel = await model.createChannel();
-    const current: Session = { channel, publisher: new ConfirmedPublisher(model), ended: false };
-    channel.on('error', (error: Error) => emit({ type: 'error', error }));
-    channel.on('close', () => {
-      current.ended = true;
-      void current.publisher.close();
-      if (session === current) lost(current, 'channel or connection closed');
+    const current: AmqpSession = new AmqpSession(await model.createChannel(), model, {
+      onError: (error) => emit({ type: 'error', error }),
+      onClosed: () => {
+        if (session === current) lost(current, 'channel or connection closed');
+      },
     });
     try {
-      await channel.prefetch(prefetch);
+      await current.channel.prefetch(prefetch);
       // While the breaker is open the queue keeps its messages; it resumes consuming.
       if (!signal.aborted && !breaker.isOpen) await consume(current);
     } catch (error) {
       // Not consuming yet: the caller (start or the restart) decides what happens next.
-      end(current);
-      await channel.close().catch(() => undefined);
+      await current.close();
       throw error;
     }
     if (current.ended) throw new Error(`channel closed while starting to consume ${routes.queue}`);
@@ -166,31 +140,17 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
     if (!signal.aborted) emit({ type: 'consuming', queue: routes.queue });
   }
 
-  async function consume(current: Session): Promise<void> {
-    const reply = await current.channel.consume(
-      routes.queue,
-      (message) => onDelivery(current, message),
-      { noAck: false },
-    );
-    current.consumerTag = reply.consumerTag;
-  }
-
-  function end(current: Session): void {
-    current.ended = true;
-    void current.publisher.close();
-  }
+  const consume = (current: AmqpSession) =>
+    current.consume(routes.queue, (message) => onDelivery(current, message));
 
   /** The session is gone (channel closed, consumer cancelled, nothing confirmed): reopen. */
-  function lost(current: Session, why: string): void {
+  function lost(current: AmqpSession, why: string): void {
     if (session === current) session = undefined;
-    if (!current.ended) {
-      end(current);
-      void current.channel.close().catch(() => undefined);
-    }
+    if (!current.ended) void current.close();
     core.restart(new Error(why), () => open(core.signal));
   }
 
-  function onDelivery(current: Session, message: ConsumeMessage | null): void {
+  function onDelivery(current: AmqpSession, message: ConsumeMessage | null): void {
     if (message === null) {
       // The broker cancelled the consumer (queue deleted or failed over): start again.
       if (session === current && !core.signal.aborted)
@@ -198,57 +158,19 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
       return;
     }
     // The broker's own flag: delivered before and not acked (requeued, or a channel was lost).
-    if (message.fields.redelivered) counts.redelivered++;
+    if (message.fields.redelivered) core.counts.redelivered++;
     // Identified here, in delivery order, so the aggregate key is known before anything runs.
-    const delivery = toDelivery(message);
+    const delivery = amqpDelivery(message, routes.queue);
     const identified = pipeline.identify(delivery);
     const key = identified.body !== undefined ? aggregateKey(identified.body) : undefined;
     void core.track(lanes.run(key, () => process(current, message, delivery, identified)));
   }
 
-  function toDelivery(message: ConsumeMessage): Delivery {
-    const trusted = trustedHeaders(message);
-    const attempt = deliveryAttempt(trusted);
-    const messageId: unknown = message.properties.messageId;
-    const type: unknown = message.properties.type;
-    return {
-      body: message.content,
-      messageId: typeof messageId === 'string' && messageId !== '' ? messageId : undefined,
-      eventType: typeof type === 'string' && type !== '' ? type : undefined,
-      traceId: headerString(trusted, EVGEN_HEADERS.traceId),
-      attempt,
-      facts: {
-        transport: 'rabbitmq',
-        queue: routes.queue,
-        redelivered: attempt > 1 || message.fields.redelivered,
-        headers: message.properties.headers ?? {},
-      },
-    };
+  function requeue(current: AmqpSession, message: ConsumeMessage): void {
+    if (current.requeue(message)) core.counts.requeued++;
   }
 
-  function ack(current: Session, message: ConsumeMessage): void {
-    // After a lost channel the delivery tag is void: the broker redelivers and the inbox absorbs it.
-    if (current.ended) return;
-    try {
-      current.channel.ack(message);
-      supervisor.healthy();
-    } catch (error) {
-      emit({ type: 'error', error });
-    }
-  }
-
-  /** Puts a delivery back in the queue untouched (same headers, so no attempt is used up). */
-  function requeue(current: Session, message: ConsumeMessage): void {
-    if (current.ended) return;
-    try {
-      current.channel.nack(message, false, true);
-      counts.requeued++;
-    } catch (error) {
-      emit({ type: 'error', error });
-    }
-  }
-
-  type Target = AmqpTarget & { readonly current: Session };
+  type Target = AmqpTarget & { readonly current: AmqpSession };
   const settlement: OutcomeSettlement<Target> = {
     breaker,
     counters,
@@ -269,7 +191,7 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
   };
 
   async function process(
-    current: Session,
+    current: AmqpSession,
     message: ConsumeMessage,
     delivery: Delivery,
     identified: IdentifiedDelivery,
@@ -285,29 +207,23 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
       message,
       publisher: current.publisher,
       attempt: delivery.attempt,
-      ack: () => ack(current, message),
+      // After a lost channel the delivery tag is void: the broker redelivers, the inbox absorbs it.
+      ack: () => {
+        if (current.ack(message)) supervisor.healthy();
+      },
     };
     await settleOutcome(outcome, target, settlement);
   }
 
-  return {
-    get state() {
-      return core.state;
-    },
-    get inFlight() {
-      return core.inFlight.size;
-    },
-    metrics: () => ({
-      ...counters.snapshot(),
-      ...counts,
-      restarts: supervisor.restarts,
-      pauses: breaker.trips,
-    }),
-    health: () => core.health(handler.name),
-    start: () => core.start(),
-    stop: () => core.stop(),
-  };
+  const metrics = (): ConsumerRunnerMetrics => ({
+    ...core.metrics(),
+    restarts: supervisor.restarts,
+  });
+  return core.runner<ConsumerRunner>(handler.name, metrics, {});
 }
+
+/** The transport's own counts, beside the delivery counters (see ConsumerRunnerMetrics). */
+const COUNTS = { settleFailures: 0, requeued: 0, gapWaits: 0, redelivered: 0 };
 
 /**
  * @deprecated Renamed `createRabbitMqConsumerRunner`, beside `createKafkaConsumerRunner`; this

@@ -27,8 +27,9 @@
  * Attempt and diagnostic headers are only believed on the consumer's own retry topics.
  * The lifecycle, the work in flight, the breaker and the counters are the runner core's
  * (delivery/runner-core.ts); this file is Kafka's source (producer, group consumer, holds),
- * kafka-delivery.ts turns a record into a delivery, kafka-settler.ts is its settler and
- * kafka-consumer-options.ts resolves its options.
+ * kafka-delivery.ts turns a record into a delivery, retry-copy.ts reads a retry copy's attempt
+ * and due time, partition-holds.ts and partition-retries.ts keep what is known per partition,
+ * kafka-settler.ts is its settler and kafka-consumer-options.ts resolves its options.
  */
 import { createDeliveryPipeline } from '../../delivery/delivery-pipeline.js';
 import { settleOutcome, type OutcomeSettlement } from '../../delivery/outcome-settlement.js';
@@ -40,7 +41,6 @@ import type {
   KafkaProducer,
   KafkaTopicPartition,
 } from '../kafka-client.js';
-import { KAFKA_CONSUMER_HEADERS as H, headerInteger, headerTime } from './consumer-headers.js';
 import {
   resolveKafkaConsumerRunnerOptions,
   type KafkaConsumerRunnerOptions,
@@ -50,7 +50,9 @@ import { identifyFramed, KAFKA_MESSAGE_ID_HINT, kafkaDelivery } from './kafka-de
 import { createKafkaSettler, type HeldRecord } from './kafka-settler.js';
 import { consumerLag } from './kafka-lag.js';
 import { OffsetCommitter } from './offset-committer.js';
-import { PartitionHolds, tpKey } from './partition-holds.js';
+import { PartitionHolds } from './partition-holds.js';
+import { PartitionRetries } from './partition-retries.js';
+import { copyAttempt, copyDueAt } from './retry-copy.js';
 import { topicMessageLimits } from './topic-message-limits.js';
 
 export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): KafkaConsumerRunner {
@@ -61,27 +63,24 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
     consumer: routes.consumer,
     messageIdHint: KAFKA_MESSAGE_ID_HINT,
   });
-  const counts = { retriedInPlace: 0, settleFailures: 0, commitFailures: 0, fetches: 0 };
   let lastFetchAt: number | undefined;
   let consumer: KafkaConsumer | undefined;
   let producer: KafkaProducer | undefined;
   let admin: Promise<KafkaAdmin> | undefined;
   let committer: OffsetCommitter | undefined;
-  /** Records are taken (between the consumer's start and the stop): else they are held. */
-  let taking = false;
-  const inPlace = new Map<string, { offset: string; retries: number }>();
-  const settleStreak = new Map<string, number>();
+  const retries = new PartitionRetries();
+  /** Records are taken until a stop is asked for; then they are held for the next owner. */
+  const taking = (): boolean => !core.signal.aborted;
 
-  const core: RunnerCore<KafkaConsumerRunnerEvent> = new RunnerCore<KafkaConsumerRunnerEvent>(
+  const core: RunnerCore<KafkaConsumerRunnerEvent, typeof COUNTS> = new RunnerCore(
     {
       async open(signal) {
         holds.reset();
-        inPlace.clear();
-        settleStreak.clear();
+        retries.clear();
         committer = new OffsetCommitter({
           commit: (offsets) => consumer!.commit(offsets),
           onError: (error) => {
-            counts.commitFailures++;
+            core.counts.commitFailures++;
             emit({ type: 'commit-failed', error });
           },
         });
@@ -102,14 +101,13 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
           rebalanceTimeoutMs: options.rebalanceTimeoutMs,
           partitionConcurrency: options.partitionConcurrency,
         });
-        taking = true;
         await consumer.start({
           onRecord,
           onAssigned,
           onRevoked,
           onError: (error) => emit({ type: 'error', error }),
           onFetch() {
-            counts.fetches++;
+            core.counts.fetches++;
             lastFetchAt = Date.now();
           },
         });
@@ -120,7 +118,6 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
         return undefined;
       },
       async quiesce() {
-        taking = false;
         holds.clearTimers();
       },
       async healthFacts() {
@@ -133,7 +130,6 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
         };
       },
       async close() {
-        taking = false;
         if (consumer !== undefined) await committer?.flush();
         committer?.close();
         await consumer?.close().catch((error: unknown) => emit({ type: 'error', error }));
@@ -143,12 +139,12 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
         producer = undefined;
       },
     },
-    options,
+    { ...options, counts: COUNTS },
   );
   const { breaker, counters, emit } = core;
   const holds: PartitionHolds = new PartitionHolds(
     () => consumer,
-    () => taking && !breaker.isOpen,
+    () => taking() && !breaker.isOpen,
     (error) => emit({ type: 'error', error }),
   );
   const hold = (record: KafkaInboundRecord, delayMs: number | undefined) =>
@@ -156,9 +152,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
 
   function settle(record: KafkaInboundRecord): void {
     const tp = { topic: record.topic, partition: record.partition };
-    const key = tpKey(tp);
-    if (inPlace.get(key)?.offset === record.offset) inPlace.delete(key);
-    settleStreak.delete(key);
+    retries.settled(record);
     // A record of a partition revoked meanwhile is not committed by this member.
     if (holds.owns(tp)) committer?.settled(tp, BigInt(record.offset) + 1n);
   }
@@ -171,9 +165,8 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
     strictBackoff: options.strictBackoff,
     settleBackoff: options.settleBackoff,
     counters,
-    counts,
-    inPlace,
-    settleStreak,
+    counts: core.counts,
+    retries,
     send: async (record) => {
       await producer!.send([record]);
     },
@@ -204,7 +197,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
   };
 
   async function onRecord(record: KafkaInboundRecord): Promise<void> {
-    if (!taking) {
+    if (!taking()) {
       // Stopping: leave the record for the next owner.
       hold(record, undefined);
       return;
@@ -230,10 +223,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
     const tier = tierByTopic.get(record.topic);
     const trusted = tier !== undefined;
     if (tier !== undefined) {
-      // The copy's own due time, but never later than its tier's delay after it was written: a
-      // forged or broken header cannot park a partition.
-      const latest = Number(record.timestamp) + tier.delayMs;
-      const dueAt = Math.min(headerTime(record.headers, H.retryDueAt) ?? latest, latest);
+      const dueAt = copyDueAt(record, tier);
       const wait = dueAt - now();
       if (wait > 0) {
         const { topic, partition, offset } = record;
@@ -242,10 +232,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
         return;
       }
     }
-    const previous = inPlace.get(tpKey(record));
-    const retriesInPlace = previous?.offset === record.offset ? previous.retries : 0;
-    const firstAttempt = trusted ? Math.max(1, headerInteger(record.headers, H.attempt) ?? 1) : 1;
-    const attempt = firstAttempt + retriesInPlace;
+    const attempt = copyAttempt(record, trusted) + retries.inPlace(record);
     const { delivery, schemaId } = kafkaDelivery(record, attempt);
     const identified =
       schemaId === undefined || options.schemaIds === undefined
@@ -260,48 +247,40 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
 
   function onAssigned(partitions: readonly KafkaTopicPartition[]): void {
     committer?.forget(partitions);
-    holds.assigned(partitions, taking);
+    holds.assigned(partitions, taking());
     emit({ type: 'assigned', partitions });
   }
 
   function onRevoked(partitions: readonly KafkaTopicPartition[]): void {
     holds.revoked(partitions);
-    for (const tp of partitions) {
-      inPlace.delete(tpKey(tp));
-      settleStreak.delete(tpKey(tp));
-    }
+    retries.forget(partitions);
     committer?.forget(partitions);
     emit({ type: 'revoked', partitions });
   }
 
-  const runner: KafkaConsumerRunner = {
-    get state() {
-      return core.state;
-    },
-    get inFlight() {
-      return core.inFlight.size;
-    },
-    metrics: () => ({
-      ...counters.snapshot(),
-      ...counts,
+  const runner = core.runner<KafkaConsumerRunner>(
+    handler.name,
+    () => ({
+      ...core.metrics(),
       commits: committer?.commits ?? 0,
-      pauses: breaker.trips,
       ...(lastFetchAt === undefined ? {} : { lastFetchAt }),
     }),
-    assignment: () => consumer?.assignment() ?? [],
-    position: (tp) => committer?.position(tp)?.toString(),
-    flushCommits: async () => committer?.flush(),
-    async lag() {
-      return consumerLag(
-        await adminClient(),
-        routes,
-        (tp) => holds.owns(tp),
-        (tp) => committer?.position(tp)?.toString(),
-      );
+    {
+      assignment: () => consumer?.assignment() ?? [],
+      position: (tp) => committer?.position(tp)?.toString(),
+      flushCommits: async () => committer?.flush(),
+      async lag() {
+        return consumerLag(
+          await adminClient(),
+          routes,
+          (tp) => holds.owns(tp),
+          (tp) => committer?.position(tp)?.toString(),
+        );
+      },
     },
-    health: () => core.health(handler.name),
-    start: () => core.start(),
-    stop: () => core.stop(),
-  };
+  );
   return runner;
 }
+
+/** The transport's own counts, beside the delivery counters (see KafkaConsumerRunnerMetrics). */
+const COUNTS = { retriedInPlace: 0, settleFailures: 0, commitFailures: 0, fetches: 0 };

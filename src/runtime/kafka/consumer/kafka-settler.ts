@@ -20,7 +20,7 @@ import {
 } from './dead-letter-record.js';
 import { placeRetry } from './failure-routing.js';
 import type { KafkaConsumerRoutes, KafkaConsumerRunnerEvent } from './kafka-consumer-types.js';
-import { tpKey } from './partition-holds.js';
+import type { PartitionRetries } from './partition-retries.js';
 
 /** Delays before a record whose dead-letter or retry copy could not be sent is tried again. */
 const DEFAULT_SETTLE_BACKOFF: BackoffSettings = { baseMs: 200, capMs: 10_000, jitter: 0 };
@@ -49,10 +49,8 @@ export interface KafkaSettlerDeps {
   readonly settleBackoff: BackoffOptions | undefined;
   readonly counters: DeliveryCounters;
   readonly counts: { retriedInPlace: number; settleFailures: number };
-  /** In-place retries of the record at the head of a partition (strict events). */
-  readonly inPlace: Map<string, { offset: string; retries: number }>;
-  /** Consecutive settle failures per partition, for the backoff. */
-  readonly settleStreak: Map<string, number>;
+  /** In-place retries and settle failures of the record at the head of each partition. */
+  readonly retries: PartitionRetries;
   send(record: KafkaOutboundRecord): Promise<void>;
   /**
    * Largest copy `topic` takes (its `max.message.bytes`, read once per topic), or undefined when
@@ -99,7 +97,6 @@ export function createKafkaSettler(
   }
 
   return async ({ record, trusted, attempt }, outcome) => {
-    const key = tpKey(record);
     const { error, body, messageId } = outcome;
     const facts = outcome.letter.failure;
     const eventType = bodyString(body, 'eventType');
@@ -115,9 +112,7 @@ export function createKafkaSettler(
           })
         : undefined;
     if (route?.kind === 'retry-in-place') {
-      const previous = deps.inPlace.get(key);
-      const retries = previous?.offset === record.offset ? previous.retries : 0;
-      deps.inPlace.set(key, { offset: record.offset, retries: retries + 1 });
+      deps.retries.retriedInPlace(record);
       counters.retried++;
       counts.retriedInPlace++;
       emit({
@@ -171,8 +166,7 @@ export function createKafkaSettler(
     } catch (sendError) {
       // Not acknowledged: nothing is committed; the same record comes back after a backoff.
       counts.settleFailures++;
-      const streak = (deps.settleStreak.get(key) ?? 0) + 1;
-      deps.settleStreak.set(key, streak);
+      const streak = deps.retries.settleFailed(record);
       const delayMs = backoffDelay(streak, deps.settleBackoff, DEFAULT_SETTLE_BACKOFF);
       emit({
         type: 'settle-failed',
