@@ -81,7 +81,7 @@ const NO_RECONNECT: BackoffSettings = { baseMs: 1_000, capMs: 30_000, jitter: 0.
 
 export class RunnerCore<
   E extends { readonly type: string },
-  C extends TransportCounts = Record<never, number>,
+  C extends TransportCounts = TransportCounts,
 > {
   readonly counters = new DeliveryCounters();
   /** The transport's own counts (mutable: the transport increments them). */
@@ -196,20 +196,17 @@ export class RunnerCore<
     metrics: R['metrics'],
     own: Omit<R, keyof DeliveryRunner<DeliveryCounts>>,
   ): R {
-    const core = this;
-    const face: DeliveryRunner<DeliveryCounts> = {
-      get state() {
-        return core.state;
-      },
-      get inFlight() {
-        return core.inFlight.size;
-      },
+    const face = {
       metrics,
-      health: () => core.health(name),
-      start: () => core.start(),
-      stop: () => core.stop(),
+      health: () => this.health(name),
+      start: () => this.start(),
+      stop: () => this.stop(),
     };
-    return Object.defineProperties(face, Object.getOwnPropertyDescriptors(own)) as R;
+    return Object.defineProperties(face, {
+      state: { get: () => this.state, enumerable: true },
+      inFlight: { get: () => this.inFlight.size, enumerable: true },
+      ...Object.getOwnPropertyDescriptors(own),
+    }) as unknown as R;
   }
 
   /** Runs a delivery's work as in flight: a stop drains it; a rejection is reported. */
