@@ -39,9 +39,15 @@ export interface DeliveryRunnerOptions<E> {
   readonly onEvent?: ((event: E) => void) | undefined;
   /** Clock for failure and due times, epoch ms (tests). Default `Date.now`. */
   readonly now?: (() => number) | undefined;
-  /** Source of backoff jitter, a number in [0, 1) (tests pass a fixed one). Default `Math.random`. */
+  /**
+   * Source of backoff jitter, a number in [0, 1) (tests pass a fixed one): the breaker's and
+   * reconnect backoffs, Kafka's in-place and settle retries. Default `Math.random`.
+   */
   readonly random?: (() => number) | undefined;
-  /** Timers for the breaker's pauses, reconnect delays and in-process retries (tests). Default: the process's. */
+  /**
+   * Timers for the breaker's pauses, reconnect delays, in-process retries and Kafka's partition
+   * holds and commit retries (tests). Default: the process's.
+   */
   readonly timers?: RunnerTimers | undefined;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The timers seam every runner shares (`DeliveryRunnerOptions.timers`): the breaker's pauses,
- * reconnect delays and the in-process broker's retries are scheduled through it, so a test can
- * drive them with fake timers instead of waiting.
+ * reconnect delays (RabbitMQ's connector too), the in-process broker's retries and Kafka's
+ * partition holds and commit retries are scheduled through it, so a test can drive them with
+ * fake timers instead of waiting.
  */
 export interface RunnerTimers {
   /** Calls `callback` after `ms`; returns a handle for `clearTimeout`. */

@@ -5,6 +5,7 @@
  */
 import type { ChannelModel } from 'amqplib';
 import { backoffDelay, type BackoffOptions, type BackoffSettings } from '../backoff.js';
+import type { RunnerTimers } from '../delivery/runner-timers.js';
 import { sleep } from '../sleep.js';
 
 /** Reconnect delays where the options leave a setting out (100 ms doubling to 5 s, 0.2 jitter). */
@@ -27,6 +28,10 @@ export interface AmqpConnectorOptions {
   readonly heartbeat?: number;
   /** Called with errors of failed attempts and of lost connections (for logging). */
   readonly onError?: (error: Error) => void;
+  /** Source of the backoff's jitter, in [0, 1) (a runner passes its `random`). Default `Math.random`. */
+  readonly random?: (() => number) | undefined;
+  /** Timers the backoff waits with (a runner passes its `timers`). Default: the process's. */
+  readonly timers?: RunnerTimers | undefined;
 }
 
 export interface AmqpConnector {
@@ -88,8 +93,9 @@ export function createAmqpConnector(options: AmqpConnectorOptions): AmqpConnecto
         options.onError?.(error instanceof Error ? error : new Error(String(error)));
         if (options.maxAttempts !== undefined && attempt >= options.maxAttempts) throw error;
         await sleep(
-          backoffDelay(attempt, options.backoff, DEFAULT_RECONNECT_BACKOFF),
+          backoffDelay(attempt, options.backoff, DEFAULT_RECONNECT_BACKOFF, options.random),
           abort.signal,
+          options.timers,
         );
       }
     }

@@ -74,7 +74,12 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
   const ownsConnector = typeof connection === 'string' || !isConnector(connection);
   const makeConnector = (): AmqpConnector =>
     typeof connection === 'string'
-      ? createAmqpConnector({ url: connection, connectionName: `evgen ${handler.name}` })
+      ? createAmqpConnector({
+          url: connection,
+          connectionName: `evgen ${handler.name}`,
+          random: options.random,
+          timers: options.timers,
+        })
       : isConnector(connection)
         ? connection
         : fixedConnector(connection);

@@ -57,7 +57,7 @@ import { topicMessageLimits } from './topic-message-limits.js';
 
 export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): KafkaConsumerRunner {
   const options = resolveKafkaConsumerRunnerOptions(given);
-  const { routes, handler, client, tierByTopic, now } = options;
+  const { routes, handler, client, tierByTopic, now, random, timers } = options;
   const pipeline = createDeliveryPipeline({
     ...options,
     consumer: routes.consumer,
@@ -79,6 +79,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
         retries.clear();
         committer = new OffsetCommitter({
           commit: (offsets) => consumer!.commit(offsets),
+          timers,
           onError: (error) => {
             core.counts.commitFailures++;
             emit({ type: 'commit-failed', error });
@@ -108,7 +109,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
           onError: (error) => emit({ type: 'error', error }),
           onFetch() {
             core.counts.fetches++;
-            lastFetchAt = Date.now();
+            lastFetchAt = now();
           },
         });
       },
@@ -146,6 +147,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
     () => consumer,
     () => taking() && !breaker.isOpen,
     (error) => emit({ type: 'error', error }),
+    timers,
   );
   const hold = (record: KafkaInboundRecord, delayMs: number | undefined) =>
     holds.hold(record, delayMs);
@@ -165,6 +167,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
     strictBackoff: options.strictBackoff,
     settleBackoff: options.settleBackoff,
     counters,
+    random,
     counts: core.counts,
     retries,
     send: async (record) => {

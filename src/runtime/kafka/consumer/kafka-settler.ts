@@ -48,6 +48,8 @@ export interface KafkaSettlerDeps {
   readonly strictBackoff: BackoffOptions | undefined;
   readonly settleBackoff: BackoffOptions | undefined;
   readonly counters: DeliveryCounters;
+  /** Source of the backoffs' jitter, in [0, 1) (the runner's `random`). */
+  readonly random: () => number;
   readonly counts: { retriedInPlace: number; settleFailures: number };
   /** In-place retries and settle failures of the record at the head of each partition. */
   readonly retries: PartitionRetries;
@@ -109,6 +111,7 @@ export function createKafkaSettler(
             tiers: routes.retry,
             inPlaceBackoff: deps.strictBackoff,
             now: facts.at.getTime(),
+            random: deps.random,
           })
         : undefined;
     if (route?.kind === 'retry-in-place') {
@@ -167,7 +170,7 @@ export function createKafkaSettler(
       // Not acknowledged: nothing is committed; the same record comes back after a backoff.
       counts.settleFailures++;
       const streak = deps.retries.settleFailed(record);
-      const delayMs = backoffDelay(streak, deps.settleBackoff, DEFAULT_SETTLE_BACKOFF);
+      const delayMs = backoffDelay(streak, deps.settleBackoff, DEFAULT_SETTLE_BACKOFF, deps.random);
       emit({
         type: 'settle-failed',
         topic: record.topic,

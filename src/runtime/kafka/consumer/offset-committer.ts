@@ -30,6 +30,7 @@
  * owns that another member's late commit caused. Both only repeat settled positions: neither can
  * pass an unsettled record.
  */
+import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../../delivery/runner-timers.js';
 import type { KafkaCommitOffset, KafkaTopicPartition } from '../kafka-client.js';
 import { KafkaTimeoutError, withTimeout } from '../send-timeout.js';
 
@@ -51,6 +52,14 @@ export interface OffsetCommitterOptions {
    * commit that rolled the group's offset back is repaired without a new record.
    */
   readonly refreshMs?: number;
+  /** Timers of the retries and refreshes (the runner's `timers` seam). Default: the process's. */
+  readonly timers?: RunnerTimers | undefined;
+}
+
+/** A process timer must not keep the process alive for a commit retry or refresh alone. */
+function unref(handle: unknown): unknown {
+  (handle as { unref?: () => void } | undefined)?.unref?.();
+  return handle;
 }
 
 /** What the committer knows of one partition since it was (re)assigned. */
@@ -72,13 +81,17 @@ export class OffsetCommitter {
   /** Positions not yet stored by the broker. */
   private readonly pending = new Map<string, KafkaCommitOffset>();
   private running: Promise<void> | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private refreshTimer: NodeJS.Timeout | undefined;
+  private retryTimer: unknown;
+  private refreshTimer: unknown;
   private closed = false;
   private committedCount = 0;
   private holeCount = 0;
 
-  constructor(private readonly options: OffsetCommitterOptions) {}
+  private readonly timers: RunnerTimers;
+
+  constructor(private readonly options: OffsetCommitterOptions) {
+    this.timers = options.timers ?? REAL_RUNNER_TIMERS;
+  }
 
   /**
    * The client handed over the record at `offset`. Returns undefined when it is the expected one
@@ -182,17 +195,25 @@ export class OffsetCommitter {
   /** Stops retry and refresh timers (the runner is stopping). */
   close(): void {
     this.closed = true;
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    clearInterval(this.refreshTimer);
+    this.clearRetry();
+    if (this.refreshTimer !== undefined) this.timers.clearTimeout(this.refreshTimer);
     this.refreshTimer = undefined;
   }
 
   private startRefresh(): void {
     const every = this.options.refreshMs ?? 5_000;
     if (this.refreshTimer !== undefined || this.closed || every <= 0) return;
-    this.refreshTimer = setInterval(() => this.recommit(this.positions.keys()), every);
-    this.refreshTimer.unref();
+    // A chain of timeouts (the timers seam has no interval), one pending at a time.
+    const tick = () => {
+      this.refreshTimer = unref(this.timers.setTimeout(tick, every));
+      this.recommit(this.positions.keys());
+    };
+    this.refreshTimer = unref(this.timers.setTimeout(tick, every));
+  }
+
+  private clearRetry(): void {
+    if (this.retryTimer !== undefined) this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
   /** Puts the current positions of these partitions (those still held) up for commit again. */
@@ -213,8 +234,7 @@ export class OffsetCommitter {
 
   /** Sends what is pending; returns the request, also kept in `running` until it settles. */
   private start(): Promise<void> {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.clearRetry();
     const batch = [...this.pending.values()];
     this.pending.clear();
     const request = this.options.commit(batch);
@@ -245,11 +265,12 @@ export class OffsetCommitter {
             // An observer must not break committing.
           }
           if (this.pending.size > 0 && this.retryTimer === undefined) {
-            this.retryTimer = setTimeout(() => {
-              this.retryTimer = undefined;
-              this.kick();
-            }, this.options.retryDelayMs ?? 1_000);
-            this.retryTimer.unref();
+            this.retryTimer = unref(
+              this.timers.setTimeout(() => {
+                this.retryTimer = undefined;
+                this.kick();
+              }, this.options.retryDelayMs ?? 1_000),
+            );
           }
         },
       )

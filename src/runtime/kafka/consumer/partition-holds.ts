@@ -5,6 +5,7 @@
  * one partition's hold never blocks the others. Also which partitions this member owns now: a
  * record of a partition revoked meanwhile is left to its next owner.
  */
+import type { RunnerTimers } from '../../delivery/runner-timers.js';
 import type { KafkaConsumer, KafkaInboundRecord, KafkaTopicPartition } from '../kafka-client.js';
 
 export const tpKey = (tp: KafkaTopicPartition): string => `${tp.topic}:${tp.partition}`;
@@ -13,13 +14,15 @@ export class PartitionHolds {
   /** Partitions this member owns now. */
   readonly #owned = new Set<string>();
   /** Partitions paused by a hold: a timer resumes each, or a re-assignment or the breaker does. */
-  readonly #holds = new Map<string, ReturnType<typeof setTimeout> | undefined>();
+  readonly #holds = new Map<string, unknown>();
 
   constructor(
     private readonly consumer: () => KafkaConsumer | undefined,
     /** Whether a timer may resume a partition now (running, breaker closed). */
     private readonly mayResume: () => boolean,
     private readonly onError: (error: unknown) => void,
+    /** The runner's timers seam: a held partition resumes through it. */
+    private readonly timers: RunnerTimers,
   ) {}
 
   owns(tp: KafkaTopicPartition): boolean {
@@ -32,7 +35,7 @@ export class PartitionHolds {
     const key = tpKey(tp);
     const consumer = this.consumer();
     if (!this.#owned.has(key) || consumer === undefined) return; // revoked: the next owner reads it
-    clearTimeout(this.#holds.get(key));
+    this.#clear(this.#holds.get(key));
     this.#try(() => {
       consumer.pause([tp]);
       consumer.seek({ ...tp, offset: record.offset });
@@ -40,7 +43,7 @@ export class PartitionHolds {
     const timer =
       delayMs === undefined
         ? undefined
-        : setTimeout(() => {
+        : this.timers.setTimeout(() => {
             this.#holds.delete(key);
             // While the breaker is open every partition stays paused; resuming takes this one too.
             if (this.mayResume() && this.#owned.has(key))
@@ -85,7 +88,7 @@ export class PartitionHolds {
       const key = tpKey(tp);
       this.#owned.delete(key);
       if (this.#holds.has(key)) {
-        clearTimeout(this.#holds.get(key));
+        this.#clear(this.#holds.get(key));
         this.#holds.set(key, undefined);
       }
     }
@@ -93,7 +96,7 @@ export class PartitionHolds {
 
   /** Stopping: no timer resumes anything any more (owned partitions still commit). */
   clearTimers(): void {
-    for (const timer of this.#holds.values()) clearTimeout(timer);
+    for (const timer of this.#holds.values()) this.#clear(timer);
   }
 
   /** Starting again: nothing held, nothing owned until the group assigns it. */
@@ -101,6 +104,10 @@ export class PartitionHolds {
     this.clearTimers();
     this.#holds.clear();
     this.#owned.clear();
+  }
+
+  #clear(timer: unknown): void {
+    if (timer !== undefined) this.timers.clearTimeout(timer);
   }
 
   #try(action: () => void): void {
