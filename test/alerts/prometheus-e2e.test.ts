@@ -116,10 +116,12 @@ describe('a real Prometheus evaluating the generated rules against a real relay'
     metrics.watchRelay(relay);
     cleanups.push(() => relay.stop());
     const consumer = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes: topology.consumers['inventory-service']!,
       handler: metrics.instrumentHandler(effectConsumer(db, test.schema), 'inventory-service'),
       onEvent: metrics.consumerEvents('inventory-service'),
+      rabbitmq: {
+        connection: broker.connection,
+        routes: topology.consumers['inventory-service']!,
+      },
     });
     metrics.watchConsumer('inventory-service', consumer);
     cleanups.push(() => consumer.stop());

@@ -127,16 +127,6 @@ async function runBench(subject: string, schemaId: number): Promise<BenchResult[
       const runnerSample = async (count: number, framed = false): Promise<number> => {
         await reset();
         const runner = createKafkaConsumerRunner({
-          client,
-          routes: {
-            consumer: 'bench-consumer',
-            groupId: kafka.group(`bench-runner-${group++}`),
-            topics: [framed ? framedTopic! : topic!],
-            retry: [{ topic: retry!, delayMs: 1_000 }],
-            deadLetter: dlt!,
-          },
-          partitionConcurrency: CONCURRENCY,
-          schemaIds,
           handler: {
             name: 'bench-consumer',
             handle: (raw) =>
@@ -145,6 +135,18 @@ async function runBench(subject: string, schemaId: number): Promise<BenchResult[
                 { schema, consumer: 'bench-consumer', envelope: raw as Envelope },
                 (tx, envelope) => insert(tx as never, envelope).then(() => undefined),
               ),
+          },
+          kafka: {
+            client,
+            routes: {
+              consumer: 'bench-consumer',
+              groupId: kafka.group(`bench-runner-${group++}`),
+              topics: [framed ? framedTopic! : topic!],
+              retry: [{ topic: retry!, delayMs: 1_000 }],
+              deadLetter: dlt!,
+            },
+            partitionConcurrency: CONCURRENCY,
+            schemaIds,
           },
         });
         try {

@@ -388,11 +388,13 @@ export async function run(): Promise<BenchResult[]> {
       await fill(count);
       const metrics = exporter ? createPrometheusMetrics() : undefined;
       const runner = createRabbitMqConsumerRunner({
-        connection: broker.connection,
-        routes: consumerRoutes,
         handler: metrics?.instrumentHandler(inboxConsumer) ?? inboxConsumer,
-        prefetch,
         ...(metrics !== undefined ? { onEvent: metrics.consumerEvents(inboxConsumer.name) } : {}),
+        rabbitmq: {
+          connection: broker.connection,
+          routes: consumerRoutes,
+          prefetch,
+        },
       });
       metrics?.watchConsumer(inboxConsumer.name, runner);
       let scrapes = 0;
@@ -579,8 +581,6 @@ export async function run(): Promise<BenchResult[]> {
       const commitTimes = new Map<string, number>();
       const handledTimes = new Map<string, number>();
       const e2eRunner = createRabbitMqConsumerRunner({
-        connection: broker.connection,
-        routes: consumerRoutes,
         handler: {
           name: inboxConsumer.name,
           handle: async (raw) => {
@@ -589,6 +589,10 @@ export async function run(): Promise<BenchResult[]> {
             if (id !== undefined) handledTimes.set(id, performance.now());
             return result;
           },
+        },
+        rabbitmq: {
+          connection: broker.connection,
+          routes: consumerRoutes,
         },
       });
       const publisher = new ConfirmedPublisher(broker.connection);

@@ -28,7 +28,11 @@ function envelope(messageId: string, aggregateId: string): string {
 
 describe('inProcessDeadLetterSource', () => {
   it('lists the consumer’s letters as records, filters them and replays only the selected', async () => {
-    const broker = new InProcessBroker({ retryDelaysMs: [0] });
+    const broker = new InProcessBroker({
+      inProcess: {
+        retryDelaysMs: [0],
+      },
+    });
     let failing = true;
     const handled: string[] = [];
     broker.subscribe({

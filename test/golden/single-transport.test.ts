@@ -103,8 +103,6 @@ describe.each(KAFKA_CLIENTS)('Kafka-only catalog on the real broker: $name', ({ 
     const producer = await client.producer();
     const options = { prefix: kafka.prefix, tiers: [200] };
     const runner = createKafkaConsumerRunner({
-      client,
-      routes: kafkaConsumerRoutes(kafkaTopology, 'loyalty-analytics', options),
       handler: createLoyaltyAnalyticsConsumer({
         db,
         inbox: { schema: pg.schema },
@@ -113,6 +111,10 @@ describe.each(KAFKA_CLIENTS)('Kafka-only catalog on the real broker: $name', ({ 
           'loyalty.PointsRedeemed': { 1: recordEffect(pg.schema) },
         },
       }),
+      kafka: {
+        client,
+        routes: kafkaConsumerRoutes(kafkaTopology, 'loyalty-analytics', options),
+      },
     });
     try {
       const ensured = await ensureKafkaTopics(client, options);
@@ -166,8 +168,6 @@ describe('RabbitMQ-only catalog on the real broker', () => {
       broker.track('queue', otherQueue);
       await broker.channel.bindQueue(otherQueue, `${broker.prefix}shipment`, 'shipment.delayed');
       const runner = createRabbitMqConsumerRunner({
-        connection: broker.connection,
-        routes: topology.consumers['notification-service']!,
         handler: createNotificationServiceConsumer({
           db,
           inbox: { schema: pg.schema },
@@ -187,6 +187,10 @@ describe('RabbitMQ-only catalog on the real broker', () => {
           },
         }),
         onEvent: (event) => events.push(event),
+        rabbitmq: {
+          connection: broker.connection,
+          routes: topology.consumers['notification-service']!,
+        },
       });
       await runner.start();
       try {

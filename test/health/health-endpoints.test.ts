@@ -165,10 +165,12 @@ describe('health endpoints over real runners and real outages', () => {
     pool.on('error', () => undefined);
     cleanups.push(() => pool.end());
     const runner: ConsumerRunner = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes: topology.consumers['inventory-service']!,
       handler: effectConsumer(postgresDatabase(pool), test.schema),
       circuitBreaker: { backoff: { baseMs: 300, capMs: 1_000, jitter: 0 } },
+      rabbitmq: {
+        connection: broker.connection,
+        routes: topology.consumers['inventory-service']!,
+      },
     });
     cleanups.push(() => runner.stop());
     const server = await serve(createHealthEndpoints({ runners: { inventory: runner } }));
@@ -236,10 +238,12 @@ describe('health endpoints over real runners and real outages', () => {
     });
     cleanups.push(() => connector.close());
     const runner = createRabbitMqConsumerRunner({
-      connection: connector,
-      routes: topology.consumers['inventory-service']!,
       handler: effectConsumer(db, test.schema),
-      reconnectBackoff: { baseMs: 200, capMs: 500, jitter: 0 },
+      rabbitmq: {
+        connection: connector,
+        routes: topology.consumers['inventory-service']!,
+        reconnectBackoff: { baseMs: 200, capMs: 500, jitter: 0 },
+      },
     });
     cleanups.push(() => runner.stop());
     const server = await serve(createHealthEndpoints({ runners: { inventory: runner } }));
@@ -333,7 +337,11 @@ describe('health endpoints over real runners and real outages', () => {
   });
 
   it('mounts on Express (middleware) and Fastify (routes) with the same answers', async () => {
-    const inProcess = new InProcessBroker({ autoStart: false });
+    const inProcess = new InProcessBroker({
+      inProcess: {
+        autoStart: false,
+      },
+    });
     cleanups.push(async () => inProcess.close());
     const endpoints = createHealthEndpoints({ runners: { orders: inProcess } });
 

@@ -65,9 +65,11 @@ describe.each(KAFKA_CLIENTS)('Kafka broker-side metrics ($name, real broker)', (
     expect(depth(waiting, 'dead_letter')).toBe(0);
 
     const runner: KafkaConsumerRunner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: s.routes,
       handler: s.handler(),
+      kafka: {
+        client: s.client,
+        routes: s.routes,
+      },
     });
     cleanups.push(() => runner.stop());
     metrics.watchConsumer(s.routes.consumer, runner);

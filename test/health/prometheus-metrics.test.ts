@@ -101,8 +101,6 @@ describe('Prometheus metrics from a real relay and consumer', () => {
     metrics.watchRelay(relay);
     cleanups.push(() => relay.stop());
     const runner = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes: topology.consumers['inventory-service']!,
       handler: metrics.instrumentHandler(
         effectConsumer(db, test.schema, 'inventory-service', (p) => p.orderId === 'poison', {
           ordered: false,
@@ -111,6 +109,10 @@ describe('Prometheus metrics from a real relay and consumer', () => {
       ),
       classify: (error) => (/poison/.test(String(error)) ? 'non-retryable' : undefined),
       onEvent: metrics.consumerEvents('inventory'),
+      rabbitmq: {
+        connection: broker.connection,
+        routes: topology.consumers['inventory-service']!,
+      },
     });
     metrics.watchConsumer('inventory', runner);
     cleanups.push(() => runner.stop());

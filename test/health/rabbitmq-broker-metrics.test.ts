@@ -141,9 +141,11 @@ describe('RabbitMQ broker-side metrics (real broker)', () => {
       },
     };
     const runner: ConsumerRunner = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes,
       handler,
+      rabbitmq: {
+        connection: broker.connection,
+        routes,
+      },
     });
     cleanups.push(() => runner.stop());
     metrics.watchConsumer('inventory-service', runner);

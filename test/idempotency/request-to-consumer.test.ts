@@ -124,8 +124,6 @@ describe.each(['postgres', 'mariadb'] as const)(
       events = [];
       effects = [];
       runner = createRabbitMqConsumerRunner({
-        connection: broker.connection,
-        routes: topology.consumers['inventory-service']!,
         handler: generated.createInventoryServiceConsumer({
           db,
           inbox: { schema },
@@ -140,6 +138,10 @@ describe.each(['postgres', 'mariadb'] as const)(
           upcasters: { 'order.OrderCreated': { v1ToV2: (payload: object) => payload } },
         }),
         onEvent: (event) => events.push(event),
+        rabbitmq: {
+          connection: broker.connection,
+          routes: topology.consumers['inventory-service']!,
+        },
       });
       await runner.start();
     });

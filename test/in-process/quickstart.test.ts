@@ -81,7 +81,11 @@ beforeEach(async () => {
   for (const table of ['reservation', 'inbox_message', 'outbox_event']) {
     await db.query(`DELETE FROM ${table}`);
   }
-  broker = new InProcessBroker({ retryDelaysMs: [0, 0] });
+  broker = new InProcessBroker({
+    inProcess: {
+      retryDelaysMs: [0, 0],
+    },
+  });
   broker.subscribe(createInventoryServiceConsumer({ db, handlers }));
 });
 afterEach(async () => {
@@ -216,7 +220,11 @@ describe('the in-process broker as a test harness for handlers', () => {
       message: expect.stringContaining('no consumer subscribes to order.OrderCreated'),
     });
     expect(lonely.published).toEqual([]);
-    const recording = new InProcessBroker({ unroutable: 'accept' });
+    const recording = new InProcessBroker({
+      inProcess: {
+        unroutable: 'accept',
+      },
+    });
     await recording.publish(orderCreatedV2(orderPayload()));
     expect(recording.published).toHaveLength(1);
   });

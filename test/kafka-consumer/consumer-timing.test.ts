@@ -40,8 +40,6 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer timing ($name, real broker)', ({ cr
     const inner = s.handler();
     const calls: { id: string; at: number; failedAt?: number }[] = [];
     const runner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: { ...s.routes, maxAttempts: 3 },
       handler: {
         name: inner.name,
         async handle(raw) {
@@ -54,6 +52,10 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer timing ($name, real broker)', ({ cr
             throw error;
           }
         },
+      },
+      kafka: {
+        client: s.client,
+        routes: { ...s.routes, maxAttempts: 3 },
       },
     });
     runners.push(runner);
@@ -81,10 +83,12 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer timing ($name, real broker)', ({ cr
     const s = (setup = await inventoryOnKafka(create, { partitions: 2 }));
     const events: KafkaConsumerRunnerEvent[] = [];
     const runner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: s.routes,
       handler: s.handler(),
       onEvent: (event) => events.push(event),
+      kafka: {
+        client: s.client,
+        routes: s.routes,
+      },
     });
     await runner.start();
     const sent = await s.publish();
@@ -105,9 +109,6 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer timing ($name, real broker)', ({ cr
     for (const member of [0, 1]) {
       const inner = s.handler();
       const runner = createKafkaConsumerRunner({
-        client: s.client,
-        routes: s.routes,
-        sessionTimeoutMs: SESSION_TIMEOUT_MS,
         handler: {
           name: inner.name,
           async handle(raw) {
@@ -118,6 +119,11 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer timing ($name, real broker)', ({ cr
           },
         },
         onEvent: (event) => events[member]!.push(event),
+        kafka: {
+          client: s.client,
+          routes: s.routes,
+          sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        },
       });
       runners.push(runner);
       await runner.start();

@@ -60,14 +60,16 @@ describe.each(KAFKA_CLIENTS)('Kafka copy budget ($name, real broker)', ({ create
     };
     let handled = 0;
     runner = createKafkaConsumerRunner({
-      client,
-      routes,
       handler: {
         name: 'budget',
         handle: async () => {
           handled++;
           throw new NonRetryableError('refused by the test');
         },
+      },
+      kafka: {
+        client,
+        routes,
       },
     });
     await runner.start();

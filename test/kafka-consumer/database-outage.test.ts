@@ -72,14 +72,16 @@ describe('Kafka consumer under a database outage', () => {
         });
         const events: KafkaConsumerRunnerEvent[] = [];
         runner = createKafkaConsumerRunner({
-          client: s.client,
-          routes: s.routes,
           handler,
           circuitBreaker: {
             backoff: { baseMs: 250, capMs: 2_000, jitter: 0 },
             healthCheck: () => viaProxy.query('SELECT 1'),
           },
           onEvent: (event) => events.push(event),
+          kafka: {
+            client: s.client,
+            routes: s.routes,
+          },
         });
         await runner.start();
 

@@ -66,10 +66,12 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer faults ($name, real broker)', ({ na
 
     const events: KafkaConsumerRunnerEvent[] = [];
     runner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: s.routes,
       handler: s.handler(),
       onEvent: (event) => events.push(event),
+      kafka: {
+        client: s.client,
+        routes: s.routes,
+      },
     });
     await runner.start();
     await waitFor(async () => (await s.effects()).size === 5, 60_000, 'all five applied');
@@ -94,11 +96,13 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer faults ($name, real broker)', ({ na
     const s = (setup = await inventoryOnKafka(create, { partitions: 2, brokers: extra.brokers }));
     const events: KafkaConsumerRunnerEvent[] = [];
     runner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: s.routes,
       handler: s.handler(),
-      sessionTimeoutMs: 10_000,
       onEvent: (event) => events.push(event),
+      kafka: {
+        client: s.client,
+        routes: s.routes,
+        sessionTimeoutMs: 10_000,
+      },
     });
     await runner.start();
     const total = 40;

@@ -54,12 +54,14 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer runner ($name, real broker)', ({ cr
     extra: Partial<KafkaConsumerRunnerOptions> = {},
   ): Promise<KafkaConsumerRunner> {
     const runner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: s.routes,
       handler: s.handler(),
-      strictBackoff: { baseMs: 100, capMs: 200, jitter: 0 },
       onEvent: (event) => events.push(event),
       ...extra,
+      kafka: {
+        client: s.client,
+        routes: s.routes,
+        strictBackoff: { baseMs: 100, capMs: 200, jitter: 0 },
+      },
     });
     runners.push(runner);
     await runner.start();
@@ -131,8 +133,6 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer runner ($name, real broker)', ({ cr
       kafka.track('group', routes.groupId);
       expect(routes.strictEventTypes).toEqual(['order.OrderCancelled']);
       const runner = createKafkaConsumerRunner({
-        client,
-        routes,
         handler: createInventoryServiceConsumer({
           db,
           inbox: { schema: pg.schema },
@@ -147,6 +147,10 @@ describe.each(KAFKA_CLIENTS)('Kafka consumer runner ($name, real broker)', ({ cr
             'order.OrderCreated': { 2: async () => undefined },
           },
         }),
+        kafka: {
+          client,
+          routes,
+        },
       });
       runners.push(runner);
       await runner.start();

@@ -69,13 +69,15 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
     kafka.createTopic(routes.deadLetter, partitions);
     events = [];
     runner = createKafkaConsumerRunner({
-      client: kafka,
-      routes,
       handler: { name: 'inventory-service', handle },
-      strictBackoff: { baseMs: 20, capMs: 50, jitter: 0 },
-      settleBackoff: { baseMs: 10, capMs: 40 },
       onEvent: (event) => events.push(event),
       now,
+      kafka: {
+        client: kafka,
+        routes,
+        strictBackoff: { baseMs: 20, capMs: 50, jitter: 0 },
+        settleBackoff: { baseMs: 10, capMs: 40 },
+      },
     });
     await runner.start();
   }

@@ -86,16 +86,18 @@ describe.each(KAFKA_CLIENTS)(
       });
       const events: KafkaConsumerRunnerEvent[] = [];
       runner = createKafkaConsumerRunner({
-        client: create({ brokers: [kafka.brokers] }),
-        routes: {
-          consumer: 'shipping-service',
-          groupId: `${kafka.prefix}shipping-service`,
-          topics: [topic!],
-          retry: [{ topic: retry!, delayMs: 300 }],
-          deadLetter: deadLetter!,
-        },
         handler,
         onEvent: (event) => events.push(event),
+        kafka: {
+          client: create({ brokers: [kafka.brokers] }),
+          routes: {
+            consumer: 'shipping-service',
+            groupId: `${kafka.prefix}shipping-service`,
+            topics: [topic!],
+            retry: [{ topic: retry!, delayMs: 300 }],
+            deadLetter: deadLetter!,
+          },
+        },
       });
       await runner.start();
 

@@ -176,14 +176,6 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
 
           // The consumer runs through the stalls too, on a client with default timeouts.
           const consumer = createKafkaConsumerRunner({
-            client: create({ brokers: [broker!.brokers] }),
-            routes: {
-              consumer: 'stall-consumer',
-              groupId: kafka.group('stall-consumer'),
-              topics: [topic!],
-              retry: [{ topic: retryTopic!, delayMs: 200 }],
-              deadLetter: deadLetterTopic!,
-            },
             handler: createInboxConsumer(
               { name: 'stall-consumer', descriptors: [orderPlacedV1] },
               {
@@ -204,6 +196,16 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
                 },
               },
             ),
+            kafka: {
+              client: create({ brokers: [broker!.brokers] }),
+              routes: {
+                consumer: 'stall-consumer',
+                groupId: kafka.group('stall-consumer'),
+                topics: [topic!],
+                retry: [{ topic: retryTopic!, delayMs: 200 }],
+                deadLetter: deadLetterTopic!,
+              },
+            },
           });
           closers.push(() => consumer.stop());
           await consumer.start();

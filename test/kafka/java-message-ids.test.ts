@@ -46,8 +46,6 @@ describe.each(KAFKA_CLIENTS)('messageIds from a Java producer: $name', ({ create
       kafka.track('group', routes.groupId);
       const seen: string[] = [];
       runner = createKafkaConsumerRunner({
-        client,
-        routes,
         handler: createInventoryServiceConsumer({
           db,
           inbox: { schema: pg.schema },
@@ -61,6 +59,10 @@ describe.each(KAFKA_CLIENTS)('messageIds from a Java producer: $name', ({ create
             'order.OrderCreated': { 2: () => Promise.resolve() },
           },
         }),
+        kafka: {
+          client,
+          routes,
+        },
       });
       await runner.start();
 

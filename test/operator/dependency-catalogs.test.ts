@@ -86,10 +86,12 @@ describe('a consumer repository reading a catalog package (real PostgreSQL and R
     const topology = await broker.declare(rabbitTopology, { tiers: [100] });
     const events: ConsumerRunnerEvent[] = [];
     const runner: ConsumerRunner = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes: topology.consumers.billing!,
       handler: createBillingConsumer({ db, inbox: { schema: pg.schema }, handlers }),
       onEvent: (event) => events.push(event),
+      rabbitmq: {
+        connection: broker.connection,
+        routes: topology.consumers.billing!,
+      },
     });
     await runner.start();
     cleanups.push(() => runner.stop());

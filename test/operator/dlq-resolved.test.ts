@@ -73,9 +73,11 @@ describe('resolved dead letters and the deployment config (real broker and datab
       for (const poison of [fixed, open])
         s.failures.set(poison.messageId, { kind: 'non-retryable', times: 99 });
       runner = createKafkaConsumerRunner({
-        client: s.client,
-        routes: s.routes,
         handler: s.handler(),
+        kafka: {
+          client: s.client,
+          routes: s.routes,
+        },
       });
       await runner.start();
       await waitFor(() => runner!.metrics().deadLettered === 2, 60_000, 'two dead letters');

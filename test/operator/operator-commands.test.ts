@@ -105,8 +105,6 @@ describe.each(['postgres', 'mariadb'] as const)(
       events = [];
       refused = new Set();
       runner = createRabbitMqConsumerRunner({
-        connection: broker.connection,
-        routes: topology.consumers['inventory-service']!,
         handler: generated.createInventoryServiceConsumer({
           db,
           inbox: { schema: pg.schema },
@@ -122,6 +120,10 @@ describe.each(['postgres', 'mariadb'] as const)(
           upcasters: { 'order.OrderCreated': { v1ToV2: (payload: object) => payload } },
         }),
         onEvent: (event) => events.push(event),
+        rabbitmq: {
+          connection: broker.connection,
+          routes: topology.consumers['inventory-service']!,
+        },
       });
       await runner.start();
     });

@@ -67,9 +67,11 @@ describe.each(['postgres', 'mariadb'] as const)(
       const poison = await s.publish();
       s.failures.set(poison.messageId, { kind: 'non-retryable', times: 99 });
       runner = createKafkaConsumerRunner({
-        client: s.client,
-        routes: s.routes,
         handler: s.handler(),
+        kafka: {
+          client: s.client,
+          routes: s.routes,
+        },
       });
       await runner.start();
       await waitFor(
@@ -144,9 +146,11 @@ describe.each(['postgres', 'mariadb'] as const)(
         const poison = await s.publish();
         s.failures.set(poison.messageId, { kind: 'non-retryable', times: 99 });
         runner = createKafkaConsumerRunner({
-          client: s.client,
-          routes: s.routes,
           handler: s.handler(),
+          kafka: {
+            client: s.client,
+            routes: s.routes,
+          },
         });
         await runner.start();
         await waitFor(() => runner!.metrics().deadLettered === 1, 60_000, 'one dead-lettered');

@@ -137,7 +137,11 @@ describe.each<Dialect>(['postgres', 'mariadb'])('payload fidelity on %s', (diale
   beforeEach(async () => {
     store = await openStore(dialect);
     received = [];
-    broker = new InProcessBroker({ retryDelaysMs: [0] });
+    broker = new InProcessBroker({
+      inProcess: {
+        retryDelaysMs: [0],
+      },
+    });
     broker.subscribe(createInventoryServiceConsumer({ db: store.db, handlers }));
     relay = createOutboxRelay({
       db: store.db,

@@ -187,7 +187,11 @@ describe('a catalog package between two repositories', { timeout: 240_000 }, () 
     const { createBillingConsumer } = (await import(
       pathToFileURL(join(consumer, 'generated/consumers/billing.ts')).href
     )) as { createBillingConsumer: BillingConsumer };
-    broker = new InProcessBroker({ retryDelaysMs: [0] });
+    broker = new InProcessBroker({
+      inProcess: {
+        retryDelaysMs: [0],
+      },
+    });
     broker.subscribe(
       createBillingConsumer({
         db,

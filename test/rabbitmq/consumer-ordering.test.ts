@@ -95,13 +95,17 @@ describe('consumer runner ordering and circuit breaker (real RabbitMQ and Postgr
   async function startRunner(
     consumerDb: Database,
     options: Partial<ConsumerRunnerOptions> = {},
+    gapWaitMs?: number,
   ): Promise<ConsumerRunner> {
     runner = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes: topology.consumers['inventory-service']!,
       handler: effectConsumer(consumerDb, test.schema),
       onEvent: (event) => events.push(event),
       ...options,
+      rabbitmq: {
+        connection: broker.connection,
+        routes: topology.consumers['inventory-service']!,
+        gapWaitMs,
+      },
     });
     await runner.start();
     return runner;
@@ -134,7 +138,7 @@ describe('consumer runner ordering and circuit breaker (real RabbitMQ and Postgr
   });
 
   it('parks a message ahead of a missing version without using attempts, then applies both in order', async () => {
-    const r = await startRunner(db, { gapWaitMs: 30_000 });
+    const r = await startRunner(db, {}, 30_000);
     const v2 = await publishNext('gap', 2);
     await waitFor('a gap wait', () => events.find((e) => e.type === 'gap-wait'));
     await new Promise((resolve) => setTimeout(resolve, 600));
@@ -155,7 +159,7 @@ describe('consumer runner ordering and circuit breaker (real RabbitMQ and Postgr
   });
 
   it('waits for a gap only gapWaitMs; after that gaps use attempts and end in the dead queue', async () => {
-    const r = await startRunner(db, { gapWaitMs: 300 });
+    const r = await startRunner(db, {}, 300);
     await publishNext('never', 5);
     const dead = await waitFor(
       'dead-lettered',

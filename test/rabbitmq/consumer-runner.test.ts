@@ -71,12 +71,14 @@ describe('consumer runner (real RabbitMQ)', () => {
 
   function start(handler: MessageHandler, prefetch = 1): Promise<void> {
     runner = createRabbitMqConsumerRunner({
-      connection: connector,
-      routes: topology.consumers['inventory-service']!,
       handler,
-      prefetch,
-      reconnectBackoff: { baseMs: 50, capMs: 500 },
       onEvent: (event) => events.push(event),
+      rabbitmq: {
+        connection: connector,
+        routes: topology.consumers['inventory-service']!,
+        prefetch,
+        reconnectBackoff: { baseMs: 50, capMs: 500 },
+      },
     });
     return runner.start();
   }
@@ -420,10 +422,12 @@ describe('consumer runner (real RabbitMQ)', () => {
       queue: `${broker.prefix}missing`,
     };
     runner = createRabbitMqConsumerRunner({
-      connection: connector,
-      routes,
       handler: { name: 'inventory-service', handle: async () => 'handled' },
       onEvent: (event) => events.push(event),
+      rabbitmq: {
+        connection: connector,
+        routes,
+      },
     });
     await expect(runner.start()).rejects.toThrow(/NOT_FOUND/);
     await runner.stop();
@@ -466,9 +470,11 @@ describe('consumer runner (real RabbitMQ)', () => {
     const before = connection.listenerCount('close');
     for (let index = 0; index < 12; index++) {
       const own = createRabbitMqConsumerRunner({
-        connection,
-        routes: topology.consumers['inventory-service']!,
         handler: { name: 'inventory-service', handle: async () => 'handled' },
+        rabbitmq: {
+          connection,
+          routes: topology.consumers['inventory-service']!,
+        },
       });
       await own.start();
       await own.stop();

@@ -150,11 +150,13 @@ describe('outbox → relay → RabbitMQ → inbox (generated code, real PostgreS
 
   async function startRunner(handler: InboxConsumer): Promise<void> {
     runner = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes: topology.consumers['inventory-service']!,
       handler,
-      prefetch: 4,
       onEvent: (event) => events.push(event),
+      rabbitmq: {
+        connection: broker.connection,
+        routes: topology.consumers['inventory-service']!,
+        prefetch: 4,
+      },
     });
     await runner.start();
   }

@@ -67,13 +67,15 @@ describe('consumer runner against hostile messages (real RabbitMQ)', () => {
 
   function start(handler: MessageHandler, messageLimits = {}): Promise<void> {
     runner = createRabbitMqConsumerRunner({
-      connection: connector,
-      routes,
       handler,
-      prefetch: 5,
       messageLimits,
-      reconnectBackoff: { baseMs: 50, capMs: 500 },
       onEvent: (event) => events.push(event),
+      rabbitmq: {
+        connection: connector,
+        routes,
+        prefetch: 5,
+        reconnectBackoff: { baseMs: 50, capMs: 500 },
+      },
     });
     return runner.start();
   }

@@ -47,8 +47,6 @@ describe('quorum queues (real RabbitMQ)', () => {
     const events: ConsumerRunnerEvent[] = [];
     let calls = 0;
     runner = createRabbitMqConsumerRunner({
-      connection: TEST_RABBITMQ_URL,
-      routes: topology.consumers['inventory-service']!,
       handler: {
         name: 'inventory-service',
         async handle() {
@@ -58,6 +56,10 @@ describe('quorum queues (real RabbitMQ)', () => {
         },
       },
       onEvent: (event) => events.push(event),
+      rabbitmq: {
+        connection: TEST_RABBITMQ_URL,
+        routes: topology.consumers['inventory-service']!,
+      },
     });
     await runner.start();
     const publisher = new ConfirmedPublisher(broker.connection);

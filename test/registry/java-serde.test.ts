@@ -192,10 +192,12 @@ describe("Apicurio's Java serde and evgen on one topic (real broker, real regist
     ]);
 
     runner = createKafkaConsumerRunner({
-      client: s.client,
-      routes: s.routes,
       handler: s.handler(),
-      schemaIds: schemaIdsFor(marker),
+      kafka: {
+        client: s.client,
+        routes: s.routes,
+        schemaIds: schemaIdsFor(marker),
+      },
     });
     await runner.start();
     const consumer = runner;

@@ -93,13 +93,15 @@ function recording(producer: KafkaProducer): {
 
 async function startConsumer(s: InventoryOnKafka, marker: string): Promise<KafkaConsumerRunner> {
   runner = createKafkaConsumerRunner({
-    client: s.client,
-    routes: s.routes,
     handler: s.handler(),
-    schemaIds: createSchemaIds({
-      registry: { url: tests.registry.url },
-      subjectNameStrategy: ({ eventType }) => `${marker}-${eventType}`,
-    }),
+    kafka: {
+      client: s.client,
+      routes: s.routes,
+      schemaIds: createSchemaIds({
+        registry: { url: tests.registry.url },
+        subjectNameStrategy: ({ eventType }) => `${marker}-${eventType}`,
+      }),
+    },
   });
   await runner.start();
   return runner;

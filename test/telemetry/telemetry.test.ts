@@ -113,8 +113,6 @@ describe('OpenTelemetry (real PostgreSQL and RabbitMQ, in-memory exporters)', ()
     topology = await broker.declare(generated.rabbitTopology, { tiers: [100] });
     confirmed = new ConfirmedPublisher(broker.connection);
     runner = createRabbitMqConsumerRunner({
-      connection: broker.connection,
-      routes: topology.consumers['inventory-service']!,
       handler: generated.createInventoryServiceConsumer({
         db,
         inbox: { schema: pg.schema },
@@ -127,6 +125,10 @@ describe('OpenTelemetry (real PostgreSQL and RabbitMQ, in-memory exporters)', ()
         },
         upcasters: { 'order.OrderCreated': { v1ToV2: (payload: object) => payload } },
       }),
+      rabbitmq: {
+        connection: broker.connection,
+        routes: topology.consumers['inventory-service']!,
+      },
     });
     await runner.start();
   });

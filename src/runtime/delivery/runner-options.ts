@@ -194,6 +194,19 @@ export class OptionChecks {
   }
 }
 
+/** Runners already warned about the old shape: once per runner and process, as Node does. */
+const warnedFlat = new Set<string>();
+
+/** The old shape still works; says so once, as a DeprecationWarning (`EVGEN_FLAT_RUNNER_OPTIONS`). */
+function warnFlatShape(runner: string, section: string): void {
+  if (warnedFlat.has(runner)) return;
+  warnedFlat.add(runner);
+  process.emitWarning(
+    `${runner}: transport settings at the top level are deprecated and removed in the next release; group them under \`${section}\``,
+    { type: 'DeprecationWarning', code: 'EVGEN_FLAT_RUNNER_OPTIONS' },
+  );
+}
+
 /**
  * A runner's transport settings, grouped under `section` (`rabbitmq`, `kafka`, `inProcess`) or,
  * in the old shape (deprecated), at the top level beside the shared options. Returns the
@@ -208,7 +221,10 @@ export function transportSection<S extends object>(
 ): { readonly settings: Partial<S>; readonly path: string } {
   const given = options as Record<string, unknown>;
   const grouped = given[section];
-  if (grouped === undefined) return { settings: options, path: '' };
+  if (grouped === undefined) {
+    if (keys.some((key) => given[key] !== undefined)) warnFlatShape(checks.runner, section);
+    return { settings: options, path: '' };
+  }
   if (grouped === null || typeof grouped !== 'object' || Array.isArray(grouped))
     checks.fail(section, grouped, `an object with the runner's ${section} settings`);
   for (const key of keys)

@@ -30,10 +30,12 @@ export function cdcConsumer(): CdcConsumer {
     async start(create, onEvent) {
       const s = (setup = await inventoryOnKafka(create, { partitions: 3 }));
       const runner = createKafkaConsumerRunner({
-        client: s.client,
-        routes: s.routes,
         handler: s.handler(),
         ...(onEvent !== undefined ? { onEvent } : {}),
+        kafka: {
+          client: s.client,
+          routes: s.routes,
+        },
       });
       stopRunner = () => runner.stop();
       await runner.start();

@@ -91,9 +91,11 @@ function inProcess(): LifecycleSubject {
     },
     runner() {
       broker = new InProcessBroker({
-        retryDelaysMs: [50],
         circuitBreaker: LONG_BREAKER,
-        autoStart: false,
+        inProcess: {
+          retryDelaysMs: [50],
+          autoStart: false,
+        },
       });
       brokers.push(broker);
       broker.subscribe({ ...handlerOf(behaviour), subscribes: ['order.Tested'] });
@@ -143,10 +145,12 @@ function rabbitmq(): LifecycleSubject {
     },
     runner: () =>
       createRabbitMqConsumerRunner({
-        connection: connection!,
-        routes: topology!.consumers[CONSUMER]!,
         handler: handlerOf(behaviour),
         circuitBreaker: LONG_BREAKER,
+        rabbitmq: {
+          connection: connection!,
+          routes: topology!.consumers[CONSUMER]!,
+        },
       }),
     connections: () => channels,
     async send() {
@@ -225,11 +229,13 @@ function kafka(
         admin: () => base.admin(),
       };
       return createKafkaConsumerRunner({
-        client: countingClient,
-        routes: routes!,
         handler: handlerOf(behaviour),
         circuitBreaker: LONG_BREAKER,
-        sessionTimeoutMs: 6_000,
+        kafka: {
+          client: countingClient,
+          routes: routes!,
+          sessionTimeoutMs: 6_000,
+        },
       });
     },
     connections: () => open,

@@ -120,7 +120,12 @@ function inProcess(): TransportUnderTest {
     deliversEveryType: false,
     largestHeaderBytes: 1024 * 1024,
     async start(handler, maxAttempts) {
-      broker = new InProcessBroker({ retryDelaysMs: [RETRY_DELAY_MS], maxAttempts });
+      broker = new InProcessBroker({
+        maxAttempts,
+        inProcess: {
+          retryDelaysMs: [RETRY_DELAY_MS],
+        },
+      });
       broker.subscribe({
         ...bind(handler),
         subscribes: ['order.OrderCancelled', 'order.OrderCreated'],
@@ -202,11 +207,13 @@ function rabbitmq(): TransportUnderTest {
       topology = await broker.declare(SAMPLE_TOPOLOGY, { tiers: [RETRY_DELAY_MS] });
       producer = new ConfirmedPublisher(broker.connection);
       runner = createRabbitMqConsumerRunner({
-        connection: TEST_RABBITMQ_URL,
-        routes: topology.consumers[CONSUMER]!,
         handler,
         maxAttempts,
-        prefetch: 10,
+        rabbitmq: {
+          connection: TEST_RABBITMQ_URL,
+          routes: topology.consumers[CONSUMER]!,
+          prefetch: 10,
+        },
       });
       await runner.start();
     },
@@ -285,7 +292,14 @@ function kafka(
       };
       producer = await client.producer({ timeoutMs: 15_000 });
       // maxAttempts is the runner's (the shared option), not the routes': one tier, repeated.
-      runner = createKafkaConsumerRunner({ client, routes, handler, maxAttempts });
+      runner = createKafkaConsumerRunner({
+        handler,
+        maxAttempts,
+        kafka: {
+          client,
+          routes,
+        },
+      });
       await runner.start();
     },
     async send(message) {

@@ -56,10 +56,12 @@ const routes = resolveTopology(SAMPLE_TOPOLOGY, { prefix, tiers: [200] }).consum
   'inventory-service'
 ]!;
 const consumer = createRabbitMqConsumerRunner({
-  connection: connector,
-  routes,
   handler: slow,
-  prefetch: 20,
+  rabbitmq: {
+    connection: connector,
+    routes,
+    prefetch: 20,
+  },
 });
 let inFlightAtSignal = -1;
 shutdownOnSignal({

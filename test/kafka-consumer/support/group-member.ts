@@ -22,9 +22,6 @@ const consumer = effectConsumer(postgresDatabase(pool), schema!, 'inventory-serv
 });
 const delayMs = Number(delay);
 const runner = createKafkaConsumerRunner({
-  client,
-  routes: JSON.parse(routesJson!),
-  sessionTimeoutMs: Number(session),
   handler: {
     name: consumer.name,
     async handle(raw) {
@@ -37,6 +34,11 @@ const runner = createKafkaConsumerRunner({
       process.stdout.write(`dead-lettered ${event.messageId} ${String(event.error)}\n`);
     if (event.type === 'commit-failed' || event.type === 'error')
       process.stdout.write(`${event.type} ${String(event.error).slice(0, 200)}\n`);
+  },
+  kafka: {
+    client,
+    routes: JSON.parse(routesJson!),
+    sessionTimeoutMs: Number(session),
   },
 });
 await runner.start();

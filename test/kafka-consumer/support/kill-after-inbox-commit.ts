@@ -31,8 +31,6 @@ const consumer = createInventoryServiceConsumer({
   },
 });
 const runner = createKafkaConsumerRunner({
-  client,
-  routes: JSON.parse(routesJson!),
   handler: {
     name: consumer.name,
     async handle(raw) {
@@ -44,6 +42,10 @@ const runner = createKafkaConsumerRunner({
       }
       return outcome;
     },
+  },
+  kafka: {
+    client,
+    routes: JSON.parse(routesJson!),
   },
 });
 await runner.start();

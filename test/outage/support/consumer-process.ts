@@ -24,8 +24,6 @@ const routes = resolveTopology(OUTAGE_TOPOLOGY, { prefix, tiers: OUTAGE_TIERS })
   'inventory-service'
 ]!;
 const runner = createRabbitMqConsumerRunner({
-  connection: amqpUrl,
-  routes,
   handler: effectConsumer(db, schema, 'inventory-service', (payload) => payload.orderId === poison),
   ...(shortCaps
     ? {
@@ -33,6 +31,10 @@ const runner = createRabbitMqConsumerRunner({
         circuitBreaker: { backoff: { baseMs: 250, capMs: 2_000 } },
       }
     : {}),
+  rabbitmq: {
+    connection: amqpUrl,
+    routes,
+  },
 });
 await runner.start();
 process.stdout.write('ready\n');
