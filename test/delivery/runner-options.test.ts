@@ -83,12 +83,10 @@ const RUNNERS: readonly RunnerUnderTest[] = [
     runner: 'createRabbitMqConsumerRunner',
     create: (extra) =>
       createRabbitMqConsumerRunner({
+        connection: NOWHERE_AMQP,
+        routes: rabbitRoutes,
         handler,
         ...extra,
-        rabbitmq: {
-          connection: NOWHERE_AMQP,
-          routes: rabbitRoutes,
-        },
       }),
     own: [
       ['prefetch', { prefetch: 0 }, 0, /positive integer/],
@@ -109,12 +107,10 @@ const RUNNERS: readonly RunnerUnderTest[] = [
     runner: 'createKafkaConsumerRunner',
     create: (extra) =>
       createKafkaConsumerRunner({
+        client: kafkaClient,
+        routes: kafkaRoutes,
         handler,
         ...extra,
-        kafka: {
-          client: kafkaClient,
-          routes: kafkaRoutes,
-        },
       }),
     own: [
       ['partitionConcurrency', { partitionConcurrency: 0 }, 0, /positive integer/],
@@ -137,13 +133,7 @@ const RUNNERS: readonly RunnerUnderTest[] = [
   },
   {
     runner: 'InProcessBroker',
-    create: (extra) =>
-      new InProcessBroker({
-        ...extra,
-        inProcess: {
-          autoStart: false,
-        },
-      }),
+    create: (extra) => new InProcessBroker({ autoStart: false, ...extra }),
     own: [
       ['retryDelaysMs[1]', { retryDelaysMs: [0, -10] }, -10, /≥ 0/],
       ['retryDelaysMs', { retryDelaysMs: 5 }, 5, /an array/],
@@ -204,12 +194,7 @@ describe('the shared maxAttempts', () => {
   it('overrides the transport default (retry delays + 1) and dead-letters after exactly that many', async () => {
     const seen: number[] = [];
     // One delay: the default would be 2 attempts; the shared option asks for 4.
-    const broker = new InProcessBroker({
-      maxAttempts: 4,
-      inProcess: {
-        retryDelaysMs: [0],
-      },
-    });
+    const broker = new InProcessBroker({ retryDelaysMs: [0], maxAttempts: 4 });
     broker.subscribe({
       name: 'inventory-service',
       subscribes: ['order.OrderCancelled'],
@@ -240,12 +225,7 @@ describe('the shared maxAttempts', () => {
   });
 
   it('a non-retryable failure is dead-lettered at once whatever maxAttempts says', async () => {
-    const broker = new InProcessBroker({
-      maxAttempts: 5,
-      inProcess: {
-        retryDelaysMs: [0],
-      },
-    });
+    const broker = new InProcessBroker({ retryDelaysMs: [0], maxAttempts: 5 });
     broker.subscribe({
       name: 'inventory-service',
       subscribes: ['order.OrderCancelled'],
