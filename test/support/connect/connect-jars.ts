@@ -12,12 +12,12 @@
  * Every plugin folder carries ServiceLoader manifests, so the worker can run with
  * `plugin.discovery=service_load` (a start of seconds instead of a 10+ s class-path scan).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withLock } from '../kafka/broker.js';
+import { withLock } from '../file-lock.js';
+import { fetchMavenJars, hasJars, run } from '../maven-jars.js';
 
 export const CONNECT_VERSION = '4.4.0';
 export const DEBEZIUM_POSTGRES_VERSION = '3.6.1.Final';
@@ -52,59 +52,32 @@ export function ensureConnectJars(): ConnectJars {
   const cache = connectCacheDir();
   const libs = join(cache, 'libs');
   const plugins = join(cache, 'plugins');
-  const postgres = join(plugins, DEBEZIUM_POSTGRES_PLUGIN);
-  const mariadb = join(plugins, DEBEZIUM_MARIADB_PLUGIN);
-  const transforms = join(plugins, EVGEN_TRANSFORMS_PLUGIN);
-  const ready = () =>
-    hasJar(libs, `connect-runtime-${CONNECT_VERSION}.jar`) &&
-    hasJar(postgres, `debezium-connector-postgres-${DEBEZIUM_POSTGRES_VERSION}.jar`) &&
-    hasJar(mariadb, `debezium-connector-mariadb-${DEBEZIUM_MARIADB_VERSION}.jar`) &&
-    hasJar(transforms, `${EVGEN_TRANSFORMS_PLUGIN}.jar`);
-  if (ready()) return { libs, plugins };
-  mkdirSync(cache, { recursive: true });
-  return withLock(join(cache, 'download.lock'), () => {
-    if (!hasJar(libs, `connect-runtime-${CONNECT_VERSION}.jar`)) {
-      copyDependencies(here('./worker-pom.xml'), libs);
-    }
-    if (!hasJar(postgres, `debezium-connector-postgres-${DEBEZIUM_POSTGRES_VERSION}.jar`)) {
-      copyDependencies(here('./debezium-postgres-pom.xml'), postgres);
-    }
-    if (!hasJar(mariadb, `debezium-connector-mariadb-${DEBEZIUM_MARIADB_VERSION}.jar`)) {
-      copyDependencies(here('./debezium-mariadb-pom.xml'), mariadb);
-    }
-    if (!hasJar(transforms, `${EVGEN_TRANSFORMS_PLUGIN}.jar`)) buildTransforms(libs, transforms);
-    if (!ready()) throw new Error(`Kafka Connect jars incomplete in ${cache}`);
-    return { libs, plugins };
-  });
-}
-
-function hasJar(folder: string, jar: string): boolean {
-  return existsSync(folder) && readdirSync(folder).includes(jar);
-}
-
-function run(command: string, args: readonly string[], what: string): void {
-  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (result.error || result.status !== 0) {
-    throw new Error(
-      `${what} failed (${command} ${args.join(' ')}): ${result.error?.message ?? ''}\n${result.stdout}${result.stderr}`,
-    );
-  }
-}
-
-function copyDependencies(pom: string, into: string): void {
-  run(
-    'mvn',
-    [
-      '-q',
-      '-B',
-      '-f',
-      pom,
-      'dependency:copy-dependencies',
-      '-DincludeScope=runtime',
-      `-DoutputDirectory=${into}`,
-    ],
-    `fetching the jars of ${pom} from Maven Central (is mvn installed and Central reachable?)`,
+  fetchMavenJars(
+    here('./worker-pom.xml'),
+    libs,
+    [`connect-runtime-${CONNECT_VERSION}.jar`],
+    `the Kafka Connect ${CONNECT_VERSION} worker jars`,
   );
+  fetchMavenJars(
+    here('./debezium-postgres-pom.xml'),
+    join(plugins, DEBEZIUM_POSTGRES_PLUGIN),
+    [`debezium-connector-postgres-${DEBEZIUM_POSTGRES_VERSION}.jar`],
+    `Debezium's PostgreSQL connector ${DEBEZIUM_POSTGRES_VERSION}`,
+  );
+  fetchMavenJars(
+    here('./debezium-mariadb-pom.xml'),
+    join(plugins, DEBEZIUM_MARIADB_PLUGIN),
+    [`debezium-connector-mariadb-${DEBEZIUM_MARIADB_VERSION}.jar`],
+    `Debezium's MariaDB connector ${DEBEZIUM_MARIADB_VERSION}`,
+  );
+  const transforms = join(plugins, EVGEN_TRANSFORMS_PLUGIN);
+  const transformsJar = [`${EVGEN_TRANSFORMS_PLUGIN}.jar`];
+  if (!hasJars(transforms, transformsJar)) {
+    withLock(join(cache, 'transforms.lock'), () => {
+      if (!hasJars(transforms, transformsJar)) buildTransforms(libs, transforms);
+    });
+  }
+  return { libs, plugins };
 }
 
 /** Compiles DropNullHeaders against the worker's connect-api and packs it as a plugin. */

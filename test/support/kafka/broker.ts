@@ -18,16 +18,16 @@ import {
   existsSync,
   mkdirSync,
   openSync,
-  readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withLockAsync } from '../file-lock.js';
+import { fetchMavenJars } from '../maven-jars.js';
 
 export const KAFKA_VERSION = '4.4.0';
 
@@ -79,40 +79,11 @@ export interface RunningKafkaBroker extends KafkaBrokerConfig {
 
 /** Downloads the broker jars into the cache once (Maven Central through `mvn`). */
 export function ensureKafkaJars(): string {
-  const libs = kafkaLibsDir();
-  if (hasKafkaJars(libs)) return libs;
-  mkdirSync(libs, { recursive: true });
-  return withLock(join(libs, '..', 'download.lock'), () => {
-    if (hasKafkaJars(libs)) return libs;
-    const result = spawnSync(
-      'mvn',
-      [
-        '-q',
-        '-B',
-        '-f',
-        POM,
-        'dependency:copy-dependencies',
-        '-DincludeScope=runtime',
-        `-DoutputDirectory=${libs}`,
-      ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    if (result.error || result.status !== 0 || !hasKafkaJars(libs)) {
-      throw new Error(
-        `could not fetch the Kafka ${KAFKA_VERSION} jars with Maven into ${libs} ` +
-          `(is mvn installed and Maven Central reachable?): ${result.error?.message ?? ''}\n${result.stdout}${result.stderr}`,
-      );
-    }
-    return libs;
-  });
-}
-
-function hasKafkaJars(libs: string): boolean {
-  if (!existsSync(libs)) return false;
-  const jars = readdirSync(libs);
-  return (
-    jars.includes(`kafka_2.13-${KAFKA_VERSION}.jar`) &&
-    jars.some((jar) => jar.startsWith('log4j-slf4j-impl-'))
+  return fetchMavenJars(
+    POM,
+    kafkaLibsDir(),
+    [`kafka_2.13-${KAFKA_VERSION}.jar`, /^log4j-slf4j-impl-/],
+    `the Kafka ${KAFKA_VERSION} jars`,
   );
 }
 
@@ -477,41 +448,3 @@ export function tail(file: string, lines = 30): string {
 }
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const STALE_LOCK_MS = 5 * 60_000;
-
-/** A lock directory (mkdir is atomic); a lock older than 5 min is taken as left by a killed run. */
-function tryLock(lock: string): boolean {
-  try {
-    mkdirSync(lock);
-    return true;
-  } catch {
-    try {
-      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { recursive: true });
-    } catch {
-      // gone in between: retry
-    }
-    return false;
-  }
-}
-
-export function withLock<T>(lock: string, body: () => T): T {
-  while (!tryLock(lock)) {
-    // Synchronous wait: only the jar download uses it, and only another process holds it.
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-  }
-  try {
-    return body();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
-
-export async function withLockAsync<T>(lock: string, body: () => Promise<T>): Promise<T> {
-  while (!tryLock(lock)) await delay(200);
-  try {
-    return await body();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}

@@ -17,7 +17,7 @@
  * Readiness is the admin API listing the `public/default` namespace (the standalone starter creates
  * it last), never a sleep. A PID is only signalled after checking it still runs the starter.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -32,7 +32,9 @@ import {
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePorts, tail, withLock, withLockAsync } from '../kafka/broker.js';
+import { withLockAsync } from '../file-lock.js';
+import { freePorts, tail } from '../kafka/broker.js';
+import { fetchMavenJars } from '../maven-jars.js';
 
 export const PULSAR_VERSION = '4.2.4';
 
@@ -120,43 +122,17 @@ export interface RunningPulsarBroker extends PulsarBrokerConfig {
 
 /** Downloads the broker jars into the cache once (Maven Central through `mvn`). */
 export function ensurePulsarJars(): string {
-  const libs = pulsarLibsDir();
-  if (hasPulsarJars(libs)) return libs;
-  mkdirSync(libs, { recursive: true });
-  return withLock(join(libs, '..', 'download.lock'), () => {
-    if (hasPulsarJars(libs)) return libs;
-    const result = spawnSync(
-      'mvn',
-      [
-        '-q',
-        '-B',
-        '-f',
-        POM,
-        'dependency:copy-dependencies',
-        '-DincludeScope=runtime',
-        `-DoutputDirectory=${libs}`,
-      ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    if (result.error || result.status !== 0 || !hasPulsarJars(libs)) {
-      throw new Error(
-        `could not fetch the Pulsar ${PULSAR_VERSION} jars with Maven into ${libs} ` +
-          `(is mvn installed and Maven Central reachable?): ${result.error?.message ?? ''}\n${result.stdout}${result.stderr}`,
-      );
-    }
-    return libs;
-  });
-}
-
-function hasPulsarJars(libs: string): boolean {
-  if (!existsSync(libs)) return false;
-  const jars = readdirSync(libs);
-  // The last jars copy-dependencies writes are not ordered; check the ones a start needs most.
-  return [
-    `pulsar-broker-${PULSAR_VERSION}.jar`,
-    `pulsar-websocket-${PULSAR_VERSION}.jar`,
-    `managed-ledger-${PULSAR_VERSION}.jar`,
-  ].every((jar) => jars.includes(jar));
+  // The jars copy-dependencies writes are not ordered; these are the ones a start needs most.
+  return fetchMavenJars(
+    POM,
+    pulsarLibsDir(),
+    [
+      `pulsar-broker-${PULSAR_VERSION}.jar`,
+      `pulsar-websocket-${PULSAR_VERSION}.jar`,
+      `managed-ledger-${PULSAR_VERSION}.jar`,
+    ],
+    `the Pulsar ${PULSAR_VERSION} broker jars`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

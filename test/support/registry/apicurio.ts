@@ -16,7 +16,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tail, withLock, withLockAsync } from '../kafka/broker.js';
+import { withLock, withLockAsync } from '../file-lock.js';
+import { tail } from '../kafka/broker.js';
 
 export const APICURIO_VERSION = '3.0.9';
 export const SHARED_REGISTRY_PORT = 18080;

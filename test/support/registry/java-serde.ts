@@ -10,20 +10,17 @@
  * - test/registry/java/ApicurioSerde.java is compiled with javac into `classes-<hash of the
  *   source>/` there, so an edited program is rebuilt and an unchanged one is not.
  */
-import { createHash } from 'node:crypto';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withLock } from '../kafka/broker.js';
+import { compileJavaProgram, fetchMavenJars } from '../maven-jars.js';
 import { TEST_REGISTRY_URL } from './apicurio.js';
 
 export const APICURIO_SERDE_VERSION = '3.1.7';
 
 const POM = fileURLToPath(new URL('./java-serde-pom.xml', import.meta.url));
 const SOURCE = fileURLToPath(new URL('../../registry/java/ApicurioSerde.java', import.meta.url));
-const SERDE_JAR = `apicurio-registry-jsonschema-serde-kafka-${APICURIO_SERDE_VERSION}.jar`;
 
 /**
  * The registry's own (v3) API, which the serde speaks; the same registry as TEST_REGISTRY_URL,
@@ -47,54 +44,17 @@ function cacheDir(): string {
   );
 }
 
-function run(command: string, args: readonly string[], what: string): void {
-  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (result.error || result.status !== 0) {
-    throw new Error(
-      `${what} failed (${command} ${args.join(' ')}): ${result.error?.message ?? ''}\n${result.stdout}${result.stderr}`,
-    );
-  }
-}
-
 /** Fetches the jars and compiles the program (each once); returns the class path. */
 export function ensureApicurioSerde(): string {
   const cache = cacheDir();
-  const libs = join(cache, 'libs');
-  const hash = createHash('sha256').update(readFileSync(SOURCE)).digest('hex').slice(0, 12);
-  const classes = join(cache, `classes-${hash}`);
-  const classPath = `${classes}:${libs}/*`;
-  const ready = () =>
-    existsSync(join(classes, 'ApicurioSerde.class')) &&
-    existsSync(libs) &&
-    readdirSync(libs).includes(SERDE_JAR);
-  if (ready()) return classPath;
-  mkdirSync(cache, { recursive: true });
-  return withLock(join(cache, 'build.lock'), () => {
-    if (!existsSync(libs) || !readdirSync(libs).includes(SERDE_JAR)) {
-      run(
-        'mvn',
-        [
-          '-q',
-          '-B',
-          '-f',
-          POM,
-          'dependency:copy-dependencies',
-          '-DincludeScope=runtime',
-          `-DoutputDirectory=${libs}`,
-        ],
-        `fetching Apicurio's serde ${APICURIO_SERDE_VERSION} from Maven Central (is mvn installed and Central reachable?)`,
-      );
-    }
-    if (!existsSync(join(classes, 'ApicurioSerde.class'))) {
-      // Compiled aside and renamed: a half-written folder is never taken for a built one.
-      const staging = `${classes}.${process.pid}`;
-      rmSync(staging, { recursive: true, force: true });
-      run('javac', ['--release', '17', '-cp', `${libs}/*`, '-d', staging, SOURCE], 'javac');
-      renameSync(staging, classes);
-    }
-    if (!ready()) throw new Error(`Apicurio serde program incomplete in ${cache}`);
-    return classPath;
-  });
+  const libs = fetchMavenJars(
+    POM,
+    join(cache, 'libs'),
+    [`apicurio-registry-jsonschema-serde-kafka-${APICURIO_SERDE_VERSION}.jar`],
+    `Apicurio's serde ${APICURIO_SERDE_VERSION}`,
+  );
+  const classes = compileJavaProgram(SOURCE, `${libs}/*`, cache);
+  return `${classes}:${libs}/*`;
 }
 
 /** Runs ApicurioSerde with `args`, `input` on its standard input; its standard output. */
