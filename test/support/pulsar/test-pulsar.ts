@@ -12,6 +12,11 @@ export interface TestPulsar {
   readonly webUrl: string;
   /** A full topic name of this test (`persistent://public/default/evgen-t-<random>-<name>`), deleted at clean-up. */
   topic(name: string): string;
+  /**
+   * A namespace of this test, `evgen-t-<random>/<name>`, in a tenant of its own (created on first
+   * use); namespace and tenant are deleted at clean-up with every topic in them.
+   */
+  namespace(name: string): Promise<string>;
   /** Calls the admin REST API (`/admin/v2/<path>`); throws on a status other than 2xx. */
   admin(method: string, path: string, body?: unknown): Promise<unknown>;
   cleanup(): Promise<void>;
@@ -25,6 +30,9 @@ export async function createTestPulsar(webUrl = TEST_PULSAR_WEB_URL): Promise<Te
   }
   const prefix = `evgen-t-${randomBytes(4).toString('hex')}-`;
   const topics = new Set<string>();
+  const namespaces = new Set<string>();
+  const tenant = prefix.slice(0, -1);
+  let tenantCreated: Promise<unknown> | undefined;
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${webUrl}/admin/v2/${path}`, {
       method,
@@ -43,6 +51,17 @@ export async function createTestPulsar(webUrl = TEST_PULSAR_WEB_URL): Promise<Te
       topics.add(topic);
       return topic;
     },
+    async namespace(name) {
+      // A tenant allowed on no cluster can hold no namespace: allow the broker's own.
+      tenantCreated ??= admin('GET', 'clusters').then((clusters) =>
+        admin('PUT', `tenants/${tenant}`, { adminRoles: [], allowedClusters: clusters }),
+      );
+      await tenantCreated;
+      const namespace = `${tenant}/${name}`;
+      namespaces.add(namespace);
+      await admin('PUT', `namespaces/${namespace}`);
+      return namespace;
+    },
     admin,
     async cleanup() {
       for (const topic of topics) {
@@ -52,6 +71,9 @@ export async function createTestPulsar(webUrl = TEST_PULSAR_WEB_URL): Promise<Te
           if (!String(error).includes('HTTP 404')) throw error;
         });
       }
+      for (const namespace of namespaces)
+        await admin('DELETE', `namespaces/${namespace}?force=true`);
+      if (tenantCreated !== undefined) await admin('DELETE', `tenants/${tenant}`);
     },
   };
 }
