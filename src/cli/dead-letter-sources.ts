@@ -1,11 +1,15 @@
 /**
  * The operator commands' dead-letter sources, connected from their options: the runtime's
- * sources (delivery/dead-letter-source.ts) over a connection made from `--amqp-url` or
- * `--kafka-brokers` and the catalog's topology prefix. The client libraries load only when used.
+ * sources (delivery/dead-letter-source.ts) over a connection made from `--amqp-url`,
+ * `--kafka-brokers` or `--pulsar-url` and the catalog's topology prefix. The client libraries
+ * load only when used.
  */
 import type { ChannelModel } from 'amqplib';
+import { DEFAULT_PULSAR_NAMESPACE, DEFAULT_PULSAR_TENANT, type Catalog } from '../catalog/model.js';
+import { pulsarEvents } from '../catalog/event-transports.js';
 import type { DeadLetterSource } from '../runtime/delivery/dead-letter-source.js';
 import { resolveTopology } from '../runtime/rabbitmq/topology.js';
+import type { PulsarTopology } from '../runtime/pulsar/pulsar-topology.js';
 
 /** RabbitMQ dead queues (`<prefix><consumer>.dead`), read and replayed by the runtime's functions. */
 export async function rabbitDeadLetterSource(
@@ -56,4 +60,54 @@ export async function kafkaDeadLetterSource(
       ...kafkaConsumerTopics(consumer, tiers, prefix),
     }),
   });
+}
+
+/**
+ * Pulsar dead-letter topics (`<prefix><consumer>.dlt` beside the consumer's first event topic),
+ * read on their `<consumer>.dlq` subscription over the broker's WebSocket and admin APIs at
+ * `webServiceUrl`. Each consumer's routes come from the catalog exactly as the generated
+ * `pulsarTopology` gives them to the runner, so a replay goes to that consumer's own first retry
+ * topic (named by `tiers`, the tiers the services run with) and nowhere a letter's properties say.
+ */
+export async function pulsarCliDeadLetterSource(
+  webServiceUrl: string,
+  prefix: string,
+  tiers: readonly number[] | undefined,
+  catalog: Pick<Catalog, 'events' | 'consumers'>,
+): Promise<DeadLetterSource> {
+  const [{ pulsarWebSocketClient }, { pulsarDeadLetterSource }, { pulsarConsumerRoutes }] =
+    await Promise.all([
+      import('../runtime/pulsar/websocket-client.js'),
+      import('../runtime/pulsar/consumer/pulsar-dead-letter-source.js'),
+      import('../runtime/pulsar/consumer/pulsar-consumer-routes.js'),
+    ]);
+  const topology = pulsarTopologyOf(catalog);
+  return pulsarDeadLetterSource({
+    client: pulsarWebSocketClient({ webServiceUrl }),
+    webServiceUrl,
+    routes: (consumer) =>
+      pulsarConsumerRoutes(topology, consumer, {
+        prefix,
+        ...(tiers !== undefined ? { retryTiersMs: tiers } : {}),
+      }),
+  });
+}
+
+/** The consumers' Pulsar subscriptions of a catalog, as the generated `pulsarTopology` lists them. */
+function pulsarTopologyOf(catalog: Pick<Catalog, 'events' | 'consumers'>): PulsarTopology {
+  const onPulsar = pulsarEvents(catalog.events);
+  return {
+    topics: [],
+    consumers: catalog.consumers.map((consumer) => ({
+      name: consumer.name,
+      subscriptions: onPulsar
+        .filter((event) => consumer.subscribes.includes(event.eventType))
+        .map((event) => ({
+          eventType: event.eventType,
+          tenant: event.pulsar.tenant ?? DEFAULT_PULSAR_TENANT,
+          namespace: event.pulsar.namespace ?? DEFAULT_PULSAR_NAMESPACE,
+          topic: event.pulsar.topic,
+        })),
+    })),
+  };
 }

@@ -34,6 +34,12 @@ export interface KafkaFlags {
   readonly prefix?: string;
 }
 
+export interface PulsarFlags {
+  readonly pulsarUrl?: string;
+  readonly pulsarTiers?: string;
+  readonly prefix?: string;
+}
+
 export function addDatabaseOptions(command: Command): Command {
   return command
     .option(
@@ -64,6 +70,42 @@ export function addKafkaOptions(command: Command): Command {
       '--kafka-tiers <ms,…>',
       'retry tiers the Kafka consumers run with, in ms (default: "kafkaTiers" in evgen.config.json, else 1000,10000,60000)',
     );
+}
+
+export function addPulsarOptions(command: Command): Command {
+  return command
+    .option(
+      '--pulsar-url <url>',
+      "Pulsar broker's (or WebSocket proxy's) HTTP base URL, serving the WebSocket and admin APIs, e.g. http://pulsar:8080 (default: $PULSAR_URL)",
+    )
+    .option(
+      '--pulsar-tiers <ms,…>',
+      'retry tiers the Pulsar consumers run with, in ms (names their retry topics; default: 1000,10000,60000)',
+    );
+}
+
+/**
+ * `--pulsar-url`, else $PULSAR_URL: the broker's web service (http:// or https://), where the
+ * WebSocket client and the admin API are; undefined when neither is set.
+ */
+export function pulsarUrl(flags: PulsarFlags): string | undefined {
+  const url = nonEmpty(flags.pulsarUrl) ?? nonEmpty(process.env.PULSAR_URL);
+  if (url !== undefined && !(URL.canParse(url) && /^https?:\/\//i.test(url))) {
+    throw refuse({
+      code: 'invalid-option',
+      file: '--pulsar-url',
+      message: `${JSON.stringify(redactText(url))} is not the broker's HTTP URL`,
+      hint: "give the Pulsar web service's URL (the broker's webServicePort, default 8080), e.g. --pulsar-url http://pulsar:8080 (or PULSAR_URL); pulsar:// is the binary protocol, which evgen does not use",
+    });
+  }
+  return url;
+}
+
+/** `--pulsar-tiers 300,600` → [300, 600]; undefined for the runtime's default tiers. */
+export function pulsarTiers(flags: PulsarFlags): readonly number[] | undefined {
+  return flags.pulsarTiers === undefined
+    ? undefined
+    : parseTiers('--pulsar-tiers', flags.pulsarTiers);
 }
 
 /** `host:port` (a bracketed IPv6 host allowed), port 1-65535. */
@@ -101,7 +143,12 @@ export function kafkaTiers(
   config: DeploymentConfig = NO_DEPLOYMENT,
 ): readonly number[] | undefined {
   if (flags.kafkaTiers === undefined) return config.kafkaTiers;
-  const tiers = flags.kafkaTiers.split(',').map((tier) => Number(tier.trim()));
+  return parseTiers('--kafka-tiers', flags.kafkaTiers);
+}
+
+/** A flag's `ms,ms,…` list of ascending positive retry tiers; refused otherwise. */
+function parseTiers(flag: string, text: string): number[] {
+  const tiers = text.split(',').map((tier) => Number(tier.trim()));
   if (
     tiers.length === 0 ||
     tiers.some(
@@ -110,9 +157,9 @@ export function kafkaTiers(
   ) {
     throw refuse({
       code: 'bad-tiers',
-      file: '--kafka-tiers',
-      message: `--kafka-tiers ${printable(flags.kafkaTiers)} is not a list of ascending positive milliseconds`,
-      hint: 'give the tiers your consumers run with, e.g. --kafka-tiers 1000,10000,60000',
+      file: flag,
+      message: `${flag} ${printable(text)} is not a list of ascending positive milliseconds`,
+      hint: `give the tiers your consumers run with, e.g. ${flag} 1000,10000,60000`,
     });
   }
   return tiers;

@@ -1,6 +1,7 @@
 /**
- * `evgen dlq list|show|replay`: the consumers' dead letters (RabbitMQ dead queues or Kafka
- * dead-letter topics, `--transport`), with the diagnostics recorded when each was dead-lettered.
+ * `evgen dlq list|show|replay`: the consumers' dead letters (RabbitMQ dead queues, Kafka or
+ * Pulsar dead-letter topics, `--transport`), with the diagnostics recorded when each was
+ * dead-lettered.
  *   list              every letter of each consumer (or `--consumer`), filtered; with a database
  *                     (`--database-url`) each letter says whether it is resolved (its consumer
  *                     committed the messageId in its inbox, e.g. after a replay), and
@@ -8,29 +9,35 @@
  *   show <messageId>  one message's letters in full: headers and body, and with a database
  *                     whether each is resolved
  *   replay            sends the selected letters back to their consumer (RabbitMQ: its work
- *                     queue; Kafka: its first retry topic, due at once), same
+ *                     queue; Kafka and Pulsar: its first retry topic, due at once; never where
+ *                     a letter's own headers or properties point), same
  *                     messageId, through the inbox again (a consumer that already handled it
  *                     skips it); needs a filter or `--all`; `--dry-run` only says what it would do.
  *                     With a database, letters already resolved are skipped and named (a Kafka
  *                     letter stays in its log, so `--all` would otherwise send every settled one
  *                     again); `--force` replays them anyway
- * Nothing is removed by list or show (a Kafka letter stays in its log even after a replay).
+ * Nothing is removed by list or show (a Kafka letter stays in its log even after a replay; a
+ * Pulsar letter leaves its dead-letter subscription once its replay is stored).
  * Consumers come from the catalog (`--events`): those with an event on the chosen transport, so a
  * mixed catalog's RabbitMQ-only consumers are not looked for on Kafka and vice versa; a Kafka
- * dead-letter topic not created yet (its consumer never ran) counts as empty, named on stderr.
- * The topology prefix and Kafka retry tiers from
- * `--prefix` / `--kafka-tiers`, else from `prefix` / `kafkaTiers` in evgen.config.json.
+ * or Pulsar dead-letter topic not created yet (its consumer never ran) counts as empty, named on
+ * stderr. The topology prefix and Kafka retry tiers from `--prefix` / `--kafka-tiers`, else from
+ * `prefix` / `kafkaTiers` in evgen.config.json; Pulsar's retry tiers from `--pulsar-tiers`.
  * Exit 0 ok, 1 `show` found nothing, 2 bad input (unknown consumer or one with no event on the
  * transport, no broker URL, missing RabbitMQ dead queue).
  */
 import { Option, type Command } from 'commander';
 import { loadProjectCatalog } from '../project-catalog.js';
-import type { BrokerTransport } from '../../catalog/model.js';
+import type { BrokerTransport, Catalog } from '../../catalog/model.js';
 import { TRANSPORT_LABELS } from '../../catalog/event-transports.js';
 import { addFolderOptions, refuse, reportingProblems } from '../command-support.js';
 import { loadConfig, type EvgenConfig } from '../config.js';
 import { resolveDeadLetters, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
-import { kafkaDeadLetterSource, rabbitDeadLetterSource } from '../dead-letter-sources.js';
+import {
+  kafkaDeadLetterSource,
+  pulsarCliDeadLetterSource,
+  rabbitDeadLetterSource,
+} from '../dead-letter-sources.js';
 import {
   matchesDeadLetterFilter,
   type DeadLetterFilter,
@@ -43,6 +50,7 @@ import {
   addAmqpOptions,
   addDatabaseOptions,
   addKafkaOptions,
+  addPulsarOptions,
   amqpUrl,
   databaseConfigured,
   inboxTableOptions,
@@ -51,16 +59,19 @@ import {
   kafkaBrokers,
   kafkaTiers,
   printable,
+  pulsarTiers,
+  pulsarUrl,
   redactUrl,
   topologyPrefix,
   type AmqpFlags,
   type KafkaFlags,
+  type PulsarFlags,
 } from '../operator-options.js';
 import { printableJson } from '../../diagnostics/printable.js';
 
-export interface DlqOptions extends AmqpFlags, KafkaFlags, DatabaseFlags {
+export interface DlqOptions extends AmqpFlags, KafkaFlags, PulsarFlags, DatabaseFlags {
   readonly unresolved?: boolean;
-  readonly transport?: 'rabbitmq' | 'kafka';
+  readonly transport?: 'rabbitmq' | 'kafka' | 'pulsar';
   readonly events?: string;
   readonly config?: string;
   readonly consumer?: string;
@@ -79,11 +90,12 @@ function addSelection(command: Command, filters: boolean): Command {
   addFolderOptions(command);
   addAmqpOptions(command);
   addKafkaOptions(command);
+  addPulsarOptions(command);
   command.addOption(
     new Option(
       '--transport <transport>',
       "where the dead letters are (default: the only one the catalog's consumers read from, else the one configured)",
-    ).choices(['rabbitmq', 'kafka']),
+    ).choices(['rabbitmq', 'kafka', 'pulsar']),
   );
   command.option(
     '--consumer <name>',
@@ -104,7 +116,7 @@ export function registerDlq(program: Command): void {
   const dlq = program
     .command('dlq')
     .description(
-      "inspect and replay consumers' dead letters (RabbitMQ dead queues, Kafka dead-letter topics)",
+      "inspect and replay consumers' dead letters (RabbitMQ dead queues, Kafka and Pulsar dead-letter topics)",
     );
   addSelection(
     addDatabaseOptions(
@@ -183,14 +195,18 @@ function filterOf(options: DlqOptions): DeadLetterFilter {
 }
 
 /** The transports whose dead letters `dlq` reads. */
-const DEAD_LETTER_TRANSPORTS = ['kafka', 'rabbitmq'] as const satisfies readonly BrokerTransport[];
+const DEAD_LETTER_TRANSPORTS = [
+  'kafka',
+  'rabbitmq',
+  'pulsar',
+] as const satisfies readonly BrokerTransport[];
 type DeadLetterTransport = (typeof DEAD_LETTER_TRANSPORTS)[number];
 
 /**
  * The dead letters' transport: `--transport`; else the only broker transport the catalog's
  * consumers read from (a Kafka-only catalog never asks for RabbitMQ); else the one whose
- * connection is configured (RabbitMQ first when both are); undefined when none is (openSource
- * refuses then).
+ * connection is configured (RabbitMQ, then Kafka, then Pulsar when several are); undefined when
+ * none is (openSource refuses then).
  */
 function transportOf(
   options: DlqOptions,
@@ -200,6 +216,7 @@ function transportOf(
   if (catalogTransports.length === 1) return catalogTransports[0];
   if (amqpUrl(options) !== undefined) return 'rabbitmq';
   if (kafkaBrokers(options) !== undefined) return 'kafka';
+  if (pulsarUrl(options) !== undefined) return 'pulsar';
   return undefined;
 }
 
@@ -210,7 +227,7 @@ function transportOf(
  */
 async function consumersOf(
   flags: DlqOptions,
-): Promise<{ consumers: string[]; config: EvgenConfig; options: DlqOptions }> {
+): Promise<{ consumers: string[]; config: EvgenConfig; options: DlqOptions; catalog: Catalog }> {
   const config = await loadConfig(flags);
   const { catalog } = await loadProjectCatalog(config);
   const names = catalog.consumers.map((consumer) => consumer.name);
@@ -233,7 +250,7 @@ async function consumersOf(
     );
   };
   if (options.consumer === undefined) {
-    return { consumers: names.filter(onTransport), config, options };
+    return { consumers: names.filter(onTransport), config, options, catalog };
   }
   if (!names.includes(options.consumer)) {
     throw refuse({
@@ -259,17 +276,38 @@ async function consumersOf(
           : `choose the other --transport, or one of: ${others.join(', ')}`,
     });
   }
-  return { consumers: [options.consumer], config, options };
+  return { consumers: [options.consumer], config, options, catalog };
 }
 
-/** The dead letters' transport (see transportOf), connected. */
+/**
+ * The dead letters' transport (see transportOf), connected. `catalog` names each consumer's
+ * Pulsar topics (required for Pulsar, whose dead-letter topic is beside them).
+ */
 export async function openSource(
   options: DlqOptions,
   config: EvgenConfig,
+  catalog?: Pick<Catalog, 'events' | 'consumers'>,
 ): Promise<DeadLetterSource> {
   const url = amqpUrl(options);
   const brokers = kafkaBrokers(options);
   const transport = transportOf(options);
+  if (transport === 'pulsar') {
+    const webServiceUrl = pulsarUrl(options);
+    if (webServiceUrl === undefined) {
+      throw refuse({
+        code: 'pulsar-url-missing',
+        file: '--pulsar-url',
+        message: 'no Pulsar to read: neither --pulsar-url nor PULSAR_URL is set',
+        hint: "pass the broker's HTTP URL, --pulsar-url http://pulsar:8080, or set PULSAR_URL",
+      });
+    }
+    return pulsarCliDeadLetterSource(
+      webServiceUrl,
+      topologyPrefix(options, config),
+      pulsarTiers(options),
+      catalog ?? { events: [], consumers: [] },
+    );
+  }
   if (transport === 'kafka') {
     if (brokers === undefined) {
       throw refuse({
@@ -289,8 +327,9 @@ export async function openSource(
     throw refuse({
       code: 'amqp-url-missing',
       file: '--amqp-url',
-      message: 'no broker to read: neither --amqp-url nor AMQP_URL is set (nor --kafka-brokers)',
-      hint: 'pass --amqp-url amqp://user:pass@host:5672 or --kafka-brokers host:9092 (or set AMQP_URL / KAFKA_BROKERS)',
+      message:
+        'no broker to read: neither --amqp-url nor AMQP_URL is set (nor --kafka-brokers, nor --pulsar-url)',
+      hint: 'pass --amqp-url amqp://user:pass@host:5672, --kafka-brokers host:9092 or --pulsar-url http://host:8080 (or set AMQP_URL / KAFKA_BROKERS / PULSAR_URL)',
     });
   }
   try {
@@ -313,9 +352,10 @@ export async function openSource(
 async function withSource<T>(
   options: DlqOptions,
   config: EvgenConfig,
+  catalog: Pick<Catalog, 'events' | 'consumers'>,
   work: (source: DeadLetterSource) => Promise<T>,
 ): Promise<T> {
-  const source = await openSource(options, config);
+  const source = await openSource(options, config, catalog);
   try {
     const result = await work(source);
     for (const { consumer, deadQueue } of source.missing()) {
@@ -392,7 +432,7 @@ function detail(record: DeadLetterRecord | ResolvedDeadLetter): string {
 export function runDlqList(options: DlqOptions): Promise<number> {
   return reportingProblems(async () => {
     const filter = filterOf(options);
-    const { consumers, config, options: connection } = await consumersOf(options);
+    const { consumers, config, options: connection, catalog } = await consumersOf(options);
     const resolving = databaseConfigured(options);
     if (options.unresolved === true && !resolving) {
       throw refuse({
@@ -402,7 +442,7 @@ export function runDlqList(options: DlqOptions): Promise<number> {
         hint: 'pass --database-url (and --schema / --inbox-table where your services keep the inbox), or set DATABASE_URL',
       });
     }
-    const listed = await withSource(connection, config, async (source) => {
+    const listed = await withSource(connection, config, catalog, async (source) => {
       const result: [string, DeadLetterRecord[]][] = [];
       for (const consumer of consumers) {
         const letters = (await source.list(consumer)).filter((letter) =>
@@ -445,8 +485,8 @@ export function runDlqList(options: DlqOptions): Promise<number> {
 
 export function runDlqShow(messageId: string, options: DlqOptions): Promise<number> {
   return reportingProblems(async () => {
-    const { consumers, config, options: connection } = await consumersOf(options);
-    const found = await withSource(connection, config, async (source) => {
+    const { consumers, config, options: connection, catalog } = await consumersOf(options);
+    const found = await withSource(connection, config, catalog, async (source) => {
       const result: DeadLetterRecord[] = [];
       for (const consumer of consumers)
         result.push(...(await source.list(consumer)).filter((l) => l.messageId === messageId));
@@ -489,12 +529,12 @@ export function runDlqReplay(options: DlqOptions): Promise<number> {
         hint: 'add --message-id, --event-type, --error-type, --since/--until, or --all (try --dry-run first)',
       });
     }
-    const { consumers, config, options: connection } = await consumersOf(options);
+    const { consumers, config, options: connection, catalog } = await consumersOf(options);
     const force = options.force === true;
     const dryRun = options.dryRun === true;
     const resolving = databaseConfigured(options);
     const outcome = await withDatabaseIfGiven(options, (db) =>
-      withSource(connection, config, async (source) => {
+      withSource(connection, config, catalog, async (source) => {
         const result: ReplayReport[] = [];
         for (const consumer of consumers) {
           const letters = await source.list(consumer);

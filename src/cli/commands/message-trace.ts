@@ -13,7 +13,11 @@ import type { CdcServerProblem } from '../../runtime/errors.js';
 import { formatCdcProblems } from '../cdc-problems.js';
 import type { EvgenConfig } from '../config.js';
 import { resolution, type ResolvedDeadLetter } from '../dead-letter-resolution.js';
-import { kafkaDeadLetterSource, rabbitDeadLetterSource } from '../dead-letter-sources.js';
+import {
+  kafkaDeadLetterSource,
+  pulsarCliDeadLetterSource,
+  rabbitDeadLetterSource,
+} from '../dead-letter-sources.js';
 import type {
   DeadLetterRecord,
   DeadLetterSource,
@@ -25,16 +29,20 @@ import {
   inboxTableOptions,
   outboxTableOptions,
   printable,
+  pulsarTiers,
+  pulsarUrl,
   topologyPrefix,
   type AmqpFlags,
   type DatabaseFlags,
   type KafkaFlags,
+  type PulsarFlags,
 } from '../operator-options.js';
 
-/** Every transport whose connection is configured (RabbitMQ, Kafka). */
+/** Every transport whose connection is configured (RabbitMQ, Kafka, Pulsar). */
 async function deadLetterSources(
   options: TraceOptions,
   config: EvgenConfig,
+  catalog: Catalog,
 ): Promise<DeadLetterSource[]> {
   const sources: DeadLetterSource[] = [];
   const prefix = topologyPrefix(options, config);
@@ -43,10 +51,15 @@ async function deadLetterSources(
   const brokers = kafkaBrokers(options);
   if (brokers !== undefined)
     sources.push(await kafkaDeadLetterSource(brokers, prefix, kafkaTiers(options, config)));
+  const webServiceUrl = pulsarUrl(options);
+  if (webServiceUrl !== undefined)
+    sources.push(
+      await pulsarCliDeadLetterSource(webServiceUrl, prefix, pulsarTiers(options), catalog),
+    );
   return sources;
 }
 
-export interface TraceOptions extends DatabaseFlags, AmqpFlags, KafkaFlags {
+export interface TraceOptions extends DatabaseFlags, AmqpFlags, KafkaFlags, PulsarFlags {
   readonly events?: string;
   readonly config?: string;
   readonly json?: boolean;
@@ -122,7 +135,7 @@ async function allDeadLetters(
   config: EvgenConfig,
   catalog: Catalog,
 ): Promise<DeadLetterRecord[] | null> {
-  const sources = await deadLetterSources(options, config);
+  const sources = await deadLetterSources(options, config, catalog);
   if (sources.length === 0) return null;
   const letters: DeadLetterRecord[] = [];
   for (const source of sources) {
@@ -254,7 +267,7 @@ export function formatTrace(trace: MessageTrace): string {
     lines.push(`inbox: ${consumer} (subscribed) has not committed it`);
   if (trace.deadLetters === null) {
     lines.push(
-      'dead letters: not looked at (give --amqp-url / --kafka-brokers, or set AMQP_URL / KAFKA_BROKERS)',
+      'dead letters: not looked at (give --amqp-url / --kafka-brokers / --pulsar-url, or set AMQP_URL / KAFKA_BROKERS / PULSAR_URL)',
     );
   } else if (trace.deadLetters.length === 0) {
     lines.push('dead letters: none');

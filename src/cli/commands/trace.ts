@@ -2,7 +2,7 @@
  * `evgen trace <messageId>`: where one event is, in one answer: its outbox row (written? SENT?
  * how many publish attempts, last error, DEAD?), which consumers committed it in their inbox and
  * when, which subscribed consumers have not, and the dead letters holding it (with the handling
- * attempts they record) in RabbitMQ dead queues and Kafka dead-letter topics, each marked resolved
+ * attempts they record) in RabbitMQ dead queues and Kafka and Pulsar dead-letter topics, each marked resolved
  * when its consumer has since committed the message (a replay was handled), and, with Kafka
  * given, the records carrying it on the catalog's event topics (how an event written to a CDC
  * outbox, whose rows are gone at once, shows it was published). Reads the same
@@ -21,6 +21,7 @@ import {
   addAmqpOptions,
   addDatabaseOptions,
   addKafkaOptions,
+  addPulsarOptions,
   withDatabase,
 } from '../operator-options.js';
 import { loadProjectCatalog } from '../project-catalog.js';
@@ -30,29 +31,31 @@ import { runKeyTrace, type KeyTraceOptions } from './trace-key.js';
 export { formatTrace, type MessageTrace, type TraceOptions } from './message-trace.js';
 
 export function registerTrace(program: Command): void {
-  addKafkaOptions(
-    addAmqpOptions(
-      addDatabaseOptions(
-        addFolderOptions(
-          program
-            .command('trace')
-            .description(
-              'where one event is: outbox row, inbox rows per consumer, dead letters; with --key, the HTTP request of an Idempotency-Key and every event it wrote',
-            )
-            .argument('[messageId]', 'the envelope messageId (or give --key)')
-            .option(
-              '--key <idempotency-key>',
-              'trace the request sent with this Idempotency-Key instead: its stored row and the events it wrote',
-            )
-            .option(
-              '--idempotency-table <name>',
-              'idempotency table name, in --schema (default: idempotency_key)',
-            )
-            .option('--json', 'print JSON')
-            .option(
-              '--cdc',
-              'the services write a CDC outbox (rows go at once): no outbox row lookup',
-            ),
+  addPulsarOptions(
+    addKafkaOptions(
+      addAmqpOptions(
+        addDatabaseOptions(
+          addFolderOptions(
+            program
+              .command('trace')
+              .description(
+                'where one event is: outbox row, inbox rows per consumer, dead letters; with --key, the HTTP request of an Idempotency-Key and every event it wrote',
+              )
+              .argument('[messageId]', 'the envelope messageId (or give --key)')
+              .option(
+                '--key <idempotency-key>',
+                'trace the request sent with this Idempotency-Key instead: its stored row and the events it wrote',
+              )
+              .option(
+                '--idempotency-table <name>',
+                'idempotency table name, in --schema (default: idempotency_key)',
+              )
+              .option('--json', 'print JSON')
+              .option(
+                '--cdc',
+                'the services write a CDC outbox (rows go at once): no outbox row lookup',
+              ),
+          ),
         ),
       ),
     ),
