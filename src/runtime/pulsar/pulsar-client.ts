@@ -66,6 +66,11 @@ export interface PulsarConsumerOptions {
    * (default 100): the broker sends more only as messages are settled.
    */
   readonly maxUnsettled?: number;
+  /**
+   * How many messages the broker sends ahead of `onMessage` at a time (default `maxUnsettled`, at
+   * most 1 000): a reader holding more than this unsettled receives them in pages of this size.
+   */
+  readonly prefetch?: number;
   /** How long after a negative ack the broker redelivers the message (default 1 000 ms). */
   readonly negativeAckRedeliveryDelayMs?: number;
   /**

@@ -80,7 +80,10 @@ export function pulsarWebSocketClient(connection: PulsarWebSocketConnection): Pu
           subscriptionType: options.subscriptionType ?? 'Key_Shared',
           subscriptionInitialPosition: options.initialPosition ?? 'Earliest',
           pullMode: 'true',
-          receiverQueueSize: Math.max(1, Math.min(options.maxUnsettled ?? 100, 1000)),
+          receiverQueueSize: Math.max(
+            1,
+            Math.min(options.prefetch ?? options.maxUnsettled ?? 100, 1000),
+          ),
           negativeAckRedeliveryDelay: options.negativeAckRedeliveryDelayMs ?? 1_000,
           maxRedeliverCount: options.deadLetter?.maxRedeliverCount,
           deadLetterTopic: options.deadLetter?.topic,

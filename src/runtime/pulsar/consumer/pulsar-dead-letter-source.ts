@@ -5,7 +5,9 @@
  * the selected letters back to the consumer's first retry topic (same key, payload and messageId,
  * attempt back to 1, `evgen-replays` + 1, the failure history kept: through the inbox again) and
  * only then acknowledges them on the dead-letter subscription, which removes them; the others stay.
- * At most 1 000 letters are read per call (the subscription's first ones).
+ * A call reads the whole backlog (or its first `limit` letters) on one reader holding them all
+ * unacknowledged, which the broker sends in pages of `pageSize`; one reader may hold at most the
+ * broker's `maxUnackedMessagesPerConsumer` (50 000 by default), so a larger backlog needs `limit`.
  */
 import {
   deadLetterRecord,
@@ -16,8 +18,6 @@ import type { PulsarClient, PulsarInboundMessage } from '../pulsar-client.js';
 import { createPulsarProducers } from '../pulsar-publishing.js';
 import { PULSAR_CONSUMER_PROPERTIES as P } from './pulsar-copies.js';
 import type { PulsarConsumerRoutes } from './pulsar-consumer-routes.js';
-
-const MAX_LETTERS = 1_000;
 
 export interface PulsarDeadLetterSourceOptions {
   /** The Pulsar client route the letters are read and replayed with. */
@@ -32,6 +32,13 @@ export interface PulsarDeadLetterSourceOptions {
   ) => Pick<PulsarConsumerRoutes, 'deadLetter' | 'deadLetterSubscription' | 'retry' | 'topics'>;
   /** How long one read of the backlog may take (default 30 000 ms). */
   readonly timeoutMs?: number;
+  /**
+   * Read and replay at most this many letters per call, the subscription's first ones (default:
+   * every letter), like the other transports' `limit`.
+   */
+  readonly limit?: number;
+  /** Letters the broker sends at a time while a call reads the backlog (default 1 000). */
+  readonly pageSize?: number;
 }
 
 /** The properties of one dead-lettering, left off a replayed copy (the history stays). */
@@ -79,6 +86,14 @@ function record(consumer: string, letter: PulsarInboundMessage): DeadLetterRecor
 export function pulsarDeadLetterSource(options: PulsarDeadLetterSourceOptions): DeadLetterSource {
   const { client } = options;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const pageSize = options.pageSize ?? 1_000;
+  for (const [name, value] of [
+    ['limit', options.limit],
+    ['pageSize', pageSize],
+  ] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0))
+      throw new RangeError(`${name} must be a positive integer (got ${value})`);
+  }
   const missing = new Map<string, string>();
 
   /** The subscription's backlog, or undefined when the topic or subscription does not exist. */
@@ -116,12 +131,15 @@ export function pulsarDeadLetterSource(options: PulsarDeadLetterSourceOptions): 
       missing.set(consumer, routes.deadLetter);
       return empty;
     }
-    const wanted = Math.min(count, MAX_LETTERS);
+    const wanted = Math.min(count, options.limit ?? count);
+    // One reader holds every letter it reads: a second reader on the subscription would not see
+    // the ones the first one's broker-side queue fetched ahead.
     const reader = client.consumer({
       topics: [routes.deadLetter],
       subscription: routes.deadLetterSubscription,
       subscriptionType: 'Shared',
       maxUnsettled: Math.max(1, wanted),
+      prefetch: Math.min(pageSize, Math.max(1, wanted)),
     });
     const letters = new Map<string, PulsarInboundMessage>();
     let done: () => void = () => undefined;
@@ -140,7 +158,7 @@ export function pulsarDeadLetterSource(options: PulsarDeadLetterSourceOptions): 
             () =>
               reject(
                 new Error(
-                  `read ${letters.size} of the ${wanted} letters on ${routes.deadLetter} (subscription ${routes.deadLetterSubscription}) within ${timeoutMs} ms: is another reader holding them?`,
+                  `read ${letters.size} of the ${wanted} letters on ${routes.deadLetter} (subscription ${routes.deadLetterSubscription}) within ${timeoutMs} ms: is another reader holding them, or are there more than the broker's maxUnackedMessagesPerConsumer (give a limit)?`,
                 ),
               ),
             timeoutMs,
