@@ -1,0 +1,104 @@
+/**
+ * The broker faults the Pulsar fault tests inject into a broker of their own
+ * (`startExtraPulsarBroker`, never the shared one), and how they measure recovery.
+ *
+ * - SIGKILL: the JVM dies (sockets reset, nothing flushed), stays down `holdMs`, and is started
+ *   again on the same ports and data dir; the fault ends when the restarted broker's admin API
+ *   answers.
+ * - SIGSTOP: the JVM is frozen for `holdMs` (sockets stay open, nothing answers, nobody is told),
+ *   then continued with SIGCONT; the fault ends at SIGCONT.
+ *
+ * Recovery is measured from the end of the fault to the first moment every aggregate has made
+ * progress again (one more row SENT, one more effect): an aggregate left stuck behind a socket
+ * that never came back would show as no recovery at all, not as a fast one.
+ */
+import { cpus, loadavg } from 'node:os';
+import type { ExtraPulsarBroker } from '../../support/pulsar/broker.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface BrokerFaultResult {
+  /** Date.now() when the fault ended (restarted broker answering, or SIGCONT sent). */
+  readonly endedAt: number;
+  /** SIGKILL only: ms from spawning the restarted JVM to its admin API answering. */
+  readonly restartMs?: number;
+}
+
+export interface BrokerFault {
+  readonly name: string;
+  inject(broker: ExtraPulsarBroker): Promise<BrokerFaultResult>;
+}
+
+export const BROKER_KILL_HOLD_MS = 2_000;
+export const BROKER_PAUSE_HOLD_MS = 6_000;
+
+export const BROKER_FAULTS: readonly BrokerFault[] = [
+  {
+    name: 'SIGKILL, restarted on the same data dir',
+    async inject(broker) {
+      await broker.kill();
+      await sleep(BROKER_KILL_HOLD_MS);
+      const began = Date.now();
+      await broker.restart();
+      const endedAt = Date.now();
+      return { endedAt, restartMs: endedAt - began };
+    },
+  },
+  {
+    name: 'SIGSTOP, then SIGCONT',
+    async inject(broker) {
+      broker.pause();
+      await sleep(BROKER_PAUSE_HOLD_MS);
+      broker.resume();
+      return { endedAt: Date.now() };
+    },
+  },
+];
+
+/** Per aggregate, how far it got (rows SENT, effects applied). */
+export type Progress = ReadonlyMap<string, number>;
+
+/**
+ * Resolves with the ms from `endedAt` until every aggregate of `aggregates` has progressed past
+ * where it was when the fault ended (`read` polled every 50 ms); fails after `timeoutMs`, naming
+ * the aggregates that did not move.
+ */
+export async function recoveryTime(
+  what: string,
+  endedAt: number,
+  aggregates: readonly string[],
+  read: () => Promise<Progress>,
+  timeoutMs = 120_000,
+): Promise<number> {
+  const baseline = await read();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = await read();
+    const stuck = aggregates.filter((a) => (now.get(a) ?? 0) <= (baseline.get(a) ?? 0));
+    if (stuck.length === 0) return Date.now() - endedAt;
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: ${stuck.length} aggregate(s) made no progress within ${timeoutMs} ms of the fault's end: ${stuck.join(', ')}`,
+      );
+    await sleep(50);
+  }
+}
+
+/** Polls `check` until it resolves true, or fails after `timeoutMs`. */
+export async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The 1-minute load average and core count, for the measurements' context. */
+export function machineLoad(): string {
+  return `load ${loadavg()[0]!.toFixed(2)} on ${cpus().length} cores`;
+}
