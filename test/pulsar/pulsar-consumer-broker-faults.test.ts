@@ -119,7 +119,7 @@ describe('the Pulsar consumer runner through broker faults', () => {
       const applied = async () => [...(await effects()).values()].reduce((sum, n) => sum + n, 0);
 
       await until('a quarter of the events applied', async () => (await applied()) >= 150);
-      const { endedAt, restartMs } = await fault.inject(broker!);
+      const { endedAt, restartMs, serving } = await fault.inject(broker!);
       const atEnd = await applied();
       const recoveryMs = await recoveryTime('consumer (effects)', endedAt, AGGREGATES, effects);
       await until('every event applied', async () => (await applied()) >= expected.size);
@@ -136,6 +136,7 @@ describe('the Pulsar consumer runner through broker faults', () => {
           `0 lost, 0 doubled, ${metrics.duplicates} duplicate deliveries absorbed by the inbox, ${metrics.retried} retried; ` +
           `every aggregate applied again ${recoveryMs} ms after the fault ended` +
           (restartMs === undefined ? '' : ` (broker restart took ${restartMs} ms)`) +
+          `, the broker serving a new producer ${await serving} ms after it` +
           `; ${machineLoad()}`,
       );
     },

@@ -159,7 +159,7 @@ describe('the outbox relay publishing to Pulsar through broker faults', () => {
         return AGGREGATES.every((a) => (now.get(a) ?? 0) >= 3);
       });
 
-      const { endedAt, restartMs } = await fault.inject(broker!);
+      const { endedAt, restartMs, serving } = await fault.inject(broker!);
       const [relayMs, endToEndMs] = await Promise.all([
         recoveryTime('relay (rows SENT)', endedAt, AGGREGATES, sent),
         recoveryTime('consumer (effects)', endedAt, AGGREGATES, effects),
@@ -185,6 +185,7 @@ describe('the outbox relay publishing to Pulsar through broker faults', () => {
           `0 lost, 0 doubled, 0 DEAD; every aggregate SENT again ${relayMs} ms and applied again ` +
           `${endToEndMs} ms after the fault ended` +
           (restartMs === undefined ? '' : ` (broker restart took ${restartMs} ms)`) +
+          `, the broker serving a new producer ${await serving} ms after it` +
           `; ${machineLoad()}`,
       );
     },

@@ -13,6 +13,8 @@
  * that never came back would show as no recovery at all, not as a fast one.
  */
 import { cpus, loadavg } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { pulsarWebSocketClient } from 'evgen/runtime';
 import type { ExtraPulsarBroker } from '../../support/pulsar/broker.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,6 +24,13 @@ export interface BrokerFaultResult {
   readonly endedAt: number;
   /** SIGKILL only: ms from spawning the restarted JVM to its admin API answering. */
   readonly restartMs?: number;
+  /**
+   * ms from the end of the fault until a new WebSocket producer on a new topic had a message
+   * stored: when the broker serves clients again. A restarted broker answers its admin API
+   * seconds before it does (it recovers its topics' ledgers first), so this is the part of a
+   * recovery time that is the broker's own.
+   */
+  readonly serving: Promise<number>;
 }
 
 export interface BrokerFault {
@@ -41,7 +50,7 @@ export const BROKER_FAULTS: readonly BrokerFault[] = [
       const began = Date.now();
       await broker.restart();
       const endedAt = Date.now();
-      return { endedAt, restartMs: endedAt - began };
+      return { endedAt, restartMs: endedAt - began, serving: servingAgain(broker, endedAt) };
     },
   },
   {
@@ -50,10 +59,31 @@ export const BROKER_FAULTS: readonly BrokerFault[] = [
       broker.pause();
       await sleep(BROKER_PAUSE_HOLD_MS);
       broker.resume();
-      return { endedAt: Date.now() };
+      const endedAt = Date.now();
+      return { endedAt, serving: servingAgain(broker, endedAt) };
     },
   },
 ];
+
+/** See `BrokerFaultResult.serving`; the probe topic goes with the broker's data dir. */
+async function servingAgain(broker: ExtraPulsarBroker, endedAt: number): Promise<number> {
+  const client = pulsarWebSocketClient({ webServiceUrl: broker.webUrl, connectTimeoutMs: 5_000 });
+  const topic = `persistent://public/default/evgen-fault-probe-${randomBytes(4).toString('hex')}`;
+  for (;;) {
+    try {
+      const producer = await client.producer(topic, { sendTimeoutMs: 5_000 });
+      try {
+        await producer.send({ key: 'probe', payload: Buffer.from('probe') });
+        return Date.now() - endedAt;
+      } finally {
+        await producer.close();
+      }
+    } catch {
+      if (Date.now() - endedAt > 120_000) return Number.NaN;
+      await sleep(100);
+    }
+  }
+}
 
 /** Per aggregate, how far it got (rows SENT, effects applied). */
 export type Progress = ReadonlyMap<string, number>;
