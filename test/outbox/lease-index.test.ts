@@ -124,7 +124,7 @@ describe.each(DIALECTS)('the relay finds a claim’s rows by index on %s', (dial
     await sql.renew(db, token(7), 60_000, null);
     await sql.sent(db, ids, token(7), null);
     await sql.failed(db, ids[0]!, token(7), 'READY', null, 1_000, 'nack');
-    await sql.deferred(db, ids[0]!, token(7), null, 1_000, 'broker unavailable');
+    await sql.deferred(db, ids[0]!, token(7), null, 'broker unavailable');
     await sql.release(db, ids, token(7));
     await sql.abandon(db, ids, token(7), null);
     expect(plans).toHaveLength(6);

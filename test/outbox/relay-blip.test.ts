@@ -203,7 +203,7 @@ async function measureReturn(run: OutageRun): Promise<{ recoveryMs: number; step
       60_000,
     );
     const recoveryMs = published.get(marker!)! - backAt;
-    // The row that failed through the outage follows once its own delay is over.
+    // The row that failed through the outage is published as well once the outage ended.
     await waitFor(
       'the stuck row published',
       () => (published.has(stuck!) ? true : undefined),

@@ -152,6 +152,54 @@ describe.each(DIALECTS)('outbox relay outages on %s', (dialect) => {
     expect(relay.metrics().dead).toBe(0);
   });
 
+  // Found by the Pulsar broker-kill test: the rows in flight when the broker went away carried
+  // the outage's step as their own due time, so after a long outage the probe's reconnect woke
+  // the relay but every aggregate that had been publishing still waited out up to a 30 s step.
+  it('the broker coming back ends the outage for the rows that failed in it too, not only for new rows', async () => {
+    const f = await open();
+    await write(f.db, f.schema, ['a', 'a', 'b']);
+    // The clock never moves: whatever is due after the outage is due because it ended.
+    const clock = manualClock();
+    let brokerUp = false;
+    const recording = new RecordingPublisher(() =>
+      brokerUp
+        ? undefined
+        : Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5672'), {
+            code: 'ECONNREFUSED',
+          }),
+    );
+    const relay = createOutboxRelay({
+      db: f.db,
+      schema: f.schema,
+      publisher: {
+        publish: (message) => recording.publish(message),
+        probe: async () => {
+          if (!brokerUp) throw new Error('connect ECONNREFUSED 127.0.0.1:5672');
+        },
+      },
+      clock: clock.clock,
+      notifyChannel: false,
+      // A 10-minute step: the rows must not wait for it once the broker is back.
+      unavailableBackoff: { baseMs: 600_000, capMs: 600_000, jitter: 0 },
+    });
+    await relay.runOnce();
+    expect(recording.calls.length).toBeGreaterThan(0);
+    expect(recording.published).toEqual([]);
+    brokerUp = true;
+    // The probe (every 500 ms while the broker is unreachable) sees it back and ends the outage.
+    await until(
+      'every row published after the outage ended',
+      async () => {
+        await relay.runOnce();
+        return recording.published.length === 3;
+      },
+      20_000,
+    );
+    expect((await outboxRows(f)).map((r) => r.status)).toEqual(['SENT', 'SENT', 'SENT']);
+    expect(relay.metrics().dead).toBe(0);
+    await relay.stop();
+  });
+
   for (const cut of CUTS) {
     it.runIf(dialect !== 'pglite' && cut.run)(
       `survives its database connections cut for ${cut.seconds} s under traffic: errors reported, every row published once, in order, soon after the return`,

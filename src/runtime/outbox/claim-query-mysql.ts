@@ -135,13 +135,13 @@ FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
          WHERE id = ? AND lease_token = ? AND status = 'PROCESSING'`,
         [status, nowParam(now), micros(delayMs), error, id, token],
       ),
-    deferred: (db, id, token, now, delayMs, error) =>
+    deferred: (db, id, token, now, error) =>
       run(
         db,
         `UPDATE ${t} SET status = 'READY', attempts = GREATEST(attempts - 1, 0),
-           available_at = ${NOW} + INTERVAL ? MICROSECOND, last_error = ?, locked_until = NULL, lease_token = NULL
+           available_at = ${NOW}, last_error = ?, locked_until = NULL, lease_token = NULL
          WHERE id = ? AND lease_token = ? AND status = 'PROCESSING'`,
-        [nowParam(now), micros(delayMs), error, id, token],
+        [nowParam(now), error, id, token],
       ),
     release: (db, ids, token) =>
       ids.length === 0

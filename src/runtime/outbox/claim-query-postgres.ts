@@ -110,13 +110,13 @@ WHERE lease_token = $1::uuid AND status = 'PROCESSING'`;
 }
 
 /**
- * A publish failed because the broker is unavailable, not because of the message: back to READY
- * after the relay's outage delay, the attempt given back (it must not use up the budget meant
- * for poison messages). Parameters: $1 id, $2 lease token, $3 now or NULL, $4 delay ms, $5 error.
+ * A publish failed because the broker is unavailable, not because of the message: READY and due
+ * at once, the attempt given back (it must not use up the budget meant for poison messages); the
+ * relay's outage backoff holds it back. Parameters: $1 id, $2 lease token, $3 now or NULL, $4 error.
  */
 function markDeferredSql(names: OutboxTableNames): string {
   return `UPDATE ${names.table} SET status = 'READY', attempts = GREATEST(attempts - 1, 0),
-  available_at = ${nowParam(3)} + $4::float8 * interval '1 millisecond', last_error = $5::text, locked_until = NULL, lease_token = NULL
+  available_at = ${nowParam(3)}, last_error = $4::text, locked_until = NULL, lease_token = NULL
 WHERE id = $1::bigint AND lease_token = $2::uuid AND status = 'PROCESSING'`;
 }
 
@@ -170,8 +170,7 @@ export function postgresRelayStatements(names: OutboxTableNames): RelayStatement
     sent: (db, ids, token, now) => run(db, sql.sent, [idArray(ids), token, now]),
     failed: (db, id, token, status, now, delayMs, error) =>
       run(db, sql.failed, [id, token, status, now, delayMs, error]),
-    deferred: (db, id, token, now, delayMs, error) =>
-      run(db, sql.deferred, [id, token, now, delayMs, error]),
+    deferred: (db, id, token, now, error) => run(db, sql.deferred, [id, token, now, error]),
     release: (db, ids, token) => run(db, sql.release, [idArray(ids), token]),
     abandon: (db, ids, token, now) => run(db, sql.abandon, [idArray(ids), token, now]),
     renew: (db, token, leaseMs, now) => run(db, sql.renew, [token, leaseMs, now]),

@@ -33,15 +33,12 @@ export interface RelayStatements {
     delayMs: number,
     error: string,
   ): Promise<void>;
-  /** Broker unavailable: back to READY after `delayMs`, the attempt given back. */
-  deferred(
-    db: Database,
-    id: string,
-    token: string,
-    now: Date | null,
-    delayMs: number,
-    error: string,
-  ): Promise<void>;
+  /**
+   * Broker unavailable: READY and due again at once, the attempt given back. When it is published
+   * again is the relay's outage backoff's to say (in memory, ended early by a confirmed publish
+   * or the probe's reconnect); a due time of its own would outlast an outage that ended early.
+   */
+  deferred(db: Database, id: string, token: string, now: Date | null, error: string): Promise<void>;
   /** Claimed but not tried: READY again, the attempt given back. */
   release(db: Database, ids: readonly string[], token: string): Promise<void>;
   /** Publish started but never settled before stop: due again at once, the attempt kept. */

@@ -1,6 +1,7 @@
 /**
- * Records a failed publish. Broker unavailability gives the row back with its attempts kept and
- * starts the relay's outage backoff (or takes its next step, once per failed round); any other
+ * Records a failed publish. Broker unavailability gives the row back (due at once, its attempts
+ * kept) and starts the relay's outage backoff (or takes its next step, once per failed round),
+ * which alone decides when it is tried again; any other
  * failure counts against `maxAttempts` and reschedules the row with backoff, or moves it to DEAD:
  * at once when it cannot succeed later (non-retryable, or a message the broker refused for what
  * it is, e.g. too large: `isRejectedMessageError`). The classifier is the consumers' own
@@ -48,7 +49,9 @@ export async function recordFailure(
     const delay = outage.failed(round, nowMs(), (streak) =>
       backoffDelay(streak, undefined, config.unavailableBackoff, config.random),
     );
-    await sql.deferred(db, row.id, token, now(), delay, `broker unavailable: ${type}: ${text}`);
+    // Due again at once: the outage (in memory) holds it back, and ends for it too when a
+    // confirmed publish or the probe's reconnect ends it early.
+    await sql.deferred(db, row.id, token, now(), `broker unavailable: ${type}: ${text}`);
     result.failed++;
     totals.unavailable++;
     observe(() =>
