@@ -74,7 +74,12 @@ describe('the outbox relay publishing to Pulsar through broker faults', () => {
       await createEffectsTable(db, schema);
       const topic = pulsar.topic('order.events');
       const prefix = topic.slice('persistent://public/default/'.length, -'order.events'.length);
-      const client = pulsarWebSocketClient({ webServiceUrl: broker!.webUrl });
+      // A generous handshake bound: on a loaded machine a fresh broker took over 10 s to open the
+      // first subscriptions.
+      const client = pulsarWebSocketClient({
+        webServiceUrl: broker!.webUrl,
+        connectTimeoutMs: 30_000,
+      });
 
       const events: PulsarConsumerRunnerEvent[] = [];
       const runner = createPulsarConsumerRunner({
