@@ -399,6 +399,7 @@ export {
 export {
   DEFAULT_PULSAR_MAX_FRAME_BYTES,
   pulsarWebSocketClient,
+  type PulsarWebSocketClient,
   type PulsarWebSocketConnection,
 } from './pulsar/websocket-client.js';
 export {

@@ -54,13 +54,30 @@ export interface PulsarWebSocketConnection {
 /** Pulsar's default `webSocketMaxTextFrameSize`. */
 export const DEFAULT_PULSAR_MAX_FRAME_BYTES = 1_048_576;
 
+/** The WebSocket route: evgen's Pulsar interface, and the sockets it holds. */
+export interface PulsarWebSocketClient extends PulsarClient {
+  /**
+   * Sockets of this client's producers and consumers open now (one per producer, one per topic
+   * of a consumer): what a stopped runner must have closed, for health checks and tests.
+   */
+  openSockets(): number;
+}
+
 /** A Pulsar client over the broker's WebSocket API. */
-export function pulsarWebSocketClient(connection: PulsarWebSocketConnection): PulsarClient {
+export function pulsarWebSocketClient(
+  connection: PulsarWebSocketConnection,
+): PulsarWebSocketClient {
   const base = connection.webServiceUrl.replace(/^http/, 'ws').replace(/\/+$/, '');
-  const open = (path: string, query: Record<string, string | number | undefined>) =>
-    openSocket(`${base}/ws/v2/${path}${queryString(query)}`, connection);
+  let sockets = 0;
+  const open = async (path: string, query: Record<string, string | number | undefined>) => {
+    const socket = await openSocket(`${base}/ws/v2/${path}${queryString(query)}`, connection);
+    sockets++;
+    socket.once('close', () => sockets--);
+    return socket;
+  };
   return {
     name: 'websocket',
+    openSockets: () => sockets,
     async producer(topic, options = {}) {
       const maxFrameBytes = connection.maxFrameBytes ?? DEFAULT_PULSAR_MAX_FRAME_BYTES;
       const producer = new WebSocketProducer(topic, options, maxFrameBytes, () =>

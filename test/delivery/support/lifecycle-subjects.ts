@@ -1,6 +1,6 @@
 /**
  * The runners the lifecycle block of the conformance suite runs over: every consumer transport
- * (in-process, RabbitMQ, Kafka with each adapter) and the outbox relay, each behind one small
+ * (in-process, RabbitMQ, Kafka with each adapter, Pulsar) and the outbox relay, each behind one small
  * interface: a fresh runner over the same queue, topics or outbox, the connections it holds open
  * now (counted on the real connection objects), and a way to send one message whose handling is
  * one effect. What handling does (succeed, block, find a dependency down) is the test's
@@ -12,6 +12,9 @@ import {
   createRabbitMqConsumerRunner,
   createKafkaConsumerRunner,
   createOutboxRelay,
+  createPulsarConsumerRunner,
+  pulsarConsumerTopics,
+  pulsarWebSocketClient,
   ConfirmedPublisher,
   InProcessBroker,
   writeOutboxEvent,
@@ -21,6 +24,9 @@ import {
   type KafkaConsumerRoutes,
   type KafkaProducer,
   type MessageHandler,
+  type PulsarConsumerRoutes,
+  type PulsarProducer,
+  type PulsarWebSocketClient,
   type ResolvedTopology,
   type RunnerState,
 } from 'evgen/runtime';
@@ -33,6 +39,7 @@ import {
   type TestBroker,
 } from '../../support/rabbitmq.js';
 import { openOutbox, pgliteOnce, type OutboxFixture } from '../../outbox/support/dialects.js';
+import { createTestPulsar, type TestPulsar } from '../../support/pulsar/test-pulsar.js';
 import { orderPlacedV1 } from '../../outbox/support/test-event.js';
 
 /** What handling one message does: resolves (the effect happened) or throws. */
@@ -75,6 +82,7 @@ export const LIFECYCLE_SUBJECTS: readonly { name: string; create(): LifecycleSub
     name: `kafka (${client.name})`,
     create: () => kafka(client.name, client.create),
   })),
+  { name: 'pulsar', create: pulsar },
   { name: 'outbox relay (postgres)', create: relay },
 ];
 
@@ -254,6 +262,53 @@ function kafka(
     async cleanup() {
       await producer?.close().catch(() => undefined);
       await test?.admin.deleteGroups([routes?.groupId ?? '']).catch(() => undefined);
+      await test?.cleanup();
+    },
+  };
+}
+
+function pulsar(): LifecycleSubject {
+  let behaviour: Behaviour;
+  let test: TestPulsar | undefined;
+  /** The runners' client, whose sockets are counted; the test's producer has its own. */
+  let client: PulsarWebSocketClient | undefined;
+  let routes: PulsarConsumerRoutes | undefined;
+  let producer: PulsarProducer | undefined;
+  return {
+    name: 'pulsar',
+    // One socket on the event topic, one on the retry tier's topic (producers open on a copy).
+    connectionsWhenRunning: 2,
+    async setup(given) {
+      behaviour = given;
+      test = await createTestPulsar();
+      const topic = test.topic('lifecycle.events');
+      const prefix = topic.slice('persistent://public/default/'.length, -'lifecycle.events'.length);
+      routes = pulsarConsumerTopics(CONSUMER, [topic], { prefix, retryTiersMs: [200] });
+      test.topic(`${CONSUMER}.retry.200ms`);
+      test.topic(`${CONSUMER}.dlt`);
+      client = pulsarWebSocketClient({ webServiceUrl: test.webUrl });
+      producer = await pulsarWebSocketClient({ webServiceUrl: test.webUrl }).producer(topic);
+    },
+    runner: () =>
+      createPulsarConsumerRunner({
+        client: client!,
+        routes: routes!,
+        handler: handlerOf(behaviour),
+        maxAttempts: 3,
+        circuitBreaker: LONG_BREAKER,
+      }),
+    connections: () => client!.openSockets(),
+    async send() {
+      const messageId = randomUUID();
+      await producer!.send({
+        key: messageId,
+        payload: Buffer.from(body(messageId)),
+        properties: { messageId, eventType: 'order.Tested' },
+      });
+      return messageId;
+    },
+    async cleanup() {
+      await producer?.close().catch(() => undefined);
       await test?.cleanup();
     },
   };
