@@ -84,7 +84,6 @@ export function createPulsarConsumerRunner(
     messageIdHint: PULSAR_MESSAGE_ID_HINT,
   });
   const tierByTopic = new Map(routes.retry.map((tier) => [tier.topic, tier]));
-  const counts = { settleFailures: 0, brokerDeadLettered: 0 };
   const lanes = new AggregateLanes();
   let consumers: PulsarConsumer[] = [];
   let producers: PulsarProducers | undefined;
@@ -94,7 +93,7 @@ export function createPulsarConsumerRunner(
   const early = new Set<ReturnType<typeof setTimeout>>();
   let taking = false;
 
-  const core: RunnerCore<PulsarConsumerRunnerEvent> = new RunnerCore<PulsarConsumerRunnerEvent>(
+  const core = new RunnerCore<PulsarConsumerRunnerEvent, typeof COUNTS>(
     {
       async open(signal) {
         producers = createPulsarProducers(client, { sendTimeoutMs: 10_000 });
@@ -159,9 +158,9 @@ export function createPulsarConsumerRunner(
         producers = undefined;
       },
     },
-    options,
+    { ...options, counts: COUNTS },
   );
-  const { breaker, counters, emit } = core;
+  const { breaker, counters, counts, emit } = core;
 
   function receive(consumer: PulsarConsumer, message: PulsarInboundMessage): void {
     // The key is the aggregate id (evgen's producers and relay): one lane per aggregate.
@@ -311,16 +310,8 @@ export function createPulsarConsumerRunner(
     },
   };
 
-  return {
-    get state() {
-      return core.state;
-    },
-    get inFlight() {
-      return core.inFlight.size;
-    },
-    metrics: () => ({ ...counters.snapshot(), ...counts, pauses: breaker.trips }),
-    health: () => core.health(handler.name),
-    start: () => core.start(),
-    stop: () => core.stop(),
-  };
+  return core.runner<PulsarConsumerRunner>(handler.name, () => core.metrics(), {});
 }
+
+/** The transport's own counts, beside the delivery counters (see PulsarConsumerRunnerMetrics). */
+const COUNTS = { settleFailures: 0, brokerDeadLettered: 0 };
