@@ -25,15 +25,11 @@ const routes = resolveTopology(OUTAGE_TOPOLOGY, { prefix, tiers: OUTAGE_TIERS })
 ]!;
 const runner = createRabbitMqConsumerRunner({
   handler: effectConsumer(db, schema, 'inventory-service', (payload) => payload.orderId === poison),
-  ...(shortCaps
-    ? {
-        reconnectBackoff: { baseMs: 100, capMs: 1_000 },
-        circuitBreaker: { backoff: { baseMs: 250, capMs: 2_000 } },
-      }
-    : {}),
+  ...(shortCaps ? { circuitBreaker: { backoff: { baseMs: 250, capMs: 2_000 } } } : {}),
   rabbitmq: {
     connection: amqpUrl,
     routes,
+    ...(shortCaps ? { reconnectBackoff: { baseMs: 100, capMs: 1_000 } } : {}),
   },
 });
 await runner.start();
