@@ -126,7 +126,9 @@ describe('the Pulsar consumer runner through broker faults', () => {
       await until('a quarter of the events applied', async () => (await applied()) >= 150);
       const { endedAt, restartMs, serving } = await fault.inject(broker!);
       const atEnd = await applied();
-      const recoveryMs = await recoveryTime('consumer (effects)', endedAt, AGGREGATES, effects);
+      const recoveryMs = await recoveryTime('consumer (effects)', endedAt, AGGREGATES, effects, {
+        perAggregate: PER_AGGREGATE,
+      });
       await until('every event applied', async () => (await applied()) >= expected.size);
       // Redelivered duplicates still on their way would be doubled effects: give them a moment.
       await sleep(500);

@@ -91,20 +91,23 @@ export type Progress = ReadonlyMap<string, number>;
 /**
  * Resolves with the ms from `endedAt` until every aggregate of `aggregates` has progressed past
  * where it was when the fault ended (`read` polled every 50 ms); fails after `timeoutMs`, naming
- * the aggregates that did not move.
+ * the aggregates that did not move. An aggregate that had already reached `perAggregate` when the
+ * fault ended has nothing left to do and is not waited for (it cannot move again).
  */
 export async function recoveryTime(
   what: string,
   endedAt: number,
   aggregates: readonly string[],
   read: () => Promise<Progress>,
-  timeoutMs = 120_000,
+  options: { readonly perAggregate?: number; readonly timeoutMs?: number } = {},
 ): Promise<number> {
+  const { perAggregate = Number.POSITIVE_INFINITY, timeoutMs = 120_000 } = options;
   const baseline = await read();
+  const pending = aggregates.filter((a) => (baseline.get(a) ?? 0) < perAggregate);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const now = await read();
-    const stuck = aggregates.filter((a) => (now.get(a) ?? 0) <= (baseline.get(a) ?? 0));
+    const stuck = pending.filter((a) => (now.get(a) ?? 0) <= (baseline.get(a) ?? 0));
     if (stuck.length === 0) return Date.now() - endedAt;
     if (Date.now() > deadline)
       throw new Error(
