@@ -28,6 +28,10 @@ function problem(value: number): string | undefined {
  * JSON.stringify does; a `toJSON` method is not called (payloads are plain data).
  */
 export function unfaithfulNumbers(value: unknown, pointer = ''): Violation[] {
+  // Every event a writer makes passes here and almost none holds such a number: a walk that
+  // builds no pointer strings answers first (building one per node made envelope constructors
+  // ~1.8× slower), and only a payload with a finding is walked again for its pointers.
+  if (!holdsUnfaithfulNumber(value, 0)) return [];
   const violations: Violation[] = [];
   const visit = (item: unknown, at: string, depth: number) => {
     if (typeof item === 'number') {
@@ -52,4 +56,18 @@ export function unfaithfulNumbers(value: unknown, pointer = ''): Violation[] {
   };
   visit(value, pointer, 0);
   return violations;
+}
+
+function holdsUnfaithfulNumber(item: unknown, depth: number): boolean {
+  if (typeof item === 'number') return problem(item) !== undefined;
+  if (typeof item !== 'object' || item === null || depth > 256) return false;
+  if (Array.isArray(item)) {
+    for (let i = 0; i < item.length; i++)
+      if (holdsUnfaithfulNumber(item[i], depth + 1)) return true;
+    return false;
+  }
+  for (const key of Object.keys(item)) {
+    if (holdsUnfaithfulNumber((item as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
 }
