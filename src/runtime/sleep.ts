@@ -29,3 +29,20 @@ export function sleep(
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * Waits for `work` at most `ms` (on `timers`): settles as `work` does, or resolves once `ms`
+ * passed. For closes that must not hang on a peer that does not answer.
+ */
+export async function waitAtMost(
+  work: Promise<unknown>,
+  ms: number,
+  timers: SleepTimers = PROCESS_TIMERS,
+): Promise<void> {
+  const gaveUp = new AbortController();
+  try {
+    await Promise.race([work, sleep(ms, gaveUp.signal, timers)]);
+  } finally {
+    gaveUp.abort();
+  }
+}

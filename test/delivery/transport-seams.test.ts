@@ -1,10 +1,14 @@
 /**
  * The transports' own waiting goes through the runner's clock/random/timers seams, so a test can
- * drive it by hand (pure logic fakes; no broker): Kafka's partition holds and offset-commit
- * retries fire on the given timers, and RabbitMQ's connector backs off by the given random and
- * timers between refused connection attempts.
+ * drive it by hand (pure logic fakes, or a peer that refuses or never answers; no broker):
+ * Kafka's partition holds and offset-commit retries fire on the given timers, the kafkajs
+ * adapter's close() gives up on a silent broker when they say so, RabbitMQ's connector backs off
+ * by the given random and timers between refused connection attempts, and its confirmed
+ * publisher's confirm timeout fires on them.
  */
+import { createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { kafkajsClient } from '../../src/runtime/kafka/kafkajs-client.js';
 import { OffsetCommitter } from '../../src/runtime/kafka/consumer/offset-committer.js';
 import { PartitionHolds } from '../../src/runtime/kafka/consumer/partition-holds.js';
 import type {
@@ -13,7 +17,9 @@ import type {
   KafkaInboundRecord,
   KafkaTopicPartition,
 } from '../../src/runtime/kafka/kafka-client.js';
+import { ConfirmedPublisher } from '../../src/runtime/rabbitmq/confirmed-publisher.js';
 import { createAmqpConnector } from '../../src/runtime/rabbitmq/connector.js';
+import { PublishTimeoutError } from '../../src/runtime/rabbitmq/errors.js';
 import { manualTimers } from '../outbox/support/dialects.js';
 
 const tp = { topic: 'orders', partition: 0 };
@@ -157,6 +163,66 @@ describe("RabbitMQ connector's backoff on the random and timers seams", () => {
     await expect(connector.connection()).rejects.toThrow(/ECONNREFUSED/);
     // Two waits between three attempts: 100 · 1.25 and 200 · 1.25.
     expect(waits).toEqual([125, 250]);
+    await connector.close();
+  });
+});
+
+describe("the kafkajs adapter's close() on the timers seam", () => {
+  it('gives up on a broker that never answers when the given timers reach 5 s, not before', async () => {
+    // Accepts connections and never answers: kafkajs' connect and disconnect wait on it.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      const time = manualTimers();
+      const consumer = kafkajsClient({ brokers: [`127.0.0.1:${port}`] }).consumer({
+        groupId: 'seams',
+        topics: ['orders'],
+        timers: time.timers,
+      });
+      void consumer.start({ onRecord: async () => undefined }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      let closed = false;
+      const closing = consumer.close().then(() => (closed = true));
+      // Real time passes (the bound is 5 s of the given timers, not of the process's).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      time.advance(4_999);
+      await turn();
+      expect(closed).toBe(false);
+      time.advance(1);
+      await closing;
+      expect(time.pending()).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
+describe("RabbitMQ confirmed publisher's confirm timeout on the timers seam", () => {
+  it('rejects with PublishTimeoutError when the given timers reach confirmTimeoutMs, not before', async () => {
+    const time = manualTimers();
+    // Nothing listens on port 1: the connector keeps backing off, the publish never gets a channel.
+    const connector = createAmqpConnector({ url: 'amqp://guest:guest@127.0.0.1:1' });
+    const publisher = new ConfirmedPublisher(connector, {
+      confirmTimeoutMs: 2_000,
+      timers: time.timers,
+    });
+    let outcome: unknown;
+    const publishing = publisher
+      .publish('orders', 'placed', Buffer.from('{}'), { messageId: 'm-1' })
+      .catch((error: unknown) => (outcome = error));
+    time.advance(1_999);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(outcome).toBeUndefined();
+    time.advance(1);
+    await publishing;
+    expect(outcome).toBeInstanceOf(PublishTimeoutError);
+    expect((outcome as PublishTimeoutError).timeoutMs).toBe(2_000);
+    expect(publisher.stats.timedOut).toBe(1);
+    expect(time.pending()).toBe(0);
+    await publisher.close();
     await connector.close();
   });
 });

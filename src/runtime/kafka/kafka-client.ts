@@ -7,6 +7,7 @@
  * consumer groups with manual commits, per-partition pause/resume and seek, and topic admin.
  * Offsets are decimal strings (Kafka offsets are 64-bit; JavaScript numbers are not).
  */
+import type { RunnerTimers } from '../delivery/runner-timers.js';
 
 /** How many replicas must have the record before a send resolves. evgen always uses `all`. */
 export type KafkaAcks = 'all' | 'leader' | 'none';
@@ -118,6 +119,12 @@ export interface KafkaConsumerOptions {
   readonly rebalanceTimeoutMs?: number;
   /** Partitions handled at the same time (default 8); one partition is always sequential. */
   readonly partitionConcurrency?: number;
+  /**
+   * Timers of the adapter's own waiting: its stream restarts' backoff, close()'s bound and
+   * kafkajs' heartbeats during a slow handler (a runner passes its `timers` seam, so a test can
+   * drive them). Default: the process's.
+   */
+  readonly timers?: RunnerTimers;
 }
 
 export interface KafkaConsumerHandlers {

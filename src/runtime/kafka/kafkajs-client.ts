@@ -33,6 +33,8 @@ import {
   type KafkaTopicSpec,
 } from './kafka-client.js';
 import { serialProducer } from './serial-producer.js';
+import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../delivery/runner-timers.js';
+import { waitAtMost } from '../sleep.js';
 
 const { ConfigResourceTypes, Kafka: KafkaClass, logLevel, Partitioners } = kafkajs;
 
@@ -186,6 +188,7 @@ class KafkajsConsumer implements KafkaConsumer {
   readonly #position = new Map<string, string>();
   #closed = false;
   readonly #heartbeatIntervalMs: number;
+  readonly #timers: RunnerTimers;
   /**
    * Set when a heartbeat says this member is fenced (rebalance, expelled): no batch hands out
    * another record until the member rejoined.
@@ -194,6 +197,7 @@ class KafkajsConsumer implements KafkaConsumer {
 
   constructor(kafka: Kafka, options: KafkaConsumerOptions) {
     this.#options = options;
+    this.#timers = options.timers ?? REAL_RUNNER_TIMERS;
     const sessionTimeout = options.sessionTimeoutMs ?? 10_000;
     this.#heartbeatIntervalMs = Math.max(500, Math.floor(sessionTimeout / 5));
     this.#consumer = kafka.consumer({
@@ -279,21 +283,29 @@ class KafkajsConsumer implements KafkaConsumer {
       this.#position.set(key, (BigInt(message.offset) + 1n).toString());
       // kafkajs heartbeats only between fetches: keep the membership alive while a handler
       // slower than the session timeout runs.
-      const heartbeats = setInterval(
-        () => void this.#heartbeat(payload),
-        this.#heartbeatIntervalMs,
-      );
+      const stopHeartbeats = this.#heartbeatEvery(payload);
       try {
         await this.#handlers!.onRecord(record);
       } catch (error) {
         safely(() => this.#handlers!.onError?.(error));
       } finally {
-        clearInterval(heartbeats);
+        stopHeartbeats();
       }
       // Tells kafkajs where the next fetch of this partition starts (nothing is committed).
       if (!this.#interrupted.has(key)) payload.resolveOffset(message.offset);
       await this.#heartbeat(payload);
     }
+  }
+
+  /** Heartbeats each heartbeat interval (on the timers seam) until the returned stop is called. */
+  #heartbeatEvery(payload: EachBatchPayload): () => void {
+    let timer: unknown;
+    const tick = () => {
+      timer = this.#timers.setTimeout(tick, this.#heartbeatIntervalMs);
+      void this.#heartbeat(payload);
+    };
+    timer = this.#timers.setTimeout(tick, this.#heartbeatIntervalMs);
+    return () => this.#timers.clearTimeout(timer);
   }
 
   /** Heartbeats (kafkajs sends one at most every heartbeat interval); notes a fenced member. */
@@ -348,11 +360,11 @@ class KafkajsConsumer implements KafkaConsumer {
     this.#closed = true;
     // disconnect() waits for the fetch in flight and leaves the group; a broker that does not
     // answer must not hold the caller: the session timeout then frees the partitions.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
+    await waitAtMost(
       this.#consumer.disconnect().catch((error: unknown) => this.#handlers?.onError?.(error)),
-      new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS))),
-    ]).finally(() => clearTimeout(timer));
+      CLOSE_TIMEOUT_MS,
+      this.#timers,
+    );
   }
 }
 

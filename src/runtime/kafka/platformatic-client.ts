@@ -43,6 +43,8 @@ import {
   type KafkaTopicPartition,
 } from './kafka-client.js';
 import { serialProducer } from './serial-producer.js';
+import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../delivery/runner-timers.js';
+import { sleep, waitAtMost } from '../sleep.js';
 
 /** Client-level retries: reconnects and metadata refreshes keep going across a broker restart. */
 const CLIENT_RETRIES = 20;
@@ -197,13 +199,15 @@ class PlatformaticConsumer implements KafkaConsumer {
   readonly #waiting: (() => void)[] = [];
   #closed = false;
   #restarting: Promise<void> | undefined;
-  /** Ends the backoff wait of a restart at once (close()). */
-  #wakeRestart: (() => void) | undefined;
+  /** Aborted by close(): ends the backoff wait of a restart at once. */
+  readonly #closing = new AbortController();
+  readonly #timers: RunnerTimers;
   readonly #idle = new Set<() => void>();
 
   constructor(base: BaseOptions, options: KafkaConsumerOptions) {
     this.#base = base;
     this.#options = options;
+    this.#timers = options.timers ?? REAL_RUNNER_TIMERS;
   }
 
   async start(handlers: KafkaConsumerHandlers): Promise<void> {
@@ -272,14 +276,7 @@ class PlatformaticConsumer implements KafkaConsumer {
     this.#restarting = (async () => {
       let delay = 250;
       while (!this.#closed) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.#wakeRestart = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.#wakeRestart = undefined;
+        await sleep(delay, this.#closing.signal, this.#timers);
         if (this.#closed) break;
         try {
           await this.#open();
@@ -480,21 +477,21 @@ class PlatformaticConsumer implements KafkaConsumer {
     if (this.#closed) return;
     this.#closed = true;
     // A restart waiting out its backoff (up to 5 s) gives up now.
-    this.#wakeRestart?.();
+    this.#closing.abort();
     for (const state of this.#partitions.values()) this.#unbuffer(state.queue.splice(0).length);
     if (this.#draining > 0) await new Promise<void>((resolve) => this.#idle.add(resolve));
     // At most CLOSE_TIMEOUT_MS for the leave and for a restart in progress together: re-opening
     // the stream joins the group again (it waits for the group's rebalance, and the library
     // retries it 20 times while the broker is gone). The client is closed before the restart is
     // awaited; what a restart opens after that is closed by the restart itself (#open).
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
+    await waitAtMost(
       (async () => {
         await this.#closeClient();
         await this.#restarting;
       })(),
-      new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS))),
-    ]).finally(() => clearTimeout(timer));
+      CLOSE_TIMEOUT_MS,
+      this.#timers,
+    );
   }
 
   /** Stops the stream and leaves the group. */

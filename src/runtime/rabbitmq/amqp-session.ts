@@ -6,6 +6,7 @@
  */
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
+import type { RunnerTimers } from '../delivery/runner-timers.js';
 
 export interface AmqpSessionHooks {
   /** An error of the channel, or of an ack or requeue on it. */
@@ -24,8 +25,10 @@ export class AmqpSession {
     readonly channel: Channel,
     model: ChannelModel,
     private readonly hooks: AmqpSessionHooks,
+    timers: RunnerTimers,
   ) {
-    this.publisher = new ConfirmedPublisher(model);
+    // On the runner's timers seam: its retry copies' and dead letters' confirm timeouts.
+    this.publisher = new ConfirmedPublisher(model, { timers });
     channel.on('error', (error: Error) => hooks.onError(error));
     channel.on('close', () => {
       this.end();

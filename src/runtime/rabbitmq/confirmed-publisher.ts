@@ -10,6 +10,8 @@
  */
 import type { ChannelOptions, ConfirmChannel, Message } from 'amqplib';
 import { currentConnection, type ConnectionSource } from './connector.js';
+import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../delivery/runner-timers.js';
+import { waitAtMost } from '../sleep.js';
 import type { PublishProperties } from './amqp-message.js';
 import { UnpublishableMessageError } from '../transport-limits.js';
 import {
@@ -47,6 +49,11 @@ export interface ConfirmedPublisherOptions {
    * below the relay's publishTimeoutMs so the transport's error is the one recorded.
    */
   readonly confirmTimeoutMs?: number;
+  /**
+   * Timers the confirm timeouts and close's wait run on (a runner passes its `timers` seam, so a
+   * test can drive them). Default: the process's.
+   */
+  readonly timers?: RunnerTimers;
 }
 
 // Bounds publishes made outside the relay (and the consumer runner's retry copies). Under the relay,
@@ -79,6 +86,7 @@ export class ConfirmedPublisher {
   private drainWaitCount = 0;
   private readonly counts = { confirmed: 0, returned: 0, nacked: 0, closed: 0, timedOut: 0 };
   private readonly confirmTimeoutMs: number;
+  private readonly timers: RunnerTimers;
 
   /**
    * Opens lazily: the confirm channel is created on the first publish and re-created after it
@@ -92,6 +100,7 @@ export class ConfirmedPublisher {
     if (!Number.isFinite(timeout) || timeout <= 0)
       throw new RangeError(`confirmTimeoutMs must be a positive number, got ${timeout}`);
     this.confirmTimeoutMs = timeout;
+    this.timers = options.timers ?? REAL_RUNNER_TIMERS;
   }
 
   /** How often publishing had to wait for the channel to drain (back-pressure). */
@@ -138,9 +147,9 @@ export class ConfirmedPublisher {
       );
     }
     const attempt: PublishAttempt = { expired: false };
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: unknown;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      timer = this.timers.setTimeout(() => {
         attempt.expired = true;
         if (attempt.entry !== undefined) attempt.entry.timedOut = true;
         this.counts.timedOut++;
@@ -154,7 +163,7 @@ export class ConfirmedPublisher {
         deadline,
       ]);
     } finally {
-      clearTimeout(timer);
+      this.timers.clearTimeout(timer);
     }
   }
 
@@ -271,12 +280,11 @@ export class ConfirmedPublisher {
     const channel = this.channel;
     this.channel = undefined;
     if (channel !== undefined) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const gaveUp = new Promise<void>(
-        (resolve) => (timer = setTimeout(resolve, this.confirmTimeoutMs)),
+      await waitAtMost(
+        channel.waitForConfirms().catch(() => undefined),
+        this.confirmTimeoutMs,
+        this.timers,
       );
-      await Promise.race([channel.waitForConfirms().catch(() => undefined), gaveUp]);
-      clearTimeout(timer);
       await channel.close().catch(() => undefined);
     }
   }

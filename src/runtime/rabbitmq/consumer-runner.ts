@@ -124,12 +124,17 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
   /** Opens a channel and consumes (unless the breaker is open); on a stop meanwhile, closes it. */
   async function open(signal: AbortSignal): Promise<void> {
     const model = await connector!.connection();
-    const current: AmqpSession = new AmqpSession(await model.createChannel(), model, {
-      onError: (error) => emit({ type: 'error', error }),
-      onClosed: () => {
-        if (session === current) lost(current, 'channel or connection closed');
+    const current: AmqpSession = new AmqpSession(
+      await model.createChannel(),
+      model,
+      {
+        onError: (error) => emit({ type: 'error', error }),
+        onClosed: () => {
+          if (session === current) lost(current, 'channel or connection closed');
+        },
       },
-    });
+      options.timers,
+    );
     try {
       await current.channel.prefetch(prefetch);
       // While the breaker is open the queue keeps its messages; it resumes consuming.

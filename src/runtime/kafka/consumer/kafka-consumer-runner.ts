@@ -101,6 +101,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
           sessionTimeoutMs: options.sessionTimeoutMs,
           rebalanceTimeoutMs: options.rebalanceTimeoutMs,
           partitionConcurrency: options.partitionConcurrency,
+          timers: options.timers,
         });
         await consumer.start({
           onRecord,
