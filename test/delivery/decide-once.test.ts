@@ -161,7 +161,6 @@ describe('a retry outcome becomes a dead letter only when its copy could not be 
     let acked = 0;
     const settled = await createAmqpSettler({
       routes,
-      gapWaitMs: 0,
       counters,
       counts: { settleFailures: 0, gapWaits: 0 },
       emit: () => undefined,

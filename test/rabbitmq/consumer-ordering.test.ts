@@ -3,7 +3,9 @@
  * failures (real RabbitMQ, real PostgreSQL, the real inbox with `ctx.inOrder`):
  * - versions of one aggregate published in order are all applied at the default prefetch
  *   (deliveries of one aggregate run one after the other, others concurrently);
- * - a real gap waits on the first tier without using attempts, and only for `gapWaitMs`;
+ * - a real gap waits on the first tier without using attempts, and only for `gapWaitMs` without
+ *   progress of its aggregate: a chain that unwinds one version per pass for longer than
+ *   `gapWaitMs` is applied whole, a gap whose predecessor never comes is dead-lettered;
  * - a database outage pauses consumption (circuit breaker): messages stay in the queue, nothing
  *   is retried or dead-lettered, everything is applied once, in order, when it is back.
  */
@@ -158,8 +160,44 @@ describe('consumer runner ordering and circuit breaker (real RabbitMQ and Postgr
     expect(handled).toMatchObject({ attempt: 1 });
   });
 
-  it('waits for a gap only gapWaitMs; after that gaps use attempts and end in the dead queue', async () => {
-    const r = await startRunner(db, {}, 300);
+  it('a chain that unwinds one version per pass for longer than gapWaitMs waits while it progresses: all applied once, in order, none dead-lettered', async () => {
+    // v20 … v2 published first, then v1: every pass through the first tier applies one more
+    // version (the parked copies come back in the order they were parked, the lowest last), so
+    // the chain takes ~19 passes, far longer than gapWaitMs, while it progresses on every pass.
+    // Measured from the first gap (the old rule), v20 … v10 outlived the wait and were dead.
+    const gapWaitMs = 2_000;
+    const r = await startRunner(db, {}, gapWaitMs);
+    const started = Date.now();
+    for (let version = 20; version >= 2; version--) await publishNext('chain', version);
+    await publishNext('chain', 1);
+    // Every version either applied or dead-lettered (the old rule dead-lettered the upper ones).
+    await waitFor(
+      '20 versions settled',
+      async () => ((await effectCount()) + r.metrics().deadLettered >= 20 ? true : undefined),
+      45_000,
+    );
+    const unwoundMs = Date.now() - started;
+    expect(await checkEffects(db, test.schema, published)).toEqual({
+      effects: 20,
+      lost: [],
+      doubled: [],
+      outOfOrder: [],
+    });
+    // The premise: unwinding outlasted gapWaitMs (else this test would not tell the rules apart).
+    expect(unwoundMs).toBeGreaterThan(gapWaitMs);
+    expect(r.metrics()).toMatchObject({ retried: 0, deadLettered: 0 });
+    expect(r.metrics().gapWaits).toBeGreaterThan(19);
+    const dead = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
+    expect(dead).toHaveLength(0);
+  });
+
+  it('a gap whose predecessor never comes waits gapWaitMs, then uses attempts and ends in the dead queue', async () => {
+    const gapWaitMs = 500;
+    const r = await startRunner(db, {}, gapWaitMs);
+    const started = Date.now();
     await publishNext('never', 5);
     const dead = await waitFor(
       'dead-lettered',
@@ -169,6 +207,18 @@ describe('consumer runner ordering and circuit breaker (real RabbitMQ and Postgr
     expect(dead).toMatchObject({ attempts: 3 });
     expect(r.metrics().gapWaits).toBeGreaterThanOrEqual(1);
     expect(r.metrics().retried).toBe(2);
+    // Parked only while it waited less than gapWaitMs: no gap-wait event reports more.
+    const waits = events.filter(
+      (e): e is Extract<ConsumerRunnerEvent, { type: 'gap-wait' }> => e.type === 'gap-wait',
+    );
+    for (const wait of waits) expect(wait.waitedMs).toBeLessThan(gapWaitMs);
+    // Bounded: gapWaitMs, then the two retry tiers (200 ms, 1 s), with slack for the broker.
+    expect(Date.now() - started).toBeLessThan(gapWaitMs + 1_200 + 5_000);
+    const letters = await drainQueue(
+      broker.channel,
+      topology.consumers['inventory-service']!.deadQueue,
+    );
+    expect(letters).toHaveLength(1);
   });
 
   it('pauses consumption while the database is unreachable, keeps messages queued, applies everything once and in order after', async () => {

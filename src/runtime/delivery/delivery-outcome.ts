@@ -7,6 +7,7 @@
  *                                   pause consumption; no attempt is used.
  */
 import type { DeadLetterFacts, FailureFacts } from './failure.js';
+import type { GapWaitDecision } from './gap-wait.js';
 
 /**
  * Why a delivery was skipped: its event type is not one the consumer subscribes to (a type its
@@ -32,12 +33,15 @@ export type DeliveryOutcome =
   | {
       readonly kind: 'retry';
       readonly messageId: string;
-      /** The attempt that failed; the next one is attempt + 1. */
+      /** The attempt that failed; the next one is attempt + 1 (the same one when parked). */
       readonly attempt: number;
       readonly error: unknown;
       readonly failure: FailureFacts;
-      /** `ctx.inOrder` found a gap: a transport may park the message without using an attempt. */
-      readonly gap: boolean;
+      /**
+       * `ctx.inOrder` found a gap and it may still wait (gap-wait.ts): park the message, attempt
+       * unchanged, carrying the clock. Only for a transport that asked for gap waits.
+       */
+      readonly park?: Extract<GapWaitDecision, { park: true }> | undefined;
       readonly body: Record<string, unknown>;
       /** The dead letter to send instead when the transport cannot schedule the retry. */
       readonly letter: DeadLetterFacts;
@@ -47,8 +51,6 @@ export type DeliveryOutcome =
       readonly messageId: string | undefined;
       readonly error: unknown;
       readonly letter: DeadLetterFacts;
-      /** `ctx.inOrder` found a gap on the last attempt. */
-      readonly gap: boolean;
       /** Undefined when the body could not be parsed. */
       readonly body: Record<string, unknown> | undefined;
     }

@@ -21,6 +21,7 @@ import {
   type FailureClassifier,
   type FailureFacts,
 } from './failure.js';
+import { decideGapWait, gapExpectedVersion } from './gap-wait.js';
 import type { MessageHandler } from './message-handler.js';
 import { bodyMessageId, bodyString, parseDelivery } from './parse-delivery.js';
 
@@ -40,6 +41,12 @@ export interface DeliveryPipelineOptions {
   readonly onUnavailable?: 'pause' | 'retry';
   /** The user's classification hook, asked before evgen's own (failure.ts). */
   readonly classify?: FailureClassifier | undefined;
+  /**
+   * How long a gap (`ctx.inOrder` found an earlier version missing) may wait without progress of
+   * its aggregate, without using an attempt (gap-wait.ts). Undefined: a gap is an ordinary
+   * retryable failure (transports that cannot park one).
+   */
+  readonly gapWaitMs?: number | undefined;
   /** Clock for failure times (tests). */
   readonly now?: () => number;
 }
@@ -102,10 +109,9 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     failure: FailureFacts,
     reason: DeadLetterReason,
     body: Record<string, unknown> | undefined,
-    gap = false,
   ): DeliveryOutcome {
     const letter = letterFor(delivery, failure, reason, body);
-    return { kind: 'dead-letter', messageId: letter.messageId, error, gap, body, letter };
+    return { kind: 'dead-letter', messageId: letter.messageId, error, body, letter };
   }
 
   async function process(
@@ -190,18 +196,23 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
       if (pauseWhenUnavailable) return { kind: 'unavailable', messageId, error };
       kind = 'retryable';
     }
-    const gap = kind === 'gap';
     if (kind === 'non-retryable')
       return deadLetter(delivery, error, failure, 'non-retryable', body);
-    if (delivery.attempt >= maxAttempts)
-      return deadLetter(delivery, error, failure, 'attempts-exhausted', body, gap);
+    // A gap that may still wait is parked whatever its attempt: waiting uses none.
+    const gapWait =
+      kind === 'gap' && options.gapWaitMs !== undefined
+        ? decideGapWait(delivery.gapClock, gapExpectedVersion(error), now(), options.gapWaitMs)
+        : undefined;
+    const park = gapWait?.park === true ? gapWait : undefined;
+    if (park === undefined && delivery.attempt >= maxAttempts)
+      return deadLetter(delivery, error, failure, 'attempts-exhausted', body);
     return {
       kind: 'retry',
       messageId,
       attempt: delivery.attempt,
       error,
       failure,
-      gap,
+      park,
       body,
       letter: letterFor(delivery, failure, 'attempts-exhausted', body),
     };

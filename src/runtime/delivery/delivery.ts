@@ -3,6 +3,7 @@
  * hints (messageId property/header, eventType header), the attempt it is, and where it came from.
  * Transports build one per received message; nothing in here knows a broker.
  */
+import type { GapClock } from './gap-wait.js';
 
 /** Which transport delivered a message. */
 export type TransportName = 'rabbitmq' | 'kafka' | 'pulsar' | 'in-process';
@@ -39,6 +40,8 @@ export interface Delivery {
   readonly traceId?: string;
   /** 1 for a first delivery; the transport reads it from its own (trusted) attempt header. */
   readonly attempt: number;
+  /** The gap wait so far, when the message was parked before (the transport's trusted headers). */
+  readonly gapClock?: GapClock | undefined;
   readonly facts: DeliveryFacts;
 }
 

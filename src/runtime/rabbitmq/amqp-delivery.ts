@@ -5,6 +5,7 @@
  */
 import type { ConsumeMessage } from 'amqplib';
 import type { Delivery } from '../delivery/delivery.js';
+import type { GapClock } from '../delivery/gap-wait.js';
 import { EVGEN_HEADERS, headerString } from './amqp-message.js';
 import { trustedHeaders } from './received-headers.js';
 
@@ -14,6 +15,24 @@ function deliveryAttempt(headers: Record<string, unknown> | undefined): number {
   const number =
     typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
   return Number.isInteger(number) && number >= 1 ? number : 1;
+}
+
+/**
+ * The gap wait a parked message carries back (`x-evgen-gap-*`), undefined when it carries none.
+ * Read as a claim: the delivery core bounds it (gap-wait.ts).
+ */
+function deliveryGapClock(headers: Record<string, unknown>): GapClock | undefined {
+  const since = Date.parse(headerString(headers, EVGEN_HEADERS.gapSince) ?? '');
+  if (!Number.isFinite(since)) return undefined;
+  // A clock from before x-evgen-gap-first existed started at its first gap.
+  const first = Date.parse(headerString(headers, EVGEN_HEADERS.gapFirst) ?? '');
+  const value = headers[EVGEN_HEADERS.gapExpected];
+  const expected = typeof value === 'string' && value !== '' ? Number(value) : value;
+  return {
+    firstAt: Number.isFinite(first) ? first : since,
+    since,
+    expected: Number.isSafeInteger(expected) ? (expected as number) : undefined,
+  };
 }
 
 /** The message read from `queue` as a delivery. */
@@ -28,6 +47,7 @@ export function amqpDelivery(message: ConsumeMessage, queue: string): Delivery {
     eventType: typeof type === 'string' && type !== '' ? type : undefined,
     traceId: headerString(trusted, EVGEN_HEADERS.traceId),
     attempt,
+    gapClock: deliveryGapClock(trusted),
     facts: {
       transport: 'rabbitmq',
       queue,

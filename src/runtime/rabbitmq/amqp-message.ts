@@ -35,8 +35,16 @@ export const EVGEN_HEADERS = Object.freeze({
   // Set by replayDeadLetters on the copy it sends back to the work queue.
   replays: 'x-evgen-replays',
   replayedAt: 'x-evgen-replayed-at',
-  /** When the consumer first found this message ahead of a missing version (gap waits are not attempts). */
+  /**
+   * Gap waits (not attempts; delivery/gap-wait.ts): when the wait clock of a message found ahead
+   * of a missing version last (re)started, i.e. its first gap or the last one that saw its
+   * aggregate progress; ISO time.
+   */
   gapSince: 'x-evgen-gap-since',
+  /** The version the aggregate expected at that gap (progress restarts the wait clock). */
+  gapExpected: 'x-evgen-gap-expected',
+  /** When the first gap was found: the whole wait ends 10 × `gapWaitMs` after it. ISO time. */
+  gapFirst: 'x-evgen-gap-first',
   /** What a copy left off because it could not be carried (JSON: field -> why). */
   cut: CUT_HEADER,
 });

@@ -1,7 +1,9 @@
 /**
  * How the RabbitMQ runner carries a failed delivery out, once the delivery core decided it:
- *   - a gap (`ctx.inOrder` found an earlier version missing) parks a copy on the first delay
- *     tier, attempt unchanged, for at most `gapWaitMs` since the gap was first found;
+ *   - a gap the delivery core lets wait (`ctx.inOrder` found an earlier version missing; how long
+ *     it may wait is delivery/gap-wait.ts's rule) parks a copy on the first delay tier, attempt
+ *     unchanged, carrying the wait clock in `x-evgen-gap-*`; a park that cannot be published
+ *     becomes a dead letter, like a retry copy;
  *   - a retry publishes a copy to the delay tier of its attempt (attempt + 1), waits for the
  *     confirm, then acks; a copy that cannot be published, or could not keep the messageId
  *     (copy-limits.ts), becomes a dead letter instead;
@@ -14,7 +16,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { describeError } from '../errors.js';
 import type { DeliveryCounters } from '../delivery/delivery-outcome.js';
 import type { FailedOutcome } from '../delivery/outcome-settlement.js';
-import { EVGEN_HEADERS, headerString } from './amqp-message.js';
+import { EVGEN_HEADERS } from './amqp-message.js';
 import type { ConfirmedPublisher } from './confirmed-publisher.js';
 import {
   deadLetterCandidates,
@@ -22,7 +24,6 @@ import {
   failureContext,
   type FailureContext,
 } from './failure-headers.js';
-import { trustedHeaders } from './received-headers.js';
 import { tierForAttempt, type ConsumerRoutes } from './topology.js';
 import type { ConsumerRunnerEvent } from './consumer-runner-types.js';
 
@@ -42,7 +43,6 @@ export interface AmqpSettlerCounts {
 
 export interface AmqpSettlerDeps {
   readonly routes: ConsumerRoutes;
-  readonly gapWaitMs: number;
   readonly counters: DeliveryCounters;
   readonly counts: AmqpSettlerCounts;
   readonly emit: (event: ConsumerRunnerEvent) => void;
@@ -74,24 +74,33 @@ export function createAmqpSettler(
     }
   }
 
-  async function gapWait(target: AmqpTarget, context: FailureContext): Promise<boolean> {
-    const since =
-      headerString(trustedHeaders(target.message), EVGEN_HEADERS.gapSince) ?? context.now;
-    const waitedMs = Date.parse(context.now) - Date.parse(since);
-    if (!(waitedMs < deps.gapWaitMs)) return false;
+  async function gapWait(
+    target: AmqpTarget,
+    context: FailureContext,
+    park: NonNullable<Extract<FailedOutcome, { kind: 'retry' }>['park']>,
+  ): Promise<unknown> {
     const tier = tierForAttempt(routes, 1);
-    const headers = {
+    const { clock } = park;
+    const headers: Record<string, unknown> = {
       ...context.received,
       ...context.common,
       [EVGEN_HEADERS.attempt]: target.attempt,
-      [EVGEN_HEADERS.gapSince]: since,
+      [EVGEN_HEADERS.gapSince]: new Date(clock.since).toISOString(),
+      [EVGEN_HEADERS.gapFirst]: new Date(clock.firstAt).toISOString(),
     };
-    if ((await publish(target, tier.routingKey, context.properties(headers))) !== undefined)
-      return false;
+    if (clock.expected !== undefined) headers[EVGEN_HEADERS.gapExpected] = clock.expected;
+    else delete headers[EVGEN_HEADERS.gapExpected];
+    const failed = await publish(target, tier.routingKey, context.properties(headers));
+    if (failed !== undefined) return failed;
     target.ack();
     counts.gapWaits++;
-    emit({ type: 'gap-wait', messageId: context.messageId!, waitedMs, delayMs: tier.delayMs });
-    return true;
+    emit({
+      type: 'gap-wait',
+      messageId: context.messageId!,
+      waitedMs: park.waitedMs,
+      delayMs: tier.delayMs,
+    });
+    return undefined;
   }
 
   async function retryCopy(
@@ -151,12 +160,12 @@ export function createAmqpSettler(
     if (!context.carriesId && outcome.kind === 'retry') {
       // A copy would come back under another messageId: it can only be a dead letter.
       retryFailure = new Error('its messageId cannot be carried as an AMQP messageId property');
-    } else {
-      if (outcome.gap && (await gapWait(target, context))) return true;
-      if (outcome.kind === 'retry') {
-        retryFailure = await retryCopy(target, context, outcome);
-        if (retryFailure === undefined) return true;
-      }
+    } else if (outcome.kind === 'retry') {
+      retryFailure =
+        outcome.park !== undefined
+          ? await gapWait(target, context, outcome.park)
+          : await retryCopy(target, context, outcome);
+      if (retryFailure === undefined) return true;
     }
     return deadLetter(target, context, outcome, retryFailure);
   };

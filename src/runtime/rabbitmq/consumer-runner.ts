@@ -13,7 +13,7 @@
  *   - deliveries of one aggregate run one after the other in delivery order (aggregate-lanes.ts),
  *     so concurrency never makes a later version overtake an earlier one; a real gap (an
  *     earlier version missing) parks the message on the first tier without using an attempt,
- *     for at most `gapWaitMs`;
+ *     for at most `gapWaitMs` without progress of its aggregate (delivery/gap-wait.ts);
  *   - a failure that says a dependency is unavailable (database down) puts the delivery back
  *     unchanged and stops consumption for a backoff (circuit-breaker.ts): no attempt is used.
  * Nothing else is ever nacked with requeue. Every copy is fitted to what can be encoded before it
@@ -67,7 +67,8 @@ export type {
 export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): ConsumerRunner {
   const options = resolveConsumerRunnerOptions(given);
   const { routes, handler, prefetch, gapWaitMs } = options;
-  const pipeline = createDeliveryPipeline({ ...options, consumer: routes.consumer });
+  // The pipeline decides whether a gap still waits (gap-wait.ts); the settler only parks it.
+  const pipeline = createDeliveryPipeline({ ...options, consumer: routes.consumer, gapWaitMs });
   // A URL or a bare connection: the runner makes the connector for each run, so stop() closes
   // it (a connector over a bare connection leaves that connection open).
   const { connection } = options;
@@ -115,7 +116,6 @@ export function createRabbitMqConsumerRunner(given: ConsumerRunnerOptions): Cons
   const { breaker, counters, emit, supervisor } = core;
   const settleFailure = createAmqpSettler({
     routes,
-    gapWaitMs,
     counters,
     counts: core.counts,
     emit,

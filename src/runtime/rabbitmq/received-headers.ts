@@ -37,6 +37,8 @@ const RUNNER_HEADERS: ReadonlySet<string> = new Set([
   EVGEN_HEADERS.replays,
   EVGEN_HEADERS.replayedAt,
   EVGEN_HEADERS.gapSince,
+  EVGEN_HEADERS.gapExpected,
+  EVGEN_HEADERS.gapFirst,
   EVGEN_HEADERS.cut,
 ]);
 
