@@ -38,8 +38,12 @@ export interface RabbitMqRunnerSettings {
   readonly prefetch?: number | undefined;
   /**
    * How long a message that arrives ahead of a missing version of its aggregate (`ctx.inOrder`'s
-   * gap) waits for it, in ms (default 60 000): it is parked on the first delay tier with its
-   * attempt unchanged. After that, gaps count as failed attempts like any retryable error.
+   * gap) waits for it WITHOUT PROGRESS of that aggregate, in ms (default 60 000): it is parked on
+   * the first delay tier with its attempt unchanged, and the wait restarts whenever a later gap
+   * finds the aggregate further along (its predecessors being applied, e.g. one per pass through
+   * a backlog). A gap that saw no progress for this long counts as a failed attempt like any
+   * retryable error; the whole wait ends 10 × this after the first gap in any case. 0: gaps
+   * never wait.
    */
   readonly gapWaitMs?: number | undefined;
   /** Backoff between attempts to rebuild a lost channel or connection. */
