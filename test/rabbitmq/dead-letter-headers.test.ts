@@ -17,11 +17,14 @@ describe('replayHeaders', () => {
     [EVGEN_HEADERS.errorMessage]: 'boom',
     [EVGEN_HEADERS.consumer]: 'inventory-service',
     [EVGEN_HEADERS.deadLetteredAt]: '2026-01-01T00:01:00.000Z',
+    [EVGEN_HEADERS.gapSince]: '2026-01-01T00:00:30.000Z',
+    [EVGEN_HEADERS.gapExpected]: 3,
+    [EVGEN_HEADERS.gapFirst]: '2026-01-01T00:00:00.000Z',
     'x-death': [{ count: 1 }],
     'x-first-death-queue': 'q',
   };
 
-  it('starts a fresh attempt count, drops one-dead-lettering diagnostics and broker history, keeps the rest', () => {
+  it('starts a fresh attempt count and gap wait, drops one-dead-lettering diagnostics and broker history, keeps the rest', () => {
     const now = new Date('2026-02-01T00:00:00.000Z');
     expect(replayHeaders(letter, now)).toEqual({
       traceparent: 'tp-1',

@@ -60,9 +60,16 @@ export interface ReplayDeadLettersResult {
   readonly kept: number;
 }
 
-/** Headers that describe one dead-lettering; a replayed copy starts without them. */
+/**
+ * Headers that describe one dead-lettering; a replayed copy starts without them (a fresh attempt
+ * count, and a fresh gap wait: replayed versions may come back in any order and must wait for
+ * each other again).
+ */
 const DEAD_LETTER_HEADERS: readonly string[] = [
   EVGEN_HEADERS.attempt,
+  EVGEN_HEADERS.gapSince,
+  EVGEN_HEADERS.gapExpected,
+  EVGEN_HEADERS.gapFirst,
   EVGEN_HEADERS.errorType,
   EVGEN_HEADERS.errorMessage,
   EVGEN_HEADERS.attempts,
