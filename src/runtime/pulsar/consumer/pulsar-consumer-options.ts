@@ -56,7 +56,9 @@ export interface PulsarConsumerRunnerOptions extends DeliveryRunnerOptions<Pulsa
   /**
    * Subscription type on the event topics. Default `Key_Shared`: any number of runners share the
    * subscription and each aggregate (the message key) goes to one of them, in order.
-   * `Failover`/`Exclusive` also keep order; `Shared` does not (inOrder then parks gaps).
+   * `Failover`/`Exclusive` also keep order; `Shared` does not: a version `ctx.inOrder` finds
+   * early is then retried through the tiers like any retryable failure, using attempts (gaps wait
+   * without attempts only on RabbitMQ, `gapWaitMs`).
    */
   readonly subscriptionType?: PulsarSubscriptionType | undefined;
   /** Where a new subscription starts. Default `Earliest`: nothing published before is missed. */
