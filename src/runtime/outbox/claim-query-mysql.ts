@@ -37,23 +37,48 @@ export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
   const run = async (db: Queryable, text: string, params: unknown[]) => {
     await db.query(text, params);
   };
+  // By primary key: on (status, id) the optimizer buffers the rows of the index it changes.
   const markSent = (db: Queryable, ids: readonly string[], token: string, now: Date | null) =>
     ids.length === 0
       ? Promise.resolve()
       : run(
           db,
-          `UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
+          `UPDATE ${t} FORCE INDEX (PRIMARY) SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
            WHERE id IN (?) AND lease_token = ? AND status = 'PROCESSING'`,
           [nowParam(now), [...ids], token],
         );
 
-  /** Due heads, lowest id first, locked; rows another relay holds are skipped. */
-  const headsSql = `SELECT CAST(o.id AS CHAR) AS id, o.aggregate_type, o.aggregate_id
+  /** The columns a claimed row is returned with (`attempts` as stored, before this claim's). */
+  const rowColumns = (
+    r: string,
+  ) => `CAST(${r}.id AS CHAR) AS id, ${r}.event_id, ${r}.aggregate_type, ${r}.aggregate_id,
+  CAST(${r}.aggregate_version AS CHAR) AS aggregate_version, ${r}.event_type, ${r}.schema_version, ${r}.payload,
+  ${iso(`${r}.occurred_at`)} AS occurred_at, ${r}.trace_id, ${r}.correlation_id, ${r}.causation_id, ${r}.headers, ${r}.attempts`;
+
+  /**
+   * Due heads, lowest id first, locked, with every column (so a claim of heads alone needs no
+   * read back); rows another relay holds are skipped. The scan starts at the lowest open id: each
+   * MIN is one dive into the (status, id) index, so the optimizer evaluates the bound before
+   * planning and walks the primary key from there. `MIN(id) … status IN (…)` or a derived table
+   * was a scan from the table's first row, SENT history included (measured: 16 ms + 5 ms of
+   * planning for 2 300 SENT rows before 1 700 open ones, 1.3 ms + 0.9 ms this way). The head
+   * check takes the aggregate's first row of each unsent status (a lookup on (aggregate, status)
+   * ordered by id): `MIN(id) … status IN (…)` read every row of the aggregate, its SENT history
+   * too, each checked against the clustered row while the stream changes it (~100 pages per head).
+   */
+  const headsSql = `SELECT ${rowColumns('o')}
 FROM ${t} o FORCE INDEX (PRIMARY)
-WHERE o.id >= (SELECT COALESCE(MIN(m.id), 0) FROM ${t} m WHERE m.status IN ('READY', 'PROCESSING'))
+WHERE o.id >= LEAST(
+    COALESCE((SELECT MIN(r.id) FROM ${t} r WHERE r.status = 'READY'), ~0),
+    COALESCE((SELECT MIN(p.id) FROM ${t} p WHERE p.status = 'PROCESSING'), ~0))
   AND o.status IN ('READY', 'PROCESSING') AND ${due('o')}
-  AND o.id = (SELECT MIN(e.id) FROM ${t} e
-    WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.status IN ${UNSENT})
+  AND ${['READY', 'PROCESSING', 'DEAD']
+    .map(
+      (status) => `o.id <= COALESCE((SELECT e.id FROM ${t} e
+    WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.status = '${status}'
+    ORDER BY e.id LIMIT 1), ~0)`,
+    )
+    .join('\n  AND ')}
 ORDER BY o.id
 LIMIT ?
 FOR UPDATE SKIP LOCKED`;
@@ -67,9 +92,7 @@ FOR UPDATE SKIP LOCKED`;
     AND n.status IN ${UNSENT}
 ) c WHERE c.position <= ? ORDER BY position, sort_id`;
 
-  const claimedSql = `SELECT CAST(r.id AS CHAR) AS id, r.event_id, r.aggregate_type, r.aggregate_id,
-  CAST(r.aggregate_version AS CHAR) AS aggregate_version, r.event_type, r.schema_version, r.payload,
-  ${iso('r.occurred_at')} AS occurred_at, r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts
+  const claimedSql = `SELECT ${rowColumns('r')}
 FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
 
   async function claim(db: Database, request: ClaimRequest): Promise<ClaimedRow[]> {
@@ -78,15 +101,10 @@ FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
     return db.transaction(async (tx) => {
       if (request.sentToken !== null)
         await markSent(tx, request.sentIds, request.sentToken, request.now);
-      const heads = (
-        await tx.query<{ id: string; aggregate_type: string; aggregate_id: string }>(headsSql, [
-          now,
-          now,
-          batchSize,
-        ])
-      ).rows;
+      const heads = (await tx.query<ClaimedRow>(headsSql, [now, now, batchSize])).rows;
       if (heads.length === 0) return [];
-      let picked = heads.map((head) => head.id);
+      const headIds = heads.map((head) => head.id);
+      let picked = headIds;
       const room = batchSize - heads.length + 1;
       if (room > 1) {
         const rows = (
@@ -112,7 +130,7 @@ FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
       }
       if (picked.length === 0) return [];
       // last_error first: MySQL assigns left to right and later terms see the new status.
-      await tx.query(
+      const leased = await tx.query(
         `UPDATE ${t} r SET
            last_error = CASE WHEN r.status = 'PROCESSING' THEN 'lease expired before the publish was confirmed' ELSE r.last_error END,
            status = 'PROCESSING', attempts = r.attempts + 1,
@@ -120,6 +138,10 @@ FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
          WHERE r.id IN (?) AND ${due('r')}`,
         [now, micros(leaseMs), token, picked, now, now],
       );
+      // Heads alone, all leased: they were read locked, so they are as read, one attempt more.
+      // Rows behind a head were read without a lock and are read back under this claim's token.
+      if (picked === headIds && leased.rowCount === heads.length)
+        return heads.map((head) => ({ ...head, attempts: Number(head.attempts) + 1 }));
       return (await tx.query<ClaimedRow>(claimedSql, [picked, token])).rows;
     });
   }
