@@ -14,7 +14,7 @@ interface ValueCheck {
   readonly test: (value: unknown) => boolean;
 }
 
-export interface EnvelopeField {
+interface EnvelopeField {
   readonly name: string;
   /** A missing (undefined) value is a `required` violation; otherwise it is simply absent. */
   readonly required: boolean;

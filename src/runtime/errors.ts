@@ -117,7 +117,7 @@ function mysqlServerError(error: unknown): { errno: number; sqlState: string } |
     : undefined;
 }
 
-export type ErrorClass = 'retryable' | 'non-retryable';
+type ErrorClass = 'retryable' | 'non-retryable';
 
 /**
  * A dependency (database, broker, a downstream service) is down or unreachable: nothing is wrong

@@ -20,7 +20,7 @@ export interface RelayCounts {
 }
 
 /** What a consumer runner reports (`metrics()` of the RabbitMQ and Kafka runners). */
-export interface ConsumerCounts {
+interface ConsumerCounts {
   readonly handled: number;
   readonly duplicates: number;
   /** Deliveries of types the consumer does not subscribe to, settled without a handler. */

@@ -15,7 +15,7 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; violatio
 export type PayloadValidator<T> = (payload: unknown) => ValidationResult<T>;
 
 /** The part of an ajv `ErrorObject` evgen reads. */
-export interface CompiledSchemaError {
+interface CompiledSchemaError {
   readonly instancePath: string;
   readonly keyword: string;
   readonly message?: string;

@@ -55,7 +55,7 @@ export async function withActiveTraceContext(
   return carrier;
 }
 
-export interface MessageSpanInfo {
+interface MessageSpanInfo {
   readonly messageId: string;
   readonly eventType: string;
   readonly aggregateId?: string;

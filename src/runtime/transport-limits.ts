@@ -24,7 +24,7 @@ import { KAFKA_HEADERS, kafkaEnvelopeHeaders } from './kafka/kafka-record.js';
 const PUBLISH_TIME_HEADER_RESERVE = 1_024;
 
 /** The transports an event is published on (the descriptor's `rabbitmq` and `kafka` routes). */
-export interface MessageTransports {
+interface MessageTransports {
   readonly rabbitmq?: unknown;
   readonly kafka?: unknown;
 }

@@ -12,7 +12,7 @@ import { OutsideTransactionError } from '../errors.js';
 export { OutsideTransactionError };
 
 /** Runs one statement of evgen's SQL (`$1`-style parameters) on the library's handle. */
-export type LibraryQuery = <R>(text: string, params: readonly unknown[]) => Promise<QueryResult<R>>;
+type LibraryQuery = <R>(text: string, params: readonly unknown[]) => Promise<QueryResult<R>>;
 
 /** The library's transaction object behind each Transaction an adapter made, by library. */
 const origins = new WeakMap<Transaction, { readonly library: string; readonly handle: unknown }>();
@@ -61,7 +61,7 @@ export function libraryHandleOf(
   return origin.handle;
 }
 
-export interface LibraryDatabaseOptions {
+interface LibraryDatabaseOptions {
   readonly library: string;
   /** The SQL the library's connection speaks (default PostgreSQL). */
   readonly dialect?: SqlDialect;

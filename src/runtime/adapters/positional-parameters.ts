@@ -7,7 +7,7 @@
  */
 import type { DialectName } from '../db/sql-dialect.js';
 
-export interface SplitStatement {
+interface SplitStatement {
   /** The SQL text around the parameters: always one more piece than parameters. */
   readonly pieces: readonly string[];
   /** Per parameter occurrence, in order, its 0-based index into the statement's params. */

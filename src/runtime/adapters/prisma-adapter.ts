@@ -62,7 +62,7 @@ const YIELDS_ROWS = /^\s*(?:SELECT|WITH|VALUES|SHOW)\b|\bRETURNING\b/i;
  * inbox key, a deadlock), so the database's code and message come back out on an error whose
  * cause is Prisma's, shaped as the dialect's own driver reports it.
  */
-export class PrismaDriverError extends Error {
+class PrismaDriverError extends Error {
   readonly code: string;
   /** MySQL/MariaDB: the server's error number (as mysql2's `errno`). */
   readonly errno?: number;

@@ -82,7 +82,7 @@ export interface PgClientLike {
     listener: (message: { channel: string; payload?: string | undefined }) => void,
   ): unknown;
 }
-export interface PgPoolClientLike extends PgClientLike {
+interface PgPoolClientLike extends PgClientLike {
   release(destroy?: boolean | Error): void;
   /**
    * node-postgres emits `error` on a checked-out client whose connection dies; without a listener

@@ -24,7 +24,7 @@ type MysqlQueryResultLike = [unknown, unknown];
 export interface MysqlConnectionLike {
   query(sql: string, values?: unknown): Promise<MysqlQueryResultLike>;
 }
-export interface MysqlPoolConnectionLike extends MysqlConnectionLike {
+interface MysqlPoolConnectionLike extends MysqlConnectionLike {
   release(): void;
   /** Closes the connection instead of returning it to the pool (after a failed rollback). */
   destroy(): void;

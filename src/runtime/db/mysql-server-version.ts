@@ -20,7 +20,7 @@ export class UnsupportedDatabaseVersionError extends Error {
   }
 }
 
-export interface MysqlServerVersion {
+interface MysqlServerVersion {
   readonly product: 'MySQL' | 'MariaDB';
   readonly version: readonly [number, number, number];
   /** `VERSION()` as the server reported it, e.g. `10.11.19-MariaDB-0+deb12u1`. */

@@ -20,7 +20,7 @@ export interface CircuitBreakerOptions {
   readonly healthCheck?: () => Promise<unknown>;
 }
 
-export interface BreakerCallbacks {
+interface BreakerCallbacks {
   /** Stop taking deliveries (cancel the consumer). */
   pause(error: unknown, delayMs: number): void;
   /** Take deliveries again. */

@@ -13,7 +13,7 @@ import type { GapWaitDecision } from './gap-wait.js';
  * Why a delivery was skipped: its event type is not one the consumer subscribes to (a type its
  * catalog does not know at all is not subscribed either).
  */
-export type SkipReason = 'unsubscribed';
+type SkipReason = 'unsubscribed';
 
 export type DeliveryOutcome =
   | {

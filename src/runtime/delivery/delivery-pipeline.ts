@@ -25,7 +25,7 @@ import { decideGapWait, gapExpectedVersion } from './gap-wait.js';
 import type { MessageHandler } from './message-handler.js';
 import { bodyMessageId, bodyString, parseDelivery } from './parse-delivery.js';
 
-export interface DeliveryPipelineOptions {
+interface DeliveryPipelineOptions {
   readonly handler: MessageHandler;
   /** The consumer's name in spans (its inbox key). Default: `handler.name`. */
   readonly consumer?: string;

@@ -6,7 +6,7 @@
 import type { GapClock } from './gap-wait.js';
 
 /** Which transport delivered a message. */
-export type TransportName = 'rabbitmq' | 'kafka' | 'pulsar' | 'in-process';
+type TransportName = 'rabbitmq' | 'kafka' | 'pulsar' | 'in-process';
 
 /** Where a delivery came from: what a handler may read as `ctx.delivery`. */
 export interface DeliveryFacts {

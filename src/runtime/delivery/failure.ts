@@ -19,7 +19,7 @@ import type { DeliveryFacts } from './delivery.js';
 export type FailureClass = 'unavailable' | 'gap' | 'retryable' | 'non-retryable';
 
 /** Retryable per the error's own `retryable` flag, else per `classifyError`. */
-export function isRetryableFailure(error: unknown): boolean {
+function isRetryableFailure(error: unknown): boolean {
   const flag =
     typeof error === 'object' && error !== null
       ? (error as { retryable?: unknown }).retryable
@@ -28,7 +28,7 @@ export function isRetryableFailure(error: unknown): boolean {
 }
 
 /** `ctx.inOrder` found an earlier version missing (AggregateVersionGapError, possibly wrapped). */
-export function isGapError(error: unknown): boolean {
+function isGapError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, causeType } = error as { code?: unknown; causeType?: unknown };
   return code === 'AggregateVersionGapError' || causeType === 'AggregateVersionGapError';

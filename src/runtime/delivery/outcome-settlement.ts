@@ -10,8 +10,8 @@
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { DeliveryCounters, DeliveryOutcome } from './delivery-outcome.js';
 
-export type SettledOutcome = Extract<DeliveryOutcome, { kind: 'handled' | 'duplicate' }>;
-export type SkippedOutcome = Extract<DeliveryOutcome, { kind: 'skipped' }>;
+type SettledOutcome = Extract<DeliveryOutcome, { kind: 'handled' | 'duplicate' }>;
+type SkippedOutcome = Extract<DeliveryOutcome, { kind: 'skipped' }>;
 export type FailedOutcome = Extract<DeliveryOutcome, { kind: 'retry' | 'dead-letter' }>;
 
 /** A transport's side of settling, for its delivery handle `T` (a record, a message, …). */

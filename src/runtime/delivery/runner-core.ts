@@ -34,7 +34,7 @@ import type { RunnerTimers } from './runner-timers.js';
 import { Supervisor, type RestartingEvent } from './supervisor.js';
 
 /** The transport's side of a runner: where deliveries come from. */
-export interface DeliverySource {
+interface DeliverySource {
   /** Connects and starts taking deliveries; `signal` aborts when a stop comes meanwhile. */
   open(signal: AbortSignal): Promise<void>;
   /** The breaker opened: take no deliveries (they stay where they are) for `delayMs`. */
@@ -53,7 +53,7 @@ export interface DeliverySource {
 export type RunnerCoreEvent =
   LifecycleEvent | RestartingEvent | DeliveryEventOf<'paused' | 'resumed' | 'error'>;
 
-export interface RunnerCoreOptions<E, C extends TransportCounts = TransportCounts> {
+interface RunnerCoreOptions<E, C extends TransportCounts = TransportCounts> {
   /** The transport's own counts, all 0 (RabbitMQ's `requeued`, Kafka's `commitFailures`, …). */
   readonly counts?: C | undefined;
   readonly circuitBreaker?: CircuitBreakerOptions | undefined;
@@ -71,11 +71,10 @@ export interface RunnerCoreOptions<E, C extends TransportCounts = TransportCount
 }
 
 /** Counts a transport keeps beside the delivery counters; reported by `metrics()`. */
-export type TransportCounts = Record<string, number>;
+type TransportCounts = Record<string, number>;
 
 /** What every runner's `metrics()` reports: outcomes, the transport's counts, breaker pauses. */
-export type CoreMetrics<C extends TransportCounts> = DeliveryCounts &
-  C & { readonly pauses: number };
+type CoreMetrics<C extends TransportCounts> = DeliveryCounts & C & { readonly pauses: number };
 
 const NO_RECONNECT: BackoffSettings = { baseMs: 1_000, capMs: 30_000, jitter: 0.2 };
 

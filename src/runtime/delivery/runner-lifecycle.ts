@@ -23,7 +23,7 @@ export interface LifecycleEvent {
   readonly previous: RunnerState;
 }
 
-export interface LifecycleSteps {
+interface LifecycleSteps {
   /**
    * Connects and starts taking work. `signal` aborts when `stop()` is called meanwhile: the
    * opening may return early (what it opened is closed by `close`).

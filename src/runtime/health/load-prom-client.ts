@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 
-export type PromClient = typeof import('prom-client');
+type PromClient = typeof import('prom-client');
 
 const require = createRequire(import.meta.url);
 

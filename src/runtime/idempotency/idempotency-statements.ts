@@ -8,7 +8,7 @@ import { dialectOf } from '../db/sql-dialect.js';
 import type { IdempotencyStatus } from './idempotency-table.js';
 
 /** A key's row as a later request sees it. */
-export interface IdempotencyRow {
+interface IdempotencyRow {
   readonly requestHash: string;
   readonly status: IdempotencyStatus;
   /** The stored result as JSON text (COMPLETED rows). */

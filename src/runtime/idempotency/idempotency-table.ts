@@ -20,7 +20,7 @@ export interface IdempotencyTableOptions {
 }
 
 /** Quoted, validated names of everything the idempotency table owns. */
-export interface IdempotencyTableNames {
+interface IdempotencyTableNames {
   /** `"schema"."idempotency_key"` */
   readonly table: string;
   /** Retention cleanup's index (unqualified: an index lives in its table's schema). */

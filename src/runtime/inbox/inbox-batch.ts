@@ -15,11 +15,11 @@ import { InboxHandlerError } from './inbox-handler-error.js';
 import { inboxTableName, type InboxTableOptions } from './inbox-tables.js';
 
 /** The outcome of one message of a batch, in input order. */
-export type InboxBatchResult =
+type InboxBatchResult =
   | { readonly messageId: string; readonly outcome: InboxOutcome }
   | { readonly messageId: string; readonly outcome: 'failed'; readonly error: InboxHandlerError };
 
-export interface InboxBatchOptions<E extends Envelope = Envelope> extends InboxTableOptions {
+interface InboxBatchOptions<E extends Envelope = Envelope> extends InboxTableOptions {
   readonly consumer: string;
   readonly envelopes: readonly E[];
 }

@@ -21,7 +21,7 @@ export interface FoundKafkaRecord {
   readonly eventType: string | undefined;
 }
 
-export interface FindKafkaRecordsOptions {
+interface FindKafkaRecordsOptions {
   readonly client: KafkaClient;
   readonly topics: readonly string[];
   readonly messageId: string;

@@ -10,7 +10,7 @@
 import type { RunnerTimers } from '../delivery/runner-timers.js';
 
 /** How many replicas must have the record before a send resolves. evgen always uses `all`. */
-export type KafkaAcks = 'all' | 'leader' | 'none';
+type KafkaAcks = 'all' | 'leader' | 'none';
 
 /** Record headers as read: every value decoded as UTF-8. */
 export type KafkaHeaders = Readonly<Record<string, string>>;
@@ -34,7 +34,7 @@ export interface KafkaOutboundRecord {
 }
 
 /** Where a record is stored. */
-export interface KafkaRecordPosition {
+interface KafkaRecordPosition {
   readonly topic: string;
   readonly partition: number;
   /** Decimal string. */

@@ -10,7 +10,7 @@
 import type { KafkaAdmin, KafkaClient, KafkaTopicSpec } from './kafka-client.js';
 import { kafkaConsumerTopics, kafkaEventTopic } from './topic-names.js';
 
-export type KafkaCleanupPolicy = 'delete' | 'compact' | 'compact,delete';
+type KafkaCleanupPolicy = 'delete' | 'compact' | 'compact,delete';
 
 export interface KafkaTopicDeclaration {
   readonly topic: string;
@@ -20,7 +20,7 @@ export interface KafkaTopicDeclaration {
   readonly cleanupPolicy: KafkaCleanupPolicy;
 }
 
-export interface KafkaSubscription {
+interface KafkaSubscription {
   readonly eventType: string;
   readonly topic: string;
   /** `strict`: a failed record blocks its partition (retried in place); `relaxed`: retry topics. */

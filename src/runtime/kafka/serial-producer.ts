@@ -24,7 +24,7 @@ import type { KafkaOutboundRecord } from './kafka-client.js';
 import { withTimeout } from './send-timeout.js';
 
 /** How one adapter connects, sends on and closes its library's producer. */
-export interface ClientProducerLifecycle<P> {
+interface ClientProducerLifecycle<P> {
   /** A connected producer with its own producer id. */
   connect(): Promise<P>;
   /**
@@ -35,7 +35,7 @@ export interface ClientProducerLifecycle<P> {
   close(producer: P): Promise<void>;
 }
 
-export interface SerialProducer {
+interface SerialProducer {
   /** Rejects with `KafkaTimeoutError` when not acknowledged within `timeoutMs`, connect included. */
   readonly send: (records: readonly KafkaOutboundRecord[]) => Promise<void>;
   /**

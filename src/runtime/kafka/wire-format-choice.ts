@@ -27,7 +27,7 @@ export interface ConfluentWireFormat {
 }
 
 /** The part of a route the choice reads. */
-export interface WireFormatRoute {
+interface WireFormatRoute {
   readonly wireFormat?: KafkaWireFormat;
 }
 

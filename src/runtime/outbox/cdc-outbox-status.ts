@@ -18,7 +18,7 @@ import {
 } from './cdc-server-readiness.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
-export interface CdcReplicationSlot {
+interface CdcReplicationSlot {
   readonly slotName: string;
   /** A connector is attached and reading. */
   readonly active: boolean;
@@ -61,7 +61,7 @@ export interface CdcBinlogStatus {
   readonly position: number | null;
 }
 
-export interface CdcBinlogReader {
+interface CdcBinlogReader {
   /** The server's thread id (`KILL <id>` ends it). */
   readonly id: number;
   readonly user: string;

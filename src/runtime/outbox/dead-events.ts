@@ -35,7 +35,7 @@ export interface DeadOutboxEvent {
   readonly blocked: number;
 }
 
-export interface DeadOutboxFilter {
+interface DeadOutboxFilter {
   readonly aggregateType?: string;
   readonly aggregateId?: string;
   readonly eventType?: string;

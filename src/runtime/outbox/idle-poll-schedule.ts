@@ -7,7 +7,7 @@
  * Pure: it counts rounds, the caller sleeps.
  */
 
-export interface IdlePollOptions {
+interface IdlePollOptions {
   /** First wait after work was found or a wake-up arrived, ms. */
   readonly floorMs: number;
   /** Longest wait, ms: the worst-case delay before a row committed elsewhere is claimed. */

@@ -13,7 +13,7 @@
  */
 import type { BrokerOutage } from './broker-outage.js';
 
-export interface OutageProbeOptions {
+interface OutageProbeOptions {
   readonly outage: BrokerOutage;
   /** The publisher's probe (see `Publisher.probe`). */
   readonly probe: () => Promise<void>;

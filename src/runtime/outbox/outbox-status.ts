@@ -8,7 +8,7 @@ import { mysqlAgeMs } from '../db/sql-timestamp.js';
 import { outboxStats, type OutboxStats } from './outbox-stats.js';
 import { outboxTableNames, type OutboxTableOptions } from './outbox-table.js';
 
-export interface DeadByAggregateType {
+interface DeadByAggregateType {
   readonly aggregateType: string;
   /** DEAD rows of this aggregate type. */
   readonly dead: number;
@@ -19,7 +19,7 @@ export interface DeadByAggregateType {
 }
 
 /** Rows held under one lease token: one claim of one relay, live until `lockedUntil`. */
-export interface OutboxLease {
+interface OutboxLease {
   readonly leaseToken: string;
   readonly rows: number;
   /** ISO-8601 UTC end of the lease (the latest of its rows). */

@@ -5,7 +5,7 @@
  */
 import type { RelayContext } from './relay-context.js';
 
-export interface ClaimLease {
+interface ClaimLease {
   /** Whether a publish started now would settle (or time out) before the lease could end. */
   allowsPublish(): boolean;
   /** Renews once a quarter of the lease has passed since the last renewal. */

@@ -52,7 +52,7 @@ export const EVGEN_HEADERS = Object.freeze({
 /** Publish options the confirmed publisher requires: a messageId to match returns with. */
 export type PublishProperties = Options.Publish & { readonly messageId: string };
 
-export interface AmqpMessage {
+interface AmqpMessage {
   readonly content: Buffer;
   readonly properties: PublishProperties;
 }

@@ -8,7 +8,7 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import type { RunnerTimers } from '../delivery/runner-timers.js';
 
-export interface AmqpSessionHooks {
+interface AmqpSessionHooks {
   /** An error of the channel, or of an ack or requeue on it. */
   onError(error: unknown): void;
   /** The channel closed (by the broker, the connection or `close`). */

@@ -36,12 +36,12 @@ export interface AmqpTarget {
   ack(): void;
 }
 
-export interface AmqpSettlerCounts {
+interface AmqpSettlerCounts {
   settleFailures: number;
   gapWaits: number;
 }
 
-export interface AmqpSettlerDeps {
+interface AmqpSettlerDeps {
   readonly routes: ConsumerRoutes;
   readonly counters: DeliveryCounters;
   readonly counts: AmqpSettlerCounts;

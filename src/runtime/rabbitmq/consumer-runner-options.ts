@@ -85,7 +85,7 @@ export type ConsumerRunnerOptions =
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old shape, kept one release
   | FlatRabbitMqRunnerOptions;
 
-export interface ResolvedConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<ConsumerRunnerEvent> {
+interface ResolvedConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<ConsumerRunnerEvent> {
   readonly connection: AmqpConnector | ChannelModel | string;
   readonly routes: ConsumerRoutes;
   readonly handler: MessageHandler;

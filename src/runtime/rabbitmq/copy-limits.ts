@@ -19,7 +19,7 @@ import type { Options } from 'amqplib';
 import { AMQP_LIMITS } from '../broker-limits.js';
 
 /** Publish properties of a copy (a messageId is required to match returns). */
-export type CopyProperties = Options.Publish & { readonly messageId: string };
+type CopyProperties = Options.Publish & { readonly messageId: string };
 
 /** Where a copy records what was left off it: JSON `{ "<property or header>": "<why>" }`. */
 export const CUT_HEADER = 'x-evgen-cut';

@@ -17,7 +17,7 @@
  */
 
 /** One event a consumer subscribes to, with where it is published. */
-export interface RabbitSubscription {
+interface RabbitSubscription {
   readonly eventType: string;
   /** Exchange name as written in the catalog (without prefix). */
   readonly exchange: string;

@@ -117,7 +117,7 @@ export function fitKafkaCopy(
 }
 
 /** Where the record was first consumed: read from a retry copy, or the record itself. */
-export interface OriginalCoordinates {
+interface OriginalCoordinates {
   readonly topic: string;
   readonly partition: number;
   readonly offset: string;
@@ -194,7 +194,7 @@ export function retryCopyHeaders(
   };
 }
 
-export interface DeadLetterContext {
+interface DeadLetterContext {
   readonly consumer: string;
   readonly groupId: string;
   /** Handling attempts made, this one included. */

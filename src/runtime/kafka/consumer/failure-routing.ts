@@ -25,7 +25,7 @@ const DEFAULT_IN_PLACE_BACKOFF: BackoffSettings = {
   jitter: 0.2,
 };
 
-export type RetryPlace =
+type RetryPlace =
   | {
       readonly kind: 'retry-topic';
       readonly tier: KafkaRetryTier;
@@ -36,7 +36,7 @@ export type RetryPlace =
     }
   | { readonly kind: 'retry-in-place'; readonly nextAttempt: number; readonly delayMs: number };
 
-export interface RetryPlacementInput {
+interface RetryPlacementInput {
   /** The attempt that failed (1 = first delivery). */
   readonly attempt: number;
   /** The record's event wants strict per-partition order (retry in place, never a retry topic). */

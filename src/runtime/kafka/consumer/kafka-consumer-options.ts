@@ -91,7 +91,7 @@ export type KafkaConsumerRunnerOptions =
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- the old shape, kept one release
   | FlatKafkaRunnerOptions;
 
-export interface ResolvedKafkaConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<KafkaConsumerRunnerEvent> {
+interface ResolvedKafkaConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<KafkaConsumerRunnerEvent> {
   readonly client: KafkaClient;
   readonly routes: KafkaConsumerRoutes;
   readonly handler: MessageHandler;

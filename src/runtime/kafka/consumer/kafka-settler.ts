@@ -41,7 +41,7 @@ export interface HeldRecord {
   readonly attempt: number;
 }
 
-export interface KafkaSettlerDeps {
+interface KafkaSettlerDeps {
   readonly routes: KafkaConsumerRoutes;
   readonly consumer: string;
   readonly strictTypes: ReadonlySet<string>;

@@ -34,7 +34,7 @@ import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../../delivery/runner-tim
 import type { KafkaCommitOffset, KafkaTopicPartition } from '../kafka-client.js';
 import { KafkaTimeoutError, withTimeout } from '../send-timeout.js';
 
-export interface OffsetCommitterOptions {
+interface OffsetCommitterOptions {
   /** Stores positions (next offset to read) for the group. */
   commit(offsets: readonly KafkaCommitOffset[]): Promise<void>;
   /** A commit failed; its positions stay pending. */

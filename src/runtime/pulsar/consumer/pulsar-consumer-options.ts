@@ -79,7 +79,7 @@ export interface PulsarConsumerRunnerOptions extends DeliveryRunnerOptions<Pulsa
   readonly settleBackoff?: BackoffOptions | undefined;
 }
 
-export interface ResolvedPulsarConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<PulsarConsumerRunnerEvent> {
+interface ResolvedPulsarConsumerRunnerOptions extends ResolvedDeliveryRunnerOptions<PulsarConsumerRunnerEvent> {
   readonly client: PulsarClient;
   readonly routes: PulsarConsumerRoutes;
   readonly handler: MessageHandler;
