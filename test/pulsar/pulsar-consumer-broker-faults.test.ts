@@ -11,74 +11,34 @@
  * version order, nothing dead-lettered. Measured and printed, not asserted: the time from the end
  * of the fault until every aggregate has a new effect again.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createEnvelope,
-  createPulsarConsumerRunner,
-  envelopeToPulsarMessage,
-  migrateInbox,
-  postgresDatabase,
-  pulsarConsumerTopics,
-  pulsarWebSocketClient,
-  type PulsarConsumerRunnerEvent,
-} from 'evgen/runtime';
-import {
-  checkEffects,
-  createEffectsTable,
-  effectConsumer,
-  ORDER_EVENT,
-} from '../support/effect-oracle.js';
-import { createTestSchema } from '../support/postgres.js';
-import { startExtraPulsarBroker, type ExtraPulsarBroker } from '../support/pulsar/broker.js';
-import { createTestPulsar } from '../support/pulsar/test-pulsar.js';
+import { describe, expect, it } from 'vitest';
+import { createEnvelope, envelopeToPulsarMessage } from 'evgen/runtime';
+import { checkEffects, ORDER_EVENT } from '../support/effect-oracle.js';
 import {
   BROKER_FAULTS,
+  faultFixture,
   machineLoad,
+  privateFaultBroker,
   recoveryTime,
+  sleep,
+  startEffectRunner,
   until,
-  type Progress,
 } from './support/broker-faults.js';
 
 const AGGREGATES = Array.from({ length: 24 }, (_, i) => `order-${i}`);
 const PER_AGGREGATE = 25;
 const HANDLER_MS = 40;
-const CONSUMER = 'inventory-service';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let broker: ExtraPulsarBroker | undefined;
-beforeAll(async () => {
-  broker = await startExtraPulsarBroker();
-}, 180_000);
-afterAll(async () => {
-  await broker?.destroy();
-}, 60_000);
-
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-}, 60_000);
+const { broker, closers } = privateFaultBroker();
 
 describe('the Pulsar consumer runner through broker faults', () => {
   it.each(BROKER_FAULTS)(
     'broker $name: 0 lost, 0 doubled effects, order kept',
     async (fault) => {
-      const pulsar = await createTestPulsar(broker!.webUrl);
-      const pg = await createTestSchema('evgen_pulsar_consumer_fault');
-      closers.push(() => pg.drop());
-      const db = postgresDatabase(pg.pool);
-      const { schema } = pg;
-      await migrateInbox(db, { schema });
-      await createEffectsTable(db, schema);
-      const topic = pulsar.topic('order.events');
-      const prefix = topic.slice('persistent://public/default/'.length, -'order.events'.length);
-      // A generous handshake bound: on a loaded machine a fresh broker took over 10 s to open the
-      // first subscriptions.
-      const client = pulsarWebSocketClient({
-        webServiceUrl: broker!.webUrl,
-        connectTimeoutMs: 30_000,
-      });
+      const f = await faultFixture(broker(), closers, 'evgen_pulsar_consumer_fault');
+      const { db, schema } = f;
 
-      const producer = await client.producer(topic);
+      const producer = await f.client.producer(f.topic);
       const expected = new Map<string, string>();
       for (let version = 1; version <= PER_AGGREGATE; version++) {
         const sends: Promise<string>[] = [];
@@ -95,38 +55,17 @@ describe('the Pulsar consumer runner through broker faults', () => {
       }
       await producer.close();
 
-      const consumer = effectConsumer(db, schema, CONSUMER, undefined, { ordered: false });
-      const events: PulsarConsumerRunnerEvent[] = [];
-      const runner = createPulsarConsumerRunner({
-        client,
-        routes: pulsarConsumerTopics(CONSUMER, [topic], { prefix, retryTiersMs: [200, 1_000] }),
+      const { runner, events } = await startEffectRunner(f, closers, {
         maxUnsettled: 10,
-        handler: {
-          name: consumer.name,
-          async handle(raw, context) {
-            await sleep(HANDLER_MS);
-            return consumer.handle(raw, context);
-          },
-        },
-        onEvent: (event) => {
-          if (event.type === 'dead-lettered' || event.type === 'retried') events.push(event);
-        },
+        handlerMs: HANDLER_MS,
       });
-      await runner.start();
-      closers.push(() => runner.stop());
 
-      const effects = async (): Promise<Progress> => {
-        const { rows } = await pg.pool.query<{ aggregate_id: string; n: string }>(
-          `SELECT aggregate_id, count(*) AS n FROM "${schema}".effects GROUP BY aggregate_id`,
-        );
-        return new Map(rows.map((row) => [row.aggregate_id, Number(row.n)]));
-      };
-      const applied = async () => [...(await effects()).values()].reduce((sum, n) => sum + n, 0);
+      const applied = async () => [...(await f.effects()).values()].reduce((sum, n) => sum + n, 0);
 
       await until('a quarter of the events applied', async () => (await applied()) >= 150);
-      const { endedAt, restartMs, serving } = await fault.inject(broker!);
+      const { endedAt, restartMs, serving } = await fault.inject(broker());
       const atEnd = await applied();
-      const recoveryMs = await recoveryTime('consumer (effects)', endedAt, AGGREGATES, effects, {
+      const recoveryMs = await recoveryTime('consumer (effects)', endedAt, AGGREGATES, f.effects, {
         perAggregate: PER_AGGREGATE,
       });
       await until('every event applied', async () => (await applied()) >= expected.size);

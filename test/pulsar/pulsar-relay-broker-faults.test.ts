@@ -11,90 +11,41 @@
  * effects in version order, nothing dead-lettered. Measured and printed, not asserted: the time
  * from the end of the fault until every aggregate has a row SENT again and a new effect again.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createOutboxRelay,
-  createPulsarConsumerRunner,
   createPulsarProducers,
-  migrateInbox,
-  migrateOutbox,
-  postgresDatabase,
-  pulsarConsumerTopics,
   pulsarRelayPublisher,
-  pulsarWebSocketClient,
   writeOutboxEvent,
-  type PulsarConsumerRunnerEvent,
 } from 'evgen/runtime';
-import {
-  checkEffects,
-  createEffectsTable,
-  effectConsumer,
-  ORDER_EVENT,
-} from '../support/effect-oracle.js';
-import { createTestSchema } from '../support/postgres.js';
-import { startExtraPulsarBroker, type ExtraPulsarBroker } from '../support/pulsar/broker.js';
-import { createTestPulsar } from '../support/pulsar/test-pulsar.js';
+import { checkEffects, ORDER_EVENT } from '../support/effect-oracle.js';
 import {
   BROKER_FAULTS,
+  faultFixture,
   machineLoad,
+  privateFaultBroker,
   recoveryTime,
+  sleep,
+  startEffectRunner,
   until,
-  type Progress,
 } from './support/broker-faults.js';
 
 const AGGREGATES = Array.from({ length: 8 }, (_, i) => `order-${i}`);
 const ROUND_MS = 150;
-const CONSUMER = 'inventory-service';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let broker: ExtraPulsarBroker | undefined;
-beforeAll(async () => {
-  broker = await startExtraPulsarBroker();
-}, 180_000);
-afterAll(async () => {
-  await broker?.destroy();
-}, 60_000);
-
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-}, 60_000);
+const { broker, closers } = privateFaultBroker();
 
 describe('the outbox relay publishing to Pulsar through broker faults', () => {
   it.each(BROKER_FAULTS)(
     'broker $name: every row SENT, none DEAD, 0 lost, 0 doubled, order kept',
     async (fault) => {
-      const pulsar = await createTestPulsar(broker!.webUrl);
-      const pg = await createTestSchema('evgen_pulsar_relay_fault');
-      closers.push(() => pg.drop());
-      const db = postgresDatabase(pg.pool);
-      const { schema } = pg;
-      await migrateOutbox(db, { schema });
-      await migrateInbox(db, { schema });
-      await createEffectsTable(db, schema);
-      const topic = pulsar.topic('order.events');
-      const prefix = topic.slice('persistent://public/default/'.length, -'order.events'.length);
-      // A generous handshake bound: on a loaded machine a fresh broker took over 10 s to open the
-      // first subscriptions.
-      const client = pulsarWebSocketClient({
-        webServiceUrl: broker!.webUrl,
-        connectTimeoutMs: 30_000,
+      const f = await faultFixture(broker(), closers, 'evgen_pulsar_relay_fault', {
+        outbox: true,
       });
+      const { db, schema, prefix } = f;
+      const { events } = await startEffectRunner(f, closers, { maxUnsettled: 20 });
 
-      const events: PulsarConsumerRunnerEvent[] = [];
-      const runner = createPulsarConsumerRunner({
-        client,
-        routes: pulsarConsumerTopics(CONSUMER, [topic], { prefix, retryTiersMs: [200, 1_000] }),
-        handler: effectConsumer(db, schema, CONSUMER, undefined, { ordered: false }),
-        maxUnsettled: 20,
-        onEvent: (event) => {
-          if (event.type === 'dead-lettered' || event.type === 'retried') events.push(event);
-        },
-      });
-      await runner.start();
-      closers.push(() => runner.stop());
-
-      const producers = createPulsarProducers(client, { sendTimeoutMs: 2_000 });
+      const producers = createPulsarProducers(f.client, { sendTimeoutMs: 2_000 });
       closers.push(() => producers.close());
       const relay = createOutboxRelay({
         db,
@@ -140,20 +91,13 @@ describe('the outbox relay publishing to Pulsar through broker faults', () => {
         await writer;
       });
 
-      const perAggregate = async (sql: string): Promise<Progress> => {
-        const { rows } = await pg.pool.query<{ aggregate_id: string; n: string }>(sql);
-        return new Map(rows.map((row) => [row.aggregate_id, Number(row.n)]));
-      };
       const sent = () =>
-        perAggregate(
+        f.perAggregate(
           `SELECT aggregate_id, count(*) AS n FROM "${schema}".outbox_event WHERE status = 'SENT' GROUP BY aggregate_id`,
         );
-      const effects = () =>
-        perAggregate(
-          `SELECT aggregate_id, count(*) AS n FROM "${schema}".effects GROUP BY aggregate_id`,
-        );
+      const effects = f.effects;
       const statuses = async () => {
-        const { rows } = await pg.pool.query<{ status: string; n: string }>(
+        const { rows } = await f.pg.pool.query<{ status: string; n: string }>(
           `SELECT status, count(*) AS n FROM "${schema}".outbox_event GROUP BY status`,
         );
         return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
@@ -164,7 +108,7 @@ describe('the outbox relay publishing to Pulsar through broker faults', () => {
         return AGGREGATES.every((a) => (now.get(a) ?? 0) >= 3);
       });
 
-      const { endedAt, restartMs, serving } = await fault.inject(broker!);
+      const { endedAt, restartMs, serving } = await fault.inject(broker());
       const [relayMs, endToEndMs] = await Promise.all([
         recoveryTime('relay (rows SENT)', endedAt, AGGREGATES, sent),
         recoveryTime('consumer (effects)', endedAt, AGGREGATES, effects),

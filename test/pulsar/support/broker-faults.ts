@@ -1,6 +1,8 @@
 /**
  * The broker faults the Pulsar fault tests inject into a broker of their own
- * (`startExtraPulsarBroker`, never the shared one), and how they measure recovery.
+ * (`startExtraPulsarBroker`, never the shared one), how they measure recovery, and the set-up
+ * they share: the private broker, a schema with inbox and effects (and outbox), a topic under a
+ * prefix of its own, a client, and an inbox-guarded runner recording effects.
  *
  * - SIGKILL: the JVM dies (sockets reset, nothing flushed), stays down `holdMs`, and is started
  *   again on the same ports and data dir; the fault ends when the restarted broker's admin API
@@ -14,10 +16,143 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { pulsarWebSocketClient } from 'evgen/runtime';
-import type { ExtraPulsarBroker } from '../../support/pulsar/broker.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import {
+  createPulsarConsumerRunner,
+  migrateInbox,
+  migrateOutbox,
+  postgresDatabase,
+  pulsarConsumerTopics,
+  pulsarWebSocketClient,
+  type Database,
+  type PulsarClient,
+  type PulsarConsumerRunner,
+  type PulsarConsumerRunnerEvent,
+} from 'evgen/runtime';
+import { createEffectsTable, effectConsumer } from '../../support/effect-oracle.js';
+import { createTestSchema, type TestSchema } from '../../support/postgres.js';
+import { startExtraPulsarBroker, type ExtraPulsarBroker } from '../../support/pulsar/broker.js';
+import { createTestPulsar } from '../../support/pulsar/test-pulsar.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The consumer (inbox name) of every fault test's effect runner. */
+const CONSUMER = 'inventory-service';
+
+/**
+ * Gives the calling test file a broker of its own (started before its tests, destroyed after)
+ * and `closers`, run last-first after each test whatever happened.
+ */
+export function privateFaultBroker(): {
+  readonly broker: () => ExtraPulsarBroker;
+  readonly closers: (() => Promise<unknown>)[];
+} {
+  let broker: ExtraPulsarBroker | undefined;
+  beforeAll(async () => {
+    broker = await startExtraPulsarBroker();
+  }, 180_000);
+  afterAll(async () => {
+    await broker?.destroy();
+  }, 60_000);
+  const closers: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+  }, 60_000);
+  return { broker: () => broker!, closers };
+}
+
+/** One fault test's world: its schema (inbox, effects, outbox if asked), topic and client. */
+export interface FaultFixture {
+  readonly pg: TestSchema;
+  readonly db: Database;
+  readonly schema: string;
+  /** `order.events` under a prefix of this test's own. */
+  readonly topic: string;
+  /** The prefix, as routes and relay publishers take it. */
+  readonly prefix: string;
+  readonly client: PulsarClient;
+  /** Effects applied per aggregate so far. */
+  readonly effects: () => Promise<Progress>;
+  /** `aggregate_id, n` rows of `sql` as progress per aggregate. */
+  readonly perAggregate: (sql: string) => Promise<Progress>;
+}
+
+export async function faultFixture(
+  broker: ExtraPulsarBroker,
+  closers: (() => Promise<unknown>)[],
+  name: string,
+  options: { readonly outbox?: boolean } = {},
+): Promise<FaultFixture> {
+  const pulsar = await createTestPulsar(broker.webUrl);
+  const pg = await createTestSchema(name);
+  closers.push(() => pg.drop());
+  const db = postgresDatabase(pg.pool);
+  const { schema } = pg;
+  if (options.outbox === true) await migrateOutbox(db, { schema });
+  await migrateInbox(db, { schema });
+  await createEffectsTable(db, schema);
+  const topic = pulsar.topic('order.events');
+  const prefix = topic.slice('persistent://public/default/'.length, -'order.events'.length);
+  // A generous handshake bound: on a loaded machine a fresh broker took over 10 s to open the
+  // first subscriptions.
+  const client = pulsarWebSocketClient({ webServiceUrl: broker.webUrl, connectTimeoutMs: 30_000 });
+  const perAggregate = async (sql: string): Promise<Progress> => {
+    const { rows } = await pg.pool.query<{ aggregate_id: string; n: string }>(sql);
+    return new Map(rows.map((row) => [row.aggregate_id, Number(row.n)]));
+  };
+  return {
+    pg,
+    db,
+    schema,
+    topic,
+    prefix,
+    client,
+    perAggregate,
+    effects: () =>
+      perAggregate(
+        `SELECT aggregate_id, count(*) AS n FROM "${schema}".effects GROUP BY aggregate_id`,
+      ),
+  };
+}
+
+/**
+ * Starts an inbox-guarded Pulsar consumer runner on the fixture's topic recording one effect per
+ * message as it comes (no `inOrder` guard), each taking the handler `handlerMs`; collects its
+ * dead-lettered and retried events. Stopped by the closers.
+ */
+export async function startEffectRunner(
+  f: FaultFixture,
+  closers: (() => Promise<unknown>)[],
+  options: { readonly maxUnsettled: number; readonly handlerMs?: number },
+): Promise<{ runner: PulsarConsumerRunner; events: PulsarConsumerRunnerEvent[] }> {
+  const consumer = effectConsumer(f.db, f.schema, CONSUMER, undefined, { ordered: false });
+  const { handlerMs = 0 } = options;
+  const events: PulsarConsumerRunnerEvent[] = [];
+  const runner = createPulsarConsumerRunner({
+    client: f.client,
+    routes: pulsarConsumerTopics(CONSUMER, [f.topic], {
+      prefix: f.prefix,
+      retryTiersMs: [200, 1_000],
+    }),
+    maxUnsettled: options.maxUnsettled,
+    handler:
+      handlerMs === 0
+        ? consumer
+        : {
+            name: consumer.name,
+            async handle(raw, context) {
+              await sleep(handlerMs);
+              return consumer.handle(raw, context);
+            },
+          },
+    onEvent: (event) => {
+      if (event.type === 'dead-lettered' || event.type === 'retried') events.push(event);
+    },
+  });
+  await runner.start();
+  closers.push(() => runner.stop());
+  return { runner, events };
+}
 
 export interface BrokerFaultResult {
   /** Date.now() when the fault ended (restarted broker answering, or SIGCONT sent). */
