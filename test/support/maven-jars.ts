@@ -3,10 +3,13 @@
  * fetched once with `mvn dependency:copy-dependencies` from a throwaway pom into a cache folder
  * outside the repository, and small Java programs compiled against them.
  *
+ * `runJavaProgram` runs such a program the way the interop tests talk to one: arguments and
+ * standard input in, standard output back.
+ *
  * Both steps write into a staging folder and rename it into place, so a run killed half-way never
  * leaves a folder that looks complete; a lock folder makes parallel runs download or compile once.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -100,4 +103,42 @@ export function run(command: string, args: readonly string[], what: string): voi
       `${what} failed (${command} ${args.join(' ')}): ${result.error?.message ?? ''}\n${result.stdout}${result.stderr}`,
     );
   }
+}
+
+/**
+ * Runs `java -cp classPath mainClass ...args` with `input` on its standard input; resolves with
+ * its standard output once it exits 0, rejects with its output otherwise. Killed after 2 minutes:
+ * a hung JVM must fail the test, not hold it.
+ */
+export function runJavaProgram(
+  classPath: string,
+  mainClass: string,
+  args: readonly string[],
+  input = '',
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('java', ['-cp', classPath, mainClass, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else
+        reject(
+          new Error(
+            `java ${mainClass} ${args[0]} exited with ${code ?? signal}:\n${stderr}\n${stdout}`,
+          ),
+        );
+    });
+    child.stdin.end(input);
+  });
 }

@@ -9,11 +9,10 @@
  * - test/pulsar/java/PulsarInterop.java is compiled with javac into `classes-<hash of the
  *   source>/` there, so an edited program is rebuilt and an unchanged one is not.
  */
-import { spawn } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileJavaProgram, fetchMavenJars } from '../maven-jars.js';
+import { compileJavaProgram, fetchMavenJars, runJavaProgram } from '../maven-jars.js';
 import { PULSAR_VERSION } from './broker.js';
 
 const POM = fileURLToPath(new URL('./java-client-pom.xml', import.meta.url));
@@ -41,32 +40,7 @@ export function ensurePulsarJavaClient(): string {
 
 /** Runs PulsarInterop with `args`, `input` on its standard input; its standard output. */
 export function runPulsarInterop(args: readonly string[], input = ''): Promise<string> {
-  const classPath = ensurePulsarJavaClient();
-  return new Promise((resolve, reject) => {
-    const child = spawn('java', ['-cp', classPath, 'PulsarInterop', ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(stdout);
-      else
-        reject(
-          new Error(
-            `java PulsarInterop ${args[0]} exited with ${code ?? signal}:\n${stderr}\n${stdout}`,
-          ),
-        );
-    });
-    child.stdin.end(input);
-  });
+  return runJavaProgram(ensurePulsarJavaClient(), 'PulsarInterop', args, input);
 }
 
 /** One message as PulsarInterop's `consume` prints it. */

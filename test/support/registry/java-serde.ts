@@ -10,11 +10,10 @@
  * - test/registry/java/ApicurioSerde.java is compiled with javac into `classes-<hash of the
  *   source>/` there, so an edited program is rebuilt and an unchanged one is not.
  */
-import { spawn } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileJavaProgram, fetchMavenJars } from '../maven-jars.js';
+import { compileJavaProgram, fetchMavenJars, runJavaProgram } from '../maven-jars.js';
 import { TEST_REGISTRY_URL } from './apicurio.js';
 
 export const APICURIO_SERDE_VERSION = '3.1.7';
@@ -59,32 +58,7 @@ export function ensureApicurioSerde(): string {
 
 /** Runs ApicurioSerde with `args`, `input` on its standard input; its standard output. */
 export function runApicurioSerde(args: readonly string[], input = ''): Promise<string> {
-  const classPath = ensureApicurioSerde();
-  return new Promise((resolve, reject) => {
-    const child = spawn('java', ['-cp', classPath, 'ApicurioSerde', ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(stdout);
-      else
-        reject(
-          new Error(
-            `java ApicurioSerde ${args[0]} exited with ${code ?? signal}:\n${stderr}\n${stdout}`,
-          ),
-        );
-    });
-    child.stdin.end(input);
-  });
+  return runJavaProgram(ensureApicurioSerde(), 'ApicurioSerde', args, input);
 }
 
 /** One line of ApicurioSerde's output, split on tabs. */
