@@ -29,6 +29,8 @@ import { createTestSchema } from '../support/postgres.js';
 import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import { TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
 import { SAMPLES, fromSamples, type BenchResult } from './bench-result.js';
+import { timed, until } from './bench-timing.js';
+import { rawInboxHandle } from './raw-inbox.js';
 import { registerStockCounted } from './registered-stock-counted.js';
 import { stockCountedEvent, type StockCounted } from './stock-counted.js';
 
@@ -40,20 +42,6 @@ const CONCURRENCY = 4;
 
 type Counted = StockCounted;
 const stockCounted = stockCountedEvent();
-
-async function until(what: string, done: () => boolean, timeoutMs = 180_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-async function timed(work: () => Promise<void>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await work();
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
 
 export async function run(): Promise<BenchResult[]> {
   const registered = await registerStockCounted();
@@ -184,24 +172,7 @@ async function runBench(subject: string, schemaId: number): Promise<BenchResult[
               await raw.start({
                 onRecord: async (record) => {
                   const envelope = JSON.parse(record.value!.toString('utf8')) as Envelope;
-                  const connection = await pg.pool.connect();
-                  try {
-                    await connection.query('BEGIN');
-                    const claimed = await connection.query(
-                      `INSERT INTO "${schema}".inbox_message (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
-                      [envelope.messageId, 'bench-consumer'],
-                    );
-                    if (claimed.rows.length === 1) {
-                      await insert(connection, envelope);
-                      await connection.query(
-                        `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
-                        [envelope.messageId, 'bench-consumer'],
-                      );
-                    }
-                    await connection.query('COMMIT');
-                  } finally {
-                    connection.release();
-                  }
+                  await rawInboxHandle(pg.pool, schema, 'bench-consumer', envelope);
                   void raw
                     .commit([
                       {

@@ -13,7 +13,6 @@
  * all. Goal ≥ 0.9. On PostgreSQL and on MariaDB (a row of its own, both ratios).
  */
 import {
-  createOutboxRelay,
   createSchemaIds,
   kafkaRelayPublisher,
   migrateOutbox,
@@ -33,6 +32,8 @@ import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
 import { TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
 import { registerStockCounted } from './registered-stock-counted.js';
 import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
+import { timed } from './bench-timing.js';
+import { relayRate } from './relay-rate.js';
 import {
   mariadbPollerBatch,
   postgresPollerBatch,
@@ -45,12 +46,6 @@ const AGGREGATES = 200;
 const WINDOW = 100;
 
 const stockCounted = stockCountedEvent();
-
-async function timed(work: () => Promise<void>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await work();
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
 
 export async function run(): Promise<BenchResult[]> {
   await ensureSharedKafkaBroker();
@@ -86,37 +81,7 @@ async function relaySample(
   publisher: Publisher,
 ): Promise<number> {
   await writeRows(db, schema, count);
-  let published = 0;
-  let done!: () => void;
-  let failed!: (error: Error) => void;
-  const allPublished = new Promise<void>((resolve, reject) => {
-    done = resolve;
-    failed = reject;
-  });
-  const relay = createOutboxRelay({
-    db,
-    schema,
-    notifyChannel: false,
-    publisher,
-    hooks: {
-      onFailed: (_message, failure) =>
-        failed(new Error(`kafka relay bench: a send failed: ${String(failure.error)}`)),
-      onPublished: () => {
-        if (++published >= count) done();
-      },
-    },
-  });
-  try {
-    return (
-      count /
-      (await timed(async () => {
-        await relay.start();
-        await allPublished;
-      }))
-    );
-  } finally {
-    await relay.stop();
-  }
+  return relayRate({ db, schema, publisher, count, bench: 'kafka relay bench' });
 }
 
 /** Events/s of the hand-written poller on `count` written rows. */

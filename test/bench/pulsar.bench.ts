@@ -18,7 +18,6 @@
 import {
   createEnvelope,
   createInboxConsumer,
-  createOutboxRelay,
   createPulsarConsumerRunner,
   createPulsarProducers,
   ensurePulsarTopics,
@@ -44,6 +43,9 @@ import {
 } from '../support/pulsar/broker.js';
 import { createTestPulsar, type TestPulsar } from '../support/pulsar/test-pulsar.js';
 import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
+import { timed, until } from './bench-timing.js';
+import { rawInboxHandle } from './raw-inbox.js';
+import { relayRate } from './relay-rate.js';
 import { stockCountedEvent, type StockCounted } from './stock-counted.js';
 
 const MESSAGES = SMOKE ? 200 : 2_000;
@@ -55,20 +57,6 @@ const WINDOW = 100;
 const CONSUMER = 'bench-consumer';
 
 const stockCounted = stockCountedEvent();
-
-async function timed(work: () => Promise<void>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await work();
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
-
-async function until(what: string, done: () => boolean, timeoutMs = 300_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 export async function run(): Promise<BenchResult[]> {
   // Like the vitest global setup: a lease on the shared broker, which the last holder stops.
@@ -121,37 +109,13 @@ async function relayBench(pulsar: TestPulsar, namespace: string): Promise<BenchR
             );
         });
       }
-      let published = 0;
-      let done!: () => void;
-      let failed!: (error: Error) => void;
-      const allPublished = new Promise<void>((resolve, reject) => {
-        done = resolve;
-        failed = reject;
-      });
-      const relay = createOutboxRelay({
+      return relayRate({
         db,
         schema,
-        notifyChannel: false,
         publisher: pulsarRelayPublisher(producers, { [stockCounted.eventType]: route }),
-        hooks: {
-          onFailed: (_message, failure) =>
-            failed(new Error(`pulsar relay bench: a send failed: ${String(failure.error)}`)),
-          onPublished: () => {
-            if (++published >= count) done();
-          },
-        },
+        count,
+        bench: 'pulsar relay bench',
       });
-      try {
-        return (
-          count /
-          (await timed(async () => {
-            await relay.start();
-            await allPublished;
-          }))
-        );
-      } finally {
-        await relay.stop();
-      }
     };
 
     const rawSample = async (count: number): Promise<number> => {
@@ -305,28 +269,7 @@ async function consumerBench(pulsar: TestPulsar, namespace: string): Promise<Ben
           1,
           StockCounted
         >;
-        const connection = await pg.pool.connect();
-        try {
-          await connection.query('BEGIN');
-          const claimed = await connection.query(
-            `INSERT INTO "${schema}".inbox_message (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
-            [envelope.messageId, CONSUMER],
-          );
-          if (claimed.rows.length === 1) {
-            await connection.query(insert, [
-              envelope.payload.sku,
-              envelope.payload.quantity,
-              envelope.messageId,
-            ]);
-            await connection.query(
-              `UPDATE "${schema}".inbox_message SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
-              [envelope.messageId, CONSUMER],
-            );
-          }
-          await connection.query('COMMIT');
-        } finally {
-          connection.release();
-        }
+        await rawInboxHandle(pg.pool, schema, CONSUMER, envelope);
         raw.ack(message);
         handled++;
       };

@@ -41,6 +41,8 @@ import { startFaultProxy } from '../support/fault-proxy.js';
 import { createTestSchema } from '../support/postgres.js';
 import { createTestBroker, waitFor } from '../support/rabbitmq.js';
 import { SAMPLES, SMOKE, fromSamples, median, type BenchResult } from './bench-result.js';
+import { timed } from './bench-timing.js';
+import { relayRate } from './relay-rate.js';
 import { stockCountedEvent, type StockCounted } from './stock-counted.js';
 
 const RELAY_EVENTS = SMOKE ? 200 : 2_000;
@@ -75,12 +77,6 @@ const topology: RabbitTopology = {
     },
   ],
 };
-
-async function timed(work: () => Promise<void>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await work();
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
 
 function progress(text: string): void {
   if (process.env.EVGEN_BENCH_VERBOSE === '1') console.error(`  ${text}`);
@@ -132,35 +128,15 @@ export async function run(): Promise<BenchResult[]> {
      */
     const relaySample = async (publisher: ConfirmedPublisher, count: number): Promise<number> => {
       await writeEvents(count);
-      // As a relay runs in a service: its loop (start), which claims the next batch while one publishes.
-      let publishedCount = 0;
-      let done!: () => void;
-      let failed!: (error: Error) => void;
-      const allPublished = new Promise<void>((resolve, reject) => {
-        done = resolve;
-        failed = reject;
-      });
-      const relay = createOutboxRelay({
-        db,
-        schema,
-        publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
-        notifyChannel: false,
-        hooks: {
-          onFailed: (_message, failure) =>
-            failed(new Error(`relay bench: a publish failed: ${String(failure.error)}`)),
-          onPublished: () => {
-            if (++publishedCount >= count) done();
-          },
-        },
-      });
       try {
-        const seconds = await timed(async () => {
-          await relay.start();
-          await allPublished;
+        return await relayRate({
+          db,
+          schema,
+          publisher: rabbitRelayPublisher(publisher, routes, { prefix: broker.prefix }),
+          count,
+          bench: 'relay bench',
         });
-        return count / seconds;
       } finally {
-        await relay.stop();
         await purge();
       }
     };
