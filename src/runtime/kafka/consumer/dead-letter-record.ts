@@ -17,9 +17,13 @@ import {
   int32Header,
   int64Header,
   isRunnerHeader,
-  withoutRunnerHeaders,
   type KafkaHeaderValue,
 } from './consumer-headers.js';
+import {
+  deadLetterHistory,
+  retryCopyHistory,
+  type CopyStart,
+} from '../../delivery/copy-history.js';
 import { truncateText, type FailureFacts } from '../../delivery/failure.js';
 
 const MAX_STACK_TEXT = 8_000;
@@ -153,30 +157,28 @@ function originalCoordinates(record: KafkaInboundRecord, trusted: boolean): Orig
 }
 
 /**
- * Headers every copy starts from. `trusted` says the record came from one of the consumer's own
- * retry topics: then its history headers are the runner's and kept; a main-topic record's
- * runner-owned headers are a sender's and dropped.
+ * How every copy starts (`copy-history.ts`). `trusted` says the record came from one of the
+ * consumer's own retry topics: then its history headers are the runner's and kept; a main-topic
+ * record's runner-owned headers are a sender's and dropped.
  */
-function baseHeaders(
+function copyStart(
   record: KafkaInboundRecord,
   trusted: boolean,
   failure: FailureFacts,
-): Record<string, KafkaHeaderValue> {
-  const headers: Record<string, KafkaHeaderValue> = trusted
-    ? { ...record.headers }
-    : withoutRunnerHeaders(record.headers);
+): CopyStart<KafkaHeaderValue> {
   const original = originalCoordinates(record, trusted);
-  const now = failure.at.toISOString();
-  headers[H.originalTopic] = original.topic;
-  headers[H.originalPartition] = String(original.partition);
-  headers[H.originalOffset] = original.offset;
-  headers[H.originalTimestamp] = original.timestamp;
-  headers[H.firstFailureAt] =
-    (trusted ? headerText(record.headers, H.firstFailureAt) : undefined) ?? now;
-  headers[H.lastFailureAt] = now;
-  headers[H.lastErrorType] = failure.errorType;
-  headers[H.lastError] = truncateText(failure.message);
-  return headers;
+  return {
+    received: record.headers,
+    trusted,
+    runnerOwned: isRunnerHeader,
+    origin: {
+      [H.originalTopic]: original.topic,
+      [H.originalPartition]: String(original.partition),
+      [H.originalOffset]: original.offset,
+      [H.originalTimestamp]: original.timestamp,
+    },
+    failure,
+  };
 }
 
 /** Headers of the retry copy for attempt `nextAttempt`, due at `dueAt`. */
@@ -187,11 +189,7 @@ export function retryCopyHeaders(
   nextAttempt: number,
   dueAt: number,
 ): Record<string, KafkaHeaderValue> {
-  return {
-    ...baseHeaders(record, trusted, failure),
-    [H.attempt]: String(nextAttempt),
-    [H.retryDueAt]: new Date(dueAt).toISOString(),
-  };
+  return retryCopyHistory(H, copyStart(record, trusted, failure), nextAttempt, dueAt);
 }
 
 interface DeadLetterContext {
@@ -209,16 +207,8 @@ export function deadLetterHeaders(
   failure: FailureFacts,
   context: DeadLetterContext,
 ): Record<string, KafkaHeaderValue> {
-  const headers = baseHeaders(record, trusted, failure);
-  delete headers[H.retryDueAt];
+  const headers = deadLetterHistory(H, copyStart(record, trusted, failure), context);
   const original = originalCoordinates(record, trusted);
-  headers[H.attempt] = String(context.attempts);
-  headers[H.attempts] = String(context.attempts);
-  headers[H.errorType] = failure.errorType;
-  headers[H.errorMessage] = truncateText(failure.message);
-  headers[H.consumer] = context.consumer;
-  headers[H.deadLetteredAt] = failure.at.toISOString();
-  if (context.traceId !== undefined) headers[H.traceId] = context.traceId;
   headers[S.originalTopic] = original.topic;
   headers[S.originalPartition] = int32Header(original.partition);
   headers[S.originalOffset] = int64Header(original.offset);

@@ -9,6 +9,11 @@
  * Runner-owned properties are believed only on the consumer's own retry topics; a copy of an
  * event-topic message drops any a producer set. Pure: the runner sends them.
  */
+import {
+  deadLetterHistory,
+  retryCopyHistory,
+  type CopyStart,
+} from '../../delivery/copy-history.js';
 import { truncateText, type DeadLetterFacts, type FailureFacts } from '../../delivery/failure.js';
 import {
   isRunnerHeader,
@@ -40,24 +45,20 @@ function original(message: PulsarInboundMessage, trusted: boolean) {
     : { topic: message.topic, messageId: message.messageId };
 }
 
-function base(
+/** How every copy starts (`copy-history.ts`): `trusted` when it came from a retry topic. */
+function copyStart(
   message: PulsarInboundMessage,
   trusted: boolean,
   failure: FailureFacts,
-): Record<string, string> {
-  const properties: Record<string, string> = {};
-  for (const [name, value] of Object.entries(message.properties))
-    if (trusted || !isRunnerProperty(name)) properties[name] = value;
+): CopyStart<string> {
   const from = original(message, trusted);
-  const now = failure.at.toISOString();
-  properties[P.originalTopic] = from.topic;
-  properties[P.originalMessageId] = from.messageId;
-  properties[P.firstFailureAt] =
-    (trusted ? message.properties[P.firstFailureAt] : undefined) ?? now;
-  properties[P.lastFailureAt] = now;
-  properties[P.lastErrorType] = failure.errorType;
-  properties[P.lastError] = truncateText(failure.message);
-  return properties;
+  return {
+    received: message.properties,
+    trusted,
+    runnerOwned: isRunnerProperty,
+    origin: { [P.originalTopic]: from.topic, [P.originalMessageId]: from.messageId },
+    failure,
+  };
 }
 
 /** The retry copy's properties for attempt `nextAttempt`, due at `dueAt` (epoch ms). */
@@ -68,11 +69,7 @@ export function retryCopyProperties(
   nextAttempt: number,
   dueAt: number,
 ): PulsarProperties {
-  return {
-    ...base(message, trusted, failure),
-    [P.attempt]: String(nextAttempt),
-    [P.retryDueAt]: new Date(dueAt).toISOString(),
-  };
+  return retryCopyHistory(P, copyStart(message, trusted, failure), nextAttempt, dueAt);
 }
 
 /**
@@ -87,16 +84,8 @@ export function deadLetterProperties(
   minimal = false,
 ): PulsarProperties {
   const { failure } = letter;
-  const properties = base(message, trusted, failure);
-  delete properties[P.retryDueAt];
+  const properties = deadLetterHistory(P, copyStart(message, trusted, failure), letter);
   const from = original(message, trusted);
-  properties[P.attempt] = String(letter.attempts);
-  properties[P.attempts] = String(letter.attempts);
-  properties[P.errorType] = failure.errorType;
-  properties[P.errorMessage] = truncateText(failure.message);
-  properties[P.consumer] = letter.consumer;
-  properties[P.deadLetteredAt] = failure.at.toISOString();
-  if (letter.traceId !== undefined) properties[P.traceId] = letter.traceId;
   properties[P.realTopic] = from.topic;
   properties[P.originMessageId] = from.messageId;
   return minimal ? minimalCopy(properties, failure) : properties;
