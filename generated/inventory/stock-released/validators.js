@@ -12,7 +12,7 @@ const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type"
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate2.evaluated;
@@ -24,24 +24,12 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -51,7 +39,7 @@ validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1.evaluated;
@@ -63,77 +51,41 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.reservationId === undefined) || (!(func0.call(data, "reservationId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "reservationId"}});
 errors++;
 }
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "orderId"}});
 errors++;
 }
 if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "reason"}});
 errors++;
 }
 if((data.releasedAt === undefined) || (!(func0.call(data, "releasedAt")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "releasedAt"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "releasedAt"}});
 errors++;
 }
 if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.reason !== undefined && func0.call(data, "reason")){
 let data2 = data.reason;
 if(typeof data2 !== "string"){
-const err4 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/reason",keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!(((data2 === "order_cancelled") || (data2 === "expired")) || (data2 === "manual"))){
-const err5 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema1.properties.reason.enum}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/reason",keyword:"enum",params:{allowedValues: schema1.properties.reason.enum}});
 errors++;
 }
 }
@@ -141,36 +93,18 @@ if(data.releasedAt !== undefined && func0.call(data, "releasedAt")){
 let data3 = data.releasedAt;
 if(typeof data3 === "string"){
 if(!(formats2.validate(data3))){
-const err6 = {instancePath:instancePath+"/releasedAt",schemaPath:"#/properties/releasedAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/releasedAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/releasedAt",schemaPath:"#/properties/releasedAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/releasedAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -179,7 +113,7 @@ return errors === 0;
 validate1.evaluated = {"props":{"reservationId":true,"orderId":true,"reason":true,"releasedAt":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate0.evaluated;
@@ -189,20 +123,14 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "reservationId") || (key0 === "orderId")) || (key0 === "reason")) || (key0 === "releasedAt"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }

@@ -12,7 +12,7 @@ const func0 = Object.prototype.hasOwnProperty;
 const func8 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate2.evaluated;
@@ -24,24 +24,12 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -52,7 +40,7 @@ validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 const func13 = linearPattern;
 const pattern0 = func13("^[A-Z0-9-]{3,32}$", "u");
 
-function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate5(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate5.evaluated;
@@ -64,96 +52,48 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "sku"}});
 errors++;
 }
 if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "quantity"}});
 errors++;
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
 let data0 = data.sku;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
-const err2 = {instancePath:instancePath+"/sku",schemaPath:"#/properties/sku/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
 errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/sku",schemaPath:"#/properties/sku/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.quantity !== undefined && func0.call(data, "quantity")){
 let data1 = data.quantity;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err4 = {instancePath:instancePath+"/quantity",schemaPath:"#/properties/quantity/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/quantity",keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 1 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/quantity",schemaPath:"#/properties/quantity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/quantity",keyword:"minimum",params:{comparison: ">=", limit: 1}});
 errors++;
 }
 }
 }
 if(data.bin !== undefined && func0.call(data, "bin")){
 if(typeof data.bin !== "string"){
-const err6 = {instancePath:instancePath+"/bin",schemaPath:"#/properties/bin/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/bin",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate5.errors = vErrors;
@@ -163,7 +103,7 @@ validate5.evaluated = {"props":{"sku":true,"quantity":true,"bin":true},"dynamicP
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1.evaluated;
@@ -175,64 +115,34 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.reservationId === undefined) || (!(func0.call(data, "reservationId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservationId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "reservationId"}});
 errors++;
 }
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "orderId"}});
 errors++;
 }
 if((data.warehouseId === undefined) || (!(func0.call(data, "warehouseId")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "warehouseId"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "warehouseId"}});
 errors++;
 }
 if((data.items === undefined) || (!(func0.call(data, "items")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "items"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "items"}});
 errors++;
 }
 if((data.expiresAt === undefined) || (!(func0.call(data, "expiresAt")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expiresAt"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "expiresAt"}});
 errors++;
 }
 if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",parentData:data,parentDataProperty:"reservationId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
@@ -240,24 +150,12 @@ if(data.warehouseId !== undefined && func0.call(data, "warehouseId")){
 let data2 = data.warehouseId;
 if(typeof data2 === "string"){
 if(func8(data2) < 1){
-const err5 = {instancePath:instancePath+"/warehouseId",schemaPath:"#/properties/warehouseId/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/warehouseId",keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/warehouseId",schemaPath:"#/properties/warehouseId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/warehouseId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -265,31 +163,19 @@ if(data.items !== undefined && func0.call(data, "items")){
 let data3 = data.items;
 if(Array.isArray(data3)){
 if(data3.length < 1){
-const err7 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items",keyword:"minItems",params:{limit: 1}});
 errors++;
 }
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate5(data3[i0], {instancePath:instancePath+"/items/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data3[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items",keyword:"type",params:{type: "array"}});
 errors++;
 }
 }
@@ -297,36 +183,18 @@ if(data.expiresAt !== undefined && func0.call(data, "expiresAt")){
 let data5 = data.expiresAt;
 if(typeof data5 === "string"){
 if(!(formats2.validate(data5))){
-const err9 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/expiresAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/expiresAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -335,7 +203,7 @@ return errors === 0;
 validate1.evaluated = {"props":{"reservationId":true,"orderId":true,"warehouseId":true,"items":true,"expiresAt":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate8(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate8.evaluated;
@@ -348,13 +216,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "sku") || (key0 === "quantity")) || (key0 === "bin"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -365,7 +227,7 @@ return errors === 0;
 validate8.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate0.evaluated;
@@ -375,20 +237,14 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "reservationId") || (key0 === "orderId")) || (key0 === "warehouseId")) || (key0 === "items")) || (key0 === "expiresAt"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -397,8 +253,8 @@ let data0 = data.items;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate8(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
+if(!(validate8(data0[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
 errors = vErrors.length;
 }
 }

@@ -14,62 +14,32 @@ const func7 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "orderId"}});
 errors++;
 }
 if((data.cancelledAt === undefined) || (!(func0.call(data, "cancelledAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cancelledAt"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "cancelledAt"}});
 errors++;
 }
 if((data.reason === undefined) || (!(func0.call(data, "reason")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "reason"}});
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
 let data0 = data.orderId;
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-const err3 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -77,47 +47,23 @@ if(data.cancelledAt !== undefined && func0.call(data, "cancelledAt")){
 let data1 = data.cancelledAt;
 if(typeof data1 === "string"){
 if(!(formats2.validate(data1))){
-const err5 = {instancePath:instancePath+"/cancelledAt",schemaPath:"#/properties/cancelledAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/cancelledAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/cancelledAt",schemaPath:"#/properties/cancelledAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/cancelledAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.reason !== undefined && func0.call(data, "reason")){
 let data2 = data.reason;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/reason",keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!((((data2 === "customer_request") || (data2 === "payment_failed")) || (data2 === "out_of_stock")) || (data2 === "fraud_suspected"))){
-const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema1.properties.reason.enum}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/reason",keyword:"enum",params:{allowedValues: schema1.properties.reason.enum}});
 errors++;
 }
 }
@@ -125,36 +71,18 @@ if(data.note !== undefined && func0.call(data, "note")){
 let data3 = data.note;
 if(typeof data3 === "string"){
 if(func7(data3) > 500){
-const err9 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/maxLength",keyword:"maxLength",params:{limit: 500}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/note",keyword:"maxLength",params:{limit: 500}});
 errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/note",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -162,23 +90,17 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "orderId") || (key0 === "cancelledAt")) || (key0 === "reason")) || (key0 === "note"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }

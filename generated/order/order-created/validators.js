@@ -11,29 +11,17 @@ const require = createRequire(import.meta.url);
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -42,29 +30,17 @@ return errors === 0;
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats2.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate5.errors = vErrors;
@@ -73,27 +49,15 @@ return errors === 0;
 
 const schema4 = {"type":"string","enum":["web","mobile","store"]};
 
-function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!(((data === "web") || (data === "mobile")) || (data === "store"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"enum",params:{allowedValues: schema4.enum}});
 errors++;
 }
 validate7.errors = vErrors;
@@ -103,29 +67,17 @@ return errors === 0;
 const func16 = linearPattern;
 const pattern0 = func16("^[A-Z0-9-]{3,32}$", "u");
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate11.errors = vErrors;
@@ -133,28 +85,16 @@ return errors === 0;
 }
 
 
-function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate13(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 1 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 1}});
 errors++;
 }
 }
@@ -163,28 +103,16 @@ return errors === 0;
 }
 
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 0 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 0}});
 errors++;
 }
 }
@@ -194,29 +122,17 @@ return errors === 0;
 
 const pattern1 = func16("^[A-Z]{3}$", "u");
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern1.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z]{3}$"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate18.errors = vErrors;
@@ -224,51 +140,33 @@ return errors === 0;
 }
 
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amountMinor"}});
 errors++;
 }
 if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "currency"}});
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate16(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
+if(!(validate16(data.amountMinor, {instancePath:instancePath+"/amountMinor"}))){
+vErrors = vErrors?.concat(validate16.errors) ?? validate16.errors;
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate18(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+if(!(validate18(data.currency, {instancePath:instancePath+"/currency"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate15.errors = vErrors;
@@ -276,67 +174,43 @@ return errors === 0;
 }
 
 
-function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate10(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "sku"}});
 errors++;
 }
 if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "quantity"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "quantity"}});
 errors++;
 }
 if((data.unitPrice === undefined) || (!(func0.call(data, "unitPrice")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unitPrice"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "unitPrice"}});
 errors++;
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate11(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData}))){
-vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+if(!(validate11(data.sku, {instancePath:instancePath+"/sku"}))){
+vErrors = vErrors?.concat(validate11.errors) ?? validate11.errors;
 errors = vErrors.length;
 }
 }
 if(data.quantity !== undefined && func0.call(data, "quantity")){
-if(!(validate13(data.quantity, {instancePath:instancePath+"/quantity",parentData:data,parentDataProperty:"quantity",rootData}))){
-vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+if(!(validate13(data.quantity, {instancePath:instancePath+"/quantity"}))){
+vErrors = vErrors?.concat(validate13.errors) ?? validate13.errors;
 errors = vErrors.length;
 }
 }
 if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate15(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+if(!(validate15(data.unitPrice, {instancePath:instancePath+"/unitPrice"}))){
+vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate10.errors = vErrors;
@@ -344,36 +218,24 @@ return errors === 0;
 }
 
 
-function validate9(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate9(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 if(data.length < 1){
-const err0 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"minItems",params:{limit: 1}});
 errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate10(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
+if(!(validate10(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "array"}});
 errors++;
 }
 validate9.errors = vErrors;
@@ -382,39 +244,21 @@ return errors === 0;
 
 const func31 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func31(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"maxLength",params:{limit: 200}});
 errors++;
 }
 if(func31(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate25.errors = vErrors;
@@ -422,29 +266,17 @@ return errors === 0;
 }
 
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func31(data) > 200){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"maxLength",params:{limit: 200}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate27.errors = vErrors;
@@ -452,29 +284,17 @@ return errors === 0;
 }
 
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func31(data) < 1){
-const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate29.errors = vErrors;
@@ -482,39 +302,21 @@ return errors === 0;
 }
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func31(data) > 16){
-const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 16}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"maxLength",params:{limit: 16}});
 errors++;
 }
 if(func31(data) < 1){
-const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate31.errors = vErrors;
@@ -523,29 +325,17 @@ return errors === 0;
 
 const pattern2 = func16("^[A-Z]{2}$", "u");
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern2.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate33.errors = vErrors;
@@ -553,89 +343,59 @@ return errors === 0;
 }
 
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "line1"}});
 errors++;
 }
 if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "city"}});
 errors++;
 }
 if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "postalCode"}});
 errors++;
 }
 if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "country"}});
 errors++;
 }
 if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate25(data.line1, {instancePath:instancePath+"/line1",parentData:data,parentDataProperty:"line1",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate25(data.line1, {instancePath:instancePath+"/line1"}))){
+vErrors = vErrors?.concat(validate25.errors) ?? validate25.errors;
 errors = vErrors.length;
 }
 }
 if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate27(data.line2, {instancePath:instancePath+"/line2",parentData:data,parentDataProperty:"line2",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate27(data.line2, {instancePath:instancePath+"/line2"}))){
+vErrors = vErrors?.concat(validate27.errors) ?? validate27.errors;
 errors = vErrors.length;
 }
 }
 if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate29(data.city, {instancePath:instancePath+"/city",parentData:data,parentDataProperty:"city",rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate29(data.city, {instancePath:instancePath+"/city"}))){
+vErrors = vErrors?.concat(validate29.errors) ?? validate29.errors;
 errors = vErrors.length;
 }
 }
 if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate31(data.postalCode, {instancePath:instancePath+"/postalCode",parentData:data,parentDataProperty:"postalCode",rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate31(data.postalCode, {instancePath:instancePath+"/postalCode"}))){
+vErrors = vErrors?.concat(validate31.errors) ?? validate31.errors;
 errors = vErrors.length;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate33(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate33(data.country, {instancePath:instancePath+"/country"}))){
+vErrors = vErrors?.concat(validate33.errors) ?? validate33.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate24.errors = vErrors;
@@ -643,131 +403,83 @@ return errors === 0;
 }
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "orderId"}});
 errors++;
 }
 if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "customerId"}});
 errors++;
 }
 if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "placedAt"}});
 errors++;
 }
 if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "channel"}});
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "lines"}});
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "total"}});
 errors++;
 }
 if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "shippingAddress"}});
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt"}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }
 if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate7(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+if(!(validate7(data.channel, {instancePath:instancePath+"/channel"}))){
+vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate9(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate9.errors : vErrors.concat(validate9.errors);
+if(!(validate9(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate15(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+if(!(validate15(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -775,19 +487,13 @@ return errors === 0;
 }
 
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate39(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -797,25 +503,19 @@ return errors === 0;
 }
 
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "sku") || (key0 === "quantity")) || (key0 === "unitPrice"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate39(data.unitPrice, {instancePath:instancePath+"/unitPrice",parentData:data,parentDataProperty:"unitPrice",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate39(data.unitPrice, {instancePath:instancePath+"/unitPrice"}))){
+vErrors = vErrors?.concat(validate39.errors) ?? validate39.errors;
 errors = vErrors.length;
 }
 }
@@ -825,14 +525,14 @@ return errors === 0;
 }
 
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate38(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate38(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate38.errors) ?? validate38.errors;
 errors = vErrors.length;
 }
 }
@@ -842,19 +542,13 @@ return errors === 0;
 }
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -864,41 +558,35 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate37(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+if(!(validate37(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate37.errors) ?? validate37.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate39(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate39(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate39.errors) ?? validate39.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate44.errors) ?? validate44.errors;
 errors = vErrors.length;
 }
 }
@@ -911,119 +599,77 @@ return errors === 0;
 
 
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "orderId"}});
 errors++;
 }
 if((data.customerId === undefined) || (!(func0.call(data, "customerId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "customerId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "customerId"}});
 errors++;
 }
 if((data.placedAt === undefined) || (!(func0.call(data, "placedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "placedAt"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "placedAt"}});
 errors++;
 }
 if((data.channel === undefined) || (!(func0.call(data, "channel")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "channel"}});
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "lines"}});
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "total"}});
 errors++;
 }
 if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress")))){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippingAddress"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "shippingAddress"}});
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",parentData:data,parentDataProperty:"orderId",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId",parentData:data,parentDataProperty:"customerId",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt",parentData:data,parentDataProperty:"placedAt",rootData}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt"}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }
 if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate7(data.channel, {instancePath:instancePath+"/channel",parentData:data,parentDataProperty:"channel",rootData}))){
-vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+if(!(validate7(data.channel, {instancePath:instancePath+"/channel"}))){
+vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate9(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate9.errors : vErrors.concat(validate9.errors);
+if(!(validate9(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate15(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+if(!(validate15(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
 errors = vErrors.length;
 }
 }
@@ -1031,46 +677,22 @@ if(data.couponCode !== undefined && func0.call(data, "couponCode")){
 let data7 = data.couponCode;
 if(typeof data7 === "string"){
 if(func31(data7) > 20){
-const err7 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/maxLength",keyword:"maxLength",params:{limit: 20}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/couponCode",keyword:"maxLength",params:{limit: 20}});
 errors++;
 }
 if(func31(data7) < 3){
-const err8 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/minLength",keyword:"minLength",params:{limit: 3}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/couponCode",keyword:"minLength",params:{limit: 3}});
 errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/couponCode",schemaPath:"#/properties/couponCode/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/couponCode",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate47.errors = vErrors;
@@ -1078,41 +700,35 @@ return errors === 0;
 }
 
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate47(data, {instancePath}))){
+vErrors = vErrors?.concat(validate47.errors) ?? validate47.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "orderId") || (key0 === "customerId")) || (key0 === "placedAt")) || (key0 === "channel")) || (key0 === "lines")) || (key0 === "total")) || (key0 === "shippingAddress")) || (key0 === "couponCode"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate37(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+if(!(validate37(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate37.errors) ?? validate37.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate39(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate39(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate39.errors) ?? validate39.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress",parentData:data,parentDataProperty:"shippingAddress",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate44.errors) ?? validate44.errors;
 errors = vErrors.length;
 }
 }

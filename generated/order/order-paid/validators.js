@@ -16,51 +16,27 @@ const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const func14 = linearPattern;
 const pattern0 = func14("^[A-Z]{3}$", "u");
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amountMinor"}});
 errors++;
 }
 if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "currency"}});
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
 let data0 = data.amountMinor;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err2 = {instancePath:instancePath+"/amountMinor",schemaPath:"#/properties/amountMinor/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/amountMinor",schemaPath:"#/properties/amountMinor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"minimum",params:{comparison: ">=", limit: 0}});
 errors++;
 }
 }
@@ -69,36 +45,18 @@ if(data.currency !== undefined && func0.call(data, "currency")){
 let data1 = data.currency;
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
-const err4 = {instancePath:instancePath+"/currency",schemaPath:"#/properties/currency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/currency",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"}});
 errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/currency",schemaPath:"#/properties/currency/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/currency",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -106,82 +64,40 @@ return errors === 0;
 }
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "orderId"}});
 errors++;
 }
 if((data.paymentId === undefined) || (!(func0.call(data, "paymentId")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paymentId"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "paymentId"}});
 errors++;
 }
 if((data.method === undefined) || (!(func0.call(data, "method")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "method"}});
 errors++;
 }
 if((data.amount === undefined) || (!(func0.call(data, "amount")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amount"}});
 errors++;
 }
 if((data.paidAt === undefined) || (!(func0.call(data, "paidAt")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paidAt"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "paidAt"}});
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
 let data0 = data.orderId;
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-const err5 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -189,53 +105,29 @@ if(data.paymentId !== undefined && func0.call(data, "paymentId")){
 let data1 = data.paymentId;
 if(typeof data1 === "string"){
 if(func7(data1) < 1){
-const err7 = {instancePath:instancePath+"/paymentId",schemaPath:"#/properties/paymentId/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paymentId",keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/paymentId",schemaPath:"#/properties/paymentId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paymentId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.method !== undefined && func0.call(data, "method")){
 let data2 = data.method;
 if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/method",keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!(((data2 === "card") || (data2 === "bank_transfer")) || (data2 === "wallet"))){
-const err10 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema1.properties.method.enum}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/method",keyword:"enum",params:{allowedValues: schema1.properties.method.enum}});
 errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate2(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
@@ -243,36 +135,18 @@ if(data.paidAt !== undefined && func0.call(data, "paidAt")){
 let data4 = data.paidAt;
 if(typeof data4 === "string"){
 if(!(formats2.validate(data4))){
-const err11 = {instancePath:instancePath+"/paidAt",schemaPath:"#/properties/paidAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paidAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/paidAt",schemaPath:"#/properties/paidAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paidAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -280,19 +154,13 @@ return errors === 0;
 }
 
 
-function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -302,29 +170,23 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "orderId") || (key0 === "paymentId")) || (key0 === "method")) || (key0 === "amount")) || (key0 === "paidAt"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate5(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }

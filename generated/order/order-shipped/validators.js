@@ -16,82 +16,40 @@ const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const func35 = linearPattern;
 const pattern0 = func35("^[A-Z]{2}$", "u");
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.line1 === undefined) || (!(func0.call(data, "line1")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "line1"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "line1"}});
 errors++;
 }
 if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "city"}});
 errors++;
 }
 if((data.postalCode === undefined) || (!(func0.call(data, "postalCode")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "postalCode"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "postalCode"}});
 errors++;
 }
 if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "country"}});
 errors++;
 }
 if(data.line1 !== undefined && func0.call(data, "line1")){
 let data0 = data.line1;
 if(typeof data0 === "string"){
 if(func10(data0) > 200){
-const err4 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/maxLength",keyword:"maxLength",params:{limit: 200}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/line1",keyword:"maxLength",params:{limit: 200}});
 errors++;
 }
 if(func10(data0) < 1){
-const err5 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/line1",keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/line1",schemaPath:"#/properties/line1/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/line1",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -99,24 +57,12 @@ if(data.line2 !== undefined && func0.call(data, "line2")){
 let data1 = data.line2;
 if(typeof data1 === "string"){
 if(func10(data1) > 200){
-const err7 = {instancePath:instancePath+"/line2",schemaPath:"#/properties/line2/maxLength",keyword:"maxLength",params:{limit: 200}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/line2",keyword:"maxLength",params:{limit: 200}});
 errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/line2",schemaPath:"#/properties/line2/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/line2",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -124,24 +70,12 @@ if(data.city !== undefined && func0.call(data, "city")){
 let data2 = data.city;
 if(typeof data2 === "string"){
 if(func10(data2) < 1){
-const err9 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/city",keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/city",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -149,34 +83,16 @@ if(data.postalCode !== undefined && func0.call(data, "postalCode")){
 let data3 = data.postalCode;
 if(typeof data3 === "string"){
 if(func10(data3) > 16){
-const err11 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/maxLength",keyword:"maxLength",params:{limit: 16}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/postalCode",keyword:"maxLength",params:{limit: 16}});
 errors++;
 }
 if(func10(data3) < 1){
-const err12 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/postalCode",keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/postalCode",schemaPath:"#/properties/postalCode/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/postalCode",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -184,36 +100,18 @@ if(data.country !== undefined && func0.call(data, "country")){
 let data4 = data.country;
 if(typeof data4 === "string"){
 if(!pattern0.test(data4)){
-const err14 = {instancePath:instancePath+"/country",schemaPath:"#/properties/country/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/country",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}});
 errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/country",schemaPath:"#/properties/country/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/country",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -221,92 +119,44 @@ return errors === 0;
 }
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.orderId === undefined) || (!(func0.call(data, "orderId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orderId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "orderId"}});
 errors++;
 }
 if((data.shippedAt === undefined) || (!(func0.call(data, "shippedAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shippedAt"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "shippedAt"}});
 errors++;
 }
 if((data.carrier === undefined) || (!(func0.call(data, "carrier")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "carrier"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "carrier"}});
 errors++;
 }
 if((data.trackingNumber === undefined) || (!(func0.call(data, "trackingNumber")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "trackingNumber"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "trackingNumber"}});
 errors++;
 }
 if((data.parcels === undefined) || (!(func0.call(data, "parcels")))){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcels"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "parcels"}});
 errors++;
 }
 if((data.deliveryAddress === undefined) || (!(func0.call(data, "deliveryAddress")))){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deliveryAddress"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "deliveryAddress"}});
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
 let data0 = data.orderId;
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-const err6 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/orderId",schemaPath:"#/properties/orderId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -314,47 +164,23 @@ if(data.shippedAt !== undefined && func0.call(data, "shippedAt")){
 let data1 = data.shippedAt;
 if(typeof data1 === "string"){
 if(!(formats2.validate(data1))){
-const err8 = {instancePath:instancePath+"/shippedAt",schemaPath:"#/properties/shippedAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/shippedAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/shippedAt",schemaPath:"#/properties/shippedAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/shippedAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.carrier !== undefined && func0.call(data, "carrier")){
 let data2 = data.carrier;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/carrier",keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!((((data2 === "dhl") || (data2 === "ups")) || (data2 === "fedex")) || (data2 === "postal"))){
-const err11 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/enum",keyword:"enum",params:{allowedValues: schema1.properties.carrier.enum}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/carrier",keyword:"enum",params:{allowedValues: schema1.properties.carrier.enum}});
 errors++;
 }
 }
@@ -362,34 +188,16 @@ if(data.trackingNumber !== undefined && func0.call(data, "trackingNumber")){
 let data3 = data.trackingNumber;
 if(typeof data3 === "string"){
 if(func10(data3) > 64){
-const err12 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/maxLength",keyword:"maxLength",params:{limit: 64}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/trackingNumber",keyword:"maxLength",params:{limit: 64}});
 errors++;
 }
 if(func10(data3) < 4){
-const err13 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/minLength",keyword:"minLength",params:{limit: 4}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/trackingNumber",keyword:"minLength",params:{limit: 4}});
 errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/trackingNumber",schemaPath:"#/properties/trackingNumber/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/trackingNumber",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -397,13 +205,7 @@ if(data.parcels !== undefined && func0.call(data, "parcels")){
 let data4 = data.parcels;
 if(Array.isArray(data4)){
 if(data4.length < 1){
-const err15 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/minItems",keyword:"minItems",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels",keyword:"minItems",params:{limit: 1}});
 errors++;
 }
 const len0 = data4.length;
@@ -411,68 +213,32 @@ for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if((data5.parcelId === undefined) || (!(func0.call(data5, "parcelId")))){
-const err16 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "parcelId"}};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0,keyword:"required",params:{missingProperty: "parcelId"}});
 errors++;
 }
 if((data5.weightGrams === undefined) || (!(func0.call(data5, "weightGrams")))){
-const err17 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "weightGrams"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0,keyword:"required",params:{missingProperty: "weightGrams"}});
 errors++;
 }
 if((data5.skus === undefined) || (!(func0.call(data5, "skus")))){
-const err18 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/required",keyword:"required",params:{missingProperty: "skus"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0,keyword:"required",params:{missingProperty: "skus"}});
 errors++;
 }
 if(data5.parcelId !== undefined && func0.call(data5, "parcelId")){
 if(typeof data5.parcelId !== "string"){
-const err19 = {instancePath:instancePath+"/parcels/" + i0+"/parcelId",schemaPath:"#/properties/parcels/items/properties/parcelId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0+"/parcelId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data5.weightGrams !== undefined && func0.call(data5, "weightGrams")){
 let data7 = data5.weightGrams;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err20 = {instancePath:instancePath+"/parcels/" + i0+"/weightGrams",schemaPath:"#/properties/parcels/items/properties/weightGrams/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0+"/weightGrams",keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 1 || isNaN(data7)){
-const err21 = {instancePath:instancePath+"/parcels/" + i0+"/weightGrams",schemaPath:"#/properties/parcels/items/properties/weightGrams/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0+"/weightGrams",keyword:"minimum",params:{comparison: ">=", limit: 1}});
 errors++;
 }
 }
@@ -483,13 +249,7 @@ if(Array.isArray(data8)){
 const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 if(typeof data8[i1] !== "string"){
-const err22 = {instancePath:instancePath+"/parcels/" + i0+"/skus/" + i1,schemaPath:"#/properties/parcels/items/properties/skus/items/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0+"/skus/" + i1,keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -504,13 +264,7 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err23 = {instancePath:instancePath+"/parcels/" + i0+"/skus",schemaPath:"#/properties/parcels/items/properties/skus/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0}};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0+"/skus",keyword:"uniqueItems",params:{i: i2, j: j0}});
 errors++;
 break;
 }
@@ -519,55 +273,31 @@ indices0[item0] = i2;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/parcels/" + i0+"/skus",schemaPath:"#/properties/parcels/items/properties/skus/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0+"/skus",keyword:"type",params:{type: "array"}});
 errors++;
 }
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0,keyword:"type",params:{type: "object"}});
 errors++;
 }
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/parcels",schemaPath:"#/properties/parcels/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels",keyword:"type",params:{type: "array"}});
 errors++;
 }
 }
 if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
-if(!(validate2(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -575,19 +305,13 @@ return errors === 0;
 }
 
 
-function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "line1") || (key0 === "line2")) || (key0 === "city")) || (key0 === "postalCode")) || (key0 === "country"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -597,23 +321,17 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((((((key0 === "orderId") || (key0 === "shippedAt")) || (key0 === "carrier")) || (key0 === "trackingNumber")) || (key0 === "parcels")) || (key0 === "deliveryAddress"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -626,13 +344,7 @@ let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 of Object.keys(data1)){
 if(!(((key1 === "parcelId") || (key1 === "weightGrams")) || (key1 === "skus"))){
-const err1 = {instancePath:instancePath+"/parcels/" + i0,schemaPath:"#/properties/parcels/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/parcels/" + i0,keyword:"additionalProperties",params:{additionalProperty: key1}});
 errors++;
 }
 }
@@ -641,8 +353,8 @@ errors++;
 }
 }
 if(data.deliveryAddress !== undefined && func0.call(data, "deliveryAddress")){
-if(!(validate5(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress",parentData:data,parentDataProperty:"deliveryAddress",rootData}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data.deliveryAddress, {instancePath:instancePath+"/deliveryAddress"}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }

@@ -11,7 +11,8 @@
  * compiled once (`shared-subschemas.ts`). Where a writer is its reader plus closed objects, its
  * function runs the reader's and then only the closedness check (`writer-closedness.ts`). Error
  * messages are not in the code: the runtime writes them on failure, and the schema constants
- * ajv declares but the code never reads are dropped (`unused-schema-constants.ts`). The ajv code is
+ * ajv declares but the code never reads are dropped (`unused-schema-constants.ts`); error reports
+ * and call contexts are written in a shorter shape (`compact-ajv-code.ts`). The ajv code is
  * machine-written and left compact (one statement run per line, never run through a formatter);
  * it is still deterministic.
  *
@@ -39,6 +40,7 @@ import { withContainsItemFloor } from './contains-item-floor.js';
 import { withoutAnnotations } from './without-annotations.js';
 import { writerClosedness } from './writer-closedness.js';
 import { withoutUnusedSchemaConstants } from './unused-schema-constants.js';
+import { compactAjvCode } from './compact-ajv-code.js';
 import { isObject } from '../../common/json-value.js';
 import { linearPattern } from '../../runtime/linear-pattern.js';
 
@@ -159,8 +161,8 @@ export function standaloneValidators(sources: readonly ValidatorSource[]): {
       ajv.addSchema(views[index] as object, key);
       refs[key] = key;
     });
-    let code = withoutUnusedSchemaConstants(
-      standaloneCode(ajv, refs).replace(/^"use strict";/, ''),
+    let code = compactAjvCode(
+      withoutUnusedSchemaConstants(standaloneCode(ajv, refs).replace(/^"use strict";/, '')),
     );
     const bound = new Map<string, string>();
     code = code.replace(EXPORT_LINE, (_line, key: string, fn: string) => {

@@ -11,29 +11,17 @@ const require = createRequire(import.meta.url);
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!(formats0.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -42,29 +30,17 @@ return errors === 0;
 
 const func9 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate5(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(func9(data) < 1){
-const err0 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate5.errors = vErrors;
@@ -74,29 +50,17 @@ return errors === 0;
 const func15 = linearPattern;
 const pattern0 = func15("^[A-Z]{2}$", "u");
 
-function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate8(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
 if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate8.errors = vErrors;
@@ -104,57 +68,33 @@ return errors === 0;
 }
 
 
-function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.city === undefined) || (!(func0.call(data, "city")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "city"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "city"}});
 errors++;
 }
 if((data.country === undefined) || (!(func0.call(data, "country")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "country"}});
 errors++;
 }
 if(data.city !== undefined && func0.call(data, "city")){
 if(typeof data.city !== "string"){
-const err2 = {instancePath:instancePath+"/city",schemaPath:"#/properties/city/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/city",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate8(data.country, {instancePath:instancePath+"/country",parentData:data,parentDataProperty:"country",rootData}))){
-vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
+if(!(validate8(data.country, {instancePath:instancePath+"/country"}))){
+vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate7.errors = vErrors;
@@ -162,51 +102,33 @@ return errors === 0;
 }
 
 
-function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate4(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.name === undefined) || (!(func0.call(data, "name")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "name"}});
 errors++;
 }
 if((data.address === undefined) || (!(func0.call(data, "address")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "address"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "address"}});
 errors++;
 }
 if(data.name !== undefined && func0.call(data, "name")){
-if(!(validate5(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data.name, {instancePath:instancePath+"/name"}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate7(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
-vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+if(!(validate7(data.address, {instancePath:instancePath+"/address"}))){
+vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate4.errors = vErrors;
@@ -214,28 +136,16 @@ return errors === 0;
 }
 
 
-function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate13(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 0 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 0}});
 errors++;
 }
 }
@@ -245,27 +155,15 @@ return errors === 0;
 
 const schema9 = {"type":"string","enum":["EUR","USD","CHF"]};
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema9.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"enum",params:{allowedValues: schema9.enum}});
 errors++;
 }
 validate15.errors = vErrors;
@@ -273,51 +171,33 @@ return errors === 0;
 }
 
 
-function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amountMinor"}});
 errors++;
 }
 if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "currency"}});
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate13(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData}))){
-vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+if(!(validate13(data.amountMinor, {instancePath:instancePath+"/amountMinor"}))){
+vErrors = vErrors?.concat(validate13.errors) ?? validate13.errors;
 errors = vErrors.length;
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate15(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+if(!(validate15(data.currency, {instancePath:instancePath+"/currency"}))){
+vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate12.errors = vErrors;
@@ -325,57 +205,33 @@ return errors === 0;
 }
 
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.text === undefined) || (!(func0.call(data, "text")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "text"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "text"}});
 errors++;
 }
 if((data.amount === undefined) || (!(func0.call(data, "amount")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amount"}});
 errors++;
 }
 if(data.text !== undefined && func0.call(data, "text")){
 if(typeof data.text !== "string"){
-const err2 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/text",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate12(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+if(!(validate12(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate19.errors = vErrors;
@@ -383,26 +239,20 @@ return errors === 0;
 }
 
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate19(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+if(!(validate19(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate19.errors) ?? validate19.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "array"}});
 errors++;
 }
 validate18.errors = vErrors;
@@ -410,83 +260,53 @@ return errors === 0;
 }
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.invoiceId === undefined) || (!(func0.call(data, "invoiceId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoiceId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "invoiceId"}});
 errors++;
 }
 if((data.billTo === undefined) || (!(func0.call(data, "billTo")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "billTo"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "billTo"}});
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "total"}});
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "lines"}});
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
+if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo"}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate12(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+if(!(validate12(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate18(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+if(!(validate18(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -494,19 +314,13 @@ return errors === 0;
 }
 
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "city") || (key0 === "country"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -516,25 +330,19 @@ return errors === 0;
 }
 
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "name") || (key0 === "address"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate25(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate25(data.address, {instancePath:instancePath+"/address"}))){
+vErrors = vErrors?.concat(validate25.errors) ?? validate25.errors;
 errors = vErrors.length;
 }
 }
@@ -544,19 +352,13 @@ return errors === 0;
 }
 
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -566,25 +368,19 @@ return errors === 0;
 }
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "text") || (key0 === "amount"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate28(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate28(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate28.errors) ?? validate28.errors;
 errors = vErrors.length;
 }
 }
@@ -594,14 +390,14 @@ return errors === 0;
 }
 
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate31(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate31.errors) ?? validate31.errors;
 errors = vErrors.length;
 }
 }
@@ -611,41 +407,35 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "invoiceId") || (key0 === "billTo")) || (key0 === "total")) || (key0 === "lines"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo"}))){
+vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate28(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate28(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate28.errors) ?? validate28.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate30(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate30.errors) ?? validate30.errors;
 errors = vErrors.length;
 }
 }
@@ -659,71 +449,47 @@ return errors === 0;
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.invoiceId === undefined) || (!(func0.call(data, "invoiceId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoiceId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "invoiceId"}});
 errors++;
 }
 if((data.billTo === undefined) || (!(func0.call(data, "billTo")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "billTo"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "billTo"}});
 errors++;
 }
 if((data.total === undefined) || (!(func0.call(data, "total")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "total"}});
 errors++;
 }
 if((data.lines === undefined) || (!(func0.call(data, "lines")))){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "lines"}});
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId",parentData:data,parentDataProperty:"invoiceId",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
+if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo"}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate12(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+if(!(validate12(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate18(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+if(!(validate18(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
@@ -731,36 +497,18 @@ if(data.dueDate !== undefined && func0.call(data, "dueDate")){
 let data4 = data.dueDate;
 if(typeof data4 === "string"){
 if(!(formats2.validate(data4))){
-const err4 = {instancePath:instancePath+"/dueDate",schemaPath:"#/properties/dueDate/format",keyword:"format",params:{format: "date"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/dueDate",keyword:"format",params:{format: "date"}});
 errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/dueDate",schemaPath:"#/properties/dueDate/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/dueDate",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate36.errors = vErrors;
@@ -768,41 +516,35 @@ return errors === 0;
 }
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate36(data, {instancePath}))){
+vErrors = vErrors?.concat(validate36.errors) ?? validate36.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "invoiceId") || (key0 === "billTo")) || (key0 === "total")) || (key0 === "lines")) || (key0 === "dueDate"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo",parentData:data,parentDataProperty:"billTo",rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo"}))){
+vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate28(data.total, {instancePath:instancePath+"/total",parentData:data,parentDataProperty:"total",rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate28(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate28.errors) ?? validate28.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate30(data.lines, {instancePath:instancePath+"/lines",parentData:data,parentDataProperty:"lines",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate30(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate30.errors) ?? validate30.errors;
 errors = vErrors.length;
 }
 }

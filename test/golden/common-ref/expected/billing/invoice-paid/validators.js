@@ -13,27 +13,15 @@ const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const schema3 = {"type":"string","enum":["EUR","USD","CHF"]};
 
-function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate3(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema3.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"enum",params:{allowedValues: schema3.enum}});
 errors++;
 }
 validate3.errors = vErrors;
@@ -41,70 +29,40 @@ return errors === 0;
 }
 
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amountMinor"}});
 errors++;
 }
 if((data.currency === undefined) || (!(func0.call(data, "currency")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currency"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "currency"}});
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
 let data0 = data.amountMinor;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err2 = {instancePath:instancePath+"/amountMinor",schemaPath:"#/properties/amountMinor/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/amountMinor",schemaPath:"#/properties/amountMinor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"minimum",params:{comparison: ">=", limit: 0}});
 errors++;
 }
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate3(data.currency, {instancePath:instancePath+"/currency",parentData:data,parentDataProperty:"currency",rootData}))){
-vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
+if(!(validate3(data.currency, {instancePath:instancePath+"/currency"}))){
+vErrors = vErrors?.concat(validate3.errors) ?? validate3.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -112,68 +70,38 @@ return errors === 0;
 }
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.invoiceId === undefined) || (!(func0.call(data, "invoiceId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoiceId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "invoiceId"}});
 errors++;
 }
 if((data.amount === undefined) || (!(func0.call(data, "amount")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amount"}});
 errors++;
 }
 if((data.paidAt === undefined) || (!(func0.call(data, "paidAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paidAt"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "paidAt"}});
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
 let data0 = data.invoiceId;
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-const err3 = {instancePath:instancePath+"/invoiceId",schemaPath:"#/properties/invoiceId/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/invoiceId",keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/invoiceId",schemaPath:"#/properties/invoiceId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/invoiceId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate2(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
@@ -181,36 +109,18 @@ if(data.paidAt !== undefined && func0.call(data, "paidAt")){
 let data2 = data.paidAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err5 = {instancePath:instancePath+"/paidAt",schemaPath:"#/properties/paidAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paidAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/paidAt",schemaPath:"#/properties/paidAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paidAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -218,19 +128,13 @@ return errors === 0;
 }
 
 
-function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "amountMinor") || (key0 === "currency"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -240,29 +144,23 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "invoiceId") || (key0 === "amount")) || (key0 === "paidAt"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate7(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
-vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+if(!(validate7(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
 errors = vErrors.length;
 }
 }

@@ -12,7 +12,7 @@ const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type"
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate2.evaluated;
@@ -24,24 +24,12 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats0.validate(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -50,7 +38,7 @@ return errors === 0;
 validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1.evaluated;
@@ -62,42 +50,24 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.checkedOutAt === undefined) || (!(func0.call(data, "checkedOutAt")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checkedOutAt"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "checkedOutAt"}});
 errors++;
 }
 if(data.checkedOutAt !== undefined && func0.call(data, "checkedOutAt")){
-if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",parentData:data,parentDataProperty:"checkedOutAt",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.checkedOutBy !== undefined && func0.call(data, "checkedOutBy")){
 if(typeof data.checkedOutBy !== "string"){
-const err1 = {instancePath:instancePath+"/checkedOutBy",schemaPath:"#/properties/checkedOutBy/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/checkedOutBy",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -107,7 +77,7 @@ validate1.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynami
 
 const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate5(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate5.evaluated;
@@ -119,24 +89,12 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!(formats2.test(data))){
-const err0 = {instancePath,schemaPath:"#/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate5.errors = vErrors;
@@ -147,7 +105,7 @@ validate5.evaluated = {"dynamicProps":false,"dynamicItems":false};
 const func10 = linearPattern;
 const pattern0 = func10("^[A-Z0-9-]{3,32}$", "u");
 
-function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate8(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate8.evaluated;
@@ -159,24 +117,12 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!pattern0.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
 errors++;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate8.errors = vErrors;
@@ -185,7 +131,7 @@ return errors === 0;
 validate8.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate10(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate10.evaluated;
@@ -196,24 +142,12 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data < 1 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 1}});
 errors++;
 }
 }
@@ -223,7 +157,7 @@ return errors === 0;
 validate10.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate7(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate7.evaluated;
@@ -235,58 +169,34 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "sku"}});
 errors++;
 }
 if((data.qty === undefined) || (!(func0.call(data, "qty")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "qty"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "qty"}});
 errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((key0 === "sku") || (key0 === "qty"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate8(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
+if(!(validate8(data.sku, {instancePath:instancePath+"/sku",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
 errors = vErrors.length;
 }
 }
 if(data.qty !== undefined && func0.call(data, "qty")){
-if(!(validate10(data.qty, {instancePath:instancePath+"/qty",parentData:data,parentDataProperty:"qty",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
+if(!(validate10(data.qty, {instancePath:instancePath+"/qty",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate7.errors = vErrors;
@@ -295,7 +205,7 @@ return errors === 0;
 validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate14(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate14.evaluated;
@@ -307,34 +217,16 @@ evaluated0.items = undefined;
 }
 if((typeof data == "number") && (isFinite(data))){
 if(data > 100 || isNaN(data)){
-const err0 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"maximum",params:{comparison: "<=", limit: 100}});
 errors++;
 }
 if(data <= 0 || isNaN(data)){
-const err1 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0}});
 errors++;
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "number"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "number"}});
 errors++;
 }
 validate14.errors = vErrors;
@@ -343,7 +235,7 @@ return errors === 0;
 validate14.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate13(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate13.evaluated;
@@ -359,64 +251,34 @@ let passing0 = null;
 const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "kind"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "kind"}});
 errors++;
 }
 if((data.percent === undefined) || (!(func0.call(data, "percent")))){
-const err1 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "percent"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "percent"}});
 errors++;
 }
 for(const key0 of Object.keys(data)){
 if(!((key0 === "kind") || (key0 === "percent"))){
-const err2 = {instancePath,schemaPath:"#/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("percent" !== data.kind){
-const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "percent"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/kind",keyword:"const",params:{allowedValue: "percent"}});
 errors++;
 }
 }
 if(data.percent !== undefined && func0.call(data, "percent")){
-if(!(validate14(data.percent, {instancePath:instancePath+"/percent",parentData:data,parentDataProperty:"percent",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
+if(!(validate14(data.percent, {instancePath:instancePath+"/percent",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate14.errors) ?? validate14.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 var _valid0 = _errs1 === errors;
@@ -428,64 +290,34 @@ var props0 = true;
 const _errs6 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err5 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "kind"}});
 errors++;
 }
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err6 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amountMinor"}});
 errors++;
 }
 for(const key1 of Object.keys(data)){
 if(!((key1 === "kind") || (key1 === "amountMinor"))){
-const err7 = {instancePath,schemaPath:"#/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key1}});
 errors++;
 }
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("fixed" !== data.kind){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "fixed"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/kind",keyword:"const",params:{allowedValue: "fixed"}});
 errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
+if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 var _valid0 = _errs6 === errors;
@@ -503,13 +335,7 @@ props0 = true;
 }
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath,keyword:"oneOf",params:{passingSchemas: passing0}});
 errors++;
 }
 else {
@@ -527,13 +353,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 for(const key2 of Object.keys(data)){
 if(!props0 || !props0[key2]){
-const err11 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
+(vErrors ??= []).push({instancePath,keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2}});
 errors++;
 }
 }
@@ -545,7 +365,7 @@ return errors === 0;
 validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate18(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate18.evaluated;
@@ -560,49 +380,25 @@ const len0 = data.length;
 if(len0 > 0){
 let data0 = data[0];
 if(!((typeof data0 == "number") && (isFinite(data0)))){
-const err0 = {instancePath:instancePath+"/0",schemaPath:"#/prefixItems/0/type",keyword:"type",params:{type: "number"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/0",keyword:"type",params:{type: "number"}});
 errors++;
 }
 }
 if(len0 > 1){
 let data1 = data[1];
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err1 = {instancePath:instancePath+"/1",schemaPath:"#/prefixItems/1/type",keyword:"type",params:{type: "number"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/1",keyword:"type",params:{type: "number"}});
 errors++;
 }
 }
 const len1 = data.length;
 if(!(len1 <= 2)){
-const err2 = {instancePath,schemaPath:"#/items",keyword:"items",params:{limit: 2}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"items",params:{limit: 2}});
 errors++;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "array"}});
 errors++;
 }
 validate18.errors = vErrors;
@@ -611,7 +407,7 @@ return errors === 0;
 validate18.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate20(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate20.evaluated;
@@ -624,25 +420,13 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(typeof data[key0] !== "string"){
-const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/additionalProperties/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate20.errors = vErrors;
@@ -651,7 +435,7 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate0.evaluated;
@@ -661,34 +445,22 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.cartId === undefined) || (!(func0.call(data, "cartId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cartId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "cartId"}});
 errors++;
 }
 if((data.items === undefined) || (!(func0.call(data, "items")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "items"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "items"}});
 errors++;
 }
 if(data.cartId !== undefined && func0.call(data, "cartId")){
-if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",parentData:data,parentDataProperty:"cartId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }
@@ -696,86 +468,56 @@ if(data.items !== undefined && func0.call(data, "items")){
 let data1 = data.items;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err2 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items",keyword:"minItems",params:{limit: 1}});
 errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate7(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+if(!(validate7(data1[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items",keyword:"type",params:{type: "array"}});
 errors++;
 }
 }
 if(data.discount !== undefined && func0.call(data, "discount")){
-if(!(validate13(data.discount, {instancePath:instancePath+"/discount",parentData:data,parentDataProperty:"discount",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+if(!(validate13(data.discount, {instancePath:instancePath+"/discount",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate13.errors) ?? validate13.errors;
 errors = vErrors.length;
 }
 }
 if(data.coordinates !== undefined && func0.call(data, "coordinates")){
-if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",parentData:data,parentDataProperty:"coordinates",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 if(data.note !== undefined && func0.call(data, "note")){
 let data5 = data.note;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema0.properties.note.type}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/note",keyword:"type",params:{type: schema0.properties.note.type}});
 errors++;
 }
 }
 if(data.labels !== undefined && func0.call(data, "labels")){
-if(!(validate20(data.labels, {instancePath:instancePath+"/labels",parentData:data,parentDataProperty:"labels",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+if(!(validate20(data.labels, {instancePath:instancePath+"/labels",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate20.errors) ?? validate20.errors;
 errors = vErrors.length;
 }
 }
 for(const key0 of Object.keys(data)){
 if((((((((key0 !== "cartId") && (key0 !== "items")) && (key0 !== "discount")) && (key0 !== "coordinates")) && (key0 !== "note")) && (key0 !== "labels")) && (key0 !== "checkedOutAt")) && (key0 !== "checkedOutBy")){
-const err5 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath,keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0}});
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate0.errors = vErrors;
@@ -786,7 +528,7 @@ validate0.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"$ref":"urn:evgen:shared:8"},"item":{"$ref":"urn:evgen:shared:9"},"discount":{"$ref":"urn:evgen:shared:10"}},"allOf":[{"$ref":"urn:evgen:shared:8"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:9"}},"discount":{"$ref":"urn:evgen:shared:10"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"]};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate23(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate23.evaluated;
@@ -798,42 +540,24 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.checkedOutAt === undefined) || (!(func0.call(data, "checkedOutAt")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checkedOutAt"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "checkedOutAt"}});
 errors++;
 }
 if(data.checkedOutAt !== undefined && func0.call(data, "checkedOutAt")){
-if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",parentData:data,parentDataProperty:"checkedOutAt",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.checkedOutBy !== undefined && func0.call(data, "checkedOutBy")){
 if(typeof data.checkedOutBy !== "string"){
-const err1 = {instancePath:instancePath+"/checkedOutBy",schemaPath:"#/properties/checkedOutBy/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/checkedOutBy",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate23.errors = vErrors;
@@ -842,7 +566,7 @@ return errors === 0;
 validate23.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate27(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate27.evaluated;
@@ -854,46 +578,28 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.sku === undefined) || (!(func0.call(data, "sku")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sku"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "sku"}});
 errors++;
 }
 if((data.qty === undefined) || (!(func0.call(data, "qty")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "qty"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "qty"}});
 errors++;
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate8(data.sku, {instancePath:instancePath+"/sku",parentData:data,parentDataProperty:"sku",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
+if(!(validate8(data.sku, {instancePath:instancePath+"/sku",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
 errors = vErrors.length;
 }
 }
 if(data.qty !== undefined && func0.call(data, "qty")){
-if(!(validate10(data.qty, {instancePath:instancePath+"/qty",parentData:data,parentDataProperty:"qty",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
+if(!(validate10(data.qty, {instancePath:instancePath+"/qty",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate27.errors = vErrors;
@@ -902,7 +608,7 @@ return errors === 0;
 validate27.evaluated = {"props":{"sku":true,"qty":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate31(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate31.evaluated;
@@ -917,52 +623,28 @@ let valid0 = false;
 const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "kind"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "kind"}});
 errors++;
 }
 if((data.percent === undefined) || (!(func0.call(data, "percent")))){
-const err1 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "percent"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "percent"}});
 errors++;
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("percent" !== data.kind){
-const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "percent"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/kind",keyword:"const",params:{allowedValue: "percent"}});
 errors++;
 }
 }
 if(data.percent !== undefined && func0.call(data, "percent")){
-if(!(validate14(data.percent, {instancePath:instancePath+"/percent",parentData:data,parentDataProperty:"percent",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
+if(!(validate14(data.percent, {instancePath:instancePath+"/percent",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate14.errors) ?? validate14.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 var _valid0 = _errs1 === errors;
@@ -975,52 +657,28 @@ props0.percent = true;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.kind === undefined) || (!(func0.call(data, "kind")))){
-const err4 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "kind"}});
 errors++;
 }
 if((data.amountMinor === undefined) || (!(func0.call(data, "amountMinor")))){
-const err5 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "amountMinor"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amountMinor"}});
 errors++;
 }
 if(data.kind !== undefined && func0.call(data, "kind")){
 if("fixed" !== data.kind){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "fixed"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/kind",keyword:"const",params:{allowedValue: "fixed"}});
 errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",parentData:data,parentDataProperty:"amountMinor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate10.errors : vErrors.concat(validate10.errors);
+if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/anyOf/1/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 var _valid0 = _errs5 === errors;
@@ -1033,13 +691,7 @@ props0.amountMinor = true;
 }
 }
 if(!valid0){
-const err8 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath,keyword:"anyOf",params:{}});
 errors++;
 }
 else {
@@ -1060,7 +712,7 @@ return errors === 0;
 validate31.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate22(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate22.evaluated;
@@ -1070,34 +722,22 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate23(data, {instancePath,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate23.errors) ?? validate23.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.cartId === undefined) || (!(func0.call(data, "cartId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cartId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "cartId"}});
 errors++;
 }
 if((data.items === undefined) || (!(func0.call(data, "items")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "items"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "items"}});
 errors++;
 }
 if(data.cartId !== undefined && func0.call(data, "cartId")){
-if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",parentData:data,parentDataProperty:"cartId",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }
@@ -1105,74 +745,50 @@ if(data.items !== undefined && func0.call(data, "items")){
 let data1 = data.items;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err2 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items",keyword:"minItems",params:{limit: 1}});
 errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate27(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate27(data1[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate27.errors) ?? validate27.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items",keyword:"type",params:{type: "array"}});
 errors++;
 }
 }
 if(data.discount !== undefined && func0.call(data, "discount")){
-if(!(validate31(data.discount, {instancePath:instancePath+"/discount",parentData:data,parentDataProperty:"discount",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate31(data.discount, {instancePath:instancePath+"/discount",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate31.errors) ?? validate31.errors;
 errors = vErrors.length;
 }
 }
 if(data.coordinates !== undefined && func0.call(data, "coordinates")){
-if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",parentData:data,parentDataProperty:"coordinates",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 if(data.note !== undefined && func0.call(data, "note")){
 let data5 = data.note;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err4 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema11.properties.note.type}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/note",keyword:"type",params:{type: schema11.properties.note.type}});
 errors++;
 }
 }
 if(data.labels !== undefined && func0.call(data, "labels")){
-if(!(validate20(data.labels, {instancePath:instancePath+"/labels",parentData:data,parentDataProperty:"labels",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+if(!(validate20(data.labels, {instancePath:instancePath+"/labels",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate20.errors) ?? validate20.errors;
 errors = vErrors.length;
 }
 }
 }
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate22.errors = vErrors;

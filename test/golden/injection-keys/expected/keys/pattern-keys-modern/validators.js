@@ -9,7 +9,7 @@ const func3 = linearPattern;
 const pattern0 = func3("x*/x*/;process.exit(7);/*", "u");
 const pattern1 = func3("a*/\n;process.exit(8);/*", "u");
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate2(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate2.evaluated;
@@ -20,13 +20,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -36,7 +30,7 @@ validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 const pattern2 = func3("q*/q*/;process.exit(11);/*", "u");
 
-function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate4(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate4.evaluated;
@@ -51,13 +45,7 @@ var props0 = {};
 for(const key0 of Object.keys(data)){
 if(pattern2.test(key0)){
 if(typeof data[key0] !== "string"){
-const err0 = {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/q*~1q*~1%3Bprocess.exit(11)%3B~1*/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: "string"}});
 errors++;
 }
 props0[key0] = true;
@@ -65,13 +53,7 @@ props0[key0] = true;
 }
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate4.errors = vErrors;
@@ -81,7 +63,7 @@ return errors === 0;
 validate4.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1.evaluated;
@@ -93,24 +75,12 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "id"}});
 errors++;
 }
 if(data.id !== undefined && func0.call(data, "id")){
 if(typeof data.id !== "string"){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/id",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -120,8 +90,8 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 var props0 = {};
 for(const key0 of Object.keys(data1)){
 if(pattern0.test(key0)){
-if(!(validate2(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 props0[key0] = true;
@@ -130,13 +100,7 @@ props0[key0] = true;
 for(const key1 of Object.keys(data1)){
 if(pattern1.test(key1)){
 if(typeof data1[key1] !== "string"){
-const err2 = {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: "string"}});
 errors++;
 }
 props0[key1] = true;
@@ -144,13 +108,7 @@ props0[key1] = true;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/meta",keyword:"type",params:{type: "object"}});
 errors++;
 }
 }
@@ -160,13 +118,7 @@ if(Array.isArray(data4)){
 const len0 = data4.length;
 if(len0 > 0){
 if(typeof data4[0] !== "string"){
-const err4 = {instancePath:instancePath+"/items/0",schemaPath:"#/properties/items/prefixItems/0/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items/0",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -175,8 +127,8 @@ var valid3 = len1 <= 1;
 if(!valid3){
 for(let i0=1; i0<len1; i0++){
 const _errs12 = errors;
-if(!(validate4(data4[i0], {instancePath:instancePath+"/items/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
+if(!(validate4(data4[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 var valid3 = _errs12 === errors;
@@ -184,25 +136,13 @@ var valid3 = _errs12 === errors;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/items",keyword:"type",params:{type: "array"}});
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -211,7 +151,7 @@ return errors === 0;
 validate1.evaluated = {"props":{"id":true,"meta":true,"items":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate7(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate7.evaluated;
@@ -224,13 +164,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(pattern2.test(key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -241,7 +175,7 @@ return errors === 0;
 validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate0.evaluated;
@@ -251,20 +185,14 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "id") || (key0 === "meta")) || (key0 === "items"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -273,13 +201,7 @@ let data0 = data.meta;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key1 of Object.keys(data0)){
 if(!((pattern0.test(key1)) || (pattern1.test(key1)))){
-const err1 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/meta",keyword:"additionalProperties",params:{additionalProperty: key1}});
 errors++;
 }
 }
@@ -293,8 +215,8 @@ var valid3 = len1 <= 1;
 if(!valid3){
 for(let i0=1; i0<len1; i0++){
 const _errs5 = errors;
-if(!(validate7(data1[i0], {instancePath:instancePath+"/items/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+if(!(validate7(data1[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
 errors = vErrors.length;
 }
 var valid3 = _errs5 === errors;

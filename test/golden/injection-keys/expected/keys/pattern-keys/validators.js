@@ -12,17 +12,11 @@ const pattern2 = func3("a*/\n;process.exit(8);/*", "u");
 const pattern3 = func3("y*/y*/;process.exit(9);/*", "u");
 const pattern4 = func3("z*/z*/;process.exit(10);/*", "u");
 
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
 validate2.errors = vErrors;
@@ -30,44 +24,26 @@ return errors === 0;
 }
 
 
-function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate4(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data["\"; process.exit(1); \""] !== undefined && func0.call(data, "\"; process.exit(1); \"")){
 if(typeof data["\"; process.exit(1); \""] !== "string"){
-const err0 = {instancePath:instancePath+"/\"; process.exit(1); \"",schemaPath:"#/properties/%22%3B%20process.exit(1)%3B%20%22/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/\"; process.exit(1); \"",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data["${process.exit(1)}"] !== undefined && func0.call(data, "${process.exit(1)}")){
 let data1 = data["${process.exit(1)}"];
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err1 = {instancePath:instancePath+"/${process.exit(1)}",schemaPath:"#/properties/%24%7Bprocess.exit(1)%7D/type",keyword:"type",params:{type: "number"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/${process.exit(1)}",keyword:"type",params:{type: "number"}});
 errors++;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate4.errors = vErrors;
@@ -75,29 +51,17 @@ return errors === 0;
 }
 
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "id"}});
 errors++;
 }
 if(data.id !== undefined && func0.call(data, "id")){
 if(typeof data.id !== "string"){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/id",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -106,16 +70,16 @@ let data1 = data.meta;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key0 of Object.keys(data1)){
 if(pattern0.test(key0)){
-if(!(validate2(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key0,rootData}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
+if(!(validate2(data1[key0], {instancePath:instancePath+"/meta/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 }
 for(const key1 of Object.keys(data1)){
 if(pattern1.test(key1)){
-if(!(validate4(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData}))){
-vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
+if(!(validate4(data1[key1], {instancePath:instancePath+"/meta/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 }
@@ -123,26 +87,14 @@ errors = vErrors.length;
 for(const key2 of Object.keys(data1)){
 if(pattern2.test(key2)){
 if(typeof data1[key2] !== "string"){
-const err2 = {instancePath:instancePath+"/meta/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/meta/patternProperties/a*~1%0A%3Bprocess.exit(8)%3B~1*/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/meta/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/meta",keyword:"type",params:{type: "object"}});
 errors++;
 }
 }
@@ -153,26 +105,14 @@ for(const key3 of Object.keys(data5)){
 if(pattern3.test(key3)){
 let data6 = data5[key3];
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err4 = {instancePath:instancePath+"/titled/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/titled/patternProperties/y*~1y*~1%3Bprocess.exit(9)%3B~1*/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/titled/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: "integer"}});
 errors++;
 }
 }
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/titled",keyword:"type",params:{type: "object"}});
 errors++;
 }
 }
@@ -182,38 +122,20 @@ if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 for(const key4 of Object.keys(data7)){
 if(pattern4.test(key4)){
 if(typeof data7[key4] !== "boolean"){
-const err6 = {instancePath:instancePath+"/open/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/open/patternProperties/z*~1z*~1%3Bprocess.exit(10)%3B~1*/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/open/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: "boolean"}});
 errors++;
 }
 }
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/open",schemaPath:"#/properties/open/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/open",keyword:"type",params:{type: "object"}});
 errors++;
 }
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -221,19 +143,13 @@ return errors === 0;
 }
 
 
-function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate7(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "\"; process.exit(1); \"") || (key0 === "${process.exit(1)}"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -243,23 +159,17 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "meta")) || (key0 === "titled")) || (key0 === "open"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -268,20 +178,14 @@ let data0 = data.meta;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key1 of Object.keys(data0)){
 if(!(((pattern0.test(key1)) || (pattern1.test(key1))) || (pattern2.test(key1)))){
-const err1 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/meta",keyword:"additionalProperties",params:{additionalProperty: key1}});
 errors++;
 }
 }
 for(const key3 of Object.keys(data0)){
 if(pattern1.test(key3)){
-if(!(validate7(data0[key3], {instancePath:instancePath+"/meta/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key3,rootData}))){
-vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+if(!(validate7(data0[key3], {instancePath:instancePath+"/meta/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")}))){
+vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
 errors = vErrors.length;
 }
 }
@@ -293,13 +197,7 @@ let data2 = data.titled;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key5 of Object.keys(data2)){
 if(!(pattern3.test(key5))){
-const err2 = {instancePath:instancePath+"/titled",schemaPath:"#/properties/titled/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/titled",keyword:"additionalProperties",params:{additionalProperty: key5}});
 errors++;
 }
 }

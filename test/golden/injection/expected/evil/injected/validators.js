@@ -14,112 +14,58 @@ const func3 = require("ajv/dist/runtime/ucs2length").default;
 const func11 = linearPattern;
 const pattern0 = func11("^[^'\"`]*$", "u");
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.id === undefined) || (!(func0.call(data, "id")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "id"}});
 errors++;
 }
 if((data["*/ process.exit(1) /*"] === undefined) || (!(func0.call(data, "*/ process.exit(1) /*")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "*/ process.exit(1) /*"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "*/ process.exit(1) /*"}});
 errors++;
 }
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 if(typeof data0 === "string"){
 if(func3(data0) < 1){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/id",keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/id",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data["*/ process.exit(1) /*"] !== undefined && func0.call(data, "*/ process.exit(1) /*")){
 let data1 = data["*/ process.exit(1) /*"];
 if(typeof data1 !== "string"){
-const err4 = {instancePath:instancePath+"/*~1 process.exit(1) ~1*",schemaPath:"#/properties/*~1%20process.exit(1)%20~1*/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/*~1 process.exit(1) ~1*",keyword:"type",params:{type: "string"}});
 errors++;
 }
 if(!(((((((data1 === "*/ process.exit(1) /*") || (data1 === "\"'`${x}`")) || (data1 === "a\nb")) || (data1 === "\u2028")) || (data1 === "\\")) || (data1 === "'")) || (data1 === "${process.exit(1)}"))){
-const err5 = {instancePath:instancePath+"/*~1 process.exit(1) ~1*",schemaPath:"#/properties/*~1%20process.exit(1)%20~1*/enum",keyword:"enum",params:{allowedValues: schema1.properties["*/ process.exit(1) /*"].enum}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/*~1 process.exit(1) ~1*",keyword:"enum",params:{allowedValues: schema1.properties["*/ process.exit(1) /*"].enum}});
 errors++;
 }
 }
 if(data["\"'`${x}`"] !== undefined && func0.call(data, "\"'`${x}`")){
 let data2 = data["\"'`${x}`"];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err6 = {instancePath:instancePath+"/\"'`${x}`",schemaPath:"#/properties/%22'%60%24%7Bx%7D%60/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/\"'`${x}`",keyword:"type",params:{type: "integer"}});
 errors++;
 }
 }
 if(data.constructor !== undefined && func0.call(data, "constructor")){
 if(typeof data.constructor !== "string"){
-const err7 = {instancePath:instancePath+"/constructor",schemaPath:"#/properties/constructor/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/constructor",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data["with space"] !== undefined && func0.call(data, "with space")){
 if(typeof data["with space"] !== "boolean"){
-const err8 = {instancePath:instancePath+"/with space",schemaPath:"#/properties/with%20space/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/with space",keyword:"type",params:{type: "boolean"}});
 errors++;
 }
 }
@@ -127,85 +73,43 @@ if(data.nested !== undefined && func0.call(data, "nested")){
 let data5 = data.nested;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if((data5.x === undefined) || (!(func0.call(data5, "x")))){
-const err9 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/required",keyword:"required",params:{missingProperty: "x"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/nested",keyword:"required",params:{missingProperty: "x"}});
 errors++;
 }
 if(data5.x !== undefined && func0.call(data5, "x")){
 let data6 = data5.x;
 if(typeof data6 === "string"){
 if(!pattern0.test(data6)){
-const err10 = {instancePath:instancePath+"/nested/x",schemaPath:"#/properties/nested/properties/x/pattern",keyword:"pattern",params:{pattern: "^[^'\"`]*$"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/nested/x",keyword:"pattern",params:{pattern: "^[^'\"`]*$"}});
 errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/nested/x",schemaPath:"#/properties/nested/properties/x/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/nested/x",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data5.tsTyped !== undefined && func0.call(data5, "tsTyped")){
 if(typeof data5.tsTyped !== "string"){
-const err12 = {instancePath:instancePath+"/nested/tsTyped",schemaPath:"#/properties/nested/properties/tsTyped/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/nested/tsTyped",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/nested",keyword:"type",params:{type: "object"}});
 errors++;
 }
 }
 if(data.constValue !== undefined && func0.call(data, "constValue")){
 if("*/ process.exit(1) /*" !== data.constValue){
-const err14 = {instancePath:instancePath+"/constValue",schemaPath:"#/properties/constValue/const",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"}};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/constValue",keyword:"const",params:{allowedValue: "*/ process.exit(1) /*"}});
 errors++;
 }
 }
 }
 else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -213,23 +117,17 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "id") || (key0 === "*/ process.exit(1) /*")) || (key0 === "\"'`${x}`")) || (key0 === "constructor")) || (key0 === "with space")) || (key0 === "nested")) || (key0 === "constValue"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
@@ -238,13 +136,7 @@ let data0 = data.nested;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key1 of Object.keys(data0)){
 if(!((key1 === "x") || (key1 === "tsTyped"))){
-const err1 = {instancePath:instancePath+"/nested",schemaPath:"#/properties/nested/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/nested",keyword:"additionalProperties",params:{additionalProperty: key1}});
 errors++;
 }
 }

@@ -7,89 +7,47 @@ import { payloadValidator } from 'evgen-runtime';
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.paymentId === undefined) || (!(func0.call(data, "paymentId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paymentId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "paymentId"}});
 errors++;
 }
 if((data.amountCents === undefined) || (!(func0.call(data, "amountCents")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amountCents"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "amountCents"}});
 errors++;
 }
 if(data.paymentId !== undefined && func0.call(data, "paymentId")){
 let data0 = data.paymentId;
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-const err2 = {instancePath:instancePath+"/paymentId",schemaPath:"#/properties/paymentId/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paymentId",keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/paymentId",schemaPath:"#/properties/paymentId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/paymentId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 if(data.amountCents !== undefined && func0.call(data, "amountCents")){
 let data1 = data.amountCents;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err4 = {instancePath:instancePath+"/amountCents",schemaPath:"#/properties/amountCents/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/amountCents",keyword:"type",params:{type: "integer"}});
 errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 1 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/amountCents",schemaPath:"#/properties/amountCents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/amountCents",keyword:"minimum",params:{comparison: ">=", limit: 1}});
 errors++;
 }
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -97,23 +55,17 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "paymentId") || (key0 === "amountCents"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }

@@ -12,52 +12,28 @@ const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.shipmentId === undefined) || (!(func0.call(data, "shipmentId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shipmentId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "shipmentId"}});
 errors++;
 }
 if((data.deliveredAt === undefined) || (!(func0.call(data, "deliveredAt")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deliveredAt"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "deliveredAt"}});
 errors++;
 }
 if(data.shipmentId !== undefined && func0.call(data, "shipmentId")){
 let data0 = data.shipmentId;
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-const err2 = {instancePath:instancePath+"/shipmentId",schemaPath:"#/properties/shipmentId/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/shipmentId",keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/shipmentId",schemaPath:"#/properties/shipmentId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/shipmentId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -65,36 +41,18 @@ if(data.deliveredAt !== undefined && func0.call(data, "deliveredAt")){
 let data1 = data.deliveredAt;
 if(typeof data1 === "string"){
 if(!(formats2.validate(data1))){
-const err4 = {instancePath:instancePath+"/deliveredAt",schemaPath:"#/properties/deliveredAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/deliveredAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/deliveredAt",schemaPath:"#/properties/deliveredAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/deliveredAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -102,23 +60,17 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!((key0 === "shipmentId") || (key0 === "deliveredAt"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }

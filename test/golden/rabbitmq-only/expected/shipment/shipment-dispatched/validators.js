@@ -13,62 +13,32 @@ const func5 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate1(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if((data.shipmentId === undefined) || (!(func0.call(data, "shipmentId")))){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shipmentId"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "shipmentId"}});
 errors++;
 }
 if((data.carrier === undefined) || (!(func0.call(data, "carrier")))){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "carrier"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "carrier"}});
 errors++;
 }
 if((data.dispatchedAt === undefined) || (!(func0.call(data, "dispatchedAt")))){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dispatchedAt"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
+(vErrors ??= []).push({instancePath,keyword:"required",params:{missingProperty: "dispatchedAt"}});
 errors++;
 }
 if(data.shipmentId !== undefined && func0.call(data, "shipmentId")){
 let data0 = data.shipmentId;
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-const err3 = {instancePath:instancePath+"/shipmentId",schemaPath:"#/properties/shipmentId/format",keyword:"format",params:{format: "uuid"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/shipmentId",keyword:"format",params:{format: "uuid"}});
 errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/shipmentId",schemaPath:"#/properties/shipmentId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/shipmentId",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -76,24 +46,12 @@ if(data.carrier !== undefined && func0.call(data, "carrier")){
 let data1 = data.carrier;
 if(typeof data1 === "string"){
 if(func5(data1) < 1){
-const err5 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/minLength",keyword:"minLength",params:{limit: 1}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/carrier",keyword:"minLength",params:{limit: 1}});
 errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/carrier",schemaPath:"#/properties/carrier/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/carrier",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
@@ -101,36 +59,18 @@ if(data.dispatchedAt !== undefined && func0.call(data, "dispatchedAt")){
 let data2 = data.dispatchedAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err7 = {instancePath:instancePath+"/dispatchedAt",schemaPath:"#/properties/dispatchedAt/format",keyword:"format",params:{format: "date-time"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/dispatchedAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/dispatchedAt",schemaPath:"#/properties/dispatchedAt/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
+(vErrors ??= []).push({instancePath:instancePath+"/dispatchedAt",keyword:"type",params:{type: "string"}});
 errors++;
 }
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
+(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
 validate1.errors = vErrors;
@@ -138,23 +78,17 @@ return errors === 0;
 }
 
 
-function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate0(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate1(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+if(!(validate1(data, {instancePath}))){
+vErrors = vErrors?.concat(validate1.errors) ?? validate1.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "shipmentId") || (key0 === "carrier")) || (key0 === "dispatchedAt"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
+(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
 errors++;
 }
 }
