@@ -26,6 +26,7 @@ import { createServer, Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readPidFile, runsJavaClass, waitForExit, waitUntilAnswering } from '../broker-process.js';
 import { withLockAsync } from '../file-lock.js';
 import { fetchMavenJars } from '../maven-jars.js';
 
@@ -210,9 +211,9 @@ export async function stopKafkaBroker(dataDir: string, graceMs = 30_000): Promis
     return false;
   }
   process.kill(pid, 'SIGTERM');
-  if (!(await waitForExit(pid, graceMs))) {
+  if (!(await waitForKafkaExit(pid, graceMs))) {
     if (isKafkaProcess(pid)) process.kill(pid, 'SIGKILL');
-    await waitForExit(pid, 10_000);
+    await waitForKafkaExit(pid, 10_000);
   }
   rmSync(pidFile(dataDir), { force: true });
   return true;
@@ -225,7 +226,7 @@ export async function killKafkaBroker(dataDir: string): Promise<void> {
     throw new Error(`no running kafka.Kafka process recorded in ${pidFile(dataDir)}`);
   }
   process.kill(pid, 'SIGKILL');
-  if (!(await waitForExit(pid, 15_000))) {
+  if (!(await waitForKafkaExit(pid, 15_000))) {
     throw new Error(`kafka broker ${pid} still running 15 s after SIGKILL`);
   }
   rmSync(pidFile(dataDir), { force: true });
@@ -356,25 +357,19 @@ function kafkaRequest(
   });
 }
 
-async function waitForKafka(
+function waitForKafka(
   brokers: string,
   port: number,
   timeoutMs: number,
   pid: number,
   dataDir: string,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await kafkaAnswers('127.0.0.1', port)) return;
-    if (!isKafkaProcess(pid)) {
-      throw new Error(
-        `Kafka broker (pid ${pid}) for ${brokers} exited during start-up; last output:\n${tail(logFile(dataDir))}`,
-      );
-    }
-    await delay(250);
-  }
-  throw new Error(
-    `Kafka broker (pid ${pid}) for ${brokers} did not answer within ${timeoutMs} ms; last output:\n${tail(logFile(dataDir))}`,
+  return waitUntilAnswering(
+    `Kafka broker (pid ${pid}) for ${brokers}`,
+    () => kafkaAnswers('127.0.0.1', port),
+    () => isKafkaProcess(pid),
+    timeoutMs,
+    () => tail(logFile(dataDir)),
   );
 }
 
@@ -382,33 +377,16 @@ async function waitForKafka(
 // Process and file helpers
 
 function readPid(dataDir: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(pidFile(dataDir), 'utf8').trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
+  return readPidFile(pidFile(dataDir));
 }
 
 /** true while `pid` is a live (not zombie) process whose command line runs `kafka.Kafka`. */
 export function isKafkaProcess(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    if (/^State:\s+Z/m.test(status)) return false;
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return cmdline.includes('kafka.Kafka');
-  } catch {
-    return false;
-  }
+  return runsJavaClass(pid, 'kafka.Kafka');
 }
 
-async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!isKafkaProcess(pid)) return true;
-    await delay(100);
-  }
-  return !isKafkaProcess(pid);
+function waitForKafkaExit(pid: number, timeoutMs: number): Promise<boolean> {
+  return waitForExit(() => isKafkaProcess(pid), timeoutMs);
 }
 
 /**
@@ -446,5 +424,3 @@ export function tail(file: string, lines = 30): string {
     return '(no output)';
   }
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -32,6 +32,7 @@ import {
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readPidFile, runsJavaClass, waitForExit, waitUntilAnswering } from '../broker-process.js';
 import { withLockAsync } from '../file-lock.js';
 import { freePorts, tail } from '../kafka/broker.js';
 import { fetchMavenJars } from '../maven-jars.js';
@@ -293,9 +294,9 @@ export async function stopPulsarBroker(dataDir: string, graceMs = 20_000): Promi
   }
   signal(pid, 'SIGCONT'); // a paused broker cannot act on SIGTERM
   signal(pid, 'SIGTERM');
-  if (!(await waitForExit(pid, graceMs))) {
+  if (!(await waitForPulsarExit(pid, graceMs))) {
     if (isPulsarProcess(pid)) signal(pid, 'SIGKILL');
-    await waitForExit(pid, 10_000);
+    await waitForPulsarExit(pid, 10_000);
   }
   rmSync(pidFile(dataDir), { force: true });
   return true;
@@ -400,7 +401,7 @@ export async function startExtraPulsarBroker(): Promise<ExtraPulsarBroker> {
     async kill() {
       const pid = running();
       signal(pid, 'SIGKILL');
-      if (!(await waitForExit(pid, 15_000))) {
+      if (!(await waitForPulsarExit(pid, 15_000))) {
         throw new Error(`Pulsar broker ${pid} still running 15 s after SIGKILL`);
       }
       rmSync(pidFile(dataDir), { force: true });
@@ -435,24 +436,18 @@ export async function pulsarAnswers(webUrl: string, timeoutMs = 2_000): Promise<
   }
 }
 
-async function waitForPulsar(
+function waitForPulsar(
   webUrl: string,
   timeoutMs: number,
   pid: number,
   dataDir: string,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await pulsarAnswers(webUrl)) return;
-    if (!isPulsarProcess(pid)) {
-      throw new Error(
-        `Pulsar broker (pid ${pid}) for ${webUrl} exited during start-up; last output:\n${tail(logFile(dataDir))}`,
-      );
-    }
-    await delay(250);
-  }
-  throw new Error(
-    `Pulsar broker (pid ${pid}) for ${webUrl} did not answer within ${timeoutMs} ms; last output:\n${tail(logFile(dataDir))}`,
+  return waitUntilAnswering(
+    `Pulsar broker (pid ${pid}) for ${webUrl}`,
+    () => pulsarAnswers(webUrl),
+    () => isPulsarProcess(pid),
+    timeoutMs,
+    () => tail(logFile(dataDir)),
   );
 }
 
@@ -460,23 +455,12 @@ async function waitForPulsar(
 // Process helpers
 
 function readPid(dataDir: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(pidFile(dataDir), 'utf8').trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
+  return readPidFile(pidFile(dataDir));
 }
 
 /** true while `pid` is a live (not zombie) process whose command line runs the standalone starter. */
 export function isPulsarProcess(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    if (/^State:\s+Z/m.test(status)) return false;
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(STARTER_CLASS);
-  } catch {
-    return false;
-  }
+  return runsJavaClass(pid, STARTER_CLASS);
 }
 
 function processAlive(pid: number): boolean {
@@ -492,13 +476,6 @@ function signal(pid: number, name: NodeJS.Signals): void {
   if (isPulsarProcess(pid)) process.kill(pid, name);
 }
 
-async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!isPulsarProcess(pid)) return true;
-    await delay(100);
-  }
-  return !isPulsarProcess(pid);
+function waitForPulsarExit(pid: number, timeoutMs: number): Promise<boolean> {
+  return waitForExit(() => isPulsarProcess(pid), timeoutMs);
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
