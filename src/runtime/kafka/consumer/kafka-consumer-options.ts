@@ -28,7 +28,10 @@ export interface KafkaRunnerSettings {
    * idempotent) and closes on stop.
    */
   readonly producer?: KafkaProducer;
-  /** Partitions handled at the same time (default 8); a partition is always sequential. */
+  /**
+   * Partitions handled at the same time (default 8), and records of one partition handled at the
+   * same time (default 8): records with the same key one after the other, in offset order.
+   */
   readonly partitionConcurrency?: number;
   /** Group session timeout, ms (adapter default 10 000). */
   readonly sessionTimeoutMs?: number;

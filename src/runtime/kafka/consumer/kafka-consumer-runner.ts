@@ -2,7 +2,9 @@
  * Runs one inbox-guarded consumer on Kafka (any adapter of the transport interface).
  *
  * Per partition the adapter hands records over one at a time in offset order; partitions run
- * concurrently. For each record:
+ * concurrently, and within a partition records of different keys do too (partition-lanes.ts: up
+ * to `partitionConcurrency` records per partition, a key's records one after the other in offset
+ * order). For each record:
  *   - the value must be an evgen envelope (JSON object within the message limits, a `messageId`
  *     equal to the `messageId` header when that header is present), else it goes straight to the
  *     dead-letter topic: it can never succeed;
@@ -51,6 +53,7 @@ import { createKafkaSettler, type HeldRecord } from './kafka-settler.js';
 import { consumerLag } from './kafka-lag.js';
 import { OffsetCommitter } from './offset-committer.js';
 import { PartitionHolds } from './partition-holds.js';
+import { PartitionLanes } from './partition-lanes.js';
 import { PartitionRetries } from './partition-retries.js';
 import { copyAttempt, copyDueAt } from './retry-copy.js';
 import { topicMessageLimits } from './topic-message-limits.js';
@@ -150,8 +153,11 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
     (error) => emit({ type: 'error', error }),
     timers,
   );
-  const hold = (record: KafkaInboundRecord, delayMs: number | undefined) =>
+  const lanes = new PartitionLanes(options.partitionConcurrency ?? DEFAULT_RECORDS_PER_PARTITION);
+  const hold = (record: KafkaInboundRecord, delayMs: number | undefined) => {
+    lanes.held(record, record.offset);
     holds.hold(record, delayMs);
+  };
 
   function settle(record: KafkaInboundRecord): void {
     const tp = { topic: record.topic, partition: record.partition };
@@ -215,7 +221,14 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
         return;
       }
     }
-    await core.inFlight.track(processRecord(record));
+    const ticket = await lanes.enter(record);
+    // Returns once the record is in its lane: the adapter hands over the next one meanwhile.
+    void core.inFlight.track(
+      ticket.turn
+        .then(() => (ticket.overtaken() ? undefined : processRecord(record)))
+        .catch((error: unknown) => emit({ type: 'error', error }))
+        .finally(() => ticket.leave()),
+    );
   }
 
   async function processRecord(record: KafkaInboundRecord): Promise<void> {
@@ -285,6 +298,9 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
   );
   return runner;
 }
+
+/** Records of one partition in flight at once when `partitionConcurrency` is not given. */
+const DEFAULT_RECORDS_PER_PARTITION = 8;
 
 /** The transport's own counts, beside the delivery counters (see KafkaConsumerRunnerMetrics). */
 const COUNTS = { retriedInPlace: 0, settleFailures: 0, commitFailures: 0, fetches: 0 };

@@ -15,6 +15,8 @@ export class PartitionHolds {
   readonly #owned = new Set<string>();
   /** Partitions paused by a hold: a timer resumes each, or a re-assignment or the breaker does. */
   readonly #holds = new Map<string, unknown>();
+  /** Where each held partition resumes: the lowest offset held since it was paused. */
+  readonly #heldAt = new Map<string, bigint>();
 
   constructor(
     private readonly consumer: () => KafkaConsumer | undefined,
@@ -35,6 +37,18 @@ export class PartitionHolds {
     const key = tpKey(tp);
     const consumer = this.consumer();
     if (!this.#owned.has(key) || consumer === undefined) return; // revoked: the next owner reads it
+    // Records of one partition run concurrently (partition-lanes.ts): a hold of a later record
+    // while an earlier one is held must not seek past the earlier one, nor resume it sooner.
+    const at = this.#heldAt.get(key);
+    const offset = BigInt(record.offset);
+    if (at !== undefined && at <= offset) {
+      if (delayMs === undefined) {
+        this.#clear(this.#holds.get(key));
+        this.#holds.set(key, undefined);
+      }
+      return;
+    }
+    this.#heldAt.set(key, offset);
     this.#clear(this.#holds.get(key));
     this.#try(() => {
       consumer.pause([tp]);
@@ -45,6 +59,7 @@ export class PartitionHolds {
         ? undefined
         : this.timers.setTimeout(() => {
             this.#holds.delete(key);
+            this.#heldAt.delete(key);
             // While the breaker is open every partition stays paused; resuming takes this one too.
             if (this.mayResume() && this.#owned.has(key))
               this.#try(() => this.consumer()?.resume([tp]));
@@ -59,7 +74,10 @@ export class PartitionHolds {
     const partitions = consumer
       .assignment()
       .filter((tp) => this.#holds.get(tpKey(tp)) === undefined && this.#owned.has(tpKey(tp)));
-    for (const tp of partitions) this.#holds.delete(tpKey(tp));
+    for (const tp of partitions) {
+      this.#holds.delete(tpKey(tp));
+      this.#heldAt.delete(tpKey(tp));
+    }
     if (partitions.length > 0) consumer.resume(partitions);
   }
 
@@ -78,6 +96,7 @@ export class PartitionHolds {
       // the committed offset, which is that held record.
       if (this.#holds.has(key) && this.#holds.get(key) === undefined && running) {
         this.#holds.delete(key);
+        this.#heldAt.delete(key);
         this.#try(() => this.consumer()?.resume([tp]));
       }
     }
@@ -87,6 +106,8 @@ export class PartitionHolds {
     for (const tp of partitions) {
       const key = tpKey(tp);
       this.#owned.delete(key);
+      // The next owner starts from the committed offset.
+      this.#heldAt.delete(key);
       if (this.#holds.has(key)) {
         this.#clear(this.#holds.get(key));
         this.#holds.set(key, undefined);
@@ -103,6 +124,7 @@ export class PartitionHolds {
   reset(): void {
     this.clearTimers();
     this.#holds.clear();
+    this.#heldAt.clear();
     this.#owned.clear();
   }
 
