@@ -100,8 +100,10 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const seen = new Set<string>();
+    let entered = 0;
     await start(async (raw) => {
       const id = (raw as { messageId: string }).messageId;
+      entered++;
       await gate;
       if (seen.has(id)) return 'duplicate';
       seen.add(id);
@@ -110,7 +112,8 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
     const e = envelope();
     publish(e);
     publish(e); // the same messageId again: the inbox absorbs it
-    await waitFor(() => runner!.inFlight === 1);
+    // The first in the handler, the second (same key) waiting behind it.
+    await waitFor(() => entered === 1 && runner!.inFlight === 2);
     await runner!.flushCommits();
     expect(committed('order.events')).toBeUndefined();
     release();
@@ -237,10 +240,11 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
     await start(async () => {
       throw new NonRetryableError('illegal state');
     });
-    publish(envelope());
+    // One key: records of different keys are handled concurrently, their letters in any order.
+    publish(envelope({ aggregateId: 'k1' }));
     publish('{not json', {}, 'k1');
-    publish({ eventType: 'order.OrderCreated' }, {}, 'k2'); // no messageId
-    const e = envelope();
+    publish({ eventType: 'order.OrderCreated' }, {}, 'k1'); // no messageId
+    const e = envelope({ aggregateId: 'k1' });
     publish(e, { messageId: 'another-id' }); // header and value disagree
     await waitFor(() => runner!.metrics().deadLettered === 4);
     const letters = kafka.records(routes.deadLetter);
@@ -332,8 +336,9 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
       throw new NonRetryableError('poison');
     });
     kafka.failSends = 2;
-    publish(envelope());
-    publish(envelope());
+    // One key, so the second record waits for the first (other keys would fail beside it).
+    publish(envelope({ aggregateId: 'o-1' }));
+    publish(envelope({ aggregateId: 'o-1' }));
     await waitFor(() => runner!.metrics().deadLettered === 2);
     expect(runner!.metrics().settleFailures).toBe(2);
     const failed = events.filter((ev) => ev.type === 'settle-failed');

@@ -222,7 +222,9 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
       }
     }
     const ticket = await lanes.enter(record);
-    // Returns once the record is in its lane: the adapter hands over the next one meanwhile.
+    // Returns once the record is in its lane: the adapter hands over the next one meanwhile. In
+    // flight (what stop() waits for) from here, as a record handed over always was; one whose
+    // turn comes after a hold sent it again is left (not settled) for its redelivery.
     void core.inFlight.track(
       ticket.turn
         .then(() => (ticket.overtaken() ? undefined : processRecord(record)))
