@@ -31,6 +31,7 @@ import { TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
 import { SAMPLES, fromSamples, type BenchResult } from './bench-result.js';
 import { timed, until } from './bench-timing.js';
 import { rawInboxHandle } from './raw-inbox.js';
+import { runnerRate } from './runner-rate.js';
 import { registerStockCounted } from './registered-stock-counted.js';
 import { stockCountedEvent, type StockCounted } from './stock-counted.js';
 
@@ -137,23 +138,7 @@ async function runBench(subject: string, schemaId: number): Promise<BenchResult[
             schemaIds,
           },
         });
-        try {
-          return (
-            count /
-            (await timed(async () => {
-              await runner.start();
-              await until(
-                'the runner to handle every record',
-                () => runner.metrics().handled >= count,
-              );
-              // A framed record the runner could not place would be a dead letter, not a read.
-              if (runner.metrics().deadLettered > 0)
-                throw new Error(`${runner.metrics().deadLettered} bench records dead-lettered`);
-            }))
-          );
-        } finally {
-          await runner.stop();
-        }
+        return runnerRate(runner, count);
       };
 
       // Baseline: a raw consumer doing the same SQL.

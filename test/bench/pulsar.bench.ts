@@ -46,6 +46,7 @@ import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js
 import { timed, until } from './bench-timing.js';
 import { rawInboxHandle } from './raw-inbox.js';
 import { relayRate } from './relay-rate.js';
+import { runnerRate } from './runner-rate.js';
 import { stockCountedEvent, type StockCounted } from './stock-counted.js';
 
 const MESSAGES = SMOKE ? 200 : 2_000;
@@ -230,22 +231,7 @@ async function consumerBench(pulsar: TestPulsar, namespace: string): Promise<Ben
         routes: { ...routes, subscription: `bench-runner-${subscription++}` },
         handler: consumer,
       });
-      try {
-        return (
-          count /
-          (await timed(async () => {
-            await runner.start();
-            await until(
-              'the runner to handle every message',
-              () => runner.metrics().handled >= count,
-            );
-            if (runner.metrics().deadLettered > 0)
-              throw new Error(`${runner.metrics().deadLettered} bench messages dead-lettered`);
-          }))
-        );
-      } finally {
-        await runner.stop();
-      }
+      return runnerRate(runner, count);
     };
 
     // Baseline: the same client's consumer doing the same SQL, then the ack; one key at a time.
