@@ -64,13 +64,15 @@ export async function run(): Promise<BenchResult[]> {
         { topic: 'latency-consumer.dlt', partitions: 1 },
       ]);
       const runner = createKafkaConsumerRunner({
-        client,
-        routes: {
-          consumer: 'latency-consumer',
-          groupId: kafka.group('latency-runner'),
-          topics: [topic!],
-          retry: [{ topic: retry!, delayMs: 1_000 }],
-          deadLetter: deadLetter!,
+        kafka: {
+          client,
+          routes: {
+            consumer: 'latency-consumer',
+            groupId: kafka.group('latency-runner'),
+            topics: [topic!],
+            retry: [{ topic: retry!, delayMs: 1_000 }],
+            deadLetter: deadLetter!,
+          },
         },
         handler: {
           name: 'latency-consumer',
