@@ -12,6 +12,7 @@
  * relay's outage backoff) is open and a stop during a handler, each asserting the runner's state,
  * the connections it holds open and that no message is lost or handled twice.
  */
+import { acceptAnyDescriptor } from '../support/accept-any-descriptor.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -44,21 +45,8 @@ interface Payload {
   readonly mode: Mode;
 }
 
-const accept = (payload: unknown) => ({ ok: true as const, value: payload as Payload });
-const descriptor = (
-  eventType: string,
-  compatibility: string,
-): EventVersionDescriptor<string, 1, Payload> => ({
-  eventType,
-  schemaVersion: 1,
-  aggregateType: 'Order',
-  aggregateIdProperty: 'orderId',
-  validatePayload: accept,
-  readPayload: accept,
-  compatibility,
-});
-const CANCELLED = descriptor('order.OrderCancelled', 'FULL');
-const CREATED = descriptor('order.OrderCreated', 'BACKWARD');
+const CANCELLED = acceptAnyDescriptor<Payload>('order.OrderCancelled', { compatibility: 'FULL' });
+const CREATED = acceptAnyDescriptor<Payload>('order.OrderCreated', { compatibility: 'BACKWARD' });
 const MAX_ATTEMPTS = 3;
 
 async function waitFor(what: string, condition: () => Promise<boolean> | boolean): Promise<void> {

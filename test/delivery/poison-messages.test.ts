@@ -7,6 +7,7 @@
  * AMQP messageId property, a shortstr of at most 255 bytes), and a 100 KB producer header on a
  * message whose handler keeps failing (its retry copies and its dead letter carry it).
  */
+import { acceptAnyDescriptor } from '../support/accept-any-descriptor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createEnvelope,
@@ -15,7 +16,6 @@ import {
   postgresDatabase,
   RetryableError,
   type Envelope,
-  type EventVersionDescriptor,
   type Transaction,
 } from 'evgen/runtime';
 import { createTestSchema, type TestSchema } from '../support/postgres.js';
@@ -26,16 +26,7 @@ interface Payload {
   readonly failing?: boolean;
 }
 
-const accept = (payload: unknown) => ({ ok: true as const, value: payload as Payload });
-const CANCELLED: EventVersionDescriptor<string, 1, Payload> = {
-  eventType: 'order.OrderCancelled',
-  schemaVersion: 1,
-  aggregateType: 'Order',
-  aggregateIdProperty: 'orderId',
-  validatePayload: accept,
-  readPayload: accept,
-  compatibility: 'FULL',
-};
+const CANCELLED = acceptAnyDescriptor<Payload>('order.OrderCancelled', { compatibility: 'FULL' });
 const MAX_ATTEMPTS = 3;
 const GOOD_BEHIND = 50;
 

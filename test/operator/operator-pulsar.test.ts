@@ -5,6 +5,7 @@
  * its inbox once, never where the letter's properties point. Each test has its own namespace
  * (`public/evgen-t-<random>`), catalog folder, topics and schema, all removed afterwards.
  */
+import { acceptAnyDescriptor } from '../support/accept-any-descriptor.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,6 @@ import {
   pulsarWebSocketClient,
   type ConsumerContext,
   type Envelope,
-  type EventVersionDescriptor,
   type PulsarClient,
   type PulsarConsumerRoutes,
   type PulsarConsumerRunner,
@@ -35,15 +35,7 @@ import { createTestPulsar, waitFor, type TestPulsar } from '../support/pulsar/te
 interface Payload {
   readonly orderId: string;
 }
-const accept = (payload: unknown) => ({ ok: true as const, value: payload as Payload });
-const CANCELLED: EventVersionDescriptor<string, 1, Payload> = {
-  eventType: 'order.OrderCancelled',
-  schemaVersion: 1,
-  aggregateType: 'Order',
-  aggregateIdProperty: 'orderId',
-  validatePayload: accept,
-  readPayload: accept,
-};
+const CANCELLED = acceptAnyDescriptor<Payload>('order.OrderCancelled');
 const CONSUMER = 'inventory-service';
 const PREFIX = 'ops.';
 

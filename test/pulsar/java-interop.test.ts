@@ -8,6 +8,7 @@
  *   (key-based batching, as Pulsar asks of producers feeding Key_Shared subscriptions), copies of
  *   the same messageId included: every effect once, each aggregate in order.
  */
+import { acceptAnyDescriptor } from '../support/accept-any-descriptor.js';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -27,7 +28,6 @@ import {
   pulsarWebSocketClient,
   type ConsumerContext,
   type Envelope,
-  type EventVersionDescriptor,
   type PulsarOutboundMessage,
   type PulsarRoute,
 } from 'evgen/runtime';
@@ -128,13 +128,10 @@ describe("Pulsar's Java client", () => {
     // Straight through the producer helper, one property of the caller's beside evgen's.
     for (const paymentId of aggregates.slice(0, 2)) {
       const envelope = createEnvelope(
-        {
-          eventType: 'payment.PaymentCaptured',
-          schemaVersion: 1,
+        acceptAnyDescriptor('payment.PaymentCaptured', {
           aggregateType: 'Payment',
           aggregateIdProperty: 'paymentId',
-          validatePayload: (payload: unknown) => ({ ok: true as const, value: payload }),
-        } as EventVersionDescriptor<string, 1>,
+        }),
         { paymentId, amountCents: 1, currency: 'EUR' },
       );
       const extra = { tenantHint: 'ünïcödé ✓' };
@@ -202,15 +199,7 @@ describe("Pulsar's Java client", () => {
       readonly orderId: string;
       readonly seq: number;
     }
-    const accept = (payload: unknown) => ({ ok: true as const, value: payload as Payload });
-    const cancelled: EventVersionDescriptor<string, 1, Payload> = {
-      eventType: 'order.OrderCancelled',
-      schemaVersion: 1,
-      aggregateType: 'Order',
-      aggregateIdProperty: 'orderId',
-      validatePayload: accept,
-      readPayload: accept,
-    };
+    const cancelled = acceptAnyDescriptor<Payload>('order.OrderCancelled');
     const pulsar = await createTestPulsar();
     closers.push(() => pulsar.cleanup());
     const namespace = await pulsar.namespace('interop');

@@ -12,6 +12,7 @@
  * - the dead-letter source lists the letters without removing them and replays only the selected
  *   one through the inbox (attempt 1 again), the others stay.
  */
+import { acceptAnyDescriptor } from '../support/accept-any-descriptor.js';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -28,7 +29,6 @@ import {
   UnavailableError,
   type ConsumerContext,
   type Envelope,
-  type EventVersionDescriptor,
   type PulsarConsumerRoutes,
   type PulsarConsumerRunner,
   type PulsarConsumerRunnerEvent,
@@ -44,15 +44,7 @@ interface Payload {
   readonly mode: Mode;
   readonly seq: number;
 }
-const accept = (payload: unknown) => ({ ok: true as const, value: payload as Payload });
-const CANCELLED: EventVersionDescriptor<string, 1, Payload> = {
-  eventType: 'order.OrderCancelled',
-  schemaVersion: 1,
-  aggregateType: 'Order',
-  aggregateIdProperty: 'orderId',
-  validatePayload: accept,
-  readPayload: accept,
-};
+const CANCELLED = acceptAnyDescriptor<Payload>('order.OrderCancelled');
 const CONSUMER = 'inventory-service';
 
 const closers: (() => Promise<unknown>)[] = [];
