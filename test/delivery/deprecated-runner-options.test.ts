@@ -10,23 +10,12 @@ import {
   createRabbitMqConsumerRunner,
   InProcessBroker,
   RunnerOptionsError,
-  type ConsumerRoutes,
   type KafkaConsumerRoutes,
-  type MessageHandler,
 } from 'evgen/runtime';
+import { handler, rabbitRoutes } from './support/runner-option-fixtures.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsClient } from '../../src/runtime/kafka/kafkajs-client.js';
 
-const handler: MessageHandler = { name: 'inventory-service', handle: () => Promise.resolve() };
-const rabbitRoutes: ConsumerRoutes = {
-  consumer: 'inventory-service',
-  queue: 'opts.inventory-service',
-  retryExchange: 'opts.inventory-service.retry',
-  deadQueue: 'opts.inventory-service.dead',
-  deadRoutingKey: 'dead',
-  tiers: [{ delayMs: 100, queue: 'opts.inventory-service.retry.100', routingKey: 'retry.100' }],
-  maxAttempts: 2,
-};
 const kafkaRoutes: KafkaConsumerRoutes = {
   consumer: 'inventory-service',
   groupId: 'inventory-service',

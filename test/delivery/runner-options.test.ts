@@ -16,26 +16,13 @@ import {
   RetryableError,
   RunnerOptionsError,
   UnavailableError,
-  type ConsumerRoutes,
   type Database,
   type KafkaConsumerRoutes,
-  type MessageHandler,
   type Publisher,
 } from 'evgen/runtime';
+import { handler, rabbitRoutes } from './support/runner-option-fixtures.js';
 import { kafkajsClient } from '../../src/runtime/kafka/kafkajs-client.js';
 import { describe, expect, it } from 'vitest';
-
-const handler: MessageHandler = { name: 'inventory-service', handle: () => Promise.resolve() };
-
-const rabbitRoutes: ConsumerRoutes = {
-  consumer: 'inventory-service',
-  queue: 'opts.inventory-service',
-  retryExchange: 'opts.inventory-service.retry',
-  deadQueue: 'opts.inventory-service.dead',
-  deadRoutingKey: 'dead',
-  tiers: [{ delayMs: 100, queue: 'opts.inventory-service.retry.100', routingKey: 'retry.100' }],
-  maxAttempts: 2,
-};
 
 const kafkaRoutes: KafkaConsumerRoutes = {
   consumer: 'inventory-service',
