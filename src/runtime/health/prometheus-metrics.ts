@@ -194,11 +194,19 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     return pending;
   }
   async function takeSnapshot(): Promise<Snapshot> {
+    // Counts are read before the first await. prom-client reads the histograms synchronously as
+    // the scrape starts (they are registered after the first snapshot metric), and a handler run or
+    // a publish is observed before its delivery is counted; so one scrape never counts more settled
+    // deliveries than it shows observations, however long the health queries below take.
+    const relayCounts = new Map([...relays].map(([name, relay]) => [name, relay.metrics()]));
+    const consumerCounts = new Map(
+      [...consumers].map(([name, runner]) => [name, runner.metrics()]),
+    );
     const relayReads = await Promise.all(
       [...relays].map(async ([name, relay]) => ({
         name,
         health: await relay.health().catch(() => undefined),
-        counts: relay.metrics(),
+        counts: relayCounts.get(name)!,
       })),
     );
     const consumerReads = await Promise.all(
@@ -210,7 +218,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
         return {
           name,
           health,
-          counts: runner.metrics(),
+          counts: consumerCounts.get(name),
           lag: lag === undefined ? undefined : ownedLag(name, lag),
         };
       }),
