@@ -11,7 +11,6 @@ import { createDeliveryPipeline } from '../../src/runtime/delivery/delivery-pipe
 import type { Delivery } from '../../src/runtime/delivery/delivery.js';
 import {
   decideGapWait,
-  gapExpectedVersion,
   GAP_WAIT_CAP_FACTOR,
   type GapClock,
 } from '../../src/runtime/delivery/gap-wait.js';
@@ -78,13 +77,6 @@ describe('gap wait: gapWaitMs without progress, bounded', () => {
 
   it('gapWaitMs 0 never parks', () => {
     expect(decideGapWait(undefined, 2, 0, 0).park).toBe(false);
-  });
-
-  it('reads the expected version of a gap error, wrapped by the inbox or not', () => {
-    const gap = new AggregateVersionGapError('Order', 'o-1', 4, 9);
-    expect(gapExpectedVersion(gap)).toBe(4);
-    expect(gapExpectedVersion(new InboxHandlerError('c', 'm', gap))).toBe(4);
-    expect(gapExpectedVersion(new Error('other'))).toBeUndefined();
   });
 
   it('the pipeline parks a gap whatever its attempt while it may wait, and decides the rest as before', async () => {

@@ -21,7 +21,8 @@ import {
   type FailureClassifier,
   type FailureFacts,
 } from './failure.js';
-import { decideGapWait, gapExpectedVersion } from './gap-wait.js';
+import { findGapError } from './gap-error.js';
+import { decideGapWait } from './gap-wait.js';
 import type { MessageHandler } from './message-handler.js';
 import { bodyMessageId, bodyString, parseDelivery } from './parse-delivery.js';
 
@@ -201,7 +202,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     // A gap that may still wait is parked whatever its attempt: waiting uses none.
     const gapWait =
       kind === 'gap' && options.gapWaitMs !== undefined
-        ? decideGapWait(delivery.gapClock, gapExpectedVersion(error), now(), options.gapWaitMs)
+        ? decideGapWait(delivery.gapClock, findGapError(error)?.expected, now(), options.gapWaitMs)
         : undefined;
     const park = gapWait?.park === true ? gapWait : undefined;
     if (park === undefined && delivery.attempt >= maxAttempts)

@@ -15,6 +15,7 @@ import {
   isUnavailableError,
 } from '../errors.js';
 import type { DeliveryFacts } from './delivery.js';
+import { findGapError } from './gap-error.js';
 
 export type FailureClass = 'unavailable' | 'gap' | 'retryable' | 'non-retryable';
 
@@ -25,13 +26,6 @@ function isRetryableFailure(error: unknown): boolean {
       ? (error as { retryable?: unknown }).retryable
       : undefined;
   return typeof flag === 'boolean' ? flag : classifyError(error) === 'retryable';
-}
-
-/** `ctx.inOrder` found an earlier version missing (AggregateVersionGapError, possibly wrapped). */
-function isGapError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, causeType } = error as { code?: unknown; causeType?: unknown };
-  return code === 'AggregateVersionGapError' || causeType === 'AggregateVersionGapError';
 }
 
 /**
@@ -54,7 +48,7 @@ export function classifyFailure(error: unknown, classify?: FailureClassifier): F
   // however much its error looks like an outage.
   if (isRejectedMessageError(error)) return 'non-retryable';
   if (isUnavailableError(error)) return 'unavailable';
-  if (isGapError(error)) return 'gap';
+  if (findGapError(error) !== undefined) return 'gap';
   return isRetryableFailure(error) ? 'retryable' : 'non-retryable';
 }
 

@@ -40,22 +40,6 @@ export type GapWaitDecision =
     }
   | { readonly park: false };
 
-/** The `expected` version of an AggregateVersionGapError, wrapped (its `cause`) or not. */
-export function gapExpectedVersion(error: unknown): number | undefined {
-  let current = error;
-  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
-    const { code, expected, cause } = current as {
-      code?: unknown;
-      expected?: unknown;
-      cause?: unknown;
-    };
-    if (code === 'AggregateVersionGapError')
-      return Number.isSafeInteger(expected) ? (expected as number) : undefined;
-    current = cause;
-  }
-  return undefined;
-}
-
 /**
  * Whether a gap found at `now` (the aggregate expecting `expected`) parks again, given the clock
  * the message carried (`previous`, undefined on its first gap).
