@@ -54,6 +54,40 @@ describe('partition lanes', () => {
     expect(third).toBe(true);
   });
 
+  it('forgets a partition once nothing of it runs or waits, and it enters anew later', async () => {
+    const lanes = new PartitionLanes(8);
+    const a = await lanes.enter(at(1, 'a'));
+    const b = await lanes.enter(at(1, 'b', 1));
+    expect(lanes.partitionsInUse).toBe(2);
+    a.leave();
+    expect(lanes.partitionsInUse).toBe(1);
+    b.leave();
+    expect(lanes.partitionsInUse).toBe(0);
+    const again = await lanes.enter(at(2, 'a'));
+    let started = false;
+    void again.turn.then(() => (started = true));
+    await turn();
+    expect(started).toBe(true);
+    again.leave();
+    expect(lanes.partitionsInUse).toBe(0);
+  });
+
+  it('keeps the partition while a caller it woke is about to enter: a later record of the key still waits its turn', async () => {
+    const lanes = new PartitionLanes(1);
+    const first = await lanes.enter(at(1, 'a'));
+    const secondEntering = lanes.enter(at(2, 'a'));
+    first.leave(); // running 0, the waiting caller is woken
+    const second = await secondEntering;
+    const third = await Promise.race([
+      lanes.enter(at(3, 'a')).then(() => 'entered'),
+      turn().then(() => 'waiting'),
+    ]);
+    expect(third).toBe('waiting');
+    await second.turn;
+    second.leave();
+    expect(lanes.partitionsInUse).toBe(1); // the third record entered on the woken state
+  });
+
   it('a hold overtakes the records entered before it at or after its offset, not those before it or entered after it', async () => {
     const lanes = new PartitionLanes(8);
     const before = await lanes.enter(at(4, 'a'));

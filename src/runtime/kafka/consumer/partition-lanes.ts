@@ -43,6 +43,11 @@ export class PartitionLanes {
 
   constructor(private readonly limit: number) {}
 
+  /** Partitions with records running or waiting (the others are forgotten). */
+  get partitionsInUse(): number {
+    return this.#partitions.size;
+  }
+
   /** Waits for room in the record's partition, then enters it in its key's lane. */
   async enter(record: KafkaInboundRecord): Promise<LaneTicket> {
     const key = tpKey(record);
@@ -72,7 +77,13 @@ export class PartitionLanes {
         if (state.tails.get(lane) === done) state.tails.delete(lane);
         state.running--;
         if (state.running === 0) state.holds.length = 0;
-        state.waiting.shift()?.();
+        const next = state.waiting.shift();
+        if (next !== undefined) next();
+        // Nothing running or waiting: forget the partition (its keys' tails are gone already), so
+        // partitions revoked or no longer read leave nothing behind. Never while a woken caller
+        // is about to enter: it holds this state and a second one would split the key's lane.
+        else if (state.running === 0 && this.#partitions.get(key) === state)
+          this.#partitions.delete(key);
       },
     };
   }
