@@ -11,6 +11,10 @@
  * (one transaction per batch of 100: SELECT … FOR UPDATE SKIP LOCKED, an awaited send, UPDATE to
  * SENT, COMMIT), so the ratio separates evgen's own cost from the cost of having an outbox at
  * all. Goal ≥ 0.9. On PostgreSQL and on MariaDB (a row of its own, both ratios).
+ * Where the time goes: each path's CPU per 1 000 events per process (this Node process, the
+ * database server, the broker JVM; process-cpu.ts) and, for the relay, its sends' sizes and
+ * times beside its claim statements' (relay-trace.ts), printed to stderr after the rows; with
+ * EVGEN_BENCH_CPU_PROF=DIR each client's PostgreSQL relay samples are also CPU-profiled there.
  */
 import {
   createSchemaIds,
@@ -31,7 +35,10 @@ import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import { ensureSharedKafkaBroker } from '../support/kafka/broker.js';
 import { TEST_REGISTRY_URL } from '../support/registry/apicurio.js';
 import { registerStockCounted } from './registered-stock-counted.js';
-import { SAMPLES, SMOKE, fromSamples, type BenchResult } from './bench-result.js';
+import { SAMPLES, SMOKE, fromSamples, median, type BenchResult } from './bench-result.js';
+import { profiled } from './cpu-profile.js';
+import { startCpuMeasurement, type CpuUsage, type ProcessGroup } from './process-cpu.js';
+import { describeTrace, traceRelay, type TraceTimings } from './relay-trace.js';
 import { timed } from './bench-timing.js';
 import { relayRate } from './relay-rate.js';
 import {
@@ -73,15 +80,43 @@ async function writeRows(db: Database, schema: string, count: number) {
   }
 }
 
+/** CPU use per path and sample (see process-cpu.ts), with the events each sample moved. */
+type CpuSamples = Map<string, { usage: CpuUsage; count: number }[]>;
+
+/** Runs `work` (moving `count` events) with its CPU use recorded under `path`. */
+async function measured<T>(
+  cpu: CpuSamples,
+  groups: readonly ProcessGroup[],
+  path: string,
+  count: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  const stop = startCpuMeasurement(groups);
+  const result = await work();
+  cpu.set(path, [...(cpu.get(path) ?? []), { usage: stop(), count }]);
+  return result;
+}
+
+/** `path: node N, postgres N, … (together N), other processes N; machine N% busy`, per 1 000 events. */
+function cpuPer1000(cpu: CpuSamples, groups: readonly ProcessGroup[], path: string): string {
+  const samples = cpu.get(path) ?? [];
+  const per = (f: (u: CpuUsage) => number) =>
+    median(samples.map(({ usage, count }) => (f(usage) / count) * 1000)).toFixed(0);
+  const sum = (u: CpuUsage) => Object.values(u.groups).reduce((total, ms) => total + ms, 0);
+  const load = median(samples.map(({ usage }) => usage.machineBusyMs / usage.machineCapacityMs));
+  return `${path}: ${groups.map(({ name }) => `${name} ${per((u) => u.groups[name] ?? 0)}`).join(', ')} (together ${per(sum)}), other processes ${per((u) => u.machineBusyMs - sum(u))}; machine ${(load * 100).toFixed(0)}% busy`;
+}
+
 /** Events/s of the relay at its defaults, started on `count` written rows until all are published. */
 async function relaySample(
   db: Database,
   schema: string,
   count: number,
   publisher: Publisher,
+  measure: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
 ): Promise<number> {
   await writeRows(db, schema, count);
-  return relayRate({ db, schema, publisher, count, bench: 'kafka relay bench' });
+  return measure(() => relayRate({ db, schema, publisher, count, bench: 'kafka relay bench' }));
 }
 
 /** Events/s of the hand-written poller on `count` written rows. */
@@ -90,17 +125,19 @@ async function pollerSample(
   schema: string,
   count: number,
   batch: PollerBatch,
+  measure: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
 ): Promise<number> {
   await writeRows(db, schema, count);
-  return (
-    count /
-    (await timed(async () => {
-      for (let published = 0; published < count;) {
-        const sent = await batch(WINDOW);
-        if (sent === 0) throw new Error('kafka relay bench: the poller found no READY row');
-        published += sent;
-      }
-    }))
+  return measure(
+    async () =>
+      count /
+      (await timed(async () => {
+        for (let published = 0; published < count;) {
+          const sent = await batch(WINDOW);
+          if (sent === 0) throw new Error('kafka relay bench: the poller found no READY row');
+          published += sent;
+        }
+      })),
   );
 }
 
@@ -110,9 +147,43 @@ async function runBench(subject: string): Promise<BenchResult[]> {
     const pg = await createTestSchema('evgen_bench_kafka');
     const maria = await createMariadbDatabase('evgen_bench_kafka');
     const kafka = await createTestKafka(create);
-    const producer: KafkaProducer = await create({ brokers: [kafka.brokers] }).producer();
+    const clientProducer: KafkaProducer = await create({ brokers: [kafka.brokers] }).producer();
     try {
-      const pgDb = postgresDatabase(pg.pool);
+      // This run's own backends (other engineers' sessions on the shared server are not counted):
+      // every connection the pool has held, by its backend's PID.
+      const backends = new Set<number>();
+      const poolClients = () =>
+        (pg.pool as unknown as { _clients: { processID: number | null }[] })._clients;
+      const ourBackend = (pid: number) => {
+        for (const client of poolClients())
+          if (client.processID !== null) backends.add(client.processID);
+        return backends.has(pid);
+      };
+      const groups: ProcessGroup[] = [
+        { name: 'node', matches: (pid) => pid === process.pid },
+        { name: 'postgres', matches: (pid) => ourBackend(pid) },
+        {
+          name: 'mariadb',
+          matches: (_pid, _ppid, cmdline) => /(^|\/)(mariadbd|mysqld)\b/.test(cmdline),
+        },
+        {
+          name: 'broker',
+          matches: (_pid, _ppid, cmdline) =>
+            cmdline.includes('kafka.Kafka') && cmdline.includes('evgen-kafka-shared'),
+        },
+      ];
+      const cpu: CpuSamples = new Map();
+      const measure =
+        (path: string, count: number) =>
+        <T>(work: () => Promise<T>) =>
+          measured(cpu, groups, path, count, work);
+      // Sends, claims and marks of every path, timed from outside (relay-trace.ts).
+      const trace = traceRelay(postgresDatabase(pg.pool), clientProducer);
+      const traces = new Map<string, TraceTimings[]>();
+      const traced = (path: string) =>
+        traces.set(path, [...(traces.get(path) ?? []), trace.take()]);
+      const producer = trace.producer;
+      const pgDb = trace.db;
       const mariaDb = mysqlDatabase(maria.pool);
       await migrateOutbox(pgDb, { schema: pg.schema });
       await migrateOutbox(mariaDb, { schema: maria.schema });
@@ -151,12 +222,16 @@ async function runBench(subject: string): Promise<BenchResult[]> {
           };
           return envelopeToKafkaRecord(envelope, rawTopic!);
         });
-        return (
-          count /
-          (await timed(async () => {
-            for (let i = 0; i < count; i += WINDOW)
-              await producer.send(records.slice(i, i + WINDOW));
-          }))
+        return measure(
+          'raw',
+          count,
+        )(
+          async () =>
+            count /
+            (await timed(async () => {
+              for (let i = 0; i < count; i += WINDOW)
+                await producer.send(records.slice(i, i + WINDOW));
+            })),
         );
       };
 
@@ -177,14 +252,48 @@ async function runBench(subject: string): Promise<BenchResult[]> {
         mariaPoller: [] as number[],
       };
       // Alternating, so a slower phase of the machine touches every side alike.
+      trace.take();
       for (let sample = 0; sample < SAMPLES; sample++) {
         rates.raw.push(await rawSample(MESSAGES));
-        rates.relay.push(await relaySample(pgDb, pg.schema, MESSAGES, plain));
-        rates.poller.push(await pollerSample(pgDb, pg.schema, MESSAGES, pgPoller));
+        traced('raw');
+        rates.relay.push(
+          await relaySample(pgDb, pg.schema, MESSAGES, plain, (work) =>
+            measure('relay', MESSAGES)(() => profiled(`relay-${name}-postgres-${sample}`, work)),
+          ),
+        );
+        traced('relay');
+        rates.poller.push(
+          await pollerSample(pgDb, pg.schema, MESSAGES, pgPoller, measure('poller', MESSAGES)),
+        );
+        traced('poller');
         rates.framed.push(await relaySample(pgDb, pg.schema, MESSAGES, framed));
-        rates.mariaRelay.push(await relaySample(mariaDb, maria.schema, MESSAGES, plain));
-        rates.mariaPoller.push(await pollerSample(mariaDb, maria.schema, MESSAGES, mariaPoller));
+        rates.mariaRelay.push(
+          await relaySample(
+            mariaDb,
+            maria.schema,
+            MESSAGES,
+            plain,
+            measure('MariaDB relay', MESSAGES),
+          ),
+        );
+        trace.take();
+        rates.mariaPoller.push(
+          await pollerSample(
+            mariaDb,
+            maria.schema,
+            MESSAGES,
+            mariaPoller,
+            measure('MariaDB poller', MESSAGES),
+          ),
+        );
+        trace.take();
       }
+      console.error(`kafka-relay (${name}) CPU ms per 1,000 events, medians of ${SAMPLES}:`);
+      for (const path of ['raw', 'poller', 'relay', 'MariaDB poller', 'MariaDB relay'])
+        console.error(`  ${cpuPer1000(cpu, groups, path)}`);
+      console.error(`kafka-relay (${name}) from outside, PostgreSQL, all samples:`);
+      for (const path of ['raw', 'poller', 'relay'])
+        console.error(`  ${path}: ${describeTrace(traces.get(path) ?? [])}`);
       const note = `${MESSAGES} events per sample, 6 partitions`;
       const rawName = `raw ${name} idempotent producer (acks=all), sends of ${WINDOW} awaited one by one`;
       const pollerName = (database: string) =>
@@ -247,7 +356,7 @@ async function runBench(subject: string): Promise<BenchResult[]> {
         ),
       );
     } finally {
-      await producer.close();
+      await clientProducer.close();
       await kafka.cleanup();
       await maria.drop();
       await pg.drop();

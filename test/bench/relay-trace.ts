@@ -1,0 +1,96 @@
+/**
+ * Where a relay → broker sample's wall time goes, seen from outside the relay: a Database and a
+ * KafkaProducer wrapped to time each claim statement, SENT-mark UPDATE and send (with its record
+ * count), so a bench can say how big the relay's sends are and how a claim compares with a send
+ * without instrumenting the runtime. Statements are told apart by their text (PostgreSQL's
+ * claim is one `WITH sent AS …` statement; MariaDB's is a transaction of several).
+ */
+import type { Database, KafkaProducer } from '../../src/runtime/index.js';
+import { median } from './bench-result.js';
+
+interface Timing {
+  readonly ms: number;
+  readonly size: number;
+}
+
+/** What one or more samples did: each send, claim statement and separate SENT-mark UPDATE. */
+export interface TraceTimings {
+  readonly sends: Timing[];
+  readonly claims: Timing[];
+  readonly marks: Timing[];
+}
+
+export interface RelayTrace {
+  /** `db` with every query timed. */
+  readonly db: Database;
+  /** `producer` with every send timed and counted. */
+  readonly producer: KafkaProducer;
+  /** What was recorded since the last take (and starts afresh). */
+  take(): TraceTimings;
+}
+
+function kindOf(sql: string): 'claim' | 'sent' | 'other' {
+  if (sql.startsWith('WITH sent AS')) return 'claim';
+  if (sql.startsWith('UPDATE') && sql.includes("SET status = 'SENT'")) return 'sent';
+  return 'other';
+}
+
+const describe = (label: string, timings: readonly Timing[], unit: string) => {
+  if (timings.length === 0) return `${label}: none`;
+  const sizes = timings.map((t) => t.size);
+  const ms = timings.map((t) => t.ms);
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  return (
+    `${label} ${timings.length}: ${unit} median ${median(sizes).toFixed(0)} ` +
+    `(mean ${(sum(sizes) / timings.length).toFixed(1)}, max ${Math.max(...sizes)}), ` +
+    `ms median ${median(ms).toFixed(1)} (p90 ${[...ms].sort((a, b) => a - b)[Math.floor(ms.length * 0.9)]!.toFixed(1)}, ` +
+    `total ${sum(ms).toFixed(0)})`
+  );
+};
+
+export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
+  let sends: Timing[] = [];
+  let claims: Timing[] = [];
+  let marks: Timing[] = [];
+  const traced = Object.create(db) as Database & { query: Database['query'] };
+  traced.query = async function <R>(text: string, params?: readonly unknown[]) {
+    const start = performance.now();
+    const result = await db.query<R>(text, params);
+    const ms = performance.now() - start;
+    const kind = kindOf(text.trimStart());
+    if (kind === 'claim') claims.push({ ms, size: result.rows.length });
+    else if (kind === 'sent') marks.push({ ms, size: result.rowCount });
+    return result;
+  };
+  const tracedProducer: KafkaProducer = {
+    async send(records) {
+      const start = performance.now();
+      await producer.send(records);
+      sends.push({ ms: performance.now() - start, size: records.length });
+    },
+    ...(producer.probe !== undefined ? { probe: () => producer.probe!() } : {}),
+    partitionFor: (key, count) => producer.partitionFor(key, count),
+    close: () => producer.close(),
+  };
+  return {
+    db: traced,
+    producer: tracedProducer,
+    take() {
+      const taken = { sends, claims, marks };
+      sends = [];
+      claims = [];
+      marks = [];
+      return taken;
+    },
+  };
+}
+
+/** One line: sends (records per send, ms), claims (rows, ms), separate SENT marks (rows, ms). */
+export function describeTrace(samples: readonly TraceTimings[]): string {
+  const all = (key: keyof TraceTimings) => samples.flatMap((sample) => sample[key]);
+  return [
+    describe('sends', all('sends'), 'records'),
+    describe('claims', all('claims'), 'rows'),
+    describe('separate SENT UPDATEs', all('marks'), 'rows'),
+  ].join('; ');
+}
