@@ -114,9 +114,23 @@ if (role === 'relay') {
     await runner.stop();
   };
 }
+// EVGEN_BENCH_CPU_PROFILE=dir: a V8 CPU profile of this service, written at its stop.
+const profileDir = process.env.EVGEN_BENCH_CPU_PROFILE;
+const { Session } = await import('node:inspector/promises');
+const session = new Session();
+if (profileDir !== undefined) {
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
 process.stdout.write('ready\n');
 process.on('SIGTERM', () => {
-  void stop().finally(() => {
+  void stop().finally(async () => {
+    if (profileDir !== undefined) {
+      const { profile } = await session.post('Profiler.stop');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(`${profileDir}/${role}-${process.pid}.cpuprofile`, JSON.stringify(profile));
+    }
     clearInterval(flush);
     process.stdout.write(pending, () => process.exit(0));
   });

@@ -28,7 +28,8 @@ export type InboxHandler<E extends Envelope = Envelope> = (
  * Runs `handler` at most once per (messageId, consumer). In one transaction: insert the inbox
  * row with ON CONFLICT DO NOTHING (the primary key is the arbiter, never a prior SELECT); no
  * row inserted → duplicate, commit without running the handler; otherwise run the handler on
- * the same transaction, stamp processed_at and commit. A concurrent delivery of the same message
+ * the same transaction, stamp processed_at (PostgreSQL: in the INSERT, its now() being the
+ * transaction's time) and commit. A concurrent delivery of the same message
  * waits on the uncommitted row and then sees a duplicate. Any failure rolls everything back,
  * inbox row included, and is rethrown as an InboxHandlerError carrying `retryable`.
  * Acknowledge the broker message only after this resolves.
@@ -83,8 +84,11 @@ export async function claimInboxRow(
       throw error;
     }
   }
+  // processed_at is set here already: PostgreSQL's now() is the transaction's start time, the
+  // value a later UPDATE would write, and the row is only ever seen committed (handler done) or
+  // not at all. Saves the UPDATE's round trip and row version per message.
   const inserted = await tx.query(
-    `INSERT INTO ${table} (message_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1 AS claimed`,
+    `INSERT INTO ${table} (message_id, consumer, processed_at) VALUES ($1, $2, now()) ON CONFLICT DO NOTHING RETURNING 1 AS claimed`,
     [messageId, consumer],
   );
   return inserted.rows.length === 1;
@@ -96,10 +100,11 @@ export async function markProcessed(
   messageId: string,
   consumer: string,
 ): Promise<void> {
+  // On PostgreSQL claimInboxRow already wrote it (now() is fixed for the transaction); MySQL's
+  // UTC_TIMESTAMP(3) is the statement's time, so the stamp comes after the handler.
+  if (dialectOf(tx).name !== 'mysql') return;
   await tx.query(
-    dialectOf(tx).name === 'mysql'
-      ? `UPDATE ${table} SET processed_at = UTC_TIMESTAMP(3) WHERE message_id = ? AND consumer = ?`
-      : `UPDATE ${table} SET processed_at = now() WHERE message_id = $1 AND consumer = $2`,
+    `UPDATE ${table} SET processed_at = UTC_TIMESTAMP(3) WHERE message_id = ? AND consumer = ?`,
     [messageId, consumer],
   );
 }
