@@ -23,6 +23,9 @@ const due = (alias: string) =>
   `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
 const UNSENT = `('READY', 'PROCESSING', 'DEAD')`;
 
+/** A carried SENT mark was not written: the claim that took it as written is rolled back. */
+class CarriedMarkLost extends Error {}
+
 interface ChainRow {
   readonly id: string;
   readonly aggregate_type: string;
@@ -66,16 +69,22 @@ export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
    * ordered by id): `MIN(id) … status IN (…)` read every row of the aggregate, its SENT history
    * too, each checked against the clustered row while the stream changes it (~100 pages per head).
    */
-  const headsSql = `SELECT ${rowColumns('o')}
+  /**
+   * `carried`: the ids of the previous batch's SENT marks that the claim's one UPDATE writes (see
+   * claim): they count as SENT here already, so the rows behind them can be heads.
+   */
+  const headsSql = (carried: boolean) => `SELECT ${rowColumns('o')}
 FROM ${t} o FORCE INDEX (PRIMARY)
 WHERE o.id >= LEAST(
     COALESCE((SELECT MIN(r.id) FROM ${t} r WHERE r.status = 'READY'), ~0),
     COALESCE((SELECT MIN(p.id) FROM ${t} p WHERE p.status = 'PROCESSING'), ~0))
-  AND o.status IN ('READY', 'PROCESSING') AND ${due('o')}
+  AND o.status IN ('READY', 'PROCESSING') AND ${due('o')}${carried ? ' AND o.id NOT IN (?)' : ''}
   AND ${['READY', 'PROCESSING', 'DEAD']
     .map(
       (status) => `o.id <= COALESCE((SELECT e.id FROM ${t} e
-    WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.status = '${status}'
+    WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.status = '${status}'${
+      carried && status === 'PROCESSING' ? ' AND e.id NOT IN (?)' : ''
+    }
     ORDER BY e.id LIMIT 1), ~0)`,
     )
     .join('\n  AND ')}
@@ -83,52 +92,91 @@ ORDER BY o.id
 LIMIT ?
 FOR UPDATE SKIP LOCKED`;
 
-  /** The unsent rows of the heads' aggregates, numbered per aggregate, up to `room` each. */
-  const chainSql = (heads: number) => `SELECT id, aggregate_type, aggregate_id, due, position FROM (
+  /** The unsent rows of the heads' aggregates (carried marks as SENT), numbered per aggregate, up to `room` each. */
+  const chainSql = (
+    heads: number,
+    carried: boolean,
+  ) => `SELECT id, aggregate_type, aggregate_id, due, position FROM (
   SELECT CAST(n.id AS CHAR) AS id, n.id AS sort_id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due,
     ROW_NUMBER() OVER (PARTITION BY n.aggregate_type, n.aggregate_id ORDER BY n.id) AS position
   FROM ${t} n
   WHERE (n.aggregate_type, n.aggregate_id) IN (${Array.from({ length: heads }, () => '(?, ?)').join(', ')})
-    AND n.status IN ${UNSENT}
+    AND n.status IN ${UNSENT}${carried ? ' AND n.id NOT IN (?)' : ''}
 ) c WHERE c.position <= ? ORDER BY position, sort_id`;
 
   const claimedSql = `SELECT ${rowColumns('r')}
 FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
 
-  async function claim(db: Database, request: ClaimRequest): Promise<ClaimedRow[]> {
+  /**
+   * The lease of `picked` and the carried SENT marks in one UPDATE (one round trip less per
+   * claim). Columns are assigned left to right and later terms see the new values, so status goes
+   * last and the other terms tell the rows apart by id.
+   */
+  const leaseAndMarkSql = `UPDATE ${t} r FORCE INDEX (PRIMARY) SET
+  last_error = CASE WHEN r.id IN (?) THEN r.last_error
+    WHEN r.status = 'PROCESSING' THEN 'lease expired before the publish was confirmed' ELSE r.last_error END,
+  sent_at = CASE WHEN r.id IN (?) THEN ${NOW} ELSE r.sent_at END,
+  attempts = CASE WHEN r.id IN (?) THEN r.attempts ELSE r.attempts + 1 END,
+  locked_until = CASE WHEN r.id IN (?) THEN NULL ELSE ${NOW} + INTERVAL ? MICROSECOND END,
+  lease_token = CASE WHEN r.id IN (?) THEN NULL ELSE ? END,
+  status = CASE WHEN r.id IN (?) THEN 'SENT' ELSE 'PROCESSING' END
+WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id IN (?) AND ${due('r')})`;
+
+  /**
+   * Heads, the due rows behind them, the lease. With `carried` (the previous batch's SENT marks,
+   * taken as written), the marks go into the lease UPDATE; the claim is valid only if every one
+   * of them was written, else it throws `CarriedMarkLost` (the transaction rolls back).
+   */
+  async function claimIn(
+    tx: Queryable,
+    request: ClaimRequest,
+    carried: { readonly ids: string[]; readonly token: string } | undefined,
+  ): Promise<ClaimedRow[]> {
     const { batchSize, token, leaseMs } = request;
     const now = nowParam(request.now);
-    return db.transaction(async (tx) => {
-      if (request.sentToken !== null)
-        await markSent(tx, request.sentIds, request.sentToken, request.now);
-      const heads = (await tx.query<ClaimedRow>(headsSql, [now, now, batchSize])).rows;
-      if (heads.length === 0) return [];
-      const headIds = heads.map((head) => head.id);
-      let picked = headIds;
-      const room = batchSize - heads.length + 1;
-      if (room > 1) {
-        const rows = (
-          await tx.query<ChainRow>(chainSql(heads.length), [
-            now,
-            now,
-            ...heads.flatMap((head) => [head.aggregate_type, head.aggregate_id]),
-            room,
-          ])
-        ).rows;
-        // A chain runs from its head up to the first row that is not due; rows come by position.
-        const broken = new Set<string>();
-        picked = [];
-        for (const row of rows) {
-          const key = JSON.stringify([row.aggregate_type, row.aggregate_id]);
-          if (broken.has(key)) continue;
-          if (Number(row.due) !== 1) {
-            broken.add(key);
-            continue;
-          }
-          if (picked.length < batchSize) picked.push(row.id);
+    const marks = carried === undefined ? [] : [carried.ids];
+    const heads = (
+      await tx.query<ClaimedRow>(headsSql(carried !== undefined), [
+        now,
+        now,
+        ...marks,
+        ...marks,
+        batchSize,
+      ])
+    ).rows;
+    const headIds = heads.map((head) => head.id);
+    let picked = headIds;
+    const room = batchSize - heads.length + 1;
+    if (heads.length > 0 && room > 1) {
+      const rows = (
+        await tx.query<ChainRow>(chainSql(heads.length, carried !== undefined), [
+          now,
+          now,
+          ...heads.flatMap((head) => [head.aggregate_type, head.aggregate_id]),
+          ...marks,
+          room,
+        ])
+      ).rows;
+      // A chain runs from its head up to the first row that is not due; rows come by position.
+      const broken = new Set<string>();
+      picked = [];
+      for (const row of rows) {
+        const key = JSON.stringify([row.aggregate_type, row.aggregate_id]);
+        if (broken.has(key)) continue;
+        if (Number(row.due) !== 1) {
+          broken.add(key);
+          continue;
         }
+        if (picked.length < batchSize) picked.push(row.id);
       }
-      if (picked.length === 0) return [];
+    }
+    if (picked.length === 0) {
+      // Nothing behind the marks was taken, so a mark that no longer applies holds nothing up.
+      if (carried !== undefined) await markSent(tx, carried.ids, carried.token, request.now);
+      return [];
+    }
+    let leasedCount: number;
+    if (carried === undefined) {
       // last_error first: MySQL assigns left to right and later terms see the new status.
       const leased = await tx.query(
         `UPDATE ${t} r SET
@@ -138,11 +186,58 @@ FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
          WHERE r.id IN (?) AND ${due('r')}`,
         [now, micros(leaseMs), token, picked, now, now],
       );
-      // Heads alone, all leased: they were read locked, so they are as read, one attempt more.
-      // Rows behind a head were read without a lock and are read back under this claim's token.
-      if (picked === headIds && leased.rowCount === heads.length)
-        return heads.map((head) => ({ ...head, attempts: Number(head.attempts) + 1 }));
-      return (await tx.query<ClaimedRow>(claimedSql, [picked, token])).rows;
+      leasedCount = leased.rowCount;
+    } else {
+      const ids = carried.ids;
+      const updated = await tx.query(leaseAndMarkSql, [
+        ids,
+        ids,
+        now,
+        ids,
+        ids,
+        now,
+        micros(leaseMs),
+        ids,
+        token,
+        ids,
+        ids,
+        carried.token,
+        picked,
+        now,
+        now,
+      ]);
+      // Fewer rows than asked: a mark whose lease was lost (the heads behind it would be taken
+      // too early), or a row behind a head taken meanwhile; the two cannot be told apart here.
+      if (updated.rowCount !== ids.length + picked.length) throw new CarriedMarkLost();
+      leasedCount = picked.length;
+    }
+    // Heads alone, all leased: they were read locked, so they are as read, one attempt more.
+    // Rows behind a head were read without a lock and are read back under this claim's token.
+    if (picked === headIds && leasedCount === heads.length)
+      return heads.map((head) => ({ ...head, attempts: Number(head.attempts) + 1 }));
+    return (await tx.query<ClaimedRow>(claimedSql, [picked, token])).rows;
+  }
+
+  /**
+   * One transaction: heads (locked), [the rows behind them], one UPDATE leasing them and writing
+   * the carried marks, COMMIT. If a carried mark could not be written, that try rolls back and the
+   * claim runs again with the marks written first, on their own.
+   */
+  async function claim(db: Database, request: ClaimRequest): Promise<ClaimedRow[]> {
+    const carried =
+      request.sentToken !== null && request.sentIds.length > 0
+        ? { ids: [...request.sentIds], token: request.sentToken }
+        : undefined;
+    if (carried !== undefined) {
+      try {
+        return await db.transaction((tx) => claimIn(tx, request, carried));
+      } catch (error) {
+        if (!(error instanceof CarriedMarkLost)) throw error;
+      }
+    }
+    return db.transaction(async (tx) => {
+      if (carried !== undefined) await markSent(tx, carried.ids, carried.token, request.now);
+      return claimIn(tx, request, undefined);
     });
   }
 
