@@ -11,6 +11,8 @@ import { median } from './bench-result.js';
 interface Timing {
   readonly ms: number;
   readonly size: number;
+  /** When it ended (performance.now()). */
+  readonly end: number;
 }
 
 /** What one or more samples did: each send, claim statement and separate SENT-mark UPDATE. */
@@ -58,15 +60,17 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
     const result = await db.query<R>(text, params);
     const ms = performance.now() - start;
     const kind = kindOf(text.trimStart());
-    if (kind === 'claim') claims.push({ ms, size: result.rows.length });
-    else if (kind === 'sent') marks.push({ ms, size: result.rowCount });
+    const end = start + ms;
+    if (kind === 'claim') claims.push({ ms, size: result.rows.length, end });
+    else if (kind === 'sent') marks.push({ ms, size: result.rowCount, end });
     return result;
   };
   const tracedProducer: KafkaProducer = {
     async send(records) {
       const start = performance.now();
       await producer.send(records);
-      sends.push({ ms: performance.now() - start, size: records.length });
+      const end = performance.now();
+      sends.push({ ms: end - start, size: records.length, end });
     },
     ...(producer.probe !== undefined ? { probe: () => producer.probe!() } : {}),
     partitionFor: (key, count) => producer.partitionFor(key, count),
@@ -85,12 +89,40 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
   };
 }
 
-/** One line: sends (records per send, ms), claims (rows, ms), separate SENT marks (rows, ms). */
+/** Median ms from the latest `before` that ended before each `after` started (within a sample). */
+function medianGap(
+  samples: readonly TraceTimings[],
+  before: 'sends' | 'claims',
+  after: 'sends' | 'claims',
+): string {
+  const gaps: number[] = [];
+  for (const sample of samples)
+    for (const next of sample[after]) {
+      const started = next.end - next.ms;
+      const ended = sample[before].filter((t) => t.end <= started).map((t) => t.end);
+      if (ended.length > 0) gaps.push(started - Math.max(...ended));
+    }
+  return gaps.length === 0 ? '–' : median(gaps).toFixed(1);
+}
+
+/**
+ * One line: sends (records per send, ms), claims (rows, ms), separate SENT marks (rows, ms), and
+ * the gaps on a lane's path: claim end → the next send's start (rows turned into records and
+ * queued), send end → the next claim's start (confirms handled, batch finished).
+ */
 export function describeTrace(samples: readonly TraceTimings[]): string {
   const all = (key: keyof TraceTimings) => samples.flatMap((sample) => sample[key]);
+  const gaps =
+    all('claims').length === 0
+      ? []
+      : [
+          `gap claim end → next send start median ${medianGap(samples, 'claims', 'sends')} ms, ` +
+            `send end → next claim start ${medianGap(samples, 'sends', 'claims')} ms`,
+        ];
   return [
     describe('sends', all('sends'), 'records'),
     describe('claims', all('claims'), 'rows'),
     describe('separate SENT UPDATEs', all('marks'), 'rows'),
+    ...gaps,
   ].join('; ');
 }
