@@ -58,8 +58,15 @@ const WORKER_JVM_FLAGS = [
   '-XX:+ExitOnOutOfMemoryError',
 ];
 
-/** Transactions of 10 events, one every 50 ms, for the commit → consumer latency. */
-const PACED_TRANSACTIONS = SMOKE ? 10 : 100;
+/**
+ * The commit → consumer latency: transactions of 10 events at EVGEN_BENCH_LATENCY_RATE events/s
+ * (default 200: one every 50 ms), EVGEN_BENCH_LATENCY_EVENTS of them (default 1 000).
+ */
+const LATENCY_RATE = Number(process.env.EVGEN_BENCH_LATENCY_RATE ?? 200);
+const PACED_TRANSACTIONS = SMOKE
+  ? 10
+  : Math.ceil(Number(process.env.EVGEN_BENCH_LATENCY_EVENTS ?? 1_000) / 10);
+const LATENCY_PACE = `${PACED_TRANSACTIONS} transactions of 10 events at ${LATENCY_RATE} events/s`;
 
 /** What every CDC throughput row is compared with (see `rawSample`). */
 export const RAW_BASELINE = 'raw kafkajs idempotent producer (acks=all), sends of 100 awaited';
@@ -120,7 +127,7 @@ export interface CdcBenchHarness {
   ): Promise<void>;
   /**
    * Commit → consumer latency per event (ms) of PACED_TRANSACTIONS transactions of 10 events
-   * every 50 ms written into `db` (`batched` as in `writeSample`).
+   * at LATENCY_RATE written into `db` (`batched` as in `writeSample`).
    */
   latencies(db: Database, options: OutboxWriteOptions, batched?: boolean): Promise<number[]>;
   /** Median write rate of `path`'s samples after its first `skip`. */
@@ -214,19 +221,22 @@ async function cdcBenchHarness(options: {
     });
 
   /**
-   * Writes `count` events into `db` in transactions of `size`; returns their ids and commit
-   * times.
+   * Writes `count` events into `db` in transactions of `size`, one starting every `intervalMs`
+   * (0: back to back); returns their ids and commit times.
    */
   const write = async (
     db: Database,
     count: number,
     size: number,
     writeOptions: OutboxWriteOptions,
-    pauseMs = 0,
+    intervalMs = 0,
     batched = false,
   ): Promise<Map<string, number>> => {
     const committed = new Map<string, number>();
+    const began = Date.now();
     for (let start = 0; start < count; start += size) {
+      const due = began + (start / size) * intervalMs - Date.now();
+      if (due > 0) await new Promise((r) => setTimeout(r, due));
       const n = Math.min(count, start + size) - start;
       const ids = await db.transaction(async (tx) => {
         if (batched) {
@@ -246,7 +256,6 @@ async function cdcBenchHarness(options: {
       });
       const now = Date.now();
       for (const id of ids) committed.set(id, now);
-      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
     }
     return committed;
   };
@@ -286,7 +295,14 @@ async function cdcBenchHarness(options: {
   };
 
   const latencies = async (db: Database, writeOptions: OutboxWriteOptions, batched = false) => {
-    const committed = await write(db, PACED_TRANSACTIONS * 10, 10, writeOptions, 50, batched);
+    const committed = await write(
+      db,
+      PACED_TRANSACTIONS * 10,
+      10,
+      writeOptions,
+      (10 * 1_000) / LATENCY_RATE,
+      batched,
+    );
     await arrival([...committed.keys()]);
     return [...committed].map(([id, at]) => received.get(id)! - at);
   };
@@ -414,7 +430,7 @@ export async function openCdcBench<S extends CdcSource>(
         subject: percentile(cdcLatency, 99),
         baselineName,
         baseline: percentile(relayLatency, 99),
-        note: `${PACED_TRANSACTIONS} transactions of 10 events every 50 ms; CDC ${describeLatency(cdcLatency)}; relay ${describeLatency(relayLatency)}`,
+        note: `${LATENCY_PACE}; CDC ${describeLatency(cdcLatency)}; relay ${describeLatency(relayLatency)}`,
       };
     };
     return {

@@ -15,8 +15,11 @@
  *   each round's ratio to the raw sample of the same round besides the ratio of the medians.
  * - Debezium's own capacity: the same rows inserted server-side, 100 per statement (no
  *   per-event round trips from Node), streamed the same way.
- * - Latency: transactions of 10 events every 50 ms; per event, the time from its transaction's
- *   commit to the consumer receiving it; p50 and p99 (CDC vs relay; a raw producer has no commit).
+ * - Latency: transactions of 10 events at EVGEN_BENCH_LATENCY_RATE events/s (default 200: one
+ *   every 50 ms), EVGEN_BENCH_LATENCY_EVENTS of them (default 1 000); per event, the time from
+ *   its transaction's commit to the consumer receiving it; p50 and p99 (CDC vs relay; a raw
+ *   producer has no commit). EVGEN_BENCH_CDC_LATENCY_ONLY=1 measures only this, after one
+ *   untimed pass of it (no throughput samples, no long JIT warm-up of the worker).
  * - Where the CPU goes (process-cpu.ts): per throughput sample, CPU ms per 1,000 events of this
  *   Node process (writer or producer, and the consumers), the private PostgreSQL, the Connect
  *   worker, the shared broker, and everything else on the machine, with the machine's load: on
@@ -50,6 +53,15 @@ export async function run(): Promise<BenchResult[]> {
   });
   try {
     const { source: cdc, h, event, cdcTopic, cdcWrite, relay } = bench;
+    if (process.env.EVGEN_BENCH_CDC_LATENCY_ONLY === '1') {
+      await bench.latencyVsRelay('warm-up', 'warm-up');
+      return [
+        await bench.latencyVsRelay(
+          'CDC commit → consumer latency p99 (latency only, worker not JIT-settled)',
+          'polling relay (defaults, woken by NOTIFY) p99',
+        ),
+      ];
+    }
     const relayWrite: OutboxWriteOptions = {};
     let bulkCounter = 0;
     /** CDC rows made by the database itself, 100 per INSERT … SELECT (the trigger deletes them). */
