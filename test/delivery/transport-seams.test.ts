@@ -11,33 +11,17 @@ import { describe, expect, it } from 'vitest';
 import { kafkajsClient } from '../../src/runtime/kafka/kafkajs-client.js';
 import { OffsetCommitter } from '../../src/runtime/kafka/consumer/offset-committer.js';
 import { PartitionHolds } from '../../src/runtime/kafka/consumer/partition-holds.js';
-import type {
-  KafkaCommitOffset,
-  KafkaConsumer,
-  KafkaInboundRecord,
-  KafkaTopicPartition,
-} from '../../src/runtime/kafka/kafka-client.js';
+import type { KafkaInboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 import { ConfirmedPublisher } from '../../src/runtime/rabbitmq/confirmed-publisher.js';
 import { createAmqpConnector } from '../../src/runtime/rabbitmq/connector.js';
 import { PublishTimeoutError } from '../../src/runtime/rabbitmq/errors.js';
 import { manualTimers } from '../outbox/support/dialects.js';
+import { HELD_PARTITION, recordingConsumer } from '../kafka-consumer/support/recording-consumer.js';
 
-const tp = { topic: 'orders', partition: 0 };
+const tp = HELD_PARTITION;
 
 /** Lets the promises already settled run their callbacks (no time passes). */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** The calls a partition hold makes on the consumer, in order. */
-function recordingConsumer(calls: string[]): KafkaConsumer {
-  const name = (tps: readonly KafkaTopicPartition[]) =>
-    tps.map((one) => `${one.topic}:${one.partition}`).join(',');
-  return {
-    pause: (tps: readonly KafkaTopicPartition[]) => calls.push(`pause ${name(tps)}`),
-    resume: (tps: readonly KafkaTopicPartition[]) => calls.push(`resume ${name(tps)}`),
-    seek: (position: KafkaCommitOffset) => calls.push(`seek ${position.offset}`),
-    assignment: () => [tp],
-  } as unknown as KafkaConsumer;
-}
 
 const record = { ...tp, offset: '7' } as KafkaInboundRecord;
 

@@ -6,15 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { PartitionHolds } from '../../src/runtime/kafka/consumer/partition-holds.js';
 import { PartitionLanes } from '../../src/runtime/kafka/consumer/partition-lanes.js';
-import type {
-  KafkaCommitOffset,
-  KafkaConsumer,
-  KafkaInboundRecord,
-  KafkaTopicPartition,
-} from '../../src/runtime/kafka/kafka-client.js';
+import type { KafkaInboundRecord } from '../../src/runtime/kafka/kafka-client.js';
 import { manualTimers } from '../outbox/support/dialects.js';
+import { HELD_PARTITION, recordingConsumer } from './support/recording-consumer.js';
 
-const tp = { topic: 'orders', partition: 0 };
+const tp = HELD_PARTITION;
 const at = (offset: number, key: string | null, partition = 0) =>
   ({ ...tp, partition, offset: String(offset), key }) as KafkaInboundRecord;
 /** Lets the promises already settled run their callbacks (no time passes). */
@@ -108,14 +104,7 @@ describe('partition lanes', () => {
 
 describe('partition holds with concurrent records', () => {
   function holdsOn(calls: string[]) {
-    const name = (tps: readonly KafkaTopicPartition[]) =>
-      tps.map((one) => `${one.topic}:${one.partition}`).join(',');
-    const consumer = {
-      pause: (tps: readonly KafkaTopicPartition[]) => calls.push(`pause ${name(tps)}`),
-      resume: (tps: readonly KafkaTopicPartition[]) => calls.push(`resume ${name(tps)}`),
-      seek: (position: KafkaCommitOffset) => calls.push(`seek ${position.offset}`),
-      assignment: () => [tp],
-    } as unknown as KafkaConsumer;
+    const consumer = recordingConsumer(calls);
     const time = manualTimers();
     const holds = new PartitionHolds(
       () => consumer,
