@@ -30,6 +30,7 @@ import { createTestKafka, KAFKA_CLIENTS } from '../support/kafka/test-kafka.js';
 import { createTestSchema, TEST_DATABASE_URL } from '../support/postgres.js';
 import { spawnTypeScript } from '../support/typescript-child.js';
 import { SMOKE, median, percentile, type BenchResult } from './bench-result.js';
+import { until } from './bench-timing.js';
 import { startCpuMeasurement } from './process-cpu.js';
 import { stockCountedEvent } from './stock-counted.js';
 
@@ -44,14 +45,8 @@ const serviceScript = fileURLToPath(new URL('./kafka-latency-service.ts', import
 const stockCounted = stockCountedEvent();
 const now = () => performance.timeOrigin + performance.now();
 
-async function until(what: string, done: () => boolean, timeoutMs = 180_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline)
-      throw new Error(`kafka latency bench: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Polls every 20 ms: the bench process's CPU (the writers') is measured while it waits. */
+const POLL_MS = 20;
 
 interface Service {
   readonly process: ChildProcessWithoutNullStreams;
@@ -82,7 +77,7 @@ async function startService(args: readonly string[]): Promise<Service> {
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await Promise.race([
-    until(`${args[0]} ready`, () => ready, 60_000),
+    until(`${args[0]} ready`, () => ready, 60_000, POLL_MS),
     exited.then(() => {
       throw new Error(`${args[0]} process exited early: ${errors}`);
     }),
@@ -203,8 +198,11 @@ export async function run(): Promise<BenchResult[]> {
       }
       const writing = performance.now() - started;
       await Promise.all(writers);
-      await until('every timed event handled', () =>
-        [...commitTimes.keys()].every((id) => consumer.times.has(id)),
+      await until(
+        'every timed event handled',
+        () => [...commitTimes.keys()].every((id) => consumer.times.has(id)),
+        180_000,
+        POLL_MS,
       );
       await backends(db, schema, pids);
       const used = cpu!();
