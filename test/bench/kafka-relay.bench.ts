@@ -15,6 +15,9 @@
  * database server, the broker JVM; process-cpu.ts) and, for the relay, its sends' sizes and
  * times beside its claim statements' (relay-trace.ts), printed to stderr after the rows; with
  * EVGEN_BENCH_CPU_PROF=DIR each client's PostgreSQL relay samples are also CPU-profiled there.
+ * EVGEN_BENCH_KAFKA_RELAY_ONLY=mariadb runs only the raw producer and the MariaDB paths (their
+ * rows, CPU and a trace of the MariaDB relay's claim statements); EVGEN_BENCH_KAFKA_CLIENTS:
+ * adapters to run (comma-separated, default all).
  */
 import {
   createSchemaIds,
@@ -38,7 +41,7 @@ import { registerStockCounted } from './registered-stock-counted.js';
 import { SAMPLES, SMOKE, fromSamples, median, type BenchResult } from './bench-result.js';
 import { profiled } from './cpu-profile.js';
 import { startCpuMeasurement, type CpuUsage, type ProcessGroup } from './process-cpu.js';
-import { describeTrace, traceRelay, type TraceTimings } from './relay-trace.js';
+import { describeStatements, describeTrace, traceRelay, type TraceTimings } from './relay-trace.js';
 import { timed } from './bench-timing.js';
 import { relayRate } from './relay-rate.js';
 import {
@@ -53,6 +56,8 @@ const AGGREGATES = 200;
 const WINDOW = 100;
 
 const stockCounted = stockCountedEvent();
+const MARIADB_ONLY = process.env.EVGEN_BENCH_KAFKA_RELAY_ONLY === 'mariadb';
+const CLIENTS = (process.env.EVGEN_BENCH_KAFKA_CLIENTS ?? '').split(',').filter(Boolean);
 
 export async function run(): Promise<BenchResult[]> {
   await ensureSharedKafkaBroker();
@@ -144,6 +149,7 @@ async function pollerSample(
 async function runBench(subject: string): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   for (const { name, create } of KAFKA_CLIENTS) {
+    if (CLIENTS.length > 0 && !CLIENTS.includes(name)) continue;
     const pg = await createTestSchema('evgen_bench_kafka');
     const maria = await createMariadbDatabase('evgen_bench_kafka');
     const kafka = await createTestKafka(create);
@@ -184,7 +190,8 @@ async function runBench(subject: string): Promise<BenchResult[]> {
         traces.set(path, [...(traces.get(path) ?? []), trace.take()]);
       const producer = trace.producer;
       const pgDb = trace.db;
-      const mariaDb = mysqlDatabase(maria.pool);
+      const mariaTrace = traceRelay(mysqlDatabase(maria.pool), clientProducer);
+      const mariaDb = mariaTrace.db;
       await migrateOutbox(pgDb, { schema: pg.schema });
       await migrateOutbox(mariaDb, { schema: maria.schema });
       const [relayTopic, rawTopic] = await kafka.createTopics([
@@ -237,10 +244,12 @@ async function runBench(subject: string): Promise<BenchResult[]> {
 
       // Warm-up: connections, query plans, JIT, the registry id.
       const warm = Math.min(MESSAGES, 200);
-      await relaySample(pgDb, pg.schema, warm, plain);
-      await relaySample(pgDb, pg.schema, warm, framed);
+      if (!MARIADB_ONLY) {
+        await relaySample(pgDb, pg.schema, warm, plain);
+        await relaySample(pgDb, pg.schema, warm, framed);
+        await pollerSample(pgDb, pg.schema, warm, pgPoller);
+      }
       await relaySample(mariaDb, maria.schema, warm, plain);
-      await pollerSample(pgDb, pg.schema, warm, pgPoller);
       await pollerSample(mariaDb, maria.schema, warm, mariaPoller);
       await rawSample(warm);
       const rates = {
@@ -253,20 +262,24 @@ async function runBench(subject: string): Promise<BenchResult[]> {
       };
       // Alternating, so a slower phase of the machine touches every side alike.
       trace.take();
+      mariaTrace.take();
+      const mariaTraces: TraceTimings[] = [];
       for (let sample = 0; sample < SAMPLES; sample++) {
         rates.raw.push(await rawSample(MESSAGES));
         traced('raw');
-        rates.relay.push(
-          await relaySample(pgDb, pg.schema, MESSAGES, plain, (work) =>
-            measure('relay', MESSAGES)(() => profiled(`relay-${name}-postgres-${sample}`, work)),
-          ),
-        );
-        traced('relay');
-        rates.poller.push(
-          await pollerSample(pgDb, pg.schema, MESSAGES, pgPoller, measure('poller', MESSAGES)),
-        );
-        traced('poller');
-        rates.framed.push(await relaySample(pgDb, pg.schema, MESSAGES, framed));
+        if (!MARIADB_ONLY) {
+          rates.relay.push(
+            await relaySample(pgDb, pg.schema, MESSAGES, plain, (work) =>
+              measure('relay', MESSAGES)(() => profiled(`relay-${name}-postgres-${sample}`, work)),
+            ),
+          );
+          traced('relay');
+          rates.poller.push(
+            await pollerSample(pgDb, pg.schema, MESSAGES, pgPoller, measure('poller', MESSAGES)),
+          );
+          traced('poller');
+          rates.framed.push(await relaySample(pgDb, pg.schema, MESSAGES, framed));
+        }
         rates.mariaRelay.push(
           await relaySample(
             mariaDb,
@@ -277,6 +290,7 @@ async function runBench(subject: string): Promise<BenchResult[]> {
           ),
         );
         trace.take();
+        mariaTraces.push(mariaTrace.take());
         rates.mariaPoller.push(
           await pollerSample(
             mariaDb,
@@ -287,13 +301,20 @@ async function runBench(subject: string): Promise<BenchResult[]> {
           ),
         );
         trace.take();
+        mariaTrace.take();
       }
       console.error(`kafka-relay (${name}) CPU ms per 1,000 events, medians of ${SAMPLES}:`);
       for (const path of ['raw', 'poller', 'relay', 'MariaDB poller', 'MariaDB relay'])
-        console.error(`  ${cpuPer1000(cpu, groups, path)}`);
-      console.error(`kafka-relay (${name}) from outside, PostgreSQL, all samples:`);
-      for (const path of ['raw', 'poller', 'relay'])
-        console.error(`  ${path}: ${describeTrace(traces.get(path) ?? [])}`);
+        if (cpu.has(path)) console.error(`  ${cpuPer1000(cpu, groups, path)}`);
+      if (!MARIADB_ONLY) {
+        console.error(`kafka-relay (${name}) from outside, PostgreSQL, all samples:`);
+        for (const path of ['raw', 'poller', 'relay'])
+          console.error(`  ${path}: ${describeTrace(traces.get(path) ?? [])}`);
+      }
+      console.error(
+        `kafka-relay (${name}) MariaDB relay, its claim transactions' statements, all samples:`,
+      );
+      console.error(`  ${describeStatements(mariaTraces)}`);
       const note = `${MESSAGES} events per sample, 6 partitions`;
       const rawName = `raw ${name} idempotent producer (acks=all), sends of ${WINDOW} awaited one by one`;
       const pollerName = (database: string) =>

@@ -20,6 +20,8 @@ export interface TraceTimings {
   readonly sends: Timing[];
   readonly claims: Timing[];
   readonly marks: Timing[];
+  /** Each statement run inside `db.transaction` (the MariaDB claim), and each whole transaction. */
+  readonly statements: { readonly key: string; readonly ms: number }[];
 }
 
 export interface RelayTrace {
@@ -54,6 +56,7 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
   let sends: Timing[] = [];
   let claims: Timing[] = [];
   let marks: Timing[] = [];
+  let statements: TraceTimings['statements'] = [];
   const traced = Object.create(db) as Database & { query: Database['query'] };
   traced.query = async function <R>(text: string, params?: readonly unknown[]) {
     const start = performance.now();
@@ -65,6 +68,25 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
     else if (kind === 'sent') marks.push({ ms, size: result.rowCount, end });
     return result;
   };
+  traced.transaction = async function <T>(work: Parameters<Database['transaction']>[0]) {
+    const start = performance.now();
+    try {
+      return await db.transaction<T>((tx) => {
+        const tracedTx = Object.create(tx) as typeof tx & { query: typeof tx.query };
+        tracedTx.query = async function <R>(text: string, params?: readonly unknown[]) {
+          const begun = performance.now();
+          try {
+            return await tx.query<R>(text, params);
+          } finally {
+            statements.push({ key: statementKey(text), ms: performance.now() - begun });
+          }
+        };
+        return work(tracedTx) as Promise<T>;
+      });
+    } finally {
+      statements.push({ key: '(whole transaction)', ms: performance.now() - start });
+    }
+  } as Database['transaction'];
   const tracedProducer: KafkaProducer = {
     async send(records) {
       const start = performance.now();
@@ -80,13 +102,36 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
     db: traced,
     producer: tracedProducer,
     take() {
-      const taken = { sends, claims, marks };
+      const taken = { sends, claims, marks, statements };
+      statements = [];
       sends = [];
       claims = [];
       marks = [];
       return taken;
     },
   };
+}
+
+/** A statement told by its first words, without identifiers (`UPDATE … SET status`, `SELECT CAST(o.id`). */
+function statementKey(text: string): string {
+  return text
+    .trim()
+    .replace(/`[^`]*`(\.`[^`]*`)?/g, '…')
+    .replace(/\s+/g, ' ')
+    .slice(0, 32);
+}
+
+/** Per statement kind inside transactions: count, median and total ms (all samples). */
+export function describeStatements(samples: readonly TraceTimings[]): string {
+  const byKey = new Map<string, number[]>();
+  for (const { key, ms } of samples.flatMap((sample) => sample.statements))
+    byKey.set(key, [...(byKey.get(key) ?? []), ms]);
+  return [...byKey]
+    .map(
+      ([key, ms]) =>
+        `${key}: ${ms.length}×, median ${median(ms).toFixed(2)} ms, total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms`,
+    )
+    .join('\n  ');
 }
 
 /** Median ms from the latest `before` that ended before each `after` started (within a sample). */
@@ -111,7 +156,7 @@ function medianGap(
  * queued), send end → the next claim's start (confirms handled, batch finished).
  */
 export function describeTrace(samples: readonly TraceTimings[]): string {
-  const all = (key: keyof TraceTimings) => samples.flatMap((sample) => sample[key]);
+  const all = (key: 'sends' | 'claims' | 'marks') => samples.flatMap((sample) => sample[key]);
   const gaps =
     all('claims').length === 0
       ? []
