@@ -14,6 +14,8 @@ export async function relayRate(options: {
   readonly count: number;
   /** Names the bench in the error of a failed send. */
   readonly bench: string;
+  /** Each idle wait the relay's lanes took (ms), for a bench's trace. */
+  readonly onIdle?: (waitMs: number) => void;
 }): Promise<number> {
   const { count } = options;
   let published = 0;
@@ -31,6 +33,7 @@ export async function relayRate(options: {
     hooks: {
       onFailed: (_message, failure) =>
         failed(new Error(`${options.bench}: a send failed: ${String(failure.error)}`)),
+      ...(options.onIdle !== undefined ? { onIdle: options.onIdle } : {}),
       onPublished: () => {
         if (++published >= count) done();
       },

@@ -6,6 +6,7 @@
  * claim is one `WITH sent AS …` statement; MariaDB's is a transaction of several).
  */
 import type { Database, KafkaProducer } from '../../src/runtime/index.js';
+import type { MysqlPoolLike } from '../../src/runtime/db/mysql-database.js';
 import { median } from './bench-result.js';
 
 interface Timing {
@@ -20,8 +21,8 @@ export interface TraceTimings {
   readonly sends: Timing[];
   readonly claims: Timing[];
   readonly marks: Timing[];
-  /** Each statement run inside `db.transaction` (the MariaDB claim), and each whole transaction. */
-  readonly statements: { readonly key: string; readonly ms: number }[];
+  /** Statements recorded with `record` (the MariaDB claim's, timed on its pool's connections). */
+  readonly statements: { readonly key: string; readonly ms: number; readonly size: number }[];
 }
 
 export interface RelayTrace {
@@ -29,6 +30,8 @@ export interface RelayTrace {
   readonly db: Database;
   /** `producer` with every send timed and counted. */
   readonly producer: KafkaProducer;
+  /** Adds a statement's time (see traceMysqlPool). */
+  record(text: string, ms: number, size?: number): void;
   /** What was recorded since the last take (and starts afresh). */
   take(): TraceTimings;
 }
@@ -68,25 +71,6 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
     else if (kind === 'sent') marks.push({ ms, size: result.rowCount, end });
     return result;
   };
-  traced.transaction = async function <T>(work: Parameters<Database['transaction']>[0]) {
-    const start = performance.now();
-    try {
-      return await db.transaction<T>((tx) => {
-        const tracedTx = Object.create(tx) as typeof tx & { query: typeof tx.query };
-        tracedTx.query = async function <R>(text: string, params?: readonly unknown[]) {
-          const begun = performance.now();
-          try {
-            return await tx.query<R>(text, params);
-          } finally {
-            statements.push({ key: statementKey(text), ms: performance.now() - begun });
-          }
-        };
-        return work(tracedTx) as Promise<T>;
-      });
-    } finally {
-      statements.push({ key: '(whole transaction)', ms: performance.now() - start });
-    }
-  } as Database['transaction'];
   const tracedProducer: KafkaProducer = {
     async send(records) {
       const start = performance.now();
@@ -101,6 +85,9 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
   return {
     db: traced,
     producer: tracedProducer,
+    record(text, ms, size = 0) {
+      statements.push({ key: statementKey(text), ms, size });
+    },
     take() {
       const taken = { sends, claims, marks, statements };
       statements = [];
@@ -108,6 +95,39 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
       claims = [];
       marks = [];
       return taken;
+    },
+  };
+}
+
+/**
+ * A mysql2 pool whose pooled connections time every statement (SET TRANSACTION, START
+ * TRANSACTION and COMMIT included, which the Database adapter sends itself) and each wait for a
+ * connection, into `record`.
+ */
+export function traceMysqlPool(
+  pool: MysqlPoolLike,
+  record: (text: string, ms: number, size: number) => void,
+): MysqlPoolLike {
+  return {
+    query: (sql, values) => pool.query(sql, values),
+    async getConnection() {
+      const asked = performance.now();
+      const connection = await pool.getConnection();
+      record('(wait for a pooled connection)', performance.now() - asked, 0);
+      return {
+        async query(sql, values) {
+          const start = performance.now();
+          const result = await connection.query(sql, values);
+          const [rows] = result;
+          const size = Array.isArray(rows)
+            ? rows.length
+            : ((rows as { affectedRows?: number }).affectedRows ?? 0);
+          record(sql, performance.now() - start, size);
+          return result;
+        },
+        release: () => connection.release(),
+        destroy: () => connection.destroy(),
+      };
     },
   };
 }
@@ -121,15 +141,19 @@ function statementKey(text: string): string {
     .slice(0, 32);
 }
 
-/** Per statement kind inside transactions: count, median and total ms (all samples). */
+/** Per statement kind recorded: count, median and total ms (all samples). */
 export function describeStatements(samples: readonly TraceTimings[]): string {
-  const byKey = new Map<string, number[]>();
-  for (const { key, ms } of samples.flatMap((sample) => sample.statements))
-    byKey.set(key, [...(byKey.get(key) ?? []), ms]);
+  const byKey = new Map<string, { ms: number[]; sizes: number[] }>();
+  for (const { key, ms, size } of samples.flatMap((sample) => sample.statements)) {
+    const entry = byKey.get(key) ?? { ms: [], sizes: [] };
+    entry.ms.push(ms);
+    entry.sizes.push(size);
+    byKey.set(key, entry);
+  }
   return [...byKey]
     .map(
-      ([key, ms]) =>
-        `${key}: ${ms.length}×, median ${median(ms).toFixed(2)} ms, total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms`,
+      ([key, { ms, sizes }]) =>
+        `${key}: ${ms.length}×, median ${median(ms).toFixed(2)} ms, total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms, rows median ${median(sizes)} (min ${Math.min(...sizes)})`,
     )
     .join('\n  ');
 }
