@@ -58,6 +58,16 @@ export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
   CAST(${r}.aggregate_version AS CHAR) AS aggregate_version, ${r}.event_type, ${r}.schema_version, ${r}.payload,
   ${iso(`${r}.occurred_at`)} AS occurred_at, ${r}.trace_id, ${r}.correlation_id, ${r}.causation_id, ${r}.headers, ${r}.attempts`;
 
+  /** `o` is at or before its aggregate's first row of `status` (carried marks not counted). */
+  const firstOfStatus = (
+    status: string,
+    carried: boolean,
+  ) => `o.id <= COALESCE((SELECT e.id FROM ${t} e FORCE INDEX (${names.aggregateIndex})
+    WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.status = '${status}'${
+      carried ? ' AND e.id NOT IN (?)' : ''
+    }
+    ORDER BY e.id LIMIT 1), ~0)`;
+
   /**
    * Due heads, lowest id first, locked, with every column (so a claim of heads alone needs no
    * read back); rows another relay holds are skipped. The scan starts at the lowest open id: each
@@ -68,26 +78,29 @@ export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
    * check takes the aggregate's first row of each unsent status (a lookup on (aggregate, status)
    * ordered by id): `MIN(id) … status IN (…)` read every row of the aggregate, its SENT history
    * too, each checked against the clustered row while the stream changes it (~100 pages per head).
-   */
-  /**
+   *
    * `carried`: the ids of the previous batch's SENT marks that the claim's one UPDATE writes (see
    * claim): they count as SENT here already, so the rows behind them can be heads.
+   *
+   * The DEAD check dives only for a row behind the table's lowest DEAD id (one dive, evaluated
+   * once): usually there is none, and a third of the per-row dives go. The dives are held to the
+   * aggregate index: for DEAD the optimizer took (status, id) and read every DEAD row of the
+   * table per candidate. On MariaDB the subquery cache is off for the statement (an executable
+   * comment MySQL ignores): each candidate is a new aggregate key, so the cache never hits and
+   * only costs (measured, 100 heads over 2 000 rows: 1.43–1.57 → 1.10–1.13 ms of server CPU).
    */
-  const headsSql = (carried: boolean) => `SELECT ${rowColumns('o')}
+  const headsSql = (
+    carried: boolean,
+  ) => `/*M!100301 SET STATEMENT optimizer_switch='subquery_cache=off' FOR */ SELECT ${rowColumns('o')}
 FROM ${t} o FORCE INDEX (PRIMARY)
 WHERE o.id >= LEAST(
     COALESCE((SELECT MIN(r.id) FROM ${t} r WHERE r.status = 'READY'), ~0),
     COALESCE((SELECT MIN(p.id) FROM ${t} p WHERE p.status = 'PROCESSING'), ~0))
   AND o.status IN ('READY', 'PROCESSING') AND ${due('o')}${carried ? ' AND o.id NOT IN (?)' : ''}
-  AND ${['READY', 'PROCESSING', 'DEAD']
-    .map(
-      (status) => `o.id <= COALESCE((SELECT e.id FROM ${t} e
-    WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.status = '${status}'${
-      carried && status === 'PROCESSING' ? ' AND e.id NOT IN (?)' : ''
-    }
-    ORDER BY e.id LIMIT 1), ~0)`,
-    )
-    .join('\n  AND ')}
+  AND ${firstOfStatus('READY', false)}
+  AND ${firstOfStatus('PROCESSING', carried)}
+  AND (o.id < COALESCE((SELECT MIN(d.id) FROM ${t} d WHERE d.status = 'DEAD'), ~0)
+    OR ${firstOfStatus('DEAD', false)})
 ORDER BY o.id
 LIMIT ?
 FOR UPDATE SKIP LOCKED`;
