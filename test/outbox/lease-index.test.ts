@@ -7,6 +7,8 @@
  * alone was planned as an intersection with the claim index: the UPDATE locked every PROCESSING
  * row, other relays' included, and concurrent relays deadlocked (1213) on each other's marks.
  * The lease index covers (lease_token, status) now; on PostgreSQL it is partial (PROCESSING rows).
+ * On MariaDB the claim's per-aggregate DEAD check was planned on the claim index, reading every
+ * DEAD row of the table per candidate; its dives are held to the aggregate index now.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
@@ -284,5 +286,55 @@ describe('on MariaDB', () => {
     );
     expect(renewals).toBeGreaterThan(0);
     expect(deadlocks).toEqual([]);
+  });
+
+  it('the claim’s head check reaches an aggregate’s DEAD rows through the aggregate index, not every DEAD row of the table', async () => {
+    const f = (fixture = await openOutbox('mariadb', pglite));
+    const t = f.table('outbox_event');
+    // 5 000 DEAD rows over 500 aggregates, then 200 READY rows of others.
+    await f.db
+      .query(`INSERT INTO ${t} (event_id, aggregate_type, aggregate_id, event_type, schema_version,
+        payload, occurred_at, headers, status, attempts, available_at, created_at)
+      SELECT UUID(), 'order', CONCAT(IF(seq <= 5000, 'dead', 'live'), seq % 500), 'OrderPlaced', 1,
+        '{}', UTC_TIMESTAMP(3), '{}', IF(seq <= 5000, 'DEAD', 'READY'), 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)
+      FROM seq_1_to_5200`);
+    await f.db.query(`ANALYZE TABLE ${t}`);
+    const sql = relayStatements(outboxTableNames({ schema: f.schema }, f.db.dialect), f.db.dialect);
+    const plans: NonNullable<Plan['mariadb']>[] = [];
+    // The claim's transaction with its statements explained instead of run; MariaDB takes
+    // EXPLAIN after the heads query's leading `SET STATEMENT … FOR` comment.
+    const explainingTx = {
+      dialect: f.db.dialect,
+      query: async (text: string, params?: readonly unknown[]) => {
+        const explained = await f.db.query(
+          text.replace(/^(\/\*M![^*]*\*\/ )?/, '$1EXPLAIN '),
+          params,
+        );
+        plans.push(explained.rows as unknown as NonNullable<Plan['mariadb']>);
+        return { rows: [], rowCount: 0 };
+      },
+    };
+    const db = {
+      kind: f.db.kind,
+      dialect: f.db.dialect,
+      transaction: (work: (tx: typeof explainingTx) => Promise<unknown>) => work(explainingTx),
+    } as unknown as Database;
+    await sql.claim(db, {
+      batchSize: 100,
+      token: token(1),
+      leaseMs: 60_000,
+      now: null,
+      sentIds: [],
+      sentToken: null,
+    });
+    expect(plans).toHaveLength(1);
+    // The heads query's three per-aggregate dives (READY, PROCESSING, DEAD).
+    const dives = plans[0]!.filter((row) => (row as { table?: string }).table === 'e');
+    console.log(`[mariadb] heads dives: ${JSON.stringify(dives)}`);
+    expect(dives).toHaveLength(3);
+    for (const dive of dives) {
+      expect(dive.key).toBe('outbox_event_aggregate_open_idx');
+      expect(Number(dive.rows)).toBeLessThan(100);
+    }
   });
 });
