@@ -268,4 +268,52 @@ describe('OffsetCommitter', () => {
     await until(() => broker.stored.get(tp.partition) === '3', 'position 3 stored');
     committer.close();
   });
+  it('with minIntervalMs, positions settled while records flow ride on one request per interval; a flush does not wait', async () => {
+    let clock = 1_000;
+    const timers: { at: number; run: () => void }[] = [];
+    const requests: KafkaCommitOffset[][] = [];
+    const committer = new OffsetCommitter({
+      commit: async (offsets) => {
+        requests.push([...offsets]);
+      },
+      minIntervalMs: 100,
+      now: () => clock,
+      refreshMs: 0,
+      timers: {
+        setTimeout: (run, ms) => {
+          const timer = { at: clock + ms, run };
+          timers.push(timer);
+          return timer;
+        },
+        clearTimeout: (timer) => timers.splice(timers.indexOf(timer as never), 1),
+      },
+    });
+    const settle = async (offset: number) => {
+      handle(committer, [offset]);
+      await new Promise((r) => setImmediate(r)); // the request (if any) is answered
+    };
+    // After a quiet spell the first settled record goes out at once.
+    await settle(0);
+    expect(requests).toEqual([[{ ...tp, offset: '1' }]]);
+    // Ten more within the interval: no request until it has passed, then one with the latest.
+    for (let offset = 1; offset <= 10; offset++) {
+      clock += 5;
+      await settle(offset);
+    }
+    expect(requests).toHaveLength(1);
+    expect(timers).toHaveLength(1);
+    expect(timers[0]!.at).toBe(1_100);
+    clock = 1_100;
+    timers.shift()!.run();
+    await new Promise((r) => setImmediate(r));
+    expect(requests).toEqual([[{ ...tp, offset: '1' }], [{ ...tp, offset: '11' }]]);
+    // Settled again within the next interval: a flush (stop) sends it now.
+    clock += 10;
+    await settle(11);
+    expect(requests).toHaveLength(2);
+    await committer.flush();
+    expect(requests.at(-1)).toEqual([{ ...tp, offset: '12' }]);
+    expect(timers).toHaveLength(0);
+    committer.close();
+  });
 });

@@ -16,9 +16,12 @@
  * never passes an unsettled record.
  *
  * Pending positions go out in ONE request, with at most one request in flight: positions settled
- * meanwhile ride on the next request. A failed commit keeps its positions pending and is tried
- * again (after `retryDelayMs`, or with the next settled record); a crash in between only means
- * redelivery of settled records, which the inbox absorbs.
+ * meanwhile ride on the next request. With `minIntervalMs` (the runner's `commitIntervalMs`) two
+ * requests also start at least that far apart, so a steady stream costs the broker one request per
+ * interval instead of one per record or two (measured: 0.3–0.8 per record at 500 records/s). A
+ * failed commit keeps its positions pending and is tried again (after `retryDelayMs`, or with the
+ * next settled record); a crash in between only means redelivery of settled records, which the
+ * inbox absorbs.
  *
  * A commit that timed out is not necessarily dead: a client may still send it later (the
  * @platformatic/kafka client answers a rebalance error by rejoining the group and committing the
@@ -52,6 +55,15 @@ interface OffsetCommitterOptions {
    * commit that rolled the group's offset back is repaired without a new record.
    */
   readonly refreshMs?: number;
+  /**
+   * At least this long between the starts of two requests while positions keep settling
+   * (default 0: the next request starts as soon as the one before is answered). A position
+   * settled after a quiet spell still goes out at once; under a steady stream the positions
+   * settled in between ride on one request. Flushes (stop) never wait for it.
+   */
+  readonly minIntervalMs?: number;
+  /** Clock of `minIntervalMs`, ms. Default `performance.now`. */
+  readonly now?: () => number;
   /** Timers of the retries and refreshes (the runner's `timers` seam). Default: the process's. */
   readonly timers?: RunnerTimers | undefined;
 }
@@ -83,14 +95,19 @@ export class OffsetCommitter {
   private running: Promise<void> | undefined;
   private retryTimer: unknown;
   private refreshTimer: unknown;
+  /** Waits out `minIntervalMs` since the last request started. */
+  private intervalTimer: unknown;
+  private lastStartAt = Number.NEGATIVE_INFINITY;
   private closed = false;
   private committedCount = 0;
   private holeCount = 0;
 
   private readonly timers: RunnerTimers;
+  private readonly now: () => number;
 
   constructor(private readonly options: OffsetCommitterOptions) {
     this.timers = options.timers ?? REAL_RUNNER_TIMERS;
+    this.now = options.now ?? (() => performance.now());
   }
 
   /**
@@ -196,6 +213,7 @@ export class OffsetCommitter {
   close(): void {
     this.closed = true;
     this.clearRetry();
+    this.clearInterval();
     if (this.refreshTimer !== undefined) this.timers.clearTimeout(this.refreshTimer);
     this.refreshTimer = undefined;
   }
@@ -216,6 +234,11 @@ export class OffsetCommitter {
     this.retryTimer = undefined;
   }
 
+  private clearInterval(): void {
+    if (this.intervalTimer !== undefined) this.timers.clearTimeout(this.intervalTimer);
+    this.intervalTimer = undefined;
+  }
+
   /** Puts the current positions of these partitions (those still held) up for commit again. */
   private recommit(keys: Iterable<string>): void {
     if (this.closed) return;
@@ -228,13 +251,31 @@ export class OffsetCommitter {
   }
 
   private kick(): void {
+    if (this.running !== undefined || this.pending.size === 0) return;
+    if (this.intervalTimer !== undefined) return;
+    const interval = this.options.minIntervalMs ?? 0;
+    // Capped: a clock set back never stretches the wait beyond one interval.
+    const wait =
+      interval <= 0 || this.closed
+        ? 0
+        : Math.min(interval, this.lastStartAt + interval - this.now());
     // The request never rejects (failures go to onError and back into pending).
-    if (this.running === undefined && this.pending.size > 0) void this.start();
+    if (wait <= 0) void this.start();
+    else
+      this.intervalTimer = unref(
+        this.timers.setTimeout(() => {
+          this.intervalTimer = undefined;
+          // The timer decides, not the clock: a clock standing still (tests) delays nothing more.
+          if (this.running === undefined && this.pending.size > 0) void this.start();
+        }, wait),
+      );
   }
 
   /** Sends what is pending; returns the request, also kept in `running` until it settles. */
   private start(): Promise<void> {
     this.clearRetry();
+    this.clearInterval();
+    this.lastStartAt = this.now();
     const batch = [...this.pending.values()];
     this.pending.clear();
     const request = this.options.commit(batch);
