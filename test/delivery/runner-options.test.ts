@@ -102,6 +102,7 @@ const RUNNERS: readonly RunnerUnderTest[] = [
     own: [
       ['partitionConcurrency', { partitionConcurrency: 0 }, 0, /positive integer/],
       ['sessionTimeoutMs', { sessionTimeoutMs: -5 }, -5, /positive number/],
+      ['commitIntervalMs', { commitIntervalMs: -1 }, -1, /≥ 0/],
       ['rebalanceTimeoutMs', { rebalanceTimeoutMs: Infinity }, Infinity, /positive number/],
       ['strictBackoff.capMs', { strictBackoff: { capMs: -1 } }, -1, /≥ 0/],
       ['settleBackoff.baseMs', { settleBackoff: { baseMs: Number.NaN } }, Number.NaN, /≥ 0/],

@@ -62,7 +62,12 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
     runner = undefined;
   });
 
-  async function start(handle: MessageHandler['handle'], partitions = 1, now?: () => number) {
+  async function start(
+    handle: MessageHandler['handle'],
+    partitions = 1,
+    now?: () => number,
+    commitIntervalMs?: number,
+  ) {
     kafka = new MemoryKafka();
     kafka.createTopic('order.events', partitions);
     for (const tier of routes.retry) kafka.createTopic(tier.topic, partitions);
@@ -77,6 +82,7 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
         routes,
         strictBackoff: { baseMs: 20, capMs: 50, jitter: 0 },
         settleBackoff: { baseMs: 10, capMs: 40 },
+        ...(commitIntervalMs === undefined ? {} : { commitIntervalMs }),
       },
     });
     await runner.start();
@@ -126,6 +132,43 @@ describe('Kafka consumer runner routing (in-memory transport)', () => {
       retried: 0,
       deadLettered: 0,
     });
+  });
+
+  it('commits a stream of records in one request per commitIntervalMs (100 ms by default), the first at once', async () => {
+    await start(async () => {
+      await new Promise((r) => setImmediate(r));
+      return 'handled';
+    });
+    // A lone record after a quiet spell is committed at once, without a flush.
+    publish(envelope());
+    await waitFor(() => committed('order.events') === '1', 1_000);
+    expect(runner!.metrics().commits).toBe(1);
+    // 300 records in a burst: their positions ride on a few requests, none past a record not
+    // settled; the last position is stored within an interval, again without a flush.
+    const started = performance.now();
+    for (let i = 0; i < 300; i++) publish(envelope());
+    await waitFor(() => runner!.metrics().handled === 301);
+    await waitFor(() => committed('order.events') === '301', 1_000);
+    const elapsedMs = performance.now() - started;
+    expect(runner!.metrics().commits).toBeLessThanOrEqual(2 + Math.ceil(elapsedMs / 100));
+    expect(runner!.metrics().commits).toBeLessThan(20);
+  });
+
+  it('commitIntervalMs 0: the next commit goes out as soon as the one before is answered', async () => {
+    await start(
+      async () => {
+        await new Promise((r) => setImmediate(r));
+        return 'handled';
+      },
+      1,
+      undefined,
+      0,
+    );
+    for (let i = 0; i < 100; i++) publish(envelope());
+    await waitFor(() => runner!.metrics().handled === 100);
+    await runner!.flushCommits();
+    expect(committed('order.events')).toBe('100');
+    expect(runner!.metrics().commits).toBeGreaterThan(10);
   });
 
   it('sends a retryable failure through the retry tiers (same key, value, messageId) and handles it when due', async () => {

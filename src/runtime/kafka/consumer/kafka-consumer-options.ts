@@ -33,6 +33,15 @@ export interface KafkaRunnerSettings {
    * same time (default 8): records with the same key one after the other, in offset order.
    */
   readonly partitionConcurrency?: number;
+  /**
+   * Least time between two offset commit requests while records keep settling, ms (default 100;
+   * 0: the next request as soon as the one before is answered). A record settled after a quiet
+   * spell is committed at once; under a stream, the positions settled meanwhile ride on one
+   * request (measured at 500 records/s: ~0.3–0.8 requests per record without it). Longer means
+   * fewer requests for the broker and more records read again (duplicates the inbox skips) after
+   * a crash; a stop commits at once.
+   */
+  readonly commitIntervalMs?: number;
   /** Group session timeout, ms (adapter default 10 000). */
   readonly sessionTimeoutMs?: number;
   /** How long a rebalance waits for this member (see KafkaConsumerOptions.rebalanceTimeoutMs). */
@@ -54,11 +63,15 @@ export interface KafkaRunnerSettings {
   readonly schemaIds?: SchemaIds;
 }
 
+/** `commitIntervalMs` when not given. */
+const DEFAULT_COMMIT_INTERVAL_MS = 100;
+
 const KAFKA_SETTINGS = [
   'client',
   'routes',
   'producer',
   'partitionConcurrency',
+  'commitIntervalMs',
   'sessionTimeoutMs',
   'rebalanceTimeoutMs',
   'strictBackoff',
@@ -103,6 +116,7 @@ interface ResolvedKafkaConsumerRunnerOptions extends ResolvedDeliveryRunnerOptio
   readonly producer: KafkaProducer | undefined;
   /** Undefined: the adapter's default. */
   readonly partitionConcurrency: number | undefined;
+  readonly commitIntervalMs: number;
   readonly sessionTimeoutMs: number | undefined;
   readonly rebalanceTimeoutMs: number | undefined;
   readonly strictBackoff: BackoffOptions | undefined;
@@ -167,6 +181,11 @@ export function resolveKafkaConsumerRunnerOptions(
       settings.partitionConcurrency === undefined
         ? undefined
         : checks.positiveInteger(`${path}partitionConcurrency`, settings.partitionConcurrency, 1),
+    commitIntervalMs: checks.nonNegativeNumber(
+      `${path}commitIntervalMs`,
+      settings.commitIntervalMs,
+      DEFAULT_COMMIT_INTERVAL_MS,
+    ),
     sessionTimeoutMs: positive('sessionTimeoutMs'),
     rebalanceTimeoutMs: positive('rebalanceTimeoutMs'),
     strictBackoff: checks.backoff(`${path}strictBackoff`, settings.strictBackoff),

@@ -82,6 +82,7 @@ export function createKafkaConsumerRunner(given: KafkaConsumerRunnerOptions): Ka
         retries.clear();
         committer = new OffsetCommitter({
           commit: (offsets) => consumer!.commit(offsets),
+          minIntervalMs: options.commitIntervalMs,
           timers,
           onError: (error) => {
             core.counts.commitFailures++;
