@@ -23,6 +23,13 @@ const due = (alias: string) =>
   `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
 
 /**
+ * An ids parameter (a `{…}` array literal as text) as a bigint[] parsed once per statement. As
+ * `$n::text::bigint[]` inline, the text-to-array cast is not folded into a constant (array input
+ * is not immutable), so `id = ANY(…)` parsed the whole literal again for every row it tested.
+ */
+const idsParam = (index: number) => `(SELECT $${index}::text::bigint[])::bigint[]`;
+
+/**
  * Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL, $5 ids of an
  * earlier batch's confirmed rows to mark SENT first (a `{…}` bigint array literal, may be
  * empty), $6 that batch's lease token or NULL. Rows this marks SENT count as SENT for the head
@@ -33,7 +40,7 @@ function claimSql(names: OutboxTableNames): string {
   const t = names.table;
   return `WITH sent AS (
   UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
-  WHERE id = ANY($5::text::bigint[]) AND lease_token = $6::uuid AND status = 'PROCESSING'
+  WHERE id = ANY(${idsParam(5)}) AND lease_token = $6::uuid AND status = 'PROCESSING'
   RETURNING id
 ), heads AS (
   SELECT o.id, o.aggregate_type, o.aggregate_id
@@ -90,7 +97,7 @@ RETURNING r.id::text AS id, r.event_id::text AS event_id, r.aggregate_type, r.ag
 /** Parameters: $1 ids as a `{…}` bigint array literal, $2 lease token, $3 now or NULL. */
 function markSentSql(names: OutboxTableNames): string {
   return `UPDATE ${names.table} SET status = 'SENT', sent_at = ${nowParam(3)}, locked_until = NULL, lease_token = NULL
-WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+WHERE id = ANY(${idsParam(1)}) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
 }
 
 /** Parameters: $1 id, $2 lease token, $3 new status (READY or DEAD), $4 now or NULL, $5 delay ms, $6 error. */
@@ -123,7 +130,7 @@ WHERE id = $1::bigint AND lease_token = $2::uuid AND status = 'PROCESSING'`;
 /** Gives back rows this relay claimed but did not try: not an attempt, so attempts is restored. */
 function releaseSql(names: OutboxTableNames): string {
   return `UPDATE ${names.table} SET status = 'READY', attempts = GREATEST(attempts - 1, 0), locked_until = NULL, lease_token = NULL
-WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+WHERE id = ANY(${idsParam(1)}) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
 }
 
 /**
@@ -134,7 +141,7 @@ WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROC
 function abandonSql(names: OutboxTableNames): string {
   return `UPDATE ${names.table} SET status = 'READY', available_at = ${nowParam(3)}, locked_until = NULL, lease_token = NULL,
   last_error = 'relay stopped before the publish settled'
-WHERE id = ANY($1::text::bigint[]) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
+WHERE id = ANY(${idsParam(1)}) AND lease_token = $2::uuid AND status = 'PROCESSING'`;
 }
 
 /** `{1,2,3}`: ids (decimal strings from the database) as one array parameter. */
