@@ -57,6 +57,7 @@ export {
   postgresDatabase,
   type Database,
   type PostgresDatabaseOptions,
+  type QueryOptions,
   type QueryResult,
   type Transaction,
 } from './db/database.js';

@@ -17,12 +17,23 @@ export interface QueryResult<R> {
   readonly rowCount: number;
 }
 
+/** How to run one statement; an adapter may ignore any of it (the result is the same). */
+export interface QueryOptions {
+  /**
+   * Prepare the statement under this name once per connection and reuse it (node-postgres);
+   * adapters that cannot prepare run `text` as usual. A name must always stand for the same
+   * `text` (derive it from the text, e.g. a hash): PostgreSQL keeps it per connection.
+   */
+  readonly name?: string;
+}
+
 export interface Queryable {
   /** The SQL this connection speaks (bind parameters `$1` or `?`); PostgreSQL when absent. */
   readonly dialect?: SqlDialect;
   query<R = Record<string, unknown>>(
     text: string,
     params?: readonly unknown[],
+    options?: QueryOptions,
   ): Promise<QueryResult<R>>;
 }
 
@@ -69,8 +80,14 @@ interface PgQueryResultLike {
   rows: unknown[];
   rowCount: number | null;
 }
+/** node-postgres's query config: with a `name` it prepares the statement once per connection. */
+export interface PgQueryConfigLike {
+  name: string;
+  text: string;
+  values?: unknown[];
+}
 export interface PgClientLike {
-  query(text: string, params?: unknown[]): Promise<PgQueryResultLike>;
+  query(text: string | PgQueryConfigLike, params?: unknown[]): Promise<PgQueryResultLike>;
   /** `I` idle (no transaction), `T` in a transaction, `E` in a failed one (pg ≥ 8.12). */
   getTransactionStatus?(): string | null;
   on(
@@ -103,7 +120,7 @@ interface PgPoolClientLike extends PgClientLike {
 }
 export interface PgPoolLike {
   connect(): Promise<PgPoolClientLike>;
-  query(text: string, params?: unknown[]): Promise<PgQueryResultLike>;
+  query(text: string | PgQueryConfigLike, params?: unknown[]): Promise<PgQueryResultLike>;
 }
 interface PgliteResultsLike {
   rows: unknown[];
@@ -118,6 +135,20 @@ export interface PgliteLike extends PgliteTransactionLike {
     channel: string,
     callback: (payload: string) => void,
   ): Promise<(tx?: never) => Promise<void>>;
+}
+
+/** A node-postgres query: named (prepared per connection) when `options.name` is given. */
+function pgQuery(
+  target: Pick<PgClientLike, 'query'>,
+  text: string,
+  params: readonly unknown[] | undefined,
+  options: QueryOptions | undefined,
+): Promise<PgQueryResultLike> {
+  const values = params as unknown[] | undefined;
+  if (options?.name === undefined) return target.query(text, values);
+  return target.query(
+    values === undefined ? { name: options.name, text } : { name: options.name, text, values },
+  );
 }
 
 function fromPgResult<R>(result: PgQueryResultLike): QueryResult<R> {
@@ -139,8 +170,8 @@ const brand = brandTransaction;
 function pgQueryable(client: PgClientLike): Queryable {
   return {
     dialect: POSTGRES_DIALECT,
-    async query<R>(text: string, params?: readonly unknown[]) {
-      return fromPgResult<R>(await client.query(text, params as unknown[] | undefined));
+    async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
+      return fromPgResult<R>(await pgQuery(client, text, params, options));
     },
   };
 }
@@ -156,7 +187,7 @@ export function pgTransaction(client: PgClientLike): Transaction {
   const queryable = pgQueryable(client);
   return brand({
     dialect: POSTGRES_DIALECT,
-    async query<R>(text: string, params?: readonly unknown[]) {
+    async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
       const status = client.getTransactionStatus?.();
       if (status !== 'T' && status !== 'E') {
         throw new OutsideTransactionError(
@@ -165,7 +196,7 @@ export function pgTransaction(client: PgClientLike): Transaction {
             : 'pgTransaction: pass a node-postgres Client or PoolClient (pg >= 8.12) on which you ran BEGIN; a Pool cannot tell whether it is inside a transaction',
         );
       }
-      return queryable.query<R>(text, params);
+      return queryable.query<R>(text, params, options);
     },
   });
 }
@@ -214,8 +245,8 @@ export function postgresDatabase(
   return {
     kind: 'postgres',
     dialect: POSTGRES_DIALECT,
-    async query<R>(text: string, params?: readonly unknown[]) {
-      return fromPgResult<R>(await pool.query(text, params as unknown[] | undefined));
+    async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
+      return fromPgResult<R>(await pgQuery(pool, text, params, options));
     },
     async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
       const client = await pool.connect();
