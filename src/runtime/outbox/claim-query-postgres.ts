@@ -158,13 +158,42 @@ export function preparedStatementName(kind: string, text: string): string {
   return `evgen_${kind}_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
 }
 
+/** How the relay's PostgreSQL statements run (`createOutboxRelay`'s `preparedStatements`). */
+export interface PostgresRelayStatementOptions {
+  /** Named prepared statements (default true); `false` sends every statement unnamed. */
+  readonly prepared?: boolean;
+  /** Called once, when a prepared statement failed as behind a transaction pooler and preparing stops. */
+  readonly onPreparedStatementsOff?: (error: Error) => void;
+}
+
+/**
+ * 26000 (prepared statement does not exist) and 42P05 (already exists): what a named statement
+ * gets behind a pooler that moves a client between server connections (PgBouncer in transaction
+ * mode without prepared-statement support) or resets them (DISCARD ALL).
+ */
+const POOLER_SQLSTATES = new Set(['26000', '42P05']);
+
+function isPoolerPreparedError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && POOLER_SQLSTATES.has(code);
+}
+
 /**
  * Each statement runs prepared where the adapter can (node-postgres: parsed and analysed once per
  * connection, and planned once while PostgreSQL keeps a generic plan): the claim spent ~16 % of
  * its backend CPU parsing and planning. A generic plan of the claim still walks the claim index
  * in id order (test/outbox/prepared-claim.test.ts checks it).
+ *
+ * Behind a transaction pooler the names break (test/outbox/pgbouncer.test.ts): the first 26000 or
+ * 42P05 turns preparing off for good and the failed statement runs again unnamed. That is safe
+ * for every statement, the claim's writing CTE included: both errors come from Parse or Bind,
+ * before Execute, and the server skips the rest of the message batch up to Sync, so nothing ran;
+ * and none of these statements runs inside a transaction the error could have aborted.
  */
-export function postgresRelayStatements(names: OutboxTableNames): RelayStatements {
+export function postgresRelayStatements(
+  names: OutboxTableNames,
+  options: PostgresRelayStatementOptions = {},
+): RelayStatements {
   const sql = {
     claim: claimSql(names),
     sent: markSentSql(names),
@@ -178,16 +207,39 @@ export function postgresRelayStatements(names: OutboxTableNames): RelayStatement
   const name = Object.fromEntries(
     Object.entries(sql).map(([kind, text]) => [kind, preparedStatementName(kind, text)]),
   ) as Record<Kind, string>;
+  let prepared = options.prepared !== false;
+  const query = async <R>(db: Database, kind: Kind, params: unknown[]) => {
+    if (!prepared) return db.query<R>(sql[kind], params);
+    try {
+      return await db.query<R>(sql[kind], params, { name: name[kind] });
+    } catch (error) {
+      if (!isPoolerPreparedError(error)) throw error;
+      if (prepared) {
+        prepared = false;
+        const code = (error as { code: string }).code;
+        options.onPreparedStatementsOff?.(
+          new Error(
+            `evgen relay: PostgreSQL refused its prepared statement "${name[kind]}" (SQLSTATE ${code}: ${(error as Error).message}), as it does behind a connection pooler in transaction mode (PgBouncer before 1.21, or with max_prepared_statements = 0) or one that runs DISCARD ALL; this relay now sends its statements unnamed (not prepared) and carries on. Pass preparedStatements: false to createOutboxRelay to start that way.`,
+            { cause: error },
+          ),
+        );
+      }
+      return db.query<R>(sql[kind], params);
+    }
+  };
   const run = async (db: Database, kind: Kind, params: unknown[]) => {
-    await db.query(sql[kind], params, { name: name[kind] });
+    await query(db, kind, params);
   };
   return {
     async claim(db, r) {
-      const claimed = await db.query<ClaimedRow>(
-        sql.claim,
-        [r.batchSize, r.token, r.leaseMs, r.now, idArray(r.sentIds), r.sentToken],
-        { name: name.claim },
-      );
+      const claimed = await query<ClaimedRow>(db, 'claim', [
+        r.batchSize,
+        r.token,
+        r.leaseMs,
+        r.now,
+        idArray(r.sentIds),
+        r.sentToken,
+      ]);
       return claimed.rows;
     },
     sent: (db, ids, token, now) => run(db, 'sent', [idArray(ids), token, now]),

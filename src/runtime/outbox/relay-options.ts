@@ -124,6 +124,14 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
   /** Observability callbacks: `onPublished`, `onFailed`, `onBatch`, `onIdle`, `onError`. */
   readonly hooks?: OutboxRelayHooks;
   /**
+   * On `postgresDatabase(pool)`, run the relay's statements as named prepared statements (default
+   * true; other databases ignore it). Behind a pooler in transaction mode (PgBouncer before 1.21,
+   * or with `max_prepared_statements = 0`) names break; the relay notices the first "prepared
+   * statement does not exist / already exists" (SQLSTATE 26000, 42P05), reports it once to
+   * `onError`, runs that statement again unnamed and stays unnamed. `false` never prepares.
+   */
+  readonly preparedStatements?: boolean;
+  /**
    * Your say in what a failed publish means, asked before evgen's own classification (the one
    * every consumer uses): `'non-retryable'` makes the row DEAD at once, `'unavailable'` an outage
    * (attempts kept), `'retryable'` a retry; `undefined` leaves it to evgen.

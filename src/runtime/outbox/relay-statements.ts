@@ -6,9 +6,18 @@
 import type { SqlDialect } from '../db/sql-dialect.js';
 import type { RelayStatements } from './claim-query.js';
 import { mysqlRelayStatements } from './claim-query-mysql.js';
-import { postgresRelayStatements } from './claim-query-postgres.js';
+import {
+  postgresRelayStatements,
+  type PostgresRelayStatementOptions,
+} from './claim-query-postgres.js';
 import type { OutboxTableNames } from './outbox-table.js';
 
-export function relayStatements(names: OutboxTableNames, dialect: SqlDialect): RelayStatements {
-  return dialect.name === 'mysql' ? mysqlRelayStatements(names) : postgresRelayStatements(names);
+export function relayStatements(
+  names: OutboxTableNames,
+  dialect: SqlDialect,
+  postgres: PostgresRelayStatementOptions = {},
+): RelayStatements {
+  return dialect.name === 'mysql'
+    ? mysqlRelayStatements(names)
+    : postgresRelayStatements(names, postgres);
 }

@@ -118,7 +118,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     db,
     config,
     hooks,
-    sql: relayStatements(outboxTableNames(options, dialectOf(db)), dialectOf(db)),
+    sql: relayStatements(outboxTableNames(options, dialectOf(db)), dialectOf(db), {
+      prepared: options.preparedStatements !== false,
+      // Once per relay: the claims go on unnamed, so one report, not one per claim.
+      onPreparedStatementsOff: (error) => context.reportError(error),
+    }),
     publisher: boundedPublisher(options.publisher, config.publishTimeoutMs, config.timers),
     window: new PublishWindow(config.maxInFlight),
     outage: new BrokerOutage(
