@@ -99,9 +99,6 @@ describe('the relay on PostgreSQL behind PgBouncer in transaction pooling mode',
       await Promise.all(relays.map((relay) => relay.stop()));
 
       const reported = errors.map(describedError);
-      console.log(
-        `published ${publisher.published.length}, ${reported.length} errors:\n${reported.join('\n')}`,
-      );
       const ids = publisher.published.map((m) => m.envelope.messageId);
       expect({ published: ids.length, errors: reported.slice(0, 3) }).toEqual({
         published: ROWS,
