@@ -6,9 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePorts } from './kafka/broker.js';
 import { TEST_DATABASE_URL } from './postgres.js';
 
 const CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'];
@@ -28,18 +28,6 @@ export interface PgBouncer {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<PgBouncer> {
   const binary = process.env.EVGEN_PGBOUNCER ?? CANDIDATES.find((path) => existsSync(path));
   if (binary === undefined) {
@@ -49,7 +37,7 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
   }
   const server = new URL(TEST_DATABASE_URL);
   const database = server.pathname.slice(1);
-  const port = await freePort();
+  const [port] = await freePorts(1);
   const dir = await mkdtemp(join(tmpdir(), 'evgen-pgbouncer-'));
   // PgBouncer refuses to run as root; as root it is told to switch to postgres (-u), which must
   // be able to read the directory. Logs go to stderr (a log file root created would be unwritable).
