@@ -3,14 +3,9 @@
  * on the real PostgreSQL: each row is published exactly once, and each aggregate in order.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  RecordingPublisher,
-  createOutboxRelay,
-  outboxStats,
-  writeOutboxEvent,
-} from 'evgen/runtime';
+import { RecordingPublisher, createOutboxRelay, outboxStats } from 'evgen/runtime';
 import { openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
-import { orderPlacedV1 } from './support/test-event.js';
+import { writeInterleavedOrders } from './support/interleaved-orders.js';
 
 const ROWS = 400;
 const AGGREGATES = 40;
@@ -26,20 +21,7 @@ describe.each(['postgres', 'mariadb'] as const)('concurrent relays on %s', (dial
 
   it(`publish each of ${ROWS} rows exactly once, in order per aggregate`, async () => {
     const f = (fixture = await openOutbox(dialect, pgliteOnce()));
-    // Interleaved aggregates, several events per transaction, as a busy service writes them.
-    for (let start = 0; start < ROWS; start += 10) {
-      await f.db.transaction(async (tx) => {
-        for (let i = start; i < start + 10; i++) {
-          await writeOutboxEvent(
-            tx,
-            orderPlacedV1,
-            { orderId: `order-${i % AGGREGATES}`, amount: i },
-            {},
-            { schema: f.schema, notifyChannel: false },
-          );
-        }
-      });
-    }
+    await writeInterleavedOrders(f, ROWS, AGGREGATES);
     const publisher = new RecordingPublisher();
     const relays = Array.from({ length: RELAYS }, () =>
       createOutboxRelay({

@@ -13,32 +13,15 @@ import {
   createOutboxRelay,
   outboxStats,
   postgresDatabase,
-  writeOutboxEvent,
   type OutboxRelay,
 } from 'evgen/runtime';
 import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
-import { orderPlacedV1 } from './support/test-event.js';
+import { writeInterleavedOrders } from './support/interleaved-orders.js';
 
 const ROWS = 300;
 const AGGREGATES = 30;
 const RELAYS = 2;
-
-async function writeRows(f: OutboxFixture): Promise<void> {
-  for (let start = 0; start < ROWS; start += 10) {
-    await f.db.transaction(async (tx) => {
-      for (let i = start; i < start + 10; i++) {
-        await writeOutboxEvent(
-          tx,
-          orderPlacedV1,
-          { orderId: `order-${i % AGGREGATES}`, amount: i },
-          {},
-          { schema: f.schema, notifyChannel: false },
-        );
-      }
-    });
-  }
-}
 
 const describedError = (error: unknown) =>
   error instanceof Error
@@ -65,7 +48,7 @@ describe('the relay on PostgreSQL behind PgBouncer in transaction pooling mode',
     async (_label, preparedStatements) => {
       const f = (fixture = await openOutbox('postgres', pgliteOnce()));
       bouncer = await startPgBouncer({ poolMode: 'transaction', defaultPoolSize: 2 });
-      await writeRows(f);
+      await writeInterleavedOrders(f, ROWS, AGGREGATES);
       const publisher = new RecordingPublisher();
       const errors: unknown[] = [];
       const relays: OutboxRelay[] = Array.from({ length: RELAYS }, () => {
@@ -135,7 +118,7 @@ describe('the relay’s prepared statements gone from the server connection (DIS
 
   it('the claim gets 26000, runs again unnamed once, and the relay stays unnamed', async () => {
     const f = (fixture = await openOutbox('postgres', pgliteOnce()));
-    await writeRows(f);
+    await writeInterleavedOrders(f, ROWS, AGGREGATES);
     // One connection: the relay's client and the DISCARD ALL share it, as a reset pooler would.
     const db = f.openAnother(1);
     const errors: unknown[] = [];
