@@ -5,7 +5,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordingPublisher, createOutboxRelay, outboxStats } from 'evgen/runtime';
 import { openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
-import { writeInterleavedOrders } from './support/interleaved-orders.js';
+import {
+  expectEachAggregateInOrder,
+  writeInterleavedOrders,
+} from './support/interleaved-orders.js';
 
 const ROWS = 400;
 const AGGREGATES = 40;
@@ -55,13 +58,6 @@ describe.each(['postgres', 'mariadb'] as const)('concurrent relays on %s', (dial
     expect(claimedPerRelay.filter((n) => n > 0).length).toBeGreaterThan(1);
     const rows = await outboxRows(f);
     expect(rows.every((r) => r.status === 'SENT' && r.attempts === 1)).toBe(true);
-    for (let aggregate = 0; aggregate < AGGREGATES; aggregate++) {
-      const published = publisher.published
-        .filter((m) => m.envelope.aggregateId === `order-${aggregate}`)
-        .map((m) => (m.envelope.payload as { amount: number }).amount);
-      expect(published).toEqual(
-        Array.from({ length: ROWS / AGGREGATES }, (_, k) => aggregate + k * AGGREGATES),
-      );
-    }
+    expectEachAggregateInOrder(publisher.published, ROWS, AGGREGATES);
   });
 });

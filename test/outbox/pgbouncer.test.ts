@@ -17,7 +17,10 @@ import {
 } from 'evgen/runtime';
 import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { openOutbox, outboxRows, pgliteOnce, type OutboxFixture } from './support/dialects.js';
-import { writeInterleavedOrders } from './support/interleaved-orders.js';
+import {
+  expectEachAggregateInOrder,
+  writeInterleavedOrders,
+} from './support/interleaved-orders.js';
 
 const ROWS = 300;
 const AGGREGATES = 30;
@@ -92,14 +95,7 @@ describe('the relay on PostgreSQL behind PgBouncer in transaction pooling mode',
       expect(rows.filter((r) => r.status !== 'SENT')).toEqual([]);
       // A claim that failed on its name did not run: no row was leased twice.
       expect(rows.filter((r) => r.attempts !== 1)).toEqual([]);
-      for (let aggregate = 0; aggregate < AGGREGATES; aggregate++) {
-        const published = publisher.published
-          .filter((m) => m.envelope.aggregateId === `order-${aggregate}`)
-          .map((m) => (m.envelope.payload as { amount: number }).amount);
-        expect(published).toEqual(
-          Array.from({ length: ROWS / AGGREGATES }, (_, k) => aggregate + k * AGGREGATES),
-        );
-      }
+      expectEachAggregateInOrder(publisher.published, ROWS, AGGREGATES);
       // At most one report per relay: the switch to unnamed statements, naming the pooler; none
       // when preparing is off.
       expect(reported.length).toBeLessThanOrEqual(preparedStatements === false ? 0 : RELAYS);
