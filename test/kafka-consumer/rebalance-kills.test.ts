@@ -79,6 +79,20 @@ describe.each(cases)('Kafka group rebalances with SIGKILLed members ($name, $mod
     expect(report.outOfOrder, 'aggregates out of version order').toEqual([]);
     expect(report.effects).toBe(size.events);
     expect(await g.deadLetters()).toBe(0);
+    // The last killed member's session may still be running (the test can finish within
+    // SESSION_TIMEOUT_MS of the last kill). When it expires the group rebalances, and a commit of
+    // a live member (the committer's periodic refresh) waits for that rebalance: the client
+    // joins it before committing again. Wait until the group is stable with exactly the live
+    // members, so that what follows measures an idle stop, not a stop during a rebalance.
+    const live = members.map((member) => member.clientId).sort();
+    await waitFor(
+      async () => {
+        const group = await g.groupState();
+        return group.state === 'Stable' && group.clientIds.join() === live.join();
+      },
+      SESSION_TIMEOUT_MS + 30_000,
+      `the group stable with exactly its live members (${live.join(', ')})`,
+    );
     // Idle members stop promptly and leave the group. Nothing of theirs is in flight, and both
     // adapters give up on the leave after 5 s (a broker that does not answer), so a stop that
     // long is a leave that did not happen. Their output (client errors, e.g. a consumer stream

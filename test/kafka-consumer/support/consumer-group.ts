@@ -6,6 +6,7 @@
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import kafkajs from 'kafkajs';
 import {
   createEnvelope,
   migrateInbox,
@@ -45,6 +46,8 @@ export interface ConsumerGroupOptions {
 
 export interface Member {
   readonly process: ChildProcessWithoutNullStreams;
+  /** The Kafka client id of its consumer (`member-<n>`): names it in the group's description. */
+  readonly clientId: string;
   output: string;
 }
 
@@ -80,6 +83,12 @@ export interface ConsumerGroup {
   committedToEnd(): Promise<boolean>;
   /** `partition committed/end` of the event topic, for failure messages. */
   describeOffsets(): Promise<string>;
+  /**
+   * The group's state and its members' client ids (sorted) as the broker's coordinator reports
+   * them (kafkajs DescribeGroups, whatever adapter the members use). A SIGKILLed member stays
+   * listed until its session times out.
+   */
+  groupState(): Promise<{ state: string; clientIds: string[] }>;
   cleanup(): Promise<void>;
 }
 
@@ -97,6 +106,9 @@ export async function consumerGroup(options: ConsumerGroupOptions): Promise<Cons
   const expected = new Map<string, string>();
   const versions = new Map<string, number>();
   const members = new Set<Member>();
+  /** A kafkajs admin for DescribeGroups (evgen's admin interface has no use for it). */
+  let describer: kafkajs.Admin | undefined;
+  let started = 0;
   const effectCount = async () =>
     Number(
       (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${pg.schema}".effects`))
@@ -144,6 +156,7 @@ export async function consumerGroup(options: ConsumerGroupOptions): Promise<Cons
       }
     },
     async start() {
+      const clientId = `member-${++started}`;
       const member: Member = {
         process: spawnTypeScript(
           memberScript,
@@ -156,9 +169,11 @@ export async function consumerGroup(options: ConsumerGroupOptions): Promise<Cons
             options.mode,
             String(options.handlerDelayMs),
             String(options.sessionTimeoutMs),
+            clientId,
           ],
           'ignore',
         ),
+        clientId,
         output: '',
       };
       members.add(member);
@@ -220,8 +235,21 @@ export async function consumerGroup(options: ConsumerGroupOptions): Promise<Cons
       ]);
       return ends.every((p) => committed.get(p.partition) === p.end);
     },
+    async groupState() {
+      if (describer === undefined) {
+        describer = new kafkajs.Kafka({
+          brokers: [kafka.brokers],
+          logLevel: kafkajs.logLevel.NOTHING,
+        }).admin();
+        await describer.connect();
+      }
+      const { groups } = await describer.describeGroups([routes.groupId]);
+      const group = groups[0]!;
+      return { state: group.state, clientIds: group.members.map((m) => m.clientId).sort() };
+    },
     async cleanup() {
       await Promise.all([...members].map((member) => kill(member)));
+      await describer?.disconnect().catch(() => undefined);
       await producer?.close().catch(() => undefined);
       await kafka.admin.deleteGroups([routes.groupId]).catch(() => undefined);
       try {

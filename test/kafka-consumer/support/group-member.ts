@@ -5,6 +5,7 @@
  * (prints `stopped in <ms>`). Dead letters, commit failures and client errors are printed too.
  *
  * argv: adapter brokers databaseUrl schema routesJson plain|ordered handlerDelayMs sessionTimeoutMs
+ * clientId
  */
 import pg from 'pg';
 import { postgresDatabase } from '../../../src/runtime/db/database.js';
@@ -12,9 +13,12 @@ import { createKafkaConsumerRunner } from '../../../src/runtime/kafka/consumer/k
 import { effectConsumer } from '../../support/effect-oracle.js';
 import { KAFKA_CLIENTS } from '../../support/kafka/test-kafka.js';
 
-const [adapter, brokers, databaseUrl, schema, routesJson, mode, delay, session] =
+const [adapter, brokers, databaseUrl, schema, routesJson, mode, delay, session, clientId] =
   process.argv.slice(2);
-const client = KAFKA_CLIENTS.find((c) => c.name === adapter)!.create({ brokers: [brokers!] });
+const client = KAFKA_CLIENTS.find((c) => c.name === adapter)!.create({
+  brokers: [brokers!],
+  clientId,
+});
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
 pool.on('error', () => undefined);
 const consumer = effectConsumer(postgresDatabase(pool), schema!, 'inventory-service', undefined, {
