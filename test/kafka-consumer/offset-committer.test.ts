@@ -3,7 +3,7 @@
  * committed position never passes a record that was not received and settled, whatever order or
  * holes the client delivers records in.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { OffsetCommitter } from '../../src/runtime/kafka/consumer/offset-committer.js';
 import type { KafkaCommitOffset } from '../../src/runtime/kafka/kafka-client.js';
 
@@ -204,6 +204,45 @@ describe('OffsetCommitter', () => {
     // No new record arrives; the committer still puts the highest settled position back.
     await until(() => broker.stored.get(tp.partition) === '5', 'position 5 stored again');
     committer.close();
+  });
+
+  it('flush() waits at most timeoutMs in all, and after close() no request starts', async () => {
+    vi.useFakeTimers();
+    try {
+      const requests: KafkaCommitOffset[][] = [];
+      const errors: string[] = [];
+      const committer = new OffsetCommitter({
+        // Every request hangs, as a commit does while the group rebalances.
+        commit: (offsets) => {
+          requests.push([...offsets]);
+          return new Promise<void>(() => undefined);
+        },
+        onError: (error) => errors.push(String(error)),
+        timeoutMs: 10_000,
+        retryDelayMs: 1_000,
+        refreshMs: 5_000,
+      });
+      handle(committer, [0, 1, 2]);
+      expect(requests).toHaveLength(1);
+      // The stop comes 4 s into the hanging request. Waiting for it (6 s more) and then for a
+      // retry of its positions (10 s more) would take 16 s.
+      await vi.advanceTimersByTimeAsync(4_000);
+      let flushed = false;
+      const flushing = committer.flush().then(() => (flushed = true));
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(flushed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(flushed).toBe(true);
+      await flushing;
+      expect(errors.some((error) => error.includes('offset commit flush'))).toBe(true);
+      committer.close();
+      const started = requests.length;
+      // Closed: neither the retry of the pending positions nor a refresh starts a request.
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(requests).toHaveLength(started);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('every held position is committed again every refreshMs (another member rolled one back)', async () => {

@@ -107,7 +107,11 @@ export interface KafkaConsumerRunner extends DeliveryRunner<KafkaConsumerRunnerM
   assignment(): KafkaTopicPartition[];
   /** The settled position of a partition (next offset to handle), if any since it was assigned. */
   position(tp: KafkaTopicPartition): string | undefined;
-  /** Commits every settled position now (also done continuously in the background). */
+  /**
+   * Commits every settled position now (also done continuously in the background). Waits at most
+   * 10 s (a commit held up by a rebalance); what is not stored by then is reported as
+   * `commit-failed`.
+   */
   flushCommits(): Promise<void>;
   /**
    * Lag of every partition of the topics the runner reads (event topics and retry topics), from

@@ -190,11 +190,25 @@ export class OffsetCommitter {
 
   /**
    * Commits what is pending now and resolves when the broker stored it (or the attempt failed;
-   * see `onError`). Resolves at once when nothing is pending.
+   * see `onError`). Resolves at once when nothing is pending. Waits at most `timeoutMs` in all
+   * (the runner's stop awaits it): a request held up by a rebalance, and the retry of its
+   * positions after it timed out, do not add up. What is not stored by then is reported to
+   * `onError`; the next owner of those partitions reads those records again.
    */
   async flush(): Promise<void> {
-    while (this.running !== undefined) await this.running;
-    if (this.pending.size > 0) await this.start();
+    const flushing = (async () => {
+      while (this.running !== undefined) await this.running;
+      if (this.pending.size > 0 && !this.closed) await this.start();
+    })();
+    try {
+      await withTimeout(flushing, this.options.timeoutMs ?? 10_000, 'offset commit flush');
+    } catch (error) {
+      try {
+        this.options.onError?.(error, [...this.pending.values()]);
+      } catch {
+        // An observer must not break committing.
+      }
+    }
   }
 
   /**
@@ -209,7 +223,10 @@ export class OffsetCommitter {
     }
   }
 
-  /** Stops retry and refresh timers (the runner is stopping). */
+  /**
+   * Stops retry and refresh timers (the runner is stopping); no request starts after this, even
+   * when one still in flight fails or leaves positions pending.
+   */
   close(): void {
     this.closed = true;
     this.clearRetry();
@@ -251,14 +268,11 @@ export class OffsetCommitter {
   }
 
   private kick(): void {
-    if (this.running !== undefined || this.pending.size === 0) return;
+    if (this.closed || this.running !== undefined || this.pending.size === 0) return;
     if (this.intervalTimer !== undefined) return;
     const interval = this.options.minIntervalMs ?? 0;
     // Capped: a clock set back never stretches the wait beyond one interval.
-    const wait =
-      interval <= 0 || this.closed
-        ? 0
-        : Math.min(interval, this.lastStartAt + interval - this.now());
+    const wait = interval <= 0 ? 0 : Math.min(interval, this.lastStartAt + interval - this.now());
     // The request never rejects (failures go to onError and back into pending).
     if (wait <= 0) void this.start();
     else
@@ -305,7 +319,7 @@ export class OffsetCommitter {
           } catch {
             // An observer must not break committing.
           }
-          if (this.pending.size > 0 && this.retryTimer === undefined) {
+          if (!this.closed && this.pending.size > 0 && this.retryTimer === undefined) {
             this.retryTimer = unref(
               this.timers.setTimeout(() => {
                 this.retryTimer = undefined;
