@@ -203,11 +203,7 @@ export class OffsetCommitter {
     try {
       await withTimeout(flushing, this.options.timeoutMs ?? 10_000, 'offset commit flush');
     } catch (error) {
-      try {
-        this.options.onError?.(error, [...this.pending.values()]);
-      } catch {
-        // An observer must not break committing.
-      }
+      this.reportError(error, [...this.pending.values()]);
     }
   }
 
@@ -244,6 +240,14 @@ export class OffsetCommitter {
       this.recommit(this.positions.keys());
     };
     this.refreshTimer = unref(this.timers.setTimeout(tick, every));
+  }
+
+  private reportError(error: unknown, offsets: readonly KafkaCommitOffset[]): void {
+    try {
+      this.options.onError?.(error, offsets);
+    } catch {
+      // An observer must not break committing.
+    }
   }
 
   private clearRetry(): void {
@@ -314,11 +318,7 @@ export class OffsetCommitter {
             if (!this.pending.has(k) && this.positions.get(k) === position)
               this.pending.set(k, position);
           }
-          try {
-            this.options.onError?.(error, batch);
-          } catch {
-            // An observer must not break committing.
-          }
+          this.reportError(error, batch);
           if (!this.closed && this.pending.size > 0 && this.retryTimer === undefined) {
             this.retryTimer = unref(
               this.timers.setTimeout(() => {
