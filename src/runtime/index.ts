@@ -87,7 +87,7 @@ export {
 } from './outbox/relay.js';
 export { type OutboxRelayOptions, type RelayBatchResult } from './outbox/relay-options.js';
 export { OutboxPublishTimeoutError } from './outbox/relay-errors.js';
-export type { OutboundMessage, Publisher } from './publisher.js';
+export type { ChainPublishResult, OutboundMessage, Publisher } from './publisher.js';
 export { RecordingPublisher } from './outbox/recording-publisher.js';
 export { outboxStats, type OutboxStats } from './outbox/outbox-stats.js';
 export { findOutboxEvent, type OutboxEventRecord } from './outbox/find-outbox-event.js';
@@ -312,6 +312,7 @@ export {
   type KafkaTopologyOptions,
 } from './kafka/kafka-topology.js';
 export {
+  KafkaChainHeldBackError,
   kafkaRelayPublisher,
   publishKafkaEnvelope,
   type ConfluentWireFormat,

@@ -28,4 +28,18 @@ export interface Publisher {
    * answer at first and then resolves is a reconnect, and ends the relay's backoff at once.
    */
   probe?(): Promise<void>;
+  /**
+   * Optional: publishes several messages of ONE aggregate, given in their order, together (in
+   * one request where the broker allows). Resolves once every one settled, with one result per
+   * message, in the same order. What the broker stored must be a prefix of the list: once a
+   * message fails, the ones after it must fail too and must not be stored. Kafka's publisher
+   * keeps this by sending them in one record batch, which a partition appends whole or not at
+   * all. Without it the relay publishes an aggregate's next row only after the previous one was
+   * confirmed.
+   */
+  publishChain?(messages: readonly OutboundMessage[]): Promise<readonly ChainPublishResult[]>;
 }
+
+/** One message's outcome in `publishChain`: stored, or the reason it was not. */
+export type ChainPublishResult =
+  { readonly stored: true } | { readonly stored: false; readonly error: unknown };

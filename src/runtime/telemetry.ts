@@ -86,41 +86,51 @@ function recordError(api: OtelApi, span: Span, error: unknown): void {
 }
 
 /**
- * Runs a relay publish inside a PRODUCER span that continues the trace stored with the row;
- * `publish` gets the headers to send, carrying the publish span's context. `failure` tells
- * whether a resolved result is a failed attempt (the relay reports failures as values).
+ * Runs a relay publish of one or more messages (an aggregate's rows sent together) with a
+ * PRODUCER span per message that continues the trace stored with its row; `publish` gets each
+ * message's headers to send, carrying its publish span's context, and returns one result per
+ * message. `failure` tells whether a resolved result is a failed attempt (the relay reports
+ * failures as values). `publish` runs in the first span's context.
  */
-export async function tracePublish<T>(
-  headers: Readonly<Record<string, string>>,
-  info: MessageSpanInfo,
-  publish: (headers: Readonly<Record<string, string>>) => Promise<T>,
+export async function tracePublishes<T>(
+  messages: readonly {
+    readonly headers: Readonly<Record<string, string>>;
+    readonly info: MessageSpanInfo;
+  }[],
+  publish: (headers: readonly Readonly<Record<string, string>>[]) => Promise<readonly T[]>,
   failure: (result: T) => unknown = () => undefined,
-): Promise<T> {
+): Promise<readonly T[]> {
   const api = await otel();
-  if (api === undefined) return publish(headers);
-  const parent = api.propagation.extract(api.ROOT_CONTEXT, headers);
-  const span = api.trace
-    .getTracer(TRACER_NAME)
-    .startSpan(
+  if (api === undefined) return publish(messages.map((message) => message.headers));
+  const tracer = api.trace.getTracer(TRACER_NAME);
+  const spans = messages.map(({ headers, info }) => {
+    const parent = api.propagation.extract(api.ROOT_CONTEXT, headers);
+    const span = tracer.startSpan(
       `${info.eventType} publish`,
       { kind: api.SpanKind.PRODUCER, attributes: attributes(info, 'publish') },
       parent,
     );
-  const spanContext: Context = api.trace.setSpan(parent, span);
-  const carrier: Record<string, string> = { ...headers };
-  delete carrier[TRACEPARENT_HEADER];
-  delete carrier[TRACESTATE_HEADER];
-  api.propagation.inject(spanContext, carrier);
+    const context: Context = api.trace.setSpan(parent, span);
+    const carrier: Record<string, string> = { ...headers };
+    delete carrier[TRACEPARENT_HEADER];
+    delete carrier[TRACESTATE_HEADER];
+    api.propagation.inject(context, carrier);
+    return { span, context, carrier };
+  });
   try {
-    const result = await api.context.with(spanContext, () => publish(carrier));
-    const failed = failure(result);
-    if (failed !== undefined) recordError(api, span, failed);
-    return result;
+    const results = await api.context.with(spans[0]?.context ?? api.context.active(), () =>
+      publish(spans.map(({ carrier }) => carrier)),
+    );
+    for (const [index, result] of results.entries()) {
+      const failed = failure(result);
+      if (failed !== undefined) recordError(api, spans[index]!.span, failed);
+    }
+    return results;
   } catch (error) {
-    recordError(api, span, error);
+    for (const { span } of spans) recordError(api, span, error);
     throw error;
   } finally {
-    span.end();
+    for (const { span } of spans) span.end();
   }
 }
 

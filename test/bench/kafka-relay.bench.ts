@@ -11,6 +11,9 @@
  * (one transaction per batch of 100: SELECT … FOR UPDATE SKIP LOCKED, an awaited send, UPDATE to
  * SENT, COMMIT), so the ratio separates evgen's own cost from the cost of having an outbox at
  * all. Goal ≥ 0.9. On PostgreSQL and on MariaDB (a row of its own, both ratios).
+ * Hot aggregates: the same relay on 10 aggregates (a claim holds chains of ~10 rows each), with
+ * `publishChain` (an aggregate's rows in one send) vs the same publisher without it (each row
+ * after the previous one's acknowledgement), on both databases.
  * Where the time goes: each path's CPU per 1 000 events per process (this Node process, the
  * database server, the broker JVM; process-cpu.ts) and, for the relay, its sends' sizes and
  * times beside its claim statements' (relay-trace.ts), printed to stderr after the rows; with
@@ -59,6 +62,8 @@ import { stockCountedEvent } from './stock-counted.js';
 
 const MESSAGES = SMOKE ? 200 : 2_000;
 const AGGREGATES = 200;
+/** Few aggregates with long backlogs: each claim holds chains of several rows per aggregate. */
+const HOT_AGGREGATES = 10;
 const WINDOW = 100;
 
 const stockCounted = stockCountedEvent();
@@ -76,14 +81,14 @@ export async function run(): Promise<BenchResult[]> {
 }
 
 /** Writes `count` rows in transactions of 100 (not timed: both sides start from the same table). */
-async function writeRows(db: Database, schema: string, count: number) {
+async function writeRows(db: Database, schema: string, count: number, aggregates = AGGREGATES) {
   for (let start = 0; start < count; start += 100) {
     await db.transaction(async (tx) => {
       for (let i = start; i < Math.min(count, start + 100); i++)
         await writeOutboxEvent(
           tx,
           stockCounted,
-          { sku: `SKU-${i % AGGREGATES}`, quantity: i },
+          { sku: `SKU-${i % aggregates}`, quantity: i },
           {},
           { schema, notifyChannel: false },
         );
@@ -126,8 +131,9 @@ async function relaySample(
   publisher: Publisher,
   measure: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
   onIdle?: (waitMs: number) => void,
+  aggregates = AGGREGATES,
 ): Promise<number> {
-  await writeRows(db, schema, count);
+  await writeRows(db, schema, count, aggregates);
   return measure(() =>
     relayRate({
       db,
@@ -234,6 +240,11 @@ async function runBench(subject: string): Promise<BenchResult[]> {
         { [stockCounted.eventType]: { topic: 'relay', wireFormat: 'confluent' } },
         { prefix: kafka.prefix, wireFormat: { schemaIds } },
       );
+      // The same publisher without publishChain: the relay sends each row of an aggregate only
+      // after the previous one's acknowledgement.
+      const rowByRow: Publisher = { publish: (message) => plain.publish(message) };
+      const hot = (db: Database, schema: string, publisher: Publisher) =>
+        relaySample(db, schema, MESSAGES, publisher, undefined, undefined, HOT_AGGREGATES);
       const pgPoller = postgresPollerBatch(pg.pool, pg.schema, producer, relayTopic!);
       const mariaPoller = mariadbPollerBatch(maria.pool, producer, relayTopic!);
 
@@ -280,6 +291,10 @@ async function runBench(subject: string): Promise<BenchResult[]> {
         poller: [] as number[],
         mariaRelay: [] as number[],
         mariaPoller: [] as number[],
+        hotChains: [] as number[],
+        hotRowByRow: [] as number[],
+        mariaHotChains: [] as number[],
+        mariaHotRowByRow: [] as number[],
       };
       // Alternating, so a slower phase of the machine touches every side alike.
       trace.take();
@@ -327,6 +342,14 @@ async function runBench(subject: string): Promise<BenchResult[]> {
             measure('MariaDB poller', MESSAGES),
           ),
         );
+        trace.take();
+        mariaTrace.take();
+        if (!MARIADB_ONLY) {
+          rates.hotChains.push(await hot(pgDb, pg.schema, plain));
+          rates.hotRowByRow.push(await hot(pgDb, pg.schema, rowByRow));
+        }
+        rates.mariaHotChains.push(await hot(mariaDb, maria.schema, plain));
+        rates.mariaHotRowByRow.push(await hot(mariaDb, maria.schema, rowByRow));
         trace.take();
         mariaTrace.take();
       }
@@ -404,6 +427,25 @@ async function runBench(subject: string): Promise<BenchResult[]> {
           },
           rates.framed,
           rates.relay,
+        ),
+        ...(
+          [
+            ['PostgreSQL', rates.hotChains, rates.hotRowByRow],
+            ['MariaDB', rates.mariaHotChains, rates.mariaHotRowByRow],
+          ] as const
+        ).map(([database, chains, rowByRowRates]) =>
+          fromSamples(
+            {
+              name: `relay → Kafka (${name}), ${database}, ${HOT_AGGREGATES} aggregates: each aggregate's claimed rows in one send`,
+              unit: 'events/s',
+              baselineName:
+                "the same relay sending an aggregate's next row after the previous one's acknowledgement",
+              goal: { ratio: 1, better: 'higher' },
+              note,
+            },
+            chains,
+            rowByRowRates,
+          ),
         ),
       ];
       // A MariaDB-only run has no PostgreSQL samples: only the MariaDB rows are results.

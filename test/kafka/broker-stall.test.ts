@@ -8,7 +8,9 @@
  * reported. A consumer with the inbox guard on the real PostgreSQL reads the topic through the
  * same stalls (with the same adapter) and writes one effect row per handled delivery: every
  * acknowledged record must have exactly one effect — none missing, none doubled — so the
- * duplicates the stalls cause are absorbed by the inbox, not passed on.
+ * duplicates the stalls cause are absorbed by the inbox, not passed on. Rows that pile up during
+ * a pause go out as chains (several rows of one aggregate in one send); per aggregate, no row's
+ * first copy on the topic may come before the first copy of a row written before it.
  *
  * Runs on a broker of its own, never the shared one. EVGEN_STALL_RUNS sets the runs per adapter
  * (default 2, what the suite runs; many more by hand).
@@ -121,6 +123,18 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
             requestTimeoutMs: REQUEST_TIMEOUT_MS,
           }).producer({ timeoutMs: 5_000 });
           closers.push(() => producer.close());
+          // The most records of one aggregate in one send: rows that pile up during a pause go
+          // out as chains (several of a key in one record batch), which this test must exercise.
+          let longestChain = 0;
+          const send = producer.send.bind(producer);
+          producer.send = (records) => {
+            const perKey = new Map<string, number>();
+            for (const { key } of records)
+              if (String(key).startsWith('order-'))
+                perKey.set(String(key), (perKey.get(String(key)) ?? 0) + 1);
+            longestChain = Math.max(longestChain, ...perKey.values());
+            return send(records);
+          };
 
           let round = 0;
           const writeRound = () =>
@@ -241,8 +255,8 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
           await relay.stop({ timeoutMs: 10_000 });
           const finalCounts = settled ?? (await statusCounts());
 
-          const sent = await db.query<{ event_id: string }>(
-            `SELECT event_id FROM "${schema}".outbox_event WHERE status = 'SENT'`,
+          const sent = await db.query<{ event_id: string; aggregate_id: string }>(
+            `SELECT event_id, aggregate_id FROM "${schema}".outbox_event WHERE status = 'SENT' ORDER BY id`,
           );
           const acknowledged = new Set([
             ...sent.rows.map((row) => row.event_id),
@@ -252,6 +266,20 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
           const storedIds = new Set(stored);
           const lost = [...acknowledged].filter((id) => !storedIds.has(id));
           const duplicates = stored.length - storedIds.size;
+          // Per aggregate, each row's first copy on the topic comes after the first copy of every
+          // row written before it (duplicates may follow; an overtaking row may not).
+          const firstSeen = [...new Set(stored)];
+          const outOfOrder = [...new Set(sent.rows.map((row) => row.aggregate_id))].filter(
+            (aggregate) => {
+              const written = sent.rows
+                .filter((row) => row.aggregate_id === aggregate)
+                .map((row) => row.event_id);
+              const mine = new Set(written);
+              return (
+                JSON.stringify(firstSeen.filter((id) => mine.has(id))) !== JSON.stringify(written)
+              );
+            },
+          );
           const unsent = total - (finalCounts.SENT ?? 0);
 
           // Every stored record reaches the consumer at least once: wait until each stored
@@ -284,16 +312,19 @@ describe.each(KAFKA_CLIENTS.filter((client) => only === undefined || client.name
             `[broker-stall] ${kafka.prefix} run ${run}: acknowledged ${acknowledged.size} ` +
               `(rows ${sent.rows.length}, helper ${helperAcknowledged.length}), ` +
               `acknowledged but absent ${lost.length}, duplicates ${duplicates}, ` +
-              `rows not SENT ${unsent} ${JSON.stringify(finalCounts)}, helper rejected ${helperRejected}; ` +
+              `rows not SENT ${unsent} ${JSON.stringify(finalCounts)}, helper rejected ${helperRejected}, ` +
+              `aggregates out of order ${outOfOrder.length}, longest chain in one send ${longestChain}; ` +
               `consumer: acknowledged without effect ${noEffect}, doubled effects ${doubled}, ` +
               `inbox duplicates ${consumed.duplicates}, dead letters ${consumed.deadLettered}`,
           );
-          expect({ lost: lost.length, unsent, noEffect, doubled }).toEqual({
+          expect({ lost: lost.length, unsent, noEffect, doubled, outOfOrder }).toEqual({
             lost: 0,
             unsent: 0,
             noEffect: 0,
             doubled: 0,
+            outOfOrder: [],
           });
+          expect(longestChain).toBeGreaterThan(1);
           // Each duplicate record on the topic reached the inbox and was absorbed there.
           expect(consumed.duplicates).toBeGreaterThanOrEqual(duplicates);
           expect(consumed.deadLettered).toBe(0);

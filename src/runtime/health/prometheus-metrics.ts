@@ -31,7 +31,7 @@ import type { DeliveryCounts } from '../delivery/delivery-outcome.js';
 import type { MessageHandler } from '../delivery/message-handler.js';
 import type { RunnerHealth } from '../delivery/runner-health.js';
 import type { OutboxRelayHooks } from '../outbox/relay-options.js';
-import type { OutboundMessage, Publisher } from '../publisher.js';
+import type { ChainPublishResult, OutboundMessage, Publisher } from '../publisher.js';
 import { BoundedLabel } from './bounded-label.js';
 import { loadPromClient } from './load-prom-client.js';
 import type { MetricsSource } from './health-endpoints.js';
@@ -666,6 +666,33 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
           publishDuration.observe({ ...labels, outcome: 'confirmed' }, seconds(start));
         },
         ...(publisher.probe === undefined ? {} : { probe: () => publisher.probe!() }),
+        ...(publisher.publishChain === undefined
+          ? {}
+          : {
+              async publishChain(messages: readonly OutboundMessage[]) {
+                const start = process.hrtime.bigint();
+                const observeAll = (outcome: (index: number) => 'confirmed' | 'failed') =>
+                  messages.forEach((message, index) =>
+                    publishDuration.observe(
+                      {
+                        relay: name,
+                        event_type: eventTypeOf(message.envelope),
+                        outcome: outcome(index),
+                      },
+                      seconds(start),
+                    ),
+                  );
+                let results: readonly ChainPublishResult[];
+                try {
+                  results = await publisher.publishChain!(messages);
+                } catch (error) {
+                  observeAll(() => 'failed');
+                  throw error;
+                }
+                observeAll((index) => (results[index]?.stored === true ? 'confirmed' : 'failed'));
+                return results;
+              },
+            }),
       };
       const observed: OutboxRelayHooks = {
         ...hooks,

@@ -6,7 +6,7 @@
 import type { Envelope } from '../envelope.js';
 import { rejectedMessageCause } from '../errors.js';
 import { lookupRoute } from '../route-table.js';
-import type { OutboundMessage, Publisher } from '../publisher.js';
+import type { ChainPublishResult, OutboundMessage, Publisher } from '../publisher.js';
 import { frameConfluent } from './confluent-framing.js';
 import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
 import { envelopeToKafkaRecord, KAFKA_HEADERS } from './kafka-record.js';
@@ -79,6 +79,17 @@ export async function publishKafkaEnvelope(
   return producer.send([carriable(envelope, framedRecord(record, id))]);
 }
 
+/**
+ * A record not sent because an earlier record of its key, published before it and not yet
+ * stored, failed: sending it would put it ahead of that one.
+ */
+export class KafkaChainHeldBackError extends Error {
+  override readonly name = 'KafkaChainHeldBackError';
+  constructor(key: string) {
+    super(`not sent: an earlier record with key ${key} failed, and this one may not overtake it`);
+  }
+}
+
 /** The broker's refusal of one record, in words its row's `last_error` keeps. */
 function refusedByBroker(
   record: KafkaOutboundRecord,
@@ -127,7 +138,7 @@ export interface KafkaRelayPublisherOptions {
   /**
    * Sends handed to the producer at once (default 1). Both adapters send one at a time (see
    * `serial-producer.ts`), so with 1 everything that arrives while a send is awaited goes out
-   * together in the next one. Records of one aggregate are never in two of them.
+   * together in the next one. Records of one aggregate are never in two of them at once.
    */
   readonly maxInFlightSends?: number;
   /**
@@ -149,10 +160,13 @@ export interface KafkaRelayPublisherOptions {
  *
  * Throughput: publishes that arrive in the same tick, or while `maxInFlightSends` sends are in
  * flight, are gathered into the next send, so the relay's parallel aggregates share requests.
- * Order: records with one key (aggregate) are never unacknowledged together: a record waits
- * until the previous record of its key settled, and a batch never holds two records of one key.
- * Same key → same partition (murmur2), so the per-aggregate order the relay keeps is the order
- * consumers read.
+ * Order: a record waits until the previous record of its key settled, so two sends never hold
+ * records of one key. `publishChain` (the relay's rows of one aggregate) puts its records in one
+ * send, in order: same key → same partition (murmur2) → one record batch, which the partition
+ * appends whole or not at all. A chain longer than `maxBatchSize` continues in the next send,
+ * and when a send fails, the chain's records after it are rejected unsent
+ * (`KafkaChainHeldBackError`), so what the broker stores of a chain is always a prefix of it.
+ * So the per-aggregate order the relay keeps is the order consumers read.
  */
 export function kafkaRelayPublisher(
   producer: KafkaProducer,
@@ -168,33 +182,53 @@ export function kafkaRelayPublisher(
     throw new RangeError(`maxBatchSize must be a positive integer (got ${maxBatchSize})`);
   }
   checkWireFormatRoutes(routes, options.wireFormat);
+  /** The records of one `publishChain` call: once one fails, the rest must not be sent. */
+  interface Chain {
+    failed: boolean;
+  }
   interface Pending {
     readonly record: KafkaOutboundRecord;
     resolve(): void;
     reject(error: unknown): void;
     /** Sent in a send of its own: its batch was refused for one record's sake. */
     readonly alone?: boolean;
+    readonly chain?: Chain;
   }
+  const keyOf = (pending: Pending) => `${pending.record.topic}\0${pending.record.key}`;
   /** Waiting to be sent, in arrival order. */
   let queue: Pending[] = [];
   /** Keys with a record in flight. */
   const inFlight = new Set<string>();
   let sending = 0;
 
+  /** Rejects, unsent, the waiting records whose chain has a failed record before them. */
+  const holdBackFailedChains = (): void => {
+    queue = queue.filter((pending) => {
+      if (pending.chain?.failed !== true) return true;
+      pending.reject(new KafkaChainHeldBackError(String(pending.record.key)));
+      return false;
+    });
+  };
+
   const pump = (): void => {
     if (sending >= maxInFlightSends || queue.length === 0) return;
     const batch: Pending[] = [];
     const rest: Pending[] = [];
-    const keys = new Set<string>();
+    /** The chain (or undefined: a lone publish) each key in the batch came with. */
+    const keys = new Map<string, Chain | undefined>();
     /** Keys with a record left waiting: their later records wait too. */
     const waiting = new Set<string>();
     for (const pending of queue) {
-      const key = `${pending.record.topic}\0${pending.record.key}`;
+      const key = keyOf(pending);
       const joins =
         batch.length === 0 ||
         (batch.length < maxBatchSize && pending.alone !== true && batch[0]!.alone !== true);
-      if (joins && !inFlight.has(key) && !keys.has(key) && !waiting.has(key)) {
-        keys.add(key);
+      // Two records of one key share a send only as one chain (one record batch, appended whole
+      // to their partition), and never join a send while a record of their key is in flight.
+      const keyFits =
+        !keys.has(key) || (pending.chain !== undefined && keys.get(key) === pending.chain);
+      if (joins && keyFits && !inFlight.has(key) && !waiting.has(key)) {
+        keys.set(key, pending.chain);
         batch.push(pending);
       } else {
         waiting.add(key);
@@ -204,7 +238,7 @@ export function kafkaRelayPublisher(
     if (batch.length === 0) return;
     queue = rest;
     sending += 1;
-    for (const key of keys) inFlight.add(key);
+    for (const key of keys.keys()) inFlight.add(key);
     producer
       .send(batch.map((pending) => pending.record))
       .then(
@@ -213,23 +247,33 @@ export function kafkaRelayPublisher(
           // The broker refused the whole send for one record's sake (its size): each record goes
           // again alone, so only that one fails. Ahead of the queue, so each key keeps its order.
           const rejected = rejectedMessageCause(error);
-          if (rejected !== undefined && batch.length > 1)
+          if (rejected !== undefined && batch.length > 1) {
             queue = [...batch.map((pending) => ({ ...pending, alone: true })), ...queue];
-          else if (rejected !== undefined)
-            batch[0]!.reject(refusedByBroker(batch[0]!.record, rejected, error));
-          else batch.forEach((pending) => pending.reject(error));
+            return;
+          }
+          const reason =
+            rejected !== undefined ? refusedByBroker(batch[0]!.record, rejected, error) : error;
+          for (const pending of batch) {
+            pending.reject(reason);
+            if (pending.chain !== undefined) pending.chain.failed = true;
+          }
+          holdBackFailedChains();
         },
       )
       .finally(() => {
-        for (const key of keys) inFlight.delete(key);
+        for (const key of keys.keys()) inFlight.delete(key);
         sending -= 1;
         pump();
       });
   };
 
-  const enqueue = (envelope: Envelope, record: KafkaOutboundRecord): Promise<void> =>
+  const enqueue = (record: KafkaOutboundRecord, chain?: Chain): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      queue.push({ record: carriable(envelope, record), resolve, reject });
+      if (chain?.failed === true) {
+        reject(new KafkaChainHeldBackError(String(record.key)));
+        return;
+      }
+      queue.push({ record, resolve, reject, ...(chain !== undefined ? { chain } : {}) });
       // Let publishes started in the same tick join this send.
       queueMicrotask(pump);
     });
@@ -238,41 +282,78 @@ export function kafkaRelayPublisher(
   let resolutions = 0;
   let idTurn: Promise<unknown> = Promise.resolve();
 
+  /**
+   * The record to send for a message: at once, or once its schema id is known (after the ids of
+   * the publishes before it). Throws or rejects for a message that cannot be sent.
+   */
+  const recordFor = (
+    message: OutboundMessage,
+  ): KafkaOutboundRecord | Promise<KafkaOutboundRecord> => {
+    const { envelope } = message;
+    const route = kafkaRouteFor(routes, envelope.eventType);
+    const wireFormat = framingFor(route, envelope.eventType, options.wireFormat);
+    const record = envelopeToKafkaRecord(
+      envelope,
+      kafkaEventTopic(route.topic, options.prefix),
+      message.headers,
+    );
+    const { eventType, schemaVersion } = envelope;
+    if (wireFormat === undefined) return carriable(envelope, record);
+    const { schemaIds } = wireFormat;
+    const cached = schemaIds.cachedId(eventType, schemaVersion);
+    if (cached !== undefined && resolutions === 0)
+      return carriable(envelope, framedRecord(record, cached));
+    resolutions += 1;
+    const step = idTurn
+      .then(() => schemaIds.idFor(eventType, schemaVersion, route.topic))
+      .then((id) => carriable(envelope, framedRecord(record, id)));
+    const settled = () => {
+      resolutions -= 1;
+    };
+    idTurn = step.then(settled, settled);
+    return step;
+  };
+
   const probe = producer.probe?.bind(producer);
   return {
     // The relay's reconnect probe: a producer connected again after the sends that failed.
     ...(probe !== undefined ? { probe } : {}),
     publish(message: OutboundMessage): Promise<void> {
-      const { envelope } = message;
-      let route: KafkaRoute;
-      let wireFormat: ConfluentWireFormat | undefined;
+      let record: KafkaOutboundRecord | Promise<KafkaOutboundRecord>;
       try {
-        route = kafkaRouteFor(routes, envelope.eventType);
-        wireFormat = framingFor(route, envelope.eventType, options.wireFormat);
+        record = recordFor(message);
       } catch (error) {
         return Promise.reject(error);
       }
-      const record = envelopeToKafkaRecord(
-        envelope,
-        kafkaEventTopic(route.topic, options.prefix),
-        message.headers,
-      );
-      const { eventType, schemaVersion } = envelope;
-      if (wireFormat === undefined) return enqueue(envelope, record);
-      const { schemaIds } = wireFormat;
-      const cached = schemaIds.cachedId(eventType, schemaVersion);
-      if (cached !== undefined && resolutions === 0)
-        return enqueue(envelope, framedRecord(record, cached));
-      resolutions += 1;
-      // The step resolves with the send wrapped in an object, so the chain waits for the id only.
-      const step = idTurn
-        .then(() => schemaIds.idFor(eventType, schemaVersion, route.topic))
-        .then((id) => ({ sent: enqueue(envelope, framedRecord(record, id)) }));
-      const settled = () => {
-        resolutions -= 1;
-      };
-      idTurn = step.then(settled, settled);
-      return step.then((turn) => turn.sent);
+      return record instanceof Promise ? record.then((r) => enqueue(r)) : enqueue(record);
+    },
+    async publishChain(
+      messages: readonly OutboundMessage[],
+    ): Promise<readonly ChainPublishResult[]> {
+      const chain: Chain = { failed: false };
+      const sends: Promise<void>[] = [];
+      for (const message of messages) {
+        try {
+          const record = recordFor(message);
+          sends.push(enqueue(record instanceof Promise ? await record : record, chain));
+        } catch (error) {
+          // This one cannot be sent, so none after it may be (those before it may).
+          sends.push(Promise.reject(error));
+          break;
+        }
+      }
+      const outcomes = await Promise.allSettled(sends);
+      return messages.map((message, index): ChainPublishResult => {
+        const outcome = outcomes[index];
+        if (outcome === undefined)
+          return {
+            stored: false,
+            error: new KafkaChainHeldBackError(message.envelope.aggregateId),
+          };
+        return outcome.status === 'fulfilled'
+          ? { stored: true }
+          : { stored: false, error: outcome.reason };
+      });
     },
   };
 }

@@ -2,7 +2,7 @@
  * A publish bounded by the relay's `publishTimeoutMs` and by `stop({ timeoutMs })`: whichever
  * comes first settles the outcome, and whatever the publisher does later is ignored.
  */
-import type { OutboundMessage, Publisher } from '../publisher.js';
+import type { ChainPublishResult, OutboundMessage, Publisher } from '../publisher.js';
 import { OutboxPublishTimeoutError } from './relay-errors.js';
 
 /** Timer functions the relay uses for publish and stop timeouts; injectable so tests need not wait. */
@@ -18,15 +18,38 @@ export const REAL_TIMERS: RelayTimers = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-type PublishOutcome =
+export type PublishOutcome =
   | { readonly kind: 'published' }
   | { readonly kind: 'failed'; readonly error: unknown }
   | { readonly kind: 'abandoned' };
 
 export interface BoundedPublisher {
-  publish(message: OutboundMessage): Promise<PublishOutcome>;
+  /** Whether `publish` takes several rows of one aggregate at once (the publisher has `publishChain`). */
+  readonly publishesChains: boolean;
+  /**
+   * Publishes one message, or several of one aggregate in order when `publishesChains`; one
+   * outcome per message. A timeout fails every message not settled by then.
+   */
+  publish(messages: readonly OutboundMessage[]): Promise<readonly PublishOutcome[]>;
   /** Settles every publish still waiting as `abandoned` (stop's timeout passed). */
   abandonAll(): void;
+}
+
+/** What the publisher was asked, as one promise of one result per message. */
+function publishAll(
+  publisher: Publisher,
+  messages: readonly OutboundMessage[],
+): Promise<readonly ChainPublishResult[]> {
+  if (publisher.publishChain !== undefined && messages.length > 1)
+    return publisher.publishChain(messages);
+  if (messages.length !== 1)
+    throw new TypeError(
+      `a publisher without publishChain takes one message (got ${messages.length})`,
+    );
+  return publisher.publish(messages[0]!).then(
+    () => [{ stored: true }],
+    (error: unknown) => [{ stored: false, error }],
+  );
 }
 
 export function boundedPublisher(
@@ -36,31 +59,43 @@ export function boundedPublisher(
 ): BoundedPublisher {
   const abandonWaiters = new Set<() => void>();
   return {
-    publish(message) {
+    publishesChains: publisher.publishChain !== undefined,
+    publish(messages) {
       return new Promise((resolve) => {
         let settled = false;
-        const finish = (outcome: PublishOutcome) => {
+        const finish = (outcome: (index: number) => PublishOutcome) => {
           if (settled) return;
           settled = true;
           timers.clearTimeout(timer);
           abandonWaiters.delete(abandon);
-          resolve(outcome);
+          resolve(messages.map((_, index) => outcome(index)));
         };
-        const abandon = () => finish({ kind: 'abandoned' });
-        const timer = timers.setTimeout(
-          () => finish({ kind: 'failed', error: new OutboxPublishTimeoutError(timeoutMs) }),
-          timeoutMs,
-        );
+        const abandon = () => finish(() => ({ kind: 'abandoned' }));
+        const timer = timers.setTimeout(() => {
+          const error = new OutboxPublishTimeoutError(timeoutMs);
+          finish(() => ({ kind: 'failed', error }));
+        }, timeoutMs);
         abandonWaiters.add(abandon);
-        let publishing: Promise<void>;
+        let publishing: Promise<readonly ChainPublishResult[]>;
         try {
-          publishing = publisher.publish(message);
+          publishing = publishAll(publisher, messages);
         } catch (error) {
           publishing = Promise.reject(error);
         }
         publishing.then(
-          () => finish({ kind: 'published' }),
-          (error: unknown) => finish({ kind: 'failed', error }),
+          (results) =>
+            finish((index) => {
+              const result = results[index];
+              if (result === undefined)
+                return {
+                  kind: 'failed',
+                  error: new Error('the publisher gave no result for this message'),
+                };
+              return result.stored
+                ? { kind: 'published' }
+                : { kind: 'failed', error: result.error };
+            }),
+          (error: unknown) => finish(() => ({ kind: 'failed', error })),
         );
       });
     },

@@ -17,6 +17,13 @@ export class PublishWindow {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
+  /** Takes a slot if one is free now and no one is waiting; never waits. */
+  tryAcquire(): boolean {
+    if (this.used >= this.size || this.waiting.length > 0) return false;
+    this.used++;
+    return true;
+  }
+
   /** Frees a slot, handing it to the longest waiter if there is one. */
   release(): void {
     const next = this.waiting.shift();

@@ -1,9 +1,9 @@
 /**
  * One relay batch: claim due rows, publish each aggregate's rows in id order (each after the
- * previous one's confirm, aggregates concurrently within the shared window), then record the
- * outcome: failures as they happen, SENT marks together once the publishes have settled (or
- * after a short delay while a slow one is still awaited), untried rows released and abandoned
- * ones given back at the end.
+ * previous one's confirm, or together through `publishChain`; aggregates concurrently within the
+ * shared window), then record the outcome: failures as they happen, SENT marks together once the
+ * publishes have settled (or after a short delay while a slow one is still awaited), untried rows
+ * released and abandoned ones given back at the end.
  */
 import { randomUUID } from 'node:crypto';
 import { groupByAggregate } from './aggregate-chains.js';
@@ -13,7 +13,7 @@ import { recordFailure } from './record-failure.js';
 import type { RelayContext } from './relay-context.js';
 import { leaseOf } from './relay-lease.js';
 import type { RelayBatchResult } from './relay-options.js';
-import { tracePublish } from '../telemetry.js';
+import { tracePublishes } from '../telemetry.js';
 import { SentFlusher } from './sent-flusher.js';
 import type { SentMarks } from './unwritten-marks.js';
 
@@ -81,46 +81,64 @@ export async function runBatch(
   const abandonedIds: string[] = [];
   const sent = new SentFlusher((ids) => sql.sent(db, ids, token, now()), SENT_FLUSH_DELAY_MS);
 
-  // One aggregate's rows one by one, each after the previous one's confirm.
+  // One aggregate's rows in id order. A publisher with `publishChain` is given as many of them at
+  // once as the window has room for; any other one row at a time, each after the previous one's
+  // confirm.
   const runChain = async (chain: ClaimedRow[]) => {
-    for (let index = 0; index < chain.length; index++) {
-      const row = chain[index]!;
-      const message = toOutboundMessage(row);
-      // The slot first, so the checks below see the lease as it is when the publish starts.
+    for (let index = 0; index < chain.length;) {
+      // The slots first, so the checks below see the lease as it is when the publishes start.
       await window.acquire();
+      let count = 1;
+      while (publisher.publishesChains && index + count < chain.length && window.tryAcquire())
+        count++;
       lease.heartbeat();
       if (context.isStopping() || nowMs() < outage.until || !lease.allowsPublish()) {
-        window.release();
+        for (let slot = 0; slot < count; slot++) window.release();
         releasedIds.push(...chain.slice(index).map((r) => r.id));
         return;
       }
       const round = outage.round;
-      // A PRODUCER span continuing the trace stored with the row; the broker carries its context.
-      const outcome = await tracePublish(
-        message.headers,
-        {
-          messageId: message.envelope.messageId,
-          eventType: message.envelope.eventType,
-          aggregateId: message.envelope.aggregateId,
-        },
-        (headers) => publisher.publish({ ...message, headers }),
-        (result) => (result.kind === 'failed' ? result.error : undefined),
-      ).finally(() => window.release());
-      if (outcome.kind === 'abandoned') {
-        abandonedIds.push(row.id);
-        releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
-        return;
+      const part = chain.slice(index, index + count);
+      const messages = part.map(toOutboundMessage);
+      // A PRODUCER span per row, continuing the trace stored with it; the broker carries its context.
+      const outcomes = await tracePublishes(
+        messages.map((message) => ({
+          headers: message.headers,
+          info: {
+            messageId: message.envelope.messageId,
+            eventType: message.envelope.eventType,
+            aggregateId: message.envelope.aggregateId,
+          },
+        })),
+        (headers) =>
+          publisher.publish(messages.map((message, i) => ({ ...message, headers: headers[i]! }))),
+        (outcome) => (outcome.kind === 'failed' ? outcome.error : undefined),
+      ).finally(() => {
+        for (let slot = 0; slot < count; slot++) window.release();
+      });
+      for (let offset = 0; offset < part.length; offset++) {
+        const row = part[offset]!;
+        const message = messages[offset]!;
+        const outcome = outcomes[offset]!;
+        if (outcome.kind !== 'published') {
+          if (outcome.kind === 'abandoned') abandonedIds.push(row.id);
+          else await recordFailure(context, row, token, message, outcome.error, result, round);
+          // The rest of this aggregate waits behind the row (publishChain stores no row after a
+          // failed one; a row that went out anyway after a timeout goes again).
+          for (const [later, laterRow] of part.entries())
+            if (later > offset)
+              (outcomes[later]!.kind === 'abandoned' ? abandonedIds : releasedIds).push(
+                laterRow.id,
+              );
+          releasedIds.push(...chain.slice(index + count).map((r) => r.id));
+          return;
+        }
+        outage.succeeded();
+        sent.mark(row.id);
+        result.published++;
+        observe(() => hooks.onPublished?.(message));
       }
-      if (outcome.kind === 'failed') {
-        await recordFailure(context, row, token, message, outcome.error, result, round);
-        // The rest of this aggregate waits behind the failed row.
-        releasedIds.push(...chain.slice(index + 1).map((r) => r.id));
-        return;
-      }
-      outage.succeeded();
-      sent.mark(row.id);
-      result.published++;
-      observe(() => hooks.onPublished?.(message));
+      index += count;
     }
   };
 

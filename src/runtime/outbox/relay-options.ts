@@ -109,8 +109,9 @@ export interface OutboxRelayOptions extends OutboxTableOptions {
   /** Channel to LISTEN on (default `evgen_outbox`); `false` polls only. */
   readonly notifyChannel?: string | false;
   /**
-   * Publishes awaiting their confirm at once, across aggregates (default 100). One aggregate is
-   * always sequential: its next row is published only after the previous one was confirmed.
+   * Publishes awaiting their confirm at once, across aggregates (default 100). One aggregate's
+   * rows go in id order: each after the previous one was confirmed, or, when the publisher has
+   * `publishChain` (Kafka's), as many together as this leaves room for.
    */
   readonly maxInFlight?: number;
   /** Former name of `maxInFlight`. */

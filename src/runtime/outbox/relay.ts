@@ -3,9 +3,10 @@
  *
  * Guarantees: a row is marked SENT only after `publisher.publish()` resolved, so a crash can
  * cause a second publish (absorbed by the inbox) but never a lost event; rows of one aggregate
- * are published in id order, each only after the previous one was confirmed, and never while an
- * earlier row of that aggregate is unsent or DEAD. Different aggregates are published
- * concurrently, up to `maxInFlight` unconfirmed publishes.
+ * are published in id order, each only after the previous one was confirmed (or together through
+ * `publishChain`, which stores a prefix of them), and never while an earlier row of that
+ * aggregate is unsent or DEAD. Different aggregates are published concurrently, up to
+ * `maxInFlight` unconfirmed publishes.
  *
  * Leases: a claim is valid for `leaseMs` and renewed (heartbeat) while the relay publishes, so a
  * crashed relay's rows are taken over by another relay within about `leaseMs`. A publish is
