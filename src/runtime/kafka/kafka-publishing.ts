@@ -335,7 +335,10 @@ export function kafkaRelayPublisher(
       for (const message of messages) {
         try {
           const record = recordFor(message);
-          sends.push(enqueue(record instanceof Promise ? await record : record, chain));
+          const sent = enqueue(record instanceof Promise ? await record : record, chain);
+          // Settled below; handled now, since it may fail while a later record awaits its id.
+          sent.catch(() => undefined);
+          sends.push(sent);
         } catch (error) {
           // This one cannot be sent, so none after it may be (those before it may).
           sends.push(Promise.reject(error));
