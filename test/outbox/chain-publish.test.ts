@@ -7,7 +7,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   createOutboxRelay,
-  writeOutboxEvent,
   type ChainPublishResult,
   type OutboundMessage,
   type OutboxRelayOptions,
@@ -20,8 +19,8 @@ import {
   outboxRows,
   pgliteOnce,
   type OutboxFixture,
+  writeOrders,
 } from './support/dialects.js';
-import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
@@ -53,23 +52,6 @@ class ChainRecordingPublisher implements Publisher {
   }
 }
 
-async function write(f: OutboxFixture, orderIds: readonly string[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const [index, orderId] of orderIds.entries()) {
-    const envelope = await f.db.transaction((tx) =>
-      writeOutboxEvent(
-        tx,
-        orderPlacedV1,
-        { orderId, amount: index },
-        {},
-        { schema: f.schema, notifyChannel: f.channel },
-      ),
-    );
-    ids.push(envelope.messageId);
-  }
-  return ids;
-}
-
 describe.each(DIALECTS)('relay with a chain publisher on %s', (dialect) => {
   let fixture: OutboxFixture | undefined;
   const open = async () => (fixture = await openOutbox(dialect, pglite));
@@ -82,7 +64,7 @@ describe.each(DIALECTS)('relay with a chain publisher on %s', (dialect) => {
 
   it("hands each aggregate's claimed rows over in one call, in id order, and marks them SENT", async () => {
     const f = await open();
-    const [a1, b1, a2, c1, a3, b2, a4] = await write(f, ['a', 'b', 'a', 'c', 'a', 'b', 'a']);
+    const [a1, b1, a2, c1, a3, b2, a4] = await writeOrders(f, ['a', 'b', 'a', 'c', 'a', 'b', 'a']);
     const publisher = new ChainRecordingPublisher(() => undefined);
     const relay = relayFor(f, { publisher, batchSize: 100 });
     expect(await relay.runOnce()).toMatchObject({ claimed: 7, published: 7, released: 0 });
@@ -96,7 +78,7 @@ describe.each(DIALECTS)('relay with a chain publisher on %s', (dialect) => {
 
   it('cuts a chain to the in-flight window: with maxInFlight 2, five rows go as 2 + 2 + 1, in order', async () => {
     const f = await open();
-    const ids = await write(f, ['a', 'a', 'a', 'a', 'a']);
+    const ids = await writeOrders(f, ['a', 'a', 'a', 'a', 'a']);
     const publisher = new ChainRecordingPublisher(() => undefined);
     const relay = relayFor(f, { publisher, batchSize: 100, maxInFlight: 2 });
     expect(await relay.runOnce()).toMatchObject({ claimed: 5, published: 5 });
@@ -105,7 +87,7 @@ describe.each(DIALECTS)('relay with a chain publisher on %s', (dialect) => {
 
   it('after a row that fails: the rows before it SENT, it backs off, the rows after it given back untried; then in order', async () => {
     const f = await open();
-    const [a1, b1, a2, a3] = await write(f, ['a', 'b', 'a', 'a']);
+    const [a1, b1, a2, a3] = await writeOrders(f, ['a', 'b', 'a', 'a']);
     const clock = manualClock();
     const publisher = new ChainRecordingPublisher((message) =>
       message.envelope.messageId === a2 && message.attempts === 0

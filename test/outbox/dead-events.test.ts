@@ -9,7 +9,6 @@ import {
   createOutboxRelay,
   listDeadOutboxEvents,
   reviveDeadOutboxEvents,
-  writeOutboxEvent,
 } from 'evgen/runtime';
 import {
   DIALECTS,
@@ -17,28 +16,11 @@ import {
   outboxRows,
   pgliteOnce,
   type OutboxFixture,
+  writeOrders,
 } from './support/dialects.js';
-import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
-
-async function write(f: OutboxFixture, orderIds: readonly string[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const [index, orderId] of orderIds.entries()) {
-    const envelope = await f.db.transaction((tx) =>
-      writeOutboxEvent(
-        tx,
-        orderPlacedV1,
-        { orderId, amount: index },
-        {},
-        { schema: f.schema, notifyChannel: false, assignAggregateVersion: true },
-      ),
-    );
-    ids.push(envelope.messageId);
-  }
-  return ids;
-}
 
 describe.each(DIALECTS)('DEAD outbox rows on %s', (dialect) => {
   let fixture: OutboxFixture | undefined;
@@ -50,7 +32,7 @@ describe.each(DIALECTS)('DEAD outbox rows on %s', (dialect) => {
   /** Writes the rows and lets a relay kill every row whose amount is in `poison`. */
   async function withDead(orderIds: readonly string[], poison: ReadonlySet<number>) {
     const f = (fixture = await openOutbox(dialect, pglite));
-    const ids = await write(f, orderIds);
+    const ids = await writeOrders(f, orderIds, { assignAggregateVersion: true });
     const publisher = new RecordingPublisher((message) =>
       poison.has((message.envelope.payload as { amount: number }).amount)
         ? new NonRetryableError('broker refused the payload')

@@ -6,7 +6,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   OutboxPublishTimeoutError,
   createOutboxRelay,
-  writeOutboxEvent,
   type Database,
   type OutboundMessage,
   type OutboxRelayOptions,
@@ -22,28 +21,11 @@ import {
   outboxRows,
   pgliteOnce,
   type OutboxFixture,
+  writeOrders,
 } from './support/dialects.js';
-import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
-
-async function write(f: OutboxFixture, orderIds: readonly string[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const [index, orderId] of orderIds.entries()) {
-    const envelope = await f.db.transaction((tx) =>
-      writeOutboxEvent(
-        tx,
-        orderPlacedV1,
-        { orderId, amount: index },
-        {},
-        { schema: f.schema, notifyChannel: f.channel },
-      ),
-    );
-    ids.push(envelope.messageId);
-  }
-  return ids;
-}
 
 /**
  * Publishes the messages it is told to hold only when the test settles them (or never); the rest
@@ -139,7 +121,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
 
   it('counts a publish that has not settled within publishTimeoutMs as broker unavailability: retried after the outage backoff, attempts kept', async () => {
     const f = await open();
-    const [a1, , b1] = await write(f, ['a', 'a', 'b']);
+    const [a1, , b1] = await writeOrders(f, ['a', 'a', 'b']);
     const clock = manualClock();
     const time = manualTimers(clock);
     const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
@@ -197,7 +179,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
 
   it('a late settlement cannot touch a row another relay claimed since (lease token)', async () => {
     const f = await open();
-    const [a1] = await write(f, ['a']);
+    const [a1] = await writeOrders(f, ['a']);
     const clock = manualClock();
     const time = manualTimers(clock);
     const first = new ControlledPublisher(() => true);
@@ -239,7 +221,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
 
   it('does not start a publish that could outlive the lease; the rest of the run is given back untried', async () => {
     const f = await open();
-    const [a1] = await write(f, ['a', 'a']);
+    const [a1] = await writeOrders(f, ['a', 'a']);
     const clock = manualClock();
     const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
     const relay = relayFor(f, {
@@ -263,7 +245,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
 
   it('stop() without a timeout still ends: a publish that never settles times out', async () => {
     const f = await open();
-    await write(f, ['a']);
+    await writeOrders(f, ['a']);
     const time = manualTimers();
     const publisher = new ControlledPublisher(() => true);
     const relay = relayFor(f, {
@@ -291,7 +273,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
 
   it('stop({ timeoutMs }) gives up on a publish that never settles and releases every row it holds', async () => {
     const f = await open();
-    const [a1, a2, b1] = await write(f, ['a', 'a', 'b']);
+    const [a1, a2, b1] = await writeOrders(f, ['a', 'a', 'b']);
     const time = manualTimers();
     const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
     // The loop's other lane must have claimed (nothing) before stop(): a claim still on its way
@@ -346,7 +328,7 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
 
   it('stop({ timeoutMs }) resolves as soon as in-flight publishes finish, recording them', async () => {
     const f = await open();
-    const [a1] = await write(f, ['a']);
+    const [a1] = await writeOrders(f, ['a']);
     const time = manualTimers();
     const publisher = new ControlledPublisher(() => true);
     const relay = relayFor(f, {

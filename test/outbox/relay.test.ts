@@ -21,33 +21,12 @@ import {
   outboxRows,
   pgliteOnce,
   type OutboxFixture,
+  writeOrders,
 } from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
-
-/** Writes one event per entry, each in its own transaction, in the given order. */
-async function write(
-  f: OutboxFixture,
-  orderIds: readonly string[],
-  db: Database = f.db,
-): Promise<string[]> {
-  const ids: string[] = [];
-  for (const [index, orderId] of orderIds.entries()) {
-    const envelope = await db.transaction((tx) =>
-      writeOutboxEvent(
-        tx,
-        orderPlacedV1,
-        { orderId, amount: index },
-        {},
-        { schema: f.schema, notifyChannel: f.channel },
-      ),
-    );
-    ids.push(envelope.messageId);
-  }
-  return ids;
-}
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
@@ -73,7 +52,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('publishes every due row once, in id order per aggregate, and marks it SENT', async () => {
     const f = await open();
-    const ids = await write(f, ['a', 'b', 'a', 'c', 'a', 'b']);
+    const ids = await writeOrders(f, ['a', 'b', 'a', 'c', 'a', 'b']);
     const publisher = new RecordingPublisher();
     const relay = relayFor(f, { publisher, batchSize: 100 });
     expect(await relay.runOnce()).toEqual({
@@ -102,7 +81,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('keeps publishing and recording when an observability hook throws', async () => {
     const f = await open();
-    await write(f, ['a', 'a', 'b', 'poison']);
+    await writeOrders(f, ['a', 'a', 'b', 'poison']);
     const publisher = new RecordingPublisher((message) =>
       message.envelope.aggregateId === 'poison' ? new NonRetryableError('poison') : undefined,
     );
@@ -125,7 +104,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('holds back later events of an aggregate while an earlier one backs off, then publishes in order', async () => {
     const f = await open();
-    const [a1, b1, a2, a3] = await write(f, ['a', 'b', 'a', 'a']);
+    const [a1, b1, a2, a3] = await writeOrders(f, ['a', 'b', 'a', 'a']);
     const clock = manualClock();
     const publisher = new RecordingPublisher((message) =>
       message.envelope.messageId === a1 && message.attempts === 0
@@ -165,7 +144,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('backs off exponentially with jitter up to the cap, recording attempts and the error', async () => {
     const f = await open();
-    await write(f, ['a']);
+    await writeOrders(f, ['a']);
     const clock = manualClock();
     const publisher = new RecordingPublisher(() => new Error('nack'));
     const relay = relayFor(f, {
@@ -198,7 +177,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('moves a row to DEAD after maxAttempts, keeps last_error, and holds its aggregate back until revived', async () => {
     const f = await open();
-    const [poison, next] = await write(f, ['a', 'a']);
+    const [poison, next] = await writeOrders(f, ['a', 'a']);
     const clock = manualClock();
     const publisher = new RecordingPublisher((message, call) =>
       message.envelope.messageId === poison ? new Error(`rejected #${call}`) : undefined,
@@ -245,7 +224,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('sends a non-retryable publish failure straight to DEAD', async () => {
     const f = await open();
-    await write(f, ['a']);
+    await writeOrders(f, ['a']);
     const relay = relayFor(f, {
       publisher: new RecordingPublisher(() => new NonRetryableError('message too large')),
     });
@@ -260,7 +239,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('lets another relay reclaim rows whose lease expired when their relay died mid-publish', async () => {
     const f = await open();
-    const [a1, a2] = await write(f, ['a', 'a']);
+    const [a1, a2] = await writeOrders(f, ['a', 'a']);
     const clock = manualClock();
     // Relay A claims both rows and hangs in publish() on the first: it "died" holding the lease.
     const dying = new RecordingPublisher(() => 'hang');
@@ -298,7 +277,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('publishes again, with the same messageId, when the relay dies after the confirm and before SENT', async () => {
     const f = await open();
-    const [id] = await write(f, ['a']);
+    const [id] = await writeOrders(f, ['a']);
     const clock = manualClock();
     const publisher = new RecordingPublisher();
     // The "crash": every statement that would record SENT fails, as if the process died right
@@ -327,7 +306,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('ignores a stale relay that finishes after its lease was taken over', async () => {
     const f = await open();
-    await write(f, ['a']);
+    await writeOrders(f, ['a']);
     const clock = manualClock();
     const late = deferred();
     const publishing = deferred();
@@ -362,7 +341,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('stops gracefully: the in-flight publish is recorded, untried rows are released', async () => {
     const f = await open();
-    const [a1] = await write(f, ['a', 'a', 'a']);
+    const [a1] = await writeOrders(f, ['a', 'a', 'a']);
     const gate = deferred();
     const publishing = deferred();
     const publisher = new RecordingPublisher();
@@ -428,7 +407,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       await firstIdle;
       expect(batches).toEqual([{ claimed: 0, published: 0, failed: 0, dead: 0, released: 0 }]);
       // The relay now sleeps for ten minutes unless the NOTIFY sent at commit wakes it.
-      const [id] = await write(f, ['a']);
+      const [id] = await writeOrders(f, ['a']);
       await publisher.waitForPublished(1);
       expect(publisher.published[0]!.envelope.messageId).toBe(id);
     } finally {
@@ -539,7 +518,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('cleans up only SENT rows older than the retention, in batches', async () => {
     const f = await open();
-    await write(f, ['a', 'b', 'c', 'd', 'e', 'dead', 'ready']);
+    await writeOrders(f, ['a', 'b', 'c', 'd', 'e', 'dead', 'ready']);
     const publisher = new RecordingPublisher((message) =>
       message.envelope.aggregateId === 'dead'
         ? new NonRetryableError('poison')
@@ -578,7 +557,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
 
   it('findOutboxEvent says whether a messageId was written, published, retried or went DEAD', async () => {
     const f = await open();
-    const [sent, failing, dead] = await write(f, ['sent', 'failing', 'dead']);
+    const [sent, failing, dead] = await writeOrders(f, ['sent', 'failing', 'dead']);
     const options = { schema: f.schema };
     expect(await findOutboxEvent(f.db, sent!, options)).toMatchObject({
       status: 'READY',
@@ -630,7 +609,7 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       due: 0,
       oldestUnsentAgeMs: null,
     });
-    await write(f, ['a', 'b']);
+    await writeOrders(f, ['a', 'b']);
     const stats = await outboxStats(f.db, { schema: f.schema });
     expect(stats).toMatchObject({ ready: 2, due: 2, processing: 0, sent: 0, dead: 0 });
     expect(stats.oldestUnsentAgeMs).toBeGreaterThanOrEqual(0);

@@ -11,6 +11,7 @@ import {
   mysqlDatabase,
   pgliteDatabase,
   postgresDatabase,
+  writeOutboxEvent,
   type Database,
   type PostgresDatabaseOptions,
 } from 'evgen/runtime';
@@ -18,6 +19,7 @@ import type { FaultProxy } from '../../support/fault-proxy.js';
 import { createMariadbDatabase, mariadbPool } from '../../support/mariadb.js';
 import { createTestSchema, TEST_DATABASE_URL, uniqueName } from '../../support/postgres.js';
 import { startPglite } from '../../support/pglite.js';
+import { orderPlacedV1 } from './test-event.js';
 
 export type DialectName = 'postgres' | 'pglite' | 'mariadb';
 export const DIALECTS: readonly DialectName[] = ['postgres', 'pglite', 'mariadb'];
@@ -134,6 +136,36 @@ export async function openOutbox(
       await instance.query(`DROP SCHEMA "${schema}" CASCADE`);
     },
   };
+}
+
+/**
+ * Writes one OrderPlaced event per entry (its orderId, the aggregate), each in its own
+ * transaction, in the given order; returns their messageIds. `db` writes through another handle
+ * of the same outbox; `assignAggregateVersion` numbers each aggregate's events.
+ */
+export async function writeOrders(
+  f: OutboxFixture,
+  orderIds: readonly string[],
+  options: { readonly db?: Database; readonly assignAggregateVersion?: boolean } = {},
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [index, orderId] of orderIds.entries()) {
+    const envelope = await (options.db ?? f.db).transaction((tx) =>
+      writeOutboxEvent(
+        tx,
+        orderPlacedV1,
+        { orderId, amount: index },
+        {},
+        {
+          schema: f.schema,
+          notifyChannel: f.channel,
+          ...(options.assignAggregateVersion === true ? { assignAggregateVersion: true } : {}),
+        },
+      ),
+    );
+    ids.push(envelope.messageId);
+  }
+  return ids;
 }
 
 /** A business table written next to the outbox, to prove both commit or roll back together. */
