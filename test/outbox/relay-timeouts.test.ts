@@ -83,6 +83,14 @@ async function settleIo(f: OutboxFixture): Promise<void> {
   }
 }
 
+/** Polls `done` (real time, a few ms apart) until it holds; fails after 10 s. */
+async function waitUntil(done: () => Promise<boolean>): Promise<void> {
+  for (const start = Date.now(); !(await done());) {
+    if (Date.now() - start > 10_000) throw new Error('waitUntil: not within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 describe('outbox relay options', () => {
   const db = {} as Database;
   const publisher: Publisher = { publish: () => Promise.resolve() };
@@ -273,14 +281,14 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
 
   it('stop({ timeoutMs }) gives up on a publish that never settles and releases every row it holds', async () => {
     const f = await open();
-    const [a1, a2, b1] = await writeOrders(f, ['a', 'a', 'b']);
+    const ids = await writeOrders(f, ['a', 'a', 'b']);
     const time = manualTimers();
-    const publisher = new ControlledPublisher((m) => m.envelope.messageId === a1);
-    // The loop's other lane must have claimed (nothing) before stop(): a claim still on its way
-    // would run after stop() released the rows, take them and release them again.
-    let otherLaneIdle!: () => void;
-    const otherLaneClaimed = new Promise<void>((resolve) => (otherLaneIdle = resolve));
-    // One aggregate at a time: b's run is claimed but waits behind a's.
+    const publisher = new ControlledPublisher(() => true);
+    // Both lanes must have claimed before stop(): a claim still on its way would run after
+    // stop() released the rows, take them and release them again. They claim at the same time,
+    // so one may take every row (the other then finds nothing) or each may take an aggregate.
+    let otherLaneIdle = false;
+    // One publish at a time: the row published first holds the window, the rest wait untried.
     const relay = relayFor(f, {
       publisher,
       timers: time.timers,
@@ -288,40 +296,53 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
       concurrency: 1,
       pollIntervalMs: 600_000,
       minPollIntervalMs: 600_000, // no adaptive polls either (MySQL/MariaDB default to a short floor)
-      hooks: { onBatch: (batch) => batch.claimed === 0 && otherLaneIdle() },
+      hooks: {
+        onBatch: (batch) => {
+          if (batch.claimed === 0) otherLaneIdle = true;
+        },
+      },
     });
     await relay.start();
     await publisher.waitForCalls(1);
-    await otherLaneClaimed;
-    expect((await outboxRows(f)).map((r) => r.status)).toEqual([
-      'PROCESSING',
-      'PROCESSING',
-      'PROCESSING',
-    ]);
+    const leases = async () =>
+      (
+        await f.db.query<{ status: string; lease_token: string | null }>(
+          `SELECT status, lease_token FROM ${f.table('outbox_event')} ORDER BY id`,
+        )
+      ).rows;
+    await waitUntil(async () => {
+      const rows = await leases();
+      const tokens = new Set(rows.map((row) => row.lease_token));
+      return (
+        rows.every((row) => row.status === 'PROCESSING') && (otherLaneIdle || tokens.size === 2)
+      );
+    });
     let resolved = false;
     const stopped = relay.stop({ timeoutMs: 5_000 }).then(() => (resolved = true));
     await settleIo(f);
     expect(resolved).toBe(false);
     time.advance(5_000);
     await stopped;
+    expect(publisher.calls).toHaveLength(1);
+    const tried = publisher.calls[0]!.envelope.messageId;
     const rows = await outboxRows(f);
-    expect(rows.map((r) => [r.event_id, r.status, r.attempts, r.locked_until_ms])).toEqual([
-      // Its publish started and may yet reach the broker: the attempt counts, but not as a failure.
-      [a1, 'READY', 1, null],
-      // Never tried: as if never claimed.
-      [a2, 'READY', 0, null],
-      [b1, 'READY', 0, null],
-    ]);
-    expect(rows[0]!.last_error).toBe('relay stopped before the publish settled');
-    expect(rows[1]!.last_error).toBeNull();
+    expect(rows.map((r) => [r.event_id, r.status, r.attempts, r.locked_until_ms])).toEqual(
+      ids.map((id) =>
+        // Its publish started and may yet reach the broker: the attempt counts, but not as a
+        // failure. The others were never tried: as if never claimed.
+        id === tried ? [id, 'READY', 1, null] : [id, 'READY', 0, null],
+      ),
+    );
+    expect(rows.map((r) => r.last_error)).toEqual(
+      ids.map((id) => (id === tried ? 'relay stopped before the publish settled' : null)),
+    );
     // Due again at once (no backoff): another relay may take them now.
     expect(rows.every((r) => r.available_ms <= Date.now() + 1_000)).toBe(true);
-    expect(publisher.calls.map((m) => m.envelope.messageId)).toEqual([a1]);
     expect(relay.metrics()).toMatchObject({ published: 0, failed: 0, released: 3 });
     expect(time.pending()).toBe(0);
 
     // The abandoned publish settles after all: the row (no longer held) stays as it is.
-    publisher.settleLate(a1!);
+    publisher.settleLate(tried);
     await settleIo(f);
     expect(await outboxRows(f)).toEqual(rows);
   });
