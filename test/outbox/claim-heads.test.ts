@@ -3,19 +3,27 @@
  * wherever it is (behind SENT history, a row given back to READY below every other open row),
  * never a row behind a DEAD or a locked head, and returned as stored with this claim's attempt
  * counted, whether the claim read its rows back (MariaDB, rows behind a head) or not (heads alone).
+ * On PostgreSQL the heads are found per aggregate when few aggregates have unsent rows, else by a
+ * scan in id order: every test runs both ways, and random outboxes get the same claim from both.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { writeOutboxEvent } from 'evgen/runtime';
+import { writeOutboxEvent, type Database } from 'evgen/runtime';
 import { outboxTableNames } from '../../src/runtime/outbox/outbox-table.js';
 import { relayStatements } from '../../src/runtime/outbox/relay-statements.js';
-import { DIALECTS, openOutbox, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import {
+  CLAIM_CASES,
+  DIALECTS,
+  openOutbox,
+  pgliteOnce,
+  type OutboxFixture,
+} from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
 
-describe.each(DIALECTS)('claimed heads on %s', (dialect) => {
+describe.each(CLAIM_CASES)('claimed heads on $dialect, $heads', ({ dialect, fewAggregates }) => {
   let fixture: OutboxFixture | undefined;
   afterEach(async () => {
     await fixture?.close();
@@ -32,6 +40,7 @@ describe.each(DIALECTS)('claimed heads on %s', (dialect) => {
     const statements = relayStatements(
       outboxTableNames({ schema: f.schema }, f.db.dialect),
       f.db.dialect,
+      fewAggregates === undefined ? {} : { fewAggregates },
     );
     const claim = (batchSize: number, leaseMs = 60_000, db = f.db) =>
       statements.claim(db, {
@@ -112,3 +121,74 @@ describe.each(DIALECTS)('claimed heads on %s', (dialect) => {
     },
   );
 });
+
+describe.each(DIALECTS.filter((dialect) => dialect !== 'mariadb'))(
+  'the two ways of finding heads on %s',
+  (dialect) => {
+    let fixture: OutboxFixture | undefined;
+    afterEach(async () => {
+      await fixture?.close();
+      fixture = undefined;
+    });
+
+    it('claim the same rows from random outboxes (SENT history, DEAD, backing off, leased, expired leases)', async () => {
+      const f = (fixture = await openOutbox(dialect, pglite));
+      const table = f.table('outbox_event');
+      const names = outboxTableNames({ schema: f.schema }, f.db.dialect);
+      const perAggregate = relayStatements(names, f.db.dialect, { fewAggregates: 32 });
+      const byScan = relayStatements(names, f.db.dialect, { fewAggregates: 0 });
+      // A fixed seed: the same outboxes every run.
+      let seed = 7;
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+      const states = [
+        `'SENT', now() - interval '1 hour', NULL`,
+        `'READY', now() - interval '1 second', NULL`,
+        `'READY', now() + interval '1 hour', NULL`,
+        `'PROCESSING', now() - interval '1 hour', now() + interval '1 hour'`,
+        `'PROCESSING', now() - interval '1 hour', now() - interval '1 second'`,
+        `'DEAD', now() - interval '1 hour', NULL`,
+      ];
+      for (let round = 0; round < 12; round++) {
+        await f.db.query(`DELETE FROM ${table}`);
+        const aggregates = 1 + Math.floor(random() * 6);
+        const rows = 5 + Math.floor(random() * 40);
+        const values = Array.from({ length: rows }, () => {
+          const state = states[Math.floor(random() * states.length)]!;
+          const aggregate = `agg-${Math.floor(random() * aggregates)}`;
+          return `(gen_random_uuid(), 'order', '${aggregate}', 'OrderPlaced', 1, '{}', now(), ${state})`;
+        });
+        await f.db.query(`INSERT INTO ${table} (event_id, aggregate_type, aggregate_id, event_type,
+            schema_version, payload, occurred_at, status, available_at, locked_until)
+          VALUES ${values.join(', ')}`);
+        for (const batchSize of [1, 3, 100]) {
+          const claimed = async (statements: typeof byScan) => {
+            let ids: string[] = [];
+            await f.db
+              .transaction(async (tx) => {
+                // The claim only runs queries: inside a transaction, to be rolled back.
+                const rows = await statements.claim(tx as unknown as Database, {
+                  batchSize,
+                  token: randomUUID(),
+                  leaseMs: 60_000,
+                  now: null,
+                  sentIds: [],
+                  sentToken: null,
+                });
+                ids = rows.map((row) => String(row.id)).sort();
+                throw new Error('roll back');
+              })
+              .catch((error: unknown) => {
+                if ((error as Error).message !== 'roll back') throw error;
+              });
+            return ids;
+          };
+          const scanned = await claimed(byScan);
+          expect(await claimed(perAggregate), `round ${round}, batch ${batchSize}`).toEqual(
+            scanned,
+          );
+          if (round === 0 && batchSize === 100) expect(scanned.length).toBeGreaterThan(0);
+        }
+      }
+    });
+  },
+);

@@ -30,27 +30,68 @@ const due = (alias: string) =>
  */
 const idsParam = (index: number) => `(SELECT $${index}::text::bigint[])::bigint[]`;
 
+/** Up to this many aggregates with unsent rows, heads are found per aggregate (see claimSql). */
+const FEW_AGGREGATES = 32;
+
 /**
  * Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL, $5 ids of an
  * earlier batch's confirmed rows to mark SENT first (a `{…}` bigint array literal, may be
  * empty), $6 that batch's lease token or NULL. Rows this marks SENT count as SENT for the head
  * check (the statement's snapshot still shows them PROCESSING); rows it does not mark (their
  * lease was lost) still hold their aggregate back.
+ *
+ * Heads are found one of two ways. With few aggregates holding unsent rows (at most
+ * `fewAggregates`), a skip scan over the aggregate index takes each one's earliest unsent row: one
+ * probe per aggregate. Otherwise the claim index is walked in id order and each due row is
+ * checked for being its aggregate's earliest: cheap while most open rows are heads, but with few
+ * aggregates and long backlogs every claim read every open row (10 aggregates: 20 ms per claim at
+ * 2 000 open rows, 45 ms at 8 000), so draining such a backlog took time quadratic in it. The skip
+ * scan stops after `fewAggregates` + 1 aggregates: at most that many probes when it gives way.
  */
-function claimSql(names: OutboxTableNames): string {
+function claimSql(names: OutboxTableNames, fewAggregates: number): string {
   const t = names.table;
-  return `WITH sent AS (
+  return `WITH RECURSIVE sent AS (
   UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
   WHERE id = ANY(${idsParam(5)}) AND lease_token = $6::uuid AND status = 'PROCESSING'
   RETURNING id
-), heads AS (
+), firsts (aggregate_type, aggregate_id, id, n) AS (
+  -- Each aggregate's earliest row that is not SENT, one index probe per aggregate in key order,
+  -- stopping after ${fewAggregates} + 1 aggregates.
+  (SELECT e.aggregate_type, e.aggregate_id, e.id, 1
+   FROM ${t} e
+   WHERE e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent)
+   ORDER BY e.aggregate_type, e.aggregate_id, e.id
+   LIMIT 1)
+  UNION ALL
+  SELECT x.aggregate_type, x.aggregate_id, x.id, f.n + 1
+  FROM firsts f
+  CROSS JOIN LATERAL (
+    SELECT e.aggregate_type, e.aggregate_id, e.id
+    FROM ${t} e
+    WHERE e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent)
+      AND (e.aggregate_type, e.aggregate_id) > (f.aggregate_type, f.aggregate_id)
+    ORDER BY e.aggregate_type, e.aggregate_id, e.id
+    LIMIT 1) x
+  WHERE f.n <= ${fewAggregates}
+), few AS (
+  SELECT count(*) <= ${fewAggregates} AS yes FROM firsts
+), few_heads AS (
+  -- Few aggregates with unsent rows: the heads are their earliest rows, found above.
+  SELECT w.id, w.aggregate_type, w.aggregate_id
+  FROM ${t} w
+  WHERE (SELECT yes FROM few) AND w.id IN (SELECT id FROM firsts)
+    AND w.status NOT IN ('SENT', 'DEAD') AND ${due('w')}
+  ORDER BY w.id
+  LIMIT $1::int
+  FOR UPDATE OF w SKIP LOCKED
+), scanned_heads AS (
   SELECT o.id, o.aggregate_type, o.aggregate_id
   FROM ${t} o
   -- The claim index's predicate. The due and head checks are one CASE so that, without
   -- statistics, the planner estimates them at one half instead of multiplying default
   -- selectivities into a one-row guess; with that guess it bitmap-scans the whole backlog and
   -- sorts it instead of walking the index in id order up to a full batch.
-  WHERE o.status NOT IN ('SENT', 'DEAD')
+  WHERE NOT (SELECT yes FROM few) AND o.status NOT IN ('SENT', 'DEAD')
     AND CASE WHEN ${due('o')}
       -- The earliest row of its aggregate that is not SENT (a DEAD one blocks the rest until
       -- revived). A scalar subquery (not NOT EXISTS) so the plan is an index probe per scanned
@@ -63,6 +104,8 @@ function claimSql(names: OutboxTableNames): string {
   ORDER BY o.id
   LIMIT $1::int
   FOR UPDATE OF o SKIP LOCKED
+), heads AS (
+  SELECT * FROM few_heads UNION ALL SELECT * FROM scanned_heads
 ), chain AS (
   -- Per head, only as many rows as the batch has room for (index range scan, not the backlog).
   SELECT f.id,
@@ -164,6 +207,11 @@ export interface PostgresRelayStatementOptions {
   readonly prepared?: boolean;
   /** Called once, when a prepared statement failed as behind a transaction pooler and preparing stops. */
   readonly onPreparedStatementsOff?: (error: Error) => void;
+  /**
+   * Up to how many aggregates with unsent rows the claim finds heads per aggregate instead of by
+   * scanning rows in id order (default 32; 0 always scans). For tests of both ways.
+   */
+  readonly fewAggregates?: number;
 }
 
 /**
@@ -194,8 +242,12 @@ export function postgresRelayStatements(
   names: OutboxTableNames,
   options: PostgresRelayStatementOptions = {},
 ): RelayStatements {
+  const fewAggregates = options.fewAggregates ?? FEW_AGGREGATES;
+  // It is written into the statement's text.
+  if (!Number.isInteger(fewAggregates) || fewAggregates < 0)
+    throw new RangeError(`fewAggregates must be a non-negative integer (got ${fewAggregates})`);
   const sql = {
-    claim: claimSql(names),
+    claim: claimSql(names, fewAggregates),
     sent: markSentSql(names),
     failed: markFailedSql(names),
     deferred: markDeferredSql(names),

@@ -168,6 +168,25 @@ export async function writeOrders(
   return ids;
 }
 
+/**
+ * The claim tests' cases: each dialect, and PostgreSQL's two ways of finding heads
+ * (`fewAggregates`: per aggregate while at most that many have unsent rows; 0: a scan in id order).
+ */
+export interface ClaimCase {
+  readonly dialect: DialectName;
+  readonly heads: string;
+  /** The PostgreSQL statements' option; undefined on MariaDB. */
+  readonly fewAggregates: number | undefined;
+}
+export const CLAIM_CASES: readonly ClaimCase[] = DIALECTS.flatMap<ClaimCase>((dialect) =>
+  dialect === 'mariadb'
+    ? [{ dialect, heads: 'as the dialect finds them', fewAggregates: undefined }]
+    : [
+        { dialect, heads: 'per aggregate', fewAggregates: 32 },
+        { dialect, heads: 'by a scan in id order', fewAggregates: 0 },
+      ],
+);
+
 /** A business table written next to the outbox, to prove both commit or roll back together. */
 export async function createOrdersTable(fixture: OutboxFixture): Promise<string> {
   const table = fixture.table('orders');
