@@ -23,6 +23,7 @@ import {
   type OutboxFixture,
   writeOrders,
 } from './support/dialects.js';
+import { waitFor } from '../support/wait-for.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
@@ -80,14 +81,6 @@ async function settleIo(f: OutboxFixture): Promise<void> {
   for (let i = 0; i < 5; i++) {
     await new Promise((resolve) => setImmediate(resolve));
     await f.db.query('SELECT 1');
-  }
-}
-
-/** Polls `done` (real time, a few ms apart) until it holds; fails after 10 s. */
-async function waitUntil(done: () => Promise<boolean>): Promise<void> {
-  for (const start = Date.now(); !(await done());) {
-    if (Date.now() - start > 10_000) throw new Error('waitUntil: not within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 
@@ -310,13 +303,19 @@ describe.each(DIALECTS)('outbox relay timeouts on %s', (dialect) => {
           `SELECT status, lease_token FROM ${f.table('outbox_event')} ORDER BY id`,
         )
       ).rows;
-    await waitUntil(async () => {
-      const rows = await leases();
-      const tokens = new Set(rows.map((row) => row.lease_token));
-      return (
-        rows.every((row) => row.status === 'PROCESSING') && (otherLaneIdle || tokens.size === 2)
-      );
-    });
+    await waitFor(
+      'both lanes claimed',
+      async () => {
+        const rows = await leases();
+        const tokens = new Set(rows.map((row) => row.lease_token));
+        return rows.every((row) => row.status === 'PROCESSING') &&
+          (otherLaneIdle || tokens.size === 2)
+          ? true
+          : undefined;
+      },
+      10_000,
+      5,
+    );
     let resolved = false;
     const stopped = relay.stop({ timeoutMs: 5_000 }).then(() => (resolved = true));
     await settleIo(f);

@@ -14,6 +14,7 @@ import {
   type TopologyOptions,
 } from 'evgen/runtime';
 import { deleteResolvedTopology } from '../../src/runtime/rabbitmq/assert-topology.js';
+import { waitFor as pollFor } from './wait-for.js';
 
 export const TEST_RABBITMQ_URL =
   process.env.EVGEN_TEST_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -134,20 +135,13 @@ export async function drainQueue(channel: Channel, queue: string): Promise<GetMe
   }
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(
+/** `waitFor` (wait-for.ts) with the RabbitMQ tests' bounds: 15 s, every 25 ms. */
+export function waitFor<T>(
   what: string,
   check: () => T | undefined | Promise<T | undefined>,
   timeoutMs = 15_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return pollFor(what, check, timeoutMs, 25);
 }
 
 const run = promisify(execFile);
