@@ -653,17 +653,25 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     instrumentRelay(relayOptions, name = 'relay') {
       const { publisher, hooks = {} } = relayOptions;
       // A new object, not a prototype copy: methods run on the caller's publisher (private fields).
+      const observePublish = (
+        message: OutboundMessage,
+        outcome: 'confirmed' | 'failed',
+        start: bigint,
+      ) =>
+        publishDuration.observe(
+          { relay: name, event_type: eventTypeOf(message.envelope), outcome },
+          seconds(start),
+        );
       const timed: Publisher = {
         async publish(message: OutboundMessage) {
           const start = process.hrtime.bigint();
-          const labels = { relay: name, event_type: eventTypeOf(message.envelope) };
           try {
             await publisher.publish(message);
           } catch (error) {
-            publishDuration.observe({ ...labels, outcome: 'failed' }, seconds(start));
+            observePublish(message, 'failed', start);
             throw error;
           }
-          publishDuration.observe({ ...labels, outcome: 'confirmed' }, seconds(start));
+          observePublish(message, 'confirmed', start);
         },
         ...(publisher.probe === undefined ? {} : { probe: () => publisher.probe!() }),
         ...(publisher.publishChain === undefined
@@ -673,14 +681,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
                 const start = process.hrtime.bigint();
                 const observeAll = (outcome: (index: number) => 'confirmed' | 'failed') =>
                   messages.forEach((message, index) =>
-                    publishDuration.observe(
-                      {
-                        relay: name,
-                        event_type: eventTypeOf(message.envelope),
-                        outcome: outcome(index),
-                      },
-                      seconds(start),
-                    ),
+                    observePublish(message, outcome(index), start),
                   );
                 let results: readonly ChainPublishResult[];
                 try {

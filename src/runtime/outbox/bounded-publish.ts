@@ -18,7 +18,7 @@ export const REAL_TIMERS: RelayTimers = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-export type PublishOutcome =
+type PublishOutcome =
   | { readonly kind: 'published' }
   | { readonly kind: 'failed'; readonly error: unknown }
   | { readonly kind: 'abandoned' };

@@ -24,10 +24,12 @@ export class PublishWindow {
     return true;
   }
 
-  /** Frees a slot, handing it to the longest waiter if there is one. */
-  release(): void {
-    const next = this.waiting.shift();
-    if (next !== undefined) next();
-    else this.used--;
+  /** Frees `slots` slots (default one), each handed to the longest waiter if there is one. */
+  release(slots = 1): void {
+    for (let slot = 0; slot < slots; slot++) {
+      const next = this.waiting.shift();
+      if (next !== undefined) next();
+      else this.used--;
+    }
   }
 }

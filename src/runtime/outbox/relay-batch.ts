@@ -93,7 +93,7 @@ export async function runBatch(
         count++;
       lease.heartbeat();
       if (context.isStopping() || nowMs() < outage.until || !lease.allowsPublish()) {
-        for (let slot = 0; slot < count; slot++) window.release();
+        window.release(count);
         releasedIds.push(...chain.slice(index).map((r) => r.id));
         return;
       }
@@ -113,9 +113,7 @@ export async function runBatch(
         (headers) =>
           publisher.publish(messages.map((message, i) => ({ ...message, headers: headers[i]! }))),
         (outcome) => (outcome.kind === 'failed' ? outcome.error : undefined),
-      ).finally(() => {
-        for (let slot = 0; slot < count; slot++) window.release();
-      });
+      ).finally(() => window.release(count));
       for (let offset = 0; offset < part.length; offset++) {
         const row = part[offset]!;
         const message = messages[offset]!;
