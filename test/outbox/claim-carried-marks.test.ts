@@ -41,16 +41,18 @@ describe.each(CLAIM_CASES)(
         fewAggregates === undefined ? {} : { fewAggregates },
       );
       const claim = (sentIds: string[], sentToken: string | null) =>
-        statements.claim(f.db, {
-          batchSize: 2,
-          token: randomUUID(),
-          leaseMs: 60_000,
-          now: null,
-          sentIds,
-          sentToken,
-        });
+        statements
+          .claim(f.db, {
+            batchSize: 2,
+            token: randomUUID(),
+            leaseMs: 60_000,
+            now: null,
+            sentIds,
+            sentToken,
+          })
+          .then((batch) => batch.rows);
       const firstToken = randomUUID();
-      const first = await statements.claim(f.db, {
+      const { rows: first } = await statements.claim(f.db, {
         batchSize: 2,
         token: firstToken,
         leaseMs: 60_000,

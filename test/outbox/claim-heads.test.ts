@@ -43,14 +43,16 @@ describe.each(CLAIM_CASES)('claimed heads on $dialect, $heads', ({ dialect, fewA
       fewAggregates === undefined ? {} : { fewAggregates },
     );
     const claim = (batchSize: number, leaseMs = 60_000, db = f.db) =>
-      statements.claim(db, {
-        batchSize,
-        token: randomUUID(),
-        leaseMs,
-        now: null,
-        sentIds: [],
-        sentToken: null,
-      });
+      statements
+        .claim(db, {
+          batchSize,
+          token: randomUUID(),
+          leaseMs,
+          now: null,
+          sentIds: [],
+          sentToken: null,
+        })
+        .then((batch) => batch.rows);
     const ids = (
       await f.db.query<{ id: string }>(`SELECT id FROM ${f.table('outbox_event')} ORDER BY id`)
     ).rows.map((row) => String(row.id));
@@ -166,7 +168,7 @@ describe.each(DIALECTS.filter((dialect) => dialect !== 'mariadb'))(
             await f.db
               .transaction(async (tx) => {
                 // The claim only runs queries: inside a transaction, to be rolled back.
-                const rows = await statements.claim(tx as unknown as Database, {
+                const { rows } = await statements.claim(tx as unknown as Database, {
                   batchSize,
                   token: randomUUID(),
                   leaseMs: 60_000,

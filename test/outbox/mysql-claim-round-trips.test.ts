@@ -65,7 +65,9 @@ describe('MariaDB claim round trips', () => {
       db.dialect,
     );
     const claim = (token: string, sentIds: readonly string[], sentToken: string | null) =>
-      statements.claim(db, { batchSize: 2, token, leaseMs: 60_000, now: null, sentIds, sentToken });
+      statements
+        .claim(db, { batchSize: 2, token, leaseMs: 60_000, now: null, sentIds, sentToken })
+        .then((batch) => batch.rows);
     const firstToken = randomUUID();
     const first = await claim(firstToken, [], null);
     expect(first.map((row) => `${row.aggregate_id}${row.attempts}`).sort()).toEqual(['a1', 'b1']);

@@ -59,7 +59,7 @@ describe('the relay’s prepared claim on PostgreSQL', () => {
       let sentToken: string | null = null;
       for (let claim = 0; claim < CLAIMS; claim++) {
         const token = randomUUID();
-        const rows = await sql.claim(db, {
+        const { rows } = await sql.claim(db, {
           batchSize: BATCH,
           token,
           leaseMs: 60_000,

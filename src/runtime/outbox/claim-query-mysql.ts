@@ -12,7 +12,13 @@
 import type { Database, Queryable } from '../db/database.js';
 import { MYSQL_DIALECT } from '../db/sql-dialect.js';
 import { mysqlTimestamp } from '../db/sql-timestamp.js';
-import type { ClaimedRow, ClaimRequest, RelayStatements } from './claim-query.js';
+import {
+  chainDepth,
+  type ClaimedBatch,
+  type ClaimedRow,
+  type ClaimRequest,
+  type RelayStatements,
+} from './claim-query.js';
 import type { OutboxTableNames } from './outbox-table.js';
 
 /** `now` (bound as one parameter): the injected clock, else the database's UTC clock. */
@@ -26,12 +32,45 @@ const UNSENT = `('READY', 'PROCESSING', 'DEAD')`;
 /** A carried SENT mark was not written: the claim that took it as written is rolled back. */
 class CarriedMarkLost extends Error {}
 
-interface ChainRow {
+export interface ChainRow {
   readonly id: string;
   readonly aggregate_type: string;
   readonly aggregate_id: string;
   readonly due: number | string;
   readonly position: number | string;
+}
+
+const aggregateKey = (row: { aggregate_type: string; aggregate_id: string }) =>
+  JSON.stringify([row.aggregate_type, row.aggregate_id]);
+
+/**
+ * The rows a claim takes (ClaimedBatch's rules; PostgreSQL applies them in its claim statement).
+ * `rows`: the heads' aggregates' unsent rows by position then id, up to `depth` + 1 each; `heads`
+ * in id order, fewer than the batch. A run ends at its first row that is not due.
+ */
+export function pickChains(
+  rows: readonly ChainRow[],
+  heads: readonly { aggregate_type: string; aggregate_id: string }[],
+  batchSize: number,
+  depth: number,
+): { picked: string[]; moreDue: boolean } {
+  const rank = new Map(heads.map((head, index) => [aggregateKey(head), index]));
+  const half = Math.ceil(heads.length / 2);
+  const broken = new Set<string>();
+  const due: { id: string; rank: number; position: number }[] = [];
+  for (const row of rows) {
+    const key = aggregateKey(row);
+    if (broken.has(key)) continue;
+    if (Number(row.due) !== 1) broken.add(key);
+    else due.push({ id: row.id, rank: rank.get(key)!, position: Number(row.position) });
+  }
+  const inDepth = due.filter((row) => row.position <= depth);
+  const split = inDepth.length > batchSize;
+  const picked = inDepth
+    .filter((row) => !split || row.rank < half)
+    .slice(0, batchSize)
+    .map((row) => row.id);
+  return { picked, moreDue: due.length > picked.length };
 }
 
 export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
@@ -105,7 +144,7 @@ ORDER BY o.id
 LIMIT ?
 FOR UPDATE SKIP LOCKED`;
 
-  /** The unsent rows of the heads' aggregates (carried marks as SENT), numbered per aggregate, up to `room` each. */
+  /** The unsent rows of the heads' aggregates (carried marks as SENT), numbered per aggregate, up to a limit each. */
   const chainSql = (
     heads: number,
     carried: boolean,
@@ -144,7 +183,7 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
     tx: Queryable,
     request: ClaimRequest,
     carried: { readonly ids: string[]; readonly token: string } | undefined,
-  ): Promise<ClaimedRow[]> {
+  ): Promise<ClaimedBatch> {
     const { batchSize, token, leaseMs } = request;
     const now = nowParam(request.now);
     const marks = carried === undefined ? [] : [carried.ids];
@@ -159,34 +198,24 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
     ).rows;
     const headIds = heads.map((head) => head.id);
     let picked = headIds;
-    const room = batchSize - heads.length + 1;
-    if (heads.length > 0 && room > 1) {
+    let moreDue = false;
+    if (heads.length > 0 && heads.length < batchSize) {
+      const depth = chainDepth(heads.length, batchSize);
       const rows = (
         await tx.query<ChainRow>(chainSql(heads.length, carried !== undefined), [
           now,
           now,
           ...heads.flatMap((head) => [head.aggregate_type, head.aggregate_id]),
           ...marks,
-          room,
+          depth + 1,
         ])
       ).rows;
-      // A chain runs from its head up to the first row that is not due; rows come by position.
-      const broken = new Set<string>();
-      picked = [];
-      for (const row of rows) {
-        const key = JSON.stringify([row.aggregate_type, row.aggregate_id]);
-        if (broken.has(key)) continue;
-        if (Number(row.due) !== 1) {
-          broken.add(key);
-          continue;
-        }
-        if (picked.length < batchSize) picked.push(row.id);
-      }
+      ({ picked, moreDue } = pickChains(rows, heads, batchSize, depth));
     }
     if (picked.length === 0) {
       // Nothing behind the marks was taken, so a mark that no longer applies holds nothing up.
       if (carried !== undefined) await markSent(tx, carried.ids, carried.token, request.now);
-      return [];
+      return { rows: [], moreDue };
     }
     let leasedCount: number;
     if (carried === undefined) {
@@ -227,8 +256,11 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
     // Heads alone, all leased: they were read locked, so they are as read, one attempt more.
     // Rows behind a head were read without a lock and are read back under this claim's token.
     if (picked === headIds && leasedCount === heads.length)
-      return heads.map((head) => ({ ...head, attempts: Number(head.attempts) + 1 }));
-    return (await tx.query<ClaimedRow>(claimedSql, [picked, token])).rows;
+      return {
+        rows: heads.map((head) => ({ ...head, attempts: Number(head.attempts) + 1 })),
+        moreDue,
+      };
+    return { rows: (await tx.query<ClaimedRow>(claimedSql, [picked, token])).rows, moreDue };
   }
 
   /**
@@ -236,7 +268,7 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
    * the carried marks, COMMIT. If a carried mark could not be written, that try rolls back and the
    * claim runs again with the marks written first, on their own.
    */
-  async function claim(db: Database, request: ClaimRequest): Promise<ClaimedRow[]> {
+  async function claim(db: Database, request: ClaimRequest): Promise<ClaimedBatch> {
     const carried =
       request.sentToken !== null && request.sentIds.length > 0
         ? { ids: [...request.sentIds], token: request.sentToken }

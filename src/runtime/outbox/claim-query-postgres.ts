@@ -47,6 +47,10 @@ const FEW_AGGREGATES = 32;
  * aggregates and long backlogs every claim read every open row (10 aggregates: 20 ms per claim at
  * 2 000 open rows, 45 ms at 8 000), so draining such a backlog took time quadratic in it. The skip
  * scan stops after `fewAggregates` + 1 aggregates: at most that many probes when it gives way.
+ *
+ * Behind each head the claim takes a chain of that aggregate's due rows (see claim-query.ts for
+ * the split and the depth; MariaDB's claim follows the same rules). It returns, with every row,
+ * whether due rows it saw were left (`more_due`).
  */
 function claimSql(names: OutboxTableNames, fewAggregates: number): string {
   const t = names.table;
@@ -106,21 +110,37 @@ function claimSql(names: OutboxTableNames, fewAggregates: number): string {
   FOR UPDATE OF o SKIP LOCKED
 ), heads AS (
   SELECT * FROM few_heads UNION ALL SELECT * FROM scanned_heads
+), seen AS (
+  -- Fewer heads than the batch: every aggregate free to claim was seen, so chains may go deeper
+  -- (depth rows each, one more read to tell whether more is due) and the claim may split.
+  SELECT count(*) AS heads, (count(*) + 1) / 2 AS half,
+    CASE WHEN count(*) < $1::int THEN ceil($1::float8 / ((count(*) + 1) / 2))::int ELSE 1 END AS depth
+  FROM heads
 ), chain AS (
-  -- Per head, only as many rows as the batch has room for (index range scan, not the backlog).
-  SELECT f.id,
+  -- Per head, at most depth (+1) rows: an index range scan, not the aggregate's whole backlog.
+  SELECT f.id, h.rank,
     bool_and(f.due) OVER run AS claimable,
     row_number() OVER run AS position
-  FROM heads h
+  FROM (SELECT heads.*, row_number() OVER (ORDER BY heads.id) AS rank FROM heads) h
   CROSS JOIN LATERAL (
     SELECT n.id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due
     FROM ${t} n
     WHERE n.aggregate_type = h.aggregate_type AND n.aggregate_id = h.aggregate_id AND n.id >= h.id
       AND n.status <> 'SENT' AND n.id NOT IN (SELECT id FROM sent)
     ORDER BY n.id
-    LIMIT GREATEST(1, $1::int - (SELECT count(*) FROM heads) + 1)
+    LIMIT (SELECT depth + CASE WHEN heads < $1::int THEN 1 ELSE 0 END FROM seen)
   ) f
   WINDOW run AS (PARTITION BY f.aggregate_type, f.aggregate_id ORDER BY f.id)
+), split AS (
+  -- More due rows than the batch: take the earlier half of the heads, deeper (claim-query.ts).
+  SELECT (SELECT heads FROM seen) < $1::int
+    AND (SELECT count(*) FROM chain WHERE claimable AND position <= (SELECT depth FROM seen)) > $1::int AS yes
+), taken AS (
+  SELECT id FROM chain
+  WHERE claimable AND position <= (SELECT depth FROM seen)
+    AND (NOT (SELECT yes FROM split) OR rank <= (SELECT half FROM seen))
+  ORDER BY position, id
+  LIMIT $1::int
 )
 UPDATE ${t} r
 SET status = 'PROCESSING',
@@ -130,12 +150,14 @@ SET status = 'PROCESSING',
     last_error = CASE WHEN r.status = 'PROCESSING' THEN 'lease expired before the publish was confirmed' ELSE r.last_error END
 -- The picked ids as an array: primary-key probes whatever the statistics say (joined to the
 -- table, stale statistics made it re-run the picking once per due row).
-WHERE r.id = ANY(ARRAY(SELECT id FROM chain WHERE claimable ORDER BY position, id LIMIT $1::int))
+WHERE r.id = ANY(ARRAY(SELECT id FROM taken))
   AND ${due('r')}
 RETURNING r.id::text AS id, r.event_id::text AS event_id, r.aggregate_type, r.aggregate_id,
   r.aggregate_version::text AS aggregate_version, r.event_type, r.schema_version, r.payload,
   ${isoTimestampSql('r.occurred_at')} AS occurred_at,
-  r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts`;
+  r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts,
+  -- Due rows seen and not taken: behind a chain cut at depth or the batch, or heads left to split.
+  (SELECT count(*) FROM chain WHERE claimable) > (SELECT count(*) FROM taken) AS more_due`;
 }
 
 /** Parameters: $1 ids as a `{…}` bigint array literal, $2 lease token, $3 now or NULL. */
@@ -284,7 +306,7 @@ export function postgresRelayStatements(
   };
   return {
     async claim(db, r) {
-      const claimed = await query<ClaimedRow>(db, 'claim', [
+      const claimed = await query<ClaimedRow & { more_due: boolean }>(db, 'claim', [
         r.batchSize,
         r.token,
         r.leaseMs,
@@ -292,7 +314,8 @@ export function postgresRelayStatements(
         idArray(r.sentIds),
         r.sentToken,
       ]);
-      return claimed.rows;
+      const rows = claimed.rows.map(({ more_due: _, ...row }) => row);
+      return { rows, moreDue: claimed.rows[0]?.more_due === true };
     },
     sent: (db, ids, token, now) => run(db, 'sent', [idArray(ids), token, now]),
     failed: (db, id, token, status, now, delayMs, error) =>

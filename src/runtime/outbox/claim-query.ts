@@ -18,10 +18,34 @@ export interface ClaimRequest {
   readonly sentToken: string | null;
 }
 
+/**
+ * What a claim leased, and whether it saw due rows it left (`moreDue`): rows behind a chain it cut
+ * short, or heads it left to another claim. The relay claims again at once when it did.
+ *
+ * Which rows, on every dialect: heads (each aggregate's earliest unsent row, if due and not
+ * locked) in id order, at most `batchSize`; behind each head, its run of due rows. With as many
+ * heads as the batch, each head alone. With fewer, every aggregate free to claim was seen, and
+ * each head's run may go `depth` = ceil(batchSize / half) rows deep, half = ceil(heads / 2). When
+ * those rows are more than the batch, the claim SPLITS: it takes the earlier half of the heads
+ * only and leaves the rest to another claim, the relay's other lane, which would otherwise find
+ * every aggregate held by this one and claim nothing (with 200 aggregates and batches of 500, one
+ * claim held them all and the two lanes no longer overlapped). Rows are taken position by position
+ * (every head's first row, then every second row, …) up to the batch.
+ */
+export interface ClaimedBatch {
+  readonly rows: ClaimedRow[];
+  readonly moreDue: boolean;
+}
+
+/** How deep a claim that found `heads` (fewer than the batch) takes each head's run (ClaimedBatch). */
+export function chainDepth(heads: number, batchSize: number): number {
+  return Math.ceil(batchSize / Math.ceil(heads / 2));
+}
+
 /** `now` everywhere: the injected clock's time, or null for the database clock. */
 export interface RelayStatements {
-  /** Marks `sentIds` SENT, then leases due heads and the due rows behind them (see claim-query-postgres). */
-  claim(db: Database, request: ClaimRequest): Promise<ClaimedRow[]>;
+  /** Marks `sentIds` SENT, then leases due heads and the due rows behind them (see ClaimedBatch). */
+  claim(db: Database, request: ClaimRequest): Promise<ClaimedBatch>;
   sent(db: Database, ids: readonly string[], token: string, now: Date | null): Promise<void>;
   /** Back to READY after `delayMs`, or DEAD; `error` becomes last_error. */
   failed(

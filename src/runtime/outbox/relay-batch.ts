@@ -39,6 +39,13 @@ export function writeUnwrittenMarks(context: RelayContext): Promise<void> {
   return context.unwritten.write((ids, token) => sql.sent(db, ids, token, now()));
 }
 
+/** A batch's outcome; `moreDue`: its claim saw due rows it left (ClaimedBatch), so the loop goes again. */
+export interface BatchRun {
+  readonly result: RelayBatchResult;
+  readonly moreDue: boolean;
+  readonly marks?: SentMarks;
+}
+
 /**
  * Runs one batch. `carried`: an earlier batch's SENT marks, written by this batch's claim
  * statement (one round trip for both). With `handOn`, this batch's own last marks are returned
@@ -48,7 +55,7 @@ export async function runBatch(
   context: RelayContext,
   carried?: SentMarks,
   handOn = false,
-): Promise<{ result: RelayBatchResult; marks?: SentMarks }> {
+): Promise<BatchRun> {
   const { db, sql, config, hooks, publisher, window, outage, totals, now, nowMs } = context;
   const token = randomUUID();
   let claimed;
@@ -74,8 +81,8 @@ export async function runBatch(
     if (carried !== undefined) context.unwritten.add(carried);
     throw error;
   }
-  const chains = groupByAggregate(claimed);
-  const result = { claimed: claimed.length, published: 0, failed: 0, dead: 0, released: 0 };
+  const chains = groupByAggregate(claimed.rows);
+  const result = { claimed: claimed.rows.length, published: 0, failed: 0, dead: 0, released: 0 };
   const lease = leaseOf(context, token, claimedAt);
   const releasedIds: string[] = [];
   const abandonedIds: string[] = [];
@@ -173,5 +180,8 @@ export async function runBatch(
   for (const key of ['claimed', 'published', 'failed', 'dead', 'released'] as const)
     totals[key] += result[key];
   observe(() => hooks.onBatch?.(result));
-  return handedOn.length > 0 ? { result, marks: { ids: handedOn, token } } : { result };
+  const { moreDue } = claimed;
+  return handedOn.length > 0
+    ? { result, moreDue, marks: { ids: handedOn, token } }
+    : { result, moreDue };
 }

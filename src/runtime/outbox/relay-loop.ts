@@ -10,9 +10,8 @@
  */
 import { IdlePollSchedule, waitWhileIdle } from './idle-poll-schedule.js';
 import { observe } from './observe-hook.js';
-import { writeSentMarks, type SentMarks } from './relay-batch.js';
+import { writeSentMarks, type BatchRun, type SentMarks } from './relay-batch.js';
 import type { RelayContext } from './relay-context.js';
-import type { RelayBatchResult } from './relay-options.js';
 import type { WakeSignal } from './wake-signal.js';
 
 /**
@@ -31,10 +30,7 @@ export const RELAY_LANES = 2;
  */
 export async function runRelayLoop(
   context: RelayContext,
-  runBatch: (
-    carried?: SentMarks,
-    handOn?: boolean,
-  ) => Promise<{ result: RelayBatchResult; marks?: SentMarks }>,
+  runBatch: (carried?: SentMarks, handOn?: boolean) => Promise<BatchRun>,
   wakeSignal: WakeSignal,
 ): Promise<void> {
   const { config, hooks, outage, nowMs, reportError, isStopping } = context;
@@ -55,7 +51,8 @@ export async function runRelayLoop(
       });
       carried = batch?.marks;
       const result = batch?.result;
-      const full = result !== undefined && result.claimed >= batchSize;
+      // A claim that left due rows (ClaimedBatch) counts as full: more is due at once.
+      const full = result !== undefined && (result.claimed >= batchSize || batch?.moreDue === true);
       // Work found: more may follow soon, so the next idle wait is short again.
       if (result !== undefined && result.claimed > 0) idle.reset();
       if (full) {

@@ -42,7 +42,7 @@ import { outboxTableNames } from './outbox-table.js';
 import { observe } from './observe-hook.js';
 import { outageProbe } from './outage-probe.js';
 import { PublishWindow } from './publish-window.js';
-import { runBatch, writeUnwrittenMarks } from './relay-batch.js';
+import { runBatch, writeUnwrittenMarks, type BatchRun } from './relay-batch.js';
 import type { RelayContext, RelayTotals } from './relay-context.js';
 import { runRelayLoop } from './relay-loop.js';
 import { relayStatements } from './relay-statements.js';
@@ -154,10 +154,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         });
 
   /** One batch, tracked for stop(); the loop's lanes pass SENT marks from one claim to the next. */
-  function runTracked(
-    carried?: SentMarks,
-    handOn = false,
-  ): Promise<{ result: RelayBatchResult; marks?: SentMarks }> {
+  function runTracked(carried?: SentMarks, handOn = false): Promise<BatchRun> {
     return active.track(runBatch(context, carried, handOn));
   }
   const runOnce = () => runTracked().then(({ result }) => result);
