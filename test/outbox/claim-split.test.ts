@@ -8,7 +8,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createOutboxRelay, type OutboundMessage, type Publisher } from 'evgen/runtime';
+import {
+  createOutboxRelay,
+  writeOutboxEvent,
+  type OutboundMessage,
+  type Publisher,
+} from 'evgen/runtime';
+import { waitFor } from '../support/wait-for.js';
 import { outboxTableNames } from '../../src/runtime/outbox/outbox-table.js';
 import { relayStatements } from '../../src/runtime/outbox/relay-statements.js';
 import {
@@ -20,6 +26,7 @@ import {
   type OutboxFixture,
   writeOrders,
 } from './support/dialects.js';
+import { orderPlacedV1 } from './support/test-event.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
@@ -45,7 +52,7 @@ describe.each(CLAIM_CASES)(
         f.db.dialect,
         fewAggregates === undefined ? {} : { fewAggregates },
       );
-      const claim = async (batchSize: number) => {
+      const claim = async (batchSize: number, split = true) => {
         const { rows, moreDue } = await statements.claim(f.db, {
           batchSize,
           token: randomUUID(),
@@ -53,6 +60,7 @@ describe.each(CLAIM_CASES)(
           now: null,
           sentIds: [],
           sentToken: null,
+          split,
         });
         // Each claimed row as its aggregate and its place in that aggregate's run (a1, a2, …).
         const place = (row: { id: string; aggregate_id: string }) =>
@@ -73,6 +81,14 @@ describe.each(CLAIM_CASES)(
       expect(await claim(6)).toEqual({ rows: ['c1', 'c2', 'c3', 'c4', 'c5'], moreDue: true });
       // d alone fits.
       expect(await claim(6)).toEqual({ rows: ['d1', 'd2', 'd3', 'd4', 'd5'], moreDue: false });
+    });
+
+    it('does not split unless the request allows it: every head, position by position', async () => {
+      const { claim } = await outbox(interleaved(['a', 'b', 'c', 'd'], 5));
+      expect(await claim(6, false)).toEqual({
+        rows: ['a1', 'a2', 'b1', 'b2', 'c1', 'd1'],
+        moreDue: true,
+      });
     });
 
     it('takes every free aggregate when their due rows fit the batch, and says nothing more is due', async () => {
@@ -139,5 +155,57 @@ describe.each(DIALECTS)('relay draining runs cut short on %s', (dialect) => {
     expect(published.filter((id) => ofA.includes(id))).toEqual(ofA);
     expect([...published].sort()).toEqual([...written].sort());
     expect((await outboxRows(f)).every((row) => row.status === 'SENT')).toBe(true);
+  }, 20_000);
+
+  it("a lane claims without splitting while the other lane's batch is being published", async () => {
+    const f = (fixture = await openOutbox(dialect, pglite));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const started: string[] = [];
+    const publisher: Publisher = {
+      publish: async (message: OutboundMessage) => {
+        started.push(message.envelope.aggregateId);
+        await gate;
+      },
+    };
+    const relay = createOutboxRelay({
+      db: f.db,
+      schema: f.schema,
+      notifyChannel: false,
+      publisher,
+      batchSize: 6,
+      pollIntervalMs: 50,
+      minPollIntervalMs: 10,
+    });
+    const processing = async () =>
+      (await outboxRows(f))
+        .filter((row) => row.status === 'PROCESSING')
+        .map((row) => row.aggregate_id);
+    try {
+      await writeOrders(f, Array<string>(5).fill('a'));
+      await relay.start();
+      // One lane holds a's rows, its publish held at the gate.
+      await waitFor('a publish held', () => (started.length > 0 ? true : undefined));
+      // b's and c's rows in one transaction, so the other lane's next claim sees them all.
+      await f.db.transaction(async (tx) => {
+        for (const [amount, orderId] of interleaved(['b', 'c'], 5).entries())
+          await writeOutboxEvent(tx, orderPlacedV1, { orderId, amount }, {}, { schema: f.schema });
+      });
+      await waitFor('b and c claimed', async () =>
+        (await processing()).some((id) => id !== 'a') ? true : undefined,
+      );
+      // Not split (that would be b's five rows alone): both aggregates, three rows each.
+      expect((await processing()).filter((id) => id !== 'a').sort()).toEqual([
+        'b',
+        'b',
+        'b',
+        'c',
+        'c',
+        'c',
+      ]);
+    } finally {
+      open();
+      await relay.stop();
+    }
   }, 20_000);
 });

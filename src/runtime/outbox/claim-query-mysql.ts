@@ -53,6 +53,7 @@ export function pickChains(
   heads: readonly { aggregate_type: string; aggregate_id: string }[],
   batchSize: number,
   depth: number,
+  maySplit: boolean,
 ): { picked: string[]; moreDue: boolean } {
   const rank = new Map(heads.map((head, index) => [aggregateKey(head), index]));
   const half = Math.ceil(heads.length / 2);
@@ -65,7 +66,7 @@ export function pickChains(
     else due.push({ id: row.id, rank: rank.get(key)!, position: Number(row.position) });
   }
   const inDepth = due.filter((row) => row.position <= depth);
-  const split = inDepth.length > batchSize;
+  const split = maySplit && inDepth.length > batchSize;
   const picked = inDepth
     .filter((row) => !split || row.rank < half)
     .slice(0, batchSize)
@@ -210,7 +211,7 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
           depth + 1,
         ])
       ).rows;
-      ({ picked, moreDue } = pickChains(rows, heads, batchSize, depth));
+      ({ picked, moreDue } = pickChains(rows, heads, batchSize, depth, request.split === true));
     }
     if (picked.length === 0) {
       // Nothing behind the marks was taken, so a mark that no longer applies holds nothing up.

@@ -36,9 +36,9 @@ const FEW_AGGREGATES = 32;
 /**
  * Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL, $5 ids of an
  * earlier batch's confirmed rows to mark SENT first (a `{…}` bigint array literal, may be
- * empty), $6 that batch's lease token or NULL. Rows this marks SENT count as SENT for the head
- * check (the statement's snapshot still shows them PROCESSING); rows it does not mark (their
- * lease was lost) still hold their aggregate back.
+ * empty), $6 that batch's lease token or NULL, $7 whether it may split. Rows this marks SENT
+ * count as SENT for the head check (the statement's snapshot still shows them PROCESSING); rows
+ * it does not mark (their lease was lost) still hold their aggregate back.
  *
  * Heads are found one of two ways. With few aggregates holding unsent rows (at most
  * `fewAggregates`), a skip scan over the aggregate index takes each one's earliest unsent row: one
@@ -133,7 +133,7 @@ function claimSql(names: OutboxTableNames, fewAggregates: number): string {
   WINDOW run AS (PARTITION BY f.aggregate_type, f.aggregate_id ORDER BY f.id)
 ), split AS (
   -- More due rows than the batch: take the earlier half of the heads, deeper (claim-query.ts).
-  SELECT (SELECT heads FROM seen) < $1::int
+  SELECT $7::boolean AND (SELECT heads FROM seen) < $1::int
     AND (SELECT count(*) FROM chain WHERE claimable AND position <= (SELECT depth FROM seen)) > $1::int AS yes
 ), taken AS (
   SELECT id FROM chain
@@ -313,6 +313,7 @@ export function postgresRelayStatements(
         r.now,
         idArray(r.sentIds),
         r.sentToken,
+        r.split === true,
       ]);
       const rows = claimed.rows.map(({ more_due: _, ...row }) => row);
       return { rows, moreDue: claimed.rows[0]?.more_due === true };

@@ -16,6 +16,8 @@ export interface ClaimRequest {
   readonly now: Date | null;
   readonly sentIds: readonly string[];
   readonly sentToken: string | null;
+  /** Whether the claim may split (ClaimedBatch): another claim will take what it leaves. */
+  readonly split?: boolean;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface ClaimRequest {
  * locked) in id order, at most `batchSize`; behind each head, its run of due rows. With as many
  * heads as the batch, each head alone. With fewer, every aggregate free to claim was seen, and
  * each head's run may go `depth` = ceil(batchSize / half) rows deep, half = ceil(heads / 2). When
- * those rows are more than the batch, the claim SPLITS: it takes the earlier half of the heads
+ * those rows are more than the batch and the request allows it (`split`), the claim SPLITS: it takes the earlier half of the heads
  * only and leaves the rest to another claim, the relay's other lane, which would otherwise find
  * every aggregate held by this one and claim nothing (with 200 aggregates and batches of 500, one
  * claim held them all and the two lanes no longer overlapped). Rows are taken position by position

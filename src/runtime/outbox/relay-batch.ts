@@ -75,6 +75,8 @@ export async function runBatch(
       now: now(),
       sentIds: carried?.ids ?? [],
       sentToken: carried?.token ?? null,
+      // A lane of the loop (handOn) while the other publishes nothing; runOnce takes all it can.
+      split: handOn && context.publishing.count === 0,
     });
   } catch (error) {
     // The claim statement carried them: kept for the next round trip that works.
@@ -151,8 +153,10 @@ export async function runBatch(
   const workers = Array.from({ length: Math.min(config.maxInFlight, queue.length) }, async () => {
     for (let chain = queue.shift(); chain; chain = queue.shift()) await runChain(chain);
   });
-  // Every chain runs to its end even if another failed to record its outcome.
-  const settled = await Promise.allSettled(workers);
+  // Every chain runs to its end even if another failed to record its outcome. No await since the
+  // claim returned, so another lane's claim sees this batch as publishing from then on.
+  context.publishing.count++;
+  const settled = await Promise.allSettled(workers).finally(() => context.publishing.count--);
   const handedOn = handOn ? await sent.takePending() : [];
   await sent.drain();
   context.unwritten.add({ ids: sent.unwritten, token });

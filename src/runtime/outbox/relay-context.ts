@@ -34,6 +34,11 @@ export interface RelayContext {
   readonly window: PublishWindow;
   readonly outage: BrokerOutage;
   readonly totals: RelayTotals;
+  /**
+   * Batches of the loop's lanes being published now. A lane's claim may split (leave heads to the
+   * other lane, ClaimedBatch) only while none is: a lane that is busy would not take them.
+   */
+  readonly publishing: { count: number };
   /** SENT marks of confirmed rows whose UPDATE failed, written before the next claim. */
   readonly unwritten: UnwrittenMarks;
   /** The injected clock's time, or null for the database clock (passed to SQL). */

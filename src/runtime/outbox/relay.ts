@@ -131,6 +131,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       () => probe?.watch(),
     ),
     totals,
+    publishing: { count: 0 },
     unwritten: new UnwrittenMarks(),
     now: () => options.clock?.() ?? null,
     nowMs: () => (options.clock ? options.clock().getTime() : Date.now()),
