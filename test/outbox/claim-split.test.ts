@@ -162,10 +162,16 @@ describe.each(DIALECTS)('relay draining runs cut short on %s', (dialect) => {
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const started: string[] = [];
+    // A chain publisher: the relay splits claims only for one (see relay-batch).
     const publisher: Publisher = {
       publish: async (message: OutboundMessage) => {
         started.push(message.envelope.aggregateId);
         await gate;
+      },
+      publishChain: async (messages: readonly OutboundMessage[]) => {
+        started.push(...messages.map((message) => message.envelope.aggregateId));
+        await gate;
+        return messages.map(() => ({ stored: true as const }));
       },
     };
     const relay = createOutboxRelay({

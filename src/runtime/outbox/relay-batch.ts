@@ -76,7 +76,9 @@ export async function runBatch(
       sentIds: carried?.ids ?? [],
       sentToken: carried?.token ?? null,
       // A lane of the loop (handOn) while the other publishes nothing; runOnce takes all it can.
-      split: handOn && context.publishing.count === 0,
+      // A publisher without chains sends an aggregate's rows one confirm after another, so deeper
+      // runs would make its batches longer, not faster: it gets every free aggregate at once.
+      split: handOn && publisher.publishesChains && context.publishing.count === 0,
     });
   } catch (error) {
     // The claim statement carried them: kept for the next round trip that works.
