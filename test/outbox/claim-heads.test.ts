@@ -15,6 +15,7 @@ import {
   CLAIM_CASES,
   DIALECTS,
   openOutbox,
+  outboxClaims,
   pgliteOnce,
   type OutboxFixture,
 } from './support/dialects.js';
@@ -37,22 +38,9 @@ describe.each(CLAIM_CASES)('claimed heads on $dialect, $heads', ({ dialect, fewA
       for (const [amount, orderId] of orderIds.entries())
         await writeOutboxEvent(tx, orderPlacedV1, { orderId, amount }, {}, { schema: f.schema });
     });
-    const statements = relayStatements(
-      outboxTableNames({ schema: f.schema }, f.db.dialect),
-      f.db.dialect,
-      fewAggregates === undefined ? {} : { fewAggregates },
-    );
+    const { claim: claimBatch } = outboxClaims(f, fewAggregates);
     const claim = (batchSize: number, leaseMs = 60_000, db = f.db) =>
-      statements
-        .claim(db, {
-          batchSize,
-          token: randomUUID(),
-          leaseMs,
-          now: null,
-          sentIds: [],
-          sentToken: null,
-        })
-        .then((batch) => batch.rows);
+      claimBatch(batchSize, { leaseMs, db }).then((batch) => batch.rows);
     const ids = (
       await f.db.query<{ id: string }>(`SELECT id FROM ${f.table('outbox_event')} ORDER BY id`)
     ).rows.map((row) => String(row.id));

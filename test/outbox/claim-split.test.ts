@@ -6,7 +6,6 @@
  * due rows it left says so (`moreDue`), and the relay then claims again at once instead of waiting
  * out its poll interval.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   createOutboxRelay,
@@ -15,12 +14,11 @@ import {
   type Publisher,
 } from 'evgen/runtime';
 import { waitFor } from '../support/wait-for.js';
-import { outboxTableNames } from '../../src/runtime/outbox/outbox-table.js';
-import { relayStatements } from '../../src/runtime/outbox/relay-statements.js';
 import {
   CLAIM_CASES,
   DIALECTS,
   openOutbox,
+  outboxClaims,
   outboxRows,
   pgliteOnce,
   type OutboxFixture,
@@ -47,21 +45,9 @@ describe.each(CLAIM_CASES)(
     async function outbox(orderIds: readonly string[]) {
       const f = (fixture = await openOutbox(dialect, pglite));
       await writeOrders(f, orderIds);
-      const statements = relayStatements(
-        outboxTableNames({ schema: f.schema }, f.db.dialect),
-        f.db.dialect,
-        fewAggregates === undefined ? {} : { fewAggregates },
-      );
+      const claims = outboxClaims(f, fewAggregates);
       const claim = async (batchSize: number, split = true) => {
-        const { rows, moreDue } = await statements.claim(f.db, {
-          batchSize,
-          token: randomUUID(),
-          leaseMs: 60_000,
-          now: null,
-          sentIds: [],
-          sentToken: null,
-          split,
-        });
+        const { rows, moreDue } = await claims.claim(batchSize, { split });
         // Each claimed row as its aggregate and its place in that aggregate's run (a1, a2, …).
         const place = (row: { id: string; aggregate_id: string }) =>
           `${row.aggregate_id}${orderIds.filter((id, index) => id === row.aggregate_id && ids[index]! <= Number(row.id)).length}`;

@@ -15,6 +15,10 @@ import {
   type Database,
   type PostgresDatabaseOptions,
 } from 'evgen/runtime';
+import { randomUUID } from 'node:crypto';
+import type { ClaimedBatch } from '../../../src/runtime/outbox/claim-query.js';
+import { outboxTableNames } from '../../../src/runtime/outbox/outbox-table.js';
+import { relayStatements } from '../../../src/runtime/outbox/relay-statements.js';
 import type { FaultProxy } from '../../support/fault-proxy.js';
 import { createMariadbDatabase, mariadbPool } from '../../support/mariadb.js';
 import { createTestSchema, TEST_DATABASE_URL, uniqueName } from '../../support/postgres.js';
@@ -186,6 +190,32 @@ export const CLAIM_CASES: readonly ClaimCase[] = DIALECTS.flatMap<ClaimCase>((di
         { dialect, heads: 'by a scan in id order', fewAggregates: 0 },
       ],
 );
+
+/**
+ * The relay's statements on a fixture's outbox (`fewAggregates` as in ClaimCase), and a claim of
+ * `batchSize` with a new lease token and no carried SENT marks.
+ */
+export function outboxClaims(f: OutboxFixture, fewAggregates?: number) {
+  const statements = relayStatements(
+    outboxTableNames({ schema: f.schema }, f.db.dialect),
+    f.db.dialect,
+    fewAggregates === undefined ? {} : { fewAggregates },
+  );
+  const claim = (
+    batchSize: number,
+    options: { readonly leaseMs?: number; readonly db?: Database; readonly split?: boolean } = {},
+  ): Promise<ClaimedBatch> =>
+    statements.claim(options.db ?? f.db, {
+      batchSize,
+      token: randomUUID(),
+      leaseMs: options.leaseMs ?? 60_000,
+      now: null,
+      sentIds: [],
+      sentToken: null,
+      ...(options.split !== undefined ? { split: options.split } : {}),
+    });
+  return { statements, claim };
+}
 
 /** A business table written next to the outbox, to prove both commit or roll back together. */
 export async function createOrdersTable(fixture: OutboxFixture): Promise<string> {
