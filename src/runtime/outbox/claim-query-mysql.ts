@@ -32,7 +32,7 @@ const UNSENT = `('READY', 'PROCESSING', 'DEAD')`;
 /** A carried SENT mark was not written: the claim that took it as written is rolled back. */
 class CarriedMarkLost extends Error {}
 
-export interface ChainRow {
+interface ChainRow {
   readonly id: string;
   readonly aggregate_type: string;
   readonly aggregate_id: string;
@@ -48,7 +48,7 @@ const aggregateKey = (row: { aggregate_type: string; aggregate_id: string }) =>
  * `rows`: the heads' aggregates' unsent rows by position then id, up to `depth` + 1 each; `heads`
  * in id order, fewer than the batch. A run ends at its first row that is not due.
  */
-export function pickChains(
+function pickChains(
   rows: readonly ChainRow[],
   heads: readonly { aggregate_type: string; aggregate_id: string }[],
   batchSize: number,
