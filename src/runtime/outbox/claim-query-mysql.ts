@@ -19,6 +19,7 @@ import {
   type ClaimRequest,
   type RelayStatements,
 } from './claim-query.js';
+import { aggregateKey } from './aggregate-chains.js';
 import type { OutboxTableNames } from './outbox-table.js';
 
 /** `now` (bound as one parameter): the injected clock, else the database's UTC clock. */
@@ -39,9 +40,6 @@ interface ChainRow {
   readonly due: number | string;
   readonly position: number | string;
 }
-
-const aggregateKey = (row: { aggregate_type: string; aggregate_id: string }) =>
-  JSON.stringify([row.aggregate_type, row.aggregate_id]);
 
 /**
  * The rows a claim takes (ClaimedBatch's rules; PostgreSQL applies them in its claim statement).
