@@ -46,16 +46,18 @@ describe.each(CLAIM_CASES)(
       const f = (fixture = await openOutbox(dialect, pglite));
       await writeOrders(f, orderIds);
       const claims = outboxClaims(f, fewAggregates);
+      // Each row as its aggregate and its place in that aggregate's run (a1, a2, …).
+      const places = new Map<number, string>();
+      const runs = new Map<string, number>();
+      for (const row of await outboxRows(f)) {
+        const place = (runs.get(row.aggregate_id) ?? 0) + 1;
+        runs.set(row.aggregate_id, place);
+        places.set(row.id, `${row.aggregate_id}${place}`);
+      }
       const claim = async (batchSize: number, split = true) => {
         const { rows, moreDue } = await claims.claim(batchSize, { split });
-        // Each claimed row as its aggregate and its place in that aggregate's run (a1, a2, …).
-        const place = (row: { id: string; aggregate_id: string }) =>
-          `${row.aggregate_id}${orderIds.filter((id, index) => id === row.aggregate_id && ids[index]! <= Number(row.id)).length}`;
-        return { rows: rows.map(place).sort(), moreDue };
+        return { rows: rows.map((row) => places.get(Number(row.id))!).sort(), moreDue };
       };
-      const ids = (
-        await f.db.query<{ id: string }>(`SELECT id FROM ${f.table('outbox_event')} ORDER BY id`)
-      ).rows.map((row) => Number(row.id));
       return { claim };
     }
 
