@@ -28,11 +28,12 @@ export interface ClaimRequest {
  * locked) in id order, at most `batchSize`; behind each head, its run of due rows. With as many
  * heads as the batch, each head alone. With fewer, every aggregate free to claim was seen, and
  * each head's run may go `depth` = ceil(batchSize / half) rows deep, half = ceil(heads / 2). When
- * those rows are more than the batch and the request allows it (`split`), the claim SPLITS: it takes the earlier half of the heads
- * only and leaves the rest to another claim, the relay's other lane, which would otherwise find
- * every aggregate held by this one and claim nothing (with 200 aggregates and batches of 500, one
- * claim held them all and the two lanes no longer overlapped). Rows are taken position by position
- * (every head's first row, then every second row, …) up to the batch.
+ * those rows are more than the batch and the request allows it (`split`), the claim SPLITS: it
+ * takes the earlier half of the heads only and leaves the rest to another claim, the relay's other
+ * lane, which would otherwise find every aggregate held by this one and claim nothing (with 200
+ * aggregates and batches of 500, one claim held them all and the two lanes no longer overlapped).
+ * Rows are taken position by position (every head's first row, then every second row, …) up to
+ * the batch.
  */
 export interface ClaimedBatch {
   readonly rows: ClaimedRow[];
