@@ -82,7 +82,7 @@ describe('the relay’s prepared claim on PostgreSQL', () => {
       expect(Number(generic) + Number(custom)).toBe(CLAIMS);
       console.log(`[${_label}] ${name}: ${generic} generic, ${custom} custom plans`);
 
-      const args = `(${BATCH}, '${randomUUID()}', 60000, NULL, '{${sentIds.join(',')}}', '${sentToken}', false)`;
+      const args = `(${BATCH}, '${randomUUID()}', 60000, NULL, '{${sentIds.join(',')}}', '${sentToken}', false, 0)`;
       await db.query(`SET plan_cache_mode = force_generic_plan`);
       try {
         const generic = planText(

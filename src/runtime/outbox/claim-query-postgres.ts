@@ -30,55 +30,61 @@ const due = (alias: string) =>
  */
 const idsParam = (index: number) => `(SELECT $${index}::text::bigint[])::bigint[]`;
 
-/** Up to this many aggregates with unsent rows, heads are found per aggregate (see claimSql). */
-const FEW_AGGREGATES = 32;
-
 /**
  * Parameters: $1 batch size, $2 lease token, $3 lease in ms, $4 now or NULL, $5 ids of an
  * earlier batch's confirmed rows to mark SENT first (a `{…}` bigint array literal, may be
- * empty), $6 that batch's lease token or NULL, $7 whether it may split. Rows this marks SENT
+ * empty), $6 that batch's lease token or NULL, $7 whether it may split, $8 up to how many aggregates
+ * the heads may be found per aggregate (0: scan only). Rows this marks SENT
  * count as SENT for the head check (the statement's snapshot still shows them PROCESSING); rows
  * it does not mark (their lease was lost) still hold their aggregate back.
  *
- * Heads are found one of two ways. With few aggregates holding unsent rows (at most
- * `fewAggregates`), a skip scan over the aggregate index takes each one's earliest unsent row: one
- * probe per aggregate. Otherwise the claim index is walked in id order and each due row is
- * checked for being its aggregate's earliest: cheap while most open rows are heads, but with few
- * aggregates and long backlogs every claim read every open row (10 aggregates: 20 ms per claim at
- * 2 000 open rows, 45 ms at 8 000), so draining such a backlog took time quadratic in it. The skip
- * scan stops after `fewAggregates` + 1 aggregates: at most that many probes when it gives way.
+ * Heads are found one of two ways. With at most $8 aggregates holding unsent rows, a skip scan
+ * over the aggregate index (the walk) takes each one's earliest unsent row: one probe per
+ * aggregate. Otherwise the claim index is scanned in id order and each due row is checked for
+ * being its aggregate's earliest: cheap while most open rows are heads, but a scan that finds
+ * fewer heads than the batch reads every open row, so with fewer aggregates than that and long
+ * backlogs, draining took time quadratic in the backlog (10 aggregates: 20 ms per claim at 2 000
+ * open rows, 45 ms at 8 000; 50: 11 and 65 ms). The walk stops after $8 + 1 aggregates, so at
+ * most that many probes when it gives way; the caller passes 0 while scans fill their batches
+ * (postgresRelayStatements), and then no walk is tried at all.
  *
  * Behind each head the claim takes a chain of that aggregate's due rows (see claim-query.ts for
  * the split and the depth; MariaDB's claim follows the same rules). It returns, with every row,
  * whether due rows it saw were left (`more_due`).
  */
-function claimSql(names: OutboxTableNames, fewAggregates: number): string {
+function claimSql(names: OutboxTableNames): string {
   const t = names.table;
   return `WITH RECURSIVE sent AS (
   UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
   WHERE id = ANY(${idsParam(5)}) AND lease_token = $6::uuid AND status = 'PROCESSING'
   RETURNING id
-), firsts (aggregate_type, aggregate_id, id, n) AS (
+), firsts (aggregate_type, aggregate_id, id, free, n, steps) AS (
   -- Each aggregate's earliest row that is not SENT, one index probe per aggregate in key order,
-  -- stopping after ${fewAggregates} + 1 aggregates.
-  (SELECT e.aggregate_type, e.aggregate_id, e.id, 1
+  -- stopping after $8 + 1 free aggregates (n) or twice that many steps. An aggregate whose
+  -- earliest row another claim holds is stepped over, not counted: while one lane publishes a
+  -- full batch, the other still finds the aggregates it left this way.
+  (SELECT e.aggregate_type, e.aggregate_id, e.id, NOT (e.status = 'PROCESSING' AND e.locked_until > ${NOW}),
+     CASE WHEN (e.status = 'PROCESSING' AND e.locked_until > ${NOW}) THEN 0 ELSE 1 END, 1
    FROM ${t} e
    WHERE e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent)
    ORDER BY e.aggregate_type, e.aggregate_id, e.id
    LIMIT 1)
   UNION ALL
-  SELECT x.aggregate_type, x.aggregate_id, x.id, f.n + 1
+  SELECT x.aggregate_type, x.aggregate_id, x.id, NOT x.held,
+    f.n + CASE WHEN x.held THEN 0 ELSE 1 END, f.steps + 1
   FROM firsts f
   CROSS JOIN LATERAL (
-    SELECT e.aggregate_type, e.aggregate_id, e.id
+    SELECT e.aggregate_type, e.aggregate_id, e.id, (e.status = 'PROCESSING' AND e.locked_until > ${NOW}) AS held
     FROM ${t} e
     WHERE e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent)
       AND (e.aggregate_type, e.aggregate_id) > (f.aggregate_type, f.aggregate_id)
     ORDER BY e.aggregate_type, e.aggregate_id, e.id
     LIMIT 1) x
-  WHERE f.n <= ${fewAggregates}
+  WHERE f.n <= $8::int AND f.steps < 2 * ($8::int + 1)
 ), few AS (
-  SELECT count(*) <= ${fewAggregates} AS yes FROM firsts
+  -- Every aggregate seen, and at most $8 of them free.
+  SELECT count(*) FILTER (WHERE free) <= $8::int AND count(*) < 2 * ($8::int + 1) AS yes
+  FROM firsts
 ), few_heads AS (
   -- Few aggregates with unsent rows: the heads are their earliest rows, found above.
   SELECT w.id, w.aggregate_type, w.aggregate_id
@@ -157,7 +163,9 @@ RETURNING r.id::text AS id, r.event_id::text AS event_id, r.aggregate_type, r.ag
   ${isoTimestampSql('r.occurred_at')} AS occurred_at,
   r.trace_id, r.correlation_id, r.causation_id, r.headers, r.attempts,
   -- Due rows seen and not taken: behind a chain cut at depth or the batch, or heads left to split.
-  (SELECT count(*) FROM chain WHERE claimable) > (SELECT count(*) FROM taken) AS more_due`;
+  (SELECT count(*) FROM chain WHERE claimable) > (SELECT count(*) FROM taken) AS more_due,
+  -- How the heads were found, for the choice of the next claim's way (postgresRelayStatements).
+  (SELECT yes FROM few) AS walked, (SELECT heads FROM seen)::int AS heads`;
 }
 
 /** Parameters: $1 ids as a `{…}` bigint array literal, $2 lease token, $3 now or NULL. */
@@ -223,6 +231,13 @@ export function preparedStatementName(kind: string, text: string): string {
   return `evgen_${kind}_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
 }
 
+/** A claimed row as the claim statement returns it, with what it says of the whole claim. */
+type ClaimedHeadsRow = ClaimedRow & {
+  readonly more_due: boolean;
+  readonly walked: boolean;
+  readonly heads: number;
+};
+
 /** How the relay's PostgreSQL statements run (`createOutboxRelay`'s `preparedStatements`). */
 export interface PostgresRelayStatementOptions {
   /** Named prepared statements (default true); `false` sends every statement unnamed. */
@@ -231,7 +246,7 @@ export interface PostgresRelayStatementOptions {
   readonly onPreparedStatementsOff?: (error: Error) => void;
   /**
    * Up to how many aggregates with unsent rows the claim finds heads per aggregate instead of by
-   * scanning rows in id order (default 32; 0 always scans). For tests of both ways.
+   * scanning rows in id order (default the batch size; 0 always scans). For tests of both ways.
    */
   readonly fewAggregates?: number;
 }
@@ -264,12 +279,16 @@ export function postgresRelayStatements(
   names: OutboxTableNames,
   options: PostgresRelayStatementOptions = {},
 ): RelayStatements {
-  const fewAggregates = options.fewAggregates ?? FEW_AGGREGATES;
-  // It is written into the statement's text.
-  if (!Number.isInteger(fewAggregates) || fewAggregates < 0)
+  const { fewAggregates } = options;
+  if (fewAggregates !== undefined && !(Number.isInteger(fewAggregates) && fewAggregates >= 0))
     throw new RangeError(`fewAggregates must be a non-negative integer (got ${fewAggregates})`);
+  // Whether the last claim that took rows found its heads by scanning and filled its batch. Then
+  // the next claim scans without walking first: with that many aggregates the walk would only
+  // give way, after as many probes as it may take. Any other claim (the walk found the heads, a
+  // scan came back short or empty) lets the next one walk, since a short scan read every open row.
+  let scansFill = false;
   const sql = {
-    claim: claimSql(names, fewAggregates),
+    claim: claimSql(names),
     sent: markSentSql(names),
     failed: markFailedSql(names),
     deferred: markDeferredSql(names),
@@ -306,7 +325,9 @@ export function postgresRelayStatements(
   };
   return {
     async claim(db, r) {
-      const claimed = await query<ClaimedRow & { more_due: boolean }>(db, 'claim', [
+      // Up to a batch of free aggregates: a scan would read every open row to find their heads.
+      const walkLimit = scansFill ? 0 : (fewAggregates ?? r.batchSize);
+      const claimed = await query<ClaimedHeadsRow>(db, 'claim', [
         r.batchSize,
         r.token,
         r.leaseMs,
@@ -314,9 +335,14 @@ export function postgresRelayStatements(
         idArray(r.sentIds),
         r.sentToken,
         r.split === true,
+        walkLimit,
       ]);
-      const rows = claimed.rows.map(({ more_due: _, ...row }) => row);
-      return { rows, moreDue: claimed.rows[0]?.more_due === true };
+      const first = claimed.rows[0];
+      scansFill = first !== undefined && !first.walked && first.heads >= r.batchSize;
+      const rows = claimed.rows.map(
+        ({ more_due: _more, walked: _walked, heads: _heads, ...row }) => row,
+      );
+      return { rows, moreDue: first?.more_due === true };
     },
     sent: (db, ids, token, now) => run(db, 'sent', [idArray(ids), token, now]),
     failed: (db, id, token, status, now, delayMs, error) =>
