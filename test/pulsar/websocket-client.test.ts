@@ -284,3 +284,59 @@ describe('WebSocket client route across a broker SIGKILL and restart', () => {
     }
   }, 300_000);
 });
+
+describe('WebSocket client route across broker pauses (SIGSTOP, then SIGCONT)', () => {
+  it('every send that fails rejects as unavailable, the broker-side producer’s own timeouts included', async () => {
+    const broker = await startExtraPulsarBroker();
+    try {
+      const ws = pulsarWebSocketClient({ webServiceUrl: broker.webUrl, connectTimeoutMs: 30_000 });
+      // The broker-side producer gets the same send timeout; after a pause it fails what it
+      // held, and the service answers those sends with send-error:8 (TimeoutException).
+      const producer = await ws.producer('persistent://public/default/pauses', {
+        sendTimeoutMs: 2_000,
+      });
+      const failures: PulsarClientError[] = [];
+      let sent = 0;
+      let sending = true;
+      const senders = Array.from({ length: 8 }, async () => {
+        while (sending) {
+          try {
+            await producer.send({ key: 'k', payload: Buffer.from('x') });
+            sent++;
+          } catch (error) {
+            failures.push(error as PulsarClientError);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      for (let pause = 0; pause < 3; pause++) {
+        broker.pause();
+        // 5 s: sends retried at 2 and 4 s into the pause still wait for their answer when the
+        // broker resumes and its producer fails what it held before the pause.
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        broker.resume();
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+      }
+      sending = false;
+      await Promise.all(senders);
+      await producer.close();
+      const brokerTimeouts = failures.filter((f) => /send-error:8/.test(f.message)).length;
+      console.log(
+        `[pauses] ${sent} sent, ${failures.length} failed (${brokerTimeouts} answered by the broker-side producer's timeout)`,
+      );
+      // The pauses made sends fail, some answered by the broker-side producer, and the broker
+      // kept serving after them.
+      expect(failures.length).toBeGreaterThan(0);
+      expect(brokerTimeouts).toBeGreaterThan(0);
+      expect(sent).toBeGreaterThan(0);
+      expect(
+        failures
+          .filter((f) => !(f instanceof PulsarClientError) || !f.retryable)
+          .map((f) => f.message),
+      ).toEqual([]);
+    } finally {
+      await broker.destroy();
+    }
+  }, 300_000);
+});

@@ -217,14 +217,7 @@ class WebSocketProducer implements PulsarProducer {
     if (reply.result === 'ok' && typeof reply.messageId === 'string') {
       this.#settle(reply.context, reply.messageId);
     } else {
-      this.#settle(
-        reply.context,
-        undefined,
-        new PulsarClientError(
-          `broker refused the send to ${this.topic}: ${reply.result ?? 'no result'}${reply.errorMsg ? ` (${reply.errorMsg})` : ''}`,
-          false,
-        ),
-      );
+      this.#settle(reply.context, undefined, sendRefusal(this.topic, reply));
     }
   }
 
@@ -250,6 +243,40 @@ class WebSocketProducer implements PulsarProducer {
       );
     }
   }
+}
+
+/**
+ * The Java client exceptions, as the broker's WebSocket service passes them on in `errorMsg`, that
+ * are about the message itself: the same bytes fail the same way every time.
+ */
+const MESSAGE_EXCEPTIONS = /\$(InvalidMessageException|ChecksumException|CryptoException)\b/;
+
+/**
+ * A send the broker's WebSocket service answered with an error (`send-error:<code>`, the codes of
+ * its WebSocketError), as the error the send rejects with. The message's own fault only for a
+ * frame it could not read (3, FailedToDeserializeFromJSON; 7, PayloadEncodingError) or a
+ * broker-side refusal of the message (8, UnknownError, naming one of MESSAGE_EXCEPTIONS); any
+ * other failure of the broker-side producer is unavailability. That producer times out sends of
+ * its own: after a pause of the broker (SIGSTOP, a long GC) it fails what it held with
+ * `PulsarClientException$TimeoutException` (measured on Pulsar 4.2.4), and counted against the
+ * message those made rows DEAD and blocked their aggregates. An answer without a code is taken
+ * as the message's: a refusal nothing marks as passing must not hold every aggregate back the way
+ * an outage does.
+ */
+export function sendRefusal(
+  topic: string,
+  reply: { readonly result?: string; readonly errorMsg?: string },
+): PulsarClientError {
+  const code = /^send-error:(\d+)$/.exec(reply.result ?? '')?.[1];
+  const aboutMessage =
+    code === undefined ||
+    code === '3' ||
+    code === '7' ||
+    (code === '8' && MESSAGE_EXCEPTIONS.test(reply.errorMsg ?? ''));
+  return new PulsarClientError(
+    `broker refused the send to ${topic}: ${reply.result ?? 'no result'}${reply.errorMsg ? ` (${reply.errorMsg})` : ''}`,
+    !aboutMessage,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
