@@ -22,6 +22,9 @@ const nowParam = (index: number) => `COALESCE($${index}::timestamptz, now())`;
 const NOW = nowParam(4);
 const due = (alias: string) =>
   `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
+/** 1 when the row is not held by a live lease (another claim's), else 0: the walk counts these. */
+const free = (alias: string) =>
+  `CASE WHEN ${alias}.status = 'PROCESSING' AND ${alias}.locked_until > ${NOW} THEN 0 ELSE 1 END`;
 
 /**
  * An ids parameter (a `{…}` array literal as text) as a bigint[] parsed once per statement. As
@@ -58,23 +61,21 @@ function claimSql(names: OutboxTableNames): string {
   UPDATE ${t} SET status = 'SENT', sent_at = ${NOW}, locked_until = NULL, lease_token = NULL
   WHERE id = ANY(${idsParam(5)}) AND lease_token = $6::uuid AND status = 'PROCESSING'
   RETURNING id
-), firsts (aggregate_type, aggregate_id, id, free, n, steps) AS (
+), firsts (aggregate_type, aggregate_id, id, n, steps) AS (
   -- Each aggregate's earliest row that is not SENT, one index probe per aggregate in key order,
   -- stopping after $8 + 1 free aggregates (n) or twice that many steps. An aggregate whose
   -- earliest row another claim holds is stepped over, not counted: while one lane publishes a
   -- full batch, the other still finds the aggregates it left this way.
-  (SELECT e.aggregate_type, e.aggregate_id, e.id, NOT (e.status = 'PROCESSING' AND e.locked_until > ${NOW}),
-     CASE WHEN (e.status = 'PROCESSING' AND e.locked_until > ${NOW}) THEN 0 ELSE 1 END, 1
+  (SELECT e.aggregate_type, e.aggregate_id, e.id, ${free('e')}, 1
    FROM ${t} e
    WHERE e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent)
    ORDER BY e.aggregate_type, e.aggregate_id, e.id
    LIMIT 1)
   UNION ALL
-  SELECT x.aggregate_type, x.aggregate_id, x.id, NOT x.held,
-    f.n + CASE WHEN x.held THEN 0 ELSE 1 END, f.steps + 1
+  SELECT x.aggregate_type, x.aggregate_id, x.id, f.n + ${free('x')}, f.steps + 1
   FROM firsts f
   CROSS JOIN LATERAL (
-    SELECT e.aggregate_type, e.aggregate_id, e.id, (e.status = 'PROCESSING' AND e.locked_until > ${NOW}) AS held
+    SELECT e.aggregate_type, e.aggregate_id, e.id, e.status, e.locked_until
     FROM ${t} e
     WHERE e.status <> 'SENT' AND e.id NOT IN (SELECT id FROM sent)
       AND (e.aggregate_type, e.aggregate_id) > (f.aggregate_type, f.aggregate_id)
@@ -82,8 +83,8 @@ function claimSql(names: OutboxTableNames): string {
     LIMIT 1) x
   WHERE f.n <= $8::int AND f.steps < 2 * ($8::int + 1)
 ), few AS (
-  -- Every aggregate seen, and at most $8 of them free.
-  SELECT count(*) FILTER (WHERE free) <= $8::int AND count(*) < 2 * ($8::int + 1) AS yes
+  -- Every aggregate seen, and at most $8 of them free (n counts them along the walk).
+  SELECT coalesce(max(n), 0) <= $8::int AND count(*) < 2 * ($8::int + 1) AS yes
   FROM firsts
 ), few_heads AS (
   -- Few aggregates with unsent rows: the heads are their earliest rows, found above.
