@@ -17,6 +17,7 @@ import {
 import type { RelayStatements } from '../../src/runtime/outbox/claim-query.js';
 import { outboxTableNames } from '../../src/runtime/outbox/outbox-table.js';
 import { relayStatements } from '../../src/runtime/outbox/relay-statements.js';
+import { insertBacklog } from '../outbox/support/backlog.js';
 import { createMariadbDatabase } from '../support/mariadb.js';
 import { createTestSchema } from '../support/postgres.js';
 import { fromSamples, SAMPLES, SMOKE, type BenchResult } from './bench-result.js';
@@ -39,28 +40,8 @@ const BACKLOGS: readonly Backlog[] = [
   { label: '150 aggregates, 100 held by the other lane', aggregates: 150, held: 100 },
 ];
 
-/** An outbox of `rows` READY rows of `aggregates` aggregates, round robin, behind 1 000 SENT rows. */
-async function fill(db: Database, schema: string, aggregates: number, rows: number): Promise<void> {
-  const table = db.dialect.qualifiedName(schema, 'outbox_event');
-  const mysql = db.dialect.name === 'mysql';
-  const total = 1_000 + rows;
-  const aggregate = mysql
-    ? `IF(g <= 1000, CONCAT('old-', g), CONCAT('o', g % ${aggregates}))`
-    : `CASE WHEN g <= 1000 THEN 'old-' || g ELSE 'o' || (g % ${aggregates}) END`;
-  const status = `CASE WHEN g <= 1000 THEN 'SENT' ELSE 'READY' END`;
-  await db.query(
-    mysql
-      ? `INSERT INTO ${table} (event_id, aggregate_type, aggregate_id, event_type, schema_version,
-           payload, occurred_at, headers, status, available_at, created_at)
-         SELECT UUID(), 'order', ${aggregate}, 'OrderPlaced', 1, '{}', UTC_TIMESTAMP(3), '{}', ${status},
-           UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)
-         FROM (SELECT seq AS g FROM seq_1_to_${total}) s`
-      : `INSERT INTO ${table} (event_id, aggregate_type, aggregate_id, event_type, schema_version,
-           payload, occurred_at, status)
-         SELECT gen_random_uuid(), 'order', ${aggregate}, 'OrderPlaced', 1, '{}', now(), ${status}
-         FROM generate_series(1, ${total}) g`,
-  );
-}
+/** Opens an empty database of its own for one outbox (dropped by `drop`). */
+type OpenDatabase = () => Promise<{ db: Database; schema: string; drop: () => Promise<void> }>;
 
 const request = () => ({
   batchSize: BATCH,
@@ -92,7 +73,7 @@ async function claimMs(db: Database, statements: RelayStatements): Promise<numbe
 /** Two outboxes (small and large backlog) of one shape in `open`'s database; claims alternate. */
 async function backlogBench(
   dialectLabel: string,
-  open: () => Promise<{ db: Database; schema: string; drop: () => Promise<void> }>,
+  open: OpenDatabase,
   backlog: Backlog,
 ): Promise<BenchResult> {
   const small = await open();
@@ -104,7 +85,7 @@ async function backlogBench(
       [large, LARGE],
     ] as const) {
       await migrateOutbox(side.db, { schema: side.schema });
-      await fill(side.db, side.schema, backlog.aggregates, rows);
+      await insertBacklog(side.db, side.schema, { aggregates: backlog.aggregates, rows });
       const names = outboxTableNames({ schema: side.schema }, side.db.dialect);
       // The other lane: its own statements, holding a batch of heads for the whole run.
       if (backlog.held > 0) {
@@ -142,29 +123,27 @@ async function backlogBench(
   }
 }
 
+/** The databases the bench runs on: a fresh schema (PostgreSQL) or database (MariaDB) each. */
+const DATABASES: readonly (readonly [string, OpenDatabase])[] = [
+  [
+    'PostgreSQL',
+    async () => {
+      const test = await createTestSchema('evgen_bench_backlog');
+      return { db: postgresDatabase(test.pool), schema: test.schema, drop: () => test.drop() };
+    },
+  ],
+  [
+    'MariaDB',
+    async () => {
+      const test = await createMariadbDatabase('evgen_bench_backlog');
+      return { db: mysqlDatabase(test.pool), schema: test.schema, drop: () => test.drop() };
+    },
+  ],
+];
+
 export async function run(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
-  for (const backlog of BACKLOGS) {
-    results.push(
-      await backlogBench(
-        'PostgreSQL',
-        async () => {
-          const test = await createTestSchema('evgen_bench_backlog');
-          return { db: postgresDatabase(test.pool), schema: test.schema, drop: () => test.drop() };
-        },
-        backlog,
-      ),
-    );
-    results.push(
-      await backlogBench(
-        'MariaDB',
-        async () => {
-          const test = await createMariadbDatabase('evgen_bench_backlog');
-          return { db: mysqlDatabase(test.pool), schema: test.schema, drop: () => test.drop() };
-        },
-        backlog,
-      ),
-    );
-  }
+  for (const backlog of BACKLOGS)
+    for (const [label, open] of DATABASES) results.push(await backlogBench(label, open, backlog));
   return results;
 }

@@ -17,6 +17,7 @@ import {
   openOutbox,
   outboxClaims,
   pgliteOnce,
+  rolledBack,
   type OutboxFixture,
 } from './support/dialects.js';
 import { orderPlacedV1 } from './support/test-event.js';
@@ -153,27 +154,19 @@ describe.each(DIALECTS.filter((dialect) => dialect !== 'mariadb'))(
             schema_version, payload, occurred_at, status, available_at, locked_until)
           VALUES ${values.join(', ')}`);
         for (const batchSize of [1, 3, 100]) {
-          const claimed = async (statements: typeof byScan) => {
-            let ids: string[] = [];
-            await f.db
-              .transaction(async (tx) => {
-                // The claim only runs queries: inside a transaction, to be rolled back.
-                const { rows } = await statements.claim(tx as unknown as Database, {
-                  batchSize,
-                  token: randomUUID(),
-                  leaseMs: 60_000,
-                  now: null,
-                  sentIds: [],
-                  sentToken: null,
-                });
-                ids = rows.map((row) => String(row.id)).sort();
-                throw new Error('roll back');
-              })
-              .catch((error: unknown) => {
-                if ((error as Error).message !== 'roll back') throw error;
+          // The claim only runs queries: inside a transaction, to be rolled back.
+          const claimed = (statements: typeof byScan) =>
+            rolledBack(f.db, async (tx) => {
+              const { rows } = await statements.claim(tx as unknown as Database, {
+                batchSize,
+                token: randomUUID(),
+                leaseMs: 60_000,
+                now: null,
+                sentIds: [],
+                sentToken: null,
               });
-            return ids;
-          };
+              return rows.map((row) => String(row.id)).sort();
+            });
           const scanned = await claimed(byScan);
           expect(await claimed(perAggregate), `round ${round}, batch ${batchSize}`).toEqual(
             scanned,

@@ -16,7 +16,14 @@ import type { ClaimedBatch, RelayStatements } from '../../src/runtime/outbox/cla
 import { postgresRelayStatements } from '../../src/runtime/outbox/claim-query-postgres.js';
 import { outboxTableNames } from '../../src/runtime/outbox/outbox-table.js';
 import { POSTGRES_DIALECT } from '../../src/runtime/db/sql-dialect.js';
-import { DIALECTS, openOutbox, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import { insertBacklog } from './support/backlog.js';
+import {
+  DIALECTS,
+  openOutbox,
+  pgliteOnce,
+  rolledBack,
+  type OutboxFixture,
+} from './support/dialects.js';
 
 const BATCH = 100;
 
@@ -109,16 +116,10 @@ describe.each(DIALECTS.filter((dialect) => dialect !== 'mariadb'))(
       fixture = undefined;
     });
 
-    /** `rows` READY rows of `aggregates` aggregates, round robin, behind 1 000 SENT rows. */
+    /** An outbox with `rows` READY rows of `aggregates` aggregates behind SENT history. */
     async function backlog(aggregates: number, rows: number): Promise<OutboxFixture> {
       const f = (fixture = await openOutbox(dialect, pglite));
-      await f.db
-        .query(`INSERT INTO ${f.table('outbox_event')} (event_id, aggregate_type, aggregate_id,
-          event_type, schema_version, payload, occurred_at, status, attempts, sent_at)
-        SELECT gen_random_uuid(), 'order', CASE WHEN g <= 1000 THEN 'old-' || g ELSE 'o' || (g % ${aggregates}) END,
-          'OrderPlaced', 1, '{}', now(), CASE WHEN g <= 1000 THEN 'SENT' ELSE 'READY' END, 0,
-          CASE WHEN g <= 1000 THEN now() END
-        FROM generate_series(1, ${1000 + rows}) g`);
+      await insertBacklog(f.db, f.schema, { aggregates, rows });
       return f;
     }
 
@@ -126,34 +127,27 @@ describe.each(DIALECTS.filter((dialect) => dialect !== 'mariadb'))(
      * One claim by `statements` inside a transaction that is rolled back: the claimed ids and the
      * plan of the claim statement (run with EXPLAIN ANALYZE on the same transaction).
      */
-    async function claimRolledBack(f: OutboxFixture, statements: RelayStatements) {
-      let ids: string[] = [];
-      let plan = '';
-      await f.db
-        .transaction(async (tx) => {
-          const explaining = {
-            dialect: f.db.dialect,
-            query: async (text: string, params?: readonly unknown[]) => {
-              const result = await tx.query(
-                `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${text}`,
-                params,
-              );
-              plan = result.rows.map((row) => String(Object.values(row)[0])).join('\n');
-              return { rows: [], rowCount: 0 };
-            },
-          } as unknown as Database;
-          // EXPLAIN ANALYZE runs the claim: undone before the same claim runs for its rows.
-          await tx.query('SAVEPOINT before_claim');
-          await statements.claim(explaining, claimRequest());
-          await tx.query('ROLLBACK TO SAVEPOINT before_claim');
-          const { rows } = await statements.claim(tx as unknown as Database, claimRequest());
-          ids = rows.map((row) => String(row.id)).sort();
-          throw new Error('roll back');
-        })
-        .catch((error: unknown) => {
-          if ((error as Error).message !== 'roll back') throw error;
-        });
-      return { ids, plan };
+    function claimRolledBack(f: OutboxFixture, statements: RelayStatements) {
+      return rolledBack(f.db, async (tx) => {
+        let plan = '';
+        const explaining = {
+          dialect: f.db.dialect,
+          query: async (text: string, params?: readonly unknown[]) => {
+            const result = await tx.query(
+              `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${text}`,
+              params,
+            );
+            plan = result.rows.map((row) => String(Object.values(row)[0])).join('\n');
+            return { rows: [], rowCount: 0 };
+          },
+        } as unknown as Database;
+        // EXPLAIN ANALYZE runs the claim: undone before the same claim runs for its rows.
+        await tx.query('SAVEPOINT before_claim');
+        await statements.claim(explaining, claimRequest());
+        await tx.query('ROLLBACK TO SAVEPOINT before_claim');
+        const { rows } = await statements.claim(tx as unknown as Database, claimRequest());
+        return { ids: rows.map((row) => String(row.id)).sort(), plan };
+      });
     }
 
     const statementsOf = (f: OutboxFixture, fewAggregates?: number) =>

@@ -14,6 +14,7 @@ import {
   writeOutboxEvent,
   type Database,
   type PostgresDatabaseOptions,
+  type Transaction,
 } from 'evgen/runtime';
 import { randomUUID } from 'node:crypto';
 import type { ClaimedBatch } from '../../../src/runtime/outbox/claim-query.js';
@@ -215,6 +216,29 @@ export function outboxClaims(f: OutboxFixture, fewAggregates?: number) {
       ...(options.split !== undefined ? { split: options.split } : {}),
     });
   return { statements, claim };
+}
+
+/** Thrown to end `rolledBack`'s transaction. */
+class RollBack extends Error {}
+
+/**
+ * Runs `work` in a transaction of `db` that is then rolled back, whatever `work` wrote (a claim
+ * leases rows): returns what `work` returned; an error of `work` is rethrown.
+ */
+export async function rolledBack<T>(
+  db: Database,
+  work: (tx: Transaction) => Promise<T>,
+): Promise<T> {
+  let result: { readonly value: T } | undefined;
+  await db
+    .transaction(async (tx) => {
+      result = { value: await work(tx) };
+      throw new RollBack();
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof RollBack)) throw error;
+    });
+  return result!.value;
 }
 
 /** A business table written next to the outbox, to prove both commit or roll back together. */
