@@ -8,36 +8,10 @@ import { payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of inventory.StockReleased; identical subschemas are compiled once.
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"$ref":"urn:evgen:shared:1"},"orderId":{"$ref":"urn:evgen:shared:1"},"reason":{"type":"string","enum":["order_cancelled","expired","manual"]},"releasedAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","reason","releasedAt"]};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"reservationId":{"type":"string","format":"uuid"},"orderId":{"type":"string","format":"uuid"},"reason":{"type":"string","enum":["order_cancelled","expired","manual"]},"releasedAt":{"type":"string","format":"date-time"}},"required":["reservationId","orderId","reason","releasedAt"]};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-
-function validate2(data, {instancePath="", dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate2.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data === "string"){
-if(!(formats0.test(data))){
-(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate2.errors = vErrors;
-return errors === 0;
-}
-validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+const formats4 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate1(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67,15 +41,29 @@ if((data.releasedAt === undefined) || (!(func0.call(data, "releasedAt")))){
 errors++;
 }
 if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data0 = data.reservationId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/reservationId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/reservationId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data1 = data.orderId;
+if(typeof data1 === "string"){
+if(!(formats0.test(data1))){
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.reason !== undefined && func0.call(data, "reason")){
@@ -92,7 +80,7 @@ errors++;
 if(data.releasedAt !== undefined && func0.call(data, "releasedAt")){
 let data3 = data.releasedAt;
 if(typeof data3 === "string"){
-if(!(formats2.validate(data3))){
+if(!(formats4.validate(data3))){
 (vErrors ??= []).push({instancePath:instancePath+"/releasedAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }

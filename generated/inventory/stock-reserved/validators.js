@@ -11,39 +11,14 @@ const require = createRequire(import.meta.url);
 const func0 = Object.prototype.hasOwnProperty;
 const func8 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats4 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+const func13 = linearPattern;
+const pattern0 = func13("^[A-Z0-9-]{3,32}$", "u");
 
 function validate2(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate2.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data === "string"){
-if(!(formats0.test(data))){
-(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate2.errors = vErrors;
-return errors === 0;
-}
-validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-const func13 = linearPattern;
-const pattern0 = func13("^[A-Z0-9-]{3,32}$", "u");
-
-function validate5(data, {instancePath="", dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate5.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -96,12 +71,11 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate5.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
-validate5.evaluated = {"props":{"sku":true,"quantity":true,"bin":true},"dynamicProps":false,"dynamicItems":false};
+validate2.evaluated = {"props":{"sku":true,"quantity":true,"bin":true},"dynamicProps":false,"dynamicItems":false};
 
-const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate1(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
@@ -135,15 +109,29 @@ if((data.expiresAt === undefined) || (!(func0.call(data, "expiresAt")))){
 errors++;
 }
 if(data.reservationId !== undefined && func0.call(data, "reservationId")){
-if(!(validate2(data.reservationId, {instancePath:instancePath+"/reservationId",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data0 = data.reservationId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/reservationId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/reservationId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data1 = data.orderId;
+if(typeof data1 === "string"){
+if(!(formats0.test(data1))){
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.warehouseId !== undefined && func0.call(data, "warehouseId")){
@@ -168,8 +156,8 @@ errors++;
 }
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate5(data3[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
-vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
+if(!(validate2(data3[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
@@ -182,7 +170,7 @@ errors++;
 if(data.expiresAt !== undefined && func0.call(data, "expiresAt")){
 let data5 = data.expiresAt;
 if(typeof data5 === "string"){
-if(!(formats2.validate(data5))){
+if(!(formats4.validate(data5))){
 (vErrors ??= []).push({instancePath:instancePath+"/expiresAt",keyword:"format",params:{format: "date-time"}});
 errors++;
 }
@@ -203,10 +191,10 @@ return errors === 0;
 validate1.evaluated = {"props":{"reservationId":true,"orderId":true,"warehouseId":true,"items":true,"expiresAt":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate8(data, {instancePath="", dynamicAnchors={}}={}){
+function validate5(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate8.evaluated;
+const evaluated0 = validate5.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -221,10 +209,10 @@ errors++;
 }
 }
 }
-validate8.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
-validate8.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate5.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate0(data, {instancePath="", dynamicAnchors={}}={}){
@@ -253,8 +241,8 @@ let data0 = data.items;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate8(data0[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
-vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
+if(!(validate5(data0[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }

@@ -8,139 +8,15 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of order.OrderCreated; identical subschemas are compiled once.
+const schema1 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"customerId":{"type":"string","format":"uuid"},"placedAt":{"type":"string","format":"date-time"},"channel":{"type":"string","enum":["web","mobile","store"]},"lines":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:5"},"shippingAddress":{"$ref":"urn:evgen:shared:8"}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:8"},"_common.money":{"$ref":"urn:evgen:shared:5"}}};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-
-function validate2(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats0.test(data))){
-(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate2.errors = vErrors;
-return errors === 0;
-}
-
-const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-
-function validate5(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats2.validate(data))){
-(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "date-time"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate5.errors = vErrors;
-return errors === 0;
-}
-
-const schema4 = {"type":"string","enum":["web","mobile","store"]};
-
-function validate7(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-if(!(((data === "web") || (data === "mobile")) || (data === "store"))){
-(vErrors ??= []).push({instancePath,keyword:"enum",params:{allowedValues: schema4.enum}});
-errors++;
-}
-validate7.errors = vErrors;
-return errors === 0;
-}
-
+const formats4 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const func16 = linearPattern;
 const pattern0 = func16("^[A-Z0-9-]{3,32}$", "u");
-
-function validate11(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!pattern0.test(data)){
-(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate11.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate13(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
-errors++;
-}
-if((typeof data == "number") && (isFinite(data))){
-if(data < 1 || isNaN(data)){
-(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 1}});
-errors++;
-}
-}
-validate13.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate16(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
-errors++;
-}
-if((typeof data == "number") && (isFinite(data))){
-if(data < 0 || isNaN(data)){
-(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 0}});
-errors++;
-}
-}
-validate16.errors = vErrors;
-return errors === 0;
-}
-
 const pattern1 = func16("^[A-Z]{3}$", "u");
 
-function validate18(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!pattern1.test(data)){
-(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z]{3}$"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate18.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate15(data, {instancePath=""}={}){
+function validate4(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -153,15 +29,29 @@ if((data.currency === undefined) || (!(func0.call(data, "currency")))){
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate16(data.amountMinor, {instancePath:instancePath+"/amountMinor"}))){
-vErrors = vErrors?.concat(validate16.errors) ?? validate16.errors;
-errors = vErrors.length;
+let data0 = data.amountMinor;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"type",params:{type: "integer"}});
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"minimum",params:{comparison: ">=", limit: 0}});
+errors++;
+}
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate18(data.currency, {instancePath:instancePath+"/currency"}))){
-vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
-errors = vErrors.length;
+let data1 = data.currency;
+if(typeof data1 === "string"){
+if(!pattern1.test(data1)){
+(vErrors ??= []).push({instancePath:instancePath+"/currency",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/currency",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 }
@@ -169,12 +59,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate15.errors = vErrors;
+validate4.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate10(data, {instancePath=""}={}){
+function validate3(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -191,20 +81,34 @@ if((data.unitPrice === undefined) || (!(func0.call(data, "unitPrice")))){
 errors++;
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate11(data.sku, {instancePath:instancePath+"/sku"}))){
-vErrors = vErrors?.concat(validate11.errors) ?? validate11.errors;
-errors = vErrors.length;
+let data0 = data.sku;
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.quantity !== undefined && func0.call(data, "quantity")){
-if(!(validate13(data.quantity, {instancePath:instancePath+"/quantity"}))){
-vErrors = vErrors?.concat(validate13.errors) ?? validate13.errors;
-errors = vErrors.length;
+let data1 = data.quantity;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+(vErrors ??= []).push({instancePath:instancePath+"/quantity",keyword:"type",params:{type: "integer"}});
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 1 || isNaN(data1)){
+(vErrors ??= []).push({instancePath:instancePath+"/quantity",keyword:"minimum",params:{comparison: ">=", limit: 1}});
+errors++;
+}
 }
 }
 if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate15(data.unitPrice, {instancePath:instancePath+"/unitPrice"}))){
-vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
+if(!(validate4(data.unitPrice, {instancePath:instancePath+"/unitPrice"}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 }
@@ -213,12 +117,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate10.errors = vErrors;
+validate3.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate9(data, {instancePath=""}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
@@ -228,8 +132,8 @@ errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate10(data[i0], {instancePath:instancePath+"/" + i0}))){
-vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
+if(!(validate3(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate3.errors) ?? validate3.errors;
 errors = vErrors.length;
 }
 }
@@ -238,13 +142,13 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "array"}});
 errors++;
 }
-validate9.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
 const func31 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate25(data, {instancePath=""}={}){
+function validate10(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -261,48 +165,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
-validate25.errors = vErrors;
+validate10.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate27(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func31(data) > 200){
-(vErrors ??= []).push({instancePath,keyword:"maxLength",params:{limit: 200}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate27.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate29(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func31(data) < 1){
-(vErrors ??= []).push({instancePath,keyword:"minLength",params:{limit: 1}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate29.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate31(data, {instancePath=""}={}){
+function validate12(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -319,31 +187,13 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
-validate31.errors = vErrors;
+validate12.errors = vErrors;
 return errors === 0;
 }
 
 const pattern2 = func16("^[A-Z]{2}$", "u");
 
-function validate33(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!pattern2.test(data)){
-(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate33.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate24(data, {instancePath=""}={}){
+function validate9(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -364,33 +214,54 @@ if((data.country === undefined) || (!(func0.call(data, "country")))){
 errors++;
 }
 if(data.line1 !== undefined && func0.call(data, "line1")){
-if(!(validate25(data.line1, {instancePath:instancePath+"/line1"}))){
-vErrors = vErrors?.concat(validate25.errors) ?? validate25.errors;
+if(!(validate10(data.line1, {instancePath:instancePath+"/line1"}))){
+vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
 errors = vErrors.length;
 }
 }
 if(data.line2 !== undefined && func0.call(data, "line2")){
-if(!(validate27(data.line2, {instancePath:instancePath+"/line2"}))){
-vErrors = vErrors?.concat(validate27.errors) ?? validate27.errors;
-errors = vErrors.length;
+let data1 = data.line2;
+if(typeof data1 === "string"){
+if(func31(data1) > 200){
+(vErrors ??= []).push({instancePath:instancePath+"/line2",keyword:"maxLength",params:{limit: 200}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/line2",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.city !== undefined && func0.call(data, "city")){
-if(!(validate29(data.city, {instancePath:instancePath+"/city"}))){
-vErrors = vErrors?.concat(validate29.errors) ?? validate29.errors;
-errors = vErrors.length;
+let data2 = data.city;
+if(typeof data2 === "string"){
+if(func31(data2) < 1){
+(vErrors ??= []).push({instancePath:instancePath+"/city",keyword:"minLength",params:{limit: 1}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/city",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.postalCode !== undefined && func0.call(data, "postalCode")){
-if(!(validate31(data.postalCode, {instancePath:instancePath+"/postalCode"}))){
-vErrors = vErrors?.concat(validate31.errors) ?? validate31.errors;
+if(!(validate12(data.postalCode, {instancePath:instancePath+"/postalCode"}))){
+vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
 errors = vErrors.length;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate33(data.country, {instancePath:instancePath+"/country"}))){
-vErrors = vErrors?.concat(validate33.errors) ?? validate33.errors;
-errors = vErrors.length;
+let data4 = data.country;
+if(typeof data4 === "string"){
+if(!pattern2.test(data4)){
+(vErrors ??= []).push({instancePath:instancePath+"/country",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/country",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 }
@@ -398,7 +269,7 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate24.errors = vErrors;
+validate9.errors = vErrors;
 return errors === 0;
 }
 
@@ -436,44 +307,70 @@ if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress"
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId"}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data0 = data.orderId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId"}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data1 = data.customerId;
+if(typeof data1 === "string"){
+if(!(formats0.test(data1))){
+(vErrors ??= []).push({instancePath:instancePath+"/customerId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/customerId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt"}))){
-vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
-errors = vErrors.length;
+let data2 = data.placedAt;
+if(typeof data2 === "string"){
+if(!(formats4.validate(data2))){
+(vErrors ??= []).push({instancePath:instancePath+"/placedAt",keyword:"format",params:{format: "date-time"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/placedAt",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate7(data.channel, {instancePath:instancePath+"/channel"}))){
-vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
-errors = vErrors.length;
+let data3 = data.channel;
+if(typeof data3 !== "string"){
+(vErrors ??= []).push({instancePath:instancePath+"/channel",keyword:"type",params:{type: "string"}});
+errors++;
+}
+if(!(((data3 === "web") || (data3 === "mobile")) || (data3 === "store"))){
+(vErrors ??= []).push({instancePath:instancePath+"/channel",keyword:"enum",params:{allowedValues: schema1.properties.channel.enum}});
+errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate9(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
+if(!(validate2(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate15(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
+if(!(validate4(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
-vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
+if(!(validate9(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
 errors = vErrors.length;
 }
 }
@@ -487,7 +384,7 @@ return errors === 0;
 }
 
 
-function validate39(data, {instancePath=""}={}){
+function validate18(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -498,12 +395,12 @@ errors++;
 }
 }
 }
-validate39.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate38(data, {instancePath=""}={}){
+function validate17(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -514,35 +411,35 @@ errors++;
 }
 }
 if(data.unitPrice !== undefined && func0.call(data, "unitPrice")){
-if(!(validate39(data.unitPrice, {instancePath:instancePath+"/unitPrice"}))){
-vErrors = vErrors?.concat(validate39.errors) ?? validate39.errors;
+if(!(validate18(data.unitPrice, {instancePath:instancePath+"/unitPrice"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 }
-validate38.errors = vErrors;
+validate17.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate37(data, {instancePath=""}={}){
+function validate16(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate38(data[i0], {instancePath:instancePath+"/" + i0}))){
-vErrors = vErrors?.concat(validate38.errors) ?? validate38.errors;
+if(!(validate17(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate17.errors) ?? validate17.errors;
 errors = vErrors.length;
 }
 }
 }
-validate37.errors = vErrors;
+validate16.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate44(data, {instancePath=""}={}){
+function validate23(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -553,7 +450,7 @@ errors++;
 }
 }
 }
-validate44.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
@@ -573,20 +470,20 @@ errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate37(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate37.errors) ?? validate37.errors;
+if(!(validate16(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate16.errors) ?? validate16.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate39(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate39.errors) ?? validate39.errors;
+if(!(validate18(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
-vErrors = vErrors?.concat(validate44.errors) ?? validate44.errors;
+if(!(validate23(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate23.errors) ?? validate23.errors;
 errors = vErrors.length;
 }
 }
@@ -598,8 +495,9 @@ return errors === 0;
 
 
 
+const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"orderId":{"type":"string","format":"uuid"},"customerId":{"type":"string","format":"uuid"},"placedAt":{"type":"string","format":"date-time"},"channel":{"type":"string","enum":["web","mobile","store"]},"lines":{"$ref":"urn:evgen:shared:7"},"total":{"$ref":"urn:evgen:shared:5"},"shippingAddress":{"$ref":"urn:evgen:shared:8"},"couponCode":{"type":"string","minLength":3,"maxLength":20}},"required":["orderId","customerId","placedAt","channel","lines","total","shippingAddress"],"definitions":{"_common.address":{"$ref":"urn:evgen:shared:8"},"_common.money":{"$ref":"urn:evgen:shared:5"}}};
 
-function validate47(data, {instancePath=""}={}){
+function validate26(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -632,44 +530,70 @@ if((data.shippingAddress === undefined) || (!(func0.call(data, "shippingAddress"
 errors++;
 }
 if(data.orderId !== undefined && func0.call(data, "orderId")){
-if(!(validate2(data.orderId, {instancePath:instancePath+"/orderId"}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data0 = data.orderId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/orderId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.customerId !== undefined && func0.call(data, "customerId")){
-if(!(validate2(data.customerId, {instancePath:instancePath+"/customerId"}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data1 = data.customerId;
+if(typeof data1 === "string"){
+if(!(formats0.test(data1))){
+(vErrors ??= []).push({instancePath:instancePath+"/customerId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/customerId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.placedAt !== undefined && func0.call(data, "placedAt")){
-if(!(validate5(data.placedAt, {instancePath:instancePath+"/placedAt"}))){
-vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
-errors = vErrors.length;
+let data2 = data.placedAt;
+if(typeof data2 === "string"){
+if(!(formats4.validate(data2))){
+(vErrors ??= []).push({instancePath:instancePath+"/placedAt",keyword:"format",params:{format: "date-time"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/placedAt",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.channel !== undefined && func0.call(data, "channel")){
-if(!(validate7(data.channel, {instancePath:instancePath+"/channel"}))){
-vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
-errors = vErrors.length;
+let data3 = data.channel;
+if(typeof data3 !== "string"){
+(vErrors ??= []).push({instancePath:instancePath+"/channel",keyword:"type",params:{type: "string"}});
+errors++;
+}
+if(!(((data3 === "web") || (data3 === "mobile")) || (data3 === "store"))){
+(vErrors ??= []).push({instancePath:instancePath+"/channel",keyword:"enum",params:{allowedValues: schema13.properties.channel.enum}});
+errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate9(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
+if(!(validate2(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate15(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
+if(!(validate4(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate24(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
-vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
+if(!(validate9(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
 errors = vErrors.length;
 }
 }
@@ -695,16 +619,16 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate47.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate46(data, {instancePath=""}={}){
+function validate25(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate47(data, {instancePath}))){
-vErrors = vErrors?.concat(validate47.errors) ?? validate47.errors;
+if(!(validate26(data, {instancePath}))){
+vErrors = vErrors?.concat(validate26.errors) ?? validate26.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -715,31 +639,31 @@ errors++;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate37(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate37.errors) ?? validate37.errors;
+if(!(validate16(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate16.errors) ?? validate16.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate39(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate39.errors) ?? validate39.errors;
+if(!(validate18(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 if(data.shippingAddress !== undefined && func0.call(data, "shippingAddress")){
-if(!(validate44(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
-vErrors = vErrors?.concat(validate44.errors) ?? validate44.errors;
+if(!(validate23(data.shippingAddress, {instancePath:instancePath+"/shippingAddress"}))){
+vErrors = vErrors?.concat(validate23.errors) ?? validate23.errors;
 errors = vErrors.length;
 }
 }
 }
-validate46.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 const validateOrderCreatedV1PayloadCompiled = validate0;
 const readOrderCreatedV1PayloadCompiled = validate1;
-const validateOrderCreatedV2PayloadCompiled = validate46;
-const readOrderCreatedV2PayloadCompiled = validate47;
+const validateOrderCreatedV2PayloadCompiled = validate25;
+const readOrderCreatedV2PayloadCompiled = validate26;
 
 /** Strict writer validator of order.OrderCreated v1 (order/OrderCreated/v1.schema.json): producers never emit undeclared properties. */
 export const validateOrderCreatedV1Payload = payloadValidator(validateOrderCreatedV1PayloadCompiled);

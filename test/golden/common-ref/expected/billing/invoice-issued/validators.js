@@ -10,47 +10,11 @@ const require = createRequire(import.meta.url);
 // Every validation function of billing.InvoiceIssued; identical subschemas are compiled once.
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-
-function validate2(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(!(formats0.test(data))){
-(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate2.errors = vErrors;
-return errors === 0;
-}
-
 const func9 = require("ajv/dist/runtime/ucs2length").default;
-
-function validate5(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(typeof data === "string"){
-if(func9(data) < 1){
-(vErrors ??= []).push({instancePath,keyword:"minLength",params:{limit: 1}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate5.errors = vErrors;
-return errors === 0;
-}
-
 const func15 = linearPattern;
 const pattern0 = func15("^[A-Z]{2}$", "u");
 
-function validate8(data, {instancePath=""}={}){
+function validate4(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data === "string"){
@@ -63,12 +27,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
 errors++;
 }
-validate8.errors = vErrors;
+validate4.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate7(data, {instancePath=""}={}){
+function validate3(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -87,8 +51,8 @@ errors++;
 }
 }
 if(data.country !== undefined && func0.call(data, "country")){
-if(!(validate8(data.country, {instancePath:instancePath+"/country"}))){
-vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
+if(!(validate4(data.country, {instancePath:instancePath+"/country"}))){
+vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
 errors = vErrors.length;
 }
 }
@@ -97,12 +61,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate7.errors = vErrors;
+validate3.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate4(data, {instancePath=""}={}){
+function validate2(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -115,14 +79,21 @@ if((data.address === undefined) || (!(func0.call(data, "address")))){
 errors++;
 }
 if(data.name !== undefined && func0.call(data, "name")){
-if(!(validate5(data.name, {instancePath:instancePath+"/name"}))){
-vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
-errors = vErrors.length;
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func9(data0) < 1){
+(vErrors ??= []).push({instancePath:instancePath+"/name",keyword:"minLength",params:{limit: 1}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/name",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate7(data.address, {instancePath:instancePath+"/address"}))){
-vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
+if(!(validate3(data.address, {instancePath:instancePath+"/address"}))){
+vErrors = vErrors?.concat(validate3.errors) ?? validate3.errors;
 errors = vErrors.length;
 }
 }
@@ -131,31 +102,13 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate4.errors = vErrors;
+validate2.errors = vErrors;
 return errors === 0;
 }
 
+const schema6 = {"type":"string","enum":["EUR","USD","CHF"]};
 
-function validate13(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
-errors++;
-}
-if((typeof data == "number") && (isFinite(data))){
-if(data < 0 || isNaN(data)){
-(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 0}});
-errors++;
-}
-}
-validate13.errors = vErrors;
-return errors === 0;
-}
-
-const schema9 = {"type":"string","enum":["EUR","USD","CHF"]};
-
-function validate15(data, {instancePath=""}={}){
+function validate9(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
@@ -163,15 +116,15 @@ if(typeof data !== "string"){
 errors++;
 }
 if(!(((data === "EUR") || (data === "USD")) || (data === "CHF"))){
-(vErrors ??= []).push({instancePath,keyword:"enum",params:{allowedValues: schema9.enum}});
+(vErrors ??= []).push({instancePath,keyword:"enum",params:{allowedValues: schema6.enum}});
 errors++;
 }
-validate15.errors = vErrors;
+validate9.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate12(data, {instancePath=""}={}){
+function validate8(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -184,14 +137,21 @@ if((data.currency === undefined) || (!(func0.call(data, "currency")))){
 errors++;
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate13(data.amountMinor, {instancePath:instancePath+"/amountMinor"}))){
-vErrors = vErrors?.concat(validate13.errors) ?? validate13.errors;
-errors = vErrors.length;
+let data0 = data.amountMinor;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"type",params:{type: "integer"}});
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"minimum",params:{comparison: ">=", limit: 0}});
+errors++;
+}
 }
 }
 if(data.currency !== undefined && func0.call(data, "currency")){
-if(!(validate15(data.currency, {instancePath:instancePath+"/currency"}))){
-vErrors = vErrors?.concat(validate15.errors) ?? validate15.errors;
+if(!(validate9(data.currency, {instancePath:instancePath+"/currency"}))){
+vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
 errors = vErrors.length;
 }
 }
@@ -200,12 +160,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate12.errors = vErrors;
+validate8.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate19(data, {instancePath=""}={}){
+function validate13(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -224,8 +184,8 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate12(data.amount, {instancePath:instancePath+"/amount"}))){
-vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
+if(!(validate8(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
 errors = vErrors.length;
 }
 }
@@ -234,19 +194,19 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate19.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate18(data, {instancePath=""}={}){
+function validate12(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate19(data[i0], {instancePath:instancePath+"/" + i0}))){
-vErrors = vErrors?.concat(validate19.errors) ?? validate19.errors;
+if(!(validate13(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate13.errors) ?? validate13.errors;
 errors = vErrors.length;
 }
 }
@@ -255,7 +215,7 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "array"}});
 errors++;
 }
-validate18.errors = vErrors;
+validate12.errors = vErrors;
 return errors === 0;
 }
 
@@ -281,26 +241,33 @@ if((data.lines === undefined) || (!(func0.call(data, "lines")))){
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId"}))){
+let data0 = data.invoiceId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/invoiceId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/invoiceId",keyword:"type",params:{type: "string"}});
+errors++;
+}
+}
+if(data.billTo !== undefined && func0.call(data, "billTo")){
+if(!(validate2(data.billTo, {instancePath:instancePath+"/billTo"}))){
 vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
-if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo"}))){
-vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
-errors = vErrors.length;
-}
-}
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate12(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
+if(!(validate8(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate18(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
+if(!(validate12(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
 errors = vErrors.length;
 }
 }
@@ -314,23 +281,7 @@ return errors === 0;
 }
 
 
-function validate25(data, {instancePath=""}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 of Object.keys(data)){
-if(!((key0 === "city") || (key0 === "country"))){
-(vErrors ??= []).push({instancePath,keyword:"additionalProperties",params:{additionalProperty: key0}});
-errors++;
-}
-}
-}
-validate25.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate24(data, {instancePath=""}={}){
+function validate18(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -341,18 +292,23 @@ errors++;
 }
 }
 if(data.address !== undefined && func0.call(data, "address")){
-if(!(validate25(data.address, {instancePath:instancePath+"/address"}))){
-vErrors = vErrors?.concat(validate25.errors) ?? validate25.errors;
-errors = vErrors.length;
+let data0 = data.address;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key1 of Object.keys(data0)){
+if(!((key1 === "city") || (key1 === "country"))){
+(vErrors ??= []).push({instancePath:instancePath+"/address",keyword:"additionalProperties",params:{additionalProperty: key1}});
+errors++;
 }
 }
 }
-validate24.errors = vErrors;
+}
+}
+validate18.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate28(data, {instancePath=""}={}){
+function validate20(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -363,12 +319,12 @@ errors++;
 }
 }
 }
-validate28.errors = vErrors;
+validate20.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate31(data, {instancePath=""}={}){
+function validate23(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -379,30 +335,30 @@ errors++;
 }
 }
 if(data.amount !== undefined && func0.call(data, "amount")){
-if(!(validate28(data.amount, {instancePath:instancePath+"/amount"}))){
-vErrors = vErrors?.concat(validate28.errors) ?? validate28.errors;
+if(!(validate20(data.amount, {instancePath:instancePath+"/amount"}))){
+vErrors = vErrors?.concat(validate20.errors) ?? validate20.errors;
 errors = vErrors.length;
 }
 }
 }
-validate31.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate30(data, {instancePath=""}={}){
+function validate22(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data[i0], {instancePath:instancePath+"/" + i0}))){
-vErrors = vErrors?.concat(validate31.errors) ?? validate31.errors;
+if(!(validate23(data[i0], {instancePath:instancePath+"/" + i0}))){
+vErrors = vErrors?.concat(validate23.errors) ?? validate23.errors;
 errors = vErrors.length;
 }
 }
 }
-validate30.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
 
@@ -422,20 +378,20 @@ errors++;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo"}))){
-vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
+if(!(validate18(data.billTo, {instancePath:instancePath+"/billTo"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate28(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate28.errors) ?? validate28.errors;
+if(!(validate20(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate20.errors) ?? validate20.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate30(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate30.errors) ?? validate30.errors;
+if(!(validate22(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate22.errors) ?? validate22.errors;
 errors = vErrors.length;
 }
 }
@@ -447,9 +403,9 @@ return errors === 0;
 
 
 
-const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
+const formats4 = require("ajv-formats/dist/formats").fullFormats.date;
 
-function validate36(data, {instancePath=""}={}){
+function validate28(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -470,33 +426,40 @@ if((data.lines === undefined) || (!(func0.call(data, "lines")))){
 errors++;
 }
 if(data.invoiceId !== undefined && func0.call(data, "invoiceId")){
-if(!(validate2(data.invoiceId, {instancePath:instancePath+"/invoiceId"}))){
+let data0 = data.invoiceId;
+if(typeof data0 === "string"){
+if(!(formats0.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/invoiceId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/invoiceId",keyword:"type",params:{type: "string"}});
+errors++;
+}
+}
+if(data.billTo !== undefined && func0.call(data, "billTo")){
+if(!(validate2(data.billTo, {instancePath:instancePath+"/billTo"}))){
 vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
 errors = vErrors.length;
 }
 }
-if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate4(data.billTo, {instancePath:instancePath+"/billTo"}))){
-vErrors = vErrors?.concat(validate4.errors) ?? validate4.errors;
-errors = vErrors.length;
-}
-}
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate12(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
+if(!(validate8(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate18(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
+if(!(validate12(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate12.errors) ?? validate12.errors;
 errors = vErrors.length;
 }
 }
 if(data.dueDate !== undefined && func0.call(data, "dueDate")){
 let data4 = data.dueDate;
 if(typeof data4 === "string"){
-if(!(formats2.validate(data4))){
+if(!(formats4.validate(data4))){
 (vErrors ??= []).push({instancePath:instancePath+"/dueDate",keyword:"format",params:{format: "date"}});
 errors++;
 }
@@ -511,16 +474,16 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate36.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate35(data, {instancePath=""}={}){
+function validate27(data, {instancePath=""}={}){
 let vErrors = null;
 let errors = 0;
-if(!(validate36(data, {instancePath}))){
-vErrors = vErrors?.concat(validate36.errors) ?? validate36.errors;
+if(!(validate28(data, {instancePath}))){
+vErrors = vErrors?.concat(validate28.errors) ?? validate28.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -531,31 +494,31 @@ errors++;
 }
 }
 if(data.billTo !== undefined && func0.call(data, "billTo")){
-if(!(validate24(data.billTo, {instancePath:instancePath+"/billTo"}))){
-vErrors = vErrors?.concat(validate24.errors) ?? validate24.errors;
+if(!(validate18(data.billTo, {instancePath:instancePath+"/billTo"}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 if(data.total !== undefined && func0.call(data, "total")){
-if(!(validate28(data.total, {instancePath:instancePath+"/total"}))){
-vErrors = vErrors?.concat(validate28.errors) ?? validate28.errors;
+if(!(validate20(data.total, {instancePath:instancePath+"/total"}))){
+vErrors = vErrors?.concat(validate20.errors) ?? validate20.errors;
 errors = vErrors.length;
 }
 }
 if(data.lines !== undefined && func0.call(data, "lines")){
-if(!(validate30(data.lines, {instancePath:instancePath+"/lines"}))){
-vErrors = vErrors?.concat(validate30.errors) ?? validate30.errors;
+if(!(validate22(data.lines, {instancePath:instancePath+"/lines"}))){
+vErrors = vErrors?.concat(validate22.errors) ?? validate22.errors;
 errors = vErrors.length;
 }
 }
 }
-validate35.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
 const validateInvoiceIssuedV1PayloadCompiled = validate0;
 const readInvoiceIssuedV1PayloadCompiled = validate1;
-const validateInvoiceIssuedV2PayloadCompiled = validate35;
-const readInvoiceIssuedV2PayloadCompiled = validate36;
+const validateInvoiceIssuedV2PayloadCompiled = validate27;
+const readInvoiceIssuedV2PayloadCompiled = validate28;
 
 /** Strict writer validator of billing.InvoiceIssued v1 (billing/InvoiceIssued/v1.schema.json): producers never emit undeclared properties. */
 export const validateInvoiceIssuedV1Payload = payloadValidator(validateInvoiceIssuedV1PayloadCompiled);

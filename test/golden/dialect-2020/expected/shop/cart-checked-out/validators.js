@@ -8,35 +8,9 @@ import { linearPattern, payloadValidator } from 'evgen-runtime';
 const require = createRequire(import.meta.url);
 
 // Every validation function of shop.CartCheckedOut; identical subschemas are compiled once.
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"$ref":"urn:evgen:shared:1"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","properties":{"sku":{"$ref":"urn:evgen:shared:2"},"qty":{"$ref":"urn:evgen:shared:3"}},"required":["sku","qty"],"additionalProperties":false},"discount":{"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:4"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"$ref":"urn:evgen:shared:3"}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"],"unevaluatedProperties":false};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"type":"object","properties":{"checkedOutAt":{"type":"string","format":"date-time"},"checkedOutBy":{"type":"string"}},"required":["checkedOutAt"]},"item":{"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z0-9-]{3,32}$"},"qty":{"type":"integer","minimum":1}},"required":["sku","qty"],"additionalProperties":false},"discount":{"oneOf":[{"type":"object","properties":{"kind":{"const":"percent"},"percent":{"$ref":"urn:evgen:shared:1"}},"required":["kind","percent"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"fixed"},"amountMinor":{"type":"integer","minimum":1}},"required":["kind","amountMinor"],"additionalProperties":false}],"unevaluatedProperties":false}},"allOf":[{"$ref":"#/$defs/audit"}],"properties":{"cartId":{"type":"string","format":"uuid"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"discount":{"$ref":"#/$defs/discount"},"coordinates":{"$ref":"urn:evgen:shared:2"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:3"}},"required":["cartId","items"],"unevaluatedProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-
-function validate2(data, {instancePath="", dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate2.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data === "string"){
-if(!(formats0.validate(data))){
-(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "date-time"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate2.errors = vErrors;
-return errors === 0;
-}
-validate2.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
 
 function validate1(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
@@ -54,9 +28,16 @@ if((data.checkedOutAt === undefined) || (!(func0.call(data, "checkedOutAt")))){
 errors++;
 }
 if(data.checkedOutAt !== undefined && func0.call(data, "checkedOutAt")){
-if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data0 = data.checkedOutAt;
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/checkedOutAt",keyword:"format",params:{format: "date-time"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/checkedOutAt",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.checkedOutBy !== undefined && func0.call(data, "checkedOutBy")){
@@ -75,92 +56,13 @@ return errors === 0;
 }
 validate1.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
-const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-
-function validate5(data, {instancePath="", dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate5.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data === "string"){
-if(!(formats2.test(data))){
-(vErrors ??= []).push({instancePath,keyword:"format",params:{format: "uuid"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate5.errors = vErrors;
-return errors === 0;
-}
-validate5.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
 const func10 = linearPattern;
 const pattern0 = func10("^[A-Z0-9-]{3,32}$", "u");
 
-function validate8(data, {instancePath="", dynamicAnchors={}}={}){
+function validate3(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate8.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data === "string"){
-if(!pattern0.test(data)){
-(vErrors ??= []).push({instancePath,keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
-errors++;
-}
-}
-else {
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "string"}});
-errors++;
-}
-validate8.errors = vErrors;
-return errors === 0;
-}
-validate8.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-
-function validate10(data, {instancePath="", dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate10.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-(vErrors ??= []).push({instancePath,keyword:"type",params:{type: "integer"}});
-errors++;
-}
-if((typeof data == "number") && (isFinite(data))){
-if(data < 1 || isNaN(data)){
-(vErrors ??= []).push({instancePath,keyword:"minimum",params:{comparison: ">=", limit: 1}});
-errors++;
-}
-}
-validate10.errors = vErrors;
-return errors === 0;
-}
-validate10.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-
-function validate7(data, {instancePath="", dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate7.evaluated;
+const evaluated0 = validate3.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -183,15 +85,29 @@ errors++;
 }
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate8(data.sku, {instancePath:instancePath+"/sku",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
-errors = vErrors.length;
+let data0 = data.sku;
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.qty !== undefined && func0.call(data, "qty")){
-if(!(validate10(data.qty, {instancePath:instancePath+"/qty",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
-errors = vErrors.length;
+let data1 = data.qty;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+(vErrors ??= []).push({instancePath:instancePath+"/qty",keyword:"type",params:{type: "integer"}});
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 1 || isNaN(data1)){
+(vErrors ??= []).push({instancePath:instancePath+"/qty",keyword:"minimum",params:{comparison: ">=", limit: 1}});
+errors++;
+}
 }
 }
 }
@@ -199,16 +115,16 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate7.errors = vErrors;
+validate3.errors = vErrors;
 return errors === 0;
 }
-validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate14(data, {instancePath="", dynamicAnchors={}}={}){
+function validate6(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate14.evaluated;
+const evaluated0 = validate6.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -229,16 +145,16 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "number"}});
 errors++;
 }
-validate14.errors = vErrors;
+validate6.errors = vErrors;
 return errors === 0;
 }
-validate14.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate6.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate13(data, {instancePath="", dynamicAnchors={}}={}){
+function validate5(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate13.evaluated;
+const evaluated0 = validate5.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -271,8 +187,8 @@ errors++;
 }
 }
 if(data.percent !== undefined && func0.call(data, "percent")){
-if(!(validate14(data.percent, {instancePath:instancePath+"/percent",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate14.errors) ?? validate14.errors;
+if(!(validate6(data.percent, {instancePath:instancePath+"/percent",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate6.errors) ?? validate6.errors;
 errors = vErrors.length;
 }
 }
@@ -310,9 +226,16 @@ errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
-errors = vErrors.length;
+let data3 = data.amountMinor;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"type",params:{type: "integer"}});
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"minimum",params:{comparison: ">=", limit: 1}});
+errors++;
+}
 }
 }
 }
@@ -359,16 +282,16 @@ errors++;
 }
 }
 }
-validate13.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
-validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate5.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate18(data, {instancePath="", dynamicAnchors={}}={}){
+function validate9(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate18.evaluated;
+const evaluated0 = validate9.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -401,16 +324,16 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "array"}});
 errors++;
 }
-validate18.errors = vErrors;
+validate9.errors = vErrors;
 return errors === 0;
 }
-validate18.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate9.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate20(data, {instancePath="", dynamicAnchors={}}={}){
+function validate11(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate20.evaluated;
+const evaluated0 = validate11.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -429,11 +352,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate20.errors = vErrors;
+validate11.errors = vErrors;
 return errors === 0;
 }
-validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate11.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate0(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
@@ -459,9 +383,16 @@ if((data.items === undefined) || (!(func0.call(data, "items")))){
 errors++;
 }
 if(data.cartId !== undefined && func0.call(data, "cartId")){
-if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
-errors = vErrors.length;
+let data0 = data.cartId;
+if(typeof data0 === "string"){
+if(!(formats2.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/cartId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/cartId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.items !== undefined && func0.call(data, "items")){
@@ -473,8 +404,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate7(data1[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
-vErrors = vErrors?.concat(validate7.errors) ?? validate7.errors;
+if(!(validate3(data1[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate3.errors) ?? validate3.errors;
 errors = vErrors.length;
 }
 }
@@ -485,14 +416,14 @@ errors++;
 }
 }
 if(data.discount !== undefined && func0.call(data, "discount")){
-if(!(validate13(data.discount, {instancePath:instancePath+"/discount",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate13.errors) ?? validate13.errors;
+if(!(validate5(data.discount, {instancePath:instancePath+"/discount",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
 errors = vErrors.length;
 }
 }
 if(data.coordinates !== undefined && func0.call(data, "coordinates")){
-if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
+if(!(validate9(data.coordinates, {instancePath:instancePath+"/coordinates",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
 errors = vErrors.length;
 }
 }
@@ -504,8 +435,8 @@ errors++;
 }
 }
 if(data.labels !== undefined && func0.call(data, "labels")){
-if(!(validate20(data.labels, {instancePath:instancePath+"/labels",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate20.errors) ?? validate20.errors;
+if(!(validate11(data.labels, {instancePath:instancePath+"/labels",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate11.errors) ?? validate11.errors;
 errors = vErrors.length;
 }
 }
@@ -526,12 +457,12 @@ return errors === 0;
 validate0.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"$ref":"urn:evgen:shared:8"},"item":{"$ref":"urn:evgen:shared:9"},"discount":{"$ref":"urn:evgen:shared:10"}},"allOf":[{"$ref":"urn:evgen:shared:8"}],"properties":{"cartId":{"$ref":"urn:evgen:shared:5"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:9"}},"discount":{"$ref":"urn:evgen:shared:10"},"coordinates":{"$ref":"urn:evgen:shared:6"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:7"}},"required":["cartId","items"]};
+const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"audit":{"$ref":"urn:evgen:shared:4"},"item":{"$ref":"urn:evgen:shared:5"},"discount":{"$ref":"urn:evgen:shared:6"}},"allOf":[{"$ref":"urn:evgen:shared:4"}],"properties":{"cartId":{"type":"string","format":"uuid"},"items":{"type":"array","minItems":1,"items":{"$ref":"urn:evgen:shared:5"}},"discount":{"$ref":"urn:evgen:shared:6"},"coordinates":{"$ref":"urn:evgen:shared:2"},"note":{"type":["string","null"]},"labels":{"$ref":"urn:evgen:shared:3"}},"required":["cartId","items"]};
 
-function validate23(data, {instancePath="", dynamicAnchors={}}={}){
+function validate14(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
+const evaluated0 = validate14.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -544,9 +475,16 @@ if((data.checkedOutAt === undefined) || (!(func0.call(data, "checkedOutAt")))){
 errors++;
 }
 if(data.checkedOutAt !== undefined && func0.call(data, "checkedOutAt")){
-if(!(validate2(data.checkedOutAt, {instancePath:instancePath+"/checkedOutAt",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate2.errors) ?? validate2.errors;
-errors = vErrors.length;
+let data0 = data.checkedOutAt;
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/checkedOutAt",keyword:"format",params:{format: "date-time"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/checkedOutAt",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.checkedOutBy !== undefined && func0.call(data, "checkedOutBy")){
@@ -560,16 +498,16 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate23.errors = vErrors;
+validate14.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
+validate14.evaluated = {"props":{"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate27(data, {instancePath="", dynamicAnchors={}}={}){
+function validate16(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate16.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -586,15 +524,29 @@ if((data.qty === undefined) || (!(func0.call(data, "qty")))){
 errors++;
 }
 if(data.sku !== undefined && func0.call(data, "sku")){
-if(!(validate8(data.sku, {instancePath:instancePath+"/sku",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate8.errors) ?? validate8.errors;
-errors = vErrors.length;
+let data0 = data.sku;
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"pattern",params:{pattern: "^[A-Z0-9-]{3,32}$"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/sku",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.qty !== undefined && func0.call(data, "qty")){
-if(!(validate10(data.qty, {instancePath:instancePath+"/qty",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
-errors = vErrors.length;
+let data1 = data.qty;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+(vErrors ??= []).push({instancePath:instancePath+"/qty",keyword:"type",params:{type: "integer"}});
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 1 || isNaN(data1)){
+(vErrors ??= []).push({instancePath:instancePath+"/qty",keyword:"minimum",params:{comparison: ">=", limit: 1}});
+errors++;
+}
 }
 }
 }
@@ -602,16 +554,16 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate27.errors = vErrors;
+validate16.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":{"sku":true,"qty":true},"dynamicProps":false,"dynamicItems":false};
+validate16.evaluated = {"props":{"sku":true,"qty":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", dynamicAnchors={}}={}){
+function validate18(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate18.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -637,8 +589,8 @@ errors++;
 }
 }
 if(data.percent !== undefined && func0.call(data, "percent")){
-if(!(validate14(data.percent, {instancePath:instancePath+"/percent",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate14.errors) ?? validate14.errors;
+if(!(validate6(data.percent, {instancePath:instancePath+"/percent",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate6.errors) ?? validate6.errors;
 errors = vErrors.length;
 }
 }
@@ -671,9 +623,16 @@ errors++;
 }
 }
 if(data.amountMinor !== undefined && func0.call(data, "amountMinor")){
-if(!(validate10(data.amountMinor, {instancePath:instancePath+"/amountMinor",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate10.errors) ?? validate10.errors;
-errors = vErrors.length;
+let data3 = data.amountMinor;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"type",params:{type: "integer"}});
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+(vErrors ??= []).push({instancePath:instancePath+"/amountMinor",keyword:"minimum",params:{comparison: ">=", limit: 1}});
+errors++;
+}
 }
 }
 }
@@ -705,25 +664,25 @@ vErrors = null;
 }
 }
 }
-validate31.errors = vErrors;
+validate18.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate31.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate18.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate22(data, {instancePath="", dynamicAnchors={}}={}){
+function validate13(data, {instancePath="", dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate22.evaluated;
+const evaluated0 = validate13.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate23(data, {instancePath,dynamicAnchors}))){
-vErrors = vErrors?.concat(validate23.errors) ?? validate23.errors;
+if(!(validate14(data, {instancePath,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate14.errors) ?? validate14.errors;
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -736,9 +695,16 @@ if((data.items === undefined) || (!(func0.call(data, "items")))){
 errors++;
 }
 if(data.cartId !== undefined && func0.call(data, "cartId")){
-if(!(validate5(data.cartId, {instancePath:instancePath+"/cartId",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate5.errors) ?? validate5.errors;
-errors = vErrors.length;
+let data0 = data.cartId;
+if(typeof data0 === "string"){
+if(!(formats2.test(data0))){
+(vErrors ??= []).push({instancePath:instancePath+"/cartId",keyword:"format",params:{format: "uuid"}});
+errors++;
+}
+}
+else {
+(vErrors ??= []).push({instancePath:instancePath+"/cartId",keyword:"type",params:{type: "string"}});
+errors++;
 }
 }
 if(data.items !== undefined && func0.call(data, "items")){
@@ -750,8 +716,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate27(data1[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
-vErrors = vErrors?.concat(validate27.errors) ?? validate27.errors;
+if(!(validate16(data1[i0], {instancePath:instancePath+"/items/" + i0,dynamicAnchors}))){
+vErrors = vErrors?.concat(validate16.errors) ?? validate16.errors;
 errors = vErrors.length;
 }
 }
@@ -762,27 +728,27 @@ errors++;
 }
 }
 if(data.discount !== undefined && func0.call(data, "discount")){
-if(!(validate31(data.discount, {instancePath:instancePath+"/discount",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate31.errors) ?? validate31.errors;
+if(!(validate18(data.discount, {instancePath:instancePath+"/discount",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
 errors = vErrors.length;
 }
 }
 if(data.coordinates !== undefined && func0.call(data, "coordinates")){
-if(!(validate18(data.coordinates, {instancePath:instancePath+"/coordinates",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate18.errors) ?? validate18.errors;
+if(!(validate9(data.coordinates, {instancePath:instancePath+"/coordinates",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate9.errors) ?? validate9.errors;
 errors = vErrors.length;
 }
 }
 if(data.note !== undefined && func0.call(data, "note")){
 let data5 = data.note;
 if((typeof data5 !== "string") && (data5 !== null)){
-(vErrors ??= []).push({instancePath:instancePath+"/note",keyword:"type",params:{type: schema11.properties.note.type}});
+(vErrors ??= []).push({instancePath:instancePath+"/note",keyword:"type",params:{type: schema7.properties.note.type}});
 errors++;
 }
 }
 if(data.labels !== undefined && func0.call(data, "labels")){
-if(!(validate20(data.labels, {instancePath:instancePath+"/labels",dynamicAnchors}))){
-vErrors = vErrors?.concat(validate20.errors) ?? validate20.errors;
+if(!(validate11(data.labels, {instancePath:instancePath+"/labels",dynamicAnchors}))){
+vErrors = vErrors?.concat(validate11.errors) ?? validate11.errors;
 errors = vErrors.length;
 }
 }
@@ -791,12 +757,12 @@ else {
 (vErrors ??= []).push({instancePath,keyword:"type",params:{type: "object"}});
 errors++;
 }
-validate22.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
-validate22.evaluated = {"props":{"cartId":true,"items":true,"discount":true,"coordinates":true,"note":true,"labels":true,"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
+validate13.evaluated = {"props":{"cartId":true,"items":true,"discount":true,"coordinates":true,"note":true,"labels":true,"checkedOutAt":true,"checkedOutBy":true},"dynamicProps":false,"dynamicItems":false};
 const validateCartCheckedOutV1PayloadCompiled = validate0;
-const readCartCheckedOutV1PayloadCompiled = validate22;
+const readCartCheckedOutV1PayloadCompiled = validate13;
 
 /** Strict writer validator of shop.CartCheckedOut v1 (shop/CartCheckedOut/v1.schema.json): producers never emit undeclared properties. */
 export const validateCartCheckedOutV1Payload = payloadValidator(validateCartCheckedOutV1PayloadCompiled);
