@@ -50,6 +50,30 @@ describe('decodeMessageBody', () => {
     expect(problemOf('['.repeat(1_000_000))).toBe('too-deep');
   });
 
+  it('refuses too deep nesting the same way in short bodies (parsed first) and long ones', () => {
+    // Short bodies are parsed before their depth is checked, long ones only after their brackets
+    // are counted: the verdict and the reported place are the same either way.
+    const deepAt = (padding: number) =>
+      `{"pad":"${' '.repeat(padding)}","v":${'['.repeat(65)}${']'.repeat(65)}}`;
+    const short = messageOf(deepAt(0));
+    const long = messageOf(deepAt(3_000));
+    expect(short).toMatch(/deeper than 64 levels \(at character 77\)/);
+    expect(long).toMatch(/deeper than 64 levels \(at character 3077\)/);
+    // Malformed as well as too deep: too deep, as for a long body whose scan runs first.
+    expect(problemOf('['.repeat(100))).toBe('too-deep');
+    expect(problemOf(`{"a":${'['.repeat(65)}`)).toBe('too-deep');
+    expect(problemOf('[[[')).toBe('invalid-json');
+    // Many brackets, none too deep: a long body is counted, scanned, and accepted.
+    const wide = `[${Array.from({ length: 800 }, () => '[]').join(',')}]`;
+    expect(wide.length).toBeGreaterThan(2_048);
+    expect(problemOf(wide)).toBe('none');
+    expect(problemOf(`[${'{"a":[]},'.repeat(300)}1e400]`)).toBe('unsafe-integer');
+    // A depth limit of one level: an object holding an object is refused, a flat one is not.
+    expect(problemOf('{"a":{}}', { maxDepth: 1 })).toBe('too-deep');
+    expect(problemOf('{"a":1,"b":[1]}', { maxDepth: 2 })).toBe('none');
+    expect(problemOf('[[1]]', { maxDepth: 1 })).toBe('too-deep');
+  });
+
   it('refuses invalid UTF-8 instead of replacing it with U+FFFD', () => {
     expect(problemOf(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]))).toBe(
       'invalid-utf8',
