@@ -2,7 +2,9 @@
  * The MariaDB claim's round trips, counted on the connection (issue #37: each one is a wait on a
  * loaded machine). A claim of heads alone, carrying the previous batch's SENT marks, is SET
  * TRANSACTION, START TRANSACTION, the heads SELECT, one UPDATE (lease and marks), COMMIT; a mark
- * whose lease was lost costs the rolled-back try and a claim with the marks written first.
+ * whose lease was lost costs the rolled-back try and a claim with the marks written first. A
+ * claim after one that took rows scans a bounded number of rows first, and the whole backlog only
+ * if that found nothing; after a claim that took nothing (idle polls) it scans the whole at once.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -98,6 +100,19 @@ describe('MariaDB claim round trips', () => {
       'COMMIT',
     ]);
     expect(await status()).toEqual(['SENT', 'PROCESSING', 'SENT', 'PROCESSING']);
+  });
+
+  it('a claim that finds nothing within its bounded scan scans the whole backlog; while claims find nothing, one scan', async () => {
+    const { claim, sent } = await claimedHeads();
+    const heads = () => sent.filter((statement) => statement === '/*M!100301 SET').length;
+    // Both aggregates held by the first claim: the bounded scan finds nothing, nor does the whole.
+    expect(await claim(randomUUID(), [], null)).toEqual([]);
+    expect(heads()).toBe(2);
+    // Idle from now on: each poll is one scan of the whole backlog.
+    sent.length = 0;
+    expect(await claim(randomUUID(), [], null)).toEqual([]);
+    expect(await claim(randomUUID(), [], null)).toEqual([]);
+    expect(heads()).toBe(2);
   });
 
   it('rolls the folded try back when a carried mark is not written, and takes nothing behind it', async () => {

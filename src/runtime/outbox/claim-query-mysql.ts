@@ -28,7 +28,18 @@ const nowParam = (now: Date | null) => (now === null ? null : mysqlTimestamp(now
 const micros = (ms: number) => Math.max(0, Math.round(ms * 1000));
 const due = (alias: string) =>
   `((${alias}.status = 'READY' AND ${alias}.available_at <= ${NOW}) OR (${alias}.status = 'PROCESSING' AND ${alias}.locked_until <= ${NOW}))`;
-const UNSENT = `('READY', 'PROCESSING', 'DEAD')`;
+
+/**
+ * How many rows (per row of the batch) the heads scan may examine before it stops with the heads
+ * it found (MariaDB's `LIMIT … ROWS EXAMINED`; MySQL ignores it and scans on, so there a claim
+ * that finds nothing scans twice). A head is its
+ * aggregate's earliest unsent row, so with fewer aggregates than the batch only a scan of every
+ * open row could prove that no head is left: each claim cost time linear in the backlog and
+ * draining it took quadratic time (10 aggregates: 6.5 ms at 2 000 open rows, 23 ms at 8 000).
+ * Bounded, a claim takes the heads among the oldest open rows; aggregates whose first row lies
+ * further back wait until the backlog before them shrinks, as in a queue.
+ */
+const HEAD_SCAN_ROWS_PER_BATCH_ROW = 20;
 
 /** A carried SENT mark was not written: the claim that took it as written is rolled back. */
 class CarriedMarkLost extends Error {}
@@ -74,6 +85,8 @@ function pickChains(
 
 export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
   const t = names.table;
+  // Whether the last claim took nothing: then the next one scans the whole backlog at once.
+  let tookNothing = true;
   const iso = MYSQL_DIALECT.isoTimestamp;
   const run = async (db: Queryable, text: string, params: unknown[]) => {
     await db.query(text, params);
@@ -129,6 +142,7 @@ export function mysqlRelayStatements(names: OutboxTableNames): RelayStatements {
    */
   const headsSql = (
     carried: boolean,
+    examined: number | undefined,
   ) => `/*M!100301 SET STATEMENT optimizer_switch='subquery_cache=off' FOR */ SELECT ${rowColumns('o')}
 FROM ${t} o FORCE INDEX (PRIMARY)
 WHERE o.id >= LEAST(
@@ -140,20 +154,37 @@ WHERE o.id >= LEAST(
   AND (o.id < COALESCE((SELECT MIN(d.id) FROM ${t} d WHERE d.status = 'DEAD'), ~0)
     OR ${firstOfStatus('DEAD', false)})
 ORDER BY o.id
-LIMIT ?
+LIMIT ?${examined === undefined ? '' : ` /*M!100000 ROWS EXAMINED ${examined} */`}
 FOR UPDATE SKIP LOCKED`;
 
-  /** The unsent rows of the heads' aggregates (carried marks as SENT), numbered per aggregate, up to a limit each. */
-  const chainSql = (
-    heads: number,
-    carried: boolean,
-  ) => `SELECT id, aggregate_type, aggregate_id, due, position FROM (
+  /**
+   * The first unsent rows of each head's aggregate from the head on (carried marks as SENT), up
+   * to `limit` each, numbered per aggregate. Its READY rows come from one bounded range of the
+   * aggregate index per head, so a chain costs its length, not its aggregate's backlog: one
+   * query over all the heads' unsent rows read and numbered every one of them (10 aggregates:
+   * 4.9 ms at 2 000 open rows, 18 ms at 8 000). Their PROCESSING and DEAD rows come from one
+   * range per aggregate in a branch of their own: an aggregate has few (a DEAD row holds the rest
+   * back, and leased rows are at most a batch), and none before its head but carried marks.
+   */
+  const chainSql = (heads: number, carried: boolean) => {
+    const notCarried = carried ? ' AND n.id NOT IN (?)' : '';
+    const columns =
+      'n.id, n.aggregate_type, n.aggregate_id, n.status, n.available_at, n.locked_until';
+    const ready = `(SELECT ${columns}
+    FROM ${t} n FORCE INDEX (${names.aggregateIndex})
+    WHERE n.aggregate_type = ? AND n.aggregate_id = ? AND n.status = 'READY' AND n.id >= CAST(? AS SIGNED)
+    ORDER BY n.id LIMIT ?)`;
+    const others = `(SELECT ${columns}
+    FROM ${t} n FORCE INDEX (${names.aggregateIndex})
+    WHERE (n.aggregate_type, n.aggregate_id) IN (${Array.from({ length: heads }, () => '(?, ?)').join(', ')})
+      AND n.status IN ('PROCESSING', 'DEAD')${notCarried})`;
+    const ranges = [...Array.from({ length: heads }, () => ready), others].join('\n  UNION ALL ');
+    return `SELECT id, aggregate_type, aggregate_id, due, position FROM (
   SELECT CAST(n.id AS CHAR) AS id, n.id AS sort_id, n.aggregate_type, n.aggregate_id, ${due('n')} AS due,
     ROW_NUMBER() OVER (PARTITION BY n.aggregate_type, n.aggregate_id ORDER BY n.id) AS position
-  FROM ${t} n
-  WHERE (n.aggregate_type, n.aggregate_id) IN (${Array.from({ length: heads }, () => '(?, ?)').join(', ')})
-    AND n.status IN ${UNSENT}${carried ? ' AND n.id NOT IN (?)' : ''}
+  FROM (${ranges}) n
 ) c WHERE c.position <= ? ORDER BY position, sort_id`;
+  };
 
   const claimedSql = `SELECT ${rowColumns('r')}
 FROM ${t} r WHERE r.id IN (?) AND r.lease_token = ? ORDER BY r.id`;
@@ -186,15 +217,21 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
     const { batchSize, token, leaseMs } = request;
     const now = nowParam(request.now);
     const marks = carried === undefined ? [] : [carried.ids];
-    const heads = (
-      await tx.query<ClaimedRow>(headsSql(carried !== undefined), [
-        now,
-        now,
-        ...marks,
-        ...marks,
-        batchSize,
-      ])
-    ).rows;
+    const headsWithin = async (examined: number | undefined) =>
+      (
+        await tx.query<ClaimedRow>(headsSql(carried !== undefined, examined), [
+          now,
+          now,
+          ...marks,
+          ...marks,
+          batchSize,
+        ])
+      ).rows;
+    // The oldest open rows first, as far as a bounded scan reaches; the whole backlog when that
+    // found nothing to claim (its front not due, or held by another claim), and at once while
+    // claims find nothing (idle polls, and the first claim), so an idle poll stays one query.
+    let heads = tookNothing ? [] : await headsWithin(HEAD_SCAN_ROWS_PER_BATCH_ROW * batchSize);
+    if (heads.length === 0) heads = await headsWithin(undefined);
     const headIds = heads.map((head) => head.id);
     let picked = headIds;
     let moreDue = false;
@@ -204,6 +241,7 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
         await tx.query<ChainRow>(chainSql(heads.length, carried !== undefined), [
           now,
           now,
+          ...heads.flatMap((head) => [head.aggregate_type, head.aggregate_id, head.id, depth + 1]),
           ...heads.flatMap((head) => [head.aggregate_type, head.aggregate_id]),
           ...marks,
           depth + 1,
@@ -268,6 +306,12 @@ WHERE (r.id IN (?) AND r.lease_token = ? AND r.status = 'PROCESSING') OR (r.id I
    * claim runs again with the marks written first, on their own.
    */
   async function claim(db: Database, request: ClaimRequest): Promise<ClaimedBatch> {
+    const claimed = await claimOnce(db, request);
+    tookNothing = claimed.rows.length === 0;
+    return claimed;
+  }
+
+  async function claimOnce(db: Database, request: ClaimRequest): Promise<ClaimedBatch> {
     const carried =
       request.sentToken !== null && request.sentIds.length > 0
         ? { ids: [...request.sentIds], token: request.sentToken }
