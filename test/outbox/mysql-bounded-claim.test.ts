@@ -10,10 +10,15 @@
  * - a chain is read per head from its own range (READY rows) and one range per aggregate of its
  *   PROCESSING and DEAD rows: a follower whose lease expired comes in order, a DEAD one ends it.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { insertBacklog } from './support/backlog.js';
-import { openOutbox, outboxClaims, pgliteOnce, type OutboxFixture } from './support/dialects.js';
+import {
+  openOutbox,
+  outboxClaims,
+  pgliteOnce,
+  writeOrders,
+  type OutboxFixture,
+} from './support/dialects.js';
 
 const pglite = pgliteOnce();
 afterAll(() => pglite.close());
@@ -35,27 +40,8 @@ describe('the MariaDB claim on a long backlog', () => {
     const f = (fixture = await openOutbox('mariadb', pglite));
     await insertBacklog(f.db, f.schema, { aggregates: 1, rows: FRONT_ROWS });
     const outbox = f.table('outbox_event');
-    await f.db.query(
-      `INSERT INTO ${outbox} (event_id, aggregate_type, aggregate_id, event_type, schema_version,
-         payload, occurred_at, headers, status, available_at, created_at)
-       VALUES (UUID(), 'order', 'late', 'OrderPlaced', 1, '{}', UTC_TIMESTAMP(3), '{}', 'READY',
-         UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`,
-    );
-    const { statements } = outboxClaims(f);
-    /** A claim of the relay's statements, with its lease token (to release what it took). */
-    const claim = async (batchSize: number, options: { readonly split?: boolean } = {}) => {
-      const token = randomUUID();
-      const batch = await statements.claim(f.db, {
-        batchSize,
-        token,
-        leaseMs: 60_000,
-        now: null,
-        sentIds: [],
-        sentToken: null,
-        ...options,
-      });
-      return { ...batch, token };
-    };
+    await writeOrders(f, ['late']);
+    const { statements, claim } = outboxClaims(f);
     return { f, outbox, statements, claim };
   }
 

@@ -194,7 +194,8 @@ export const CLAIM_CASES: readonly ClaimCase[] = DIALECTS.flatMap<ClaimCase>((di
 
 /**
  * The relay's statements on a fixture's outbox (`fewAggregates` as in ClaimCase), and a claim of
- * `batchSize` with a new lease token and no carried SENT marks.
+ * `batchSize` with a new lease token and no carried SENT marks; the claim returns that token with
+ * its batch (to release or mark what it took).
  */
 export function outboxClaims(f: OutboxFixture, fewAggregates?: number) {
   const statements = relayStatements(
@@ -205,16 +206,20 @@ export function outboxClaims(f: OutboxFixture, fewAggregates?: number) {
   const claim = (
     batchSize: number,
     options: { readonly leaseMs?: number; readonly db?: Database; readonly split?: boolean } = {},
-  ): Promise<ClaimedBatch> =>
-    statements.claim(options.db ?? f.db, {
-      batchSize,
-      token: randomUUID(),
-      leaseMs: options.leaseMs ?? 60_000,
-      now: null,
-      sentIds: [],
-      sentToken: null,
-      ...(options.split !== undefined ? { split: options.split } : {}),
-    });
+  ): Promise<ClaimedBatch & { readonly token: string }> => {
+    const token = randomUUID();
+    return statements
+      .claim(options.db ?? f.db, {
+        batchSize,
+        token,
+        leaseMs: options.leaseMs ?? 60_000,
+        now: null,
+        sentIds: [],
+        sentToken: null,
+        ...(options.split !== undefined ? { split: options.split } : {}),
+      })
+      .then((batch) => ({ ...batch, token }));
+  };
   return { statements, claim };
 }
 
