@@ -10,9 +10,9 @@
  *   `Money`), and the `$ref`s then name the shared id: the writer views of all versions carry
  *   their own copy of each definition, and so did the module, once per view;
  * - values of `properties`, `patternProperties`, `items`, `prefixItems` and `additionalItems`
- *   that occur at least twice (and assert at least SHARED_FROM_ASSERTIONS things): they validate another instance
- *   (a property value, an array element), so the parent's evaluated-property tracking
- *   (`unevaluatedProperties`) is unaffected.
+ *   that occur at least twice (and assert at least SHARED_FROM_ASSERTIONS things): they validate
+ *   another instance (a property value, an array element), so the parent's evaluated-property
+ *   tracking (`unevaluatedProperties`) is unaffected.
  *
  * A subschema moves only when it means the same thing anywhere: no identifier keyword inside,
  * and every `$ref` inside leads (transitively, without cycles) to a subschema that moves too, so
@@ -176,8 +176,8 @@ export interface SharedSubschemas {
 
 /**
  * Moves reference targets, and subschemas that occur at least twice across `views` (and assert
- * at least SHARED_FROM_ASSERTIONS things), into shared schemas. The views must use one dialect; ids are numbered
- * in order of first use, so the result depends only on the views.
+ * at least SHARED_FROM_ASSERTIONS things), into shared schemas. The views must use one dialect;
+ * ids are numbered in order of first use, so the result depends only on the views.
  */
 export function shareSubschemas(views: readonly JsonSchema[]): SharedSubschemas {
   const numbers = new Map<string, number>();

@@ -32,12 +32,12 @@ const due = (alias: string) =>
 /**
  * How many rows (per row of the batch) the heads scan may examine before it stops with the heads
  * it found (MariaDB's `LIMIT … ROWS EXAMINED`; MySQL ignores it and scans on, so there a claim
- * that finds nothing scans twice). A head is its
- * aggregate's earliest unsent row, so with fewer aggregates than the batch only a scan of every
- * open row could prove that no head is left: each claim cost time linear in the backlog and
- * draining it took quadratic time (10 aggregates: 6.5 ms at 2 000 open rows, 23 ms at 8 000).
- * Bounded, a claim takes the heads among the oldest open rows; aggregates whose first row lies
- * further back wait until the backlog before them shrinks, as in a queue.
+ * that finds nothing scans twice). A head is its aggregate's earliest unsent row, so with fewer
+ * aggregates than the batch only a scan of every open row could prove that no head is left: each
+ * claim cost time linear in the backlog and draining it took quadratic time (10 aggregates:
+ * 6.5 ms at 2 000 open rows, 23 ms at 8 000). Bounded, a claim takes the heads among the oldest
+ * open rows; aggregates whose first row lies further back wait until the backlog before them
+ * shrinks, as in a queue.
  */
 const HEAD_SCAN_ROWS_PER_BATCH_ROW = 20;
 
