@@ -5,7 +5,7 @@
  * without instrumenting the runtime. Statements are told apart by their text (PostgreSQL's
  * claim is one `WITH sent AS …` statement; MariaDB's is a transaction of several).
  */
-import type { Database, KafkaProducer } from '../../src/runtime/index.js';
+import type { Database, KafkaProducer, QueryOptions } from '../../src/runtime/index.js';
 import type { MysqlPoolLike } from '../../src/runtime/db/mysql-database.js';
 import { median } from './bench-result.js';
 
@@ -37,7 +37,7 @@ export interface RelayTrace {
 }
 
 function kindOf(sql: string): 'claim' | 'sent' | 'other' {
-  if (sql.startsWith('WITH sent AS')) return 'claim';
+  if (/^WITH (RECURSIVE )?sent AS/.test(sql)) return 'claim';
   if (sql.startsWith('UPDATE') && sql.includes("SET status = 'SENT'")) return 'sent';
   return 'other';
 }
@@ -61,9 +61,14 @@ export function traceRelay(db: Database, producer: KafkaProducer): RelayTrace {
   let marks: Timing[] = [];
   let statements: TraceTimings['statements'] = [];
   const traced = Object.create(db) as Database & { query: Database['query'] };
-  traced.query = async function <R>(text: string, params?: readonly unknown[]) {
+  traced.query = async function <R>(
+    text: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ) {
     const start = performance.now();
-    const result = await db.query<R>(text, params);
+    // The options too: the relay names its PostgreSQL statements so that they are prepared.
+    const result = await db.query<R>(text, params, options);
     const ms = performance.now() - start;
     const kind = kindOf(text.trimStart());
     const end = start + ms;
