@@ -55,6 +55,20 @@ export async function withActiveTraceContext(
   return carrier;
 }
 
+/**
+ * Whether nothing in this process records spans or carries trace context: the API is installed
+ * (other packages depend on it) but no SDK registered a tracer provider (the API then hands out
+ * its ProxyTracer, whose spans record nothing) and no propagator (it injects and extracts
+ * nothing). Spans made then would only cost time per message, so the helpers run their work
+ * without them, and what a message carries travels unchanged.
+ */
+function tracingOff(api: OtelApi): boolean {
+  return (
+    api.propagation.fields().length === 0 &&
+    api.trace.getTracer(TRACER_NAME) instanceof api.ProxyTracer
+  );
+}
+
 interface MessageSpanInfo {
   readonly messageId: string;
   readonly eventType: string;
@@ -101,8 +115,12 @@ export async function tracePublishes<T>(
   failure: (result: T) => unknown = () => undefined,
 ): Promise<readonly T[]> {
   const api = await otel();
-  if (api === undefined) return publish(messages.map((message) => message.headers));
+  if (api === undefined || tracingOff(api))
+    return publish(messages.map((message) => message.headers));
   const tracer = api.trace.getTracer(TRACER_NAME);
+  // Without a propagator the publish span's context cannot be written, so the context stored
+  // with the row (the writer's) is sent as it is rather than dropped.
+  const propagates = api.propagation.fields().length > 0;
   const spans = messages.map(({ headers, info }) => {
     const parent = api.propagation.extract(api.ROOT_CONTEXT, headers);
     const span = tracer.startSpan(
@@ -111,6 +129,7 @@ export async function tracePublishes<T>(
       parent,
     );
     const context: Context = api.trace.setSpan(parent, span);
+    if (!propagates) return { span, context, carrier: headers };
     const carrier: Record<string, string> = { ...headers };
     delete carrier[TRACEPARENT_HEADER];
     delete carrier[TRACESTATE_HEADER];
@@ -145,7 +164,7 @@ export async function traceProcess<T>(
   handle: () => Promise<T>,
 ): Promise<T> {
   const api = await otel();
-  if (api === undefined) return handle();
+  if (api === undefined || tracingOff(api)) return handle();
   const parent = api.propagation.extract(api.ROOT_CONTEXT, textHeaders(headers ?? {}));
   const producer = api.trace.getSpanContext(parent);
   const span = api.trace.getTracer(TRACER_NAME).startSpan(
