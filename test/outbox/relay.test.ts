@@ -287,10 +287,10 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
       (!/^WITH (RECURSIVE )?sent/.test(text) || params?.[4] !== '{}');
     const crashing: Database = {
       ...f.db,
-      query: (text, params) =>
+      query: (text, params, options) =>
         recordsSent(text, params)
           ? Promise.reject(new Error('killed before SENT'))
-          : f.db.query(text, params),
+          : f.db.query(text, params, options),
     };
     const doomed = relayFor(f, { publisher, clock: clock.clock, leaseMs: 10_000, db: crashing });
     await expect(doomed.runOnce()).rejects.toThrow('killed before SENT');

@@ -59,9 +59,10 @@ const publisher = {
 };
 const relayDb: Database = {
   ...db,
-  async query(text, params) {
+  // The options too: the relay's PostgreSQL statements run prepared, as in a service.
+  async query(text, params, options) {
     if (confirmed) await haltAt('after-confirm');
-    return db.query(text, params);
+    return db.query(text, params, options);
   },
 };
 const relay = createOutboxRelay({
