@@ -29,6 +29,7 @@ import {
   type Database,
   type Publisher,
 } from 'evgen/runtime';
+import { threadStates, waitUntilStopped } from '../support/broker-process.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { createTestSchema } from '../support/postgres.js';
 import { SAMPLE_TOPOLOGY, createTestBroker, waitFor } from '../support/rabbitmq.js';
@@ -338,6 +339,7 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
               if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
               process.kill(pid, 'SIGSTOP');
               paused = true;
+              await waitUntilStopped(pid);
             },
             blip: async (inFlight) => {
               // Paused until every send in flight has failed its 1 s bound.
@@ -379,10 +381,16 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
       if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
       process.kill(pid, 'SIGSTOP');
       paused = true;
+      await waitUntilStopped(pid);
       const failed = producer.send(record('a'));
       const queued = producer.send(record('b'));
       const probe = producer.probe!();
-      await expect(failed).rejects.toBeInstanceOf(KafkaTimeoutError);
+      // Acknowledged by a paused broker cannot be: say what its threads were doing if it was.
+      const failure = await failed.then(
+        () => new Error(`acknowledged; broker threads now ${threadStates(pid).join(' ')}`),
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(KafkaTimeoutError);
       await expect(queued).rejects.toBeInstanceOf(KafkaTimeoutError);
       await expect(probe).rejects.toBeInstanceOf(KafkaTimeoutError);
       process.kill(pid, 'SIGCONT');
@@ -428,6 +436,7 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
           if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
           process.kill(pid, 'SIGSTOP');
           paused = true;
+          await waitUntilStopped(pid);
         },
         up: async () => {
           process.kill(pid, 'SIGCONT');

@@ -3,7 +3,7 @@
  * dir and by their main class: a PID is signalled or waited on only while it still runs that
  * class (a PID file left by an earlier run may name another process by now).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -56,4 +56,37 @@ export async function waitUntilAnswering(
     await delay(250);
   }
   throw new Error(`${what} did not answer within ${timeoutMs} ms; last output:\n${lastOutput()}`);
+}
+
+/** Each thread's scheduler state letter (`T` once SIGSTOP has stopped it), as `tid:state` words. */
+export function threadStates(pid: number): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map((tid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        return `${tid}:${stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)}`;
+      } catch {
+        return `${tid}:gone`;
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Resolves once every thread of `pid` is stopped. A thread inside a system call stops only when
+ * the call returns, so a test that relies on a paused broker waits for this after SIGSTOP rather
+ * than assuming it; throws with the threads' states when `timeoutMs` passes first.
+ */
+export async function waitUntilStopped(pid: number, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const states = threadStates(pid);
+    if (states.length > 0 && states.every((state) => /:[tT]$/.test(state))) return;
+    if (Date.now() >= deadline)
+      throw new Error(`pid ${pid} not stopped after ${timeoutMs} ms: threads ${states.join(' ')}`);
+    await delay(5);
+  }
 }
