@@ -10,7 +10,7 @@
  * inbox-guarded handler) is a child of the publish span, with a link to it as messaging
  * conventions recommend. No OpenTelemetry type appears in evgen's public API.
  */
-import type { Context, Span } from '@opentelemetry/api';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -55,18 +55,24 @@ export async function withActiveTraceContext(
   return carrier;
 }
 
+/** What a helper traces with: evgen's tracer, and whether a propagator can carry a context. */
+interface Tracing {
+  readonly tracer: Tracer;
+  readonly propagates: boolean;
+}
+
 /**
- * Whether nothing in this process records spans or carries trace context: the API is installed
- * (other packages depend on it) but no SDK registered a tracer provider (the API then hands out
- * its ProxyTracer, whose spans record nothing) and no propagator (it injects and extracts
- * nothing). Spans made then would only cost time per message, so the helpers run their work
- * without them, and what a message carries travels unchanged.
+ * The tracer and whether a propagator is registered, or undefined when nothing in this process
+ * records spans or carries trace context: the API is installed (other packages depend on it) but
+ * no SDK registered a tracer provider (the API then hands out its ProxyTracer, whose spans record
+ * nothing) and no propagator (it injects and extracts nothing). Spans made then would only cost
+ * time per message, so the helpers run their work without them, and what a message carries
+ * travels unchanged.
  */
-function tracingOff(api: OtelApi): boolean {
-  return (
-    api.propagation.fields().length === 0 &&
-    api.trace.getTracer(TRACER_NAME) instanceof api.ProxyTracer
-  );
+function activeTracing(api: OtelApi): Tracing | undefined {
+  const propagates = api.propagation.fields().length > 0;
+  const tracer = api.trace.getTracer(TRACER_NAME);
+  return !propagates && tracer instanceof api.ProxyTracer ? undefined : { tracer, propagates };
 }
 
 interface MessageSpanInfo {
@@ -115,12 +121,12 @@ export async function tracePublishes<T>(
   failure: (result: T) => unknown = () => undefined,
 ): Promise<readonly T[]> {
   const api = await otel();
-  if (api === undefined || tracingOff(api))
+  const tracing = api === undefined ? undefined : activeTracing(api);
+  if (api === undefined || tracing === undefined)
     return publish(messages.map((message) => message.headers));
-  const tracer = api.trace.getTracer(TRACER_NAME);
   // Without a propagator the publish span's context cannot be written, so the context stored
   // with the row (the writer's) is sent as it is rather than dropped.
-  const propagates = api.propagation.fields().length > 0;
+  const { tracer, propagates } = tracing;
   const spans = messages.map(({ headers, info }) => {
     const parent = api.propagation.extract(api.ROOT_CONTEXT, headers);
     const span = tracer.startSpan(
@@ -164,10 +170,11 @@ export async function traceProcess<T>(
   handle: () => Promise<T>,
 ): Promise<T> {
   const api = await otel();
-  if (api === undefined || tracingOff(api)) return handle();
+  const tracing = api === undefined ? undefined : activeTracing(api);
+  if (api === undefined || tracing === undefined) return handle();
   const parent = api.propagation.extract(api.ROOT_CONTEXT, textHeaders(headers ?? {}));
   const producer = api.trace.getSpanContext(parent);
-  const span = api.trace.getTracer(TRACER_NAME).startSpan(
+  const span = tracing.tracer.startSpan(
     `${info.eventType} process`,
     {
       kind: api.SpanKind.CONSUMER,

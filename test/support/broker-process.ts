@@ -65,7 +65,8 @@ export function threadStates(pid: number): string[] {
       try {
         const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
         // The state follows the command name, which is in parentheses and may hold spaces.
-        return `${tid}:${stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)}`;
+        const state = stat.lastIndexOf(')') + 2;
+        return `${tid}:${stat.slice(state, state + 1)}`;
       } catch {
         return `${tid}:gone`;
       }
