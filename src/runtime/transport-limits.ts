@@ -246,9 +246,7 @@ export function transportLimitViolations(
     violations.push(
       ...kafkaViolations(
         envelope.aggregateId,
-        // Object.assign, not a spread: spreading a `traceparent` object before evgen's headers
-        // measured ~30 µs per call, the assign under 1 µs.
-        Object.assign({}, headers, kafkaEnvelopeHeaders(envelope)),
+        kafkaEnvelopeHeaders(envelope, headers),
         body,
         PUBLISH_TIME_HEADER_RESERVE,
       ),

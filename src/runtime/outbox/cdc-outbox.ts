@@ -315,7 +315,7 @@ export function cdcOutboxRow(
   topicPrefix: string | undefined,
   extraHeaders: Readonly<Record<string, string>>,
 ): CdcOutboxRow {
-  const headers: Record<string, string> = { ...extraHeaders, ...kafkaEnvelopeHeaders(envelope) };
+  const headers = kafkaEnvelopeHeaders(envelope, extraHeaders);
   return CDC_OUTBOX_COLUMNS.map(({ name }, i) => {
     if (name === CDC_OUTBOX_ROUTING_COLUMNS.topic) return kafkaEventTopic(topic, topicPrefix);
     if (name === CDC_OUTBOX_ROUTING_COLUMNS.value) return JSON.stringify(envelope);

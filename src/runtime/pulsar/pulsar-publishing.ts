@@ -46,7 +46,7 @@ export function envelopeToPulsarMessage(
   return {
     key: envelope.aggregateId,
     payload: Buffer.from(JSON.stringify(envelope), 'utf8'),
-    properties: { ...properties, ...kafkaEnvelopeHeaders(envelope) },
+    properties: kafkaEnvelopeHeaders(envelope, properties),
   };
 }
 
