@@ -6,6 +6,7 @@
 import type { MessageProperties, Options } from 'amqplib';
 import type { Envelope } from '../envelope.js';
 import { CUT_HEADER, fitCopy } from './copy-limits.js';
+import { copyHeaders } from '../header-copy.js';
 
 /** Every header evgen sets. Other headers (e.g. `traceparent` from the outbox row) pass through untouched. */
 export const EVGEN_HEADERS = Object.freeze({
@@ -78,8 +79,8 @@ export function envelopeAmqpHeaders(
     evgenHeaders[EVGEN_HEADERS.correlationId] = envelope.correlationId;
   if (envelope.causationId !== undefined)
     evgenHeaders[EVGEN_HEADERS.causationId] = envelope.causationId;
-  // Object.assign, not a spread: with a `traceparent` first the spread measured ~30 µs a call.
-  return Object.assign({}, headers, evgenHeaders);
+  // Name by name, not a spread (header-copy.ts says why).
+  return copyHeaders(copyHeaders<string | number>({}, headers), evgenHeaders);
 }
 
 /** Body and properties for an envelope: persistent, mandatory, JSON, with evgen's headers. */

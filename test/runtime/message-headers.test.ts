@@ -1,8 +1,8 @@
 /**
- * The headers of a Kafka record (and of a Pulsar message and a CDC outbox row, which share them):
- * the caller's extra headers first, evgen's own after and winning, exactly as the spread
- * `{ ...extra, ...evgenHeaders }` would give, which `kafkaEnvelopeHeaders` no longer uses because
- * V8 runs that spread on a slow path (~15 µs a record with a `traceparent` stored).
+ * The headers of a Kafka record (and of a Pulsar message and a CDC outbox row, which share them)
+ * and of a RabbitMQ message: the caller's extra headers first, evgen's own after and winning,
+ * exactly as the spread `{ ...extra, ...evgenHeaders }` would give, which they no longer use
+ * because V8 runs that spread on a slow path (~15 µs a record with a `traceparent` stored).
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,6 +10,7 @@ import {
   kafkaEnvelopeHeaders,
 } from '../../src/runtime/kafka/kafka-record.js';
 import { envelopeToPulsarMessage } from '../../src/runtime/pulsar/pulsar-publishing.js';
+import { envelopeAmqpHeaders } from '../../src/runtime/rabbitmq/amqp-message.js';
 import type { Envelope } from '../../src/runtime/envelope.js';
 
 const envelope: Envelope = {
@@ -27,6 +28,16 @@ const envelope: Envelope = {
 /** The reference: what a spread of the two would hold, own keys in their order. */
 const spread = (extra: Record<string, string>) => ({ ...extra, ...kafkaEnvelopeHeaders(envelope) });
 
+/** Same own names in the same order, same values (`__proto__` included), a plain prototype. */
+function expectSameAsSpread(headers: object, reference: object) {
+  expect(Object.keys(headers)).toEqual(Object.keys(reference));
+  for (const name of Object.keys(reference))
+    expect(Object.getOwnPropertyDescriptor(headers, name)?.value).toBe(
+      Object.getOwnPropertyDescriptor(reference, name)?.value,
+    );
+  expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
+}
+
 const extras: [string, Record<string, string>][] = [
   ['none', {}],
   ['trace context', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }],
@@ -37,14 +48,7 @@ const extras: [string, Record<string, string>][] = [
 
 describe('kafkaEnvelopeHeaders(envelope, extra)', () => {
   it.each(extras)('with %s: the spread’s keys, order and values', (_name, extra) => {
-    const headers = kafkaEnvelopeHeaders(envelope, extra);
-    const reference = spread(extra);
-    expect(Object.keys(headers)).toEqual(Object.keys(reference));
-    for (const name of Object.keys(reference))
-      expect(Object.getOwnPropertyDescriptor(headers, name)?.value).toBe(
-        Object.getOwnPropertyDescriptor(reference, name)?.value,
-      );
-    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
+    expectSameAsSpread(kafkaEnvelopeHeaders(envelope, extra), spread(extra));
   });
 
   it('keeps evgen’s own values over a caller’s, and leaves the caller’s object alone', () => {
@@ -62,6 +66,13 @@ describe('kafkaEnvelopeHeaders(envelope, extra)', () => {
     expect(Object.prototype.hasOwnProperty.call(headers, '__proto__')).toBe(true);
     expect(Object.getOwnPropertyDescriptor(headers, '__proto__')?.value).toBe('p');
     expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
+  });
+
+  it.each(extras)('RabbitMQ, with %s: the spread’s keys, order and values', (_name, extra) => {
+    expectSameAsSpread(envelopeAmqpHeaders(envelope, extra), {
+      ...extra,
+      ...envelopeAmqpHeaders(envelope),
+    });
   });
 
   it('is what a Kafka record and a Pulsar message carry', () => {
