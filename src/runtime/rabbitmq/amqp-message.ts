@@ -66,21 +66,19 @@ export function envelopeAmqpHeaders(
   envelope: Envelope,
   headers: Readonly<Record<string, string>> = {},
 ): Record<string, string | number> {
-  const evgenHeaders: Record<string, string | number> = {
-    [EVGEN_HEADERS.schemaVersion]: envelope.schemaVersion,
-    [EVGEN_HEADERS.aggregateType]: envelope.aggregateType,
-    [EVGEN_HEADERS.aggregateId]: envelope.aggregateId,
-    [EVGEN_HEADERS.occurredAt]: envelope.occurredAt,
-  };
+  // The caller's first, then evgen's set on the same object, name by name (header-copy.ts says why).
+  const table = copyHeaders<string | number>({}, headers);
+  const h = EVGEN_HEADERS;
+  table[h.schemaVersion] = envelope.schemaVersion;
+  table[h.aggregateType] = envelope.aggregateType;
+  table[h.aggregateId] = envelope.aggregateId;
+  table[h.occurredAt] = envelope.occurredAt;
   if (envelope.aggregateVersion !== undefined)
-    evgenHeaders[EVGEN_HEADERS.aggregateVersion] = envelope.aggregateVersion;
-  if (envelope.traceId !== undefined) evgenHeaders[EVGEN_HEADERS.traceId] = envelope.traceId;
-  if (envelope.correlationId !== undefined)
-    evgenHeaders[EVGEN_HEADERS.correlationId] = envelope.correlationId;
-  if (envelope.causationId !== undefined)
-    evgenHeaders[EVGEN_HEADERS.causationId] = envelope.causationId;
-  // Name by name, not a spread (header-copy.ts says why).
-  return copyHeaders(copyHeaders<string | number>({}, headers), evgenHeaders);
+    table[h.aggregateVersion] = envelope.aggregateVersion;
+  if (envelope.traceId !== undefined) table[h.traceId] = envelope.traceId;
+  if (envelope.correlationId !== undefined) table[h.correlationId] = envelope.correlationId;
+  if (envelope.causationId !== undefined) table[h.causationId] = envelope.causationId;
+  return table;
 }
 
 /** Body and properties for an envelope: persistent, mandatory, JSON, with evgen's headers. */
