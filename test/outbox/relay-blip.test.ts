@@ -29,7 +29,8 @@ import {
   type Database,
   type Publisher,
 } from 'evgen/runtime';
-import { threadStates, waitUntilStopped } from '../support/broker-process.js';
+import { threadStates } from '../support/broker-process.js';
+import { pauseBroker } from '../support/kafka/broker-stall.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { createTestSchema } from '../support/postgres.js';
 import { SAMPLE_TOPOLOGY, createTestBroker, waitFor } from '../support/rabbitmq.js';
@@ -336,10 +337,8 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
               { prefix: kafka.prefix },
             ),
             holdBroker: async () => {
-              if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
-              process.kill(pid, 'SIGSTOP');
               paused = true;
-              await waitUntilStopped(pid);
+              await pauseBroker(pid);
             },
             blip: async (inFlight) => {
               // Paused until every send in flight has failed its 1 s bound.
@@ -378,10 +377,8 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
       const [topic] = await kafka.createTopics([{ topic: 'bounded', partitions: 1 }]);
       const record = (value: string) => [{ topic: topic!, key: 'k', value }];
       await producer.send(record('warm-up'));
-      if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
-      process.kill(pid, 'SIGSTOP');
       paused = true;
-      await waitUntilStopped(pid);
+      await pauseBroker(pid);
       const failed = producer.send(record('a'));
       const queued = producer.send(record('b'));
       const probe = producer.probe!();
@@ -433,10 +430,8 @@ describe.each(KAFKA_CLIENTS)('relay recovery after a broker blip: Kafka $name', 
           { prefix: kafka.prefix },
         ),
         down: async () => {
-          if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not the Kafka broker`);
-          process.kill(pid, 'SIGSTOP');
           paused = true;
-          await waitUntilStopped(pid);
+          await pauseBroker(pid);
         },
         up: async () => {
           process.kill(pid, 'SIGCONT');

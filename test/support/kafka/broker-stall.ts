@@ -3,6 +3,7 @@
  * rhythm, as a broker in long GC pauses or on an overloaded host behaves. Only a PID that still
  * runs `kafka.Kafka` is signalled, and the broker is always left running.
  */
+import { waitUntilStopped } from '../broker-process.js';
 import { isKafkaProcess } from './broker.js';
 
 export interface StallRhythm {
@@ -22,6 +23,16 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function signal(pid: number, name: 'SIGSTOP' | 'SIGCONT'): void {
   if (!isKafkaProcess(pid)) throw new Error(`pid ${pid} is not a running kafka.Kafka broker`);
   process.kill(pid, name);
+}
+
+/**
+ * Pauses the broker `pid` (SIGSTOP, refused unless it runs `kafka.Kafka`) and resolves once every
+ * thread of it is stopped, for a test that relies on a broker that cannot answer. The caller
+ * continues it (SIGCONT), also when this throws.
+ */
+export async function pauseBroker(pid: number): Promise<void> {
+  signal(pid, 'SIGSTOP');
+  await waitUntilStopped(pid);
 }
 
 /** Pauses the broker `pid` in `rhythm`; resolves after the last SIGCONT (also on error). */
