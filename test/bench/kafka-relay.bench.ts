@@ -17,7 +17,8 @@
  * Where the time goes: each path's CPU per 1 000 events per process (this Node process, the
  * database server, the broker JVM; process-cpu.ts) and, for the relay, its sends' sizes and
  * times beside its claim statements' (relay-trace.ts), printed to stderr after the rows; with
- * EVGEN_BENCH_CPU_PROF=DIR each client's PostgreSQL relay samples are also CPU-profiled there.
+ * EVGEN_BENCH_CPU_PROF=DIR each client's raw producer samples and PostgreSQL relay and poller
+ * samples are also CPU-profiled there, so their main threads can be compared function by function.
  * EVGEN_BENCH_KAFKA_RELAY_ONLY=mariadb runs only the raw producer and the MariaDB paths (their
  * rows, CPU and a trace of the MariaDB relay's claim statements); EVGEN_BENCH_KAFKA_CLIENTS:
  * adapters to run (comma-separated, default all).
@@ -302,7 +303,7 @@ async function runBench(subject: string): Promise<BenchResult[]> {
       const mariaTraces: TraceTimings[] = [];
       const mariaIdle: number[] = [];
       for (let sample = 0; sample < SAMPLES; sample++) {
-        rates.raw.push(await rawSample(MESSAGES));
+        rates.raw.push(await profiled(`raw-${name}-${sample}`, () => rawSample(MESSAGES)));
         traced('raw');
         if (!MARIADB_ONLY) {
           rates.relay.push(
@@ -312,7 +313,12 @@ async function runBench(subject: string): Promise<BenchResult[]> {
           );
           traced('relay');
           rates.poller.push(
-            await pollerSample(pgDb, pg.schema, MESSAGES, pgPoller, measure('poller', MESSAGES)),
+            await pollerSample(pgDb, pg.schema, MESSAGES, pgPoller, (work) =>
+              measure(
+                'poller',
+                MESSAGES,
+              )(() => profiled(`poller-${name}-postgres-${sample}`, work)),
+            ),
           );
           traced('poller');
           rates.framed.push(await relaySample(pgDb, pg.schema, MESSAGES, framed));
