@@ -6,6 +6,7 @@
  * transaction.
  */
 import type { Database, QueryResult, Queryable, Transaction } from '../db/database.js';
+import { inlineMysqlParameters } from '../db/mysql-literals.js';
 import { POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { OutsideTransactionError } from '../errors.js';
 
@@ -13,6 +14,17 @@ export { OutsideTransactionError };
 
 /** Runs one statement of evgen's SQL (`$1`-style parameters) on the library's handle. */
 type LibraryQuery = <R>(text: string, params: readonly unknown[]) => Promise<QueryResult<R>>;
+
+/**
+ * On MySQL the parameters are written into the statement (mysql-literals.ts: the libraries format
+ * them client-side with backslash escapes, which NO_BACKSLASH_ESCAPES turns into an injection), so
+ * the library gets a statement without any.
+ */
+function onDialect(dialect: SqlDialect, query: LibraryQuery): LibraryQuery {
+  if (dialect.name !== 'mysql') return query;
+  return <R>(text: string, params: readonly unknown[]) =>
+    query<R>(inlineMysqlParameters(text, params), []);
+}
 
 /** The library's transaction object behind each Transaction an adapter made, by library. */
 const origins = new WeakMap<Transaction, { readonly library: string; readonly handle: unknown }>();
@@ -29,11 +41,12 @@ export function libraryTransaction(
   assertOpen: () => void = () => undefined,
   dialect: SqlDialect = POSTGRES_DIALECT,
 ): Transaction {
+  const run = onDialect(dialect, query);
   const queryable: Queryable = {
     dialect,
     query<R>(text: string, params: readonly unknown[] = []) {
       assertOpen();
-      return query<R>(text, params);
+      return run<R>(text, params);
     },
   };
   const tx = queryable as Transaction;
@@ -78,10 +91,12 @@ interface LibraryDatabaseOptions {
  * this Database polls (give a relay `postgresDatabase(pool)` to be woken on commit).
  */
 export function libraryDatabase(options: LibraryDatabaseOptions): Database {
+  const dialect = options.dialect ?? POSTGRES_DIALECT;
+  const run = onDialect(dialect, options.query);
   return {
-    kind: options.dialect?.name === 'mysql' ? 'mysql' : 'postgres',
-    dialect: options.dialect ?? POSTGRES_DIALECT,
-    query: (text, params = []) => options.query(text, params),
+    kind: dialect.name === 'mysql' ? 'mysql' : 'postgres',
+    dialect,
+    query: (text, params = []) => run(text, params),
     transaction: (work) => options.transaction(work),
     listen: () =>
       Promise.reject(

@@ -1,8 +1,9 @@
 /**
  * The Database adapter for MySQL 8 and MariaDB over a mysql2 promise pool (`mysql2/promise`).
  *
- * Statements use `?` bind parameters (mysql2's client-side formatting, so an array parameter
- * expands to a list: `id IN (?)`). MySQL has no LISTEN/NOTIFY: `listen` subscribes to wake-ups
+ * Statements use `?` bind parameters, an array parameter expanding to a list (`id IN (?)`), as in
+ * mysql2; evgen writes them into the text itself (mysql-literals.ts says why) and sends the
+ * statement without parameters. MySQL has no LISTEN/NOTIFY: `listen` subscribes to wake-ups
  * from this process only (a writer's transaction run through `transaction()` wakes them after
  * its commit); relays in other processes find the rows by polling.
  */
@@ -15,6 +16,7 @@ import {
 } from './database.js';
 import { OutsideTransactionError } from '../errors.js';
 import { listenLocally } from './local-notify.js';
+import { inlineMysqlParameters } from './mysql-literals.js';
 import { MYSQL_DIALECT } from './sql-dialect.js';
 import { checkIdentifier } from './sql-identifier.js';
 
@@ -43,9 +45,7 @@ function mysqlQueryable(connection: MysqlConnectionLike): Queryable {
   return {
     dialect: MYSQL_DIALECT,
     async query<R>(text: string, params?: readonly unknown[]) {
-      return fromMysqlResult<R>(
-        await connection.query(text, params === undefined ? undefined : [...params]),
-      );
+      return fromMysqlResult<R>(await connection.query(inlineMysqlParameters(text, params)));
     },
   };
 }
