@@ -1,9 +1,10 @@
 /**
  * evgen on a MariaDB server whose `sql_mode` reads SQL differently from the default, as real
  * servers are configured: `NO_BACKSLASH_ESCAPES` (a backslash in a string is a character, not an
- * escape), `ANSI_QUOTES` (a double-quoted word is an identifier) and `ONLY_FULL_GROUP_BY`, and a
- * time zone that is not UTC, set on the server (a private one; the shared server is never
- * reconfigured).
+ * escape), `ANSI_QUOTES` (a double-quoted word is an identifier) and `ONLY_FULL_GROUP_BY`, a
+ * time zone that is not UTC, and sessions that start with `autocommit = 0` (a statement outside
+ * a transaction opens one that nobody commits), set on the server (a private one; the shared
+ * server is never reconfigured).
  *
  * mysql2 formats parameters on the client and escapes a quote with a backslash, so on such a
  * server a value holding a backslash and a quote ends its literal and the rest runs as SQL. evgen
@@ -28,7 +29,7 @@ import {
   type Database,
   type OutboxRelay,
 } from 'evgen-runtime';
-import { knexTransaction } from 'evgen-runtime/knex';
+import { knexDatabase, knexTransaction } from 'evgen-runtime/knex';
 import {
   createInventoryServiceConsumer,
   type InventoryServiceHandlers,
@@ -56,7 +57,7 @@ const AWKWARD = `O'Brien "quoted" \`ticks\` \\back\\slash\\ ? ?? $1 -- # /* */ ;
 let server: PrivateMariadb;
 beforeAll(async () => {
   server = await startPrivateMariadb({
-    serverArgs: [`--sql-mode=${SQL_MODE}`, `--default-time-zone=${TIME_ZONE}`],
+    serverArgs: [`--sql-mode=${SQL_MODE}`, `--default-time-zone=${TIME_ZONE}`, '--autocommit=0'],
   });
 }, 120_000);
 afterAll(async () => {
@@ -92,8 +93,16 @@ describe(`MariaDB with sql_mode ${SQL_MODE}`, { timeout: 60_000 }, () => {
       { zone: string }[],
     ];
     expect(zone!.zone).toBe(TIME_ZONE);
+    const [[autocommit]] = (await pool.query('SELECT @@SESSION.autocommit AS a')) as unknown as [
+      { a: number }[],
+    ];
+    expect(Number(autocommit!.a)).toBe(0);
+    await pool.query('COMMIT');
     await pool.query('CREATE TABLE probe (v TEXT)');
-    await pool.query('INSERT INTO probe (v) VALUES (?)', [INJECTION]);
+    const connection = await pool.getConnection();
+    await connection.query('INSERT INTO probe (v) VALUES (?)', [INJECTION]);
+    await connection.query('COMMIT');
+    connection.release();
     const [rows] = (await pool.query('SELECT v FROM probe')) as unknown as [{ v: string }[]];
     expect(rows.map((row) => row.v).sort()).toEqual(['\\\\\\', 'injected']);
   });
@@ -186,6 +195,33 @@ describe(`MariaDB with sql_mode ${SQL_MODE}`, { timeout: 60_000 }, () => {
     expect((await findIdempotencyKey(db, key))?.key).toBe(key);
     const { rows } = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM idempotency_key');
     expect(Number(rows[0]!.n)).toBe(1);
+  });
+
+  it('commits a statement evgen runs outside a transaction, on its own connection and through Knex', async () => {
+    await db.query('CREATE TABLE probe (id INT PRIMARY KEY, v TEXT)');
+    await db.query('INSERT INTO probe (id, v) VALUES (?, ?)', [1, 'evgen']);
+    const knex = knexFactory({
+      client: 'mysql2',
+      connection: server.url.replace(/\/[^/]*$/, `/${schema}`),
+      pool: { min: 0, max: 2 },
+    });
+    try {
+      await knexDatabase(knex).query('INSERT INTO probe (id, v) VALUES (?, ?)', [2, 'knex']);
+    } finally {
+      await knex.destroy();
+    }
+    // Another session sees both: they committed (uncommitted, they would be invisible here and
+    // lost when their connections closed).
+    const other = await mysql.createConnection(server.url.replace(/\/[^/]*$/, `/${schema}`));
+    try {
+      const [rows] = await other.query('SELECT id, v FROM probe ORDER BY id');
+      expect(rows).toEqual([
+        { id: 1, v: 'evgen' },
+        { id: 2, v: 'knex' },
+      ]);
+    } finally {
+      await other.end();
+    }
   });
 
   it('writes the same strings through Knex (mysql2 underneath) unchanged', async () => {

@@ -16,6 +16,7 @@ import {
 } from './database.js';
 import { OutsideTransactionError } from '../errors.js';
 import { listenLocally } from './local-notify.js';
+import { AUTOCOMMIT_SQL, autocommitEnabled, autocommittedQuery } from './mysql-autocommit.js';
 import { inlineMysqlParameters } from './mysql-literals.js';
 import { MYSQL_DIALECT } from './sql-dialect.js';
 import { checkIdentifier } from './sql-identifier.js';
@@ -75,16 +76,33 @@ export function mysqlTransaction(connection: MysqlConnectionLike): Transaction {
 
 /**
  * A Database over a mysql2 promise pool. Each transaction takes its own connection; a
- * connection whose rollback failed is destroyed instead of going back to the pool. Give the pool
+ * connection whose rollback failed is destroyed instead of going back to the pool. A statement
+ * outside a transaction commits on its own even where the server's sessions start with
+ * `autocommit = 0`. Give the pool
  * `supportBigNumbers: true, bigNumberStrings: true` if you read BIGINT columns yourself (evgen's
  * statements cast them to text).
  */
 export function mysqlDatabase(pool: MysqlPoolLike): Database {
   const queryable = mysqlQueryable(pool);
-  return {
+  const query = autocommittedQuery(
+    async () => {
+      const connection = await pool.getConnection();
+      try {
+        const enabled = autocommitEnabled(await mysqlQueryable(connection).query(AUTOCOMMIT_SQL));
+        // Ends whatever the question may have opened on this connection.
+        if (!enabled) await connection.query('COMMIT');
+        return enabled;
+      } finally {
+        connection.release();
+      }
+    },
+    (text, params) => queryable.query(text, params),
+    (work) => database.transaction(work),
+  );
+  const database: Database = {
     kind: 'mysql',
     dialect: MYSQL_DIALECT,
-    query: <R>(text: string, params?: readonly unknown[]) => queryable.query<R>(text, params),
+    query: <R>(text: string, params?: readonly unknown[]) => query<R>(text, params),
     async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
       const connection = await pool.getConnection();
       let broken = false;
@@ -129,4 +147,5 @@ export function mysqlDatabase(pool: MysqlPoolLike): Database {
       return async () => unsubscribe();
     },
   };
+  return database;
 }
