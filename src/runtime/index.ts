@@ -46,7 +46,10 @@ export {
   type MessageBodyLimits,
   type MessageBodyProblem,
 } from './decode-message-body.js';
-export { UnsupportedDatabaseVersionError } from './db/mysql-server-version.js';
+export {
+  UnsupportedDatabaseSettingError,
+  UnsupportedDatabaseVersionError,
+} from './db/mysql-server-version.js';
 export { AMQP_LIMITS, KAFKA_LIMITS, UnpublishableMessageError } from './transport-limits.js';
 
 // Databases.

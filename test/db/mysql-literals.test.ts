@@ -1,7 +1,7 @@
 /**
  * The MySQL parameter inliner as pure logic: which literal each kind of value becomes, that only
  * `?` outside quotes and comments are parameters, and what it refuses. (What a server makes of
- * the literals, under a hostile sql_mode, is mysql-sql-mode.test.ts.)
+ * the literals, under a hostile sql_mode, is mysql-server-settings.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { inlineMysqlParameters, mysqlLiteral } from '../../src/runtime/db/mysql-literals.js';

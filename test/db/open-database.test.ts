@@ -7,8 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { migrateOutbox, openDatabase, UnsupportedDatabaseVersionError } from 'evgen-runtime';
-import { checkMysqlVersion } from '../../src/runtime/db/mysql-server-version.js';
+import {
+  migrateOutbox,
+  openDatabase,
+  UnsupportedDatabaseSettingError,
+  UnsupportedDatabaseVersionError,
+} from 'evgen-runtime';
+import { checkMysqlBinlog, checkMysqlVersion } from '../../src/runtime/db/mysql-server-version.js';
 import { resolveDatabaseLocation } from '../../src/runtime/db/open-database.js';
 import { createMariadbDatabase } from '../support/mariadb.js';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
@@ -129,6 +134,20 @@ describe('openDatabase', () => {
       '11.4.2-MariaDB',
     ])
       expect(checkMysqlVersion(reported).version[0]).toBeGreaterThanOrEqual(8);
+  });
+
+  it('refuses a binary log written by statement, which InnoDB cannot keep for READ COMMITTED', () => {
+    for (const logBin of ['1', 'ON', 'on'])
+      expect(() => checkMysqlBinlog('MariaDB', logBin, 'STATEMENT')).toThrow(
+        UnsupportedDatabaseSettingError,
+      );
+    for (const [logBin, format] of [
+      ['0', 'STATEMENT'],
+      ['OFF', 'STATEMENT'],
+      ['1', 'MIXED'],
+      ['ON', 'ROW'],
+    ] as const)
+      expect(() => checkMysqlBinlog('MariaDB', logBin, format)).not.toThrow();
   });
 
   it('keeps PGlite data in the folder it is given, across a close and reopen', async () => {

@@ -65,8 +65,49 @@ export function checkMysqlVersion(reported: string): MysqlServerVersion {
   return server;
 }
 
-/** Asks the server for its version and checks it (see checkMysqlVersion). */
+/**
+ * A server setting under which evgen's SQL cannot run; `setting` and `value` are what the server
+ * reported. Not retryable: the server's configuration has to change.
+ */
+export class UnsupportedDatabaseSettingError extends Error {
+  readonly retryable = false;
+  constructor(
+    readonly setting: string,
+    readonly value: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UnsupportedDatabaseSettingError';
+  }
+}
+
+/**
+ * Throws UnsupportedDatabaseSettingError when the server writes a binary log by statement:
+ * InnoDB refuses to log a READ COMMITTED transaction that way (error 1665), and every
+ * transaction evgen runs is READ COMMITTED, so each outbox write, claim and inbox row would fail
+ * on the server only once traffic starts. ROW and MIXED (the default) log such transactions by row.
+ */
+export function checkMysqlBinlog(product: string, logBin: string, binlogFormat: string): void {
+  // `@@log_bin` reads 1 or ON depending on how it is asked.
+  if (/^(1|ON)$/i.test(logBin) && binlogFormat.toUpperCase() === 'STATEMENT') {
+    throw new UnsupportedDatabaseSettingError(
+      'binlog_format',
+      binlogFormat,
+      `${product} writes its binary log by statement (binlog_format = STATEMENT), and InnoDB refuses to log a READ COMMITTED transaction that way (error 1665): every outbox write, relay claim and inbox row evgen makes would fail. Set binlog_format = MIXED (the default) or ROW in the server's configuration (SET GLOBAL binlog_format = 'MIXED' applies to new connections).`,
+    );
+  }
+}
+
+/**
+ * Asks the server for its version and its binary log settings and checks them (see
+ * checkMysqlVersion and checkMysqlBinlog), before a migration creates anything.
+ */
 export async function requireSkipLocked(db: Queryable): Promise<MysqlServerVersion> {
-  const result = await db.query<{ version: string }>('SELECT VERSION() AS version');
-  return checkMysqlVersion(String(result.rows[0]?.version ?? ''));
+  const result = await db.query<{ version: string; log_bin: string; binlog_format: string }>(
+    'SELECT VERSION() AS version, CAST(@@log_bin AS CHAR) AS log_bin, CAST(@@binlog_format AS CHAR) AS binlog_format',
+  );
+  const row = result.rows[0];
+  const server = checkMysqlVersion(String(row?.version ?? ''));
+  checkMysqlBinlog(server.product, String(row?.log_bin ?? ''), String(row?.binlog_format ?? ''));
+  return server;
 }

@@ -2,9 +2,10 @@
  * evgen on a MariaDB server whose `sql_mode` reads SQL differently from the default, as real
  * servers are configured: `NO_BACKSLASH_ESCAPES` (a backslash in a string is a character, not an
  * escape), `ANSI_QUOTES` (a double-quoted word is an identifier) and `ONLY_FULL_GROUP_BY`, a
- * time zone that is not UTC, and sessions that start with `autocommit = 0` (a statement outside
- * a transaction opens one that nobody commits), set on the server (a private one; the shared
- * server is never reconfigured).
+ * time zone that is not UTC, sessions that start with `autocommit = 0` (a statement outside a
+ * transaction opens one that nobody commits) and tables refused without a primary key, set on the
+ * server (a private one; the shared server is never reconfigured). And a server whose binary log
+ * is written by statement, which cannot run evgen at all: refused at migration, with what to set.
  *
  * mysql2 formats parameters on the client and escapes a quote with a backslash, so on such a
  * server a value holding a backslash and a quote ends its literal and the rest runs as SQL. evgen
@@ -26,6 +27,7 @@ import {
   migrateOutbox,
   mysqlDatabase,
   runIdempotent,
+  UnsupportedDatabaseSettingError,
   type Database,
   type OutboxRelay,
 } from 'evgen-runtime';
@@ -57,7 +59,12 @@ const AWKWARD = `O'Brien "quoted" \`ticks\` \\back\\slash\\ ? ?? $1 -- # /* */ ;
 let server: PrivateMariadb;
 beforeAll(async () => {
   server = await startPrivateMariadb({
-    serverArgs: [`--sql-mode=${SQL_MODE}`, `--default-time-zone=${TIME_ZONE}`, '--autocommit=0'],
+    serverArgs: [
+      `--sql-mode=${SQL_MODE}`,
+      `--default-time-zone=${TIME_ZONE}`,
+      '--autocommit=0',
+      '--innodb-force-primary-key=ON',
+    ],
   });
 }, 120_000);
 afterAll(async () => {
@@ -98,7 +105,7 @@ describe(`MariaDB with sql_mode ${SQL_MODE}`, { timeout: 60_000 }, () => {
     ];
     expect(Number(autocommit!.a)).toBe(0);
     await pool.query('COMMIT');
-    await pool.query('CREATE TABLE probe (v TEXT)');
+    await pool.query('CREATE TABLE probe (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)');
     const connection = await pool.getConnection();
     await connection.query('INSERT INTO probe (v) VALUES (?)', [INJECTION]);
     await connection.query('COMMIT');
@@ -257,3 +264,45 @@ function order(line1: string, city: string): OrderCreatedV2Payload {
     shippingAddress: { line1, city, postalCode: '10115', country: 'DE' },
   };
 }
+
+describe('MariaDB writing its binary log by statement (binlog_format = STATEMENT)', () => {
+  let logging: PrivateMariadb;
+  beforeAll(async () => {
+    logging = await startPrivateMariadb({
+      serverArgs: ['--log-bin=binlog', '--binlog-format=STATEMENT', '--server-id=1'],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await logging?.destroy();
+  });
+
+  it('is refused by every migration before it creates anything, saying what to set', async () => {
+    const pool = mariadbPool(logging.url);
+    const db = mysqlDatabase(pool);
+    try {
+      // The premise: InnoDB refuses a READ COMMITTED write here, which every evgen write is.
+      await db.query('CREATE TABLE t (id INT PRIMARY KEY)');
+      await expect(
+        db.transaction((tx) => tx.query('INSERT INTO t (id) VALUES (?)', [1])),
+      ).rejects.toMatchObject({ errno: 1665 });
+
+      for (const migrate of [migrateOutbox, migrateInbox, migrateIdempotency]) {
+        const refusal = await migrate(db).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(refusal, migrate.name).toBeInstanceOf(UnsupportedDatabaseSettingError);
+        expect(refusal).toMatchObject({ setting: 'binlog_format', value: 'STATEMENT' });
+        expect((refusal as Error).message).toMatch(
+          /binlog_format = STATEMENT.*error 1665.*Set binlog_format = MIXED \(the default\) or ROW/,
+        );
+      }
+      const { rows } = await db.query<{ name: string }>(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> 't'",
+      );
+      expect(rows).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  });
+});
