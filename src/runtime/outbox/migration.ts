@@ -209,7 +209,8 @@ export function outboxMigrationSql(
  * Creates the outbox tables if missing, in the database's dialect, under a lock keyed by the
  * table name, so concurrent callers (several service instances starting at once) queue up
  * instead of racing on `CREATE … IF NOT EXISTS`. On MySQL/MariaDB a server without
- * `FOR UPDATE SKIP LOCKED` is refused first (UnsupportedDatabaseVersionError).
+ * `FOR UPDATE SKIP LOCKED` is refused first (UnsupportedDatabaseVersionError), and so is one
+ * writing its binary log by statement (UnsupportedDatabaseSettingError).
  */
 export async function migrateOutbox(db: Database, options: OutboxTableOptions = {}): Promise<void> {
   const statements = outboxMigrationStatements(options, db.dialect);
