@@ -76,6 +76,11 @@ export interface KafkaProducer {
   probe?(): Promise<void>;
   /** The partition the client picks for `key` on a topic with `partitionCount` partitions. */
   partitionFor(key: string, partitionCount: number): number;
+  /**
+   * Whether the broker has `topic`, from its metadata, without creating it. The relay's publisher
+   * asks before a topic's first send (topic-presence.ts). Optional for other implementations.
+   */
+  topicExists?(topic: string): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -12,6 +12,7 @@ import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
 import { envelopeToKafkaRecord, KAFKA_HEADERS } from './kafka-record.js';
 import { kafkaViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { kafkaEventTopic } from './topic-names.js';
+import { TopicPresence } from './topic-presence.js';
 import {
   checkWireFormatRoutes,
   framingFor,
@@ -278,6 +279,12 @@ export function kafkaRelayPublisher(
       queueMicrotask(pump);
     });
 
+  /** Which topics exist, for producers that can tell (topic-presence.ts). */
+  const presence =
+    producer.topicExists === undefined
+      ? undefined
+      : new TopicPresence((topic) => producer.topicExists!(topic));
+
   /** Publishes waiting for a schema id, in arrival order (a chain keeps that order). */
   let resolutions = 0;
   let idTurn: Promise<unknown> = Promise.resolve();
@@ -297,6 +304,19 @@ export function kafkaRelayPublisher(
       kafkaEventTopic(route.topic, options.prefix),
       message.headers,
     );
+    // A topic not known to exist yet is asked about first: a missing one fails this record alone.
+    const present = presence?.require(record.topic) ?? true;
+    if (present !== true) return present.then(() => framedFor(envelope, route, wireFormat, record));
+    return framedFor(envelope, route, wireFormat, record);
+  };
+
+  /** The record as sent: framed when the route says so (its schema id resolved in turn). */
+  const framedFor = (
+    envelope: Envelope,
+    route: KafkaRoute,
+    wireFormat: ConfluentWireFormat | undefined,
+    record: KafkaOutboundRecord,
+  ): KafkaOutboundRecord | Promise<KafkaOutboundRecord> => {
     const { eventType, schemaVersion } = envelope;
     if (wireFormat === undefined) return carriable(envelope, record);
     const { schemaIds } = wireFormat;

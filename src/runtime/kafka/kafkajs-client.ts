@@ -33,6 +33,7 @@ import {
   type KafkaTopicSpec,
 } from './kafka-client.js';
 import { serialProducer } from './serial-producer.js';
+import { withTopicLookup } from './topic-presence.js';
 import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../delivery/runner-timers.js';
 import { waitAtMost } from '../sleep.js';
 
@@ -51,7 +52,8 @@ export function kafkajsClient(connection: KafkaConnection): KafkaClient {
   });
   return {
     name: 'kafkajs',
-    producer: (options) => createProducer(kafka, options),
+    producer: async (options) =>
+      withTopicLookup(await createProducer(kafka, options), () => createAdmin(kafka)),
     consumer: (options) => new KafkajsConsumer(kafka, options),
     admin: () => createAdmin(kafka),
   };

@@ -43,6 +43,7 @@ import {
   type KafkaTopicPartition,
 } from './kafka-client.js';
 import { serialProducer } from './serial-producer.js';
+import { withTopicLookup } from './topic-presence.js';
 import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../delivery/runner-timers.js';
 import { sleep, waitAtMost } from '../sleep.js';
 
@@ -63,7 +64,10 @@ export function platformaticClient(connection: KafkaConnection): KafkaClient {
   };
   return {
     name: 'platformatic',
-    producer: (options) => createProducer(base, options),
+    producer: async (options) =>
+      withTopicLookup(await createProducer(base, options), async () =>
+        createAdmin(new Admin(base)),
+      ),
     consumer: (options) => new PlatformaticConsumer(base, options),
     admin: async () => createAdmin(new Admin(base)),
   };
