@@ -325,7 +325,7 @@ export {
   type PublishKafkaOptions,
 } from './kafka/kafka-publishing.js';
 export { KafkaTimeoutError } from './kafka/send-timeout.js';
-export { KafkaTopicMissingError } from './kafka/topic-presence.js';
+export { KafkaTopicMissingError, RabbitExchangeMissingError } from './destination-presence.js';
 export { frameConfluent, readConfluentFrame } from './kafka/confluent-framing.js';
 export {
   createSchemaRegistryClient,

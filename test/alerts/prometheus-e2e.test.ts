@@ -183,7 +183,17 @@ describe('a real Prometheus evaluating the generated rules against a real relay'
       'data',
       (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4_000)),
     );
-    prometheus.once('error', (error) => (log += `\nspawn failed: ${error.message}`));
+    // A missing binary fails the test at once, saying so, not after the first wait times out.
+    const spawnFailed = new Promise<never>((_, reject) =>
+      prometheus!.once('error', (error) =>
+        reject(
+          new Error(
+            `prometheus could not be started (.ci/run installs it: apt-get install prometheus): ${error.message}`,
+          ),
+        ),
+      ),
+    );
+    spawnFailed.catch(() => undefined);
     const api = async (path: string): Promise<unknown> => {
       const response = await fetch(`http://127.0.0.1:${promPort}${path}`);
       return ((await response.json()) as { data: unknown }).data;
@@ -197,9 +207,12 @@ describe('a real Prometheus evaluating the generated rules against a real relay'
         (a) => a.labels.alertname === 'EvgenOutboxOldestUnsentAgeHigh',
       );
     const within = <T>(what: string, check: () => Promise<T | undefined>, ms: number) =>
-      waitFor(what, () => check().catch(() => undefined), ms).catch((error: unknown) => {
-        throw new Error(`${(error as Error).message}\nprometheus log:\n${log}`);
-      });
+      Promise.race([
+        waitFor(what, () => check().catch(() => undefined), ms).catch((error: unknown) => {
+          throw new Error(`${(error as Error).message}\nprometheus log:\n${log}`);
+        }),
+        spawnFailed,
+      ]);
 
     // Prometheus scrapes the relay and the consumer; with the broker up nothing fires.
     const write = (orderId: string) =>

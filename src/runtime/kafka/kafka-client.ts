@@ -78,7 +78,7 @@ export interface KafkaProducer {
   partitionFor(key: string, partitionCount: number): number;
   /**
    * Whether the broker has `topic`, from its metadata, without creating it. The relay's publisher
-   * asks before a topic's first send (topic-presence.ts). Optional for other implementations.
+   * asks before a topic's first send (destination-presence.ts). Optional for other implementations.
    */
   topicExists?(topic: string): Promise<boolean>;
   close(): Promise<void>;

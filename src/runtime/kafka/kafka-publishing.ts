@@ -12,7 +12,7 @@ import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
 import { envelopeToKafkaRecord, KAFKA_HEADERS } from './kafka-record.js';
 import { kafkaViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { kafkaEventTopic } from './topic-names.js';
-import { TopicPresence } from './topic-presence.js';
+import { DestinationPresence, KafkaTopicMissingError } from '../destination-presence.js';
 import {
   checkWireFormatRoutes,
   framingFor,
@@ -279,11 +279,14 @@ export function kafkaRelayPublisher(
       queueMicrotask(pump);
     });
 
-  /** Which topics exist, for producers that can tell (topic-presence.ts). */
+  /** Which topics exist, for producers that can tell (destination-presence.ts). */
   const presence =
     producer.topicExists === undefined
       ? undefined
-      : new TopicPresence((topic) => producer.topicExists!(topic));
+      : new DestinationPresence(
+          (topic) => producer.topicExists!(topic),
+          (topic) => new KafkaTopicMissingError(topic),
+        );
 
   /** Publishes waiting for a schema id, in arrival order (a chain keeps that order). */
   let resolutions = 0;

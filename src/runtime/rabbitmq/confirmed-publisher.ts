@@ -130,6 +130,27 @@ export class ConfirmedPublisher {
   }
 
   /**
+   * Whether the broker has `exchange`: a passive declare on a channel of its own, closed after
+   * (a missing exchange closes the channel it is asked on, so never the publishing one). The
+   * default exchange (`''`) always exists. Rejects when the broker cannot be asked.
+   */
+  async exchangeExists(exchange: string): Promise<boolean> {
+    if (exchange === '') return true;
+    const model = await currentConnection(this.source);
+    const channel = await model.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      await channel.checkExchange(exchange);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 404) return false;
+      throw error;
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /**
    * Publishes persistently with `mandatory`; resolves once confirmed and not returned. Rejects
    * with UnroutableError, PublishNackedError, ChannelClosedError or PublishTimeoutError (all
    * retryable), or UnpublishableMessageError when amqplib cannot encode the message (never).

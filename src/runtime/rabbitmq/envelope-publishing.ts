@@ -10,6 +10,7 @@ import { amqpViolations, UnpublishableMessageError } from '../transport-limits.j
 import { envelopeToAmqpMessage } from './amqp-message.js';
 import type { ConfirmedPublisher } from './confirmed-publisher.js';
 import type { RabbitRoute, RabbitRoutes } from './topology.js';
+import { DestinationPresence, RabbitExchangeMissingError } from '../destination-presence.js';
 
 export interface PublishEnvelopeOptions {
   /** Prepended to the exchange name; must match the prefix the topology was asserted with. */
@@ -63,9 +64,16 @@ export function rabbitRelayPublisher(
   routes: RabbitRoutes,
   options: { readonly prefix?: string } = {},
 ): Publisher {
+  // A missing exchange fails its own messages, not the channel every other one is on.
+  const presence = new DestinationPresence(
+    (exchange) => publisher.exchangeExists(exchange),
+    (exchange) => new RabbitExchangeMissingError(exchange),
+  );
   return {
     async publish(message: OutboundMessage): Promise<void> {
       const route = routeFor(routes, message.envelope.eventType);
+      const present = presence.require((options.prefix ?? '') + route.exchange);
+      if (present !== true) await present;
       return publishEnvelope(publisher, message.envelope, route, {
         prefix: options.prefix,
         headers: message.headers,

@@ -1,14 +1,17 @@
 /**
- * TopicPresence as pure logic (a fake lookup and clock): what it remembers, when it asks again,
- * and that a failed lookup is not taken for an answer. The real brokers' side is
- * missing-topic.test.ts.
+ * DestinationPresence as pure logic (a fake lookup and clock): what it remembers, when it asks
+ * again, and that a failed lookup is not taken for an answer. The real brokers' side is
+ * test/kafka/missing-topic.test.ts and test/rabbitmq/missing-exchange.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import {
+  DestinationPresence,
   KafkaTopicMissingError,
-  MISSING_TOPIC_RECHECK_MS,
-  TopicPresence,
-} from '../../src/runtime/kafka/topic-presence.js';
+  MISSING_DESTINATION_RECHECK_MS,
+} from '../../src/runtime/destination-presence.js';
+
+const topicPresence = (lookup: (topic: string) => Promise<boolean>, now?: () => number) =>
+  new DestinationPresence(lookup, (topic) => new KafkaTopicMissingError(topic), now);
 
 function fakeLookup(topics: Set<string>) {
   const asked: string[] = [];
@@ -30,10 +33,10 @@ function fakeLookup(topics: Set<string>) {
   };
 }
 
-describe('TopicPresence', () => {
+describe('DestinationPresence', () => {
   it('asks once for a topic that exists, then answers at once', async () => {
     const fake = fakeLookup(new Set(['orders']));
-    const presence = new TopicPresence(fake.lookup);
+    const presence = topicPresence(fake.lookup);
     const first = presence.require('orders');
     const second = presence.require('orders');
     expect(first).toBeInstanceOf(Promise);
@@ -46,9 +49,9 @@ describe('TopicPresence', () => {
     const topics = new Set<string>();
     const fake = fakeLookup(topics);
     let now = 0;
-    const presence = new TopicPresence(fake.lookup, () => now);
+    const presence = topicPresence(fake.lookup, () => now);
     await expect(presence.require('audit')).rejects.toThrow(KafkaTopicMissingError);
-    now += MISSING_TOPIC_RECHECK_MS - 1;
+    now += MISSING_DESTINATION_RECHECK_MS - 1;
     await expect(presence.require('audit')).rejects.toMatchObject({
       name: 'KafkaTopicMissingError',
       topic: 'audit',
@@ -64,7 +67,7 @@ describe('TopicPresence', () => {
 
   it('passes a failed lookup on and asks again next time', async () => {
     const fake = fakeLookup(new Set(['orders']));
-    const presence = new TopicPresence(fake.lookup);
+    const presence = topicPresence(fake.lookup);
     fake.failWith(new Error('broker down'));
     await expect(presence.require('orders')).rejects.toThrow('broker down');
     await presence.require('orders');
