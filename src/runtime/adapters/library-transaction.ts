@@ -6,12 +6,7 @@
  * transaction.
  */
 import type { Database, QueryResult, Queryable, Transaction } from '../db/database.js';
-import {
-  AUTOCOMMIT_SQL,
-  autocommitEnabled,
-  autocommittedQuery,
-  type AutocommittedQuery,
-} from '../db/mysql-autocommit.js';
+import { autocommittedQuery, type AutocommittedQuery } from '../db/mysql-autocommit.js';
 import { inlineMysqlParameters } from '../db/mysql-literals.js';
 import { POSTGRES_DIALECT, type SqlDialect } from '../db/sql-dialect.js';
 import { OutsideTransactionError } from '../errors.js';
@@ -99,15 +94,12 @@ interface LibraryDatabaseOptions {
 export function libraryDatabase(options: LibraryDatabaseOptions): Database {
   const dialect = options.dialect ?? POSTGRES_DIALECT;
   const run = onDialect(dialect, options.query);
-  const inTransaction = <T>(work: (tx: Transaction) => Promise<T>) => options.transaction(work);
-  // MySQL: committed even where sessions start with autocommit = 0 (mysql-autocommit.ts); the
-  // question runs in a transaction of its own, since the library picks the connection.
+  // MySQL: committed even where sessions start with autocommit = 0 (mysql-autocommit.ts).
   const query: AutocommittedQuery =
     dialect.name === 'mysql'
       ? autocommittedQuery(
-          () => inTransaction(async (tx) => autocommitEnabled(await tx.query(AUTOCOMMIT_SQL))),
           (text, params = []) => run(text, params),
-          inTransaction,
+          (work) => options.transaction(work),
         )
       : (text, params = []) => run(text, params);
   return {

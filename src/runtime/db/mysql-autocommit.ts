@@ -16,15 +16,22 @@ export type AutocommittedQuery = <R>(
 ) => Promise<QueryResult<R>>;
 
 /**
- * `direct` runs a statement as it is; `inTransaction` in a transaction of its own; `autocommits`
- * asks the server (once; asked again after a failure) whether a session commits each statement.
+ * `direct` runs a statement as it is; `inTransaction` in a transaction of its own. The server is
+ * asked once (again after a failure) whether a session commits each statement, in a transaction
+ * of its own too, so the question leaves nothing open on the connection it ran on.
  */
 export function autocommittedQuery(
-  autocommits: () => Promise<boolean>,
   direct: AutocommittedQuery,
   inTransaction: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>,
 ): AutocommittedQuery {
   let answer: Promise<boolean> | undefined;
+  const autocommits = () =>
+    inTransaction(async (tx) => {
+      const { rows } = await tx.query<{ enabled: unknown }>(
+        'SELECT @@SESSION.autocommit AS enabled',
+      );
+      return Number(rows[0]?.enabled) === 1;
+    });
   return async <R>(text: string, params: readonly unknown[] | undefined) => {
     answer ??= autocommits().catch((error: unknown) => {
       answer = undefined;
@@ -33,12 +40,4 @@ export function autocommittedQuery(
     if (await answer) return direct<R>(text, params);
     return inTransaction((tx) => tx.query<R>(text, params));
   };
-}
-
-/** The question, for a Queryable whose statement the caller commits (see mysqlDatabase). */
-export const AUTOCOMMIT_SQL = 'SELECT @@SESSION.autocommit AS enabled';
-
-/** Reads AUTOCOMMIT_SQL's answer. */
-export function autocommitEnabled(result: QueryResult<{ enabled: unknown }>): boolean {
-  return Number(result.rows[0]?.enabled) === 1;
 }

@@ -16,7 +16,7 @@ import {
 } from './database.js';
 import { OutsideTransactionError } from '../errors.js';
 import { listenLocally } from './local-notify.js';
-import { AUTOCOMMIT_SQL, autocommitEnabled, autocommittedQuery } from './mysql-autocommit.js';
+import { autocommittedQuery } from './mysql-autocommit.js';
 import { inlineMysqlParameters } from './mysql-literals.js';
 import { MYSQL_DIALECT } from './sql-dialect.js';
 import { checkIdentifier } from './sql-identifier.js';
@@ -85,17 +85,6 @@ export function mysqlTransaction(connection: MysqlConnectionLike): Transaction {
 export function mysqlDatabase(pool: MysqlPoolLike): Database {
   const queryable = mysqlQueryable(pool);
   const query = autocommittedQuery(
-    async () => {
-      const connection = await pool.getConnection();
-      try {
-        const enabled = autocommitEnabled(await mysqlQueryable(connection).query(AUTOCOMMIT_SQL));
-        // Ends whatever the question may have opened on this connection.
-        if (!enabled) await connection.query('COMMIT');
-        return enabled;
-      } finally {
-        connection.release();
-      }
-    },
     (text, params) => queryable.query(text, params),
     (work) => database.transaction(work),
   );
