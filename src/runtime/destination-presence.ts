@@ -6,34 +6,10 @@
  * a missing exchange: either way the publish failed as if the broker were down, and on the
  * relay's one producer or channel it took every other event type's messages with it, so nothing
  * at all was published until the topic or exchange existed. Now a message for a missing place
- * fails at once, on its own, as a retryable failure of that row (the transport's
- * `…MissingError`), and the rest keep going.
+ * fails at once, on its own, as a retryable failure of that row (KafkaTopicMissingError in
+ * kafka/topic-lookup.ts, RabbitExchangeMissingError in rabbitmq/errors.ts), and the rest keep
+ * going.
  */
-import type { KafkaAdmin, KafkaProducer } from './kafka/kafka-client.js';
-
-/** The broker has no such topic (and does not create it): create it, e.g. with `ensureKafkaTopics`. */
-export class KafkaTopicMissingError extends Error {
-  override readonly name = 'KafkaTopicMissingError';
-  /** Retried with the relay's backoff: the topic may be created meanwhile. */
-  readonly retryable = true;
-  constructor(readonly topic: string) {
-    super(
-      `topic '${topic}' does not exist on the broker, which does not create topics itself: create it (ensureKafkaTopics from generated/kafka/topics.ts); the row is retried with backoff, and other topics' records are not held up`,
-    );
-  }
-}
-
-/** A RabbitMQ exchange the broker does not have: declare it (`assertTopology`). */
-export class RabbitExchangeMissingError extends Error {
-  override readonly name = 'RabbitExchangeMissingError';
-  /** Retried with the relay's backoff: the exchange may be declared meanwhile. */
-  readonly retryable = true;
-  constructor(readonly exchange: string) {
-    super(
-      `exchange '${exchange}' does not exist on the broker: declare it (assertTopology with rabbitTopology from generated/rabbitmq/topology.ts); the row is retried with backoff, and other exchanges' messages are not held up`,
-    );
-  }
-}
 
 /** How long an answer "missing" is believed before the broker is asked again, ms. */
 export const MISSING_DESTINATION_RECHECK_MS = 5_000;
@@ -77,41 +53,4 @@ export class DestinationPresence {
     }
     return asked;
   }
-}
-
-/**
- * `producer` with `topicExists` answered from an admin's topic list (one metadata request; never
- * creates a topic). The admin is opened on first use and closed with the producer.
- */
-export function withTopicLookup(
-  producer: KafkaProducer,
-  openAdmin: () => Promise<KafkaAdmin>,
-): KafkaProducer {
-  let admin: Promise<KafkaAdmin> | undefined;
-  const adminOnce = () => {
-    admin ??= openAdmin().catch((error: unknown) => {
-      admin = undefined;
-      throw error;
-    });
-    return admin;
-  };
-  return {
-    send: (records) => producer.send(records),
-    ...(producer.probe !== undefined ? { probe: () => producer.probe!() } : {}),
-    partitionFor: (key, partitionCount) => producer.partitionFor(key, partitionCount),
-    async topicExists(topic) {
-      return (await (await adminOnce()).listTopics()).includes(topic);
-    },
-    async close() {
-      const opened = admin;
-      admin = undefined;
-      await Promise.all([
-        producer.close(),
-        opened?.then(
-          (a) => a.close(),
-          () => undefined,
-        ),
-      ]);
-    },
-  };
 }

@@ -245,6 +245,7 @@ export {
   ChannelClosedError,
   PublishNackedError,
   PublishTimeoutError,
+  RabbitExchangeMissingError,
   TopologyConflictError,
   UnroutableError,
 } from './rabbitmq/errors.js';
@@ -325,7 +326,7 @@ export {
   type PublishKafkaOptions,
 } from './kafka/kafka-publishing.js';
 export { KafkaTimeoutError } from './kafka/send-timeout.js';
-export { KafkaTopicMissingError, RabbitExchangeMissingError } from './destination-presence.js';
+export { KafkaTopicMissingError } from './kafka/topic-lookup.js';
 export { frameConfluent, readConfluentFrame } from './kafka/confluent-framing.js';
 export {
   createSchemaRegistryClient,

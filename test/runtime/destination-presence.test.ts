@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   DestinationPresence,
-  KafkaTopicMissingError,
   MISSING_DESTINATION_RECHECK_MS,
 } from '../../src/runtime/destination-presence.js';
+import { KafkaTopicMissingError } from '../../src/runtime/kafka/topic-lookup.js';
 
 const topicPresence = (lookup: (topic: string) => Promise<boolean>, now?: () => number) =>
   new DestinationPresence(lookup, (topic) => new KafkaTopicMissingError(topic), now);

@@ -12,7 +12,8 @@ import type { KafkaOutboundRecord, KafkaProducer } from './kafka-client.js';
 import { envelopeToKafkaRecord, KAFKA_HEADERS } from './kafka-record.js';
 import { kafkaViolations, UnpublishableMessageError } from '../transport-limits.js';
 import { kafkaEventTopic } from './topic-names.js';
-import { DestinationPresence, KafkaTopicMissingError } from '../destination-presence.js';
+import { DestinationPresence } from '../destination-presence.js';
+import { KafkaTopicMissingError } from './topic-lookup.js';
 import {
   checkWireFormatRoutes,
   framingFor,

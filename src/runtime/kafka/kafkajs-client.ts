@@ -33,7 +33,7 @@ import {
   type KafkaTopicSpec,
 } from './kafka-client.js';
 import { serialProducer } from './serial-producer.js';
-import { withTopicLookup } from '../destination-presence.js';
+import { withTopicLookup } from './topic-lookup.js';
 import { REAL_RUNNER_TIMERS, type RunnerTimers } from '../delivery/runner-timers.js';
 import { waitAtMost } from '../sleep.js';
 

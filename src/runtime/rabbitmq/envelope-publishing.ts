@@ -10,7 +10,8 @@ import { amqpViolations, UnpublishableMessageError } from '../transport-limits.j
 import { envelopeToAmqpMessage } from './amqp-message.js';
 import type { ConfirmedPublisher } from './confirmed-publisher.js';
 import type { RabbitRoute, RabbitRoutes } from './topology.js';
-import { DestinationPresence, RabbitExchangeMissingError } from '../destination-presence.js';
+import { DestinationPresence } from '../destination-presence.js';
+import { RabbitExchangeMissingError } from './errors.js';
 
 export interface PublishEnvelopeOptions {
   /** Prepended to the exchange name; must match the prefix the topology was asserted with. */

@@ -63,6 +63,22 @@ export class PublishTimeoutError extends EvgenError {
   }
 }
 
+/**
+ * The exchange a message is routed to does not exist on the broker (asked before its first
+ * publish: a publish to it would close the channel every other message is on). Retryable:
+ * declaring it fixes it, and the relay keeps the row until then.
+ */
+export class RabbitExchangeMissingError extends EvgenError {
+  readonly retryable = true;
+  readonly code = 'RabbitExchangeMissingError';
+  constructor(readonly exchange: string) {
+    super(
+      `exchange '${exchange}' does not exist on the broker: declare it (assertTopology with rabbitTopology from generated/rabbitmq/topology.ts); the row is retried with backoff, and other exchanges' messages are not held up`,
+    );
+    this.name = 'RabbitExchangeMissingError';
+  }
+}
+
 /** The channel or connection closed before the broker confirmed: the message may or may not be stored. */
 export class ChannelClosedError extends EvgenError {
   readonly retryable = true;
